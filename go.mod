@@ -1,0 +1,3 @@
+module rocklake
+
+go 1.26

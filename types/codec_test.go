@@ -1,0 +1,405 @@
+package types
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+)
+
+// ascending lists, per type, text values in DuckDB's ascending order with
+// each type's extremes. A value written "=x" must compare equal to the one
+// before it (DuckDB holds them equal); every other step must be strictly
+// increasing.
+var ascending = map[string][]string{
+	"boolean": {"false", "true"},
+	"int8":    {"-128", "-127", "-1", "0", "1", "126", "127"},
+	"int16":   {"-32768", "-129", "-1", "0", "1", "255", "256", "32767"},
+	"int32":   {"-2147483648", "-65536", "-1", "0", "1", "2147483647"},
+	"int64":   {"-9223372036854775808", "-4294967296", "-1", "0", "1", "9223372036854775807"},
+	"int128": {"-170141183460469231731687303715884105728", "-18446744073709551616",
+		"-9223372036854775809", "-1", "0", "1", "9223372036854775808", "18446744073709551615",
+		"18446744073709551616", "170141183460469231731687303715884105727"},
+	"uint8":  {"0", "1", "127", "128", "255"},
+	"uint16": {"0", "1", "255", "256", "32768", "65535"},
+	"uint32": {"0", "1", "2147483648", "4294967295"},
+	"uint64": {"0", "1", "9223372036854775807", "9223372036854775808", "18446744073709551615"},
+	"uint128": {"0", "1", "18446744073709551615", "18446744073709551616",
+		"170141183460469231731687303715884105728", "340282366920938463463374607431768211455"},
+	"float32": {"-inf", "-3.4028235e+38", "-1.0", "-1.1754944e-38", "-1e-45", "-0.0", "=0.0",
+		"1e-45", "1.1754944e-38", "0.1", "1.0", "16777216.0", "3.4028235e+38", "inf"},
+	"float64": {"-inf", "-1.7976931348623157e+308", "-1e+300", "-1.0", "-5e-324", "-0.0", "=0.0",
+		"5e-324", "2.2250738585072014e-308", "0.1", "1.0", "9007199254740992.0", "1e+300",
+		"1.7976931348623157e+308", "inf"},
+	"decimal(4,2)":  {"-99.99", "-1.00", "-0.01", "0.00", "0.01", "99.99"},
+	"decimal(18,3)": {"-999999999999999.999", "-0.001", "0.000", "0.001", "999999999999999.999"},
+	"decimal(38,10)": {"-9999999999999999999999999999.9999999999", "-1.0000000001", "0.0000000000",
+		"0.0000000001", "9999999999999999999999999999.9999999999"},
+	"decimal(38,0)": {"-99999999999999999999999999999999999999", "-1", "0", "1",
+		"99999999999999999999999999999999999999"},
+	"date": {"-infinity", "5877642-06-25 (BC)", "0001-01-01 (BC)", "0001-12-31 (BC)", "0001-01-01",
+		"1969-12-31", "1970-01-01", "2000-02-29", "9999-12-31", "5881580-07-10", "infinity"},
+	"time": {"00:00:00", "00:00:00.000001", "12:34:56.789", "23:59:59.999999", "24:00:00"},
+	"timetz": {"00:00:00+15:59:59", "12:00:00+05", "08:00:00+01", "07:00:00+00", "06:00:00-01",
+		"07:00:00-01", "23:59:59.999999+00", "24:00:00-15:59:59"},
+	"timestamp": {"-infinity", "290309-12-22 (BC) 00:00:00", "0001-01-01 00:00:00",
+		"1677-09-21 00:12:43.145224", "1969-12-31 23:59:59.999999", "1970-01-01 00:00:00",
+		"1970-01-01 00:00:00.000001", "2024-02-29 12:00:00", "9999-12-31 23:59:59.999999",
+		"294247-01-10 04:00:54.775806", "infinity"},
+	"timestamp_s": {"-infinity", "0001-01-01 00:00:00", "1900-01-01 00:00:00", "1969-12-31 23:59:59",
+		"1970-01-01 00:00:00", "9999-12-31 23:59:59", "infinity"},
+	"timestamp_ms": {"-infinity", "1900-01-01 00:00:00", "1969-12-31 23:59:59.999",
+		"1970-01-01 00:00:00", "1970-01-01 00:00:00.001", "9999-12-31 23:59:59.999", "infinity"},
+	"timestamp_ns": {"-infinity", "1677-09-21 00:12:43.145224194", "1969-12-31 23:59:59.999999999",
+		"1970-01-01 00:00:00", "1970-01-01 00:00:00.000000001", "2262-04-11 23:47:16.854775806",
+		"infinity"},
+	"timestamptz": {"-infinity", "1969-12-31 23:59:59.999999+00", "1970-01-01 00:00:00+00",
+		"1970-01-01 02:00:00.000001+02", "1970-01-01 00:00:00.000002Z",
+		"2024-01-01T00:00:00-05:30", "9999-12-31 23:59:59.999999+00", "infinity"},
+	"uuid": {"00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000001",
+		"7FFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "80000000-0000-0000-0000-000000000000",
+		"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ffffffff-ffff-ffff-ffff-ffffffffffff"},
+	"varchar":             {"", "\x00", "A", "Z", "a", "ab", "b", "z", "\u00e9", "\u07ff", "\uffff", "\U0010FFFF"},
+	"blob":                {"", `\x00`, `\x00\x00`, `\x01`, "A", "AB", `\x7F`, `\x80`, `\xFF`, `\xFF\xFF`},
+	"enum('b', 'a', 'c')": {"b", "a", "c"},
+}
+
+func valueEqual(a, b Value) bool {
+	return a.I == b.I && a.U == b.U && a.F == b.F && bytes.Equal(a.B, b.B) &&
+		a.Interval == b.Interval && a.Offset == b.Offset
+}
+
+func TestAscendingTables(t *testing.T) {
+	for typeText, values := range ascending {
+		c, ok := CodecFor(MustParseType(typeText))
+		if !ok {
+			t.Fatalf("%s: no codec", typeText)
+		}
+		if !c.Ordered() {
+			t.Fatalf("%s: codec not ordered", typeText)
+		}
+		var prev []byte
+		var prevV Value
+		for i, text := range values {
+			wantEqual := strings.HasPrefix(text, "=")
+			text = strings.TrimPrefix(text, "=")
+			v, exact, err := c.ParseRounded(text, Nearest)
+			// Float text is the shortest that reads back to the value, not
+			// its exact binary value: exactness is not expected there.
+			isFloat := c.Type().Kind == KindFloat || c.Type().Kind == KindDouble
+			if err != nil || (!exact && !isFloat) {
+				t.Fatalf("%s: parse %q: exact=%v err=%v", typeText, text, exact, err)
+			}
+			enc, err := c.Encode(v)
+			if err != nil {
+				t.Fatalf("%s: encode %q: %v", typeText, text, err)
+			}
+			if w := c.Width(); w != 0 && len(enc) != w {
+				t.Errorf("%s: %q encodes to %d bytes, want %d", typeText, text, len(enc), w)
+			}
+			if i > 0 {
+				got := bytes.Compare(prev, enc)
+				want := -1
+				if wantEqual {
+					want = 0
+				}
+				if got != want {
+					t.Errorf("%s: %q vs %q: bytes.Compare = %d, want %d", typeText, values[i-1], text, got, want)
+				}
+				if c.Compare(prev, enc) != got {
+					t.Errorf("%s: Compare disagrees with bytes.Compare", typeText)
+				}
+				if cv, err := c.CompareValues(prevV, v); err != nil || cv != got {
+					t.Errorf("%s: CompareValues = %d, %v; want %d", typeText, cv, err, got)
+				}
+			}
+			dec, err := c.Decode(enc)
+			if err != nil {
+				t.Fatalf("%s: decode %q: %v", typeText, text, err)
+			}
+			if !valueEqual(dec, v) {
+				t.Errorf("%s: decode(encode(%q)) = %#v, want %#v", typeText, text, dec, v)
+			}
+			formatted := c.Format(v)
+			back, exact, err := c.ParseRounded(formatted, Nearest)
+			if err != nil || (!exact && !isFloat) || !valueEqual(back, v) {
+				t.Errorf("%s: parse(format(%q)) via %q = %#v exact=%v err=%v", typeText, text, formatted, back, exact, err)
+			}
+			if math.Signbit(v.F) && v.F == 0 && math.Signbit(dec.F) {
+				t.Errorf("%s: -0.0 must decode as +0.0", typeText)
+			}
+			prev, prevV = enc, v
+		}
+	}
+}
+
+func TestEncodingExamples(t *testing.T) {
+	cases := []struct {
+		typ, text string
+		want      []byte
+	}{
+		{"int8", "-128", []byte{0x00}},
+		{"int8", "0", []byte{0x80}},
+		{"int8", "127", []byte{0xff}},
+		{"int16", "-1", []byte{0x7f, 0xff}},
+		{"int32", "1", []byte{0x80, 0, 0, 1}},
+		{"uint16", "258", []byte{1, 2}},
+		{"boolean", "true", []byte{1}},
+		{"float64", "0.0", []byte{0x80, 0, 0, 0, 0, 0, 0, 0}},
+		{"float64", "-0.0", []byte{0x80, 0, 0, 0, 0, 0, 0, 0}},
+		{"float32", "1.0", []byte{0xbf, 0x80, 0, 0}},
+		{"float32", "-1.0", []byte{0x40, 0x7f, 0xff, 0xff}},
+		{"decimal(10,2)", "123.45", []byte{0x80, 0, 0, 0, 0, 0, 0x30, 0x39}},
+		{"date", "1970-01-02", []byte{0x80, 0, 0, 1}},
+		{"time", "00:00:01", []byte{0x80, 0, 0, 0, 0, 0x0f, 0x42, 0x40}},
+		{"timestamp_s", "1970-01-01 00:00:01", []byte{0x80, 0, 0, 0, 0, 0, 0, 1}},
+		{"timestamptz", "1970-01-01 01:00:01+01", []byte{0x80, 0, 0, 0, 0, 0x0f, 0x42, 0x40}},
+		{"enum('x','y')", "y", []byte{0, 0, 0, 1}},
+		{"varchar", "h\u00e9", []byte{'h', 0xc3, 0xa9}},
+	}
+	for _, c := range cases {
+		codec, _ := CodecFor(MustParseType(c.typ))
+		v, err := codec.Parse(c.text)
+		if err != nil {
+			t.Fatalf("%s %q: %v", c.typ, c.text, err)
+		}
+		got, err := codec.Append([]byte("prefix"), v)
+		if err != nil {
+			t.Fatalf("%s %q: %v", c.typ, c.text, err)
+		}
+		if !bytes.Equal(got[6:], c.want) || string(got[:6]) != "prefix" {
+			t.Errorf("%s %q: got % x, want prefix + % x", c.typ, c.text, got, c.want)
+		}
+	}
+}
+
+func TestNaNIsNeverABound(t *testing.T) {
+	for _, typ := range []string{"float32", "float64"} {
+		c, _ := CodecFor(MustParseType(typ))
+		for _, text := range []string{"nan", "NaN", "-nan"} {
+			v, err := c.Parse(text)
+			if err != nil || !math.IsNaN(v.F) {
+				t.Fatalf("%s: parse %q = %v, %v", typ, text, v.F, err)
+			}
+			if _, err := c.Encode(v); !errors.Is(err, ErrNaN) {
+				t.Errorf("%s: encoding NaN: want ErrNaN, got %v", typ, err)
+			}
+			if _, err := c.CompareValues(v, FloatValue(1)); !errors.Is(err, ErrNaN) {
+				t.Errorf("%s: comparing NaN: want ErrNaN, got %v", typ, err)
+			}
+		}
+		// No encoding decodes to NaN either: the all-ones pattern below +inf
+		// would be a NaN if decoding did not check.
+		nanEnc := bytes.Repeat([]byte{0xff}, c.Width())
+		if _, err := c.Decode(nanEnc); err == nil {
+			t.Errorf("%s: decoding a NaN bit pattern must fail", typ)
+		}
+	}
+}
+
+// TestSignedZeroRule: a bound computed from data holding -0.0 must admit
+// +0.0 and the reverse, since DuckDB holds them equal.
+func TestSignedZeroRule(t *testing.T) {
+	for _, typ := range []string{"float32", "float64"} {
+		c, _ := CodecFor(MustParseType(typ))
+		neg, _ := c.Encode(FloatValue(math.Copysign(0, -1)))
+		pos, _ := c.Encode(FloatValue(0))
+		if !bytes.Equal(neg, pos) {
+			t.Errorf("%s: -0.0 and +0.0 encode differently: % x vs % x", typ, neg, pos)
+		}
+		tiny, _ := c.Encode(FloatValue(-math.SmallestNonzeroFloat64))
+		if typ == "float32" {
+			tiny, _ = c.Encode(FloatValue(float64(-math.SmallestNonzeroFloat32)))
+		}
+		if bytes.Compare(tiny, neg) >= 0 {
+			t.Errorf("%s: the smallest negative must sort below both zeros", typ)
+		}
+	}
+}
+
+func TestIntervalRoundTrip(t *testing.T) {
+	c, _ := CodecFor(MustParseType("interval"))
+	cases := map[string]Interval{
+		"1 year 2 months 3 days 04:05:06.789": {Months: 14, Days: 3, Micros: 14706789000},
+		"-1 day":                              {Days: -1},
+		"00:00:00":                            {},
+		"-02:00:00":                           {Micros: -7200000000},
+		"-1 year -2 months":                   {Months: -14},
+		"1 month -3 days":                     {Months: 1, Days: -3},
+		"36:00:00":                            {Micros: 129600000000},
+	}
+	for text, want := range cases {
+		v, err := c.Parse(text)
+		if err != nil || v.Interval != want {
+			t.Errorf("parse %q = %+v, %v; want %+v", text, v.Interval, err, want)
+			continue
+		}
+		if got := c.Format(v); got != text {
+			t.Errorf("format %+v = %q, want %q", want, got, text)
+		}
+		enc, _ := c.Encode(v)
+		dec, err := c.Decode(enc)
+		if err != nil || dec.Interval != want {
+			t.Errorf("decode(encode(%q)) = %+v, %v", text, dec.Interval, err)
+		}
+	}
+	for _, bad := range []string{"", "1", "1 fortnight", "x days", "1:xx:00"} {
+		if _, err := c.Parse(bad); err == nil {
+			t.Errorf("parse %q: want an error", bad)
+		}
+	}
+}
+
+func TestTolerantParse(t *testing.T) {
+	same := []struct {
+		typ  string
+		a, b string
+	}{
+		{"boolean", "1", "true"}, {"boolean", "T", "true"}, {"boolean", "0", "false"}, {"boolean", "FALSE", "f"},
+		{"float64", "infinity", "inf"}, {"float64", "-Infinity", "-inf"}, {"float64", "+inf", "inf"},
+		{"float64", "1e2", "100"}, {"float32", " 1.5 ", "1.5"},
+		{"decimal(10,3)", "1.5", "1.500"}, {"decimal(10,3)", "1.50000", "1.5"}, {"decimal(10,3)", "1", "1.000"},
+		{"decimal(10,3)", "1.5e1", "15"}, {"decimal(10,3)", "-.5", "-0.500"},
+		{"int32", "1e3", "1000"}, {"int32", "+7", "7"},
+		{"timestamp", "2024-01-02T03:04:05", "2024-01-02 03:04:05"},
+		{"timestamp", "2024-01-02 03:04:05.120000000", "2024-01-02 03:04:05.12"},
+		{"timestamp", "2024-01-02", "2024-01-02 00:00:00"},
+		{"timestamp", "2024-01-02 03:04", "2024-01-02 03:04:00"},
+		{"timestamp_ns", "2024-01-02 03:04:05.123456789", "2024-01-02T03:04:05.123456789"},
+		{"timestamptz", "2024-01-02 03:04:05+00", "2024-01-02T03:04:05Z"},
+		{"timestamptz", "2024-01-02 05:34:05+02:30", "2024-01-02 03:04:05 UTC"},
+		{"timestamptz", "2024-01-02 05:34:05+0230", "2024-01-02 03:04:05+00:00"},
+		{"timestamptz", "2024-01-01 19:04:05-08", "2024-01-02 03:04:05+00"},
+		{"date", "-0044-03-15", "0045-03-15 (BC)"},
+		{"uuid", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+		{"uuid", "{a0eebc999c0b4ef8bb6d6bb9bd380a11}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+		{"blob", `\x41\x42`, "AB"}, {"blob", `\xab`, `\xAB`},
+		{"timetz", "12:00:00+05:30", "12:00:00+0530"},
+	}
+	for _, c := range same {
+		codec, _ := CodecFor(MustParseType(c.typ))
+		va, err := codec.Parse(c.a)
+		if err != nil {
+			t.Errorf("%s: parse %q: %v", c.typ, c.a, err)
+			continue
+		}
+		vb, err := codec.Parse(c.b)
+		if err != nil {
+			t.Errorf("%s: parse %q: %v", c.typ, c.b, err)
+			continue
+		}
+		if cmp, err := codec.CompareValues(va, vb); err != nil || cmp != 0 {
+			t.Errorf("%s: %q and %q differ (%d, %v)", c.typ, c.a, c.b, cmp, err)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	bad := []struct {
+		typ, text string
+		is        error
+	}{
+		{"timestamptz", "2024-01-02 03:04:05", ErrNoOffset},
+		{"timetz", "12:00:00", ErrNoOffset},
+		{"int8", "128", ErrOutOfRange},
+		{"int8", "-129", ErrOutOfRange},
+		{"uint8", "-1", ErrOutOfRange},
+		{"uint64", "18446744073709551616", ErrOutOfRange},
+		{"int128", "170141183460469231731687303715884105728", ErrOutOfRange},
+		{"decimal(4,2)", "100.00", ErrOutOfRange},
+		{"decimal(4,2)", "99.995", ErrOutOfRange}, // rounds to 100.00
+		{"timestamp_ns", "2262-04-12 00:00:00", ErrOutOfRange},
+		{"timestamp_ns", "1677-09-21 00:00:00", ErrOutOfRange},
+		{"float32", "1e39", ErrOutOfRange},
+		{"time", "24:00:00.000001", nil},
+		{"time", "25:00:00", nil},
+		{"date", "2023-02-29", nil},
+		{"date", "2024-13-01", nil},
+		{"date", "0000-01-01 (BC)", nil},
+		{"date", "2024-01-01 junk", nil},
+		{"int32", "12abc", nil},
+		{"int32", "", nil},
+		{"float64", "1.2.3", nil},
+		{"boolean", "maybe", nil},
+		{"uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", nil},
+		{"uuid", "a0eebc99x9c0b-4ef8-bb6d-6bb9bd380a11", nil},
+		{"blob", `\xZZ`, nil},
+		{"blob", `\x4`, nil},
+		{"blob", `a\b`, nil},
+		{"enum('a')", "b", nil},
+		{"timestamp", "2024-01-01 12:00:00+99", nil},
+	}
+	for _, c := range bad {
+		codec, _ := CodecFor(MustParseType(c.typ))
+		_, err := codec.Parse(c.text)
+		if err == nil {
+			t.Errorf("%s: parse %q: want an error", c.typ, c.text)
+			continue
+		}
+		if c.is != nil && !errors.Is(err, c.is) {
+			t.Errorf("%s: parse %q: got %v, want %v", c.typ, c.text, err, c.is)
+		}
+	}
+}
+
+func TestEncodeRangeChecks(t *testing.T) {
+	bad := []struct {
+		typ string
+		v   Value
+	}{
+		{"int8", IntValue(128)},
+		{"int16", IntValue(-32769)},
+		{"int32", Int128Value(Int128{Hi: 1})},
+		{"uint8", UintValue(256)},
+		{"uint64", Uint128Value(Uint128{Hi: 1})},
+		{"float32", FloatValue(0.1)}, // not a float32 value
+		{"decimal(4,2)", IntValue(10000)},
+		{"decimal(20,2)", Int128Value(Int128FromBigMust("100000000000000000000"))},
+		{"time", IntValue(-1)},
+		{"time", IntValue(microsPerDay + 1)},
+		{"timetz", TimeTZValue(0, 16*3600)},
+		{"uuid", BytesValue([]byte{1, 2})},
+		{"enum('a')", UintValue(1)},
+		{"date", IntValue(math.MaxInt32 + 1)},
+	}
+	for _, c := range bad {
+		codec, _ := CodecFor(MustParseType(c.typ))
+		if _, err := codec.Encode(c.v); err == nil {
+			t.Errorf("%s: encoding %#v: want an error", c.typ, c.v)
+		}
+	}
+}
+
+func Int128FromBigMust(s string) Int128 {
+	z, ok := parseBig(s)
+	if !ok {
+		panic(s)
+	}
+	x, ok := Int128FromBig(z)
+	if !ok {
+		panic(s)
+	}
+	return x
+}
+
+func TestDecodeRejectsBadInput(t *testing.T) {
+	for _, typ := range []string{"int32", "float64", "uuid", "decimal(38,2)", "timetz", "date"} {
+		c, _ := CodecFor(MustParseType(typ))
+		if _, err := c.Decode(make([]byte, c.Width()+1)); err == nil {
+			t.Errorf("%s: decoding a wrong-length encoding must fail", typ)
+		}
+	}
+	c, _ := CodecFor(MustParseType("decimal(4,2)"))
+	enc := appendBiased(nil, 10000, 8)
+	if _, err := c.Decode(enc); err == nil {
+		t.Error("decimal(4,2): decoding 100.00 must fail")
+	}
+	b, _ := CodecFor(MustParseType("boolean"))
+	if _, err := b.Decode([]byte{2}); err == nil {
+		t.Error("boolean: decoding 0x02 must fail")
+	}
+}
+
+func parseBig(s string) (*big.Int, bool) { return new(big.Int).SetString(s, 10) }
