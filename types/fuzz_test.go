@@ -1,8 +1,11 @@
-package types
+package types_test
 
 import (
 	"bytes"
 	"testing"
+
+	"rocklake/types"
+	"rocklake/types/typestest"
 )
 
 // fuzzTypes are the types the fuzz targets pick from by index.
@@ -13,8 +16,8 @@ var fuzzTypes = []string{
 	"interval", "uuid", "varchar", "blob", "enum('a', 'b')",
 }
 
-func fuzzCodec(i uint8) *Codec {
-	c, ok := CodecFor(MustParseType(fuzzTypes[int(i)%len(fuzzTypes)]))
+func fuzzCodec(i uint8) *types.Codec {
+	c, ok := types.CodecFor(types.MustParseType(fuzzTypes[int(i)%len(fuzzTypes)]))
 	if !ok {
 		panic("fuzz type without codec")
 	}
@@ -55,7 +58,7 @@ func FuzzDecode(f *testing.F) {
 // text form parses back to the same encoding.
 func FuzzParseText(f *testing.F) {
 	for i, typ := range fuzzTypes {
-		for _, seed := range ascending[typ] {
+		for _, seed := range typestest.Ascending[typ] {
 			f.Add(uint8(i), seed)
 		}
 	}
@@ -67,7 +70,7 @@ func FuzzParseText(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ti uint8, s string) {
 		c := fuzzCodec(ti)
-		for _, r := range []Rounding{Nearest, Floor, Ceil} {
+		for _, r := range []types.Rounding{types.Nearest, types.Floor, types.Ceil} {
 			v, _, err := c.ParseRounded(s, r)
 			if err != nil {
 				continue
@@ -97,17 +100,17 @@ func FuzzParseType(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ty, err := ParseType(s)
+		ty, err := types.ParseType(s)
 		if err != nil {
 			return
 		}
-		back, err := ParseType(ty.String())
+		back, err := types.ParseType(ty.String())
 		if err != nil {
 			t.Fatalf("%q parsed to %q, which does not parse: %v", s, ty.String(), err)
 		}
 		if !back.Equal(ty) {
 			t.Fatalf("%q → %q → %q", s, ty.String(), back.String())
 		}
-		_, _ = CodecFor(ty)
+		_, _ = types.CodecFor(ty)
 	})
 }

@@ -128,9 +128,11 @@ func parseIntegerText(s string, r Rounding) (*big.Int, bool, error) {
 	return z, exact, nil
 }
 
-// formatFloat writes a float as DuckDB does (the shortest text that reads
-// back to the same value, fixed notation for exponents in [-4, 16), else
-// d.ddde±XX), so that stored text matches DuckLake's.
+// formatFloat writes a float as DuckDB writes a DOUBLE (the shortest text
+// that reads back to the same value, fixed notation for exponents in
+// [-4, 16), else d.ddde±XX), so that stored text matches DuckLake's. For a
+// FLOAT, DuckDB sometimes writes more digits than the shortest (1835397.75
+// where 1835397.8 reads back the same); both texts denote the same value.
 func formatFloat(f float64, bitSize int) string {
 	switch {
 	case math.IsNaN(f):

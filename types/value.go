@@ -1,6 +1,7 @@
 package types
 
 import (
+	"bytes"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -171,6 +172,13 @@ func (v Value) Uint64() uint64 { return v.U.Lo }
 
 // Bool returns I as a boolean.
 func (v Value) Bool() bool { return v.I.Lo != 0 }
+
+// Same reports whether two values hold the same representation (floats
+// compared with ==, so -0.0 and +0.0 are the same).
+func (v Value) Same(o Value) bool {
+	return v.I == o.I && v.U == o.U && v.F == o.F && bytes.Equal(v.B, o.B) &&
+		v.Interval == o.Interval && v.Offset == o.Offset
+}
 
 // GoString helps test failure messages.
 func (v Value) GoString() string {

@@ -1,0 +1,23 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// Open opens a DuckDB database at path ("" for in-memory). Each pooled
+// connection gets the session settings rocklake relies on.
+func Open(path string) (*sql.DB, error) {
+	conn, err := duckdb.NewConnector(path, func(ex driver.ExecerContext) error {
+		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb %q: %w", path, err)
+	}
+	return sql.OpenDB(conn), nil
+}
