@@ -21,3 +21,17 @@ func Open(path string) (*sql.DB, error) {
 	}
 	return sql.OpenDB(conn), nil
 }
+
+// DuckDBVersion returns the version of the linked DuckDB library.
+func DuckDBVersion() (string, error) {
+	db, err := Open("")
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRow("SELECT version()").Scan(&v); err != nil {
+		return "", fmt.Errorf("duckdb version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	catalog string
+	format  string
+}
+
+const (
+	formatText = "text"
+	formatJSON = "json"
+)
+
+// defaultCatalog is ROCKLAKE_CATALOG when set, else ./lake.
+func defaultCatalog() string {
+	if dir := os.Getenv("ROCKLAKE_CATALOG"); dir != "" {
+		return dir
+	}
+	return "./lake"
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "rocklake",
+		Short: "A lakehouse catalog and scan planner for Parquet tables",
+		Long: `rocklake keeps a catalog of Parquet tables (snapshots, files and per-file,
+per-row-group and per-page column statistics) in an embedded key-value store,
+and uses those statistics to skip every file, row group and page that cannot
+hold a matching row before running the query on embedded DuckDB.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch g.format {
+			case formatText, formatJSON:
+				return nil
+			}
+			return fmt.Errorf("--format must be %q or %q, not %q", formatText, formatJSON, g.format)
+		},
+	}
+	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
+		"catalog directory (env ROCKLAKE_CATALOG)")
+	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json")
+	root.AddCommand(newVersionCmd(g))
+	return root
+}
+
+// writeJSON prints v as indented JSON, the shape every --format json
+// output shares.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
