@@ -1,0 +1,339 @@
+// Package kvtest is the conformance suite every kv.Store backend must pass.
+package kvtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"rocklake/kv"
+)
+
+// Backend opens stores for the suite. Reopen, when set, closes a store and
+// opens the same data again, to check durability.
+type Backend struct {
+	Open   func(t *testing.T) kv.Store
+	Reopen func(t *testing.T, s kv.Store) kv.Store
+}
+
+// Run runs the suite.
+func Run(t *testing.T, b Backend) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, b Backend)
+	}{
+		{"GetMissing", testGetMissing},
+		{"SetGetDelete", testSetGetDelete},
+		{"EmptyValueIsNotMissing", testEmptyValue},
+		{"BatchIsAtomic", testBatchAtomic},
+		{"BatchLastWriteWins", testBatchLastWriteWins},
+		{"ClosedBatch", testClosedBatch},
+		{"UnsignedOrder", testUnsignedOrder},
+		{"Bounds", testBounds},
+		{"ReverseAndSeek", testReverseAndSeek},
+		{"SnapshotIsolation", testSnapshotIsolation},
+		{"IteratorPointInTime", testIteratorPointInTime},
+		{"CallerOwnsBuffers", testBuffers},
+		{"ConcurrentBatches", testConcurrentBatches},
+		{"Durability", testDurability},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
+	}
+}
+
+func set(t *testing.T, s kv.Store, kvs ...string) {
+	t.Helper()
+	bt := s.NewBatch()
+	for i := 0; i+1 < len(kvs); i += 2 {
+		if err := bt.Set([]byte(kvs[i]), []byte(kvs[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustGet(t *testing.T, r kv.Reader, key string) string {
+	t.Helper()
+	v, err := r.Get([]byte(key))
+	if err != nil {
+		t.Fatalf("get %q: %v", key, err)
+	}
+	return string(v)
+}
+
+func keys(t *testing.T, r kv.Reader, lower, upper []byte) []string {
+	t.Helper()
+	it, err := r.NewIter(lower, upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out []string
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, string(it.Key()))
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func eq(t *testing.T, got, want []string) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func testGetMissing(t *testing.T, b Backend) {
+	s := b.Open(t)
+	if _, err := s.Get([]byte("nope")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("want ErrNotFound, got %v", err)
+	}
+}
+
+func testSetGetDelete(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "a", "1", "b", "2")
+	if mustGet(t, s, "a") != "1" || mustGet(t, s, "b") != "2" {
+		t.Fatal("values not read back")
+	}
+	set(t, s, "a", "3")
+	if mustGet(t, s, "a") != "3" {
+		t.Fatal("overwrite not read back")
+	}
+	bt := s.NewBatch()
+	_ = bt.Delete([]byte("a"))
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get([]byte("a")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("deleted key: want ErrNotFound, got %v", err)
+	}
+	eq(t, keys(t, s, nil, nil), []string{"b"})
+}
+
+func testEmptyValue(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "k", "")
+	v, err := s.Get([]byte("k"))
+	if err != nil || len(v) != 0 {
+		t.Fatalf("empty value: got %q, %v", v, err)
+	}
+}
+
+func testBatchAtomic(t *testing.T, b Backend) {
+	s := b.Open(t)
+	bt := s.NewBatch()
+	for i := range 100 {
+		_ = bt.Set(fmt.Appendf(nil, "k%03d", i), []byte("v"))
+	}
+	if bt.Len() != 100 {
+		t.Fatalf("Len = %d", bt.Len())
+	}
+	if got := keys(t, s, nil, nil); len(got) != 0 {
+		t.Fatalf("uncommitted writes visible: %d keys", len(got))
+	}
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, s, nil, nil); len(got) != 100 {
+		t.Fatalf("after commit: %d keys, want 100", len(got))
+	}
+	// A discarded batch leaves nothing behind.
+	bt = s.NewBatch()
+	_ = bt.Set([]byte("zz"), []byte("v"))
+	_ = bt.Close()
+	if _, err := s.Get([]byte("zz")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("closed batch leaked a write: %v", err)
+	}
+}
+
+func testBatchLastWriteWins(t *testing.T, b Backend) {
+	s := b.Open(t)
+	bt := s.NewBatch()
+	_ = bt.Set([]byte("k"), []byte("1"))
+	_ = bt.Delete([]byte("k"))
+	_ = bt.Set([]byte("k"), []byte("2"))
+	_ = bt.Set([]byte("j"), []byte("1"))
+	_ = bt.Delete([]byte("j"))
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if mustGet(t, s, "k") != "2" {
+		t.Fatal("last write in a batch must win")
+	}
+	if _, err := s.Get([]byte("j")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatal("a delete after a set in one batch must win")
+	}
+}
+
+func testClosedBatch(t *testing.T, b Backend) {
+	s := b.Open(t)
+	bt := s.NewBatch()
+	_ = bt.Set([]byte("k"), []byte("1"))
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Commit(); err == nil {
+		t.Fatal("a second commit of one batch must fail")
+	}
+	if err := bt.Close(); err != nil {
+		t.Fatalf("Close after Commit: %v", err)
+	}
+}
+
+func testUnsignedOrder(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "\xff", "", "\x80", "", "\x7f", "", "\x00", "", "", "", "\x00\x00", "", "a", "")
+	eq(t, keys(t, s, nil, nil), []string{"", "\x00", "\x00\x00", "a", "\x7f", "\x80", "\xff"})
+}
+
+func testBounds(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "a", "", "b", "", "ba", "", "bb", "", "c", "")
+	eq(t, keys(t, s, []byte("b"), []byte("c")), []string{"b", "ba", "bb"})
+	eq(t, keys(t, s, []byte("b"), kv.PrefixEnd([]byte("b"))), []string{"b", "ba", "bb"})
+	eq(t, keys(t, s, []byte("ba"), []byte("bb")), []string{"ba"})
+	eq(t, keys(t, s, nil, []byte("b")), []string{"a"})
+	eq(t, keys(t, s, []byte("bz"), nil), []string{"c"})
+	eq(t, keys(t, s, []byte("x"), []byte("y")), nil)
+	if kv.PrefixEnd([]byte{0xff, 0xff}) != nil || !bytes.Equal(kv.PrefixEnd([]byte{1, 0xff}), []byte{2}) {
+		t.Fatal("PrefixEnd")
+	}
+}
+
+func testReverseAndSeek(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "a", "1", "b", "2", "c", "3", "d", "4")
+	it, err := s.NewIter([]byte("b"), []byte("d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var back []string
+	for ok := it.Last(); ok; ok = it.Prev() {
+		back = append(back, string(it.Key())+"="+string(it.Value()))
+	}
+	eq(t, back, []string{"c=3", "b=2"})
+	if !it.SeekGE([]byte("bb")) || string(it.Key()) != "c" {
+		t.Fatal("SeekGE(bb) must land on c")
+	}
+	if it.SeekGE([]byte("d")) {
+		t.Fatal("SeekGE past the upper bound must be invalid")
+	}
+	if !it.SeekGE([]byte("a")) || string(it.Key()) != "b" {
+		t.Fatal("SeekGE below the lower bound must land on the lower bound")
+	}
+}
+
+func testSnapshotIsolation(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "a", "1", "b", "1")
+	snap, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	set(t, s, "a", "2", "c", "2")
+	bt := s.NewBatch()
+	_ = bt.Delete([]byte("b"))
+	_ = bt.Commit()
+	if mustGet(t, snap, "a") != "1" || mustGet(t, snap, "b") != "1" {
+		t.Fatal("snapshot saw a later write")
+	}
+	if _, err := snap.Get([]byte("c")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatal("snapshot saw a later insert")
+	}
+	eq(t, keys(t, snap, nil, nil), []string{"a", "b"})
+	eq(t, keys(t, s, nil, nil), []string{"a", "c"})
+}
+
+func testIteratorPointInTime(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "a", "1", "c", "1")
+	it, err := s.NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	set(t, s, "b", "1")
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, string(it.Key()))
+	}
+	eq(t, got, []string{"a", "c"})
+}
+
+func testBuffers(t *testing.T, b Backend) {
+	s := b.Open(t)
+	k, v := []byte("key"), []byte("value")
+	bt := s.NewBatch()
+	_ = bt.Set(k, v)
+	k[0], v[0] = 'X', 'X' // the batch must have copied them
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Get([]byte("key"))
+	if string(got) != "value" {
+		t.Fatalf("store kept the caller's buffer: %q", got)
+	}
+	got[0] = 'Y'
+	if mustGet(t, s, "key") != "value" {
+		t.Fatal("Get must return a copy")
+	}
+}
+
+func testConcurrentBatches(t *testing.T, b Backend) {
+	s := b.Open(t)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				bt := s.NewBatch()
+				_ = bt.Set(fmt.Appendf(nil, "w%d-%03d-a", w, i), []byte("x"))
+				_ = bt.Set(fmt.Appendf(nil, "w%d-%03d-b", w, i), []byte("x"))
+				if err := bt.Commit(); err != nil {
+					t.Error(err)
+					return
+				}
+				// Readers see both keys of a batch or neither.
+				snap, _ := s.NewSnapshot()
+				_, errA := snap.Get(fmt.Appendf(nil, "w%d-%03d-a", w, i))
+				_, errB := snap.Get(fmt.Appendf(nil, "w%d-%03d-b", w, i))
+				snap.Close()
+				if errA != nil || errB != nil {
+					t.Errorf("committed batch not fully visible: %v %v", errA, errB)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(keys(t, s, nil, nil)); n != 400 {
+		t.Fatalf("%d keys after concurrent batches, want 400", n)
+	}
+}
+
+func testDurability(t *testing.T, b Backend) {
+	if b.Reopen == nil {
+		t.Skip("backend is not persistent")
+	}
+	s := b.Open(t)
+	set(t, s, "a", "1", "b", "2")
+	bt := s.NewBatch()
+	_ = bt.Delete([]byte("a"))
+	_ = bt.Commit()
+	s = b.Reopen(t, s)
+	eq(t, keys(t, s, nil, nil), []string{"b"})
+	if mustGet(t, s, "b") != "2" {
+		t.Fatal("value lost across reopen")
+	}
+}

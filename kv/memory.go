@@ -1,0 +1,206 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+
+	"github.com/google/btree"
+)
+
+type memItem struct{ k, v []byte }
+
+func memLess(a, b memItem) bool { return bytes.Compare(a.k, b.k) < 0 }
+
+// memStore keeps keys in a copy-on-write B-tree: a snapshot is a clone,
+// which costs nothing until the next write. It is for tests and tools, not
+// for data that must survive the process.
+type memStore struct {
+	mu     sync.RWMutex
+	tree   *btree.BTreeG[memItem]
+	closed bool
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() Store {
+	return &memStore{tree: btree.NewG(16, memLess)}
+}
+
+var errClosed = errors.New("kv: store is closed")
+
+func (m *memStore) view() (*btree.BTreeG[memItem], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	return m.tree.Clone(), nil
+}
+
+func (m *memStore) Get(key []byte) ([]byte, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	return memGet(m.tree, key)
+}
+
+func memGet(t *btree.BTreeG[memItem], key []byte) ([]byte, error) {
+	it, ok := t.Get(memItem{k: key})
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return append([]byte{}, it.v...), nil
+}
+
+func (m *memStore) NewIter(lower, upper []byte) (Iterator, error) {
+	t, err := m.view()
+	if err != nil {
+		return nil, err
+	}
+	return newMemIter(t, lower, upper), nil
+}
+
+func (m *memStore) NewSnapshot() (Snapshot, error) {
+	t, err := m.view()
+	if err != nil {
+		return nil, err
+	}
+	return &memSnapshot{t: t}, nil
+}
+
+func (m *memStore) NewBatch() Batch { return &memBatch{m: m} }
+
+func (m *memStore) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
+
+type memSnapshot struct{ t *btree.BTreeG[memItem] }
+
+func (s *memSnapshot) Get(key []byte) ([]byte, error) { return memGet(s.t, key) }
+func (s *memSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
+	return newMemIter(s.t, lower, upper), nil
+}
+func (s *memSnapshot) Close() error { return nil }
+
+// memIter materialises its range when created, which gives it a
+// point-in-time view; fine for the sizes tests use.
+type memIter struct {
+	items  []memItem
+	pos    int
+	closed bool
+}
+
+func newMemIter(t *btree.BTreeG[memItem], lower, upper []byte) *memIter {
+	it := &memIter{pos: -1}
+	visit := func(i memItem) bool {
+		if upper != nil && bytes.Compare(i.k, upper) >= 0 {
+			return false
+		}
+		it.items = append(it.items, i)
+		return true
+	}
+	if lower == nil {
+		t.Ascend(visit)
+	} else {
+		t.AscendGreaterOrEqual(memItem{k: lower}, visit)
+	}
+	return it
+}
+
+func (it *memIter) at(i int) bool {
+	it.pos = i
+	return it.Valid()
+}
+func (it *memIter) First() bool { return it.at(0) }
+func (it *memIter) Last() bool  { return it.at(len(it.items) - 1) }
+func (it *memIter) Next() bool {
+	if !it.Valid() {
+		return false
+	}
+	return it.at(it.pos + 1)
+}
+func (it *memIter) Prev() bool {
+	if !it.Valid() {
+		return false
+	}
+	return it.at(it.pos - 1)
+}
+func (it *memIter) SeekGE(key []byte) bool {
+	lo, hi := 0, len(it.items)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if bytes.Compare(it.items[mid].k, key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return it.at(lo)
+}
+func (it *memIter) Valid() bool   { return !it.closed && it.pos >= 0 && it.pos < len(it.items) }
+func (it *memIter) Key() []byte   { return it.items[it.pos].k }
+func (it *memIter) Value() []byte { return it.items[it.pos].v }
+func (it *memIter) Error() error  { return nil }
+func (it *memIter) Close() error {
+	it.closed = true
+	return nil
+}
+
+type memOp struct {
+	k, v []byte
+	del  bool
+}
+
+type memBatch struct {
+	m      *memStore
+	ops    []memOp
+	closed bool
+}
+
+func (b *memBatch) Set(key, value []byte) error {
+	if b.closed {
+		return errors.New("kv: write to a closed batch")
+	}
+	b.ops = append(b.ops, memOp{k: append([]byte{}, key...), v: append([]byte{}, value...)})
+	return nil
+}
+
+func (b *memBatch) Delete(key []byte) error {
+	if b.closed {
+		return errors.New("kv: write to a closed batch")
+	}
+	b.ops = append(b.ops, memOp{k: append([]byte{}, key...), del: true})
+	return nil
+}
+
+func (b *memBatch) Len() int { return len(b.ops) }
+
+func (b *memBatch) Commit() error {
+	if b.closed {
+		return errors.New("kv: commit of a closed batch")
+	}
+	b.closed = true
+	b.m.mu.Lock()
+	defer b.m.mu.Unlock()
+	if b.m.closed {
+		return errClosed
+	}
+	for _, op := range b.ops {
+		if op.del {
+			b.m.tree.Delete(memItem{k: op.k})
+		} else {
+			b.m.tree.ReplaceOrInsert(memItem{k: op.k, v: op.v})
+		}
+	}
+	return nil
+}
+
+func (b *memBatch) Close() error {
+	b.closed = true
+	return nil
+}
