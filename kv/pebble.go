@@ -38,6 +38,11 @@ func OpenPebble(dir string, opts PebbleOptions) (Store, error) {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("%s: no such directory: %w", dir, fs.ErrNotExist)
 		}
+		// Pebble takes its LOCK file before it finds there is no store; a
+		// directory without a manifest is left untouched instead.
+		if m, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*")); len(m) == 0 {
+			return nil, fmt.Errorf("%s: no key-value store here: %w", dir, fs.ErrNotExist)
+		}
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		ErrorIfNotExists: !opts.Create,

@@ -1,0 +1,223 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"rocklake/catalog/catalogpb"
+	"rocklake/kv"
+)
+
+// formatVersion is the layout version written in the Meta row.
+const formatVersion = 1
+
+// Latest names the newest snapshot in Read.
+const Latest int64 = -1
+
+var (
+	// ErrNotCatalog is returned when a directory holds no rocklake catalog.
+	ErrNotCatalog = errors.New("not a rocklake catalog")
+	// ErrExists is returned by Create for a directory that already holds one.
+	ErrExists = errors.New("a rocklake catalog already exists")
+	// ErrLocked is returned when another process holds the catalog.
+	ErrLocked = errors.New("catalog is in use by another process")
+	// ErrConflict is returned by Commit when a concurrent commit changed
+	// what the transaction changes; retrying on the new state may succeed.
+	ErrConflict = errors.New("commit conflict")
+	// ErrNoSuchSnapshot, ErrNoSuchTable, ErrNoSuchColumn and ErrNoSuchFile
+	// report names and ids that do not exist at the snapshot read.
+	ErrNoSuchSnapshot = errors.New("no such snapshot")
+	ErrNoSuchTable    = errors.New("no such table")
+	ErrNoSuchColumn   = errors.New("no such column")
+	ErrNoSuchFile     = errors.New("no such data file")
+	// ErrDuplicate reports a name or path that is already taken.
+	ErrDuplicate = errors.New("already exists")
+	// ErrInvalid reports a malformed definition or statistics row.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Catalog is an open catalog. It is safe for concurrent use: commits are
+// serialised, reads run against consistent snapshots.
+type Catalog struct {
+	store kv.Store
+	dir   string
+	now   func() time.Time
+
+	commitMu sync.Mutex
+	stats    statsCache
+}
+
+// Options tune Create and Open. The zero value is the default.
+type Options struct {
+	// Now supplies commit times (tests pin it).
+	Now func() time.Time
+}
+
+func (o Options) now() func() time.Time {
+	if o.Now != nil {
+		return o.Now
+	}
+	return time.Now
+}
+
+// Create makes a new catalog in dir (created if missing, which must
+// otherwise be empty) with snapshot 0 holding the schema "main".
+func Create(dir string, opts Options) (*Catalog, error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		if c, err := Open(dir, opts); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", dir, ErrExists)
+		} else if errors.Is(err, ErrLocked) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: directory is not empty and is not a catalog; choose an empty or new directory", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create catalog: %w", err)
+	}
+	store, err := kv.OpenPebble(dir, kv.PebbleOptions{Create: true})
+	if err != nil {
+		return nil, fmt.Errorf("create catalog %s: %w", dir, err)
+	}
+	c, err := CreateInStore(store, opts)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	c.dir = dir
+	return c, nil
+}
+
+// Open opens the catalog in dir.
+func Open(dir string, opts Options) (*Catalog, error) {
+	store, err := kv.OpenPebble(dir, kv.PebbleOptions{})
+	switch {
+	case errors.Is(err, kv.ErrLocked):
+		return nil, fmt.Errorf("%s: %w (close the other rocklake first)", dir, ErrLocked)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w (create one with `rocklake init`)", dir, ErrNotCatalog)
+	case err != nil:
+		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
+	}
+	c, err := OpenStore(store, opts)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	c.dir = dir
+	return c, nil
+}
+
+// CreateInStore writes a new catalog into an empty store.
+func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
+	if _, err := store.Get(key(tagMeta)); err == nil {
+		return nil, ErrExists
+	}
+	c := &Catalog{store: store, now: opts.now()}
+	now := c.now().UnixMicro()
+	b := store.NewBatch()
+	defer b.Close()
+	meta, err := encodeValue(&catalogpb.Meta{FormatVersion: formatVersion, CatalogUuid: uuid.NewString(), CreatedUnixMicros: now})
+	if err != nil {
+		return nil, err
+	}
+	schema, _ := encodeValue(&catalogpb.Schema{Id: 0, Uuid: uuid.NewString(), Name: "main", BeginSnapshot: 0})
+	snap, _ := encodeValue(&catalogpb.Snapshot{
+		Id: 0, TimeUnixMicros: now, SchemaVersion: 0, NextCatalogId: 1, NextFileId: 0,
+		Changes: &catalogpb.Changes{CreatedSchemas: []int64{0}, CreatedNames: []string{"main"}},
+	})
+	_ = b.Set(key(tagMeta), meta)
+	_ = b.Set(key(tagSchema, 0, 0), schema)
+	_ = b.Set(key(tagSnapshot, 0), snap)
+	if err := b.Commit(); err != nil {
+		return nil, fmt.Errorf("create catalog: %w", err)
+	}
+	return c, nil
+}
+
+// OpenStore opens the catalog held in store.
+func OpenStore(store kv.Store, opts Options) (*Catalog, error) {
+	raw, err := store.Get(key(tagMeta))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("%w (the store has no catalog metadata)", ErrNotCatalog)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var meta catalogpb.Meta
+	if err := decodeValue(raw, &meta); err != nil {
+		return nil, fmt.Errorf("%w: metadata: %v", ErrNotCatalog, err)
+	}
+	if meta.FormatVersion > formatVersion {
+		return nil, fmt.Errorf("catalog format %d is newer than this rocklake reads (%d)", meta.FormatVersion, formatVersion)
+	}
+	return &Catalog{store: store, now: opts.now()}, nil
+}
+
+// Close closes the catalog and its store.
+func (c *Catalog) Close() error { return c.store.Close() }
+
+// Dir is the catalog's directory ("" for a catalog in a memory store).
+func (c *Catalog) Dir() string { return c.dir }
+
+// Store exposes the key-value store, for tools that measure it.
+func (c *Catalog) Store() kv.Store { return c.store }
+
+// Snapshots lists every snapshot, oldest first.
+func (c *Catalog) Snapshots() ([]Snapshot, error) {
+	it, err := c.store.NewIter(key(tagSnapshot), key(tagSnapshot+1))
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []Snapshot
+	for ok := it.First(); ok; ok = it.Next() {
+		var p catalogpb.Snapshot
+		if err := decodeValue(it.Value(), &p); err != nil {
+			return nil, fmt.Errorf("snapshot %x: %w", it.Key(), err)
+		}
+		out = append(out, snapshotFromPB(&p))
+	}
+	return out, it.Error()
+}
+
+// latestSnapshot reads the newest snapshot row through r.
+func latestSnapshot(r kv.Reader) (Snapshot, error) {
+	it, err := r.NewIter(key(tagSnapshot), key(tagSnapshot+1))
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		if err := it.Error(); err != nil {
+			return Snapshot{}, err
+		}
+		return Snapshot{}, fmt.Errorf("%w: the catalog has no snapshot", ErrCorrupt)
+	}
+	var p catalogpb.Snapshot
+	if err := decodeValue(it.Value(), &p); err != nil {
+		return Snapshot{}, fmt.Errorf("latest snapshot: %w", err)
+	}
+	return snapshotFromPB(&p), nil
+}
+
+func readSnapshot(r kv.Reader, id int64) (Snapshot, error) {
+	raw, err := r.Get(key(tagSnapshot, id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return Snapshot{}, fmt.Errorf("%w %d", ErrNoSuchSnapshot, id)
+	}
+	if err != nil {
+		return Snapshot{}, err
+	}
+	var p catalogpb.Snapshot
+	if err := decodeValue(raw, &p); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %d: %w", id, err)
+	}
+	return snapshotFromPB(&p), nil
+}

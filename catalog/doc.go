@@ -1,0 +1,62 @@
+// Package catalog is DuckLake's metadata model on an ordered key-value
+// store (package kv; Pebble on disk): snapshots, schemas, tables, columns,
+// data files, and statistics per file, per row group, per VARIANT sub-field
+// and per table.
+//
+// # Keys
+//
+// Every key is a one-byte tag (keys.go holds the whole table) followed by
+// ids as 8-byte big-endian integers, so keys sort by id:
+//
+//	01                                    Meta       marks the directory as a catalog
+//	02 snapshot                           Snapshot   counters + what it changed
+//	03 schema  begin                      Schema
+//	04 table   begin                      Table      versioned: begin/end snapshot
+//	05 table   column  begin              Column
+//	06 table   file                       DataFile   begin/end snapshot
+//	09 table   column  file               ColumnStats       one per (file, column)
+//	0A table   column  file  rowgroup(4)  RowGroupStats     + page index / bloom locations
+//	0B table   column  file  path         VariantStats      per shredded sub-field
+//	0C table                              TableStats        totals, latest state
+//	0D table   column                     TableColumnStats  bounds, latest state
+//	0E table   column  path               VariantStats      table-wide sub-fields
+//
+// File column stats keep DuckLake's tag 0x09, but the key is ordered
+// table | column | file, not file | column: planning evaluates a predicate's
+// few columns across every file of a table, so one range scan per column
+// returns exactly the rows it needs, in file order, without touching the
+// stats of other columns. Row-group stats follow the same order for the
+// same reason.
+//
+// # Values
+//
+// Values are protobuf messages (catalogpb/catalog.proto) in an envelope of
+// a version byte and the magic "RL" (envelope.go). Bounds are the
+// order-preserving encodings of package types, compared as bytes.
+//
+// # Snapshots and visibility
+//
+// A commit (Txn.Commit) writes one new snapshot and every row it changes in
+// one synced batch: after a crash either all of it is there or none. Rows
+// carry begin/end snapshots; a row is visible at snapshot s when
+// begin ≤ s < end. Retiring a file or dropping a table sets end in place;
+// stats rows are immutable per file. A Reader reads one snapshot through one
+// consistent store snapshot, so it never sees half a commit, and time travel
+// is reading an older snapshot id.
+//
+// Commits are serialised in the process. A transaction remembers the
+// snapshot it began at; if another commit landed since and touched one of
+// its tables (or created a name it creates), Commit fails with ErrConflict
+// and writes nothing; otherwise it applies on top of the newest snapshot.
+//
+// # Table stats
+//
+// Rows 0C/0D/0E describe a table as of the last commit that changed it.
+// Appending files only widens them, merged in the column type's order. A
+// commit that removes files recomputes them exactly from the surviving
+// files' stats, so they may narrow; it then advances next_file_id even
+// when it writes no file. Reader.TableStats serves stats cached under
+// (table, next_file_id, schema_version), a key no two snapshots share, so
+// narrowed stats are never served for an older snapshot; for a snapshot
+// without stored rows it folds that snapshot's file stats, which is exact.
+package catalog

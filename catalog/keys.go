@@ -1,0 +1,71 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The tag table: the first byte of every key. One tag per kind of row;
+// TestTagsAreDistinct checks that no two collide. Tags are stored on disk:
+// never renumber one.
+const (
+	tagMeta              byte = 0x01 // 01                              → Meta
+	tagSnapshot          byte = 0x02 // 02 snap                         → Snapshot
+	tagSchema            byte = 0x03 // 03 schema begin                 → Schema
+	tagTable             byte = 0x04 // 04 table begin                  → Table
+	tagColumn            byte = 0x05 // 05 table column begin           → Column
+	tagDataFile          byte = 0x06 // 06 table file                   → DataFile
+	tagFileColumnStats   byte = 0x09 // 09 table column file            → ColumnStats
+	tagRowGroupStats     byte = 0x0A // 0A table column file rowgroup   → RowGroupStats
+	tagFileVariantStats  byte = 0x0B // 0B table column file path       → VariantStats
+	tagTableStats        byte = 0x0C // 0C table                        → TableStats
+	tagTableColumnStats  byte = 0x0D // 0D table column                 → TableColumnStats
+	tagTableVariantStats byte = 0x0E // 0E table column path            → VariantStats
+)
+
+// allTags lists every tag with its name, for the collision test and for
+// tools that walk the store.
+var allTags = map[string]byte{
+	"meta":                tagMeta,
+	"snapshot":            tagSnapshot,
+	"schema":              tagSchema,
+	"table":               tagTable,
+	"column":              tagColumn,
+	"data_file":           tagDataFile,
+	"file_column_stats":   tagFileColumnStats,
+	"row_group_stats":     tagRowGroupStats,
+	"file_variant_stats":  tagFileVariantStats,
+	"table_stats":         tagTableStats,
+	"table_column_stats":  tagTableColumnStats,
+	"table_variant_stats": tagTableVariantStats,
+}
+
+// key builds tag | ids..., each id as 8 big-endian bytes so that keys sort
+// by id. Ids are never negative.
+func key(tag byte, ids ...int64) []byte {
+	k := make([]byte, 1, 1+8*len(ids))
+	k[0] = tag
+	for _, id := range ids {
+		k = binary.BigEndian.AppendUint64(k, uint64(id))
+	}
+	return k
+}
+
+// keyWithString appends a string suffix (a variant path) after the ids.
+func keyWithString(tag byte, s string, ids ...int64) []byte {
+	return append(key(tag, ids...), s...)
+}
+
+// rowGroupKey uses 4 bytes for the row-group ordinal.
+func rowGroupKey(table, column, file int64, rg int32) []byte {
+	return binary.BigEndian.AppendUint32(key(tagRowGroupStats, table, column, file), uint32(rg))
+}
+
+// idAt reads the i-th id of a key made by key().
+func idAt(k []byte, i int) (int64, error) {
+	off := 1 + 8*i
+	if len(k) < off+8 {
+		return 0, fmt.Errorf("catalog: key %x too short for id %d", k, i)
+	}
+	return int64(binary.BigEndian.Uint64(k[off:])), nil
+}

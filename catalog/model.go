@@ -1,0 +1,287 @@
+package catalog
+
+import (
+	"time"
+
+	"rocklake/catalog/catalogpb"
+	"rocklake/types"
+)
+
+// Maybe is a value that may be unknown. An unknown statistic is never
+// treated as zero or false.
+type Maybe[T any] struct {
+	V     T
+	Known bool
+}
+
+// Known wraps a known value.
+func Known[T any](v T) Maybe[T] { return Maybe[T]{V: v, Known: true} }
+
+// Snapshot is one committed version of the catalog.
+type Snapshot struct {
+	ID            int64
+	Time          time.Time
+	SchemaVersion int64
+	NextCatalogID int64
+	NextFileID    int64
+	Changes       Changes
+}
+
+// Changes lists what one snapshot changed.
+type Changes struct {
+	CreatedSchemas     []int64
+	CreatedTables      []int64
+	DroppedTables      []int64
+	InsertedIntoTables []int64
+	DeletedFromTables  []int64
+	CreatedNames       []string
+}
+
+// Table is a table visible at some snapshot.
+type Table struct {
+	ID             int64
+	UUID           string
+	SchemaID       int64
+	Name           string
+	Path           string
+	PathIsRelative bool
+	Begin          int64
+	End            Maybe[int64]
+}
+
+// Column is a column of a table; nested types have child columns whose
+// Parent is the enclosing column (struct fields by name, a list's
+// "element", a map's "key" and "value").
+type Column struct {
+	ID       int64
+	TableID  int64
+	Order    int64
+	Name     string
+	Type     types.Type
+	Nullable bool
+	Parent   Maybe[int64]
+	Begin    int64
+	End      Maybe[int64]
+}
+
+// DataFile is a Parquet file registered in a table.
+type DataFile struct {
+	ID             int64
+	TableID        int64
+	Path           string
+	PathIsRelative bool
+	Format         string
+	RecordCount    int64
+	FileSizeBytes  int64
+	FooterSize     int64
+	RowIDStart     int64
+	RowGroupCount  int32
+	Begin          int64
+	End            Maybe[int64]
+}
+
+// ColumnStats are the statistics of one column in one unit (a file or a row
+// group). Min and Max are order-preserving encodings of the column's type
+// (package types); each may be unknown.
+type ColumnStats struct {
+	Min, Max      Maybe[[]byte]
+	NullCount     Maybe[int64]
+	ValueCount    Maybe[int64] // non-NULL values
+	ContainsNull  Maybe[bool]
+	ContainsNaN   Maybe[bool]
+	DistinctCount Maybe[int64]
+	RowCount      int64
+	// ColumnSizeBytes is the column's compressed size in the unit.
+	ColumnSizeBytes int64
+	MinIsExact      bool
+	MaxIsExact      bool
+	ExtraStats      string // JSON
+}
+
+// Location is a byte range in a data file; Length 0 means absent.
+type Location struct {
+	Offset, Length int64
+}
+
+// RowGroupStats are one column's statistics in one row group, with where
+// its page index and bloom filter are.
+type RowGroupStats struct {
+	Index       int32
+	FirstRow    int64
+	Stats       ColumnStats
+	ColumnIndex Location
+	OffsetIndex Location
+	BloomFilter Location
+}
+
+// VariantStats describe one fully shredded sub-field of a VARIANT column.
+type VariantStats struct {
+	Path            string // e.g. root, element, "a", element."a"
+	ShreddedType    string
+	ColumnSizeBytes int64
+	ValueCount      int64
+	NullCount       int64
+	Min, Max        Maybe[[]byte]
+	ContainsNaN     Maybe[bool]
+	ExtraStats      string
+}
+
+// TableStats are a table's totals and per-column bounds at one snapshot.
+type TableStats struct {
+	RecordCount   int64
+	NextRowID     int64
+	FileSizeBytes int64
+	FileCount     int64
+	Columns       map[int64]*TableColumnStats // by column id
+}
+
+// TableColumnStats bound one column over every file of a table.
+type TableColumnStats struct {
+	ContainsNull Maybe[bool]
+	ContainsNaN  Maybe[bool]
+	Min, Max     Maybe[[]byte]
+	MinIsExact   bool
+	MaxIsExact   bool
+	ExtraStats   string
+	// Variants keeps the sub-fields shredded with one type in every file.
+	Variants []VariantStats
+}
+
+// Conversions between the Go model and the stored messages.
+
+func optBytes(m Maybe[[]byte]) []byte {
+	if !m.Known {
+		return nil
+	}
+	if m.V == nil {
+		return []byte{} // present but empty (an empty string bound)
+	}
+	return m.V
+}
+
+func maybeBytes(b []byte) Maybe[[]byte] {
+	if b == nil {
+		return Maybe[[]byte]{}
+	}
+	return Known(b)
+}
+
+func optInt(m Maybe[int64]) *int64 {
+	if !m.Known {
+		return nil
+	}
+	v := m.V
+	return &v
+}
+
+func maybeInt(p *int64) Maybe[int64] {
+	if p == nil {
+		return Maybe[int64]{}
+	}
+	return Known(*p)
+}
+
+func optBool(m Maybe[bool]) *bool {
+	if !m.Known {
+		return nil
+	}
+	v := m.V
+	return &v
+}
+
+func maybeBool(p *bool) Maybe[bool] {
+	if p == nil {
+		return Maybe[bool]{}
+	}
+	return Known(*p)
+}
+
+func (s *ColumnStats) toPB() *catalogpb.ColumnStats {
+	return &catalogpb.ColumnStats{
+		Min: optBytes(s.Min), Max: optBytes(s.Max),
+		NullCount: optInt(s.NullCount), ValueCount: optInt(s.ValueCount),
+		ContainsNull: optBool(s.ContainsNull), ContainsNan: optBool(s.ContainsNaN),
+		DistinctCount: optInt(s.DistinctCount), RowCount: s.RowCount,
+		ColumnSizeBytes: s.ColumnSizeBytes, MinIsExact: s.MinIsExact, MaxIsExact: s.MaxIsExact,
+		ExtraStats: s.ExtraStats,
+	}
+}
+
+func columnStatsFromPB(p *catalogpb.ColumnStats) ColumnStats {
+	if p == nil {
+		return ColumnStats{}
+	}
+	return ColumnStats{
+		Min: maybeBytes(p.Min), Max: maybeBytes(p.Max),
+		NullCount: maybeInt(p.NullCount), ValueCount: maybeInt(p.ValueCount),
+		ContainsNull: maybeBool(p.ContainsNull), ContainsNaN: maybeBool(p.ContainsNan),
+		DistinctCount: maybeInt(p.DistinctCount), RowCount: p.RowCount,
+		ColumnSizeBytes: p.ColumnSizeBytes, MinIsExact: p.MinIsExact, MaxIsExact: p.MaxIsExact,
+		ExtraStats: p.ExtraStats,
+	}
+}
+
+func locToPB(l Location) *catalogpb.Location {
+	if l.Length == 0 {
+		return nil
+	}
+	return &catalogpb.Location{Offset: l.Offset, Length: l.Length}
+}
+
+func locFromPB(p *catalogpb.Location) Location {
+	if p == nil {
+		return Location{}
+	}
+	return Location{Offset: p.Offset, Length: p.Length}
+}
+
+func (v *VariantStats) toPB() *catalogpb.VariantStats {
+	return &catalogpb.VariantStats{
+		VariantPath: v.Path, ShreddedType: v.ShreddedType, ColumnSizeBytes: v.ColumnSizeBytes,
+		ValueCount: v.ValueCount, NullCount: v.NullCount, Min: optBytes(v.Min), Max: optBytes(v.Max),
+		ContainsNan: optBool(v.ContainsNaN), ExtraStats: v.ExtraStats,
+	}
+}
+
+func variantFromPB(p *catalogpb.VariantStats) VariantStats {
+	return VariantStats{
+		Path: p.VariantPath, ShreddedType: p.ShreddedType, ColumnSizeBytes: p.ColumnSizeBytes,
+		ValueCount: p.ValueCount, NullCount: p.NullCount, Min: maybeBytes(p.Min), Max: maybeBytes(p.Max),
+		ContainsNaN: maybeBool(p.ContainsNan), ExtraStats: p.ExtraStats,
+	}
+}
+
+func snapshotFromPB(p *catalogpb.Snapshot) Snapshot {
+	s := Snapshot{
+		ID: p.Id, Time: time.UnixMicro(p.TimeUnixMicros).UTC(), SchemaVersion: p.SchemaVersion,
+		NextCatalogID: p.NextCatalogId, NextFileID: p.NextFileId,
+	}
+	if c := p.Changes; c != nil {
+		s.Changes = Changes{
+			CreatedSchemas: c.CreatedSchemas, CreatedTables: c.CreatedTables, DroppedTables: c.DroppedTables,
+			InsertedIntoTables: c.InsertedIntoTables, DeletedFromTables: c.DeletedFromTables,
+			CreatedNames: c.CreatedNames,
+		}
+	}
+	return s
+}
+
+func tableFromPB(p *catalogpb.Table) Table {
+	return Table{
+		ID: p.Id, UUID: p.Uuid, SchemaID: p.SchemaId, Name: p.Name, Path: p.Path,
+		PathIsRelative: p.PathIsRelative, Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
+	}
+}
+
+func dataFileFromPB(p *catalogpb.DataFile) DataFile {
+	return DataFile{
+		ID: p.Id, TableID: p.TableId, Path: p.Path, PathIsRelative: p.PathIsRelative, Format: p.Format,
+		RecordCount: p.RecordCount, FileSizeBytes: p.FileSizeBytes, FooterSize: p.FooterSize,
+		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
+		End: maybeInt(p.EndSnapshot),
+	}
+}
+
+func visibleAt(s, begin int64, end *int64) bool {
+	return begin <= s && (end == nil || s < *end)
+}

@@ -1,0 +1,304 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"rocklake/catalog/catalogpb"
+	"rocklake/kv"
+)
+
+// Reader reads the catalog as of one snapshot, through one consistent view
+// of the store: nothing committed after it was opened is visible, and every
+// row it returns is visible at its snapshot (begin ≤ s < end). Close it.
+type Reader struct {
+	c    *Catalog
+	kvs  kv.Snapshot
+	snap Snapshot
+
+	live map[int64]map[int64]bool // table → live file ids, filled lazily
+}
+
+// Read opens a Reader at snapshot id, or at the newest with Latest.
+func (c *Catalog) Read(id int64) (*Reader, error) {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	var s Snapshot
+	if id == Latest {
+		s, err = latestSnapshot(kvs)
+	} else {
+		s, err = readSnapshot(kvs, id)
+	}
+	if err != nil {
+		kvs.Close()
+		return nil, err
+	}
+	return &Reader{c: c, kvs: kvs, snap: s}, nil
+}
+
+// Close releases the reader's view.
+func (r *Reader) Close() error { return r.kvs.Close() }
+
+// Snapshot is the snapshot the reader sees.
+func (r *Reader) Snapshot() Snapshot { return r.snap }
+
+func (r *Reader) scan(lower, upper []byte, fn func(k, v []byte) error) error {
+	it, err := r.kvs.NewIter(lower, upper)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+func scanPrefix(r *Reader, prefix []byte, fn func(k, v []byte) error) error {
+	return r.scan(prefix, kv.PrefixEnd(prefix), fn)
+}
+
+// Tables lists the tables visible at the reader's snapshot, by name.
+func (r *Reader) Tables() ([]Table, error) {
+	var out []Table
+	err := scanPrefix(r, key(tagTable), func(k, v []byte) error {
+		var p catalogpb.Table
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("table row %x: %w", k, err)
+		}
+		if visibleAt(r.snap.ID, p.BeginSnapshot, p.EndSnapshot) {
+			out = append(out, tableFromPB(&p))
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, err
+}
+
+// Table finds a table by name, case-insensitively as DuckDB does. The error
+// for a missing table lists the tables there are.
+func (r *Reader) Table(name string) (Table, error) {
+	tables, err := r.Tables()
+	if err != nil {
+		return Table{}, err
+	}
+	for _, t := range tables {
+		if strings.EqualFold(t.Name, name) {
+			return t, nil
+		}
+	}
+	return Table{}, noSuchTable(name, tables, r.snap.ID)
+}
+
+func noSuchTable(name string, tables []Table, snap int64) error {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	have := "the catalog has no tables"
+	if len(names) > 0 {
+		have = "tables: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("%w %q at snapshot %d (%s)", ErrNoSuchTable, name, snap, have)
+}
+
+// Columns lists a table's columns visible at the snapshot, in order, nested
+// children after their parents.
+func (r *Reader) Columns(tableID int64) ([]Column, error) {
+	var out []Column
+	err := scanPrefix(r, key(tagColumn, tableID), func(k, v []byte) error {
+		var p catalogpb.Column
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("column row %x: %w", k, err)
+		}
+		if !visibleAt(r.snap.ID, p.BeginSnapshot, p.EndSnapshot) {
+			return nil
+		}
+		out = append(out, Column{
+			ID: p.Id, TableID: p.TableId, Order: p.Order, Name: p.Name, Type: parseOrUnknown(p.Type), Nullable: p.Nullable,
+			Parent: maybeInt(p.ParentColumn), Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
+		})
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	return out, err
+}
+
+// Column finds a top-level column by name, case-insensitively.
+func (r *Reader) Column(tableID int64, name string) (Column, error) {
+	cols, err := r.Columns(tableID)
+	if err != nil {
+		return Column{}, err
+	}
+	var names []string
+	for _, c := range cols {
+		if c.Parent.Known {
+			continue
+		}
+		if strings.EqualFold(c.Name, name) {
+			return c, nil
+		}
+		names = append(names, c.Name)
+	}
+	return Column{}, fmt.Errorf("%w %q (columns: %s)", ErrNoSuchColumn, name, strings.Join(names, ", "))
+}
+
+// Files lists a table's data files visible at the snapshot, by id.
+func (r *Reader) Files(tableID int64) ([]DataFile, error) {
+	var out []DataFile
+	err := scanPrefix(r, key(tagDataFile, tableID), func(k, v []byte) error {
+		var p catalogpb.DataFile
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("data file row %x: %w", k, err)
+		}
+		if visibleAt(r.snap.ID, p.BeginSnapshot, p.EndSnapshot) {
+			out = append(out, dataFileFromPB(&p))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// liveFiles is the set of file ids visible in a table at the snapshot.
+func (r *Reader) liveFiles(tableID int64) (map[int64]bool, error) {
+	if set, ok := r.live[tableID]; ok {
+		return set, nil
+	}
+	files, err := r.Files(tableID)
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[int64]bool, len(files))
+	for _, f := range files {
+		set[f.ID] = true
+	}
+	if r.live == nil {
+		r.live = map[int64]map[int64]bool{}
+	}
+	r.live[tableID] = set
+	return set, nil
+}
+
+// FileColumnStats calls fn with the statistics of one column for every
+// file visible at the snapshot, in file id order. It is one range scan:
+// the stats keys are ordered table | column | file for exactly this read.
+// A file with no stats row for the column is not passed to fn; callers
+// treat it as unknown.
+func (r *Reader) FileColumnStats(tableID, columnID int64, fn func(fileID int64, st *ColumnStats) error) error {
+	live, err := r.liveFiles(tableID)
+	if err != nil {
+		return err
+	}
+	return scanPrefix(r, key(tagFileColumnStats, tableID, columnID), func(k, v []byte) error {
+		fileID, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		if !live[fileID] {
+			return nil
+		}
+		var p catalogpb.ColumnStats
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+		}
+		st := columnStatsFromPB(&p)
+		return fn(fileID, &st)
+	})
+}
+
+// RowGroupStats returns one column's per-row-group statistics in a file.
+func (r *Reader) RowGroupStats(tableID, columnID, fileID int64) ([]RowGroupStats, error) {
+	var out []RowGroupStats
+	err := scanPrefix(r, key(tagRowGroupStats, tableID, columnID, fileID), func(k, v []byte) error {
+		var p catalogpb.RowGroupStats
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("row group stats %x: %w", k, err)
+		}
+		if len(k) < 29 {
+			return fmt.Errorf("%w: row group key %x", ErrCorrupt, k)
+		}
+		idx := int32(uint32(k[25])<<24 | uint32(k[26])<<16 | uint32(k[27])<<8 | uint32(k[28]))
+		out = append(out, RowGroupStats{
+			Index: idx, FirstRow: p.FirstRow, Stats: columnStatsFromPB(p.Stats),
+			ColumnIndex: locFromPB(p.ColumnIndex), OffsetIndex: locFromPB(p.OffsetIndex),
+			BloomFilter: locFromPB(p.BloomFilter),
+		})
+		return nil
+	})
+	return out, err
+}
+
+// FileVariantStats returns the shredded sub-field statistics of a VARIANT
+// column in a file.
+func (r *Reader) FileVariantStats(tableID, columnID, fileID int64) ([]VariantStats, error) {
+	var out []VariantStats
+	err := scanPrefix(r, key(tagFileVariantStats, tableID, columnID, fileID), func(k, v []byte) error {
+		var p catalogpb.VariantStats
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("variant stats %x: %w", k, err)
+		}
+		out = append(out, variantFromPB(&p))
+		return nil
+	})
+	return out, err
+}
+
+// storedTableStats reads the table stats rows as written by the last commit
+// that changed the table, with the catalog state they describe.
+func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) {
+	raw, err := r.kvs.Get(key(tagTableStats, tableID))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, statsKey{}, nil
+	}
+	if err != nil {
+		return nil, statsKey{}, err
+	}
+	var p catalogpb.TableStats
+	if err := decodeValue(raw, &p); err != nil {
+		return nil, statsKey{}, fmt.Errorf("table stats of %d: %w", tableID, err)
+	}
+	ts := &TableStats{
+		RecordCount: p.RecordCount, NextRowID: p.NextRowId, FileSizeBytes: p.FileSizeBytes,
+		FileCount: p.FileCount, Columns: map[int64]*TableColumnStats{},
+	}
+	err = scanPrefix(r, key(tagTableColumnStats, tableID), func(k, v []byte) error {
+		colID, err := idAt(k, 1)
+		if err != nil {
+			return err
+		}
+		var c catalogpb.TableColumnStats
+		if err := decodeValue(v, &c); err != nil {
+			return fmt.Errorf("table column stats %x: %w", k, err)
+		}
+		ts.Columns[colID] = &TableColumnStats{
+			ContainsNull: maybeBool(c.ContainsNull), ContainsNaN: maybeBool(c.ContainsNan),
+			Min: maybeBytes(c.Min), Max: maybeBytes(c.Max), MinIsExact: c.MinIsExact,
+			MaxIsExact: c.MaxIsExact, ExtraStats: c.ExtraStats,
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, statsKey{}, err
+	}
+	err = scanPrefix(r, key(tagTableVariantStats, tableID), func(k, v []byte) error {
+		colID, err := idAt(k, 1)
+		if err != nil {
+			return err
+		}
+		var p catalogpb.VariantStats
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("table variant stats %x: %w", k, err)
+		}
+		if cs := ts.Columns[colID]; cs != nil {
+			cs.Variants = append(cs.Variants, variantFromPB(&p))
+		}
+		return nil
+	})
+	return ts, statsKey{table: tableID, nextFileID: p.NextFileId, schemaVersion: p.SchemaVersion}, err
+}

@@ -1,0 +1,305 @@
+package catalog
+
+import (
+	"bytes"
+	"sync"
+
+	"rocklake/catalog/catalogpb"
+	"rocklake/types"
+)
+
+// statsKey names the catalog state a set of table stats describes. Every
+// commit advances next_file_id (files added or removed, or stats narrowed)
+// or schema_version (DDL), so no two snapshots share a key: stats cached
+// under one key are never served for another snapshot.
+type statsKey struct {
+	table, nextFileID, schemaVersion int64
+}
+
+// statsCache holds computed table stats by statsKey, bounded FIFO.
+type statsCache struct {
+	mu    sync.Mutex
+	m     map[statsKey]*TableStats
+	order []statsKey
+}
+
+const statsCacheSize = 1024
+
+func (c *statsCache) get(k statsKey) *TableStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *statsCache) put(k statsKey, ts *TableStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[statsKey]*TableStats{}
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if len(c.order) >= statsCacheSize {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[k] = ts
+	c.order = append(c.order, k)
+}
+
+// TableStats returns the table's totals and per-column bounds, exact for
+// the reader's snapshot: the stored rows when they describe this very
+// snapshot, else a fold of the file stats visible at it. The result is
+// shared; do not modify it.
+func (r *Reader) TableStats(tableID int64) (*TableStats, error) {
+	k := statsKey{table: tableID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}
+	if ts := r.c.stats.get(k); ts != nil {
+		return ts, nil
+	}
+	stored, sk, err := r.storedTableStats(tableID)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil && sk == k {
+		r.c.stats.put(k, stored)
+		return stored, nil
+	}
+	ts, err := r.computeTableStats(tableID)
+	if err != nil {
+		return nil, err
+	}
+	r.c.stats.put(k, ts)
+	return ts, nil
+}
+
+// computeTableStats folds the file stats visible at the snapshot.
+func (r *Reader) computeTableStats(tableID int64) (*TableStats, error) {
+	files, err := r.Files(tableID)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(tableID)
+	if err != nil {
+		return nil, err
+	}
+	ts := &TableStats{Columns: map[int64]*TableColumnStats{}}
+	for _, f := range files {
+		ts.addFile(f)
+	}
+	for _, col := range cols {
+		acc := newColAcc(col.Type)
+		var n int64
+		err := r.FileColumnStats(tableID, col.ID, func(_ int64, st *ColumnStats) error {
+			acc.add(st)
+			n++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n < int64(len(files)) {
+			acc.add(nil) // some file has no stats row: unknown
+		}
+		if col.Type.Kind == types.KindVariant {
+			vs, err := r.tableVariants(tableID, col.ID, files)
+			if err != nil {
+				return nil, err
+			}
+			acc.cs.Variants = vs
+		}
+		ts.Columns[col.ID] = &acc.cs
+	}
+	return ts, nil
+}
+
+func (ts *TableStats) addFile(f DataFile) {
+	ts.RecordCount += f.RecordCount
+	ts.FileSizeBytes += f.FileSizeBytes
+	ts.FileCount++
+	if end := f.RowIDStart + f.RecordCount; end > ts.NextRowID {
+		ts.NextRowID = end
+	}
+}
+
+// tableVariants keeps the sub-fields shredded with one type in every file,
+// merging their counts and bounds.
+func (r *Reader) tableVariants(tableID, columnID int64, files []DataFile) ([]VariantStats, error) {
+	lists := make([][]VariantStats, 0, len(files))
+	for _, f := range files {
+		vs, err := r.FileVariantStats(tableID, columnID, f.ID)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, vs)
+	}
+	return mergeVariantLists(lists), nil
+}
+
+// mergeVariantLists keeps the paths present with the same shredded type in
+// every list (one list per file), merged.
+func mergeVariantLists(lists [][]VariantStats) []VariantStats {
+	if len(lists) == 0 {
+		return nil
+	}
+	merged := map[string]*VariantStats{}
+	var order []string
+	for _, v := range lists[0] {
+		v := v
+		merged[v.Path] = &v
+		order = append(order, v.Path)
+	}
+	for _, vs := range lists[1:] {
+		here := map[string]VariantStats{}
+		for _, v := range vs {
+			here[v.Path] = v
+		}
+		for path, m := range merged {
+			v, ok := here[path]
+			if !ok || v.ShreddedType != m.ShreddedType {
+				delete(merged, path)
+				continue
+			}
+			mergeVariant(m, &v)
+		}
+	}
+	var out []VariantStats
+	for _, p := range order {
+		if m, ok := merged[p]; ok {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+func mergeVariant(into, v *VariantStats) {
+	into.ColumnSizeBytes += v.ColumnSizeBytes
+	into.ValueCount += v.ValueCount
+	into.NullCount += v.NullCount
+	into.ContainsNaN = orMaybe(into.ContainsNaN, v.ContainsNaN)
+	c, ok := types.CodecFor(parseOrUnknown(into.ShreddedType))
+	if !ok || !c.Ordered() {
+		into.Min, into.Max = Maybe[[]byte]{}, Maybe[[]byte]{}
+		return
+	}
+	into.Min = pickBound(into.Min, v.Min, -1)
+	into.Max = pickBound(into.Max, v.Max, +1)
+}
+
+func pickBound(a, b Maybe[[]byte], want int) Maybe[[]byte] {
+	if !a.Known || !b.Known {
+		return Maybe[[]byte]{}
+	}
+	if bytes.Compare(b.V, a.V)*want > 0 {
+		return b
+	}
+	return a
+}
+
+// orMaybe merges two "contains" flags: true if either is true, false only
+// when both are known false, else unknown.
+func orMaybe(a, b Maybe[bool]) Maybe[bool] {
+	switch {
+	case (a.Known && a.V) || (b.Known && b.V):
+		return Known(true)
+	case a.Known && b.Known:
+		return Known(false)
+	}
+	return Maybe[bool]{}
+}
+
+// colAcc folds unit stats into table-level column stats.
+type colAcc struct {
+	ordered bool
+	seen    bool
+	cs      TableColumnStats
+}
+
+func newColAcc(t types.Type) *colAcc {
+	c, ok := types.CodecFor(t)
+	return &colAcc{ordered: ok && c.Ordered()}
+}
+
+// seed starts the fold from stored table stats that already cover files.
+func (a *colAcc) seed(cs *TableColumnStats) {
+	a.seen = true
+	a.cs = *cs
+}
+
+// containsNull reads a unit's null flag, from its null count when the flag
+// itself is missing.
+func containsNull(st *ColumnStats) Maybe[bool] {
+	if st.ContainsNull.Known {
+		return st.ContainsNull
+	}
+	if st.NullCount.Known {
+		return Known(st.NullCount.V > 0)
+	}
+	return Maybe[bool]{}
+}
+
+// add merges one unit's stats; nil means the unit has none (all unknown).
+func (a *colAcc) add(st *ColumnStats) {
+	if st == nil {
+		st = &ColumnStats{}
+	}
+	u := TableColumnStats{
+		ContainsNull: containsNull(st), ContainsNaN: st.ContainsNaN,
+		MinIsExact: st.MinIsExact, MaxIsExact: st.MaxIsExact,
+	}
+	if a.ordered {
+		u.Min, u.Max = st.Min, st.Max
+	}
+	if !a.seen {
+		a.seen = true
+		a.cs = u
+		return
+	}
+	c := &a.cs
+	c.ContainsNull = orMaybe(c.ContainsNull, u.ContainsNull)
+	c.ContainsNaN = orMaybe(c.ContainsNaN, u.ContainsNaN)
+	c.Min, c.MinIsExact = mergeBound(c.Min, c.MinIsExact, u.Min, u.MinIsExact, -1)
+	c.Max, c.MaxIsExact = mergeBound(c.Max, c.MaxIsExact, u.Max, u.MaxIsExact, +1)
+}
+
+// mergeBound keeps the lower (want -1) or higher (want +1) of two bounds;
+// an unknown bound makes the result unknown. Equal bounds are exact when
+// either is.
+func mergeBound(a Maybe[[]byte], aExact bool, b Maybe[[]byte], bExact bool, want int) (Maybe[[]byte], bool) {
+	if !a.Known || !b.Known {
+		return Maybe[[]byte]{}, false
+	}
+	switch c := bytes.Compare(b.V, a.V) * want; {
+	case c > 0:
+		return b, bExact
+	case c == 0:
+		return a, aExact || bExact
+	}
+	return a, aExact
+}
+
+func (ts *TableStats) toPB(snap Snapshot) *catalogpb.TableStats {
+	return &catalogpb.TableStats{
+		RecordCount: ts.RecordCount, NextRowId: ts.NextRowID, FileSizeBytes: ts.FileSizeBytes,
+		FileCount: ts.FileCount, AsOfSnapshot: snap.ID, NextFileId: snap.NextFileID,
+		SchemaVersion: snap.SchemaVersion,
+	}
+}
+
+func (cs *TableColumnStats) toPB() *catalogpb.TableColumnStats {
+	return &catalogpb.TableColumnStats{
+		ContainsNull: optBool(cs.ContainsNull), ContainsNan: optBool(cs.ContainsNaN),
+		Min: optBytes(cs.Min), Max: optBytes(cs.Max), MinIsExact: cs.MinIsExact,
+		MaxIsExact: cs.MaxIsExact, ExtraStats: cs.ExtraStats,
+	}
+}
+
+// parseOrUnknown reads a stored type text; text that does not parse is an
+// Unknown type, which has no statistics.
+func parseOrUnknown(s string) types.Type {
+	t, err := types.ParseType(s)
+	if err != nil {
+		return types.Unknown(s)
+	}
+	return t
+}

@@ -1,0 +1,776 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"rocklake/catalog/catalogpb"
+	"rocklake/kv"
+	"rocklake/types"
+)
+
+// ColumnDef defines a column for CreateTable.
+type ColumnDef struct {
+	Name    string
+	Type    string // DuckDB or DuckLake type text
+	NotNull bool
+}
+
+// ParseColumnDefs reads a column list such as
+// `id BIGINT, name VARCHAR, tags STRUCT(a INT, "b c" VARCHAR[])`.
+func ParseColumnDefs(spec string) ([]ColumnDef, error) {
+	const wrap = "struct("
+	t, err := types.ParseType(wrap + spec + ")")
+	if err != nil {
+		var te *types.TypeError
+		if errors.As(err, &te) {
+			pos := max(te.Pos-len(wrap), 0)
+			msg := strings.ReplaceAll(te.Msg, "struct field", "column")
+			return nil, fmt.Errorf("%w column list %q at offset %d: %s", ErrInvalid, spec, pos, msg)
+		}
+		return nil, err
+	}
+	if t.Kind != types.KindStruct || len(t.Fields) == 0 {
+		return nil, fmt.Errorf("%w column list %q: want `name TYPE, ...`", ErrInvalid, spec)
+	}
+	defs := make([]ColumnDef, len(t.Fields))
+	for i, f := range t.Fields {
+		defs[i] = ColumnDef{Name: f.Name, Type: f.Type.String()}
+	}
+	return defs, nil
+}
+
+// NewFile describes a data file to register, with its statistics.
+type NewFile struct {
+	Path           string
+	PathIsRelative bool
+	Format         string // default "parquet"
+	RecordCount    int64
+	FileSizeBytes  int64
+	FooterSize     int64
+	RowGroupCount  int32
+	Columns        []FileColumn
+}
+
+// FileColumn holds one column's statistics in a new file. Path is the
+// top-level column name, then child names for nested leaves ("element",
+// "key", "value", or a struct field). A column without a FileColumn gets no
+// stats row, which readers treat as unknown.
+type FileColumn struct {
+	Path      []string
+	Stats     ColumnStats
+	RowGroups []RowGroupStats
+	Variants  []VariantStats
+}
+
+// Txn collects changes that Commit applies as one new snapshot, atomically.
+// Operations are checked against the newest state at Commit; a failed
+// commit writes nothing.
+type Txn struct {
+	c    *Catalog
+	base int64
+	ops  []op
+	done bool
+}
+
+type opKind uint8
+
+const (
+	opCreateTable opKind = iota
+	opDropTable
+	opAddFiles
+	opRemoveFiles
+)
+
+type op struct {
+	kind    opKind
+	table   string
+	columns []ColumnDef
+	files   []NewFile
+	fileIDs []int64
+}
+
+// Begin starts a transaction based on the newest snapshot.
+func (c *Catalog) Begin() (*Txn, error) {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer kvs.Close()
+	head, err := latestSnapshot(kvs)
+	if err != nil {
+		return nil, err
+	}
+	return &Txn{c: c, base: head.ID}, nil
+}
+
+// Base is the snapshot the transaction started from.
+func (t *Txn) Base() int64 { return t.base }
+
+// CreateTable adds a table to the schema "main".
+func (t *Txn) CreateTable(name string, cols []ColumnDef) {
+	t.ops = append(t.ops, op{kind: opCreateTable, table: name, columns: cols})
+}
+
+// DropTable removes a table; its files stay readable by time travel.
+func (t *Txn) DropTable(name string) { t.ops = append(t.ops, op{kind: opDropTable, table: name}) }
+
+// AddFiles registers data files in a table.
+func (t *Txn) AddFiles(table string, files ...NewFile) {
+	t.ops = append(t.ops, op{kind: opAddFiles, table: table, files: files})
+}
+
+// RemoveFiles retires data files from a table. The table's stats are then
+// recomputed exactly from the files that remain.
+func (t *Txn) RemoveFiles(table string, fileIDs ...int64) {
+	t.ops = append(t.ops, op{kind: opRemoveFiles, table: table, fileIDs: fileIDs})
+}
+
+// Commit writes one snapshot with every change, in one synced batch, or
+// nothing. It fails with ErrConflict when a snapshot committed since Begin
+// changed a table this transaction changes.
+func (t *Txn) Commit() (Snapshot, error) {
+	if t.done {
+		return Snapshot{}, errors.New("catalog: transaction already committed")
+	}
+	t.done = true
+	if len(t.ops) == 0 {
+		return Snapshot{}, errors.New("catalog: nothing to commit")
+	}
+	c := t.c
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer kvs.Close()
+	head, err := latestSnapshot(kvs)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	w := &commitWriter{
+		c: c, r: &Reader{c: c, kvs: kvs, snap: head}, head: head,
+		next: Snapshot{
+			ID: head.ID + 1, Time: c.now().UTC(), SchemaVersion: head.SchemaVersion,
+			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID,
+		},
+		tables: map[string]*tableState{},
+		batch:  c.store.NewBatch(),
+	}
+	defer w.batch.Close()
+	if head.ID != t.base {
+		if err := w.checkConflicts(t); err != nil {
+			return Snapshot{}, err
+		}
+	}
+	for _, o := range t.ops {
+		var err error
+		switch o.kind {
+		case opCreateTable:
+			err = w.createTable(o.table, o.columns)
+		case opDropTable:
+			err = w.dropTable(o.table)
+		case opAddFiles:
+			err = w.addFiles(o.table, o.files)
+		case opRemoveFiles:
+			err = w.removeFiles(o.table, o.fileIDs)
+		}
+		if err != nil {
+			return Snapshot{}, err
+		}
+	}
+	if err := w.finish(); err != nil {
+		return Snapshot{}, err
+	}
+	if err := w.batch.Commit(); err != nil {
+		return Snapshot{}, fmt.Errorf("commit snapshot %d: %w", w.next.ID, err)
+	}
+	return w.next, nil
+}
+
+// tableState is what a commit knows of one table it touches.
+type tableState struct {
+	t          Table
+	created    bool
+	dropped    bool
+	inserted   bool
+	deleted    bool
+	cols       []Column
+	byPath     map[string]Column // lower-cased path joined by \x00
+	live       map[int64]DataFile
+	livePaths  map[string]int64
+	removed    map[int64]bool
+	added      []addedFile
+	stats      *TableStats
+	accs       map[int64]*colAcc
+	seeded     bool
+	varLists   map[int64][][]VariantStats // new files' variant stats per column
+	varsLoaded bool
+}
+
+type addedFile struct {
+	f  DataFile
+	fc map[int64]*FileColumn
+}
+
+type commitWriter struct {
+	c        *Catalog
+	r        *Reader
+	head     Snapshot
+	next     Snapshot
+	tables   map[string]*tableState // by lower-cased name
+	batch    kv.Batch
+	ddl      bool
+	changes  catalogpb.Changes
+	writeErr error
+}
+
+func (w *commitWriter) put(k []byte, m proto.Message) {
+	if w.writeErr != nil {
+		return
+	}
+	v, err := encodeValue(m)
+	if err == nil {
+		err = w.batch.Set(k, v)
+	}
+	w.writeErr = err
+}
+
+// table resolves a live table by name, from this commit's own changes first.
+func (w *commitWriter) table(name string) (*tableState, error) {
+	lname := strings.ToLower(name)
+	if ts, ok := w.tables[lname]; ok {
+		if ts.dropped {
+			return nil, fmt.Errorf("%w %q (dropped in this transaction)", ErrNoSuchTable, name)
+		}
+		return ts, nil
+	}
+	t, err := w.r.Table(name)
+	if err != nil {
+		return nil, err
+	}
+	ts := &tableState{t: t}
+	if err := w.loadTable(ts); err != nil {
+		return nil, err
+	}
+	w.tables[lname] = ts
+	return ts, nil
+}
+
+func pathKey(path []string) string { return strings.ToLower(strings.Join(path, "\x00")) }
+
+func (w *commitWriter) loadTable(ts *tableState) error {
+	cols, err := w.r.Columns(ts.t.ID)
+	if err != nil {
+		return err
+	}
+	ts.cols = cols
+	ts.byPath = columnPaths(cols)
+	files, err := w.r.Files(ts.t.ID)
+	if err != nil {
+		return err
+	}
+	ts.live = map[int64]DataFile{}
+	ts.livePaths = map[string]int64{}
+	for _, f := range files {
+		ts.live[f.ID] = f
+		ts.livePaths[f.Path] = f.ID
+	}
+	ts.removed = map[int64]bool{}
+	return nil
+}
+
+// columnPaths maps each column's path of names to it.
+func columnPaths(cols []Column) map[string]Column {
+	byID := map[int64]Column{}
+	for _, c := range cols {
+		byID[c.ID] = c
+	}
+	out := map[string]Column{}
+	for _, c := range cols {
+		path := []string{c.Name}
+		for cur := c; cur.Parent.Known; {
+			p, ok := byID[cur.Parent.V]
+			if !ok {
+				break
+			}
+			path = append([]string{p.Name}, path...)
+			cur = p
+		}
+		out[pathKey(path)] = c
+	}
+	return out
+}
+
+func (w *commitWriter) checkConflicts(t *Txn) error {
+	var touched = map[string]bool{}
+	var creating = map[string]bool{}
+	for _, o := range t.ops {
+		if o.kind == opCreateTable {
+			creating["0."+strings.ToLower(o.table)] = true
+		} else {
+			touched[strings.ToLower(o.table)] = true
+		}
+	}
+	ids := map[int64]string{}
+	for name := range touched {
+		if creating["0."+name] {
+			continue
+		}
+		tb, err := w.r.Table(name)
+		if err != nil {
+			return fmt.Errorf("%w: table %q was dropped or renamed by a commit after snapshot %d; retry", ErrConflict, name, t.base)
+		}
+		ids[tb.ID] = tb.Name
+	}
+	for s := t.base + 1; s <= w.head.ID; s++ {
+		snap, err := readSnapshot(w.r.kvs, s)
+		if err != nil {
+			return err
+		}
+		ch := snap.Changes
+		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables} {
+			for _, id := range list {
+				if name, ok := ids[id]; ok {
+					return fmt.Errorf("%w: table %q was changed by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, name, s, t.base)
+				}
+			}
+		}
+		for _, n := range ch.CreatedNames {
+			if creating[strings.ToLower(n)] {
+				return fmt.Errorf("%w: table %q was created by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, strings.TrimPrefix(n, "0."), s, t.base)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w table name: empty", ErrInvalid)
+	}
+	if _, err := w.table(name); err == nil {
+		return fmt.Errorf("table %q: %w", name, ErrDuplicate)
+	} else if !errors.Is(err, ErrNoSuchTable) {
+		return err
+	}
+	if len(defs) == 0 {
+		return fmt.Errorf("%w table %q: no columns", ErrInvalid, name)
+	}
+	id := w.next.NextCatalogID
+	w.next.NextCatalogID++
+	s := w.next.ID
+	tbl := Table{ID: id, UUID: uuid.NewString(), SchemaID: 0, Name: name, Path: name + "/", PathIsRelative: true, Begin: s}
+	w.put(key(tagTable, id, s), &catalogpb.Table{
+		Id: id, Uuid: tbl.UUID, SchemaId: 0, Name: name, Path: tbl.Path, PathIsRelative: true, BeginSnapshot: s,
+	})
+	ts := &tableState{t: tbl, created: true, live: map[int64]DataFile{}, livePaths: map[string]int64{},
+		removed: map[int64]bool{}, stats: &TableStats{Columns: map[int64]*TableColumnStats{}}, seeded: true}
+	seen := map[string]bool{}
+	nextCol := int64(1)
+	var addColumn func(name string, typ types.Type, parent *int64, order int64, notNull bool)
+	addColumn = func(name string, typ types.Type, parent *int64, order int64, notNull bool) {
+		cid := nextCol
+		nextCol++
+		col := Column{ID: cid, TableID: id, Order: order, Name: name, Type: typ, Nullable: !notNull, Begin: s}
+		if parent != nil {
+			col.Parent = Known(*parent)
+		}
+		ts.cols = append(ts.cols, col)
+		w.put(key(tagColumn, id, cid, s), &catalogpb.Column{
+			Id: cid, TableId: id, Order: order, Name: name, Type: typ.String(), Nullable: !notNull,
+			ParentColumn: parent, BeginSnapshot: s,
+		})
+		switch typ.Kind {
+		case types.KindStruct:
+			for i, f := range typ.Fields {
+				addColumn(f.Name, f.Type, &cid, int64(i), false)
+			}
+		case types.KindList, types.KindArray:
+			if typ.Elem != nil {
+				addColumn("element", *typ.Elem, &cid, 0, false)
+			}
+		case types.KindMap:
+			if typ.Key != nil {
+				addColumn("key", *typ.Key, &cid, 0, true)
+				addColumn("value", *typ.Value, &cid, 1, false)
+			}
+		}
+	}
+	for i, d := range defs {
+		if strings.TrimSpace(d.Name) == "" {
+			return fmt.Errorf("%w table %q: column %d has no name", ErrInvalid, name, i+1)
+		}
+		if seen[strings.ToLower(d.Name)] {
+			return fmt.Errorf("table %q: column %q: %w", name, d.Name, ErrDuplicate)
+		}
+		seen[strings.ToLower(d.Name)] = true
+		typ, err := types.ParseType(d.Type)
+		if err != nil {
+			return fmt.Errorf("%w table %q column %q: %v", ErrInvalid, name, d.Name, err)
+		}
+		addColumn(d.Name, typ, nil, int64(i), d.NotNull)
+	}
+	ts.byPath = columnPaths(ts.cols)
+	ts.accs = map[int64]*colAcc{}
+	for _, c := range ts.cols {
+		ts.accs[c.ID] = newColAcc(c.Type)
+	}
+	w.tables[strings.ToLower(name)] = ts
+	w.ddl = true
+	w.changes.CreatedTables = append(w.changes.CreatedTables, id)
+	w.changes.CreatedNames = append(w.changes.CreatedNames, "0."+strings.ToLower(name))
+	return w.writeErr
+}
+
+func (w *commitWriter) dropTable(name string) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if ts.created {
+		return fmt.Errorf("%w: table %q is created and dropped in one transaction", ErrInvalid, name)
+	}
+	s := w.next.ID
+	w.put(key(tagTable, ts.t.ID, ts.t.Begin), &catalogpb.Table{
+		Id: ts.t.ID, Uuid: ts.t.UUID, SchemaId: ts.t.SchemaID, Name: ts.t.Name, Path: ts.t.Path,
+		PathIsRelative: ts.t.PathIsRelative, BeginSnapshot: ts.t.Begin, EndSnapshot: &s,
+	})
+	for _, c := range ts.cols {
+		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), &catalogpb.Column{
+			Id: c.ID, TableId: c.TableID, Order: c.Order, Name: c.Name, Type: c.Type.String(),
+			Nullable: c.Nullable, ParentColumn: optInt(c.Parent), BeginSnapshot: c.Begin, EndSnapshot: &s,
+		})
+	}
+	for _, f := range ts.live {
+		w.endFile(f)
+	}
+	ts.dropped = true
+	w.ddl = true
+	w.changes.DroppedTables = append(w.changes.DroppedTables, ts.t.ID)
+	return w.writeErr
+}
+
+func (w *commitWriter) endFile(f DataFile) {
+	s := w.next.ID
+	w.put(key(tagDataFile, f.TableID, f.ID), dataFileToPB(f, &s))
+}
+
+func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
+	return &catalogpb.DataFile{
+		Id: f.ID, TableId: f.TableID, Path: f.Path, PathIsRelative: f.PathIsRelative, Format: f.Format,
+		RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes, FooterSize: f.FooterSize,
+		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
+	}
+}
+
+// seedStats loads the table's stats as of the head, to widen on append.
+func (w *commitWriter) seedStats(ts *tableState) error {
+	if ts.seeded {
+		return nil
+	}
+	ts.seeded = true
+	stored, err := w.r.TableStats(ts.t.ID)
+	if err != nil {
+		return err
+	}
+	ts.stats = &TableStats{
+		RecordCount: stored.RecordCount, NextRowID: stored.NextRowID,
+		FileSizeBytes: stored.FileSizeBytes, FileCount: stored.FileCount,
+		Columns: map[int64]*TableColumnStats{},
+	}
+	ts.accs = map[int64]*colAcc{}
+	for _, c := range ts.cols {
+		acc := newColAcc(c.Type)
+		if cs := stored.Columns[c.ID]; cs != nil && stored.FileCount > 0 {
+			acc.seed(cs)
+		}
+		ts.accs[c.ID] = acc
+	}
+	return nil
+}
+
+func (w *commitWriter) addFiles(name string, files []NewFile) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if err := w.seedStats(ts); err != nil {
+		return err
+	}
+	for _, nf := range files {
+		if nf.Path == "" {
+			return fmt.Errorf("%w data file: empty path", ErrInvalid)
+		}
+		if id, dup := ts.livePaths[nf.Path]; dup {
+			return fmt.Errorf("file %s: %w in table %q (as file %d)", nf.Path, ErrDuplicate, ts.t.Name, id)
+		}
+		if nf.RecordCount < 0 || nf.FileSizeBytes < 0 {
+			return fmt.Errorf("%w data file %s: negative counts", ErrInvalid, nf.Path)
+		}
+		format := nf.Format
+		if format == "" {
+			format = "parquet"
+		}
+		f := DataFile{
+			ID: w.next.NextFileID, TableID: ts.t.ID, Path: nf.Path, PathIsRelative: nf.PathIsRelative,
+			Format: format, RecordCount: nf.RecordCount, FileSizeBytes: nf.FileSizeBytes,
+			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
+			Begin: w.next.ID,
+		}
+		w.next.NextFileID++
+		ts.livePaths[nf.Path] = f.ID
+		ts.stats.addFile(f)
+		w.put(key(tagDataFile, ts.t.ID, f.ID), dataFileToPB(f, nil))
+		af := addedFile{f: f, fc: map[int64]*FileColumn{}}
+		for i := range nf.Columns {
+			fc := &nf.Columns[i]
+			col, ok := ts.byPath[pathKey(fc.Path)]
+			if !ok {
+				return fmt.Errorf("file %s: stats for %w %q in table %q", nf.Path, ErrNoSuchColumn, strings.Join(fc.Path, "."), ts.t.Name)
+			}
+			if af.fc[col.ID] != nil {
+				return fmt.Errorf("%w file %s: two stats entries for column %q", ErrInvalid, nf.Path, strings.Join(fc.Path, "."))
+			}
+			if err := checkStats(col, &fc.Stats); err != nil {
+				return fmt.Errorf("file %s column %q: %w", nf.Path, strings.Join(fc.Path, "."), err)
+			}
+			for j := range fc.RowGroups {
+				if err := checkStats(col, &fc.RowGroups[j].Stats); err != nil {
+					return fmt.Errorf("file %s column %q row group %d: %w", nf.Path, strings.Join(fc.Path, "."), fc.RowGroups[j].Index, err)
+				}
+			}
+			af.fc[col.ID] = fc
+			w.put(key(tagFileColumnStats, ts.t.ID, col.ID, f.ID), fc.Stats.toPB())
+			for _, rg := range fc.RowGroups {
+				w.put(rowGroupKey(ts.t.ID, col.ID, f.ID, rg.Index), &catalogpb.RowGroupStats{
+					Stats: rg.Stats.toPB(), FirstRow: rg.FirstRow, ColumnIndex: locToPB(rg.ColumnIndex),
+					OffsetIndex: locToPB(rg.OffsetIndex), BloomFilter: locToPB(rg.BloomFilter),
+				})
+			}
+			for _, v := range fc.Variants {
+				w.put(keyWithString(tagFileVariantStats, v.Path, ts.t.ID, col.ID, f.ID), v.toPB())
+			}
+		}
+		for _, c := range ts.cols {
+			if fc := af.fc[c.ID]; fc != nil {
+				ts.accs[c.ID].add(&fc.Stats)
+			} else {
+				ts.accs[c.ID].add(nil)
+			}
+		}
+		ts.added = append(ts.added, af)
+	}
+	if !ts.inserted {
+		ts.inserted = true
+		w.changes.InsertedIntoTables = append(w.changes.InsertedIntoTables, ts.t.ID)
+	}
+	return w.writeErr
+}
+
+// checkStats rejects bounds that do not decode as the column's type, or a
+// min above the max: a catalog must not hold a bound it cannot use.
+func checkStats(col Column, st *ColumnStats) error {
+	codec, ok := types.CodecFor(col.Type)
+	if !ok {
+		if st.Min.Known || st.Max.Known {
+			return fmt.Errorf("%w stats: type %s keeps no min/max", ErrInvalid, col.Type)
+		}
+		return nil
+	}
+	for _, b := range []Maybe[[]byte]{st.Min, st.Max} {
+		if b.Known {
+			if _, err := codec.Decode(b.V); err != nil {
+				return fmt.Errorf("%w bound: %v", ErrInvalid, err)
+			}
+		}
+	}
+	if st.Min.Known && st.Max.Known && codec.Ordered() && codec.Compare(st.Min.V, st.Max.V) > 0 {
+		return fmt.Errorf("%w stats: min %s > max %s", ErrInvalid, fmtBound(codec, st.Min.V), fmtBound(codec, st.Max.V))
+	}
+	return nil
+}
+
+func fmtBound(c *types.Codec, b []byte) string {
+	v, err := c.Decode(b)
+	if err != nil {
+		return fmt.Sprintf("%x", b)
+	}
+	return c.Format(v)
+}
+
+func (w *commitWriter) removeFiles(name string, ids []int64) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		f, ok := ts.live[id]
+		if !ok || ts.removed[id] {
+			return fmt.Errorf("%w %d in table %q at snapshot %d", ErrNoSuchFile, id, ts.t.Name, w.head.ID)
+		}
+		ts.removed[id] = true
+		delete(ts.livePaths, f.Path)
+		w.endFile(f)
+	}
+	if !ts.deleted {
+		ts.deleted = true
+		w.changes.DeletedFromTables = append(w.changes.DeletedFromTables, ts.t.ID)
+	}
+	return w.writeErr
+}
+
+// recompute rebuilds a table's stats exactly from the files that survive
+// this commit: the head's live files less the removed ones, plus the added.
+func (w *commitWriter) recompute(ts *tableState) error {
+	st := &TableStats{Columns: map[int64]*TableColumnStats{}}
+	var survivors []DataFile
+	for id, f := range ts.live {
+		if !ts.removed[id] {
+			survivors = append(survivors, f)
+			st.addFile(f)
+		}
+	}
+	for _, af := range ts.added {
+		st.addFile(af.f)
+	}
+	keep := map[int64]bool{}
+	for _, f := range survivors {
+		keep[f.ID] = true
+	}
+	ts.accs = map[int64]*colAcc{}
+	for _, c := range ts.cols {
+		acc := newColAcc(c.Type)
+		var n int
+		err := w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, cs *ColumnStats) error {
+			if keep[fileID] {
+				acc.add(cs)
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n < len(survivors) {
+			acc.add(nil)
+		}
+		for _, af := range ts.added {
+			if fc := af.fc[c.ID]; fc != nil {
+				acc.add(&fc.Stats)
+			} else {
+				acc.add(nil)
+			}
+		}
+		ts.accs[c.ID] = acc
+	}
+	// Row ids keep counting up: a removed file's ids are never reused.
+	st.NextRowID = max(st.NextRowID, ts.stats.NextRowID)
+	ts.stats = st
+	return nil
+}
+
+// variants returns the table-level variant stats of a VARIANT column over
+// the files that survive the commit.
+func (w *commitWriter) variants(ts *tableState, col Column) ([]VariantStats, error) {
+	var lists [][]VariantStats
+	for id := range ts.live {
+		if ts.removed[id] {
+			continue
+		}
+		vs, err := w.r.FileVariantStats(ts.t.ID, col.ID, id)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, vs)
+	}
+	for _, af := range ts.added {
+		var vs []VariantStats
+		if fc := af.fc[col.ID]; fc != nil {
+			vs = fc.Variants
+		}
+		lists = append(lists, vs)
+	}
+	return mergeVariantLists(lists), nil
+}
+
+func (w *commitWriter) finish() error {
+	narrowed := false
+	for _, ts := range w.tables {
+		if ts.dropped {
+			continue
+		}
+		if ts.deleted {
+			if !ts.seeded {
+				if err := w.seedStats(ts); err != nil {
+					return err
+				}
+			}
+			if err := w.recompute(ts); err != nil {
+				return err
+			}
+			narrowed = true
+		}
+	}
+	if narrowed {
+		// Stats may have narrowed: advance next_file_id even when no file
+		// was written, so that nothing keyed by it (a cache of table stats)
+		// can mistake this state for an older one.
+		w.next.NextFileID++
+	}
+	if w.ddl {
+		w.next.SchemaVersion++
+	}
+	for _, ts := range w.tables {
+		if ts.dropped || !(ts.created || ts.inserted || ts.deleted) {
+			continue
+		}
+		for _, c := range ts.cols {
+			cs := ts.accs[c.ID].cs
+			if c.Type.Kind == types.KindVariant && (ts.inserted || ts.deleted) {
+				vs, err := w.variants(ts, c)
+				if err != nil {
+					return err
+				}
+				cs.Variants = vs
+			}
+			ts.stats.Columns[c.ID] = &cs
+			w.put(key(tagTableColumnStats, ts.t.ID, c.ID), cs.toPB())
+			if c.Type.Kind == types.KindVariant {
+				if err := w.replaceTableVariants(ts.t.ID, c.ID, cs.Variants); err != nil {
+					return err
+				}
+			}
+		}
+		w.put(key(tagTableStats, ts.t.ID), ts.stats.toPB(w.next))
+	}
+	w.next.Changes = Changes{
+		CreatedTables: w.changes.CreatedTables, DroppedTables: w.changes.DroppedTables,
+		InsertedIntoTables: w.changes.InsertedIntoTables, DeletedFromTables: w.changes.DeletedFromTables,
+		CreatedNames: w.changes.CreatedNames,
+	}
+	w.put(key(tagSnapshot, w.next.ID), &catalogpb.Snapshot{
+		Id: w.next.ID, TimeUnixMicros: w.next.Time.UnixMicro(), SchemaVersion: w.next.SchemaVersion,
+		NextCatalogId: w.next.NextCatalogID, NextFileId: w.next.NextFileID, Changes: &w.changes,
+	})
+	return w.writeErr
+}
+
+func (w *commitWriter) replaceTableVariants(tableID, colID int64, vs []VariantStats) error {
+	err := scanPrefix(w.r, key(tagTableVariantStats, tableID, colID), func(k, _ []byte) error {
+		return w.batch.Delete(append([]byte(nil), k...))
+	})
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		w.put(keyWithString(tagTableVariantStats, v.Path, tableID, colID), v.toPB())
+	}
+	return nil
+}
