@@ -488,7 +488,9 @@ func TestConcurrentCommitsAndReaders(t *testing.T) {
 
 func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 	c := newMemCatalog(t)
-	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}}) })
+	commit(t, c, func(tx *Txn) {
+		tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}})
+	})
 	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a", 0, 9, 0)) })
 	r, _ := c.Read(Latest)
 	tb, _ := r.Table("t")
