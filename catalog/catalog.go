@@ -221,3 +221,36 @@ func readSnapshot(r kv.Reader, id int64) (Snapshot, error) {
 	}
 	return snapshotFromPB(&p), nil
 }
+
+// Compact compacts the whole store (when it supports it), so that sizes
+// measured afterwards are of live data.
+func (c *Catalog) Compact() error {
+	if cp, ok := c.store.(kv.Compacter); ok {
+		return cp.Compact(nil, nil)
+	}
+	return nil
+}
+
+// SpaceUsage estimates the bytes on disk held by each kind of row (named as
+// in the tag table), and "total" for the whole store. It is empty for a
+// store that cannot measure itself.
+func (c *Catalog) SpaceUsage() (map[string]int64, error) {
+	sz, ok := c.store.(kv.Sizer)
+	if !ok {
+		return map[string]int64{}, nil
+	}
+	out := map[string]int64{}
+	for name, tag := range allTags {
+		n, err := sz.RangeDiskSize([]byte{tag}, []byte{tag + 1})
+		if err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	total, err := sz.DiskSize()
+	if err != nil {
+		return nil, err
+	}
+	out["total"] = total
+	return out, nil
+}

@@ -62,6 +62,8 @@ type Column struct {
 	Parent   Maybe[int64]
 	Begin    int64
 	End      Maybe[int64]
+	// Path is the column's name and its ancestors', outermost first.
+	Path []string
 }
 
 // DataFile is a Parquet file registered in a table.

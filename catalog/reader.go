@@ -126,8 +126,39 @@ func (r *Reader) Columns(tableID int64) ([]Column, error) {
 		})
 		return nil
 	})
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Order < out[j].Order })
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return treeOrder(out), nil
+}
+
+// treeOrder sorts columns depth-first: each parent, then its children, by
+// order within their parent; and fills in each column's Path.
+func treeOrder(cols []Column) []Column {
+	kids := map[int64][]Column{}
+	var top []Column
+	for _, c := range cols {
+		if c.Parent.Known {
+			kids[c.Parent.V] = append(kids[c.Parent.V], c)
+		} else {
+			top = append(top, c)
+		}
+	}
+	byOrder := func(cs []Column) {
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Order < cs[j].Order })
+	}
+	out := make([]Column, 0, len(cols))
+	var walk func(cs []Column, prefix []string)
+	walk = func(cs []Column, prefix []string) {
+		byOrder(cs)
+		for _, c := range cs {
+			c.Path = append(append([]string(nil), prefix...), c.Name)
+			out = append(out, c)
+			walk(kids[c.ID], c.Path)
+		}
+	}
+	walk(top, nil)
+	return out
 }
 
 // Column finds a top-level column by name, case-insensitively.

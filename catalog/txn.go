@@ -286,24 +286,11 @@ func (w *commitWriter) loadTable(ts *tableState) error {
 	return nil
 }
 
-// columnPaths maps each column's path of names to it.
+// columnPaths maps each column's path of names (Column.Path) to it.
 func columnPaths(cols []Column) map[string]Column {
-	byID := map[int64]Column{}
-	for _, c := range cols {
-		byID[c.ID] = c
-	}
 	out := map[string]Column{}
 	for _, c := range cols {
-		path := []string{c.Name}
-		for cur := c; cur.Parent.Known; {
-			p, ok := byID[cur.Parent.V]
-			if !ok {
-				break
-			}
-			path = append([]string{p.Name}, path...)
-			cur = p
-		}
-		out[pathKey(path)] = c
+		out[pathKey(c.Path)] = c
 	}
 	return out
 }
@@ -417,6 +404,7 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
 		}
 		addColumn(d.Name, typ, nil, int64(i), d.NotNull)
 	}
+	ts.cols = treeOrder(ts.cols)
 	ts.byPath = columnPaths(ts.cols)
 	ts.accs = map[int64]*colAcc{}
 	for _, c := range ts.cols {

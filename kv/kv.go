@@ -77,9 +77,11 @@ type Compacter interface {
 	Compact(lower, upper []byte) error
 }
 
-// Sizer is implemented by stores that can report their size on disk.
+// Sizer is implemented by stores that can report their size on disk, in
+// all and for a key range.
 type Sizer interface {
 	DiskSize() (int64, error)
+	RangeDiskSize(lower, upper []byte) (int64, error)
 }
 
 // PrefixEnd returns the smallest key greater than every key with prefix p,

@@ -146,6 +146,12 @@ func (s *pebbleStore) DiskSize() (int64, error) {
 	return total, err
 }
 
+// RangeDiskSize estimates the bytes of sstables that hold [lower, upper).
+func (s *pebbleStore) RangeDiskSize(lower, upper []byte) (int64, error) {
+	n, err := s.db.EstimateDiskUsage(lower, upper)
+	return int64(n), err
+}
+
 type pebbleSnapshot struct{ s *pebble.Snapshot }
 
 func (p pebbleSnapshot) Get(key []byte) ([]byte, error) {

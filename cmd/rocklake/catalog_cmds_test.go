@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+func newCatalogDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lake")
+	if _, err := run(t, "--catalog", dir, "init"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("rocklake %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func TestInitTwiceFails(t *testing.T) {
+	dir := newCatalogDir(t)
+	if _, err := run(t, "--catalog", dir, "init"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("second init: %v", err)
+	}
+}
+
+func TestTableCommands(t *testing.T) {
+	dir := newCatalogDir(t)
+	out := mustRun(t, "--catalog", dir, "table", "create", "events", "ts TIMESTAMPTZ, id BIGINT, tags STRUCT(a INT, b VARCHAR[])")
+	if !strings.Contains(out, "created table events (3 columns) at snapshot 1") {
+		t.Fatalf("create: %q", out)
+	}
+	out = mustRun(t, "--catalog", dir, "table", "list")
+	if !strings.Contains(out, "events") {
+		t.Fatalf("list: %q", out)
+	}
+	out = mustRun(t, "--catalog", dir, "--format", "json", "table", "describe", "EVENTS")
+	var desc struct {
+		Table   string       `json:"table"`
+		Columns []columnInfo `json:"columns"`
+	}
+	if err := json.Unmarshal([]byte(out), &desc); err != nil {
+		t.Fatal(err)
+	}
+	if desc.Table != "events" || len(desc.Columns) != 3 || desc.Columns[2].Type != "struct(a int32, b varchar[])" ||
+		len(desc.Columns[2].Children) != 2 || desc.Columns[2].Children[1].Children[0].Name != "element" {
+		t.Fatalf("describe: %+v", desc)
+	}
+	// Time travel: at snapshot 0 the table does not exist yet.
+	if _, err := run(t, "--catalog", dir, "table", "describe", "events", "--snapshot", "0"); err == nil {
+		t.Fatal("describe at snapshot 0 must fail")
+	}
+	out = mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
+	var snaps struct {
+		Snapshots []snapshotInfo `json:"snapshots"`
+	}
+	if err := json.Unmarshal([]byte(out), &snaps); err != nil || len(snaps.Snapshots) != 2 || snaps.Snapshots[1].SchemaVersion != 1 {
+		t.Fatalf("snapshots: %v %+v", err, snaps)
+	}
+}
+
+func TestTableCreateErrors(t *testing.T) {
+	dir := newCatalogDir(t)
+	mustRun(t, "--catalog", dir, "table", "create", "t", "x INT")
+	for _, args := range [][]string{
+		{"table", "create", "t", "x INT"},           // duplicate
+		{"table", "create", "u", "x DECIMAL(50,2)"}, // bad type
+		{"table", "create", "u", "x INT, x BIGINT"}, // duplicate column
+		{"table", "create", "u", ""},                // no columns
+		{"table", "describe", "nope"},               // unknown
+		{"stats", "t", "--snapshot", "42"},          // no such snapshot
+		{"stats", "t", "--column", "nope"},          // unknown column
+		{"table", "create", "u"},                    // missing argument
+	} {
+		before := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
+		if out, err := run(t, append([]string{"--catalog", dir}, args...)...); err == nil {
+			t.Errorf("rocklake %s: want an error, got %q", strings.Join(args, " "), out)
+		}
+		if after := mustRun(t, "--catalog", dir, "--format", "json", "snapshots"); after != before {
+			t.Errorf("rocklake %s changed the catalog", strings.Join(args, " "))
+		}
+	}
+}
+
+func TestNotACatalogAndLocked(t *testing.T) {
+	if _, err := run(t, "--catalog", t.TempDir(), "table", "list"); err == nil || !strings.Contains(err.Error(), "not a rocklake catalog") {
+		t.Fatalf("empty dir: %v", err)
+	}
+	dir := newCatalogDir(t)
+	c, err := catalog.Open(dir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := run(t, "--catalog", dir, "table", "list"); err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("held catalog: %v", err)
+	}
+}
+
+func TestStatsShowsDuckLakeText(t *testing.T) {
+	dir := newCatalogDir(t)
+	mustRun(t, "--catalog", dir, "table", "create", "t", "ts TIMESTAMPTZ, price DECIMAL(10,2)")
+	c, err := catalog.Open(dir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(typ, text string) catalog.Maybe[[]byte] {
+		codec, _ := types.CodecFor(types.MustParseType(typ))
+		v, err := codec.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := codec.Encode(v)
+		return catalog.Known(b)
+	}
+	tx, _ := c.Begin()
+	tx.AddFiles("t", catalog.NewFile{Path: "/data/a.parquet", RecordCount: 3, RowGroupCount: 1, Columns: []catalog.FileColumn{
+		{Path: []string{"ts"}, Stats: catalog.ColumnStats{
+			Min: encode("timestamptz", "2024-01-01 00:00:00+00"), Max: encode("timestamptz", "2024-01-02 12:30:00+02"),
+			NullCount: catalog.Known[int64](1), RowCount: 3, MinIsExact: true, MaxIsExact: true}},
+		{Path: []string{"price"}, Stats: catalog.ColumnStats{
+			Min: encode("decimal(10,2)", "-1.5"), Max: encode("decimal(10,2)", "99.99"), RowCount: 3}},
+	}})
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	out := mustRun(t, "--catalog", dir, "--format", "json", "stats", "t", "--column", "ts")
+	var st statsOutput
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.RecordCount != 3 || len(st.Columns) != 1 || *st.Columns[0].Min != "2024-01-01 00:00:00+00" ||
+		*st.Columns[0].Max != "2024-01-02 10:30:00+00" || st.Columns[0].ContainsNull == nil || !*st.Columns[0].ContainsNull {
+		t.Fatalf("stats json: %s", out)
+	}
+	if len(st.Files) != 1 || st.Files[0].Path != "/data/a.parquet" || *st.Files[0].NullCount != 1 || st.Files[0].ValueCount != nil {
+		t.Fatalf("per-file stats: %s", out)
+	}
+	text := mustRun(t, "--catalog", dir, "stats", "t")
+	if !strings.Contains(text, "-1.50") || !strings.Contains(text, "99.99") {
+		t.Fatalf("text stats: %s", text)
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+// openCatalog opens the catalog named by --catalog.
+func openCatalog(g *globals) (*catalog.Catalog, error) {
+	return catalog.Open(g.catalog, catalog.Options{})
+}
+
+// readAt opens a reader at --snapshot (latest when unset).
+func readAt(c *catalog.Catalog, snapshot int64) (*catalog.Reader, error) {
+	if snapshot < 0 {
+		return c.Read(catalog.Latest)
+	}
+	return c.Read(snapshot)
+}
+
+func addSnapshotFlag(cmd *cobra.Command, dst *int64) {
+	cmd.Flags().Int64Var(dst, "snapshot", -1, "read as of this snapshot id (default: latest)")
+}
+
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+// boundText renders an encoded bound in DuckLake text form; nil when
+// unknown.
+func boundText(t types.Type, b catalog.Maybe[[]byte]) *string {
+	if !b.Known {
+		return nil
+	}
+	c, ok := types.CodecFor(t)
+	if !ok {
+		return nil
+	}
+	v, err := c.Decode(b.V)
+	if err != nil {
+		s := fmt.Sprintf("<undecodable %x>", b.V)
+		return &s
+	}
+	s := c.Format(v)
+	return &s
+}
+
+func maybePtr[T any](m catalog.Maybe[T]) *T {
+	if !m.Known {
+		return nil
+	}
+	v := m.V
+	return &v
+}
+
+// show renders an optional value for text output.
+func show[T any](p *T) string {
+	if p == nil {
+		return "?"
+	}
+	return fmt.Sprint(*p)
+}
+
+// topLevel drops nested child columns.
+func topLevel(cols []catalog.Column) []catalog.Column {
+	var out []catalog.Column
+	for _, c := range cols {
+		if !c.Parent.Known {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// parseTypeOrUnknown reads a stored type text, Unknown when it does not
+// parse (it then shows no bounds).
+func parseTypeOrUnknown(s string) types.Type {
+	t, err := types.ParseType(s)
+	if err != nil {
+		return types.Unknown(s)
+	}
+	return t
+}

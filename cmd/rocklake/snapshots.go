@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
+)
+
+type snapshotInfo struct {
+	ID            int64           `json:"id"`
+	Time          time.Time       `json:"time"`
+	SchemaVersion int64           `json:"schema_version"`
+	NextCatalogID int64           `json:"next_catalog_id"`
+	NextFileID    int64           `json:"next_file_id"`
+	Changes       catalog.Changes `json:"changes"`
+}
+
+func newSnapshotsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "snapshots",
+		Short: "List the catalog's snapshots and what each changed",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			snaps, err := c.Snapshots()
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				out := make([]snapshotInfo, len(snaps))
+				for i, s := range snaps {
+					out[i] = snapshotInfo{s.ID, s.Time, s.SchemaVersion, s.NextCatalogID, s.NextFileID, s.Changes}
+				}
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshots": out})
+			}
+			w := newTable(cmd.OutOrStdout())
+			fmt.Fprintln(w, "SNAPSHOT\tTIME\tSCHEMA\tNEXT_FILE\tCHANGES")
+			for _, s := range snaps {
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", s.ID, s.Time.Format(time.RFC3339), s.SchemaVersion, s.NextFileID, describeChanges(s.Changes))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func describeChanges(ch catalog.Changes) string {
+	var parts []string
+	add := func(what string, ids []int64) {
+		if len(ids) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v", what, ids))
+		}
+	}
+	if len(ch.CreatedSchemas) > 0 {
+		parts = append(parts, fmt.Sprintf("created schemas %v", ch.CreatedSchemas))
+	}
+	add("created tables", ch.CreatedTables)
+	add("dropped tables", ch.DroppedTables)
+	add("inserted into tables", ch.InsertedIntoTables)
+	add("deleted from tables", ch.DeletedFromTables)
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
+)
+
+func newTableCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "table",
+		Short: "Create, list and describe tables",
+	}
+	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g))
+	return cmd
+}
+
+func newTableCreateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "create NAME 'col TYPE, ...'",
+		Short: "Create a table from a column list",
+		Example: `  rocklake table create events 'ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE'
+  rocklake table create t 'id INT, tags STRUCT(a INT, b VARCHAR[]), price DECIMAL(10,2)'`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			defs, err := catalog.ParseColumnDefs(args[1])
+			if err != nil {
+				return err
+			}
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			tx, err := c.Begin()
+			if err != nil {
+				return err
+			}
+			tx.CreateTable(args[0], defs)
+			snap, err := tx.Commit()
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "columns": len(defs), "snapshot": snap.ID})
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s (%d columns) at snapshot %d\n", args[0], len(defs), snap.ID)
+			return err
+		},
+	}
+}
+
+type tableSummary struct {
+	Name          string `json:"name"`
+	Columns       int    `json:"columns"`
+	Files         int64  `json:"files"`
+	Records       int64  `json:"records"`
+	FileSizeBytes int64  `json:"file_size_bytes"`
+}
+
+func newTableListCmd(g *globals) *cobra.Command {
+	var snapshot int64
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the tables",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			r, err := readAt(c, snapshot)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			tables, err := r.Tables()
+			if err != nil {
+				return err
+			}
+			out := []tableSummary{}
+			for _, t := range tables {
+				cols, err := r.Columns(t.ID)
+				if err != nil {
+					return err
+				}
+				ts, err := r.TableStats(t.ID)
+				if err != nil {
+					return err
+				}
+				out = append(out, tableSummary{Name: t.Name, Columns: len(topLevel(cols)), Files: ts.FileCount,
+					Records: ts.RecordCount, FileSizeBytes: ts.FileSizeBytes})
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshot": r.Snapshot().ID, "tables": out})
+			}
+			w := newTable(cmd.OutOrStdout())
+			fmt.Fprintln(w, "TABLE\tCOLUMNS\tFILES\tRECORDS\tBYTES")
+			for _, t := range out {
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", t.Name, t.Columns, t.Files, t.Records, t.FileSizeBytes)
+			}
+			return w.Flush()
+		},
+	}
+	addSnapshotFlag(cmd, &snapshot)
+	return cmd
+}
+
+type columnInfo struct {
+	ID       int64        `json:"id"`
+	Name     string       `json:"name"`
+	Type     string       `json:"type"`
+	Nullable bool         `json:"nullable"`
+	Children []columnInfo `json:"children,omitempty"`
+}
+
+func newTableDescribeCmd(g *globals) *cobra.Command {
+	var snapshot int64
+	cmd := &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show a table's columns, nested fields included",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			r, err := readAt(c, snapshot)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			t, err := r.Table(args[0])
+			if err != nil {
+				return err
+			}
+			cols, err := r.Columns(t.ID)
+			if err != nil {
+				return err
+			}
+			tree := columnTree(cols)
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{
+					"table": t.Name, "uuid": t.UUID, "snapshot": r.Snapshot().ID, "columns": tree,
+				})
+			}
+			w := newTable(cmd.OutOrStdout())
+			fmt.Fprintf(w, "table %s (uuid %s) at snapshot %d\n", t.Name, t.UUID, r.Snapshot().ID)
+			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE")
+			var walk func([]columnInfo, int)
+			walk = func(cs []columnInfo, depth int) {
+				for _, ci := range cs {
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable)
+					walk(ci.Children, depth+1)
+				}
+			}
+			walk(tree, 0)
+			return w.Flush()
+		},
+	}
+	addSnapshotFlag(cmd, &snapshot)
+	return cmd
+}
+
+// columnTree nests child columns under their parents.
+func columnTree(cols []catalog.Column) []columnInfo {
+	kids := map[int64][]catalog.Column{}
+	for _, c := range cols {
+		if c.Parent.Known {
+			kids[c.Parent.V] = append(kids[c.Parent.V], c)
+		}
+	}
+	var build func(c catalog.Column) columnInfo
+	build = func(c catalog.Column) columnInfo {
+		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable}
+		for _, k := range kids[c.ID] {
+			ci.Children = append(ci.Children, build(k))
+		}
+		return ci
+	}
+	var out []columnInfo
+	for _, c := range topLevel(cols) {
+		out = append(out, build(c))
+	}
+	return out
+}
