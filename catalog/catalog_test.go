@@ -735,3 +735,67 @@ func TestParseColumnDefs(t *testing.T) {
 		}
 	}
 }
+
+func TestDropAndRecreateConflictsWithConcurrentInsert(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) { tx.CreateTable("x", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	recreate, _ := c.Begin()
+	recreate.DropTable("x")
+	recreate.CreateTable("x", []ColumnDef{{Name: "x", Type: "bigint"}})
+	commit(t, c, func(tx *Txn) { tx.AddFiles("x", intFile(t, "a", 0, 1, 0)) })
+	if _, err := recreate.Commit(); !errors.Is(err, ErrConflict) {
+		t.Fatalf("drop+create over a concurrent insert: want ErrConflict, got %v", err)
+	}
+}
+
+func TestRejectsNonCanonicalAndBadVariantBounds(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) {
+		tx.CreateTable("t", []ColumnDef{{Name: "f", Type: "double"}, {Name: "v", Type: "variant"}})
+	})
+	negZero := []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff} // -0.0 unfolded
+	cases := map[string]NewFile{
+		"unfolded -0.0": {Path: "a", RecordCount: 1, Columns: []FileColumn{{Path: []string{"f"},
+			Stats: ColumnStats{Min: Known(negZero), Max: Known(negZero), RowCount: 1}}}},
+		"inverted variant bounds": {Path: "b", RecordCount: 1, Columns: []FileColumn{{Path: []string{"v"},
+			Variants: []VariantStats{{Path: `"a"`, ShreddedType: "int64", Min: Known(enc(t, "int64", "100")), Max: Known(enc(t, "int64", "5"))}}}}},
+		"short variant bound": {Path: "c", RecordCount: 1, Columns: []FileColumn{{Path: []string{"v"},
+			Variants: []VariantStats{{Path: `"a"`, ShreddedType: "int64", Min: Known([]byte{1})}}}}},
+	}
+	for name, nf := range cases {
+		before := dump(t, c)
+		tx, _ := c.Begin()
+		tx.AddFiles("t", nf)
+		if _, err := tx.Commit(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: want ErrInvalid, got %v", name, err)
+		}
+		if dump(t, c) != before {
+			t.Errorf("%s: store changed", name)
+		}
+	}
+}
+
+// TestSharedReaderConcurrency runs under -race in CI: one Reader used by
+// several goroutines.
+func TestSharedReaderConcurrency(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a", 0, 9, 0), intFile(t, "b", 5, 50, 0)) })
+	r, _ := c.Read(Latest)
+	defer r.Close()
+	tb, _ := r.Table("t")
+	done := make(chan int)
+	for range 4 {
+		go func() {
+			n := 0
+			_ = r.FileColumnStats(tb.ID, 1, func(int64, *ColumnStats) error { n++; return nil })
+			_, _ = r.TableStats(tb.ID)
+			done <- n
+		}()
+	}
+	for range 4 {
+		if n := <-done; n != 2 {
+			t.Fatalf("a goroutine saw %d files", n)
+		}
+	}
+}

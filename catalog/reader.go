@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
@@ -12,13 +13,15 @@ import (
 
 // Reader reads the catalog as of one snapshot, through one consistent view
 // of the store: nothing committed after it was opened is visible, and every
-// row it returns is visible at its snapshot (begin ≤ s < end). Close it.
+// row it returns is visible at its snapshot (begin ≤ s < end). It is safe
+// for concurrent use. Close it.
 type Reader struct {
 	c    *Catalog
 	kvs  kv.Snapshot
 	snap Snapshot
 
-	live map[int64]map[int64]bool // table → live file ids, filled lazily
+	liveMu sync.Mutex
+	live   map[int64]map[int64]bool // table → live file ids, filled lazily
 }
 
 // Read opens a Reader at snapshot id, or at the newest with Latest.
@@ -198,6 +201,8 @@ func (r *Reader) Files(tableID int64) ([]DataFile, error) {
 
 // liveFiles is the set of file ids visible in a table at the snapshot.
 func (r *Reader) liveFiles(tableID int64) (map[int64]bool, error) {
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
 	if set, ok := r.live[tableID]; ok {
 		return set, nil
 	}

@@ -146,6 +146,9 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 	var order []string
 	for _, v := range lists[0] {
 		v := v
+		if c, ok := types.CodecFor(parseOrUnknown(v.ShreddedType)); !ok || !c.Ordered() {
+			v.Min, v.Max = Maybe[[]byte]{}, Maybe[[]byte]{}
+		}
 		merged[v.Path] = &v
 		order = append(order, v.Path)
 	}

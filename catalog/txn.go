@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -296,25 +297,26 @@ func columnPaths(cols []Column) map[string]Column {
 }
 
 func (w *commitWriter) checkConflicts(t *Txn) error {
-	var touched = map[string]bool{}
-	var creating = map[string]bool{}
+	touched := map[string]bool{}
+	creating := map[string]bool{}
 	for _, o := range t.ops {
+		touched[strings.ToLower(o.table)] = true
 		if o.kind == opCreateTable {
 			creating["0."+strings.ToLower(o.table)] = true
-		} else {
-			touched[strings.ToLower(o.table)] = true
 		}
 	}
+	// The tables the transaction meant are those its names had at its base
+	// snapshot (a name dropped and re-created since names another table).
+	baseSnap, err := readSnapshot(w.r.kvs, t.base)
+	if err != nil {
+		return err
+	}
+	base := &Reader{c: w.c, kvs: w.r.kvs, snap: baseSnap}
 	ids := map[int64]string{}
 	for name := range touched {
-		if creating["0."+name] {
-			continue
+		if tb, err := base.Table(name); err == nil {
+			ids[tb.ID] = tb.Name
 		}
-		tb, err := w.r.Table(name)
-		if err != nil {
-			return fmt.Errorf("%w: table %q was dropped or renamed by a commit after snapshot %d; retry", ErrConflict, name, t.base)
-		}
-		ids[tb.ID] = tb.Name
 	}
 	for s := t.base + 1; s <= w.head.ID; s++ {
 		snap, err := readSnapshot(w.r.kvs, s)
@@ -330,7 +332,7 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 			}
 		}
 		for _, n := range ch.CreatedNames {
-			if creating[strings.ToLower(n)] {
+			if creating[strings.ToLower(n)] || touched[strings.TrimPrefix(strings.ToLower(n), "0.")] {
 				return fmt.Errorf("%w: table %q was created by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, strings.TrimPrefix(n, "0."), s, t.base)
 			}
 		}
@@ -347,9 +349,6 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
 	} else if !errors.Is(err, ErrNoSuchTable) {
 		return err
 	}
-	if len(defs) == 0 {
-		return fmt.Errorf("%w table %q: no columns", ErrInvalid, name)
-	}
 	id := w.next.NextCatalogID
 	w.next.NextCatalogID++
 	s := w.next.ID
@@ -359,52 +358,17 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
 	})
 	ts := &tableState{t: tbl, created: true, live: map[int64]DataFile{}, livePaths: map[string]int64{},
 		removed: map[int64]bool{}, stats: &TableStats{Columns: map[int64]*TableColumnStats{}}, seeded: true}
-	seen := map[string]bool{}
-	nextCol := int64(1)
-	var addColumn func(name string, typ types.Type, parent *int64, order int64, notNull bool)
-	addColumn = func(name string, typ types.Type, parent *int64, order int64, notNull bool) {
-		cid := nextCol
-		nextCol++
-		col := Column{ID: cid, TableID: id, Order: order, Name: name, Type: typ, Nullable: !notNull, Begin: s}
-		if parent != nil {
-			col.Parent = Known(*parent)
-		}
-		ts.cols = append(ts.cols, col)
-		w.put(key(tagColumn, id, cid, s), &catalogpb.Column{
-			Id: cid, TableId: id, Order: order, Name: name, Type: typ.String(), Nullable: !notNull,
-			ParentColumn: parent, BeginSnapshot: s,
+	cols, err := buildColumns(id, s, name, defs)
+	if err != nil {
+		return err
+	}
+	ts.cols = cols
+	for _, c := range cols {
+		w.put(key(tagColumn, id, c.ID, s), &catalogpb.Column{
+			Id: c.ID, TableId: id, Order: c.Order, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable,
+			ParentColumn: optInt(c.Parent), BeginSnapshot: s,
 		})
-		switch typ.Kind {
-		case types.KindStruct:
-			for i, f := range typ.Fields {
-				addColumn(f.Name, f.Type, &cid, int64(i), false)
-			}
-		case types.KindList, types.KindArray:
-			if typ.Elem != nil {
-				addColumn("element", *typ.Elem, &cid, 0, false)
-			}
-		case types.KindMap:
-			if typ.Key != nil {
-				addColumn("key", *typ.Key, &cid, 0, true)
-				addColumn("value", *typ.Value, &cid, 1, false)
-			}
-		}
 	}
-	for i, d := range defs {
-		if strings.TrimSpace(d.Name) == "" {
-			return fmt.Errorf("%w table %q: column %d has no name", ErrInvalid, name, i+1)
-		}
-		if seen[strings.ToLower(d.Name)] {
-			return fmt.Errorf("table %q: column %q: %w", name, d.Name, ErrDuplicate)
-		}
-		seen[strings.ToLower(d.Name)] = true
-		typ, err := types.ParseType(d.Type)
-		if err != nil {
-			return fmt.Errorf("%w table %q column %q: %v", ErrInvalid, name, d.Name, err)
-		}
-		addColumn(d.Name, typ, nil, int64(i), d.NotNull)
-	}
-	ts.cols = treeOrder(ts.cols)
 	ts.byPath = columnPaths(ts.cols)
 	ts.accs = map[int64]*colAcc{}
 	for _, c := range ts.cols {
@@ -415,6 +379,65 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
 	w.changes.CreatedTables = append(w.changes.CreatedTables, id)
 	w.changes.CreatedNames = append(w.changes.CreatedNames, "0."+strings.ToLower(name))
 	return w.writeErr
+}
+
+// PlanColumns returns the columns CreateTable makes from defs (ids, nested
+// children, paths) without writing anything, so that files can be checked
+// against a table that one commit creates and fills.
+func PlanColumns(defs []ColumnDef) ([]Column, error) {
+	return buildColumns(0, 0, "", defs)
+}
+
+// buildColumns numbers columns from 1 in depth-first order, children after
+// their parent: struct fields by name, a list's "element", a map's "key"
+// and "value".
+func buildColumns(tableID, snap int64, table string, defs []ColumnDef) ([]Column, error) {
+	var cols []Column
+	seen := map[string]bool{}
+	nextCol := int64(1)
+	var add func(name string, typ types.Type, parent *int64, order int64, notNull bool)
+	add = func(name string, typ types.Type, parent *int64, order int64, notNull bool) {
+		cid := nextCol
+		nextCol++
+		col := Column{ID: cid, TableID: tableID, Order: order, Name: name, Type: typ, Nullable: !notNull, Begin: snap}
+		if parent != nil {
+			col.Parent = Known(*parent)
+		}
+		cols = append(cols, col)
+		switch typ.Kind {
+		case types.KindStruct:
+			for i, f := range typ.Fields {
+				add(f.Name, f.Type, &cid, int64(i), false)
+			}
+		case types.KindList, types.KindArray:
+			if typ.Elem != nil {
+				add("element", *typ.Elem, &cid, 0, false)
+			}
+		case types.KindMap:
+			if typ.Key != nil {
+				add("key", *typ.Key, &cid, 0, true)
+				add("value", *typ.Value, &cid, 1, false)
+			}
+		}
+	}
+	if len(defs) == 0 {
+		return nil, fmt.Errorf("%w table %q: no columns", ErrInvalid, table)
+	}
+	for i, d := range defs {
+		if strings.TrimSpace(d.Name) == "" {
+			return nil, fmt.Errorf("%w table %q: column %d has no name", ErrInvalid, table, i+1)
+		}
+		if seen[strings.ToLower(d.Name)] {
+			return nil, fmt.Errorf("table %q: column %q: %w", table, d.Name, ErrDuplicate)
+		}
+		seen[strings.ToLower(d.Name)] = true
+		typ, err := types.ParseType(d.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%w table %q column %q: %v", ErrInvalid, table, d.Name, err)
+		}
+		add(d.Name, typ, nil, int64(i), d.NotNull)
+	}
+	return treeOrder(cols), nil
 }
 
 func (w *commitWriter) dropTable(name string) error {
@@ -529,6 +552,11 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			if err := checkStats(col, &fc.Stats); err != nil {
 				return fmt.Errorf("file %s column %q: %w", nf.Path, strings.Join(fc.Path, "."), err)
 			}
+			for j := range fc.Variants {
+				if err := checkVariant(&fc.Variants[j]); err != nil {
+					return fmt.Errorf("file %s column %q variant %s: %w", nf.Path, strings.Join(fc.Path, "."), fc.Variants[j].Path, err)
+				}
+			}
 			for j := range fc.RowGroups {
 				if err := checkStats(col, &fc.RowGroups[j].Stats); err != nil {
 					return fmt.Errorf("file %s column %q row group %d: %w", nf.Path, strings.Join(fc.Path, "."), fc.RowGroups[j].Index, err)
@@ -574,8 +602,13 @@ func checkStats(col Column, st *ColumnStats) error {
 	}
 	for _, b := range []Maybe[[]byte]{st.Min, st.Max} {
 		if b.Known {
-			if _, err := codec.Decode(b.V); err != nil {
+			v, err := codec.Decode(b.V)
+			if err != nil {
 				return fmt.Errorf("%w bound: %v", ErrInvalid, err)
+			}
+			// Only the canonical encoding compares right against others.
+			if re, err := codec.Encode(v); err != nil || !bytes.Equal(re, b.V) {
+				return fmt.Errorf("%w bound: % x is not the canonical encoding of %s", ErrInvalid, b.V, codec.Format(v))
 			}
 		}
 	}
@@ -583,6 +616,12 @@ func checkStats(col Column, st *ColumnStats) error {
 		return fmt.Errorf("%w stats: min %s > max %s", ErrInvalid, fmtBound(codec, st.Min.V), fmtBound(codec, st.Max.V))
 	}
 	return nil
+}
+
+// checkVariant applies checkStats to a sub-field in its shredded type.
+func checkVariant(v *VariantStats) error {
+	st := ColumnStats{Min: v.Min, Max: v.Max}
+	return checkStats(Column{Type: parseOrUnknown(v.ShreddedType)}, &st)
 }
 
 func fmtBound(c *types.Codec, b []byte) string {

@@ -24,7 +24,7 @@ func TestAscendingTables(t *testing.T) {
 		for i, text := range values {
 			wantEqual := strings.HasPrefix(text, "=")
 			text = strings.TrimPrefix(text, "=")
-			v, exact, err := c.ParseRounded(text, types.Nearest)
+			v, exact, err := c.ParseRounded(text, types.Cast)
 			// Float text is the shortest that reads back to the value, not
 			// its exact binary value: exactness is not expected there.
 			isFloat := c.Type().Kind == types.KindFloat || c.Type().Kind == types.KindDouble
@@ -62,7 +62,7 @@ func TestAscendingTables(t *testing.T) {
 				t.Errorf("%s: decode(encode(%q)) = %#v, want %#v", typeText, text, dec, v)
 			}
 			formatted := c.Format(v)
-			back, exact, err := c.ParseRounded(formatted, types.Nearest)
+			back, exact, err := c.ParseRounded(formatted, types.Cast)
 			if err != nil || (!exact && !isFloat) || !back.Same(v) {
 				t.Errorf("%s: parse(format(%q)) via %q = %#v exact=%v err=%v", typeText, text, formatted, back, exact, err)
 			}

@@ -14,8 +14,12 @@ import (
 type Rounding uint8
 
 const (
-	// Nearest rounds half away from zero, as DuckDB's decimal cast does.
-	Nearest Rounding = iota
+	// Cast gives what DuckDB's CAST from VARCHAR gives: decimals, integers
+	// and floats round to nearest (decimals half away from zero); TIME,
+	// TIMETZ, TIMESTAMP, TIMESTAMPTZ and TIMESTAMP_NS drop digits below
+	// their unit; TIMESTAMP_S and TIMESTAMP_MS round to nearest. A planner
+	// binding a literal the way DuckDB will uses Cast.
+	Cast Rounding = iota
 	// Floor rounds toward -inf (use for a lower bound).
 	Floor
 	// Ceil rounds toward +inf (use for an upper bound).
@@ -93,15 +97,17 @@ func (c *Codec) CompareValues(a, b Value) (int, error) {
 // CAST(v AS VARCHAR) (TIMESTAMPTZ and TIMETZ in UTC).
 func (c *Codec) Format(v Value) string { return c.format(v) }
 
-// Parse reads a text form tolerantly, rounding to nearest where the text is
-// more precise than the type.
+// Parse reads a text form tolerantly, as DuckDB's CAST from VARCHAR would
+// where the text is more precise than the type (see Cast).
 func (c *Codec) Parse(s string) (Value, error) {
-	v, _, err := c.parse(s, Nearest)
+	v, _, err := c.parse(s, Cast)
 	return v, err
 }
 
 // ParseRounded reads a text form, rounding as r says, and reports whether
-// the result equals the text's value exactly.
+// the result equals the text's value exactly. Floor and Ceil are for bounds;
+// "not exact" says nothing about whether DuckDB's comparison with the
+// literal can match (DuckDB casts first, see Cast).
 func (c *Codec) ParseRounded(s string, r Rounding) (v Value, exact bool, err error) {
 	return c.parse(s, r)
 }

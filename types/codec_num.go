@@ -256,6 +256,11 @@ func floatCodec(k Kind) *Codec {
 				if f != f {
 					return Value{}, fmt.Errorf("float32: encoding decodes to NaN")
 				}
+				if f == 0 && u != 0 {
+					// -0.0 is always encoded as +0.0; the other pattern
+					// would sort below every zero bound.
+					return Value{}, fmt.Errorf("float32: non-canonical encoding of -0.0")
+				}
 				return FloatValue(float64(f)), nil
 			}
 			u := binary.BigEndian.Uint64(b)
@@ -267,6 +272,9 @@ func floatCodec(k Kind) *Codec {
 			f := math.Float64frombits(u)
 			if math.IsNaN(f) {
 				return Value{}, fmt.Errorf("float64: encoding decodes to NaN")
+			}
+			if f == 0 && u != 0 {
+				return Value{}, fmt.Errorf("float64: non-canonical encoding of -0.0")
 			}
 			return FloatValue(f), nil
 		},

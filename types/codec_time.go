@@ -266,11 +266,15 @@ func parseInterval(s string) (Interval, error) {
 							return Interval{}, fmt.Errorf("%q: bad clock %q", s, f)
 						}
 					}
-					frac, _ = fracUnits(fr, 6, Nearest)
+					frac, _ = fracUnits(fr, 6, Cast)
 				}
 			}
-			if err1 != nil || err2 != nil || err3 != nil || mi > 59 || sec > 59 || h > math.MaxInt64/3_600_000_000 {
+			if err1 != nil || err2 != nil || err3 != nil || h < 0 || mi > 59 || sec > 59 {
 				return Interval{}, fmt.Errorf("%q: bad clock %q", s, f)
+			}
+			const maxHours = (math.MaxInt64 - 3_599_999_999) / 3_600_000_000
+			if h > maxHours {
+				return Interval{}, fmt.Errorf("%q: %w", s, ErrOutOfRange)
 			}
 			u := h*3_600_000_000 + mi*60_000_000 + sec*1_000_000 + frac
 			if neg {

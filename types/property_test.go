@@ -353,8 +353,9 @@ func TestDirectedRounding(t *testing.T) {
 		loExact bool
 		nearest int64
 	}{
-		{"1970-01-01 00:00:00.0000005", 0, 1, false, 1},
-		{"1969-12-31 23:59:59.9999999", -1, 0, false, 0},
+		// Cast truncates below the unit, as DuckDB's CAST does.
+		{"1970-01-01 00:00:00.0000005", 0, 1, false, 0},
+		{"1969-12-31 23:59:59.9999999", -1, 0, false, -1},
 		{"1970-01-01 00:00:00.000001000", 1, 1, true, 1},
 	} {
 		lo, loExact, _ := ts.ParseRounded(c.text, Floor)
@@ -363,6 +364,22 @@ func TestDirectedRounding(t *testing.T) {
 		if lo.Int64() != c.lo || hi.Int64() != c.hi || loExact != c.loExact || n.Int64() != c.nearest {
 			t.Errorf("%q: floor %d ceil %d exact %v nearest %d; want %d %d %v %d", c.text,
 				lo.Int64(), hi.Int64(), loExact, n.Int64(), c.lo, c.hi, c.loExact, c.nearest)
+		}
+	}
+	// DuckDB's own answers for CAST(text AS type).
+	for _, c := range []struct{ typ, text, want string }{
+		{"time", "10:00:00.1234567", "10:00:00.123456"},
+		{"timestamp_ns", "1970-01-01 00:00:00.0000000009", "1970-01-01 00:00:00"},
+		{"timestamp_ns", "2020-01-01 10:00:00+05", "2020-01-01 05:00:00"},
+		{"timestamp", "2020-01-01 10:00:00+05", "2020-01-01 10:00:00"},
+		{"timestamp_s", "2024-01-01 10:00:00.5", "2024-01-01 10:00:01"},
+		{"timestamp_ms", "2024-01-01 10:00:00.0005", "2024-01-01 10:00:00.001"},
+		{"timestamptz", "2024-01-01 10:00:00.9999999+00", "2024-01-01 10:00:00.999999+00"},
+	} {
+		codec, _ := CodecFor(MustParseType(c.typ))
+		v, err := codec.Parse(c.text)
+		if err != nil || codec.Format(v) != c.want {
+			t.Errorf("%s %q: cast gives %q (%v), DuckDB gives %q", c.typ, c.text, codec.Format(v), err, c.want)
 		}
 	}
 	dec, _ := CodecFor(Decimal(10, 2))

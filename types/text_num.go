@@ -198,21 +198,31 @@ func parseFloatText(s string, bitSize int, r Rounding) (float64, bool, error) {
 			return down(f), false, nil // the largest finite value
 		case r == Ceil && f < 0:
 			return up(f), false, nil
-		case r == Nearest:
+		case r == Cast:
 			return 0, false, fmt.Errorf("%q: %w for float%d", s, ErrOutOfRange, bitSize)
 		}
 		return f, false, nil
 	}
 	var cmp int
-	if exp > 400 || exp < -800 {
-		// Far outside the float range: strconv already saturated to 0 or
-		// rounded to the largest finite; the sign of the error is known.
-		if f == 0 {
-			cmp = -mant.Sign() // 0 vs a nonzero true value
-		} else {
-			cmp = mant.Sign()
-		}
+	if f == 0 {
+		// Underflow to zero: zero is below a positive value, above a
+		// negative one.
+		cmp = -mant.Sign()
 	} else {
+		// Beyond 1100 significant digits, compare against the first 1100:
+		// a float's exact decimal expansion is shorter than that, so it
+		// either differs from the prefix (and the prefix decides) or equals
+		// it (and the remaining digits decide).
+		more := false
+		if digits := new(big.Int).Abs(mant).String(); len(digits) > 1100 {
+			more = strings.Trim(digits[1100:], "0") != ""
+			exp += len(digits) - 1100
+			t, _ := new(big.Int).SetString(digits[:1100], 10)
+			if mant.Sign() < 0 {
+				t.Neg(t)
+			}
+			mant = t
+		}
 		exact := new(big.Rat).SetInt(mant)
 		p := new(big.Rat).SetInt(new(big.Int).Exp(bigTen, big.NewInt(int64(abs(exp))), nil))
 		if exp >= 0 {
@@ -221,6 +231,9 @@ func parseFloatText(s string, bitSize int, r Rounding) (float64, bool, error) {
 			exact.Quo(exact, p)
 		}
 		cmp = new(big.Rat).SetFloat64(f).Cmp(exact)
+		if cmp == 0 && more {
+			cmp = -mant.Sign()
+		}
 	}
 	if cmp == 0 {
 		return f, true, nil

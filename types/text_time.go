@@ -281,17 +281,22 @@ func fracUnits(frac string, digits int, r Rounding) (units int64, exact bool) {
 		return units, true
 	}
 	// Values here are non-negative offsets within a second, so Floor
-	// truncates and Ceil rounds up.
+	// truncates and Ceil rounds up. nearestCast is Cast's rounding for the
+	// kinds DuckDB rounds (TIMESTAMP_S, TIMESTAMP_MS); for the others Cast
+	// truncates, as DuckDB does.
 	switch r {
 	case Ceil:
 		units++
-	case Nearest:
+	case nearestCast:
 		if rest[0] >= '5' {
 			units++
 		}
 	}
 	return units, false
 }
+
+// nearestCast is an internal rounding: to nearest, half up.
+const nearestCast Rounding = 255
 
 // unitsPerSecond of each timestamp kind, and the fraction digits it keeps.
 func timestampUnit(k Kind) (perSec int64, digits int) {
@@ -379,11 +384,15 @@ func parseTimestampText(s string, k Kind, r Rounding) (int64, bool, error) {
 		if !hasOff {
 			return 0, false, fmt.Errorf("%q: %w", s, ErrNoOffset)
 		}
-	} else {
-		// DuckDB drops an offset written on a plain timestamp.
+	} else if k != KindTimestampNS {
+		// DuckDB drops an offset written on a plain TIMESTAMP, _S or _MS
+		// (it applies one written on a TIMESTAMP_NS).
 		off = 0
 	}
 	perSec, digits := timestampUnit(k)
+	if r == Cast && (k == KindTimestampS || k == KindTimestampMS) {
+		r = nearestCast
+	}
 	fu, exact := fracUnits(c.frac, digits, r)
 	secs := new(big.Int).SetInt64(daysFromCivil(y, m, d))
 	secs.Mul(secs, big.NewInt(86400))
