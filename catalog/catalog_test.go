@@ -799,3 +799,32 @@ func TestSharedReaderConcurrency(t *testing.T) {
 		}
 	}
 }
+
+func TestAllNullFilesDoNotPoisonBounds(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	allNull := NewFile{Path: "nulls", RecordCount: 5, Columns: []FileColumn{{Path: []string{"x"},
+		Stats: ColumnStats{NullCount: Known[int64](5), ValueCount: Known[int64](0), RowCount: 5}}}}
+	unknown := NewFile{Path: "unknown", RecordCount: 5} // no stats row at all
+	check := func(lo, hi string, noValues bool) {
+		t.Helper()
+		r, _ := c.Read(Latest)
+		defer r.Close()
+		tb, _ := r.Table("t")
+		ts, _ := r.TableStats(tb.ID)
+		cs := ts.Columns[1]
+		if decodeInt(t, cs.Min) != lo || decodeInt(t, cs.Max) != hi || cs.NoValues != noValues {
+			t.Fatalf("bounds [%s, %s] no_values %v; want [%s, %s] %v", decodeInt(t, cs.Min), decodeInt(t, cs.Max), cs.NoValues, lo, hi, noValues)
+		}
+		fresh, _ := r.computeTableStats(tb.ID)
+		if f := fresh.Columns[1]; decodeInt(t, f.Min) != lo || decodeInt(t, f.Max) != hi || f.NoValues != noValues {
+			t.Fatalf("recomputed stats differ from stored")
+		}
+	}
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", allNull) })
+	check("?", "?", true)
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a", 3, 8, 0)) })
+	check("3", "8", false)
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", unknown) })
+	check("?", "?", false) // a file without stats makes the bounds unknown
+}

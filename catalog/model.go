@@ -145,6 +145,9 @@ type TableColumnStats struct {
 	MinIsExact   bool
 	MaxIsExact   bool
 	ExtraStats   string
+	// NoValues is set when every file holds no value (all NULL): Min and
+	// Max are then absent because there is nothing to bound.
+	NoValues bool
 	// Variants keeps the sub-fields shredded with one type in every file.
 	Variants []VariantStats
 }

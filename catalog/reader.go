@@ -315,7 +315,7 @@ func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) 
 		ts.Columns[colID] = &TableColumnStats{
 			ContainsNull: maybeBool(c.ContainsNull), ContainsNaN: maybeBool(c.ContainsNan),
 			Min: maybeBytes(c.Min), Max: maybeBytes(c.Max), MinIsExact: c.MinIsExact,
-			MaxIsExact: c.MaxIsExact, ExtraStats: c.ExtraStats,
+			MaxIsExact: c.MaxIsExact, ExtraStats: c.ExtraStats, NoValues: c.NoValues,
 		}
 		return nil
 	})

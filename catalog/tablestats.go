@@ -108,7 +108,8 @@ func (r *Reader) computeTableStats(tableID int64) (*TableStats, error) {
 			}
 			acc.cs.Variants = vs
 		}
-		ts.Columns[col.ID] = &acc.cs
+		cs := acc.result()
+		ts.Columns[col.ID] = &cs
 	}
 	return ts, nil
 }
@@ -213,9 +214,10 @@ func orMaybe(a, b Maybe[bool]) Maybe[bool] {
 
 // colAcc folds unit stats into table-level column stats.
 type colAcc struct {
-	ordered bool
-	seen    bool
-	cs      TableColumnStats
+	ordered   bool
+	seen      bool // any unit merged
+	hasBounds bool // any unit holding values merged
+	cs        TableColumnStats
 }
 
 func newColAcc(t types.Type) *colAcc {
@@ -225,8 +227,15 @@ func newColAcc(t types.Type) *colAcc {
 
 // seed starts the fold from stored table stats that already cover files.
 func (a *colAcc) seed(cs *TableColumnStats) {
-	a.seen = true
+	a.seen, a.hasBounds = true, !cs.NoValues
 	a.cs = *cs
+}
+
+// result is the folded stats.
+func (a *colAcc) result() TableColumnStats {
+	cs := a.cs
+	cs.NoValues = a.seen && !a.hasBounds
+	return cs
 }
 
 // containsNull reads a unit's null flag, from its null count when the flag
@@ -241,26 +250,46 @@ func containsNull(st *ColumnStats) Maybe[bool] {
 	return Maybe[bool]{}
 }
 
+// HoldsNoValue reports whether a unit is known to hold no value at all, NULL
+// aside (no NaN either): its missing bounds then mean nothing, and a fold
+// of bounds skips it instead of becoming unknown.
+func HoldsNoValue(st *ColumnStats) bool {
+	if st.ValueCount.Known && st.ValueCount.V == 0 {
+		return true
+	}
+	return st.NullCount.Known && st.RowCount > 0 && st.NullCount.V == st.RowCount
+}
+
 // add merges one unit's stats; nil means the unit has none (all unknown).
 func (a *colAcc) add(st *ColumnStats) {
 	if st == nil {
 		st = &ColumnStats{}
 	}
-	u := TableColumnStats{
-		ContainsNull: containsNull(st), ContainsNaN: st.ContainsNaN,
-		MinIsExact: st.MinIsExact, MaxIsExact: st.MaxIsExact,
-	}
-	if a.ordered {
-		u.Min, u.Max = st.Min, st.Max
+	empty := HoldsNoValue(st)
+	nan := st.ContainsNaN
+	if empty {
+		nan = Known(false)
 	}
 	if !a.seen {
 		a.seen = true
-		a.cs = u
+		a.cs.ContainsNull, a.cs.ContainsNaN = containsNull(st), nan
+	} else {
+		a.cs.ContainsNull = orMaybe(a.cs.ContainsNull, containsNull(st))
+		a.cs.ContainsNaN = orMaybe(a.cs.ContainsNaN, nan)
+	}
+	if empty {
+		return
+	}
+	u := TableColumnStats{MinIsExact: st.MinIsExact, MaxIsExact: st.MaxIsExact}
+	if a.ordered {
+		u.Min, u.Max = st.Min, st.Max
+	}
+	if !a.hasBounds {
+		a.hasBounds = true
+		a.cs.Min, a.cs.Max, a.cs.MinIsExact, a.cs.MaxIsExact = u.Min, u.Max, u.MinIsExact, u.MaxIsExact
 		return
 	}
 	c := &a.cs
-	c.ContainsNull = orMaybe(c.ContainsNull, u.ContainsNull)
-	c.ContainsNaN = orMaybe(c.ContainsNaN, u.ContainsNaN)
 	c.Min, c.MinIsExact = mergeBound(c.Min, c.MinIsExact, u.Min, u.MinIsExact, -1)
 	c.Max, c.MaxIsExact = mergeBound(c.Max, c.MaxIsExact, u.Max, u.MaxIsExact, +1)
 }
@@ -293,7 +322,7 @@ func (cs *TableColumnStats) toPB() *catalogpb.TableColumnStats {
 	return &catalogpb.TableColumnStats{
 		ContainsNull: optBool(cs.ContainsNull), ContainsNan: optBool(cs.ContainsNaN),
 		Min: optBytes(cs.Min), Max: optBytes(cs.Max), MinIsExact: cs.MinIsExact,
-		MaxIsExact: cs.MaxIsExact, ExtraStats: cs.ExtraStats,
+		MaxIsExact: cs.MaxIsExact, ExtraStats: cs.ExtraStats, NoValues: cs.NoValues,
 	}
 }
 

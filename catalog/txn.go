@@ -759,7 +759,7 @@ func (w *commitWriter) finish() error {
 			continue
 		}
 		for _, c := range ts.cols {
-			cs := ts.accs[c.ID].cs
+			cs := ts.accs[c.ID].result()
 			if c.Type.Kind == types.KindVariant && (ts.inserted || ts.deleted) {
 				vs, err := w.variants(ts, c)
 				if err != nil {

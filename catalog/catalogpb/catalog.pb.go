@@ -1149,14 +1149,17 @@ func (x *TableStats) GetSchemaVersion() int64 {
 }
 
 type TableColumnStats struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContainsNull  *bool                  `protobuf:"varint,1,opt,name=contains_null,json=containsNull,proto3,oneof" json:"contains_null,omitempty"`
-	ContainsNan   *bool                  `protobuf:"varint,2,opt,name=contains_nan,json=containsNan,proto3,oneof" json:"contains_nan,omitempty"`
-	Min           []byte                 `protobuf:"bytes,3,opt,name=min,proto3,oneof" json:"min,omitempty"`
-	Max           []byte                 `protobuf:"bytes,4,opt,name=max,proto3,oneof" json:"max,omitempty"`
-	MinIsExact    bool                   `protobuf:"varint,5,opt,name=min_is_exact,json=minIsExact,proto3" json:"min_is_exact,omitempty"`
-	MaxIsExact    bool                   `protobuf:"varint,6,opt,name=max_is_exact,json=maxIsExact,proto3" json:"max_is_exact,omitempty"`
-	ExtraStats    string                 `protobuf:"bytes,7,opt,name=extra_stats,json=extraStats,proto3" json:"extra_stats,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ContainsNull *bool                  `protobuf:"varint,1,opt,name=contains_null,json=containsNull,proto3,oneof" json:"contains_null,omitempty"`
+	ContainsNan  *bool                  `protobuf:"varint,2,opt,name=contains_nan,json=containsNan,proto3,oneof" json:"contains_nan,omitempty"`
+	Min          []byte                 `protobuf:"bytes,3,opt,name=min,proto3,oneof" json:"min,omitempty"`
+	Max          []byte                 `protobuf:"bytes,4,opt,name=max,proto3,oneof" json:"max,omitempty"`
+	MinIsExact   bool                   `protobuf:"varint,5,opt,name=min_is_exact,json=minIsExact,proto3" json:"min_is_exact,omitempty"`
+	MaxIsExact   bool                   `protobuf:"varint,6,opt,name=max_is_exact,json=maxIsExact,proto3" json:"max_is_exact,omitempty"`
+	ExtraStats   string                 `protobuf:"bytes,7,opt,name=extra_stats,json=extraStats,proto3" json:"extra_stats,omitempty"`
+	// Every file holds no value (all NULL or empty): min and max are absent
+	// because there is nothing to bound, not because they are unknown.
+	NoValues      bool `protobuf:"varint,8,opt,name=no_values,json=noValues,proto3" json:"no_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1238,6 +1241,13 @@ func (x *TableColumnStats) GetExtraStats() string {
 		return x.ExtraStats
 	}
 	return ""
+}
+
+func (x *TableColumnStats) GetNoValues() bool {
+	if x != nil {
+		return x.NoValues
+	}
+	return false
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -1371,7 +1381,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0eas_of_snapshot\x18\x05 \x01(\x03R\fasOfSnapshot\x12 \n" +
 	"\fnext_file_id\x18\x06 \x01(\x03R\n" +
 	"nextFileId\x12%\n" +
-	"\x0eschema_version\x18\a \x01(\x03R\rschemaVersion\"\xaa\x02\n" +
+	"\x0eschema_version\x18\a \x01(\x03R\rschemaVersion\"\xc7\x02\n" +
 	"\x10TableColumnStats\x12(\n" +
 	"\rcontains_null\x18\x01 \x01(\bH\x00R\fcontainsNull\x88\x01\x01\x12&\n" +
 	"\fcontains_nan\x18\x02 \x01(\bH\x01R\vcontainsNan\x88\x01\x01\x12\x15\n" +
@@ -1382,7 +1392,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\fmax_is_exact\x18\x06 \x01(\bR\n" +
 	"maxIsExact\x12\x1f\n" +
 	"\vextra_stats\x18\a \x01(\tR\n" +
-	"extraStatsB\x10\n" +
+	"extraStats\x12\x1b\n" +
+	"\tno_values\x18\b \x01(\bR\bnoValuesB\x10\n" +
 	"\x0e_contains_nullB\x0f\n" +
 	"\r_contains_nanB\x06\n" +
 	"\x04_minB\x06\n" +

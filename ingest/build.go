@@ -1,0 +1,258 @@
+package ingest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+// fileInfo is one Parquet file read and interpreted: enough to register it
+// in any table it fits.
+type fileInfo struct {
+	path    string // absolute
+	size    int64
+	footer  int64
+	schema  *fileSchema
+	orders  []columnOrder
+	groups  []rawRowGroup
+	rows    int64
+	writer  writer
+	columns map[string]*column // top-level, by lower-cased name
+}
+
+// inspect reads a file's footer and interprets its schema and row groups.
+// Every error names what is wrong; the file is not changed.
+func inspect(path string) (*fileInfo, error) {
+	ft, err := readFooter(path)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := schemaOf(ft.md)
+	if err != nil {
+		return nil, err
+	}
+	fi := &fileInfo{
+		path: path, size: ft.fileSize, footer: ft.footerLen, schema: fs,
+		orders: rawColumnOrders(ft.md), groups: rawRowGroups(ft.md),
+		writer: writerOf(ft.md.FileMetaData.GetCreatedBy()), columns: map[string]*column{},
+	}
+	if fi.orders != nil && len(fi.orders) != len(fs.leaves) {
+		// column_orders that do not line up with the leaves: trust none.
+		fi.orders = make([]columnOrder, len(fs.leaves))
+		for i := range fi.orders {
+			fi.orders[i] = columnOrderUnknown
+		}
+	}
+	for i, g := range fi.groups {
+		if g.NumRows < 0 {
+			return nil, fmt.Errorf("%w: row group %d has %d rows", ErrCorruptFooter, i, g.NumRows)
+		}
+		if len(g.Chunks) != len(fs.leaves) {
+			return nil, fmt.Errorf("%w: row group %d has %d column chunks, the schema %d leaves",
+				ErrCorruptFooter, i, len(g.Chunks), len(fs.leaves))
+		}
+		fi.rows += g.NumRows
+	}
+	for _, c := range fs.columns {
+		fi.columns[strings.ToLower(c.name)] = c
+	}
+	return fi, nil
+}
+
+func (fi *fileInfo) order(leaf int) columnOrder {
+	if fi.orders == nil {
+		return columnOrderMissing
+	}
+	return fi.orders[leaf]
+}
+
+// columnDefs are the file's top-level columns as table column definitions,
+// for creating a table from its first file.
+func (fi *fileInfo) columnDefs() []catalog.ColumnDef {
+	defs := make([]catalog.ColumnDef, 0, len(fi.schema.columns))
+	for _, c := range fi.schema.columns {
+		defs = append(defs, catalog.ColumnDef{Name: c.name, Type: c.typ.String()})
+	}
+	return defs
+}
+
+// newFile checks the file against a table's columns and builds its
+// registration: every table column must be in the file with a type that
+// fits (see fits); file columns the table lacks are ignored.
+func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFile, error) {
+	nf := catalog.NewFile{
+		Path: fi.path, Format: "parquet", RecordCount: fi.rows, FileSizeBytes: fi.size,
+		FooterSize: fi.footer, RowGroupCount: int32(len(fi.groups)),
+	}
+	leafByPath := map[string]*leaf{}
+	for _, l := range fi.schema.leaves {
+		if l.path != nil {
+			leafByPath[strings.ToLower(strings.Join(l.path, "\x00"))] = l
+		}
+	}
+	for _, col := range cols {
+		if col.Parent.Known {
+			continue
+		}
+		fc, ok := fi.columns[strings.ToLower(col.Name)]
+		if !ok {
+			return nf, fmt.Errorf("%w: the file has no column %q, which table %q has", ErrSchemaMismatch, col.Name, table)
+		}
+		if !fits(fc.typ, col.Type) {
+			return nf, fmt.Errorf("%w: column %q is %s in the file, which does not fit the table's %s",
+				ErrSchemaMismatch, col.Name, fc.typ, col.Type)
+		}
+	}
+	for _, col := range cols {
+		l, ok := leafByPath[strings.ToLower(strings.Join(col.Path, "\x00"))]
+		if !ok {
+			continue // a nested parent, or a VARIANT: stats live on leaves
+		}
+		nf.Columns = append(nf.Columns, fi.leafColumn(l, col))
+	}
+	for _, col := range cols {
+		if col.Type.Kind == types.KindVariant && !col.Parent.Known {
+			if vc, ok := fi.variantColumn(col); ok {
+				nf.Columns = append(nf.Columns, vc)
+			}
+		}
+	}
+	return nf, nil
+}
+
+// leafColumn builds one leaf's per-row-group and per-file stats in the
+// table column's type.
+func (fi *fileInfo) leafColumn(l *leaf, col catalog.Column) catalog.FileColumn {
+	fc := catalog.FileColumn{Path: col.Path}
+	units := make([]catalog.ColumnStats, 0, len(fi.groups))
+	var first int64
+	for i, g := range fi.groups {
+		ch := &g.Chunks[l.index]
+		st := chunkStats(l, ch, fi.order(l.index), g.NumRows, fi.writer)
+		st = toTableType(st, l.typ, col.Type)
+		units = append(units, st)
+		fc.RowGroups = append(fc.RowGroups, catalog.RowGroupStats{
+			Index: int32(i), FirstRow: first, Stats: st,
+			ColumnIndex: location(ch.ColumnIndexOffset, ch.ColumnIndexLength),
+			OffsetIndex: location(ch.OffsetIndexOffset, ch.OffsetIndexLength),
+			BloomFilter: location(ch.BloomOffset, ch.BloomLength),
+		})
+		first += g.NumRows
+	}
+	fc.Stats = mergeStats(units)
+	if len(fi.groups) == 0 {
+		fc.Stats.NullCount, fc.Stats.ValueCount = catalog.Known[int64](0), catalog.Known[int64](0)
+		fc.Stats.ContainsNull = catalog.Known(false)
+	}
+	return fc
+}
+
+// location records where a page-index structure or bloom filter is. A
+// bloom filter written without its length (older writers) gets Length -1:
+// present, size unknown until its header is read.
+func location(off *int64, length *int32) catalog.Location {
+	if off == nil || *off < 0 {
+		return catalog.Location{}
+	}
+	if length == nil || *length <= 0 {
+		return catalog.Location{Offset: *off, Length: -1}
+	}
+	return catalog.Location{Offset: *off, Length: int64(*length)}
+}
+
+// toTableType converts a unit's bounds from the file's type to the table
+// column's, rounding outward; a bound that cannot be converted is dropped.
+func toTableType(st catalog.ColumnStats, from, to types.Type) catalog.ColumnStats {
+	if from.Equal(to) {
+		return st
+	}
+	fromCodec, ok1 := types.CodecFor(from)
+	toCodec, ok2 := types.CodecFor(to)
+	conv := func(b catalog.Maybe[[]byte], exact bool, sd side) (catalog.Maybe[[]byte], bool) {
+		if !b.Known || !ok1 || !ok2 {
+			return catalog.Maybe[[]byte]{}, false
+		}
+		v, err := fromCodec.Decode(b.V)
+		if err != nil {
+			return catalog.Maybe[[]byte]{}, false
+		}
+		cv, stillExact, ok := convertValue(v, from, to, sd)
+		if !ok {
+			return catalog.Maybe[[]byte]{}, false
+		}
+		out, err := toCodec.Encode(cv)
+		if err != nil {
+			return catalog.Maybe[[]byte]{}, false
+		}
+		return catalog.Known(out), exact && stillExact
+	}
+	st.Min, st.MinIsExact = conv(st.Min, st.MinIsExact, lower)
+	st.Max, st.MaxIsExact = conv(st.Max, st.MaxIsExact, upper)
+	if !ok2 || !toCodec.Ordered() {
+		st.Min, st.Max = catalog.Maybe[[]byte]{}, catalog.Maybe[[]byte]{}
+	}
+	return st
+}
+
+// variantColumn collects the variant stats of a VARIANT column: one entry
+// per sub-field whose values are all in its typed_value leaf (its own
+// untyped value leaf holds nothing), with that leaf's type and bounds.
+func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
+	name := strings.ToLower(strings.Join(col.Path, "."))
+	typed := map[string]*leaf{}
+	untyped := map[string]*leaf{}
+	var paths []string
+	for _, l := range fi.schema.leaves {
+		if l.variant == nil || strings.ToLower(l.variant.column) != name {
+			continue
+		}
+		if l.variant.typed {
+			if _, dup := typed[l.variant.path]; !dup {
+				paths = append(paths, l.variant.path)
+			}
+			typed[l.variant.path] = l
+		} else {
+			untyped[l.variant.path] = l
+		}
+	}
+	if len(paths) == 0 {
+		return catalog.FileColumn{}, false
+	}
+	sort.Strings(paths)
+	fc := catalog.FileColumn{Path: col.Path, Stats: catalog.ColumnStats{RowCount: fi.rows}}
+	for _, p := range paths {
+		tl := typed[p]
+		vs := catalog.VariantStats{Path: p, ShreddedType: tl.typ.String()}
+		fully := true
+		var units []catalog.ColumnStats
+		probe := *tl
+		probe.dec = tl.keepDec
+		for _, g := range fi.groups {
+			ch := &g.Chunks[tl.index]
+			st := chunkStats(&probe, ch, fi.order(tl.index), g.NumRows, fi.writer)
+			units = append(units, st)
+			vs.ColumnSizeBytes += ch.CompressedSize
+			if ul := untyped[p]; ul != nil {
+				uch := &g.Chunks[ul.index]
+				vs.ColumnSizeBytes += uch.CompressedSize
+				if uch.Stats == nil || uch.Stats.NullCount == nil || *uch.Stats.NullCount != uch.NumValues {
+					fully = false
+				}
+			}
+		}
+		if !fully || tl.repeated {
+			continue
+		}
+		st := mergeStats(units)
+		if !st.NullCount.Known || !st.ValueCount.Known {
+			continue
+		}
+		vs.NullCount, vs.ValueCount = st.NullCount.V, st.ValueCount.V
+		vs.Min, vs.Max, vs.ContainsNaN = st.Min, st.Max, st.ContainsNaN
+		fc.Variants = append(fc.Variants, vs)
+	}
+	return fc, len(fc.Variants) > 0
+}

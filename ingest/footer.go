@@ -1,0 +1,135 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/thrift/lib/go/thrift"
+)
+
+// ErrNotParquet, ErrTruncated and ErrCorruptFooter classify files that
+// cannot be registered.
+var (
+	ErrNotParquet    = errors.New("not a Parquet file")
+	ErrTruncated     = errors.New("truncated Parquet file")
+	ErrCorruptFooter = errors.New("corrupt Parquet footer")
+)
+
+var parquetMagic = []byte("PAR1")
+
+// footer is a file's parsed footer. md embeds arrow-go's raw thrift
+// FileMetaData, which keeps what the typed API drops (column orders,
+// nan_count, is_min/max_value_exact, unknown logical types).
+type footer struct {
+	md        *metadata.FileMetaData
+	fileSize  int64
+	footerLen int64
+}
+
+// readFooter reads and decodes the footer of the Parquet file at path.
+func readFooter(path string) (*footer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%w: is a directory", ErrNotParquet)
+	}
+	size := st.Size()
+	if size < 12 {
+		if size >= 4 && hasMagicAt(f, 0) {
+			return nil, fmt.Errorf("%w: only %d bytes", ErrTruncated, size)
+		}
+		return nil, fmt.Errorf("%w: only %d bytes", ErrNotParquet, size)
+	}
+	if !hasMagicAt(f, 0) {
+		return nil, fmt.Errorf("%w: no PAR1 magic at the start", ErrNotParquet)
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(tail[4:], parquetMagic) {
+		return nil, fmt.Errorf("%w: no PAR1 magic at the end (%d bytes)", ErrTruncated, size)
+	}
+	flen := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if flen <= 0 || flen > size-12 {
+		return nil, fmt.Errorf("%w: footer length %d does not fit a %d-byte file", ErrCorruptFooter, flen, size)
+	}
+	buf := make([]byte, flen)
+	if _, err := f.ReadAt(buf, size-8-flen); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	md, err := decodeFooter(buf)
+	if err != nil {
+		return nil, err
+	}
+	return &footer{md: md, fileSize: size, footerLen: flen}, nil
+}
+
+func hasMagicAt(f *os.File, off int64) bool {
+	var m [4]byte
+	_, err := f.ReadAt(m[:], off)
+	return err == nil && bytes.Equal(m[:], parquetMagic)
+}
+
+// decodeFooter parses footer bytes with arrow-go. arrow-go also converts the
+// schema, which panics or fails on schemas it does not understand (an
+// unknown logical type); the footer itself may still be sound, so then the
+// thrift struct is decoded alone and the schema is interpreted here.
+func decodeFooter(buf []byte) (md *metadata.FileMetaData, err error) {
+	md, err = newFileMetaData(buf)
+	if err == nil {
+		return md, nil
+	}
+	raw, rawErr := decodeRawFooter(buf)
+	if rawErr != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorruptFooter, rawErr)
+	}
+	return raw, nil
+}
+
+func newFileMetaData(buf []byte) (md *metadata.FileMetaData, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			md, err = nil, fmt.Errorf("arrow-go: %v", r)
+		}
+	}()
+	return metadata.NewFileMetaData(buf, nil)
+}
+
+// decodeRawFooter decodes only the thrift FileMetaData. Its Go type lives
+// in an internal package of arrow-go, so it is made by reflection from the
+// exported embedding field.
+func decodeRawFooter(buf []byte) (md *metadata.FileMetaData, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			md, err = nil, fmt.Errorf("thrift: %v", r)
+		}
+	}()
+	md = &metadata.FileMetaData{}
+	field := reflect.ValueOf(md).Elem().FieldByName("FileMetaData")
+	raw := reflect.New(field.Type().Elem())
+	msg, ok := raw.Interface().(thrift.TStruct)
+	if !ok {
+		return nil, errors.New("arrow-go's FileMetaData is not a thrift struct")
+	}
+	proto := thrift.NewTCompactProtocolConf(&thrift.TMemoryBuffer{Buffer: bytes.NewBuffer(buf)}, &thrift.TConfiguration{})
+	if err := msg.Read(context.Background(), proto); err != nil {
+		return nil, err
+	}
+	field.Set(raw)
+	return md, nil
+}

@@ -1,0 +1,287 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"rocklake/catalog"
+)
+
+// ErrSchemaMismatch reports a file whose columns do not fit the table.
+var ErrSchemaMismatch = errors.New("schema does not fit")
+
+// FileError names the file an error is about.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Options tune Add. The zero value is the default.
+type Options struct {
+	// Create makes the table from the first file's schema when it does not
+	// exist.
+	Create bool
+	// Workers read footers in parallel; 0 means 2 × GOMAXPROCS (footer
+	// reads wait on I/O more than on the CPU).
+	Workers int
+	// Progress, when set, is called after each footer is read.
+	Progress func(done, total int)
+}
+
+// Result summarises a successful Add.
+type Result struct {
+	Snapshot     catalog.Snapshot
+	Files        int
+	Rows         int64
+	Bytes        int64
+	CreatedTable bool
+	Elapsed      time.Duration
+}
+
+// Add registers Parquet files in a table in one snapshot: all of them, or,
+// when any file cannot be read or does not fit, none. paths may name files,
+// directories (searched for *.parquet) and globs.
+func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result, error) {
+	start := time.Now()
+	files, err := ExpandPaths(paths)
+	if err != nil {
+		return Result{}, err
+	}
+	infos, err := inspectAll(files, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	for attempt := 0; ; attempt++ {
+		res, err = commitFiles(c, table, infos, opts)
+		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
+			continue // another writer changed the table: check again on the new state
+		}
+		break
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Options) (Result, error) {
+	tx, err := c.Begin()
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := c.Read(tx.Base())
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.Close()
+	var res Result
+	var cols []catalog.Column
+	t, err := r.Table(table)
+	switch {
+	case err == nil:
+		if cols, err = r.Columns(t.ID); err != nil {
+			return Result{}, err
+		}
+	case errors.Is(err, catalog.ErrNoSuchTable) && opts.Create:
+		defs := infos[0].columnDefs()
+		tx.CreateTable(table, defs)
+		res.CreatedTable = true
+		// Build the columns the new table will have, to check every file
+		// against them as against an existing table.
+		if cols, err = plannedColumns(defs); err != nil {
+			return Result{}, &FileError{Path: infos[0].path, Err: err}
+		}
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return Result{}, fmt.Errorf("%w (use --create to create it from the first file's schema)", err)
+	default:
+		return Result{}, err
+	}
+	var nfs []catalog.NewFile
+	var errs []error
+	for _, fi := range infos {
+		nf, err := fi.newFile(table, cols)
+		if err != nil {
+			errs = append(errs, &FileError{Path: fi.path, Err: err})
+			continue
+		}
+		nfs = append(nfs, nf)
+		res.Rows += nf.RecordCount
+		res.Bytes += nf.FileSizeBytes
+	}
+	if len(errs) > 0 {
+		return Result{}, joinErrors(errs, len(infos))
+	}
+	tx.AddFiles(table, nfs...)
+	snap, err := tx.Commit()
+	if err != nil {
+		return Result{}, err
+	}
+	res.Snapshot, res.Files = snap, len(nfs)
+	return res, nil
+}
+
+// plannedColumns makes the column list CreateTable will make, with paths,
+// without writing anything: a scratch in-memory catalog does the work.
+func plannedColumns(defs []catalog.ColumnDef) ([]catalog.Column, error) {
+	return catalog.PlanColumns(defs)
+}
+
+// joinErrors reports the files that failed; nothing was registered.
+func joinErrors(errs []error, total int) error {
+	const show = 10
+	msg := fmt.Sprintf("%d of %d files cannot be added, so none was", len(errs), total)
+	if len(errs) == 1 {
+		return errors.Join(errs[0], errors.New("no file was added"))
+	}
+	shown := errs
+	if len(shown) > show {
+		shown = shown[:show]
+	}
+	var parts []string
+	for _, e := range shown {
+		parts = append(parts, "  "+e.Error())
+	}
+	if len(errs) > show {
+		parts = append(parts, fmt.Sprintf("  ... and %d more", len(errs)-show))
+	}
+	return fmt.Errorf("%s:\n%s%w", msg, strings.Join(parts, "\n"), errors.Join(errs...))
+}
+
+// inspectAll reads every footer with a pool of workers.
+func inspectAll(files []string, opts Options) ([]*fileInfo, error) {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(files))
+	infos := make([]*fileInfo, len(files))
+	errs := make([]error, len(files))
+	var next, done int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(files) {
+					return
+				}
+				infos[i], errs[i] = inspect(files[i])
+				if errs[i] != nil {
+					errs[i] = &FileError{Path: files[i], Err: errs[i]}
+				}
+				mu.Lock()
+				done++
+				d := done
+				mu.Unlock()
+				if opts.Progress != nil {
+					opts.Progress(d, len(files))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var failed []error
+	for _, e := range errs {
+		if e != nil {
+			failed = append(failed, e)
+		}
+	}
+	if len(failed) > 0 {
+		return nil, joinErrors(failed, len(files))
+	}
+	return infos, nil
+}
+
+// ExpandPaths turns arguments into a sorted list of absolute file paths:
+// a file is itself, a directory contributes every *.parquet below it, a
+// glob its matches. A missing path, an empty match or the same file named
+// twice is an error.
+func ExpandPaths(args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, errors.New("no files given")
+	}
+	seen := map[string]string{}
+	var out []string
+	add := func(p, from string) error {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		if prev, dup := seen[abs]; dup {
+			return fmt.Errorf("%s: named twice (by %q and %q)", abs, prev, from)
+		}
+		seen[abs] = from
+		out = append(out, abs)
+		return nil
+	}
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		switch {
+		case err == nil && st.IsDir():
+			var found []string
+			err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() && strings.HasSuffix(strings.ToLower(d.Name()), ".parquet") {
+					found = append(found, p)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			if len(found) == 0 {
+				return nil, fmt.Errorf("%s: directory holds no .parquet files", arg)
+			}
+			for _, p := range found {
+				if err := add(p, arg); err != nil {
+					return nil, err
+				}
+			}
+		case err == nil:
+			if err := add(arg, arg); err != nil {
+				return nil, err
+			}
+		case strings.ContainsAny(arg, "*?["):
+			matches, gerr := filepath.Glob(arg)
+			if gerr != nil {
+				return nil, fmt.Errorf("%s: %w", arg, gerr)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", arg)
+			}
+			for _, m := range matches {
+				if st, err := os.Stat(m); err == nil && st.IsDir() {
+					continue
+				}
+				if err := add(m, arg); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			return nil, fmt.Errorf("%s: %w", arg, fs.ErrNotExist)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,0 +1,318 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"rocklake/catalog"
+	"rocklake/internal/pqwrite"
+	"rocklake/kv"
+	"rocklake/types"
+	"rocklake/types/typestest"
+)
+
+func memCatalog(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// randomTypes are the types pqwrite writes with arrow-go.
+var randomTypes = []string{
+	"boolean", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+	"float32", "float64", "decimal(4,2)", "decimal(18,3)", "decimal(38,10)", "date", "timestamp_ms",
+	"timestamp", "timestamp_ns", "timestamptz", "varchar", "blob", "uuid",
+}
+
+// unitTruth is what a unit (file or row group) really holds of a column.
+type unitTruth struct {
+	values []types.Value // non-NULL, non-NaN
+	nulls  int64
+	nans   int64
+}
+
+// checkUnit asserts that stored stats are sound for the values: every bound
+// admits every value, exact bounds are attained, counts are right.
+func checkUnit(t *testing.T, what string, codec *types.Codec, st catalog.ColumnStats, truth unitTruth) {
+	t.Helper()
+	var lo, hi []byte
+	for _, v := range truth.values {
+		enc, err := codec.Encode(v)
+		if err != nil {
+			t.Fatalf("%s: encode %#v: %v", what, v, err)
+		}
+		if st.Min.Known && bytes.Compare(enc, st.Min.V) < 0 {
+			t.Fatalf("%s: UNSOUND min %s excludes %s", what, show(codec, st.Min.V), codec.Format(v))
+		}
+		if st.Max.Known && bytes.Compare(enc, st.Max.V) > 0 {
+			t.Fatalf("%s: UNSOUND max %s excludes %s", what, show(codec, st.Max.V), codec.Format(v))
+		}
+		if lo == nil || bytes.Compare(enc, lo) < 0 {
+			lo = enc
+		}
+		if hi == nil || bytes.Compare(enc, hi) > 0 {
+			hi = enc
+		}
+	}
+	if st.MinIsExact && st.Min.Known && lo != nil && !bytes.Equal(lo, st.Min.V) {
+		t.Fatalf("%s: min %s marked exact, true min %s", what, show(codec, st.Min.V), show(codec, lo))
+	}
+	if st.MaxIsExact && st.Max.Known && hi != nil && !bytes.Equal(hi, st.Max.V) {
+		t.Fatalf("%s: max %s marked exact, true max %s", what, show(codec, st.Max.V), show(codec, hi))
+	}
+	if st.NullCount.Known && st.NullCount.V != truth.nulls {
+		t.Fatalf("%s: null_count %d, true %d", what, st.NullCount.V, truth.nulls)
+	}
+	if st.ValueCount.Known && st.ValueCount.V != int64(len(truth.values))+truth.nans {
+		t.Fatalf("%s: value_count %d, true %d", what, st.ValueCount.V, int64(len(truth.values))+truth.nans)
+	}
+	if st.ContainsNull.Known && st.ContainsNull.V != (truth.nulls > 0) {
+		t.Fatalf("%s: contains_null %v, true nulls %d", what, st.ContainsNull.V, truth.nulls)
+	}
+	if st.ContainsNaN.Known && st.ContainsNaN.V != (truth.nans > 0) {
+		t.Fatalf("%s: contains_nan %v, true NaNs %d", what, st.ContainsNaN.V, truth.nans)
+	}
+}
+
+func show(c *types.Codec, b []byte) string {
+	v, err := c.Decode(b)
+	if err != nil {
+		return fmt.Sprintf("<%x>", b)
+	}
+	return c.Format(v)
+}
+
+func truthOf(vals []*types.Value, from, to int) unitTruth {
+	var u unitTruth
+	for _, v := range vals[from:to] {
+		switch {
+		case v == nil:
+			u.nulls++
+		case math.IsNaN(v.F):
+			u.nans++
+		default:
+			u.values = append(u.values, *v)
+		}
+	}
+	return u
+}
+
+// randomColumn draws a column: NULLs in a random proportion (none, all,
+// half, or a random share), NaNs among floats, extremes mixed in.
+func randomColumn(r *rand.Rand, name string, typ types.Type, n int) pqwrite.Column {
+	nullShare := []float64{0, 1, 0.5, r.Float64()}[r.IntN(4)]
+	vals := make([]*types.Value, n)
+	for i := range vals {
+		if r.Float64() < nullShare {
+			continue
+		}
+		v := typestest.Random(r, typ)
+		if (typ.Kind == types.KindFloat || typ.Kind == types.KindDouble) && r.IntN(10) == 0 {
+			v = types.FloatValue(math.NaN())
+		}
+		vals[i] = &v
+	}
+	return pqwrite.Column{Name: name, Type: typ, Values: vals}
+}
+
+// TestRandomFilesAreSound writes random files with arrow-go, registers them
+// and checks every stored bound and count against the data written.
+func TestRandomFilesAreSound(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 7))
+	dir := t.TempDir()
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	checked := 0
+	for round := range rounds {
+		var cols []pqwrite.Column
+		n := []int{0, 1, 2, 37, 300}[r.IntN(5)]
+		for i, ti := range r.Perm(len(randomTypes))[:3+r.IntN(5)] {
+			cols = append(cols, randomColumn(r, fmt.Sprintf("c%d", i), types.MustParseType(randomTypes[ti]), n))
+		}
+		opts := pqwrite.Options{
+			RowGroupRows: int64(1 + r.IntN(max(n, 1))), PageIndex: r.IntN(2) == 0,
+			BloomFilters: r.IntN(3) == 0, Dictionary: r.IntN(2) == 0,
+		}
+		if r.IntN(3) == 0 {
+			opts.PageBytes = 256
+		}
+		path := filepath.Join(dir, fmt.Sprintf("f%03d.parquet", round))
+		if err := pqwrite.Write(path, cols, opts); err != nil {
+			t.Fatal(err)
+		}
+		c := memCatalog(t)
+		if _, err := Add(c, "t", []string{path}, Options{Create: true}); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		rd, _ := c.Read(catalog.Latest)
+		tb, _ := rd.Table("t")
+		tcols, _ := rd.Columns(tb.ID)
+		files, _ := rd.Files(tb.ID)
+		if len(files) != 1 || files[0].RecordCount != int64(n) {
+			t.Fatalf("round %d: files %+v", round, files)
+		}
+		for i, col := range tcols {
+			want := cols[i].Type
+			if !col.Type.Equal(want) {
+				t.Fatalf("round %d: column %s registered as %s, written as %s", round, col.Name, col.Type, want)
+			}
+			codec, _ := types.CodecFor(col.Type)
+			var fileStats *catalog.ColumnStats
+			_ = rd.FileColumnStats(tb.ID, col.ID, func(_ int64, st *catalog.ColumnStats) error { fileStats = st; return nil })
+			if fileStats == nil {
+				t.Fatalf("round %d: no stats for %s", round, col.Name)
+			}
+			what := fmt.Sprintf("round %d %s %s", round, col.Name, col.Type)
+			checkUnit(t, what+" file", codec, *fileStats, truthOf(cols[i].Values, 0, n))
+			rgs, _ := rd.RowGroupStats(tb.ID, col.ID, files[0].ID)
+			for _, rg := range rgs {
+				end := min(int(rg.FirstRow+rg.Stats.RowCount), n)
+				checkUnit(t, fmt.Sprintf("%s rg %d", what, rg.Index), codec, rg.Stats, truthOf(cols[i].Values, int(rg.FirstRow), end))
+				checked++
+			}
+			// arrow-go writes bounds for every type here whenever a row
+			// group holds a non-NaN value: rocklake must keep them.
+			tr := truthOf(cols[i].Values, 0, n)
+			if len(tr.values) > 0 && tr.nans == 0 && (!fileStats.Min.Known || !fileStats.Max.Known) {
+				t.Errorf("%s: bounds lost (min %v max %v)", what, fileStats.Min.Known, fileStats.Max.Known)
+			}
+		}
+		rd.Close()
+	}
+	t.Logf("%d row-group units checked", checked)
+}
+
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.parquet")
+	r := rand.New(rand.NewPCG(1, 1))
+	if err := pqwrite.Write(good, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("int64"), 50)}, pqwrite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(good)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	corrupt := append([]byte(nil), raw...)
+	flen := int(corrupt[len(corrupt)-8]) | int(corrupt[len(corrupt)-7])<<8
+	for i := len(corrupt) - 8 - flen; i < len(corrupt)-8; i += 3 {
+		corrupt[i] ^= 0x5a
+	}
+	hugeLen := append([]byte(nil), raw...)
+	hugeLen[len(hugeLen)-8], hugeLen[len(hugeLen)-7] = 0xff, 0xff
+	cases := []struct {
+		name string
+		path string
+		want error
+	}{
+		{"text file", write("notes.parquet", []byte("hello, this is not parquet at all")), ErrNotParquet},
+		{"empty file", write("empty.parquet", nil), ErrNotParquet},
+		{"truncated", write("trunc.parquet", raw[:len(raw)/2]), ErrTruncated},
+		{"corrupt footer", write("corrupt.parquet", corrupt), ErrCorruptFooter},
+		{"footer length too large", write("huge.parquet", hugeLen), ErrCorruptFooter},
+	}
+	for _, tc := range cases {
+		c := memCatalog(t)
+		_, err := Add(c, "t", []string{tc.path}, Options{Create: true})
+		if err == nil || !errors.Is(err, tc.want) || !bytes.Contains([]byte(err.Error()), []byte(filepath.Base(tc.path))) {
+			t.Errorf("%s: want %v naming the file, got %v", tc.name, tc.want, err)
+		}
+	}
+	// One bad file among good ones: nothing is registered.
+	c := memCatalog(t)
+	if _, err := Add(c, "t", []string{good}, Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	good2 := filepath.Join(dir, "good2.parquet")
+	_ = pqwrite.Write(good2, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("int64"), 5)}, pqwrite.Options{})
+	before, _ := c.Snapshots()
+	for _, args := range [][]string{
+		{good2, cases[2].path},                         // a truncated file among good ones
+		{good2, filepath.Join(dir, "missing.parquet")}, // a missing path
+		{good2, good2},                                 // the same file twice
+		{good},                                         // already registered
+	} {
+		if _, err := Add(c, "t", args, Options{}); err == nil {
+			t.Errorf("add %v: want an error", args)
+		}
+	}
+	after, _ := c.Snapshots()
+	if len(after) != len(before) {
+		t.Fatalf("failed adds committed %d snapshots", len(after)-len(before))
+	}
+	// A schema that does not fit.
+	strFile := filepath.Join(dir, "str.parquet")
+	_ = pqwrite.Write(strFile, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("varchar"), 5)}, pqwrite.Options{})
+	_, err := Add(c, "t", []string{strFile}, Options{})
+	if !errors.Is(err, ErrSchemaMismatch) || !bytes.Contains([]byte(err.Error()), []byte("str.parquet")) {
+		t.Fatalf("string into an integer column: %v", err)
+	}
+	// A missing table without --create.
+	if _, err := Add(c, "nope", []string{good2}, Options{}); !errors.Is(err, catalog.ErrNoSuchTable) {
+		t.Fatalf("missing table: %v", err)
+	}
+}
+
+func TestWiderTableTypes(t *testing.T) {
+	// An int32 file fits a BIGINT column; a decimal(4,2) file fits
+	// decimal(10,3); a timestamp_ns file fits a TIMESTAMP column, with
+	// bounds rounded outward.
+	dir := t.TempDir()
+	c := memCatalog(t)
+	tx, _ := c.Begin()
+	tx.CreateTable("t", []catalog.ColumnDef{{Name: "i", Type: "bigint"}, {Name: "d", Type: "decimal(10,3)"}, {Name: "ts", Type: "timestamp"}, {Name: "d2", Type: "decimal(10,1)"}})
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	v := func(x types.Value) *types.Value { return &x }
+	path := filepath.Join(dir, "w.parquet")
+	err := pqwrite.Write(path, []pqwrite.Column{
+		{Name: "i", Type: types.MustParseType("int32"), Values: []*types.Value{v(types.IntValue(-5)), v(types.IntValue(7))}},
+		{Name: "d", Type: types.MustParseType("decimal(4,2)"), Values: []*types.Value{v(types.IntValue(-125)), v(types.IntValue(9999))}},
+		{Name: "ts", Type: types.MustParseType("timestamp_ns"), Values: []*types.Value{v(types.IntValue(-1_500)), v(types.IntValue(2_000_001))}},
+		{Name: "d2", Type: types.MustParseType("decimal(4,2)"), Values: []*types.Value{v(types.IntValue(-125)), v(types.IntValue(9951))}},
+	}, pqwrite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Add(c, "t", []string{path}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rd, _ := c.Read(catalog.Latest)
+	defer rd.Close()
+	tb, _ := rd.Table("t")
+	cols, _ := rd.Columns(tb.ID)
+	want := map[string][2]string{
+		"i": {"-5", "7"}, "d": {"-1.250", "99.990"},
+		"ts": {"1969-12-31 23:59:59.999998", "1970-01-01 00:00:00.002001"},
+		"d2": {"-1.3", "99.6"},
+	}
+	for _, col := range cols {
+		codec, _ := types.CodecFor(col.Type)
+		_ = rd.FileColumnStats(tb.ID, col.ID, func(_ int64, st *catalog.ColumnStats) error {
+			got := [2]string{show(codec, st.Min.V), show(codec, st.Max.V)}
+			if got != want[col.Name] {
+				t.Errorf("%s: bounds %v, want %v", col.Name, got, want[col.Name])
+			}
+			if rounded := col.Name == "ts" || col.Name == "d2"; rounded && (st.MinIsExact || st.MaxIsExact) {
+				t.Errorf("%s: rounded bounds must not be exact", col.Name)
+			}
+			return nil
+		})
+	}
+}

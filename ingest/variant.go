@@ -1,0 +1,108 @@
+package ingest
+
+import "rocklake/types"
+
+// variantLeaf places a leaf inside a VARIANT column's shredding layout:
+// the sub-field path it belongs to (DuckLake's variant_path: root, "a",
+// element, element."a") and whether it is the sub-field's typed_value
+// (typed) or its untyped value fallback.
+type variantLeaf struct {
+	column string // top-level VARIANT column path, joined by "."
+	path   string
+	typed  bool
+}
+
+// variantGroup reads a VARIANT-annotated group: `metadata`, `value`, and an
+// optional `typed_value` tree. The column is a VARIANT; its leaves keep no
+// bounds of their own, but typed_value leaves feed the variant stats.
+func (w *schemaWalker) variantGroup(name string, cat, pq []string, kids int, repeated bool) (*column, error) {
+	c, err := w.structGroup(name, cat, pq, kids, repeated)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range c.leaves {
+		sub := l.parquet[len(pq):]
+		if vp, typed, ok := variantPath(sub); ok {
+			l.variant = &variantLeaf{column: joinPath(cat), path: vp, typed: typed}
+		}
+		l.keepDec = l.dec
+		l.dec = decNone
+		l.path = nil // the leaves' stats are not the column's own
+	}
+	c.typ = types.Simple(types.KindVariant)
+	c.children = nil
+	return c, nil
+}
+
+// variantPath turns a Parquet path below a VARIANT group into DuckLake's
+// variant_path. The layout nests `typed_value` groups: an object's fields
+// are named groups under typed_value, each again {value, typed_value}; an
+// array's typed_value is a LIST whose element is {value, typed_value}.
+// It reports whether the leaf is a typed_value leaf (it carries the
+// shredded values), and false for metadata and non-leaf paths.
+func variantPath(sub []string) (path string, typed bool, ok bool) {
+	if len(sub) == 0 || sub[0] == "metadata" {
+		return "", false, false
+	}
+	var parts []string
+	i := 0
+	for i < len(sub) {
+		switch sub[i] {
+		case "value":
+			if i != len(sub)-1 {
+				return "", false, false
+			}
+			return render(parts), false, true
+		case "typed_value":
+			if i == len(sub)-1 {
+				return render(parts), true, true
+			}
+			next := sub[i+1]
+			if next == "list" && i+2 < len(sub) && sub[i+2] == "element" {
+				parts = append(parts, "element")
+				i += 3
+				continue
+			}
+			parts = append(parts, quoteVariantField(next))
+			i += 2
+		default:
+			return "", false, false
+		}
+	}
+	return "", false, false
+}
+
+func render(parts []string) string {
+	if len(parts) == 0 {
+		return "root"
+	}
+	out := parts[0]
+	for _, p := range parts[1:] {
+		out += "." + p
+	}
+	return out
+}
+
+// quoteVariantField quotes an object field name, doubling inner quotes.
+func quoteVariantField(name string) string {
+	q := `"`
+	for _, r := range name {
+		if r == '"' {
+			q += `""`
+		} else {
+			q += string(r)
+		}
+	}
+	return q + `"`
+}
+
+func joinPath(p []string) string {
+	out := ""
+	for i, s := range p {
+		if i > 0 {
+			out += "."
+		}
+		out += s
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+// Package pqwrite writes Parquet files from columns of typed values
+// (package types) with arrow-go. Tests use it to make files whose contents
+// they know exactly; the demo uses it to make its data set.
+package pqwrite
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"rocklake/types"
+)
+
+// Column is a named column of values of one DuckDB type; a nil entry is
+// NULL.
+type Column struct {
+	Name   string
+	Type   types.Type
+	Values []*types.Value
+}
+
+// Options shape the file. The zero value writes one row group, statistics
+// on, no page index, no bloom filters, snappy.
+type Options struct {
+	RowGroupRows int64 // rows per row group; 0 = all in one
+	PageBytes    int64 // target data page size; 0 = arrow-go's default
+	PageIndex    bool
+	BloomFilters bool
+	NoStats      bool
+	Dictionary   bool
+}
+
+// Supported reports whether Write can write a column of type t.
+func Supported(t types.Type) bool {
+	_, err := arrowType(t)
+	return err == nil
+}
+
+// Write writes the columns (all the same length) to path.
+func Write(path string, cols []Column, opts Options) error {
+	if len(cols) == 0 {
+		return fmt.Errorf("pqwrite: no columns")
+	}
+	mem := memory.DefaultAllocator
+	fields := make([]arrow.Field, len(cols))
+	arrays := make([]arrow.Array, len(cols))
+	n := len(cols[0].Values)
+	for i, c := range cols {
+		if len(c.Values) != n {
+			return fmt.Errorf("pqwrite: column %s has %d values, want %d", c.Name, len(c.Values), n)
+		}
+		at, err := arrowType(c.Type)
+		if err != nil {
+			return err
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: at, Nullable: true}
+		arr, err := build(mem, at, c)
+		if err != nil {
+			return err
+		}
+		defer arr.Release()
+		arrays[i] = arr
+	}
+	schema := arrow.NewSchema(fields, nil)
+	rec := array.NewRecordBatch(schema, arrays, int64(n))
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	defer tbl.Release()
+
+	props := []parquet.WriterProperty{
+		parquet.WithStats(!opts.NoStats),
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryDefault(opts.Dictionary),
+		parquet.WithPageIndexEnabled(opts.PageIndex),
+		parquet.WithBloomFilterEnabled(opts.BloomFilters),
+	}
+	if opts.PageBytes > 0 {
+		props = append(props, parquet.WithDataPageSize(opts.PageBytes), parquet.WithBatchSize(64))
+	}
+	rg := opts.RowGroupRows
+	if rg <= 0 {
+		rg = int64(max(n, 1))
+	}
+	props = append(props, parquet.WithMaxRowGroupLength(rg))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	// WriteTable closes a sink that can be closed; keep the file to close
+	// it here and see the error.
+	sink := struct{ io.Writer }{f}
+	if err := pqarrow.WriteTable(tbl, sink, rg, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
+		f.Close()
+		return fmt.Errorf("pqwrite: %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func arrowType(t types.Type) (arrow.DataType, error) {
+	switch t.Kind {
+	case types.KindBoolean:
+		return arrow.FixedWidthTypes.Boolean, nil
+	case types.KindTinyInt:
+		return arrow.PrimitiveTypes.Int8, nil
+	case types.KindSmallInt:
+		return arrow.PrimitiveTypes.Int16, nil
+	case types.KindInteger:
+		return arrow.PrimitiveTypes.Int32, nil
+	case types.KindBigInt:
+		return arrow.PrimitiveTypes.Int64, nil
+	case types.KindUTinyInt:
+		return arrow.PrimitiveTypes.Uint8, nil
+	case types.KindUSmallInt:
+		return arrow.PrimitiveTypes.Uint16, nil
+	case types.KindUInteger:
+		return arrow.PrimitiveTypes.Uint32, nil
+	case types.KindUBigInt:
+		return arrow.PrimitiveTypes.Uint64, nil
+	case types.KindFloat:
+		return arrow.PrimitiveTypes.Float32, nil
+	case types.KindDouble:
+		return arrow.PrimitiveTypes.Float64, nil
+	case types.KindDecimal:
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}, nil
+	case types.KindDate:
+		return arrow.FixedWidthTypes.Date32, nil
+	case types.KindTime:
+		return arrow.FixedWidthTypes.Time64us, nil
+	case types.KindTimestampMS:
+		return &arrow.TimestampType{Unit: arrow.Millisecond}, nil
+	case types.KindTimestamp:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
+	case types.KindTimestampNS:
+		return &arrow.TimestampType{Unit: arrow.Nanosecond}, nil
+	case types.KindTimestampTZ:
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, nil
+	case types.KindVarchar:
+		return arrow.BinaryTypes.String, nil
+	case types.KindBlob:
+		return arrow.BinaryTypes.Binary, nil
+	case types.KindUUID:
+		return extensions.NewUUIDType(), nil
+	}
+	return nil, fmt.Errorf("pqwrite: cannot write %s", t)
+}
+
+func build(mem memory.Allocator, at arrow.DataType, c Column) (arrow.Array, error) {
+	b := array.NewBuilder(mem, at)
+	defer b.Release()
+	for _, v := range c.Values {
+		if v == nil {
+			b.AppendNull()
+			continue
+		}
+		switch bb := b.(type) {
+		case *array.BooleanBuilder:
+			bb.Append(v.Bool())
+		case *array.Int8Builder:
+			bb.Append(int8(v.Int64()))
+		case *array.Int16Builder:
+			bb.Append(int16(v.Int64()))
+		case *array.Int32Builder:
+			bb.Append(int32(v.Int64()))
+		case *array.Int64Builder:
+			bb.Append(v.Int64())
+		case *array.Uint8Builder:
+			bb.Append(uint8(v.Uint64()))
+		case *array.Uint16Builder:
+			bb.Append(uint16(v.Uint64()))
+		case *array.Uint32Builder:
+			bb.Append(uint32(v.Uint64()))
+		case *array.Uint64Builder:
+			bb.Append(v.Uint64())
+		case *array.Float32Builder:
+			bb.Append(float32(v.F))
+		case *array.Float64Builder:
+			bb.Append(v.F)
+		case *array.Decimal128Builder:
+			bb.Append(decimal128.New(v.I.Hi, v.I.Lo))
+		case *array.Date32Builder:
+			bb.Append(arrow.Date32(v.Int64()))
+		case *array.Time64Builder:
+			bb.Append(arrow.Time64(v.Int64()))
+		case *array.TimestampBuilder:
+			bb.Append(arrow.Timestamp(v.Int64()))
+		case *array.StringBuilder:
+			bb.Append(string(v.B))
+		case *array.BinaryBuilder:
+			bb.Append(v.B)
+		case *extensions.UUIDBuilder:
+			var u [16]byte
+			copy(u[:], v.B)
+			bb.AppendBytes(u)
+		default:
+			return nil, fmt.Errorf("pqwrite: no builder for %s", c.Type)
+		}
+	}
+	return b.NewArray(), nil
+}
