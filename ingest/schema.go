@@ -441,8 +441,10 @@ func mapLeafType(el *rawSchemaElement, l *leaf) {
 		}
 	case physInt96:
 		// Legacy nanosecond timestamps: their statistics were never
-		// written consistently, so no bounds.
-		set(simple(types.KindTimestampNS), decNone, orderUndefined)
+		// written consistently, so no bounds. DuckDB reads them as
+		// TIMESTAMP (µs), which also holds the dates beyond the
+		// nanosecond range that Spark writes.
+		set(simple(types.KindTimestamp), decNone, orderUndefined)
 	case physFloat:
 		set(simple(types.KindFloat), decFloat, orderSigned)
 	case physDouble:

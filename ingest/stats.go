@@ -22,6 +22,10 @@ const (
 // keeps always admits every value in the chunk.
 func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) catalog.ColumnStats {
 	st := catalog.ColumnStats{RowCount: rows}
+	isFloat := l.dec == decFloat || l.dec == decDouble || l.dec == decFloat16 || l.phys == physFloat || l.phys == physDouble
+	if !isFloat {
+		st.ContainsNaN = catalog.Known(false) // only floats hold NaN
+	}
 	if !ch.hasMeta {
 		return st
 	}
@@ -42,11 +46,11 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 	if s.DistinctCount != nil && *s.DistinctCount >= 0 && !l.repeated {
 		st.DistinctCount = catalog.Known(*s.DistinctCount)
 	}
-	isFloat := l.dec == decFloat || l.dec == decDouble || l.dec == decFloat16
 	switch {
-	case isFloat && s.NanCount != nil && *s.NanCount >= 0:
+	case !isFloat:
+	case s.NanCount != nil && *s.NanCount >= 0:
 		st.ContainsNaN = catalog.Known(*s.NanCount > 0)
-	case isFloat && w.nanDropsBounds && (s.MinValue != nil || s.Min != nil):
+	case w.nanDropsBounds && (s.MinValue != nil || s.Min != nil):
 		// This writer leaves a chunk that holds a NaN without bounds, so
 		// bounds mean no NaN.
 		st.ContainsNaN = catalog.Known(false)

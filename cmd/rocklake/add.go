@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"rocklake/ingest"
+)
+
+// progressThreshold is how many files make a progress bar worth drawing.
+const progressThreshold = 20
+
+func newAddCmd(g *globals) *cobra.Command {
+	var create bool
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "add TABLE PATH...",
+		Short: "Register Parquet files (files, directories, globs) in a table, in one snapshot",
+		Long: `add reads the footer of every file, checks that its columns fit the table's
+(by name; an int32 file column fits a BIGINT table column, a string never fits
+an integer), and registers all of them with their statistics in one snapshot.
+If any file cannot be read or does not fit, nothing is registered.`,
+		Example: `  rocklake add events data/events/*.parquet
+  rocklake add events data/events/ --create`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			opts := ingest.Options{Create: create, Workers: workers}
+			var bar *progressbar.ProgressBar
+			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				opts.Progress = func(done, total int) {
+					if total < progressThreshold {
+						return
+					}
+					if bar == nil {
+						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
+							progressbar.OptionSetDescription("reading footers"), progressbar.OptionShowCount(),
+							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+					}
+					_ = bar.Set(done)
+				}
+			}
+			res, err := ingest.Add(c, args[0], args[1:], opts)
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{
+					"table": args[0], "snapshot": res.Snapshot.ID, "files": res.Files, "rows": res.Rows,
+					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
+				})
+			}
+			created := ""
+			if res.CreatedTable {
+				created = " (table created)"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "added %d files, %d rows, %d bytes to %s in %.2fs at snapshot %d%s\n",
+				res.Files, res.Rows, res.Bytes, args[0], res.Elapsed.Seconds(), res.Snapshot.ID, created)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&create, "create", false, "create the table from the first file's schema if it does not exist")
+	cmd.Flags().IntVar(&workers, "workers", 0, "footers read in parallel (default 2 × CPUs)")
+	return cmd
+}
