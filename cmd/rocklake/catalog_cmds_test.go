@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
 
@@ -151,5 +154,68 @@ func TestStatsShowsDuckLakeText(t *testing.T) {
 	text := mustRun(t, "--catalog", dir, "stats", "t")
 	if !strings.Contains(text, "-1.50") || !strings.Contains(text, "99.99") {
 		t.Fatalf("text stats: %s", text)
+	}
+}
+
+func TestAddCommand(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	mk := func(name string, typ string, n int) string {
+		p := filepath.Join(data, name)
+		codec, _ := types.CodecFor(types.MustParseType(typ))
+		vals := make([]*types.Value, n)
+		for i := range vals {
+			v, err := codec.Parse(fmt.Sprint(i * 3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals[i] = &v
+		}
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType(typ), Values: vals}}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := mk("a.parquet", "int32", 10)
+	b := mk("b.parquet", "int64", 5)
+	if _, err := run(t, "--catalog", dir, "add", "t", a, b, "--create"); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Fatalf("an int64 file into the int32 table made from a.parquet: %v", err)
+	}
+	b = mk("b2.parquet", "int16", 5)
+	out := mustRun(t, "--catalog", dir, "--format", "json", "add", "t", a, b, "--create")
+	var res struct {
+		Files, Rows, Snapshot int
+		Created               bool `json:"created_table"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Files != 2 || res.Rows != 15 || !res.Created {
+		t.Fatalf("add: %v %s", err, out)
+	}
+	// The table takes the first file's schema (a.parquet: int32); b's
+	// int64 column would not fit it, so b is named first on purpose below.
+	st := mustRun(t, "--catalog", dir, "--format", "json", "stats", "t", "--column", "x")
+	var so statsOutput
+	_ = json.Unmarshal([]byte(st), &so)
+	if len(so.Files) != 2 || *so.Columns[0].Max != "27" || *so.Columns[0].Min != "0" {
+		t.Fatalf("stats after add: %s", st)
+	}
+	before := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
+	bad := filepath.Join(data, "bad.parquet")
+	_ = os.WriteFile(bad, []byte("not parquet"), 0o644)
+	c := mk("c.parquet", "int32", 3)
+	if _, err := run(t, "--catalog", dir, "add", "t", c, bad); err == nil || !strings.Contains(err.Error(), "bad.parquet") {
+		t.Fatalf("a bad file among good ones: %v", err)
+	}
+	if _, err := run(t, "--catalog", dir, "add", "t", a); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("adding a file twice: %v", err)
+	}
+	if _, err := run(t, "--catalog", dir, "add", "nope", c); err == nil || !strings.Contains(err.Error(), "--create") {
+		t.Fatalf("missing table: %v", err)
+	}
+	if after := mustRun(t, "--catalog", dir, "--format", "json", "snapshots"); after != before {
+		t.Fatal("failed adds changed the catalog")
+	}
+	text := mustRun(t, "--catalog", dir, "add", "t", filepath.Join(data, "c*.parquet"))
+	if !strings.Contains(text, "added 1 files, 3 rows") {
+		t.Fatalf("glob add: %q", text)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"rocklake/types"
 )
@@ -72,6 +73,18 @@ var Ascending = map[string][]string{
 // Extremes parses the Ascending texts of t (by its canonical text) into
 // values; nil when the table has none for t.
 func Extremes(t types.Type) []types.Value {
+	key := t.String()
+	if v, ok := extremesCache.Load(key); ok {
+		return v.([]types.Value)
+	}
+	out := parseExtremes(t)
+	extremesCache.Store(key, out)
+	return out
+}
+
+var extremesCache sync.Map
+
+func parseExtremes(t types.Type) []types.Value {
 	c, ok := types.CodecFor(t)
 	if !ok {
 		return nil
