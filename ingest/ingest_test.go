@@ -316,3 +316,59 @@ func TestWiderTableTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestUnitConversions: times and UTC timestamps written in ms or ns are
+// registered in DuckDB's types (time, timetz, timestamptz are µs) with
+// bounds converted outward.
+func TestUnitConversions(t *testing.T) {
+	dir := t.TempDir()
+	v := func(x int64) *types.Value { val := types.IntValue(x); return &val }
+	cases := []struct {
+		typ, unit string
+		vals      []*types.Value
+		wantType  string
+		lo, hi    string
+		exact     bool
+	}{
+		{"timestamptz", "ms", []*types.Value{v(-1500), v(2001), nil}, "timestamptz",
+			"1969-12-31 23:59:58.5+00", "1970-01-01 00:00:02.001+00", true},
+		{"timestamptz", "ns", []*types.Value{v(-1500), v(2_000_001)}, "timestamptz",
+			"1969-12-31 23:59:59.999998+00", "1970-01-01 00:00:00.002001+00", false},
+		{"timestamp", "ns", []*types.Value{v(-1500), v(2_000_000)}, "timestamp_ns",
+			"1969-12-31 23:59:59.9999985", "1970-01-01 00:00:00.002", true},
+		{"time", "ms", []*types.Value{v(1), v(86_399_999)}, "", "00:00:00.001", "23:59:59.999", true},
+		{"time", "ns", []*types.Value{v(1), v(86_399_999_999_999)}, "", "00:00:00", "24:00:00", false},
+	}
+	for i, tc := range cases {
+		path := filepath.Join(dir, fmt.Sprintf("u%d.parquet", i))
+		col := pqwrite.Column{Name: "x", Type: types.MustParseType(tc.typ), Unit: tc.unit, Values: tc.vals}
+		if err := pqwrite.Write(path, []pqwrite.Column{col}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		c := memCatalog(t)
+		if _, err := Add(c, "t", []string{path}, Options{Create: true}); err != nil {
+			t.Fatalf("%s %s: %v", tc.typ, tc.unit, err)
+		}
+		rd, _ := c.Read(catalog.Latest)
+		tb, _ := rd.Table("t")
+		cc, _ := rd.Column(tb.ID, "x")
+		if tc.wantType != "" && cc.Type.String() != tc.wantType {
+			t.Errorf("%s in %s: registered as %s, want %s", tc.typ, tc.unit, cc.Type, tc.wantType)
+		}
+		codec, _ := types.CodecFor(cc.Type)
+		_ = rd.FileColumnStats(tb.ID, cc.ID, func(_ int64, st *catalog.ColumnStats) error {
+			lo, hi := show(codec, st.Min.V), show(codec, st.Max.V)
+			// TIME written with isAdjustedToUTC reads as timetz: compare
+			// the clock part only.
+			if cc.Type.Kind == types.KindTimeTZ {
+				lo, hi = lo[:len(lo)-3], hi[:len(hi)-3]
+			}
+			if lo != tc.lo || hi != tc.hi || st.MinIsExact != tc.exact || st.MaxIsExact != tc.exact {
+				t.Errorf("%s in %s (%s): [%s, %s] exact %v/%v; want [%s, %s] exact %v", tc.typ, tc.unit, cc.Type,
+					lo, hi, st.MinIsExact, st.MaxIsExact, tc.lo, tc.hi, tc.exact)
+			}
+			return nil
+		})
+		rd.Close()
+	}
+}

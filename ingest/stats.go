@@ -61,13 +61,13 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 		return st
 	}
 	if lo != nil {
-		if b, ok := decodeBound(l, codec, lo, lower); ok {
-			st.Min, st.MinIsExact = catalog.Known(b), loExact
+		if b, rounded, ok := decodeBound(l, codec, lo, lower); ok {
+			st.Min, st.MinIsExact = catalog.Known(b), loExact && !rounded
 		}
 	}
 	if hi != nil {
-		if b, ok := decodeBound(l, codec, hi, upper); ok {
-			st.Max, st.MaxIsExact = catalog.Known(b), hiExact
+		if b, rounded, ok := decodeBound(l, codec, hi, upper); ok {
+			st.Max, st.MaxIsExact = catalog.Known(b), hiExact && !rounded
 		}
 	}
 	if st.Min.Known && st.Max.Known && bytes.Compare(st.Min.V, st.Max.V) > 0 {
@@ -109,16 +109,33 @@ func pickBounds(l *leaf, s *rawStats, order columnOrder) (lo, hi []byte, loExact
 // decodeBound reads a PLAIN-encoded bound as the leaf's DuckDB type and
 // returns its order-preserving encoding, rounding outward where the file's
 // unit is finer than the type's.
-func decodeBound(l *leaf, codec *types.Codec, b []byte, sd side) ([]byte, bool) {
+func decodeBound(l *leaf, codec *types.Codec, b []byte, sd side) (enc []byte, rounded, ok bool) {
 	v, ok := decodeValue(l, b, sd)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	out, err := codec.Encode(v)
 	if err != nil {
-		return nil, false // NaN, or a value outside the type: no bound
+		return nil, false, false // NaN, or a value outside the type: no bound
 	}
-	return out, true
+	return out, wasRounded(l, b), true
+}
+
+// wasRounded reports whether decoding b into the leaf's type dropped
+// precision (a finer file unit), so that the bound is no longer exact.
+func wasRounded(l *leaf, b []byte) bool {
+	if len(b) != 8 {
+		return false
+	}
+	x := int64(binary.LittleEndian.Uint64(b))
+	switch l.dec {
+	case decTimeNanos:
+		return x%1000 != 0
+	case decTimestamp:
+		_, want := unitOf(l.typ.Kind)
+		return l.unitPerSec > want && x%(l.unitPerSec/want) != 0
+	}
+	return false
 }
 
 func decodeValue(l *leaf, b []byte, sd side) (types.Value, bool) {

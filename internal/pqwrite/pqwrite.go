@@ -26,6 +26,10 @@ type Column struct {
 	Name   string
 	Type   types.Type
 	Values []*types.Value
+	// Unit, when set, writes a TIME or TIMESTAMP(TZ) column in another
+	// unit than the type's own ("ms", "us" or "ns"); the values are then
+	// counts of that unit. Tests use it for files DuckDB would not write.
+	Unit string
 }
 
 // Options shape the file. The zero value writes one row group, statistics
@@ -61,6 +65,11 @@ func Write(path string, cols []Column, opts Options) error {
 		at, err := arrowType(c.Type)
 		if err != nil {
 			return err
+		}
+		if c.Unit != "" {
+			if at, err = withUnit(at, c.Unit); err != nil {
+				return err
+			}
 		}
 		fields[i] = arrow.Field{Name: c.Name, Type: at, Nullable: true}
 		arr, err := build(mem, at, c)
@@ -153,6 +162,24 @@ func arrowType(t types.Type) (arrow.DataType, error) {
 	return nil, fmt.Errorf("pqwrite: cannot write %s", t)
 }
 
+func withUnit(at arrow.DataType, unit string) (arrow.DataType, error) {
+	units := map[string]arrow.TimeUnit{"ms": arrow.Millisecond, "us": arrow.Microsecond, "ns": arrow.Nanosecond}
+	u, ok := units[unit]
+	if !ok {
+		return nil, fmt.Errorf("pqwrite: unknown unit %q", unit)
+	}
+	switch t := at.(type) {
+	case *arrow.TimestampType:
+		return &arrow.TimestampType{Unit: u, TimeZone: t.TimeZone}, nil
+	case *arrow.Time64Type:
+		if u == arrow.Millisecond {
+			return arrow.FixedWidthTypes.Time32ms, nil
+		}
+		return &arrow.Time64Type{Unit: u}, nil
+	}
+	return nil, fmt.Errorf("pqwrite: a unit applies to times and timestamps, not %s", at)
+}
+
 func build(mem memory.Allocator, at arrow.DataType, c Column) (arrow.Array, error) {
 	b := array.NewBuilder(mem, at)
 	defer b.Release()
@@ -190,6 +217,8 @@ func build(mem memory.Allocator, at arrow.DataType, c Column) (arrow.Array, erro
 			bb.Append(arrow.Date32(v.Int64()))
 		case *array.Time64Builder:
 			bb.Append(arrow.Time64(v.Int64()))
+		case *array.Time32Builder:
+			bb.Append(arrow.Time32(v.Int64()))
 		case *array.TimestampBuilder:
 			bb.Append(arrow.Timestamp(v.Int64()))
 		case *array.StringBuilder:
