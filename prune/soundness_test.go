@@ -1,0 +1,650 @@
+package prune
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"rocklake/catalog"
+	"rocklake/expr"
+	"rocklake/ingest"
+	"rocklake/internal/pqwrite"
+	"rocklake/kv"
+	"rocklake/types"
+	"rocklake/types/typestest"
+)
+
+var (
+	longRun = flag.Int("prune.checks", 0, "run the soundness suite until this many (unit, predicate) checks")
+	seedArg = flag.Uint64("prune.seed", 0, "seed for the soundness suite (0: the fixed default)")
+)
+
+// prunableTypes are the column types the suite draws (pqwrite writes them).
+var prunableTypes = []string{
+	"boolean", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+	"float32", "float64", "decimal(9,2)", "decimal(18,3)", "decimal(38,10)", "date",
+	"timestamp_ms", "timestamp", "timestamp_ns", "timestamptz", "varchar", "blob", "uuid",
+}
+
+// tri is SQL's three-valued truth.
+type tri uint8
+
+const (
+	tFalse tri = iota
+	tTrue
+	tNull
+)
+
+func tnot(a tri) tri {
+	switch a {
+	case tTrue:
+		return tFalse
+	case tFalse:
+		return tTrue
+	}
+	return tNull
+}
+
+func tand(a, b tri) tri {
+	if a == tFalse || b == tFalse {
+		return tFalse
+	}
+	if a == tNull || b == tNull {
+		return tNull
+	}
+	return tTrue
+}
+
+func tor(a, b tri) tri {
+	if a == tTrue || b == tTrue {
+		return tTrue
+	}
+	if a == tNull || b == tNull {
+		return tNull
+	}
+	return tFalse
+}
+
+// rcol is a generated column with its data.
+type rcol struct {
+	name  string
+	typ   types.Type
+	codec *types.Codec
+	vals  []*types.Value
+}
+
+// lit is a reference literal: a value of the column's type, or (numeric
+// columns) an exact rational between values.
+type lit struct {
+	v    *types.Value
+	rat  *big.Rat
+	sql  string
+	null bool
+}
+
+// refPred is a predicate the reference evaluates row by row, independently
+// of expr and prune, and renders as SQL for them.
+type refPred interface {
+	eval(row int) tri
+	sql() string
+}
+
+type (
+	rCmp struct {
+		c  *rcol
+		op string
+		l  lit
+		// litLeft renders the literal on the left (5 < x).
+		litLeft bool
+	}
+	rBetween struct {
+		c      *rcol
+		lo, hi lit
+		not    bool
+	}
+	rIn struct {
+		c    *rcol
+		list []lit
+		not  bool
+	}
+	rIsNull struct {
+		c   *rcol
+		not bool
+	}
+	rPrefix struct {
+		c    *rcol
+		p    string
+		not  bool
+		form int // LIKE, starts_with
+	}
+	rIsNaN struct{ c *rcol }
+	rNot   struct{ x refPred }
+	rAnd   struct{ a, b refPred }
+	rOr    struct{ a, b refPred }
+	rConst struct{ v tri }
+)
+
+func isNaNValue(c *rcol, v *types.Value) bool {
+	return (c.typ.Kind == types.KindFloat || c.typ.Kind == types.KindDouble) && math.IsNaN(v.F)
+}
+
+// compare orders two values as DuckDB does: NaN above everything and equal
+// to itself; otherwise by the verified encodings.
+func compare(c *rcol, a, b *types.Value) int {
+	an, bn := isNaNValue(c, a), isNaNValue(c, b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	ea, _ := c.codec.Encode(*a)
+	eb, _ := c.codec.Encode(*b)
+	return bytes.Compare(ea, eb)
+}
+
+// ratOf is a numeric value as an exact rational (nil for NaN/inf).
+func ratOf(c *rcol, v *types.Value) *big.Rat {
+	switch k := c.typ.Kind; {
+	case k == types.KindDecimal:
+		r := new(big.Rat).SetInt(v.I.Big())
+		return r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(c.typ.Scale)), nil)))
+	case k == types.KindUTinyInt || k == types.KindUSmallInt || k == types.KindUInteger || k == types.KindUBigInt:
+		return new(big.Rat).SetInt(v.U.Big())
+	case k == types.KindFloat || k == types.KindDouble:
+		if math.IsNaN(v.F) || math.IsInf(v.F, 0) {
+			return nil
+		}
+		return new(big.Rat).SetFloat64(v.F)
+	}
+	return new(big.Rat).SetInt(v.I.Big())
+}
+
+func cmpLit(c *rcol, v *types.Value, l lit) int {
+	if l.rat != nil {
+		return ratOf(c, v).Cmp(l.rat)
+	}
+	return compare(c, v, l.v)
+}
+
+func applyOp(op string, c int) tri {
+	ok := map[string]bool{"=": c == 0, "<>": c != 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]
+	if ok {
+		return tTrue
+	}
+	return tFalse
+}
+
+func (p rCmp) eval(row int) tri {
+	v := p.c.vals[row]
+	if v == nil || p.l.null {
+		return tNull
+	}
+	return applyOp(p.op, cmpLit(p.c, v, p.l))
+}
+
+func flipOp(op string) string {
+	return map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+}
+
+func (p rCmp) sql() string {
+	if p.litLeft {
+		return fmt.Sprintf("%s %s %s", p.l.sql, flipOp(p.op), quote(p.c.name))
+	}
+	return fmt.Sprintf("%s %s %s", quote(p.c.name), p.op, p.l.sql)
+}
+
+func (p rBetween) eval(row int) tri {
+	r := tand(rCmp{c: p.c, op: ">=", l: p.lo}.eval(row), rCmp{c: p.c, op: "<=", l: p.hi}.eval(row))
+	if p.not {
+		return tnot(r)
+	}
+	return r
+}
+
+func (p rBetween) sql() string {
+	not := ""
+	if p.not {
+		not = "NOT "
+	}
+	return fmt.Sprintf("%s %sBETWEEN %s AND %s", quote(p.c.name), not, p.lo.sql, p.hi.sql)
+}
+
+func (p rIn) eval(row int) tri {
+	r := tFalse
+	for _, l := range p.list {
+		r = tor(r, rCmp{c: p.c, op: "=", l: l}.eval(row))
+	}
+	if p.not {
+		return tnot(r)
+	}
+	return r
+}
+
+func (p rIn) sql() string {
+	parts := make([]string, len(p.list))
+	for i, l := range p.list {
+		parts[i] = l.sql
+	}
+	not := ""
+	if p.not {
+		not = "NOT "
+	}
+	return fmt.Sprintf("%s %sIN (%s)", quote(p.c.name), not, strings.Join(parts, ", "))
+}
+
+func (p rIsNull) eval(row int) tri {
+	if (p.c.vals[row] == nil) != p.not {
+		return tTrue
+	}
+	return tFalse
+}
+
+func (p rIsNull) sql() string {
+	if p.not {
+		return quote(p.c.name) + " IS NOT NULL"
+	}
+	return quote(p.c.name) + " IS NULL"
+}
+
+func (p rPrefix) eval(row int) tri {
+	v := p.c.vals[row]
+	if v == nil {
+		return tNull
+	}
+	if bytes.HasPrefix(v.B, []byte(p.p)) != p.not {
+		return tTrue
+	}
+	return tFalse
+}
+
+func (p rPrefix) sql() string {
+	if p.form == 1 {
+		s := fmt.Sprintf("starts_with(%s, %s)", quote(p.c.name), sqlString(p.p))
+		if p.not {
+			return "NOT " + s
+		}
+		return s
+	}
+	// Escape the LIKE wildcards in the prefix with '\'.
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(p.p)
+	not := ""
+	if p.not {
+		not = "NOT "
+	}
+	return fmt.Sprintf(`%s %sLIKE %s ESCAPE '\'`, quote(p.c.name), not, sqlString(esc+"%"))
+}
+
+func (p rIsNaN) eval(row int) tri {
+	v := p.c.vals[row]
+	if v == nil {
+		return tNull
+	}
+	if math.IsNaN(v.F) {
+		return tTrue
+	}
+	return tFalse
+}
+
+func (p rIsNaN) sql() string   { return "isnan(" + quote(p.c.name) + ")" }
+func (p rNot) eval(r int) tri  { return tnot(p.x.eval(r)) }
+func (p rNot) sql() string     { return "NOT (" + p.x.sql() + ")" }
+func (p rAnd) eval(r int) tri  { return tand(p.a.eval(r), p.b.eval(r)) }
+func (p rAnd) sql() string     { return "(" + p.a.sql() + " AND " + p.b.sql() + ")" }
+func (p rOr) eval(r int) tri   { return tor(p.a.eval(r), p.b.eval(r)) }
+func (p rOr) sql() string      { return "(" + p.a.sql() + " OR " + p.b.sql() + ")" }
+func (p rConst) eval(int) tri  { return p.v }
+func (p rConst) sql() string   { return [...]string{"false", "true", "NULL"}[p.v] }
+func quote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+func sqlString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// genLit draws a literal for a column: a value present in the data (on a
+// bound), a random value, a neighbour, a NaN or a rational between values.
+func genLit(r *rand.Rand, c *rcol) lit {
+	if r.IntN(40) == 0 {
+		return lit{null: true, sql: "NULL"}
+	}
+	var v types.Value
+	switch r.IntN(4) {
+	case 0, 1:
+		var present []*types.Value
+		for _, x := range c.vals {
+			if x != nil {
+				present = append(present, x)
+			}
+		}
+		if len(present) > 0 {
+			v = *present[r.IntN(len(present))]
+			break
+		}
+		fallthrough
+	default:
+		v = typestest.Random(r, c.typ)
+	}
+	isF := c.typ.Kind == types.KindFloat || c.typ.Kind == types.KindDouble
+	if isF && r.IntN(8) == 0 {
+		v = types.FloatValue([]float64{math.NaN(), 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1)}[r.IntN(5)])
+	}
+	exactNumeric := isIntKind(c.typ.Kind) || c.typ.Kind == types.KindDecimal
+	if exactNumeric && r.IntN(5) == 0 {
+		// A rational strictly between two values of the type.
+		base := ratOf(c, &v)
+		step := new(big.Rat).SetFrac64(1, 3)
+		if c.typ.Kind == types.KindDecimal {
+			step.Quo(step, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(c.typ.Scale)), nil)))
+		}
+		if r.IntN(2) == 0 {
+			step.Neg(step)
+		}
+		q := new(big.Rat).Add(base, step)
+		return lit{rat: q, sql: q.FloatString(int(c.typ.Scale) + 12)}
+	}
+	if math.IsNaN(v.F) && isF {
+		return lit{v: &v, sql: fmt.Sprintf("'NaN'::%s", duckType(c.typ))}
+	}
+	text := c.codec.Format(v)
+	switch r.IntN(3) {
+	case 0:
+		return lit{v: &v, sql: sqlString(text)} // cast to the column's type
+	case 1:
+		return lit{v: &v, sql: fmt.Sprintf("CAST(%s AS %s)", sqlString(text), duckType(c.typ))}
+	}
+	return lit{v: &v, sql: fmt.Sprintf("%s::%s", sqlString(text), duckType(c.typ))}
+}
+
+func isIntKind(k types.Kind) bool {
+	switch k {
+	case types.KindTinyInt, types.KindSmallInt, types.KindInteger, types.KindBigInt,
+		types.KindUTinyInt, types.KindUSmallInt, types.KindUInteger, types.KindUBigInt:
+		return true
+	}
+	return false
+}
+
+// duckType spells a type the way DuckDB's parser takes it.
+func duckType(t types.Type) string {
+	switch t.Kind {
+	case types.KindTinyInt:
+		return "TINYINT"
+	case types.KindSmallInt:
+		return "SMALLINT"
+	case types.KindInteger:
+		return "INTEGER"
+	case types.KindBigInt:
+		return "BIGINT"
+	case types.KindUTinyInt:
+		return "UTINYINT"
+	case types.KindUSmallInt:
+		return "USMALLINT"
+	case types.KindUInteger:
+		return "UINTEGER"
+	case types.KindUBigInt:
+		return "UBIGINT"
+	case types.KindFloat:
+		return "FLOAT"
+	case types.KindDouble:
+		return "DOUBLE"
+	}
+	return strings.ToUpper(t.String())
+}
+
+func genPred(r *rand.Rand, cols []*rcol, depth int) refPred {
+	if depth > 0 && r.IntN(3) == 0 {
+		switch r.IntN(3) {
+		case 0:
+			return rAnd{genPred(r, cols, depth-1), genPred(r, cols, depth-1)}
+		case 1:
+			return rOr{genPred(r, cols, depth-1), genPred(r, cols, depth-1)}
+		}
+		return rNot{genPred(r, cols, depth-1)}
+	}
+	c := cols[r.IntN(len(cols))]
+	isF := c.typ.Kind == types.KindFloat || c.typ.Kind == types.KindDouble
+	switch n := r.IntN(20); {
+	case n < 10:
+		ops := []string{"=", "<>", "<", "<=", ">", ">="}
+		return rCmp{c: c, op: ops[r.IntN(len(ops))], l: genLit(r, c), litLeft: r.IntN(4) == 0}
+	case n < 12:
+		return rBetween{c: c, lo: genLit(r, c), hi: genLit(r, c), not: r.IntN(3) == 0}
+	case n < 15:
+		size := []int{1, 2, 20, 21, 201}[r.IntN(5)]
+		list := make([]lit, size)
+		for i := range list {
+			list[i] = genLit(r, c)
+		}
+		return rIn{c: c, list: list, not: r.IntN(3) == 0}
+	case n < 17:
+		return rIsNull{c: c, not: r.IntN(2) == 0}
+	case n < 19 && c.typ.Kind == types.KindVarchar:
+		p := ""
+		if v := c.vals[r.IntN(len(c.vals))]; v != nil && len(v.B) > 0 {
+			p = string(v.B[:r.IntN(len(v.B)+1)])
+		} else {
+			p = string(typestest.Random(r, c.typ).B)
+		}
+		return rPrefix{c: c, p: p, not: r.IntN(3) == 0, form: r.IntN(2)}
+	case n < 19 && isF:
+		return rIsNaN{c: c}
+	}
+	return rCmp{c: c, op: "<", l: genLit(r, c)}
+}
+
+// genTable writes a table of files with random shapes and registers it.
+func genTable(t *testing.T, r *rand.Rand, dir string, round int) (*catalog.Catalog, [][]*rcol) {
+	ncols := 2 + r.IntN(4)
+	var colTypes []types.Type
+	for _, i := range r.Perm(len(prunableTypes))[:ncols] {
+		colTypes = append(colTypes, types.MustParseType(prunableTypes[i]))
+	}
+	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files [][]*rcol
+	var paths []string
+	nfiles := 1 + r.IntN(3)
+	for f := range nfiles {
+		n := []int{0, 1, 7, 64, 300}[r.IntN(5)]
+		var cols []*rcol
+		var pcols []pqwrite.Column
+		for i, typ := range colTypes {
+			codec, _ := types.CodecFor(typ)
+			rc := &rcol{name: fmt.Sprintf("c%d", i), typ: typ, codec: codec, vals: make([]*types.Value, n)}
+			nullShare := []float64{0, 0, 1, 0.5, r.Float64()}[r.IntN(5)]
+			for j := range rc.vals {
+				if r.Float64() < nullShare {
+					continue
+				}
+				v := typestest.Random(r, typ)
+				if (typ.Kind == types.KindFloat || typ.Kind == types.KindDouble) && r.IntN(12) == 0 {
+					v = types.FloatValue(math.NaN())
+				}
+				if typ.Kind == types.KindVarchar && r.IntN(10) == 0 {
+					v = types.StringValue(strings.Repeat("z", 70+r.IntN(60)) + string(rune(0x10FFFF)))
+				}
+				rc.vals[j] = &v
+			}
+			if r.IntN(2) == 0 { // sorted data clusters the bounds
+				sort.SliceStable(rc.vals, func(a, b int) bool {
+					if rc.vals[a] == nil || rc.vals[b] == nil {
+						return rc.vals[b] == nil && rc.vals[a] != nil
+					}
+					return compare(rc, rc.vals[a], rc.vals[b]) < 0
+				})
+			}
+			cols = append(cols, rc)
+			pcols = append(pcols, pqwrite.Column{Name: rc.name, Type: typ, Values: rc.vals})
+		}
+		opts := pqwrite.Options{RowGroupRows: int64(1 + r.IntN(max(n, 1))), PageIndex: r.IntN(2) == 0,
+			BloomFilters: r.IntN(3) == 0, Dictionary: r.IntN(2) == 0}
+		if r.IntN(3) == 0 {
+			opts.PageBytes = 128
+		}
+		path := filepath.Join(dir, fmt.Sprintf("t%d-f%d.parquet", round, f))
+		if err := pqwrite.Write(path, pcols, opts); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, cols)
+		paths = append(paths, path)
+	}
+	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	return c, files
+}
+
+type suiteStats struct {
+	checks, skips, allMatch int
+	byLevel                 map[string]int
+}
+
+// TestPruningIsSound is the differential suite: for every unit the
+// evaluator skips, the reference evaluator finds no row for which the
+// predicate is TRUE; for every all-match unit, every row is TRUE.
+func TestPruningIsSound(t *testing.T) {
+	seed := *seedArg
+	if seed == 0 {
+		seed = 20261129
+	}
+	target := 25000
+	if *longRun > 0 {
+		target = *longRun
+	}
+	t.Logf("seed %d, target %d checks (rerun: go test ./prune -run TestPruningIsSound -prune.seed %d)", seed, target, seed)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	dir := t.TempDir()
+	st := suiteStats{byLevel: map[string]int{}}
+	for round := 0; st.checks < target; round++ {
+		c, files := genTable(t, r, dir, round)
+		rd, _ := c.Read(catalog.Latest)
+		tb, _ := rd.Table("t")
+		cols, _ := rd.Columns(tb.ID)
+		dfiles, _ := rd.Files(tb.ID)
+		// Every unit's stats, by column name.
+		type unit struct {
+			level      string
+			file       int
+			first, end int
+			stats      map[string]*catalog.ColumnStats
+		}
+		var units []unit
+		for fi, df := range dfiles {
+			fu := unit{level: "file", file: fi, first: 0, end: int(df.RecordCount), stats: map[string]*catalog.ColumnStats{}}
+			rgUnits := map[int32]*unit{}
+			for _, col := range cols {
+				_ = rd.FileColumnStats(tb.ID, col.ID, func(id int64, s *catalog.ColumnStats) error {
+					if id == df.ID {
+						cp := *s
+						fu.stats[col.Name] = &cp
+					}
+					return nil
+				})
+				rgs, _ := rd.RowGroupStats(tb.ID, col.ID, df.ID)
+				for _, rg := range rgs {
+					u := rgUnits[rg.Index]
+					if u == nil {
+						u = &unit{level: "row_group", file: fi, first: int(rg.FirstRow), end: int(rg.FirstRow + rg.Stats.RowCount), stats: map[string]*catalog.ColumnStats{}}
+						rgUnits[rg.Index] = u
+					}
+					s := rg.Stats
+					u.stats[col.Name] = &s
+				}
+			}
+			units = append(units, fu)
+			for _, u := range rgUnits {
+				units = append(units, *u)
+			}
+		}
+		for range 60 {
+			p := genPred(r, files[0], 2)
+			text := p.sql()
+			b, err := expr.Compile(text, cols)
+			if err != nil {
+				t.Fatalf("seed %d round %d: %s: %v", seed, round, text, err)
+			}
+			eval := Compile(b.Pred)
+			for _, u := range units {
+				byID := map[int64]*catalog.ColumnStats{}
+				for _, col := range cols {
+					byID[col.ID] = u.stats[col.Name]
+				}
+				res := eval(func(id int64) *catalog.ColumnStats { return byID[id] })
+				st.checks++
+				st.byLevel[u.level]++
+				// Rebind the reference to this file's data.
+				fp := rebind(p, files[0], files[u.file])
+				switch res {
+				case Skip:
+					st.skips++
+					for row := u.first; row < u.end; row++ {
+						if fp.eval(row) == tTrue {
+							t.Fatalf("UNSOUND SKIP (seed %d round %d) %s rows [%d,%d) of file %d: row %d matches\n  predicate: %s\n  bound: %s",
+								seed, round, u.level, u.first, u.end, u.file, row, text, b.Pred)
+						}
+					}
+				case AllMatch:
+					st.allMatch++
+					for row := u.first; row < u.end; row++ {
+						if fp.eval(row) != tTrue {
+							t.Fatalf("WRONG ALL-MATCH (seed %d round %d) %s rows [%d,%d) of file %d: row %d does not match\n  predicate: %s\n  bound: %s",
+								seed, round, u.level, u.first, u.end, u.file, row, text, b.Pred)
+						}
+					}
+				}
+			}
+		}
+		rd.Close()
+	}
+	t.Logf("%d (unit, predicate) checks: %v; %d skipped, %d all-match", st.checks, st.byLevel, st.skips, st.allMatch)
+}
+
+// rebind points a reference predicate built on one file's columns at
+// another file's columns (same names and types, other data).
+func rebind(p refPred, from, to []*rcol) refPred {
+	m := map[*rcol]*rcol{}
+	for i := range from {
+		m[from[i]] = to[i]
+	}
+	var rb func(p refPred) refPred
+	rb = func(p refPred) refPred {
+		switch p := p.(type) {
+		case rCmp:
+			p.c = m[p.c]
+			return p
+		case rBetween:
+			p.c = m[p.c]
+			return p
+		case rIn:
+			p.c = m[p.c]
+			return p
+		case rIsNull:
+			p.c = m[p.c]
+			return p
+		case rPrefix:
+			p.c = m[p.c]
+			return p
+		case rIsNaN:
+			p.c = m[p.c]
+			return p
+		case rNot:
+			return rNot{rb(p.x)}
+		case rAnd:
+			return rAnd{rb(p.a), rb(p.b)}
+		case rOr:
+			return rOr{rb(p.a), rb(p.b)}
+		}
+		return p
+	}
+	return rb(p)
+}
