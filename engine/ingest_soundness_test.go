@@ -190,6 +190,34 @@ func TestFixtureStatsAgainstDuckDB(t *testing.T) {
 	}
 }
 
+// duckColumns are SQL expressions over i (a row number) for one column of
+// each type, full of the traps; tests COPY them to Parquet with DuckDB.
+var duckColumns = map[string]string{
+	"i8":   "((hash(i) % 256)::BIGINT - 128)::TINYINT",
+	"i16":  "((hash(i) % 65536)::BIGINT - 32768)::SMALLINT",
+	"i32":  "((hash(i) % 4294967296)::BIGINT - 2147483648)::INTEGER",
+	"i64":  "(hash(i)::HUGEINT - 9223372036854775807)::BIGINT",
+	"u8":   "(hash(i) % 256)::UTINYINT",
+	"u32":  "(hash(i) % 4294967296)::UINTEGER",
+	"u64":  "hash(i)::UBIGINT",
+	"f32":  "CASE hash(i) % 9 WHEN 0 THEN 'nan'::FLOAT WHEN 1 THEN '-0.0'::FLOAT WHEN 2 THEN 'inf'::FLOAT WHEN 3 THEN '-inf'::FLOAT ELSE ((hash(i) % 1000)::INTEGER - 500)::FLOAT / 7 END",
+	"f64":  "CASE hash(i*7) % 11 WHEN 0 THEN 'nan'::DOUBLE WHEN 1 THEN '-0.0'::DOUBLE WHEN 2 THEN 0.0 ELSE (hash(i) % 100000)::DOUBLE / 3 - 10000 END",
+	"d1":   "((hash(i) % 20000)::INTEGER - 10000)::DECIMAL(9,2) / 100",
+	"d2":   "((hash(i) % 2000000)::BIGINT - 1000000)::DECIMAL(18,3) / 1000",
+	"d3":   "((hash(i) % 1000000000000000)::HUGEINT * 12345678901 - 9999999999999999999999999)::DECIMAL(38,10) / 1000",
+	"dt":   "DATE '1960-01-01' + (hash(i) % 40000)::INTEGER",
+	"tm":   "TIME '00:00:00' + INTERVAL (hash(i) % 86400000000) MICROSECOND",
+	"ts":   "TIMESTAMP '1960-01-01' + INTERVAL (hash(i) % 3000000000000000) MICROSECOND",
+	"tms":  "(TIMESTAMP '1900-01-01' + INTERVAL (hash(i) % 4000000000000) MILLISECOND)::TIMESTAMP_MS",
+	"tns":  "(TIMESTAMP '1969-01-01' + INTERVAL (hash(i) % 3000000000000000) MICROSECOND)::TIMESTAMP_NS",
+	"tz":   "(TIMESTAMP '1960-01-01' + INTERVAL (hash(i) % 3000000000000000) MICROSECOND)::TIMESTAMPTZ",
+	"s":    "CASE hash(i) % 7 WHEN 0 THEN repeat(chr(65 + (hash(i) % 26)::INTEGER), 300) WHEN 1 THEN chr(233) || i::VARCHAR WHEN 2 THEN chr(1114111) WHEN 3 THEN '' ELSE 'k' || (hash(i) % 1000)::VARCHAR END",
+	"b":    "CASE hash(i) % 3 WHEN 0 THEN '\\xFF\\x00'::BLOB WHEN 1 THEN ('x' || i::VARCHAR)::BLOB ELSE '\\x80'::BLOB END",
+	"u":    "md5(i::VARCHAR)::UUID",
+	"bo":   "hash(i) % 2 = 0",
+	"lowc": "'v' || (hash(i) % 10)::VARCHAR",
+}
+
 // TestDuckDBWrittenStatsAgainstData writes random tables of every type
 // with DuckDB's COPY, full of the traps (NaN, ±0.0, ±inf, NULL runs, long
 // strings DuckDB truncates, bytes ≥ 0x80, extremes), and checks the stats
@@ -201,31 +229,7 @@ func TestDuckDBWrittenStatsAgainstData(t *testing.T) {
 	}
 	defer db.Close()
 	dir := t.TempDir()
-	exprs := map[string]string{
-		"i8":   "((hash(i) % 256)::BIGINT - 128)::TINYINT",
-		"i16":  "((hash(i) % 65536)::BIGINT - 32768)::SMALLINT",
-		"i32":  "((hash(i) % 4294967296)::BIGINT - 2147483648)::INTEGER",
-		"i64":  "(hash(i)::HUGEINT - 9223372036854775807)::BIGINT",
-		"u8":   "(hash(i) % 256)::UTINYINT",
-		"u32":  "(hash(i) % 4294967296)::UINTEGER",
-		"u64":  "hash(i)::UBIGINT",
-		"f32":  "CASE hash(i) % 9 WHEN 0 THEN 'nan'::FLOAT WHEN 1 THEN '-0.0'::FLOAT WHEN 2 THEN 'inf'::FLOAT WHEN 3 THEN '-inf'::FLOAT ELSE ((hash(i) % 1000)::INTEGER - 500)::FLOAT / 7 END",
-		"f64":  "CASE hash(i*7) % 11 WHEN 0 THEN 'nan'::DOUBLE WHEN 1 THEN '-0.0'::DOUBLE WHEN 2 THEN 0.0 ELSE (hash(i) % 100000)::DOUBLE / 3 - 10000 END",
-		"d1":   "((hash(i) % 20000)::INTEGER - 10000)::DECIMAL(9,2) / 100",
-		"d2":   "((hash(i) % 2000000)::BIGINT - 1000000)::DECIMAL(18,3) / 1000",
-		"d3":   "((hash(i) % 1000000000000000)::HUGEINT * 12345678901 - 9999999999999999999999999)::DECIMAL(38,10) / 1000",
-		"dt":   "DATE '1960-01-01' + (hash(i) % 40000)::INTEGER",
-		"tm":   "TIME '00:00:00' + INTERVAL (hash(i) % 86400000000) MICROSECOND",
-		"ts":   "TIMESTAMP '1960-01-01' + INTERVAL (hash(i) % 3000000000000000) MICROSECOND",
-		"tms":  "(TIMESTAMP '1900-01-01' + INTERVAL (hash(i) % 4000000000000) MILLISECOND)::TIMESTAMP_MS",
-		"tns":  "(TIMESTAMP '1969-01-01' + INTERVAL (hash(i) % 3000000000000000) MICROSECOND)::TIMESTAMP_NS",
-		"tz":   "(TIMESTAMP '1960-01-01' + INTERVAL (hash(i) % 3000000000000000) MICROSECOND)::TIMESTAMPTZ",
-		"s":    "CASE hash(i) % 7 WHEN 0 THEN repeat(chr(65 + (hash(i) % 26)::INTEGER), 300) WHEN 1 THEN chr(233) || i::VARCHAR WHEN 2 THEN chr(1114111) WHEN 3 THEN '' ELSE 'k' || (hash(i) % 1000)::VARCHAR END",
-		"b":    "CASE hash(i) % 3 WHEN 0 THEN '\\xFF\\x00'::BLOB WHEN 1 THEN ('x' || i::VARCHAR)::BLOB ELSE '\\x80'::BLOB END",
-		"u":    "md5(i::VARCHAR)::UUID",
-		"bo":   "hash(i) % 2 = 0",
-		"lowc": "'v' || (hash(i) % 10)::VARCHAR",
-	}
+	exprs := duckColumns
 	var names []string
 	for n := range exprs {
 		names = append(names, n)
