@@ -23,7 +23,7 @@ type BindError struct {
 }
 
 func (e *BindError) Error() string {
-	return fmt.Sprintf("at offset %d: %s\n  %s\n  %s^", e.Pos, e.Msg, e.Text, strings.Repeat(" ", max(e.Pos, 0)))
+	return fmt.Sprintf("at offset %d: %s%s", e.Pos, e.Msg, context(e.Text, max(e.Pos, 0)))
 }
 
 // ErrNoSuchColumn is wrapped by the error for an unknown column.
@@ -390,7 +390,7 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 		v, perr = lc.Parse(l.Text + "+00") // the session time zone is UTC
 	}
 	if perr != nil {
-		return lv, false, b.errf(l.At, "cannot cast %q to %s: %v", l.Text, lt, perr)
+		return lv, false, b.errf(l.At, "cannot cast %q to %s: %v", clip(l.Text), lt, clipErr(perr))
 	}
 	if lt.Equal(c.Type) {
 		if isFloat(k) && math.IsNaN(v.F) {
@@ -440,7 +440,7 @@ func (b *binder) castText(c *Column, text string, at int) (litValue, bool, error
 		v, err = c.Codec.Parse(text + "+00") // the session time zone is UTC
 	}
 	if err != nil {
-		return litValue{}, false, b.errf(at, "cannot cast %q to %s (column %s): %v", text, c.Type, c.Name, err)
+		return litValue{}, false, b.errf(at, "cannot cast %q to %s (column %s): %v", clip(text), c.Type, c.Name, clipErr(err))
 	}
 	if isFloat(c.Type.Kind) && math.IsNaN(v.F) {
 		return litValue{nan: true}, true, nil
@@ -512,6 +512,23 @@ func (b *binder) castNumber(c *Column, text string, double bool, at int) (litVal
 		return litValue{above: true}, true, nil
 	}
 	return litValue{}, false, nil
+}
+
+// clip shortens a literal for an error message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:61] + "..."
+	}
+	return s
+}
+
+// clipErr shortens an error that quotes a long literal.
+func clipErr(err error) string {
+	m := err.Error()
+	if len(m) > 200 {
+		return m[:197] + "..."
+	}
+	return m
 }
 
 // smallEnoughForDouble reports whether every value of t converts to a

@@ -111,11 +111,27 @@ type SyntaxError struct {
 }
 
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("syntax error at offset %d: %s\n  %s\n  %s^", e.Pos, e.Msg, e.Text, strings.Repeat(" ", e.Pos))
+	return fmt.Sprintf("syntax error at offset %d: %s%s", e.Pos, e.Msg, context(e.Text, e.Pos))
 }
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxDepth = 2000
+// context shows the text around pos with a caret under it, at most 60
+// characters of it.
+func context(text string, pos int) string {
+	from, to := max(pos-30, 0), min(pos+30, len(text))
+	prefix := ""
+	if from > 0 {
+		prefix = "..."
+	}
+	snippet := prefix + text[from:to]
+	if to < len(text) {
+		snippet += "..."
+	}
+	return fmt.Sprintf("\n  %s\n  %s^", snippet, strings.Repeat(" ", len(prefix)+pos-from))
+}
+
+// maxDepth bounds nesting (each parenthesised level costs two) so that
+// hostile input cannot exhaust the stack.
+const maxDepth = 10000
 
 // Parse reads a WHERE clause in DuckDB syntax.
 func Parse(text string) (Node, error) {
@@ -127,6 +143,9 @@ func Parse(text string) (Node, error) {
 	n, err := p.expr(0)
 	if err != nil {
 		return nil, err
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	if p.tok.kind != tEOF {
 		return nil, p.errf(p.tok.pos, "unexpected %s", p.tok.describe())

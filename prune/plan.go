@@ -31,7 +31,8 @@ type Bytes struct {
 	Kept  int64 `json:"kept"`
 }
 
-// KeptFile is a file the query must read, with the row groups to read.
+// KeptFile is a file the query must read, with the row groups to read;
+// AllMatch says every row in those row groups matches.
 type KeptFile struct {
 	Path      string  `json:"path"`
 	FileID    int64   `json:"file_id"`
@@ -136,7 +137,7 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 		if len(kf.RowGroups) == 0 {
 			continue // every row group skipped
 		}
-		kf.AllMatch = allRG == len(rgRes)
+		kf.AllMatch = allRG == len(kf.RowGroups) // every row it reads matches
 		plan.keep(kf, f, keptRows, false, allRG)
 	}
 	return plan, nil

@@ -428,7 +428,11 @@ func genPred(r *rand.Rand, cols []*rcol, depth int) refPred {
 		return rIsNull{c: c, not: r.IntN(2) == 0}
 	case n < 19 && c.typ.Kind == types.KindVarchar:
 		p := ""
-		if v := c.vals[r.IntN(len(c.vals))]; v != nil && len(v.B) > 0 {
+		var v *types.Value
+		if len(c.vals) > 0 {
+			v = c.vals[r.IntN(len(c.vals))]
+		}
+		if v != nil && len(v.B) > 0 {
 			p = string(v.B[:r.IntN(len(v.B)+1)])
 		} else {
 			p = string(typestest.Random(r, c.typ).B)

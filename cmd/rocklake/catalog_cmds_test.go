@@ -219,3 +219,48 @@ func TestAddCommand(t *testing.T) {
 		t.Fatalf("glob add: %q", text)
 	}
 }
+
+func TestPlanCommand(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	var paths []string
+	for f := range 3 {
+		vals := make([]*types.Value, 10)
+		for i := range vals {
+			v := types.IntValue(int64(f*100 + i))
+			vals[i] = &v
+		}
+		p := filepath.Join(data, fmt.Sprintf("p%d.parquet", f))
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}}, pqwrite.Options{RowGroupRows: 5}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	mustRun(t, append([]string{"--catalog", dir, "add", "t", "--create"}, paths...)...)
+	out := mustRun(t, "--catalog", dir, "--format", "json", "plan", "t", "x >= 105 AND x < 200")
+	var p map[string]any
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"table", "snapshot", "predicate", "files", "row_groups", "pages", "bytes", "kept_files"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("plan JSON lacks %q: %s", k, out)
+		}
+	}
+	files := p["files"].(map[string]any)
+	rgs := p["row_groups"].(map[string]any)
+	kept := p["kept_files"].([]any)
+	if files["total"].(float64) != 3 || files["kept"].(float64) != 1 || rgs["kept"].(float64) != 1 || len(kept) != 1 {
+		t.Fatalf("plan: %s", out)
+	}
+	kf := kept[0].(map[string]any)
+	if kf["path"] != paths[1] || fmt.Sprint(kf["row_groups"]) != "[1]" || kf["all_match"] != true {
+		t.Fatalf("kept file: %v", kf)
+	}
+	if _, err := run(t, "--catalog", dir, "plan", "t", "y = 1"); err == nil || !strings.Contains(err.Error(), "no such column") {
+		t.Fatalf("unknown column: %v", err)
+	}
+	if _, err := run(t, "--catalog", dir, "plan", "t", "x = 'abc'"); err == nil || !strings.Contains(err.Error(), "offset 4") {
+		t.Fatalf("uncastable literal: %v", err)
+	}
+}

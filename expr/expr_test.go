@@ -1,0 +1,208 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+func testColumns() []catalog.Column {
+	defs := []catalog.ColumnDef{
+		{Name: "i", Type: "int32"}, {Name: "t", Type: "int8"}, {Name: "f", Type: "float32"}, {Name: "d", Type: "float64"},
+		{Name: "p", Type: "decimal(10,2)"}, {Name: "s", Type: "varchar"}, {Name: "ts", Type: "timestamp"},
+		{Name: "tz", Type: "timestamptz"}, {Name: "dt", Type: "date"}, {Name: "b", Type: "boolean"},
+		{Name: "Mixed Case", Type: "int64"}, {Name: "st", Type: "struct(a int32, b varchar)"}, {Name: "j", Type: "json"},
+	}
+	cols, err := catalog.PlanColumns(defs)
+	if err != nil {
+		panic(err)
+	}
+	return cols
+}
+
+func TestBinding(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"i = 5", "i = '5'"},
+		{"5 < i", "i > '5'"},
+		{"I >= -3", "i >= '-3'"},
+		{`"Mixed Case" = 1`, "Mixed Case = '1'"},
+		{"mixed case = 1", ""}, // not a name
+		{"i = 1.5", "FALSE"},
+		{"i <> 1.5", "i IS NOT NULL"},
+		{"i < 1.5", "i <= '1'"},
+		{"i > 1.5", "i >= '2'"},
+		{"i > -1.5", "i >= '-1'"},
+		{"i = '1.5'", "i = '2'"}, // a string literal is cast, and the cast rounds
+		{"t < 1000", "t IS NOT NULL"},
+		{"t > 1000", "FALSE"},
+		{"t = -129", "FALSE"},
+		{"t >= -129", "t IS NOT NULL"},
+		{"p = 1.234", "FALSE"},
+		{"p <= 1.234", "p <= '1.23'"},
+		{"p > 1.234", "p >= '1.24'"},
+		{"f = 0.1", "(f >= '0.099999994' [implied] AND f <= '0.1' [implied])"},
+		{"f < 0.1", "f <= '0.1' [implied]"},
+		{"d = 'NaN'", "d = nan"},
+		{"d > 'nan'::DOUBLE", "d > nan"},
+		{"d = 0.5", "d = '0.5'"},
+		{"s LIKE 'ab%'", `s LIKE "ab"%`},
+		{"s LIKE 'a\\_b%' ESCAPE '\\'", `s LIKE "a_b"%`},
+		{"s LIKE 'a_b%'", `s LIKE "a"% [implied]`},
+		{"s LIKE 'abc'", "s = 'abc'"},
+		{"s NOT LIKE 'ab%'", `s NOT LIKE "ab"%`},
+		{"s NOT LIKE 'a%b'", "MAYBE(NOT LIKE with inner wildcards)"},
+		{"starts_with(s, 'x')", `s LIKE "x"%`},
+		{"NOT starts_with(s, 'x')", `s NOT LIKE "x"%`},
+		{"isnan(d)", "isnan(d)"},
+		{"NOT isnan(d)", "NOT isnan(d)"},
+		{"NOT (i < 5)", "i >= '5'"},
+		{"NOT (i < 5 AND s = 'x')", "(i >= '5' OR s <> 'x')"},
+		{"NOT (i < 5 OR NOT s = 'x')", "(i >= '5' AND s = 'x')"},
+		{"i BETWEEN 1 AND 3", "(i >= '1' AND i <= '3')"},
+		{"i NOT BETWEEN 1 AND 3", "(i < '1' OR i > '3')"},
+		{"i IN (1, 2)", "(i = '1' OR i = '2')"},
+		{"i NOT IN (1, 2)", "(i <> '1' AND i <> '2')"},
+		{"i NOT IN (1, NULL)", "FALSE"},
+		{"i IN (1, NULL)", "i = '1'"},
+		{"i = NULL", "FALSE"},
+		{"NOT (i = NULL)", "FALSE"},
+		{"i IS NULL", "i IS NULL"},
+		{"NOT i IS NOT NULL", "i IS NULL"},
+		{"b", "b = 'true'"},
+		{"NOT b", "b <> 'true'"},
+		{"1 = 1", "TRUE"},
+		{"1 < 0.5", "FALSE"},
+		{"'a' = 'b'", "FALSE"},
+		{"NULL IS NULL", "TRUE"},
+		{"i = 1 AND false", "FALSE"},
+		{"i = 1 OR true", "TRUE"},
+		{"i + 1 = 5", "MAYBE(comparison of expressions)"},
+		{"i = t", "MAYBE(comparison of expressions)"},
+		{"abs(i) = 5", "MAYBE(comparison of expressions)"},
+		{"ts >= DATE '2024-01-01'", "ts >= '2024-01-01 00:00:00'"},
+		{"ts < '2024-01-01 10:00:00.1234567'", "ts < '2024-01-01 10:00:00.123456'"},
+		{"tz = '2024-01-01 10:00:00'", "tz = '2024-01-01 10:00:00+00'"},
+		{"tz = TIMESTAMP '2024-01-01 10:00:00'", "tz = '2024-01-01 10:00:00+00'"},
+		{"tz > '2024-01-01 10:00:00+02'", "tz > '2024-01-01 08:00:00+00'"},
+		{"st.a = 3", "st.a = '3'"},
+		{"j = '{}'", "MAYBE(column j has no ordered statistics)"},
+		{"CAST('7' AS INTEGER) < i", "i > '7'"},
+		{"'7'::BIGINT < i", "i > '7'"},
+	}
+	cols := testColumns()
+	for _, c := range cases {
+		b, err := Compile(c.in, cols)
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("%q: want an error, got %s", c.in, b.Pred)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if got := b.Pred.String(); got != c.want {
+			t.Errorf("%q\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestErrorsNamePosition(t *testing.T) {
+	cols := testColumns()
+	cases := []struct {
+		in  string
+		pos int
+		sub string
+	}{
+		{"nope = 1", 0, "no such column"},
+		{"i = 1 AND nope > 2", 10, "no such column"},
+		{"i < 'abc'", 4, "cannot cast"},
+		{"ts > 'yesterday'", 5, "cannot cast"},
+		{"i <", 3, "unexpected end"},
+		{"i = (1", 6, `expected ")"`},
+		{"i = 'x", 4, "unterminated"},
+		{"i == 1 AND AND", 11, "unexpected keyword"},
+		{"i IS 5", 5, "expected NULL"},
+		{"i = 1 garbage", 6, "unexpected"},
+		{"i @ 1", 2, "unexpected character"},
+		{"s LIKE 'a' ESCAPE 'xy'", 2, "ESCAPE"},
+		{"i", 0, "not a boolean"},
+		{"5", 0, "not a condition"},
+		{"", 0, "empty"},
+		{"abs(nope) = 1", 4, "no such column"},
+	}
+	for _, c := range cases {
+		_, err := Compile(c.in, cols)
+		if err == nil {
+			t.Errorf("%q: want an error", c.in)
+			continue
+		}
+		var se *SyntaxError
+		var be *BindError
+		pos := -1
+		switch {
+		case errors.As(err, &se):
+			pos = se.Pos
+		case errors.As(err, &be):
+			pos = be.Pos
+		}
+		if pos != c.pos || !strings.Contains(err.Error(), c.sub) {
+			t.Errorf("%q: error at %d (%v), want offset %d containing %q", c.in, pos, err, c.pos, c.sub)
+		}
+	}
+}
+
+func TestHostilePredicates(t *testing.T) {
+	cols := testColumns()
+	// A 10,000-element IN list.
+	var items []string
+	for i := range 10000 {
+		items = append(items, fmt.Sprint(i))
+	}
+	b, err := Compile("i IN ("+strings.Join(items, ",")+")", cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if or, ok := b.Pred.(*Or); !ok || len(or.Args) != 10000 {
+		t.Fatalf("10,000-element IN bound to %T", b.Pred)
+	}
+	// 1,000-deep NOT and AND nesting.
+	deep := strings.Repeat("NOT (", 1000) + "i = 1" + strings.Repeat(")", 1000)
+	if b, err := Compile(deep, cols); err != nil || b.Pred.String() != "i = '1'" {
+		t.Fatalf("1000 NOTs: %v %v", b, err)
+	}
+	and := strings.Repeat("(i = 1 AND ", 1000) + "true" + strings.Repeat(")", 1000)
+	if _, err := Compile(and, cols); err != nil {
+		t.Fatalf("1000-deep AND: %v", err)
+	}
+	// Too deep is an error, not a crash.
+	if _, err := Compile(strings.Repeat("NOT ", 100000)+"b", cols); err == nil {
+		t.Fatal("100,000 NOTs must be refused")
+	}
+	// A 1 MB string literal.
+	big := strings.Repeat("x", 1<<20)
+	if b, err := Compile("s = '"+big+"'", cols); err != nil || len(b.Pred.(*Cmp).Value) != 1<<20 {
+		t.Fatalf("1 MB literal: %v", err)
+	}
+	_ = types.Cast
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"i = 1", "NOT (a < 'x' OR b IS NULL)", "s LIKE 'a\\%%' ESCAPE '\\'",
+		"x IN (1, 2.5, 'a', NULL)", "ts >= TIMESTAMP '2024-01-01' AND ts < DATE '2025-01-01'", "CAST(x AS DECIMAL(10,2)) = 1e3"} {
+		f.Add(s)
+	}
+	cols := testColumns()
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := Parse(s)
+		if err != nil {
+			return
+		}
+		_, _ = Bind(n, s, cols)
+	})
+}
