@@ -295,8 +295,8 @@ func (p *parser) errf(pos int, format string, args ...any) error {
 	return &SyntaxError{Text: p.lx.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-func (p *parser) isOp(op string) bool   { return p.tok.kind == tOp && p.tok.text == op }
-func (p *parser) isKw(kw string) bool   { return p.tok.kind == tIdent && p.tok.text == kw }
+func (p *parser) isOp(op string) bool { return p.tok.kind == tOp && p.tok.text == op }
+func (p *parser) isKw(kw string) bool { return p.tok.kind == tIdent && p.tok.text == kw }
 
 func (p *parser) expectOp(op string) error {
 	if !p.isOp(op) {
