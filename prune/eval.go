@@ -40,23 +40,34 @@ func (r Result) String() string { return [...]string{"maybe", "skip", "all-match
 // has none for it.
 type Stats func(colID int64) *catalog.ColumnStats
 
+// Unit is what an evaluator may ask of a unit: its stats, and optionally
+// whether a bloom filter proves a value (encoded in the column's type)
+// absent from it.
+type Unit struct {
+	Stats  Stats
+	Absent func(colID int64, value []byte) bool
+}
+
 // Evaluator answers for one unit.
-type Evaluator func(st Stats) Result
+type Evaluator func(u *Unit) Result
+
+// StatsOnly wraps a stats function as a Unit.
+func StatsOnly(st Stats) *Unit { return &Unit{Stats: st} }
 
 // Compile builds the evaluator of a bound predicate.
 func Compile(p expr.Pred) Evaluator {
 	switch p := p.(type) {
 	case *expr.Const:
 		if p.Value {
-			return func(Stats) Result { return AllMatch }
+			return func(*Unit) Result { return AllMatch }
 		}
-		return func(Stats) Result { return Skip }
+		return func(*Unit) Result { return Skip }
 	case *expr.And:
 		subs := compileAll(p.Args)
-		return func(st Stats) Result {
+		return func(u *Unit) Result {
 			all := true
 			for _, e := range subs {
-				switch e(st) {
+				switch e(u) {
 				case Skip:
 					return Skip
 				case Maybe:
@@ -70,10 +81,10 @@ func Compile(p expr.Pred) Evaluator {
 		}
 	case *expr.Or:
 		subs := compileAll(p.Args)
-		return func(st Stats) Result {
+		return func(u *Unit) Result {
 			skip := true
 			for _, e := range subs {
-				switch e(st) {
+				switch e(u) {
 				case AllMatch:
 					return AllMatch
 				case Maybe:
@@ -87,15 +98,15 @@ func Compile(p expr.Pred) Evaluator {
 		}
 	case *expr.NullTest:
 		id := p.Col.ID
-		return func(get Stats) Result { return nullTest(get(id), p.Not) }
+		return func(u *Unit) Result { return nullTest(u.Stats(id), p.Not) }
 	case *expr.Cmp:
 		return compileCmp(p)
 	case *expr.Prefix:
 		return compilePrefix(p)
 	case *expr.IsNaN:
 		id := p.Col.ID
-		return func(get Stats) Result {
-			st := get(id)
+		return func(u *Unit) Result {
+			st := u.Stats(id)
 			switch {
 			case st == nil:
 				return Maybe
@@ -109,7 +120,7 @@ func Compile(p expr.Pred) Evaluator {
 			return Maybe
 		}
 	}
-	return func(Stats) Result { return Maybe }
+	return func(*Unit) Result { return Maybe }
 }
 
 func compileAll(ps []expr.Pred) []Evaluator {
@@ -159,8 +170,8 @@ func mayHoldNaN(c *expr.Column, st *catalog.ColumnStats) bool {
 func compileCmp(p *expr.Cmp) Evaluator {
 	id, v, op := p.Col.ID, p.Value, p.Op
 	if p.NaN {
-		return func(get Stats) Result {
-			st := get(id)
+		return func(u *Unit) Result {
+			st := u.Stats(id)
 			if st == nil {
 				return Maybe
 			}
@@ -179,8 +190,8 @@ func compileCmp(p *expr.Cmp) Evaluator {
 			return Maybe
 		}
 	}
-	return func(get Stats) Result {
-		st := get(id)
+	return func(u *Unit) Result {
+		st := u.Stats(id)
 		if st == nil {
 			return Maybe
 		}
@@ -198,6 +209,9 @@ func compileCmp(p *expr.Cmp) Evaluator {
 		case expr.OpEq:
 			if (min.Known && cmpMin() > 0) || (max.Known && cmpMax() < 0) {
 				return Skip
+			}
+			if u.Absent != nil && u.Absent(id, v) {
+				return Skip // a bloom filter says v is not there
 			}
 			if allOK && min.Known && max.Known && st.MinIsExact && st.MaxIsExact && cmpMin() == 0 && cmpMax() == 0 {
 				return AllMatch
@@ -246,8 +260,8 @@ func compileCmp(p *expr.Cmp) Evaluator {
 func compilePrefix(p *expr.Prefix) Evaluator {
 	id, pre := p.Col.ID, p.Prefix
 	end := kv.PrefixEnd(pre) // nil: no upper end (P is all 0xff, or empty)
-	return func(get Stats) Result {
-		st := get(id)
+	return func(u *Unit) Result {
+		st := u.Stats(id)
 		if st == nil {
 			return Maybe
 		}

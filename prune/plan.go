@@ -6,6 +6,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/expr"
+	"rocklake/ingest"
 )
 
 // Counts are units total, kept (to read) and all-match (kept, no filter
@@ -32,13 +33,22 @@ type Bytes struct {
 }
 
 // KeptFile is a file the query must read, with the row groups to read;
-// AllMatch says every row in those row groups matches.
+// AllMatch says every row in those row groups matches. With page-level
+// pruning, Ranges lists the row ranges within them still to read.
 type KeptFile struct {
-	Path      string  `json:"path"`
-	FileID    int64   `json:"file_id"`
-	Rows      int64   `json:"rows"`
-	RowGroups []int32 `json:"row_groups"`
-	AllMatch  bool    `json:"all_match"`
+	Path      string     `json:"path"`
+	FileID    int64      `json:"file_id"`
+	Rows      int64      `json:"rows"`
+	RowGroups []int32    `json:"row_groups"`
+	AllMatch  bool       `json:"all_match"`
+	Ranges    []RowRange `json:"row_ranges,omitempty"`
+}
+
+// RowRange is rows [First, First+Count) of a file, in one row group.
+type RowRange struct {
+	RowGroup int32 `json:"row_group"`
+	First    int64 `json:"first_row"`
+	Count    int64 `json:"rows"`
 }
 
 // Plan is what pruning decided for one table and predicate.
@@ -54,10 +64,31 @@ type Plan struct {
 	KeptFiles []KeptFile `json:"kept_files"`
 }
 
-// Options tune planning. The zero value plans files and row groups.
+// Options tune planning. The zero value plans files and row groups and
+// reads bloom filters where the cost rule says so.
 type Options struct {
 	// FilesOnly stops at the file level (no row-group stats read).
 	FilesOnly bool
+	// Pages reads the page index of kept row groups and keeps only the row
+	// ranges whose pages may match.
+	Pages bool
+	// NoBloom never reads bloom filters.
+	NoBloom bool
+	// IndexMinRows is the cost rule: a row group with fewer rows is read
+	// whole instead of first reading its bloom filters or page index (one
+	// extra small read each, at their stored offsets). 0 means 1024; a
+	// negative value consults them for every row group.
+	IndexMinRows int64
+}
+
+func (o Options) minRows() int64 {
+	switch {
+	case o.IndexMinRows == 0:
+		return 1024
+	case o.IndexMinRows < 0:
+		return 0
+	}
+	return o.IndexMinRows
 }
 
 // PlanTable prunes a table's files and row groups for a predicate at the
@@ -106,7 +137,7 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 		if f.RecordCount == 0 {
 			continue // nothing to read
 		}
-		res := eval(func(colID int64) *catalog.ColumnStats { return fileStats[colID][f.ID] })
+		res := eval(StatsOnly(func(colID int64) *catalog.ColumnStats { return fileStats[colID][f.ID] }))
 		if res == Skip {
 			continue
 		}
@@ -118,18 +149,27 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 			plan.keep(kf, f, f.RecordCount, res == AllMatch, int(f.RowGroupCount))
 			continue
 		}
-		rgRes, rgRows, err := planRowGroups(r, t.ID, f, b, eval)
+		rgRes, rgRows, ranges, err := plan.planRowGroups(r, t, f, b, eval, opts)
 		if err != nil {
 			return nil, err
 		}
+		kf.Ranges = ranges
 		var keptRows int64
 		allRG := 0
+		if opts.Pages {
+			keptRows = 0
+			for _, rr := range ranges {
+				keptRows += rr.Count
+			}
+		}
 		for i, res := range rgRes {
 			if res == Skip {
 				continue
 			}
 			kf.RowGroups = append(kf.RowGroups, int32(i))
-			keptRows += rgRows[i]
+			if !opts.Pages {
+				keptRows += rgRows[i]
+			}
 			if res == AllMatch {
 				allRG++
 			}
@@ -156,46 +196,217 @@ func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bo
 	p.KeptFiles = append(p.KeptFiles, kf)
 }
 
-// planRowGroups evaluates each row group of a file from its stored stats.
-func planRowGroups(r *catalog.Reader, tableID int64, f catalog.DataFile, b *expr.Bound, eval Evaluator) ([]Result, []int64, error) {
+// planRowGroups evaluates each row group of a file from its stored stats,
+// then, for row groups still undecided and large enough, from bloom filters
+// and the page index. ranges lists the row ranges to read when pages were
+// consulted.
+func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataFile, b *expr.Bound, eval Evaluator, opts Options) ([]Result, []int64, []RowRange, error) {
 	n := int(f.RowGroupCount)
 	per := make([]map[int64]*catalog.ColumnStats, n)
+	info := make([]map[int64]catalog.RowGroupStats, n)
 	rows := make([]int64, n)
+	firsts := make([]int64, n)
 	for i := range per {
 		per[i] = map[int64]*catalog.ColumnStats{}
+		info[i] = map[int64]catalog.RowGroupStats{}
 	}
 	haveRows := false
 	for _, c := range b.Columns {
-		rgs, err := r.RowGroupStats(tableID, c.ID, f.ID)
+		rgs, err := r.RowGroupStats(t.ID, c.ID, f.ID)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for _, rg := range rgs {
 			if int(rg.Index) < n && rg.Index >= 0 {
 				st := rg.Stats
 				per[rg.Index][c.ID] = &st
+				info[rg.Index][c.ID] = rg
 				rows[rg.Index] = st.RowCount
+				firsts[rg.Index] = rg.FirstRow
 				haveRows = true
 			}
 		}
-	}
-	out := make([]Result, n)
-	for i := range per {
-		if haveRows && rows[i] == 0 {
-			out[i] = Skip // an empty row group
-			continue
-		}
-		m := per[i]
-		out[i] = eval(func(colID int64) *catalog.ColumnStats { return m[colID] })
 	}
 	if !haveRows {
 		// No row-group stats for any predicate column (e.g. the predicate
 		// names none): spread the file's rows evenly for the byte estimate.
 		for i := range rows {
 			rows[i] = f.RecordCount / int64(max(n, 1))
+			firsts[i] = int64(i) * rows[i]
 		}
 	}
-	return out, rows, nil
+	eqCols := equalityColumns(b.Pred)
+	var fx *ingest.FileIndex
+	var fxErr error
+	index := func() *ingest.FileIndex {
+		if fx == nil && fxErr == nil {
+			fx, fxErr = ingest.OpenIndex(absPath(r, t, f))
+		}
+		return fx
+	}
+	defer func() {
+		if fx != nil {
+			fx.Close()
+		}
+	}()
+	out := make([]Result, n)
+	var ranges []RowRange
+	for i := range per {
+		if haveRows && rows[i] == 0 {
+			out[i] = Skip // an empty row group
+			continue
+		}
+		m := per[i]
+		unit := StatsOnly(func(colID int64) *catalog.ColumnStats { return m[colID] })
+		out[i] = eval(unit)
+		if out[i] != Maybe || rows[i] < opts.minRows() {
+			if out[i] != Skip && opts.Pages {
+				ranges = append(ranges, RowRange{RowGroup: int32(i), First: firsts[i], Count: rows[i]})
+			}
+			continue
+		}
+		if !opts.NoBloom && hasBloom(info[i], eqCols) && index() != nil {
+			rg := i
+			unit.Absent = func(colID int64, value []byte) bool {
+				c := columnByID(b, colID)
+				if c == nil || c.Codec == nil {
+					return false
+				}
+				v, err := c.Codec.Decode(value)
+				if err != nil {
+					return false
+				}
+				absent, err := fx.BloomAbsent(rg, c.Column, v)
+				return err == nil && absent
+			}
+			out[i] = eval(unit)
+		}
+		if out[i] == Skip || !opts.Pages {
+			continue
+		}
+		kept, total, keptRanges := p.pages(index(), i, firsts[i], rows[i], b, m, eval, unit.Absent)
+		p.Pages.Evaluated = true
+		p.Pages.Total += total
+		p.Pages.Kept += kept
+		if total > 0 && kept == 0 {
+			out[i] = Skip
+			continue
+		}
+		ranges = append(ranges, keptRanges...)
+	}
+	return out, rows, ranges, nil
+}
+
+// pages splits a row group at every page boundary of every predicate column
+// and evaluates each piece with the stats of the pages covering it; pieces
+// that cannot match are dropped, the rest merged into row ranges.
+func (p *Plan) pages(fx *ingest.FileIndex, rg int, first, rows int64, b *expr.Bound, rgStats map[int64]*catalog.ColumnStats, eval Evaluator, absent func(int64, []byte) bool) (kept, total int, ranges []RowRange) {
+	whole := []RowRange{{RowGroup: int32(rg), First: first, Count: rows}}
+	if fx == nil {
+		return 0, 0, whole
+	}
+	colPages := map[int64][]ingest.Page{}
+	cuts := map[int64]bool{0: true, rows: true}
+	for _, c := range b.Columns {
+		pages, err := fx.Pages(rg, c.Column)
+		if err != nil || len(pages) == 0 {
+			continue // no page index: the row-group stats stand for it
+		}
+		colPages[c.ID] = pages
+		for _, pg := range pages {
+			cuts[pg.FirstRow] = true
+		}
+	}
+	if len(colPages) == 0 {
+		return 0, 0, whole
+	}
+	var bounds []int64
+	for x := range cuts {
+		if x >= 0 && x <= rows {
+			bounds = append(bounds, x)
+		}
+	}
+	sortInt64s(bounds)
+	for k := 0; k+1 < len(bounds); k++ {
+		lo, hi := bounds[k], bounds[k+1]
+		if lo == hi {
+			continue
+		}
+		total++
+		stats := func(colID int64) *catalog.ColumnStats {
+			pages, ok := colPages[colID]
+			if !ok {
+				return rgStats[colID]
+			}
+			for i := range pages {
+				if pages[i].FirstRow <= lo && lo < pages[i].FirstRow+pages[i].Rows {
+					return &pages[i].Stats
+				}
+			}
+			return nil
+		}
+		if eval(&Unit{Stats: stats, Absent: absent}) == Skip {
+			continue
+		}
+		kept++
+		if n := len(ranges); n > 0 && ranges[n-1].First+ranges[n-1].Count == first+lo {
+			ranges[n-1].Count += hi - lo
+		} else {
+			ranges = append(ranges, RowRange{RowGroup: int32(rg), First: first + lo, Count: hi - lo})
+		}
+	}
+	return kept, total, ranges
+}
+
+func sortInt64s(x []int64) {
+	for i := 1; i < len(x); i++ {
+		for j := i; j > 0 && x[j] < x[j-1]; j-- {
+			x[j], x[j-1] = x[j-1], x[j]
+		}
+	}
+}
+
+// equalityColumns lists the columns compared with = (or IN) in a predicate:
+// the ones a bloom filter can answer for.
+func equalityColumns(p expr.Pred) map[int64]bool {
+	out := map[int64]bool{}
+	var walk func(expr.Pred)
+	walk = func(p expr.Pred) {
+		switch p := p.(type) {
+		case *expr.Cmp:
+			if p.Op == expr.OpEq && !p.NaN {
+				out[p.Col.ID] = true
+			}
+		case *expr.And:
+			for _, a := range p.Args {
+				walk(a)
+			}
+		case *expr.Or:
+			for _, a := range p.Args {
+				walk(a)
+			}
+		}
+	}
+	walk(p)
+	return out
+}
+
+func hasBloom(info map[int64]catalog.RowGroupStats, cols map[int64]bool) bool {
+	for id := range cols {
+		if rg, ok := info[id]; ok && rg.BloomFilter.Length != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func columnByID(b *expr.Bound, id int64) *expr.Column {
+	for _, c := range b.Columns {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
 }
 
 // absPath is a data file's absolute path.

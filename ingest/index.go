@@ -1,0 +1,304 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+// FileIndex opens a registered data file to read what lies below row-group
+// statistics: the page index (column index + offset index) and bloom
+// filters. Everything it cannot read is reported as unknown, never as a
+// reason to skip.
+type FileIndex struct {
+	rdr    *file.Reader
+	schema *fileSchema
+	orders []columnOrder
+	groups []rawRowGroup
+	writer writer
+	leaves map[string]*leaf // by lower-cased catalog path
+}
+
+// OpenIndex opens the file at path. arrow-go can panic on schemas and
+// indexes it does not understand: that is an error here.
+func OpenIndex(path string) (fx *FileIndex, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fx, err = nil, fmt.Errorf("%s: arrow-go: %v", path, r)
+		}
+	}()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, err
+	}
+	md := rdr.MetaData()
+	fs, err := schemaOf(md)
+	if err != nil {
+		rdr.Close()
+		return nil, err
+	}
+	fx = &FileIndex{rdr: rdr, schema: fs, orders: rawColumnOrders(md), groups: rawRowGroups(md),
+		writer: writerOf(md.FileMetaData.GetCreatedBy()), leaves: map[string]*leaf{}}
+	if fx.orders != nil && len(fx.orders) != len(fs.leaves) {
+		fx.orders = nil
+	}
+	for _, l := range fs.leaves {
+		if l.path != nil {
+			fx.leaves[strings.ToLower(strings.Join(l.path, "\x00"))] = l
+		}
+	}
+	return fx, nil
+}
+
+// Close closes the file.
+func (fx *FileIndex) Close() error { return fx.rdr.Close() }
+
+func (fx *FileIndex) leaf(col catalog.Column) (*leaf, bool) {
+	l, ok := fx.leaves[strings.ToLower(strings.Join(col.Path, "\x00"))]
+	return l, ok && !l.repeated && fits(l.typ, col.Type)
+}
+
+func (fx *FileIndex) order(i int) columnOrder {
+	if fx.orders == nil {
+		return columnOrderMissing
+	}
+	return fx.orders[i]
+}
+
+// Page is one data page of a column: its rows within the row group and its
+// statistics in the table column's type.
+type Page struct {
+	FirstRow int64 // within the row group
+	Rows     int64
+	Stats    catalog.ColumnStats
+}
+
+// Pages returns a column's pages in one row group, from the page index;
+// nil when the file has no usable page index for it.
+func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pages, err = nil, fmt.Errorf("page index: %v", r)
+		}
+	}()
+	l, ok := fx.leaf(col)
+	if !ok || rg < 0 || rg >= len(fx.groups) {
+		return nil, nil
+	}
+	pir := fx.rdr.GetPageIndexReader()
+	if pir == nil {
+		return nil, nil
+	}
+	rgr, err := pir.RowGroup(rg)
+	if err != nil || rgr == nil {
+		return nil, err
+	}
+	ci, err := rgr.GetColumnIndex(l.index)
+	if err != nil || ci == nil {
+		return nil, err
+	}
+	oi, err := rgr.GetOffsetIndex(l.index)
+	if err != nil || oi == nil {
+		return nil, err
+	}
+	locs := oi.GetPageLocations()
+	nulls, mins, maxs := ci.GetNullPages(), ci.GetMinValues(), ci.GetMaxValues()
+	if len(locs) != len(nulls) || len(mins) != len(nulls) || len(maxs) != len(nulls) {
+		return nil, errors.New("page index: column and offset index disagree on the page count")
+	}
+	var counts []int64
+	if ci.IsSetNullCounts() {
+		counts = ci.GetNullCounts()
+	}
+	total := fx.groups[rg].NumRows
+	for i, loc := range locs {
+		first := loc.FirstRowIndex
+		end := total
+		if i+1 < len(locs) {
+			end = locs[i+1].FirstRowIndex
+		}
+		if first < 0 || end < first || end > total {
+			return nil, errors.New("page index: page rows out of order")
+		}
+		rows := end - first
+		rs := &rawStats{}
+		if !nulls[i] {
+			rs.MinValue, rs.MaxValue = mins[i], maxs[i]
+		}
+		if counts != nil {
+			nc := counts[i]
+			rs.NullCount = &nc
+		}
+		ch := rawChunk{hasMeta: true, NumValues: rows, Stats: rs}
+		st := chunkStats(l, &ch, fx.order(l.index), rows, fx.writer)
+		if nulls[i] {
+			st.NullCount, st.ValueCount = catalog.Known(rows), catalog.Known[int64](0)
+			st.ContainsNull = catalog.Known(rows > 0)
+			st.ContainsNaN = catalog.Known(false)
+		}
+		st.DistinctCount = catalog.Maybe[int64]{}
+		pages = append(pages, Page{FirstRow: first, Rows: rows, Stats: toTableType(st, l.typ, col.Type)})
+	}
+	return pages, nil
+}
+
+// BloomAbsent reports whether the row group's bloom filter for a column
+// proves a value (in the table column's type) absent. Without a filter, or
+// when the value's bytes as the writer hashed them cannot be known, it
+// answers false.
+func (fx *FileIndex) BloomAbsent(rg int, col catalog.Column, v types.Value) (absent bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			absent, err = false, fmt.Errorf("bloom filter: %v", r)
+		}
+	}()
+	l, ok := fx.leaf(col)
+	if !ok {
+		return false, nil
+	}
+	b, ok := plainBytes(l, col.Type, v)
+	if !ok {
+		return false, nil
+	}
+	bfr := fx.rdr.GetBloomFilterReader()
+	if bfr == nil {
+		return false, nil
+	}
+	rgr, err := bfr.RowGroup(rg)
+	if err != nil || rgr == nil {
+		return false, err
+	}
+	bf, err := rgr.GetColumnBloomFilter(l.index)
+	if err != nil || bf == nil {
+		return false, err
+	}
+	return !bf.CheckHash(bf.Hasher().Sum64(b)), nil
+}
+
+// plainBytes is a value in the PLAIN encoding of the file's physical column,
+// which is what bloom filters hash: small integers widened to INT32,
+// decimals at their physical width, timestamps in the file's unit. It
+// fails where the value does not exist in the file's type, or where the
+// same value has two encodings (±0.0 for floats).
+func plainBytes(l *leaf, tableType types.Type, v types.Value) ([]byte, bool) {
+	if !l.typ.Equal(tableType) {
+		fv, ok := toFileType(v, tableType, l.typ)
+		if !ok {
+			return nil, false
+		}
+		v = fv
+	}
+	le32 := func(x uint32) []byte { return binary.LittleEndian.AppendUint32(nil, x) }
+	le64 := func(x uint64) []byte { return binary.LittleEndian.AppendUint64(nil, x) }
+	switch l.dec {
+	case decInt32:
+		return le32(uint32(int32(v.Int64()))), true
+	case decUint32:
+		return le32(uint32(v.Uint64())), true
+	case decInt64:
+		return le64(uint64(v.Int64())), true
+	case decUint64:
+		return le64(v.Uint64()), true
+	case decFloat:
+		if v.F == 0 || math.IsNaN(v.F) {
+			return nil, false
+		}
+		return le32(math.Float32bits(float32(v.F))), true
+	case decDouble:
+		if v.F == 0 || math.IsNaN(v.F) {
+			return nil, false
+		}
+		return le64(math.Float64bits(v.F)), true
+	case decBytes, decUUID:
+		return v.B, true
+	case decDecimalInt:
+		if l.phys == physInt32 {
+			return le32(uint32(int32(v.Int64()))), true
+		}
+		return le64(uint64(v.Int64())), true
+	case decDecimalBinary:
+		if l.phys != physFLBA || l.typeLength <= 0 || l.typeLength > 16 {
+			return nil, false
+		}
+		z := v.I.Big()
+		if z.Sign() < 0 {
+			z.Add(z, new(big.Int).Lsh(big.NewInt(1), uint(8*l.typeLength)))
+		}
+		out := make([]byte, l.typeLength)
+		z.FillBytes(out)
+		return out, true
+	case decTimeMicros:
+		return le64(uint64(v.Int64())), true
+	case decTimeMillis:
+		if v.Int64()%1000 != 0 {
+			return nil, false
+		}
+		return le32(uint32(int32(v.Int64() / 1000))), true
+	case decTimeNanos:
+		return le64(uint64(v.Int64() * 1000)), true
+	case decTimestamp:
+		_, have := unitOf(l.typ.Kind)
+		x, ok := convertUnit(v.Int64(), have, l.unitPerSec, lower)
+		if !ok || (have > l.unitPerSec && x*(have/l.unitPerSec) != v.Int64()) {
+			return nil, false // not a value of the file's unit
+		}
+		return le64(uint64(x)), true
+	}
+	return nil, false
+}
+
+// toFileType converts a value of the table's type back to the file's,
+// exactly or not at all.
+func toFileType(v types.Value, tableType, fileType types.Type) (types.Value, bool) {
+	fc, ok := types.CodecFor(fileType)
+	if !ok {
+		return types.Value{}, false
+	}
+	tk, fk := tableType.Kind, fileType.Kind
+	switch {
+	case isSigned(tk) && isSigned(fk):
+		_, err := fc.Encode(v)
+		return v, err == nil
+	case isSigned(tk) && isUnsigned(fk):
+		if v.I.Hi < 0 {
+			return types.Value{}, false
+		}
+		x := types.Uint128Value(types.Uint128{Hi: uint64(v.I.Hi), Lo: v.I.Lo})
+		_, err := fc.Encode(x)
+		return x, err == nil
+	case isUnsigned(tk) && isUnsigned(fk):
+		_, err := fc.Encode(v)
+		return v, err == nil
+	case tk == types.KindDecimal && fk == types.KindDecimal:
+		z, exact := rescale(v.I.Big(), int(fileType.Scale)-int(tableType.Scale), lower)
+		x, ok := types.Int128FromBig(z)
+		if !exact || !ok {
+			return types.Value{}, false
+		}
+		out := types.Int128Value(x)
+		_, err := fc.Encode(out)
+		return out, err == nil
+	case isLocalTimestamp(tk) && isLocalTimestamp(fk):
+		_, from := unitOf(tk)
+		_, to := unitOf(fk)
+		y, ok := convertUnit(v.Int64(), from, to, lower)
+		if !ok {
+			return types.Value{}, false
+		}
+		if back, _ := convertUnit(y, to, from, lower); back != v.Int64() {
+			return types.Value{}, false
+		}
+		return types.IntValue(y), true
+	case tk == types.KindVarchar && fk == types.KindJSON:
+		return types.Value{}, false
+	}
+	return types.Value{}, false
+}
