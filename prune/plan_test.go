@@ -2,6 +2,7 @@ package prune
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -69,5 +70,114 @@ func TestClusteredTableKeepsOnlyMatchingFiles(t *testing.T) {
 		if p.Files.Total != 24 || p.RowGroups.Total != 144 {
 			t.Errorf("%s: totals %s", tc.pred, p)
 		}
+	}
+}
+
+// TestBloomFiltersCutEqualities: on a random high-cardinality column, where
+// min/max prove nothing, bloom filters cut an equality on an absent value
+// to about their false-positive rate of row groups, and never drop the row
+// group holding a present value.
+func TestBloomFiltersCutEqualities(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, rg = 40000, 2000
+	vals := make([]*types.Value, n)
+	present := map[int64]int{}
+	for i := range vals {
+		x := r.Int64()
+		present[x] = i
+		v := types.IntValue(x)
+		vals[i] = &v
+	}
+	path := filepath.Join(dir, "hc.parquet")
+	err := pqwrite.Write(path, []pqwrite.Column{{Name: "uid", Type: types.MustParseType("int64"), Values: vals}},
+		pqwrite.Options{RowGroupRows: rg, BloomFilters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if _, err := ingest.Add(c, "t", []string{path}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	rd, _ := c.Read(catalog.Latest)
+	defer rd.Close()
+	var kept, total int
+	for range 50 {
+		x := r.Int64()
+		if _, ok := present[x]; ok {
+			continue
+		}
+		p, err := PlanTable(rd, "t", fmt.Sprintf("uid = %d", x), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noBloom, _ := PlanTable(rd, "t", fmt.Sprintf("uid = %d", x), Options{NoBloom: true})
+		if noBloom.RowGroups.Kept != n/rg {
+			t.Fatalf("min/max alone should keep every row group of random data, kept %d", noBloom.RowGroups.Kept)
+		}
+		kept += p.RowGroups.Kept
+		total += p.RowGroups.Total
+	}
+	rate := float64(kept) / float64(total)
+	t.Logf("absent values: %d of %d row groups kept (%.3f)", kept, total, rate)
+	if rate > 0.1 {
+		t.Fatalf("bloom filters kept %.3f of row groups for absent values", rate)
+	}
+	for x, i := range present {
+		p, err := PlanTable(rd, "t", fmt.Sprintf("uid IN (%d, 5)", x), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, kf := range p.KeptFiles {
+			for _, g := range kf.RowGroups {
+				found = found || int(g) == i/rg
+			}
+		}
+		if !found {
+			t.Fatalf("the row group of present value %d was dropped", x)
+		}
+		break
+	}
+}
+
+// TestPagesNarrowRowGroups: a sorted column with small pages lets the page
+// index keep a fraction of a row group.
+func TestPagesNarrowRowGroups(t *testing.T) {
+	dir := t.TempDir()
+	vals := make([]*types.Value, 20000)
+	for i := range vals {
+		v := types.IntValue(int64(i))
+		vals[i] = &v
+	}
+	path := filepath.Join(dir, "sorted.parquet")
+	err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}},
+		pqwrite.Options{PageIndex: true, PageBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if _, err := ingest.Add(c, "t", []string{path}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	rd, _ := c.Read(catalog.Latest)
+	defer rd.Close()
+	p, err := PlanTable(rd, "t", "x BETWEEN 5000 AND 5099", Options{Pages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Pages.Evaluated || p.Pages.Total < 10 || len(p.KeptFiles) != 1 {
+		t.Fatalf("pages not evaluated: %+v", p.Pages)
+	}
+	var rows int64
+	for _, rr := range p.KeptFiles[0].Ranges {
+		rows += rr.Count
+		if rr.First > 5000 || rr.First+rr.Count <= 5099 && len(p.KeptFiles[0].Ranges) == 1 {
+			t.Fatalf("kept range %+v does not cover the matches", rr)
+		}
+	}
+	t.Logf("pages: %d of %d kept, %d of 20000 rows", p.Pages.Kept, p.Pages.Total, rows)
+	if rows > 2000 {
+		t.Fatalf("page index kept %d rows of 20000 for 100 matches", rows)
 	}
 }

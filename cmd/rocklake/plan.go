@@ -10,7 +10,8 @@ import (
 
 func newPlanCmd(g *globals) *cobra.Command {
 	var snapshot int64
-	var pages bool
+	var pages, noBloom bool
+	var minRows int64
 	cmd := &cobra.Command{
 		Use:   "plan TABLE 'PREDICATE'",
 		Short: "Show which files and row groups a predicate keeps, from statistics alone",
@@ -31,7 +32,7 @@ kept files with their kept row groups. It reads only the catalog.`,
 				return err
 			}
 			defer r.Close()
-			p, err := prune.PlanTable(r, args[0], args[1], prune.Options{})
+			p, err := prune.PlanTable(r, args[0], args[1], prune.Options{Pages: pages, NoBloom: noBloom, IndexMinRows: minRows})
 			if err != nil {
 				return err
 			}
@@ -50,14 +51,14 @@ kept files with their kept row groups. It reads only the catalog.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if pages {
-				fmt.Fprintln(cmd.OutOrStdout(), "\n(page-level pruning is not implemented yet: no page index was read)")
-			}
 			if len(p.KeptFiles) > 0 {
 				w = newTable(cmd.OutOrStdout())
 				fmt.Fprintln(w, "\nKEPT FILE\tROWS\tROW GROUPS\tALL-MATCH")
 				for _, f := range p.KeptFiles {
 					fmt.Fprintf(w, "%s\t%d\t%v\t%v\n", f.Path, f.Rows, f.RowGroups, f.AllMatch)
+					for _, rr := range f.Ranges {
+						fmt.Fprintf(w, "  rows %d-%d\t%d\t[%d]\t\n", rr.First, rr.First+rr.Count-1, rr.Count, rr.RowGroup)
+					}
 				}
 				return w.Flush()
 			}
@@ -65,6 +66,8 @@ kept files with their kept row groups. It reads only the catalog.`,
 		},
 	}
 	addSnapshotFlag(cmd, &snapshot)
-	cmd.Flags().BoolVar(&pages, "pages", false, "also prune pages with the Parquet page index (not implemented yet)")
+	cmd.Flags().BoolVar(&pages, "pages", false, "also prune pages with the Parquet page index, and list the row ranges kept")
+	cmd.Flags().BoolVar(&noBloom, "no-bloom", false, "do not read bloom filters")
+	cmd.Flags().Int64Var(&minRows, "index-min-rows", 0, "cost rule: consult bloom filters and page indexes only for row groups of at least this many rows (default 1024; -1: always)")
 	return cmd
 }
