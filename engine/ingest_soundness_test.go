@@ -156,8 +156,6 @@ func checkFileAgainstDuckDB(t *testing.T, db *sql.DB, path string, rep *soundnes
 	return nil
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
 // TestFixtureStatsAgainstDuckDB checks every parquet-testing file that
 // DuckDB can read.
 func TestFixtureStatsAgainstDuckDB(t *testing.T) {

@@ -259,7 +259,7 @@ func (lx *lexer) next() (token, error) {
 		raw := s[start:lx.off]
 		return token{kind: tIdent, text: strings.ToLower(raw), raw: raw, pos: start}, nil
 	}
-	for _, op := range []string{"::", "<>", "!=", "<=", ">=", "==", "||", "=", "<", ">", "(", ")", ",", "+", "-", "*", "/", "%", ".", "[", "]"} {
+	for _, op := range []string{"!~~*", "!~~", "~~*", "~~", "::", "<>", "!=", "<=", ">=", "==", "||", "=", "<", ">", "(", ")", ",", "+", "-", "*", "/", "%", ".", "[", "]"} {
 		if strings.HasPrefix(s[lx.off:], op) {
 			lx.off += len(op)
 			return token{kind: tOp, text: op, raw: op, pos: start}, nil
@@ -399,6 +399,26 @@ func (p *parser) predicate() (Node, error) {
 				return nil, err
 			}
 			x = &Binary{Op: op, L: x, R: r, At: at}
+		case p.isOp("~~") || p.isOp("!~~"):
+			// DuckDB prints LIKE as ~~ and NOT LIKE as !~~.
+			not := p.isOp("!~~")
+			p.advance()
+			pat, err := p.additive()
+			if err != nil {
+				return nil, err
+			}
+			x = &Like{X: x, Pattern: pat, Not: not, At: at}
+		case p.isOp("~~*") || p.isOp("!~~*"):
+			not := p.isOp("!~~*")
+			p.advance()
+			pat, err := p.additive()
+			if err != nil {
+				return nil, err
+			}
+			x = &Call{Name: "ilike", Args: []Node{x, pat}, At: at}
+			if not {
+				x = &Unary{Op: "NOT", X: x, At: at}
+			}
 		case p.isKw("is"):
 			p.advance()
 			not := false
@@ -733,9 +753,11 @@ func (p *parser) ident() (Node, error) {
 		}
 		p.advance()
 	}
-	if p.isOp("(") && len(id.Parts) == 1 && !id.Quoted[0] {
+	qualified := len(id.Parts) == 2 && !id.Quoted[0] && !id.Quoted[1] &&
+		(strings.EqualFold(id.Parts[0], "main") || strings.EqualFold(id.Parts[0], "pg_catalog"))
+	if p.isOp("(") && (len(id.Parts) == 1 && !id.Quoted[0] || qualified) {
 		p.advance()
-		call := &Call{Name: strings.ToLower(id.Parts[0]), At: start}
+		call := &Call{Name: strings.ToLower(id.Parts[len(id.Parts)-1]), At: start}
 		if !p.isOp(")") {
 			for {
 				if p.isOp("*") { // count(*)
@@ -756,6 +778,10 @@ func (p *parser) ident() (Node, error) {
 		}
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
+		}
+		// DuckDB prints LIKE … ESCAPE as like_escape(x, pattern, escape).
+		if (call.Name == "like_escape" || call.Name == "not_like_escape") && len(call.Args) == 3 {
+			return &Like{X: call.Args[0], Pattern: call.Args[1], Escape: call.Args[2], Not: call.Name == "not_like_escape", At: start}, nil
 		}
 		return call, nil
 	}

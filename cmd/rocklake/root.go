@@ -43,14 +43,18 @@ hold a matching row before running the query on embedded DuckDB.`,
 			switch g.format {
 			case formatText, formatJSON:
 				return nil
+			case "table", "csv":
+				if cmd.Name() == "query" {
+					return nil
+				}
 			}
 			return fmt.Errorf("--format must be %q or %q, not %q", formatText, formatJSON, g.format)
 		},
 	}
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
 		"catalog directory (env ROCKLAKE_CATALOG)")
-	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json")
-	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g))
+	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv)")
+	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g))
 	return root
 }
 

@@ -1,0 +1,689 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"rocklake/catalog"
+	"rocklake/expr"
+	"rocklake/prune"
+	"rocklake/types"
+)
+
+// Engine runs SQL over a catalog's tables on embedded DuckDB, reading only
+// the files pruning keeps.
+type Engine struct {
+	cat *catalog.Catalog
+	db  *sql.DB
+}
+
+// New opens an in-memory DuckDB for a catalog.
+func New(cat *catalog.Catalog) (*Engine, error) {
+	db, err := Open("")
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{cat: cat, db: db}, nil
+}
+
+// Close closes DuckDB (not the catalog).
+func (e *Engine) Close() error { return e.db.Close() }
+
+// DB is the DuckDB handle, for callers that compare with DuckDB directly.
+func (e *Engine) DB() *sql.DB { return e.db }
+
+// QueryOptions tune Query. The zero value reads the latest snapshot.
+type QueryOptions struct {
+	Snapshot int64 // a snapshot id, or catalog.Latest (-1)
+	// Explain adds DuckDB's plan to the result.
+	Explain bool
+	// NoPruning reads every file (the baseline rocklake is compared with).
+	NoPruning bool
+	// NoMetadataAnswers always runs DuckDB, even when the catalog alone
+	// could answer.
+	NoMetadataAnswers bool
+	// Prune tunes the planner.
+	Prune prune.Options
+}
+
+// TablePlan is how one catalog table of a query was pruned.
+type TablePlan struct {
+	Table      string      `json:"table"`
+	Predicates []string    `json:"predicates"`
+	Plan       *prune.Plan `json:"plan"`
+}
+
+// Result is a query's answer: every value in DuckDB's text form (NULL as
+// nil), so that answers from statistics and from DuckDB print alike.
+type Result struct {
+	Columns  []string     `json:"columns"`
+	Rows     [][]*string  `json:"rows"`
+	Tables   []*TablePlan `json:"tables"`
+	Metadata bool         `json:"answered_from_metadata"`
+	Explain  string       `json:"explain,omitempty"`
+	Elapsed  time.Duration
+}
+
+// Query runs a DuckDB SELECT that names catalog tables. DuckDB's own parser
+// (json_serialize_sql) finds the tables and WHERE clauses; each table's
+// conjuncts that name only its columns drive pruning; each table name is
+// then bound, for this query only, to a view over the files that survive,
+// cast to the table's column types. DuckDB evaluates the query as written.
+func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*Result, error) {
+	start := time.Now()
+	snap := opts.Snapshot
+	if snap < 0 {
+		snap = catalog.Latest
+	}
+	r, err := e.cat.Read(snap)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+
+	tree, err := serialize(ctx, conn, query)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := findTables(tree, r)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	byTable := map[string][]*tableRef{}
+	var names []string
+	for _, ref := range refs {
+		key := strings.ToLower(ref.table.Name)
+		if _, ok := byTable[key]; !ok {
+			names = append(names, key)
+		}
+		byTable[key] = append(byTable[key], ref)
+	}
+	sort.Strings(names)
+	views := map[string]string{}
+	for _, key := range names {
+		trefs := byTable[key]
+		tp, files, err := e.planTable(ctx, conn, r, trefs, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Tables = append(res.Tables, tp)
+		views[key] = viewSQL(trefs[0].table, trefs[0].cols, files)
+	}
+	if !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain {
+		if ok, err := metadataAnswer(tree, refs, res, r); err != nil {
+			return nil, err
+		} else if ok {
+			res.Metadata = true
+			res.Elapsed = time.Since(start)
+			return res, nil
+		}
+	}
+	for _, key := range names {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", quoteIdent(byTable[key][0].table.Name), views[key])); err != nil {
+			return nil, fmt.Errorf("binding table %s: %w", key, err)
+		}
+	}
+	defer func() {
+		for _, key := range names {
+			_, _ = conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS temp."+quoteIdent(byTable[key][0].table.Name))
+		}
+	}()
+	if opts.Explain {
+		var b strings.Builder
+		rows, err := conn.QueryContext(ctx, "EXPLAIN "+query)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			b.WriteString(v)
+			b.WriteString("\n")
+		}
+		rows.Close()
+		res.Explain = b.String()
+	}
+	// COLUMNS(*)::VARCHAR gives every value in DuckDB's text form.
+	rows, err := conn.QueryContext(ctx, "SELECT COLUMNS(*)::VARCHAR FROM ("+query+")")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	res.Columns = cols
+	for rows.Next() {
+		vals := make([]*string, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// planTable prunes one catalog table for all its references in the query:
+// the files to read are the union over references.
+func (e *Engine) planTable(ctx context.Context, conn *sql.Conn, r *catalog.Reader, refs []*tableRef, opts QueryOptions) (*TablePlan, []string, error) {
+	t := refs[0].table
+	tp := &TablePlan{Table: t.Name}
+	keep := map[string]bool{}
+	var order []string
+	var merged *prune.Plan
+	for _, ref := range refs {
+		var usable []string
+		for _, c := range ref.conjuncts {
+			text, err := deserializeWhere(ctx, conn, c)
+			if err != nil {
+				continue
+			}
+			if _, err := expr.Compile(text, ref.cols); err != nil {
+				continue // DuckDB reports real errors when it runs the query
+			}
+			usable = append(usable, text)
+		}
+		pred := strings.Join(usable, " AND ")
+		if opts.NoPruning {
+			pred = ""
+		}
+		if pred != "" {
+			tp.Predicates = append(tp.Predicates, pred)
+		}
+		p, err := prune.PlanTable(r, t.Name, pred, opts.Prune)
+		if err != nil {
+			return nil, nil, err
+		}
+		ref.plan, ref.allConjunctsUsed = p, len(usable) == len(ref.conjuncts)
+		if merged == nil {
+			merged = p
+		} else if len(refs) > 1 {
+			merged = p // counts of the last reference; files are the union
+		}
+		for _, kf := range p.KeptFiles {
+			if !keep[kf.Path] {
+				keep[kf.Path] = true
+				order = append(order, kf.Path)
+			}
+		}
+	}
+	tp.Plan = merged
+	return tp, order, nil
+}
+
+// viewSQL reads the kept files as the table: the table's columns, cast to
+// its types, so that files whose physical types differ read alike.
+func viewSQL(t catalog.Table, cols []catalog.Column, files []string) string {
+	var sel []string
+	for _, c := range cols {
+		if c.Parent.Known {
+			continue
+		}
+		dt := duckTypeName(c.Type)
+		if dt == "" {
+			sel = append(sel, quoteIdent(c.Name))
+		} else {
+			sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c.Name), dt, quoteIdent(c.Name)))
+		}
+	}
+	if len(files) == 0 {
+		var nulls []string
+		for _, c := range cols {
+			if c.Parent.Known {
+				continue
+			}
+			dt := duckTypeName(c.Type)
+			if dt == "" {
+				dt = "VARCHAR"
+			}
+			nulls = append(nulls, fmt.Sprintf("CAST(NULL AS %s) AS %s", dt, quoteIdent(c.Name)))
+		}
+		return "SELECT " + strings.Join(nulls, ", ") + " WHERE false"
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = "'" + strings.ReplaceAll(f, "'", "''") + "'"
+	}
+	return fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true, hive_partitioning = false)",
+		strings.Join(sel, ", "), strings.Join(quoted, ", "))
+}
+
+// duckTypeName spells a type for DuckDB's CAST; "" when it has none to
+// offer (the column is read as the file has it).
+func duckTypeName(t types.Type) string {
+	switch t.Kind {
+	case types.KindUnknown:
+		return ""
+	case types.KindBoolean:
+		return "BOOLEAN"
+	case types.KindTinyInt:
+		return "TINYINT"
+	case types.KindSmallInt:
+		return "SMALLINT"
+	case types.KindInteger:
+		return "INTEGER"
+	case types.KindBigInt:
+		return "BIGINT"
+	case types.KindHugeInt:
+		return "HUGEINT"
+	case types.KindUTinyInt:
+		return "UTINYINT"
+	case types.KindUSmallInt:
+		return "USMALLINT"
+	case types.KindUInteger:
+		return "UINTEGER"
+	case types.KindUBigInt:
+		return "UBIGINT"
+	case types.KindUHugeInt:
+		return "UHUGEINT"
+	case types.KindFloat:
+		return "FLOAT"
+	case types.KindDouble:
+		return "DOUBLE"
+	case types.KindDecimal:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
+	case types.KindList:
+		if t.Elem == nil {
+			return ""
+		}
+		if e := duckTypeName(*t.Elem); e != "" {
+			return e + "[]"
+		}
+		return ""
+	case types.KindArray:
+		if t.Elem == nil {
+			return ""
+		}
+		if e := duckTypeName(*t.Elem); e != "" {
+			return fmt.Sprintf("%s[%d]", e, t.Size)
+		}
+		return ""
+	case types.KindStruct:
+		if t.Fields == nil {
+			return ""
+		}
+		var fs []string
+		for _, f := range t.Fields {
+			ft := duckTypeName(f.Type)
+			if ft == "" {
+				return ""
+			}
+			fs = append(fs, quoteIdent(f.Name)+" "+ft)
+		}
+		return "STRUCT(" + strings.Join(fs, ", ") + ")"
+	case types.KindMap:
+		if t.Key == nil {
+			return ""
+		}
+		k, v := duckTypeName(*t.Key), duckTypeName(*t.Value)
+		if k == "" || v == "" {
+			return ""
+		}
+		return "MAP(" + k + ", " + v + ")"
+	case types.KindEnum:
+		if t.Labels == nil {
+			return ""
+		}
+		return strings.ToUpper(t.String())
+	}
+	return strings.ToUpper(t.String())
+}
+
+// serialize parses a query with DuckDB's parser.
+func serialize(ctx context.Context, conn *sql.Conn, query string) (map[string]any, error) {
+	var js string
+	if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", query).Scan(&js); err != nil {
+		return nil, err
+	}
+	tree, err := decodeJSON(js)
+	if err != nil {
+		return nil, err
+	}
+	if isErr, _ := tree["error"].(bool); isErr {
+		msg, _ := tree["error_message"].(string)
+		if msg == "" {
+			msg = "DuckDB cannot parse the query"
+		}
+		return nil, errors.New(msg)
+	}
+	stmts, _ := tree["statements"].([]any)
+	if len(stmts) != 1 {
+		return nil, fmt.Errorf("expected one SELECT statement, found %d", len(stmts))
+	}
+	return tree, nil
+}
+
+func decodeJSON(s string) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber() // query locations are uint64: keep them exact
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("reading DuckDB's parse tree: %w", err)
+	}
+	return out, nil
+}
+
+// whereTemplate is `SELECT 1 WHERE <expr>`, whose WHERE is replaced to turn
+// one expression back into SQL text with DuckDB's own printer.
+const whereTemplatePrefix = "SELECT 1 WHERE "
+
+func deserializeWhere(ctx context.Context, conn *sql.Conn, cond map[string]any) (string, error) {
+	tmpl, err := serialize(ctx, conn, "SELECT 1 WHERE true")
+	if err != nil {
+		return "", err
+	}
+	node := tmpl["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)
+	node["where_clause"] = cond
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(tmpl); err != nil {
+		return "", err
+	}
+	var text string
+	if err := conn.QueryRowContext(ctx, "SELECT json_deserialize_sql(?::JSON)", buf.String()).Scan(&text); err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(text, whereTemplatePrefix) {
+		return "", fmt.Errorf("unexpected SQL from DuckDB: %q", text)
+	}
+	return strings.TrimPrefix(text, whereTemplatePrefix), nil
+}
+
+// tableRef is one reference to a catalog table in a query, with the WHERE
+// conjuncts (as parse-tree nodes) that name only its columns.
+type tableRef struct {
+	table            catalog.Table
+	cols             []catalog.Column
+	alias            string
+	conjuncts        []map[string]any
+	plan             *prune.Plan
+	allConjunctsUsed bool
+	node             map[string]any // the SELECT node it appears in
+}
+
+// findTables walks the parse tree for BASE_TABLE references, checks they
+// name catalog tables (CTE names aside), and assigns WHERE conjuncts.
+func findTables(tree map[string]any, r *catalog.Reader) ([]*tableRef, error) {
+	tables, err := r.Tables()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]catalog.Table{}
+	for _, t := range tables {
+		byName[strings.ToLower(t.Name)] = t
+	}
+	w := &walker{r: r, byName: byName, tables: tables, ctes: map[string]bool{}}
+	w.visit(tree["statements"].([]any)[0].(map[string]any)["node"])
+	return w.refs, w.err
+}
+
+type walker struct {
+	r      *catalog.Reader
+	byName map[string]catalog.Table
+	tables []catalog.Table
+	ctes   map[string]bool
+	refs   []*tableRef
+	err    error
+}
+
+func (w *walker) visit(n any) {
+	if w.err != nil {
+		return
+	}
+	switch n := n.(type) {
+	case []any:
+		for _, x := range n {
+			w.visit(x)
+		}
+	case map[string]any:
+		if cm, ok := n["cte_map"].(map[string]any); ok {
+			if entries, ok := cm["map"].([]any); ok {
+				for _, e := range entries {
+					if em, ok := e.(map[string]any); ok {
+						if k, ok := em["key"].(string); ok {
+							w.ctes[strings.ToLower(k)] = true
+						}
+					}
+				}
+			}
+		}
+		if n["type"] == "SELECT_NODE" {
+			w.selectNode(n)
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.visit(n[k])
+		}
+	}
+}
+
+// selectNode registers the catalog tables in a SELECT's FROM clause and
+// gives each the WHERE conjuncts that refer only to it.
+func (w *walker) selectNode(n map[string]any) {
+	var refs []*tableRef
+	var collect func(t any)
+	collect = func(t any) {
+		m, ok := t.(map[string]any)
+		if !ok {
+			return
+		}
+		switch m["type"] {
+		case "BASE_TABLE":
+			name, _ := m["table_name"].(string)
+			schema, _ := m["schema_name"].(string)
+			lname := strings.ToLower(name)
+			if schema == "" && w.ctes[lname] {
+				return
+			}
+			t, ok := w.byName[lname]
+			if !ok {
+				if w.err == nil {
+					names := make([]string, len(w.tables))
+					for i, t := range w.tables {
+						names[i] = t.Name
+					}
+					have := "the catalog has no tables"
+					if len(names) > 0 {
+						have = "tables: " + strings.Join(names, ", ")
+					}
+					w.err = fmt.Errorf("%w %q at snapshot %d (%s)", catalog.ErrNoSuchTable, name, w.r.Snapshot().ID, have)
+				}
+				return
+			}
+			cols, err := w.r.Columns(t.ID)
+			if err != nil {
+				w.err = err
+				return
+			}
+			alias, _ := m["alias"].(string)
+			ref := &tableRef{table: t, cols: cols, alias: alias, node: n}
+			refs = append(refs, ref)
+			w.refs = append(w.refs, ref)
+		case "JOIN":
+			collect(m["left"])
+			collect(m["right"])
+		}
+	}
+	collect(n["from_table"])
+	where, ok := n["where_clause"].(map[string]any)
+	if !ok || len(refs) == 0 {
+		return
+	}
+	for _, c := range conjuncts(where) {
+		if ref := owner(c, refs); ref != nil {
+			ref.conjuncts = append(ref.conjuncts, stripQualifiers(c, ref))
+		}
+	}
+}
+
+// conjuncts splits a WHERE clause at its top-level ANDs.
+func conjuncts(e map[string]any) []map[string]any {
+	if e["type"] == "CONJUNCTION_AND" {
+		var out []map[string]any
+		for _, c := range e["children"].([]any) {
+			if m, ok := c.(map[string]any); ok {
+				out = append(out, conjuncts(m)...)
+			}
+		}
+		return out
+	}
+	return []map[string]any{e}
+}
+
+// owner is the one table reference all column references of an expression
+// belong to, or nil (several tables, a subquery, an unknown column).
+func owner(e map[string]any, refs []*tableRef) *tableRef {
+	var found *tableRef
+	ok := true
+	var walk func(x any)
+	walk = func(x any) {
+		if !ok {
+			return
+		}
+		switch x := x.(type) {
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case map[string]any:
+			if x["class"] == "SUBQUERY" {
+				ok = false
+				return
+			}
+			if x["class"] == "COLUMN_REF" {
+				ref := resolveRef(x, refs)
+				if ref == nil || (found != nil && found != ref) {
+					ok = false
+					return
+				}
+				found = ref
+			}
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	walk(e)
+	if !ok {
+		return nil
+	}
+	return found
+}
+
+func columnNames(x map[string]any) []string {
+	raw, _ := x["column_names"].([]any)
+	out := make([]string, 0, len(raw))
+	for _, n := range raw {
+		s, _ := n.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func hasColumn(ref *tableRef, name string) bool {
+	for _, c := range ref.cols {
+		if !c.Parent.Known && strings.EqualFold(c.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveRef finds the table a column reference belongs to.
+func resolveRef(x map[string]any, refs []*tableRef) *tableRef {
+	names := columnNames(x)
+	if len(names) == 0 {
+		return nil
+	}
+	if len(names) >= 2 {
+		for _, ref := range refs {
+			q := ref.alias
+			if q == "" {
+				q = ref.table.Name
+			}
+			if strings.EqualFold(q, names[0]) && hasColumn(ref, names[1]) {
+				return ref
+			}
+		}
+	}
+	var match *tableRef
+	for _, ref := range refs {
+		if hasColumn(ref, names[0]) {
+			if match != nil {
+				return nil // ambiguous
+			}
+			match = ref
+		}
+	}
+	return match
+}
+
+// stripQualifiers copies an expression with table qualifiers removed from
+// its column references, so the binder sees plain column paths.
+func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
+	var cp func(x any) any
+	cp = func(x any) any {
+		switch x := x.(type) {
+		case []any:
+			out := make([]any, len(x))
+			for i, y := range x {
+				out[i] = cp(y)
+			}
+			return out
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, v := range x {
+				out[k] = cp(v)
+			}
+			if x["class"] == "COLUMN_REF" {
+				names := columnNames(x)
+				q := ref.alias
+				if q == "" {
+					q = ref.table.Name
+				}
+				if len(names) >= 2 && strings.EqualFold(names[0], q) && hasColumn(ref, names[1]) {
+					rest := make([]any, 0, len(names)-1)
+					for _, n := range names[1:] {
+						rest = append(rest, n)
+					}
+					out["column_names"] = rest
+				}
+			}
+			return out
+		}
+		return x
+	}
+	return cp(e).(map[string]any)
+}
+
+// quoteIdent quotes an SQL identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
