@@ -15,6 +15,32 @@ import (
 // progressThreshold is how many files make a progress bar worth drawing.
 const progressThreshold = 20
 
+// progressBar returns a progress callback that draws a bar on an
+// interactive stderr once there are enough files, and a function that
+// finishes it; elsewhere both do nothing.
+func progressBar(cmd *cobra.Command, what string) (func(done, total int), func()) {
+	f, ok := cmd.ErrOrStderr().(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, func() {}
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+			if total < progressThreshold {
+				return
+			}
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
+					progressbar.OptionSetDescription(what), progressbar.OptionShowCount(),
+					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			}
+			_ = bar.Set(done)
+		}, func() {
+			if bar != nil {
+				_ = bar.Finish()
+			}
+		}
+}
+
 func newAddCmd(g *globals) *cobra.Command {
 	var create bool
 	var workers int
@@ -34,25 +60,10 @@ If any file cannot be read or does not fit, nothing is registered.`,
 				return err
 			}
 			defer c.Close()
-			opts := ingest.Options{Create: create, Workers: workers}
-			var bar *progressbar.ProgressBar
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				opts.Progress = func(done, total int) {
-					if total < progressThreshold {
-						return
-					}
-					if bar == nil {
-						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
-							progressbar.OptionSetDescription("reading footers"), progressbar.OptionShowCount(),
-							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-					}
-					_ = bar.Set(done)
-				}
-			}
+			progress, finish := progressBar(cmd, "reading footers")
+			opts := ingest.Options{Create: create, Workers: workers, Progress: progress}
 			res, err := ingest.Add(c, args[0], args[1:], opts)
-			if bar != nil {
-				_ = bar.Finish()
-			}
+			finish()
 			if err != nil {
 				return err
 			}

@@ -264,3 +264,36 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatalf("uncastable literal: %v", err)
 	}
 }
+
+func TestQueryAndDemoCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	out := mustRun(t, "demo", "--dir", dir, "--files", "4", "--rows", "2000")
+	for _, want := range []string{"registered 4 files, 8000 rows", "one hour of events", "answered from catalog statistics", "same answer as DuckDB"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "DIFFERENT") {
+		t.Fatalf("demo answers differ from DuckDB:\n%s", out)
+	}
+	lake := filepath.Join(dir, "lake")
+	csvOut := mustRun(t, "--catalog", lake, "--format", "csv", "query", "SELECT kind, count(*) AS n FROM events WHERE ts < '2024-01-01 01:00:00+00' GROUP BY kind ORDER BY kind")
+	if !strings.HasPrefix(csvOut, "kind,n\n") || strings.Count(csvOut, "\n") != 5 {
+		t.Fatalf("csv query output:\n%s", csvOut)
+	}
+	js := mustRun(t, "--catalog", lake, "--format", "json", "query", "SELECT count(*) FROM events")
+	var res struct {
+		Columns  []string    `json:"columns"`
+		Rows     [][]*string `json:"rows"`
+		Metadata bool        `json:"answered_from_metadata"`
+	}
+	if err := json.Unmarshal([]byte(js), &res); err != nil || *res.Rows[0][0] != "8000" || !res.Metadata {
+		t.Fatalf("json query: %v %s", err, js)
+	}
+	if _, err := run(t, "--catalog", lake, "query", "SELECT * FROM nosuch"); err == nil || !strings.Contains(err.Error(), "tables: events") {
+		t.Fatalf("unknown table: %v", err)
+	}
+	if _, err := run(t, "demo", "--dir", dir); err == nil {
+		t.Fatal("demo into a non-empty directory must fail")
+	}
+}

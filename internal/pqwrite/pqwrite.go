@@ -39,6 +39,8 @@ type Options struct {
 	PageBytes    int64 // target data page size; 0 = arrow-go's default
 	PageIndex    bool
 	BloomFilters bool
+	// BloomColumns limits bloom filters to these columns (all when empty).
+	BloomColumns []string
 	NoStats      bool
 	Dictionary   bool
 }
@@ -90,7 +92,12 @@ func Write(path string, cols []Column, opts Options) error {
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDictionaryDefault(opts.Dictionary),
 		parquet.WithPageIndexEnabled(opts.PageIndex),
-		parquet.WithBloomFilterEnabled(opts.BloomFilters),
+	}
+	if opts.BloomFilters && len(opts.BloomColumns) == 0 {
+		props = append(props, parquet.WithBloomFilterEnabled(true))
+	}
+	for _, c := range opts.BloomColumns {
+		props = append(props, parquet.WithBloomFilterEnabledFor(c, true))
 	}
 	if opts.PageBytes > 0 {
 		props = append(props, parquet.WithDataPageSize(opts.PageBytes), parquet.WithBatchSize(64))
@@ -100,6 +107,11 @@ func Write(path string, cols []Column, opts Options) error {
 		rg = int64(max(n, 1))
 	}
 	props = append(props, parquet.WithMaxRowGroupLength(rg))
+	if opts.BloomFilters || len(opts.BloomColumns) > 0 {
+		// Size filters for a row group's values at 1% false positives
+		// (arrow-go's default is far larger).
+		props = append(props, parquet.WithBloomFilterNDV(rg), parquet.WithBloomFilterFPP(0.01))
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -1,0 +1,84 @@
+package rocklake_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"rocklake"
+	"rocklake/internal/pqwrite"
+	"rocklake/types"
+)
+
+// writeHours writes three files of readings, one per hour of 2024-01-01.
+func writeHours(dir string) {
+	for h := range 3 {
+		var ts, temp []*types.Value
+		for m := range 60 {
+			t := types.IntValue(int64(1704067200+h*3600+m*60) * 1_000_000)
+			c := types.IntValue(int64(200 + 10*h + m%7))
+			ts, temp = append(ts, &t), append(temp, &c)
+		}
+		err := pqwrite.Write(filepath.Join(dir, fmt.Sprintf("h%d.parquet", h)), []pqwrite.Column{
+			{Name: "ts", Type: types.MustParseType("timestamptz"), Values: ts},
+			{Name: "temp", Type: types.MustParseType("decimal(5,1)"), Values: temp},
+		}, pqwrite.Options{})
+		if err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Register files, see which ones a predicate needs, and query them.
+func Example() {
+	dir, _ := os.MkdirTemp("", "rocklake-example-")
+	defer os.RemoveAll(dir)
+	writeHours(dir)
+
+	lake, err := rocklake.Create(filepath.Join(dir, "lake"))
+	if err != nil {
+		panic(err)
+	}
+	defer lake.Close()
+	res, err := lake.Add("readings", true, dir)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("files:", res.Files, "rows:", res.Rows)
+
+	plan, err := lake.Plan("readings", "ts >= '2024-01-01 01:00:00+00' AND ts < '2024-01-01 02:00:00+00'")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("keeps %d of %d files\n", plan.Files.Kept, plan.Files.Total)
+
+	out, err := lake.Query(context.Background(),
+		"SELECT count(*), max(temp) FROM readings WHERE ts >= '2024-01-01 01:00:00+00' AND ts < '2024-01-01 02:00:00+00'")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(*out.Rows[0][0], *out.Rows[0][1])
+	// Output:
+	// files: 3 rows: 180
+	// keeps 1 of 3 files
+	// 60 21.6
+}
+
+// A count over whole files is answered from the catalog alone.
+func ExampleLake_Query() {
+	dir, _ := os.MkdirTemp("", "rocklake-example-")
+	defer os.RemoveAll(dir)
+	writeHours(dir)
+	lake, _ := rocklake.Create(filepath.Join(dir, "lake"))
+	defer lake.Close()
+	if _, err := lake.Add("readings", true, dir); err != nil {
+		panic(err)
+	}
+	out, err := lake.Query(context.Background(), "SELECT count(*), min(temp) FROM readings")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(*out.Rows[0][0], *out.Rows[0][1], out.Metadata)
+	// Output: 180 20.0 true
+}

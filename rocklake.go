@@ -1,0 +1,101 @@
+// Package rocklake embeds a rocklake catalog in a Go program: open or
+// create a catalog, create tables, register Parquet files, plan which files
+// a predicate needs, and run DuckDB queries over only those files.
+//
+// The pieces it joins live in their own packages, usable alone: catalog
+// (the DuckLake model on Pebble), ingest (footer statistics), expr and
+// prune (predicates and skipping), engine (DuckDB). This package and engine
+// link DuckDB through cgo; the others are pure Go.
+package rocklake
+
+import (
+	"context"
+
+	"rocklake/catalog"
+	"rocklake/engine"
+	"rocklake/ingest"
+	"rocklake/prune"
+)
+
+// Lake is an open catalog with a query engine.
+type Lake struct {
+	cat *catalog.Catalog
+	eng *engine.Engine
+}
+
+// Create makes a new catalog in dir.
+func Create(dir string) (*Lake, error) {
+	c, err := catalog.Create(dir, catalog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return wrap(c)
+}
+
+// Open opens the catalog in dir.
+func Open(dir string) (*Lake, error) {
+	c, err := catalog.Open(dir, catalog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return wrap(c)
+}
+
+func wrap(c *catalog.Catalog) (*Lake, error) {
+	e, err := engine.New(c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &Lake{cat: c, eng: e}, nil
+}
+
+// Close closes the engine and the catalog.
+func (l *Lake) Close() error {
+	err := l.eng.Close()
+	if cerr := l.cat.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Catalog is the underlying catalog, for reading snapshots and statistics.
+func (l *Lake) Catalog() *catalog.Catalog { return l.cat }
+
+// CreateTable creates a table from a column list such as
+// "id BIGINT, name VARCHAR".
+func (l *Lake) CreateTable(name, columns string) error {
+	defs, err := catalog.ParseColumnDefs(columns)
+	if err != nil {
+		return err
+	}
+	tx, err := l.cat.Begin()
+	if err != nil {
+		return err
+	}
+	tx.CreateTable(name, defs)
+	_, err = tx.Commit()
+	return err
+}
+
+// Add registers Parquet files (files, directories, globs) in one snapshot;
+// with create, a missing table is made from the first file's schema.
+func (l *Lake) Add(table string, create bool, paths ...string) (ingest.Result, error) {
+	return ingest.Add(l.cat, table, paths, ingest.Options{Create: create})
+}
+
+// Plan reports which files and row groups of a table a predicate needs, at
+// the latest snapshot.
+func (l *Lake) Plan(table, predicate string) (*prune.Plan, error) {
+	r, err := l.cat.Read(catalog.Latest)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return prune.PlanTable(r, table, predicate, prune.Options{})
+}
+
+// Query runs a DuckDB SELECT over catalog tables at the latest snapshot.
+func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
+	return l.eng.Query(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest})
+}
