@@ -16,6 +16,21 @@ func openCatalog(g *globals) (*catalog.Catalog, error) {
 	return catalog.Open(g.catalog, catalog.Options{})
 }
 
+// openReader opens the catalog and a reader at --snapshot (latest when
+// unset); done closes both.
+func openReader(g *globals, snapshot int64) (*catalog.Reader, func(), error) {
+	c, err := openCatalog(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := readAt(c, snapshot)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return r, func() { r.Close(); c.Close() }, nil
+}
+
 // readAt opens a reader at --snapshot (latest when unset).
 func readAt(c *catalog.Catalog, snapshot int64) (*catalog.Reader, error) {
 	if snapshot < 0 {

@@ -22,16 +22,11 @@ kept files with their kept row groups. It reads only the catalog.`,
   rocklake plan events 'user_id IN (1, 2, 3)' --format json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			r, done, err := openReader(g, snapshot)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			r, err := readAt(c, snapshot)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
+			defer done()
 			p, err := prune.PlanTable(r, args[0], args[1], prune.Options{Pages: pages, NoBloom: noBloom, IndexMinRows: minRows})
 			if err != nil {
 				return err

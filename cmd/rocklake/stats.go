@@ -68,16 +68,11 @@ func newStatsCmd(g *globals) *cobra.Command {
 		Short: "Show a table's statistics (with --column, that column in every file)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			r, done, err := openReader(g, snapshot)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			r, err := readAt(c, snapshot)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
+			defer done()
 			out, err := collectStats(r, args[0], column)
 			if err != nil {
 				return err

@@ -68,16 +68,11 @@ func newTableListCmd(g *globals) *cobra.Command {
 		Short: "List the tables",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openCatalog(g)
+			r, done, err := openReader(g, snapshot)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			r, err := readAt(c, snapshot)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
+			defer done()
 			tables, err := r.Tables()
 			if err != nil {
 				return err
@@ -125,16 +120,11 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 		Short: "Show a table's columns, nested fields included",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			r, done, err := openReader(g, snapshot)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			r, err := readAt(c, snapshot)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
+			defer done()
 			t, err := r.Table(args[0])
 			if err != nil {
 				return err
