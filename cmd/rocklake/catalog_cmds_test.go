@@ -297,3 +297,19 @@ func TestQueryAndDemoCommands(t *testing.T) {
 		t.Fatal("demo into a non-empty directory must fail")
 	}
 }
+
+func TestVerifyCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	mustRun(t, "demo", "--dir", dir, "--files", "2", "--rows", "500")
+	lake := filepath.Join(dir, "lake")
+	out := mustRun(t, "--catalog", lake, "verify", "events", "--deep")
+	if !strings.Contains(out, "2 files checked") || !strings.Contains(out, "0 problems") {
+		t.Fatalf("verify: %s", out)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "data", "*.parquet"))
+	_ = os.Remove(matches[0])
+	out, err := run(t, "--catalog", lake, "verify", "events")
+	if err == nil || !strings.Contains(out, "PROBLEM") || !strings.Contains(out, "missing") {
+		t.Fatalf("verify with a missing file: %v\n%s", err, out)
+	}
+}

@@ -7,13 +7,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "rocklake:", err)
+		var vf errVerifyFailed
+		if !errors.As(err, &vf) { // verify printed its own report
+			fmt.Fprintln(os.Stderr, "rocklake:", err)
+		}
 		os.Exit(1)
 	}
 }

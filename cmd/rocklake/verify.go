@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"rocklake/engine"
+)
+
+// errVerifyFailed makes the exit code non-zero after the report is printed.
+type errVerifyFailed struct{ n int }
+
+func (e errVerifyFailed) Error() string { return fmt.Sprintf("verify found %d problems", e.n) }
+
+func newVerifyCmd(g *globals) *cobra.Command {
+	var snapshot int64
+	var deep bool
+	cmd := &cobra.Command{
+		Use:   "verify TABLE",
+		Short: "Check a table's files against the catalog (--deep: every stored bound against the data)",
+		Long: `verify checks that each of the table's files exists with its registered size
+(a missing, resized or replaced file is reported). With --deep it also reads
+every column of every row group through DuckDB and reports each stored bound
+that excludes a value present in the data, each wrong NULL count and each
+contains_nan=false over a NaN: the command to run after an incident. The exit
+code is non-zero when anything is wrong.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			e, err := engine.New(c)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			if snapshot < 0 {
+				snapshot = -1
+			}
+			rep, err := e.Verify(cmd.Context(), args[0], snapshot, deep)
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+					return err
+				}
+			} else {
+				out := cmd.OutOrStdout()
+				for _, p := range rep.Problems {
+					fmt.Fprintf(out, "PROBLEM %s (file %d): %s\n", p.Path, p.FileID, p.What)
+				}
+				fmt.Fprintf(out, "table %s at snapshot %d: %d files checked", rep.Table, rep.Snapshot, rep.Files)
+				if deep {
+					fmt.Fprintf(out, ", %d (unit, column) stats checked against the data", rep.Units)
+				}
+				fmt.Fprintf(out, ", %d problems\n", len(rep.Problems))
+			}
+			if len(rep.Problems) > 0 {
+				cmd.SilenceErrors = true
+				return errVerifyFailed{len(rep.Problems)}
+			}
+			return nil
+		},
+	}
+	addSnapshotFlag(cmd, &snapshot)
+	cmd.Flags().BoolVar(&deep, "deep", false, "recompute statistics from the data and compare")
+	return cmd
+}

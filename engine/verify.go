@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+// Problem is one thing verify found wrong.
+type Problem struct {
+	Path   string `json:"path"`
+	FileID int64  `json:"file_id"`
+	What   string `json:"what"`
+}
+
+// VerifyReport lists what Verify checked and found.
+type VerifyReport struct {
+	Table    string    `json:"table"`
+	Snapshot int64     `json:"snapshot"`
+	Files    int       `json:"files"`
+	Units    int       `json:"units_checked"` // (file or row group, column) pairs with --deep
+	Problems []Problem `json:"problems"`
+}
+
+// Verify checks a table's files against the catalog: each must exist with
+// its registered size. With deep, it also reads every column of every row
+// group through DuckDB and reports each stored bound that excludes a value
+// present in the data, each NULL count that is wrong, and each
+// contains_nan=false over a NaN.
+func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep bool) (*VerifyReport, error) {
+	r, err := e.cat.Read(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	rep := &VerifyReport{Table: t.Name, Snapshot: r.Snapshot().ID, Files: len(files), Problems: []Problem{}}
+	for _, f := range files {
+		path := f.Path
+		if f.PathIsRelative {
+			path = filepath.Join(t.Path, f.Path)
+		}
+		bad := func(format string, args ...any) {
+			rep.Problems = append(rep.Problems, Problem{Path: path, FileID: f.ID, What: fmt.Sprintf(format, args...)})
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			bad("missing: %v", err)
+			continue
+		case st.Size() != f.FileSizeBytes:
+			bad("size is %d bytes, registered as %d: the file was replaced or changed", st.Size(), f.FileSizeBytes)
+			continue
+		}
+		if !deep {
+			continue
+		}
+		var rows int64
+		if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", path).Scan(&rows); err != nil {
+			bad("unreadable: %v", err)
+			continue
+		}
+		if rows != f.RecordCount {
+			bad("holds %d rows, registered as %d", rows, f.RecordCount)
+		}
+		for _, col := range cols {
+			if col.Parent.Known {
+				continue
+			}
+			n, err := e.verifyColumn(ctx, r, t, f, path, col, bad)
+			if err != nil {
+				return nil, err
+			}
+			rep.Units += n
+		}
+	}
+	return rep, nil
+}
+
+// verifyColumn checks one column's file and row-group stats against the
+// values DuckDB reads.
+func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string, col catalog.Column, bad func(string, ...any)) (int, error) {
+	codec, ok := types.CodecFor(col.Type)
+	if !ok || !codec.Ordered() {
+		return 0, nil
+	}
+	type unit struct {
+		name       string
+		st         catalog.ColumnStats
+		first, end int64
+	}
+	var units []unit
+	err := r.FileColumnStats(t.ID, col.ID, func(id int64, st *catalog.ColumnStats) error {
+		if id == f.ID {
+			units = append(units, unit{name: "file", st: *st, first: 0, end: f.RecordCount})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	rgs, err := r.RowGroupStats(t.ID, col.ID, f.ID)
+	if err != nil {
+		return 0, err
+	}
+	for _, rg := range rgs {
+		units = append(units, unit{name: fmt.Sprintf("row group %d", rg.Index), st: rg.Stats, first: rg.FirstRow, end: rg.FirstRow + rg.Stats.RowCount})
+	}
+	isFloat := col.Type.Kind == types.KindFloat || col.Type.Kind == types.KindDouble
+	c := quoteIdent(col.Name)
+	notNaN, nanCount := "true", "0"
+	if isFloat {
+		notNaN, nanCount = "NOT isnan("+c+")", "count(*) FILTER (WHERE isnan("+c+"))"
+	}
+	q := fmt.Sprintf(`SELECT CAST(min(%[1]s) FILTER (WHERE %[2]s) AS VARCHAR), CAST(max(%[1]s) FILTER (WHERE %[2]s) AS VARCHAR),
+		count(*) - count(%[1]s), %[3]s
+		FROM read_parquet(?, file_row_number = true) WHERE file_row_number >= ? AND file_row_number < ?`, c, notNaN, nanCount)
+	for _, u := range units {
+		var lo, hi *string
+		var nulls, nans int64
+		if err := e.db.QueryRowContext(ctx, q, path, u.first, u.end).Scan(&lo, &hi, &nulls, &nans); err != nil {
+			bad("column %s: unreadable: %v", col.Name, err)
+			return len(units), nil
+		}
+		check := func(text *string, b catalog.Maybe[[]byte], wantBelow bool, which string) {
+			if text == nil || !b.Known {
+				return
+			}
+			v, err := codec.Parse(*text)
+			if err != nil {
+				return
+			}
+			enc, err := codec.Encode(v)
+			if err != nil {
+				return
+			}
+			cmp := bytes.Compare(b.V, enc)
+			if (wantBelow && cmp > 0) || (!wantBelow && cmp < 0) {
+				stored := "?"
+				if sv, err := codec.Decode(b.V); err == nil {
+					stored = codec.Format(sv)
+				}
+				bad("column %s %s: stored %s %s excludes the value %s present in the data", col.Name, u.name, which, stored, *text)
+			}
+		}
+		check(lo, u.st.Min, true, "min")
+		check(hi, u.st.Max, false, "max")
+		if u.st.NullCount.Known && u.st.NullCount.V != nulls {
+			bad("column %s %s: stored null_count %d, the data has %d", col.Name, u.name, u.st.NullCount.V, nulls)
+		}
+		if u.st.ContainsNaN.Known && !u.st.ContainsNaN.V && nans > 0 {
+			bad("column %s %s: stored contains_nan=false, the data has %d NaN", col.Name, u.name, nans)
+		}
+	}
+	return len(units), nil
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"rocklake/catalog"
+	"rocklake/ingest"
+	"rocklake/internal/pqwrite"
+	"rocklake/kv"
+	"rocklake/types"
+)
+
+// lieAboutMax rewrites a file's footer so that its first column's max in
+// row group 0 is max, although larger values are present.
+func lieAboutMax(t *testing.T, path string, max int64) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flen := int(binary.LittleEndian.Uint32(raw[len(raw)-8:]))
+	body := raw[:len(raw)-8-flen]
+	md, err := metadata.NewFileMetaData(raw[len(raw)-8-flen:len(raw)-8], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := md.FileMetaData.RowGroups[0].Columns[0].MetaData.Statistics
+	b := binary.LittleEndian.AppendUint64(nil, uint64(max))
+	st.MaxValue, st.Max = b, b
+	footer, err := md.Serialize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	out.Write(body)
+	out.Write(footer)
+	_ = binary.Write(&out, binary.LittleEndian, uint32(len(footer)))
+	out.WriteString("PAR1")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, n int) string {
+		vals := make([]*types.Value, n)
+		for i := range vals {
+			v := types.IntValue(int64(i))
+			vals[i] = &v
+		}
+		p := filepath.Join(dir, name)
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}}, pqwrite.Options{RowGroupRows: 50}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, liar, gone, grown := mk("good.parquet", 100), mk("liar.parquet", 100), mk("gone.parquet", 10), mk("grown.parquet", 10)
+	lieAboutMax(t, liar, 20) // row group 0 holds 0..49
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if _, err := ingest.Add(c, "t", []string{good, liar, gone, grown}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(c)
+	defer e.Close()
+	ctx := context.Background()
+	rep, err := e.Verify(ctx, "t", catalog.Latest, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].What, "stored max 20 excludes the value 49") || rep.Problems[0].Path != liar {
+		t.Fatalf("deep verify of a lying footer: %+v", rep.Problems)
+	}
+	_ = os.Remove(gone)
+	_ = os.WriteFile(grown, append(mustRead(t, grown), 0), 0o644)
+	rep, err = e.Verify(ctx, "t", catalog.Latest, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whats []string
+	for _, p := range rep.Problems {
+		whats = append(whats, filepath.Base(p.Path)+": "+p.What)
+	}
+	got := strings.Join(whats, "\n")
+	if len(rep.Problems) != 2 || !strings.Contains(got, "gone.parquet: missing") || !strings.Contains(got, "grown.parquet: size is") {
+		t.Fatalf("verify of missing and changed files:\n%s", got)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
