@@ -423,7 +423,14 @@ type tableRef struct {
 	conjuncts        []map[string]any
 	plan             *prune.Plan
 	allConjunctsUsed bool
-	node             map[string]any // the SELECT node it appears in
+	// foreignConjuncts counts the WHERE conjuncts of its SELECT that were
+	// not given to it (constants, subqueries, other tables): a metadata
+	// answer must not ignore them.
+	foreignConjuncts int
+	// renamed is set when the query renames its columns (t AS s(a, b)):
+	// names in the query then do not mean the table's columns.
+	renamed bool
+	node    map[string]any // the SELECT node it appears in
 }
 
 // findTables walks the parse tree for BASE_TABLE references, checks they
@@ -525,7 +532,7 @@ func (w *walker) selectNode(n map[string]any) {
 				return
 			}
 			alias, _ := m["alias"].(string)
-			ref := &tableRef{table: t, cols: cols, alias: alias, node: n}
+			ref := &tableRef{table: t, cols: cols, alias: alias, node: n, renamed: !emptyList(m["column_name_alias"])}
 			refs = append(refs, ref)
 			w.refs = append(w.refs, ref)
 		case "JOIN":
@@ -538,10 +545,14 @@ func (w *walker) selectNode(n map[string]any) {
 	if !ok || len(refs) == 0 {
 		return
 	}
-	for _, c := range conjuncts(where) {
+	all := conjuncts(where)
+	for _, c := range all {
 		if ref := owner(c, refs); ref != nil {
 			ref.conjuncts = append(ref.conjuncts, stripQualifiers(c, ref))
 		}
+	}
+	for _, ref := range refs {
+		ref.foreignConjuncts = len(all) - len(ref.conjuncts)
 	}
 }
 
@@ -581,7 +592,7 @@ func owner(e map[string]any, refs []*tableRef) *tableRef {
 			}
 			if x["class"] == "COLUMN_REF" {
 				ref := resolveRef(x, refs)
-				if ref == nil || (found != nil && found != ref) {
+				if ref == nil || ref.renamed || (found != nil && found != ref) {
 					ok = false
 					return
 				}
@@ -664,6 +675,11 @@ func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
 			for k, v := range x {
 				out[k] = cp(v)
 			}
+			if x["class"] == "CONSTANT" {
+				if d := doubleConstant(x); d != nil {
+					return d
+				}
+			}
 			if x["class"] == "COLUMN_REF" {
 				names := columnNames(x)
 				q := ref.alias
@@ -683,6 +699,30 @@ func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
 		return x
 	}
 	return cp(e).(map[string]any)
+}
+
+// doubleConstant rewrites a DOUBLE or FLOAT constant as CAST('text' AS
+// DOUBLE): DuckDB prints a DOUBLE constant like a decimal (1e3 as 1000.0),
+// and the binder must know it compares in DOUBLE, not exactly.
+func doubleConstant(x map[string]any) map[string]any {
+	v, _ := x["value"].(map[string]any)
+	if v == nil || v["is_null"] == true {
+		return nil
+	}
+	t, _ := v["type"].(map[string]any)
+	id, _ := t["id"].(string)
+	if id != "DOUBLE" && id != "FLOAT" {
+		return nil
+	}
+	text := fmt.Sprint(v["value"])
+	return map[string]any{
+		"class": "CAST", "type": "OPERATOR_CAST", "alias": "", "query_location": x["query_location"],
+		"child": map[string]any{
+			"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": x["query_location"],
+			"value": map[string]any{"type": map[string]any{"id": "VARCHAR", "type_info": nil}, "is_null": false, "value": text},
+		},
+		"cast_type": map[string]any{"id": id, "type_info": nil}, "try_cast": false,
+	}
 }
 
 // quoteIdent quotes an SQL identifier.

@@ -152,6 +152,16 @@ func (b *binder) bind(n Node, neg bool) (Pred, error) {
 		}
 		return &Opaque{Why: "operator " + n.Op}, b.check(n)
 	case *Between:
+		if x, ok := n.X.(*Ident); ok && (isDoubleLit(n.Lo) || isDoubleLit(n.Hi)) {
+			// DuckDB compares all three in one type: DOUBLE here.
+			c, err := b.column(x)
+			if err != nil {
+				return nil, err
+			}
+			if !exactInDouble(c.Type) {
+				return &Opaque{Why: "BETWEEN in DOUBLE"}, nil
+			}
+		}
 		// x BETWEEN a AND b is x >= a AND x <= b.
 		lo, err := b.comparison(n.X, OpGe, n.Lo, false, n.At)
 		if err != nil {
@@ -304,7 +314,9 @@ func foldLiterals(l *Lit, op Op, r *Lit) Pred {
 	}
 	var c int
 	switch {
-	case l.Kind == LitNumber && r.Kind == LitNumber && l.Type == "" && r.Type == "":
+	case l.Kind == LitNumber && r.Kind == LitNumber && l.Type == "" && r.Type == "" &&
+		!isDoubleNumber(l.Text) && !isDoubleNumber(r.Text):
+		// Both exact (INTEGER/DECIMAL): DuckDB compares them exactly.
 		a, ok1 := new(big.Rat).SetString(l.Text)
 		z, ok2 := new(big.Rat).SetString(r.Text)
 		if !ok1 || !ok2 {
@@ -317,6 +329,50 @@ func foldLiterals(l *Lit, op Op, r *Lit) Pred {
 		return &Opaque{Why: "constant"}
 	}
 	return &Const{Value: [...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[op]}
+}
+
+// significantDigits counts the digits of a number's text, leading zeros
+// aside.
+func significantDigits(text string) int {
+	n, started := 0, false
+	for _, c := range text {
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if c >= '1' && c <= '9' {
+			started = true
+		}
+		if started && c >= '0' && c <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
+// isDoubleNumber reports whether DuckDB types a number literal as DOUBLE:
+// written with an exponent, or with more digits than a DECIMAL or HUGEINT
+// holds.
+func isDoubleNumber(text string) bool {
+	return strings.ContainsAny(text, "eE") || significantDigits(text) > 38
+}
+
+// isDoubleLit reports whether a literal is a DOUBLE or FLOAT in DuckDB.
+func isDoubleLit(n Node) bool {
+	l, ok := n.(*Lit)
+	if !ok {
+		return false
+	}
+	if l.Type != "" {
+		t, err := types.ParseType(l.Type)
+		return err == nil && isFloat(t.Kind)
+	}
+	return l.Kind == LitNumber && isDoubleNumber(l.Text)
+}
+
+// exactInDouble reports whether every value of a column converts to DOUBLE
+// exactly, so that a comparison DuckDB makes in DOUBLE is exact.
+func exactInDouble(t types.Type) bool {
+	return isFloat(t.Kind) || smallEnoughForDouble(t) || !(isInt(t.Kind) || t.Kind == types.KindDecimal)
 }
 
 // litValue is a literal cast to a column's type: one value (exact), or the
@@ -368,7 +424,7 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 		enc, _ := codec.Encode(types.BoolValue(l.Text == "true"))
 		return litValue{exact: true, lo: enc, hi: enc}, true, nil
 	case l.Kind == LitNumber && l.Type == "":
-		return b.castNumber(c, l.Text, strings.ContainsAny(l.Text, "eE"), l.At)
+		return b.castNumber(c, l.Text, isDoubleNumber(l.Text), l.At)
 	case l.Kind == LitString && l.Type == "":
 		// DuckDB casts a string literal to the column's type.
 		return b.castText(c, l.Text, l.At)
@@ -377,6 +433,17 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 	lt, perr := types.ParseType(l.Type)
 	if perr != nil || lt.Kind == types.KindUnknown {
 		return lv, false, b.errf(l.At, "unknown type %q", l.Type)
+	}
+	if l.Kind == LitNumber && isDoubleNumber(l.Text) && !isFloat(lt.Kind) {
+		// CAST(2.5e0 AS INTEGER) converts a DOUBLE, rounding half to even
+		// (and to DECIMAL from the binary value): not what the text says.
+		return lv, false, nil
+	}
+	if (lt.Kind == types.KindHugeInt || lt.Kind == types.KindUHugeInt || k == types.KindHugeInt || k == types.KindUHugeInt) &&
+		isInt(lt.Kind) && isInt(k) && lt.Kind != k {
+		// HUGEINT against UHUGEINT (or either against another integer
+		// width) may be compared in DOUBLE.
+		return lv, false, nil
 	}
 	if lt.Kind == types.KindVarchar {
 		return b.castText(c, l.Text, l.At)
@@ -435,6 +502,17 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 
 // castText casts a string as DuckDB's CAST(text AS column type) does.
 func (b *binder) castText(c *Column, text string, at int) (litValue, bool, error) {
+	if k := c.Type.Kind; k == types.KindTimestampS || k == types.KindTimestampMS {
+		// DuckDB compares a TIMESTAMP_S/_MS column with a string as
+		// TIMESTAMP (µs): read the text as microseconds, then bracket it
+		// between the column's values, comparing exactly.
+		us, _ := types.CodecFor(types.Simple(types.KindTimestamp))
+		v, err := us.Parse(text)
+		if err != nil {
+			return litValue{}, false, b.errf(at, "cannot cast %q to %s (column %s): %v", clip(text), c.Type, c.Name, clipErr(err))
+		}
+		return b.rounded(c, us.Format(v), false)
+	}
 	v, err := c.Codec.Parse(text)
 	if err != nil && errors.Is(err, types.ErrNoOffset) {
 		v, err = c.Codec.Parse(text + "+00") // the session time zone is UTC
@@ -631,6 +709,15 @@ func (b *binder) in(n *In, not bool) (Pred, error) {
 	c, err := b.column(id)
 	if err != nil {
 		return nil, err
+	}
+	for _, item := range n.List {
+		if isDoubleLit(item) && !exactInDouble(c.Type) {
+			// One DOUBLE item makes DuckDB compare the whole list in DOUBLE.
+			if err := b.check(n); err != nil {
+				return nil, err
+			}
+			return &Opaque{Why: "IN list in DOUBLE"}, nil
+		}
 	}
 	if len(n.List) == 0 {
 		if not {

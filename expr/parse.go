@@ -594,9 +594,11 @@ func (p *parser) postfix() (Node, error) {
 
 // castNode makes a typed literal of a cast literal, else a Cast.
 func castNode(x Node, typ string, at int) Node {
-	if l, ok := x.(*Lit); ok && l.Kind != LitNull {
+	if l, ok := x.(*Lit); ok && l.Kind != LitNull && (l.Type == "" || strings.EqualFold(l.Type, typ)) {
 		return &Lit{Kind: l.Kind, Text: l.Text, Type: typ, At: l.At}
 	}
+	// A cast of a typed literal converts a value, not a text:
+	// CAST(CAST('2.5' AS DOUBLE) AS INTEGER) is 2, CAST('2.5' AS INTEGER) 3.
 	if l, ok := x.(*Lit); ok && l.Kind == LitNull {
 		return l // a typed NULL is still NULL
 	}

@@ -138,7 +138,9 @@ func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error)
 			rs.NullCount = &nc
 		}
 		ch := rawChunk{hasMeta: true, NumValues: rows, Stats: rs}
-		st := chunkStats(l, &ch, fx.order(l.index), rows, fx.writer)
+		// No writer rule here: "bounds mean no NaN" was verified for
+		// DuckDB's row-group statistics, not for page indexes.
+		st := chunkStats(l, &ch, fx.order(l.index), rows, writer{createdBy: fx.writer.createdBy})
 		if nulls[i] {
 			st.NullCount, st.ValueCount = catalog.Known(rows), catalog.Known[int64](0)
 			st.ContainsNull = catalog.Known(rows > 0)

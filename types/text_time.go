@@ -1,6 +1,7 @@
 package types
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -132,11 +133,10 @@ func (sc *textScanner) consumeBC() bool {
 	save := sc.i
 	sc.skipSpaces()
 	rest := strings.ToUpper(sc.s[sc.i:])
-	for _, m := range []string{"(BC)", "BC"} {
-		if strings.HasPrefix(rest, m) {
-			sc.i += len(m)
-			return true
-		}
+	// Only "(BC)": DuckDB reads a bare "BC" as something else.
+	if strings.HasPrefix(rest, "(BC)") {
+		sc.i += len("(BC)")
+		return true
 	}
 	sc.i = save
 	return false
@@ -311,6 +311,13 @@ func timestampUnit(k Kind) (perSec int64, digits int) {
 	return 1_000_000, 6
 }
 
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 func formatClock(secs int64, frac int64, digits int) string {
 	h, m, s := secs/3600, secs/60%60, secs%60
 	out := fmt.Sprintf("%02d:%02d:%02d", h, m, s)
@@ -391,8 +398,30 @@ func parseTimestampText(s string, k Kind, r Rounding) (int64, bool, error) {
 	}
 	perSec, digits := timestampUnit(k)
 	if r == Cast && (k == KindTimestampS || k == KindTimestampMS) {
-		r = nearestCast
+		// DuckDB reads the text as microseconds (truncating), then rounds
+		// the count since the epoch half away from zero to the unit.
+		us, usExact, err := parseTimestampText(s, KindTimestamp, Cast)
+		switch {
+		case errors.Is(err, ErrOutOfRange):
+			// Beyond what DuckDB's microseconds hold: read in the
+			// type's own unit, rounding to nearest.
+			r = nearestCast
+			goto own
+		case err != nil || us == timestampInfinity || us == timestampNegInfinity:
+			return us, usExact, err
+		}
+		f := 1_000_000 / perSec
+		q, rem := us/f, us%f
+		if 2*abs64(rem) >= f {
+			if us < 0 {
+				q--
+			} else {
+				q++
+			}
+		}
+		return q, usExact && rem == 0, nil
 	}
+own:
 	fu, exact := fracUnits(c.frac, digits, r)
 	secs := new(big.Int).SetInt64(daysFromCivil(y, m, d))
 	secs.Mul(secs, big.NewInt(86400))
