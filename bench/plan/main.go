@@ -77,8 +77,9 @@ func main() {
 	}
 	c.Close()
 	mid := time.UnixMicro(base + int64(*files/2)*hour).UTC().Format("2006-01-02 15:04:05+00")
+	next := time.UnixMicro(base + int64(*files/2+1)*hour).UTC().Format("2006-01-02 15:04:05+00")
 	preds := map[string]string{
-		"one column (ts range)":        fmt.Sprintf("ts >= '%s' AND ts < '%s'", mid, mid),
+		"one column (ts range)":        fmt.Sprintf("ts >= '%s' AND ts < '%s'", mid, next),
 		"two columns (ts AND user_id)": fmt.Sprintf("ts >= '%s' AND user_id = 5", mid),
 	}
 	names := []string{"one column (ts range)", "two columns (ts AND user_id)"}
@@ -98,6 +99,9 @@ func main() {
 			}
 			times = append(times, time.Since(t))
 			kept = p.Files.Kept
+			if os.Getenv("PLAN_DEBUG") != "" {
+				fmt.Println(p.Bound)
+			}
 			r.Close()
 		}
 		first := times[0]
