@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 func main() {
 	files := flag.Int("files", 100000, "files in the table")
 	runs := flag.Int("runs", 5, "timed plans per predicate")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the planning runs to this file")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "rocklake-bench-plan-")
 	if err != nil {
@@ -83,6 +85,16 @@ func main() {
 		"two columns (ts AND user_id)": fmt.Sprintf("ts >= '%s' AND user_id = 5", mid),
 	}
 	names := []string{"one column (ts range)", "two columns (ts AND user_id)"}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, name := range names {
 		c, err := catalog.Open(dir+"/lake", catalog.Options{})
 		if err != nil {
