@@ -828,3 +828,23 @@ func TestAllNullFilesDoNotPoisonBounds(t *testing.T) {
 	commit(t, c, func(tx *Txn) { tx.AddFiles("t", unknown) })
 	check("?", "?", false) // a file without stats makes the bounds unknown
 }
+
+func TestColumnStatsOfAlignsWithFiles(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	commit(t, c, func(tx *Txn) {
+		tx.AddFiles("t", intFile(t, "a", 0, 1, 0), NewFile{Path: "nostats", RecordCount: 3}, intFile(t, "c", 5, 9, 0))
+	})
+	r0, _ := c.Read(Latest)
+	tb, _ := r0.Table("t")
+	files0, _ := r0.Files(tb.ID)
+	r0.Close()
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", files0[0].ID) })
+	r, _ := c.Read(Latest)
+	defer r.Close()
+	files, _ := r.Files(tb.ID)
+	sts, err := r.ColumnStatsOf(tb.ID, 1, files)
+	if err != nil || len(files) != 2 || len(sts) != 2 || sts[0] != nil || decodeInt(t, sts[1].Min) != "5" {
+		t.Fatalf("files %v stats %v err %v", files, sts, err)
+	}
+}

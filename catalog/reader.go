@@ -338,3 +338,32 @@ func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) 
 	})
 	return ts, statsKey{table: tableID, nextFileID: p.NextFileId, schemaVersion: p.SchemaVersion}, err
 }
+
+// ColumnStatsOf returns one column's statistics for the given files (as
+// Files returns them, in id order), aligned with them: nil where a file has
+// no stats row. One range scan merged with the file list, no lookups.
+func (r *Reader) ColumnStatsOf(tableID, columnID int64, files []DataFile) ([]*ColumnStats, error) {
+	out := make([]*ColumnStats, len(files))
+	i := 0
+	var p catalogpb.ColumnStats
+	err := scanPrefix(r, key(tagFileColumnStats, tableID, columnID), func(k, v []byte) error {
+		fileID, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		for i < len(files) && files[i].ID < fileID {
+			i++
+		}
+		if i == len(files) || files[i].ID != fileID {
+			return nil // not a file of this snapshot
+		}
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+		}
+		st := columnStatsFromPB(&p)
+		out[i] = &st
+		return nil
+	})
+	return out, err
+}

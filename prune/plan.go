@@ -116,28 +116,33 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: predicate, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
 	eval := Compile(b.Pred)
 
-	// File level: one range scan per predicate column.
-	fileStats := make(map[int64]map[int64]*catalog.ColumnStats, len(b.Columns))
-	for _, c := range b.Columns {
-		m := make(map[int64]*catalog.ColumnStats, len(files))
-		err := r.FileColumnStats(t.ID, c.ID, func(fileID int64, st *catalog.ColumnStats) error {
-			cp := *st
-			m[fileID] = &cp
-			return nil
-		})
+	// File level: one range scan per predicate column, merged with the
+	// file list (both in file id order).
+	colIdx := make(map[int64]int, len(b.Columns))
+	fileStats := make([][]*catalog.ColumnStats, len(b.Columns))
+	for i, c := range b.Columns {
+		sts, err := r.ColumnStatsOf(t.ID, c.ID, files)
 		if err != nil {
 			return nil, err
 		}
-		fileStats[c.ID] = m
+		colIdx[c.ID], fileStats[i] = i, sts
 	}
-	for _, f := range files {
+	var fi int
+	unit := StatsOnly(func(colID int64) *catalog.ColumnStats {
+		if ci, ok := colIdx[colID]; ok {
+			return fileStats[ci][fi]
+		}
+		return nil
+	})
+	for i, f := range files {
+		fi = i
 		plan.Files.Total++
 		plan.RowGroups.Total += int(f.RowGroupCount)
 		plan.Bytes.Total += f.FileSizeBytes
 		if f.RecordCount == 0 {
 			continue // nothing to read
 		}
-		res := eval(StatsOnly(func(colID int64) *catalog.ColumnStats { return fileStats[colID][f.ID] }))
+		res := eval(unit)
 		if res == Skip {
 			continue
 		}
