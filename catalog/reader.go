@@ -186,8 +186,17 @@ func (r *Reader) Column(tableID int64, name string) (Column, error) {
 // Files lists a table's data files visible at the snapshot, by id.
 func (r *Reader) Files(tableID int64) ([]DataFile, error) {
 	var out []DataFile
+	// The table's file count at its last change sizes the slice (a hint:
+	// an older snapshot may have more or fewer).
+	if raw, err := r.kvs.Get(key(tagTableStats, tableID)); err == nil {
+		var ts catalogpb.TableStats
+		if decodeValue(raw, &ts) == nil && ts.FileCount > 0 && ts.FileCount < 1<<24 {
+			out = make([]DataFile, 0, ts.FileCount)
+		}
+	}
+	var p catalogpb.DataFile
 	err := scanPrefix(r, key(tagDataFile, tableID), func(k, v []byte) error {
-		var p catalogpb.DataFile
+		p.Reset()
 		if err := decodeValue(v, &p); err != nil {
 			return fmt.Errorf("data file row %x: %w", k, err)
 		}
