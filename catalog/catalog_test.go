@@ -27,7 +27,7 @@ func TestTagsAreDistinct(t *testing.T) {
 	if tagFileColumnStats != 0x09 {
 		t.Fatal("file column stats keep DuckLake's tag 0x09")
 	}
-	if len(allTags) != 12 {
+	if len(allTags) != 13 {
 		t.Fatalf("allTags lists %d tags; update it with every new tag", len(allTags))
 	}
 }
@@ -847,4 +847,37 @@ func TestColumnStatsOfAlignsWithFiles(t *testing.T) {
 	if err != nil || len(files) != 2 || len(sts) != 2 || sts[0] != nil || decodeInt(t, sts[1].Min) != "5" {
 		t.Fatalf("files %v stats %v err %v", files, sts, err)
 	}
+}
+
+func TestPathIndex(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a", 0, 1, 0), intFile(t, "b", 0, 1, 0)) })
+	r, _ := c.Read(Latest)
+	tb, _ := r.Table("t")
+	files, _ := r.Files(tb.ID)
+	r.Close()
+	// Re-adding a path is refused while the file is live...
+	tx, _ := c.Begin()
+	tx.AddFiles("t", intFile(t, "a", 0, 1, 0))
+	if _, err := tx.Commit(); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("re-adding a live path: %v", err)
+	}
+	// ...allowed once it is removed, even in the same commit...
+	commit(t, c, func(tx *Txn) {
+		tx.RemoveFiles("t", files[0].ID)
+		tx.AddFiles("t", intFile(t, "a", 5, 6, 0))
+	})
+	// ...and refused again afterwards.
+	tx, _ = c.Begin()
+	tx.AddFiles("t", intFile(t, "a", 0, 1, 0))
+	if _, err := tx.Commit(); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("re-adding the re-added path: %v", err)
+	}
+	// A dropped table frees its paths for a new table of the same name.
+	commit(t, c, func(tx *Txn) { tx.DropTable("t") })
+	commit(t, c, func(tx *Txn) {
+		tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}})
+		tx.AddFiles("t", intFile(t, "a", 0, 1, 0), intFile(t, "b", 0, 1, 0))
+	})
 }

@@ -15,6 +15,7 @@ const (
 	tagTable             byte = 0x04 // 04 table begin                  → Table
 	tagColumn            byte = 0x05 // 05 table column begin           → Column
 	tagDataFile          byte = 0x06 // 06 table file                   → DataFile
+	tagFilePath          byte = 0x07 // 07 table path                   → DataFile (id only) of the live file at path
 	tagFileColumnStats   byte = 0x09 // 09 table column file            → ColumnStats
 	tagRowGroupStats     byte = 0x0A // 0A table column file rowgroup   → RowGroupStats
 	tagFileVariantStats  byte = 0x0B // 0B table column file path       → VariantStats
@@ -32,6 +33,7 @@ var allTags = map[string]byte{
 	"table":               tagTable,
 	"column":              tagColumn,
 	"data_file":           tagDataFile,
+	"file_path":           tagFilePath,
 	"file_column_stats":   tagFileColumnStats,
 	"row_group_stats":     tagRowGroupStats,
 	"file_variant_stats":  tagFileVariantStats,

@@ -203,9 +203,11 @@ type tableState struct {
 	inserted   bool
 	deleted    bool
 	cols       []Column
-	byPath     map[string]Column // lower-cased path joined by \x00
-	live       map[int64]DataFile
-	livePaths  map[string]int64
+	byPath     map[string]Column  // lower-cased path joined by \x00
+	live       map[int64]DataFile // the head's live files, loaded only when needed
+	loaded     bool
+	livePaths  map[string]int64 // paths added by this commit (and, once loaded, the head's)
+	gonePaths  map[string]bool  // paths removed by this commit
 	removed    map[int64]bool
 	added      []addedFile
 	stats      *TableStats
@@ -273,18 +275,68 @@ func (w *commitWriter) loadTable(ts *tableState) error {
 	}
 	ts.cols = cols
 	ts.byPath = columnPaths(cols)
+	ts.live = map[int64]DataFile{}
+	ts.livePaths = map[string]int64{}
+	ts.gonePaths = map[string]bool{}
+	ts.removed = map[int64]bool{}
+	return nil
+}
+
+// loadFiles reads the head's live files of a table: removals, drops and
+// exact recomputes need them; appends do not (they check paths through
+// the path index), so that an append costs the same however large the
+// table is.
+func (w *commitWriter) loadFiles(ts *tableState) error {
+	if ts.loaded || ts.created {
+		ts.loaded = true
+		return nil
+	}
 	files, err := w.r.Files(ts.t.ID)
 	if err != nil {
 		return err
 	}
-	ts.live = map[int64]DataFile{}
-	ts.livePaths = map[string]int64{}
 	for _, f := range files {
 		ts.live[f.ID] = f
-		ts.livePaths[f.Path] = f.ID
+		if _, added := ts.livePaths[f.Path]; !added && !ts.gonePaths[f.Path] {
+			ts.livePaths[f.Path] = f.ID
+		}
 	}
-	ts.removed = map[int64]bool{}
+	ts.loaded = true
 	return nil
+}
+
+// livePathID reports the live file at a path in the table, if any: one
+// added by this commit, else the head's through the path index.
+func (w *commitWriter) livePathID(ts *tableState, path string) (int64, bool, error) {
+	if id, ok := ts.livePaths[path]; ok {
+		return id, true, nil
+	}
+	if ts.gonePaths[path] || ts.created {
+		return 0, false, nil
+	}
+	raw, err := w.r.kvs.Get(keyWithString(tagFilePath, path, ts.t.ID))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	var ref catalogpb.DataFile
+	if err := decodeValue(raw, &ref); err != nil {
+		return 0, false, fmt.Errorf("path index of %s: %w", path, err)
+	}
+	raw, err = w.r.kvs.Get(key(tagDataFile, ts.t.ID, ref.Id))
+	if err != nil {
+		return 0, false, nil
+	}
+	var f catalogpb.DataFile
+	if err := decodeValue(raw, &f); err != nil {
+		return 0, false, err
+	}
+	if !visibleAt(w.head.ID, f.BeginSnapshot, f.EndSnapshot) {
+		return 0, false, nil
+	}
+	return f.Id, true, nil
 }
 
 // columnPaths maps each column's path of names (Column.Path) to it.
@@ -357,7 +409,7 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
 		Id: id, Uuid: tbl.UUID, SchemaId: 0, Name: name, Path: tbl.Path, PathIsRelative: true, BeginSnapshot: s,
 	})
 	ts := &tableState{t: tbl, created: true, live: map[int64]DataFile{}, livePaths: map[string]int64{},
-		removed: map[int64]bool{}, stats: &TableStats{Columns: map[int64]*TableColumnStats{}}, seeded: true}
+		gonePaths: map[string]bool{}, removed: map[int64]bool{}, loaded: true, stats: &TableStats{Columns: map[int64]*TableColumnStats{}}, seeded: true}
 	cols, err := buildColumns(id, s, name, defs)
 	if err != nil {
 		return err
@@ -459,8 +511,14 @@ func (w *commitWriter) dropTable(name string) error {
 			Nullable: c.Nullable, ParentColumn: optInt(c.Parent), BeginSnapshot: c.Begin, EndSnapshot: &s,
 		})
 	}
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
 	for _, f := range ts.live {
 		w.endFile(f)
+		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
+			return err
+		}
 	}
 	ts.dropped = true
 	w.ddl = true
@@ -519,7 +577,9 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		if nf.Path == "" {
 			return fmt.Errorf("%w data file: empty path", ErrInvalid)
 		}
-		if id, dup := ts.livePaths[nf.Path]; dup {
+		if id, dup, err := w.livePathID(ts, nf.Path); err != nil {
+			return err
+		} else if dup {
 			return fmt.Errorf("file %s: %w in table %q (as file %d)", nf.Path, ErrDuplicate, ts.t.Name, id)
 		}
 		if nf.RecordCount < 0 || nf.FileSizeBytes < 0 {
@@ -537,8 +597,10 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID
+		delete(ts.gonePaths, nf.Path)
 		ts.stats.addFile(f)
 		w.put(key(tagDataFile, ts.t.ID, f.ID), dataFileToPB(f, nil))
+		w.put(keyWithString(tagFilePath, nf.Path, ts.t.ID), &catalogpb.DataFile{Id: f.ID})
 		af := addedFile{f: f, fc: map[int64]*FileColumn{}}
 		for i := range nf.Columns {
 			fc := &nf.Columns[i]
@@ -637,6 +699,9 @@ func (w *commitWriter) removeFiles(name string, ids []int64) error {
 	if err != nil {
 		return err
 	}
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
 	for _, id := range ids {
 		f, ok := ts.live[id]
 		if !ok || ts.removed[id] {
@@ -644,7 +709,11 @@ func (w *commitWriter) removeFiles(name string, ids []int64) error {
 		}
 		ts.removed[id] = true
 		delete(ts.livePaths, f.Path)
+		ts.gonePaths[f.Path] = true
 		w.endFile(f)
+		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
+			return err
+		}
 	}
 	if !ts.deleted {
 		ts.deleted = true
@@ -656,6 +725,9 @@ func (w *commitWriter) removeFiles(name string, ids []int64) error {
 // recompute rebuilds a table's stats exactly from the files that survive
 // this commit: the head's live files less the removed ones, plus the added.
 func (w *commitWriter) recompute(ts *tableState) error {
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
 	st := &TableStats{Columns: map[int64]*TableColumnStats{}}
 	var survivors []DataFile
 	for id, f := range ts.live {
@@ -706,6 +778,9 @@ func (w *commitWriter) recompute(ts *tableState) error {
 // variants returns the table-level variant stats of a VARIANT column over
 // the files that survive the commit.
 func (w *commitWriter) variants(ts *tableState, col Column) ([]VariantStats, error) {
+	if err := w.loadFiles(ts); err != nil {
+		return nil, err
+	}
 	var lists [][]VariantStats
 	for id := range ts.live {
 		if ts.removed[id] {
