@@ -1,0 +1,266 @@
+package prune
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"math/big"
+	"sort"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+// Range is one unit's [Min, Max] on a column, as encodings; Known is false
+// when the unit has no usable bounds (it is read by every query).
+type Range struct {
+	Label    string
+	Min, Max []byte
+	Known    bool
+}
+
+// Clustering says how well a column's bounds separate a table's units.
+type Clustering struct {
+	Table, Column string
+	Type          string
+	Snapshot      int64
+	Files         LevelClustering
+	RowGroups     LevelClustering
+	FileRanges    []Range `json:"-"`
+	codec         *types.Codec
+}
+
+// LevelClustering summarises one level (files or row groups).
+type LevelClustering struct {
+	Units int `json:"units"`
+	// Unbounded units have no usable min/max: every query reads them.
+	Unbounded int `json:"unbounded"`
+	// AvgDepth and MaxDepth: over every unit, how many units' ranges
+	// overlap its own (itself included). 1 is perfect clustering.
+	AvgDepth float64 `json:"avg_overlap_depth"`
+	MaxDepth int     `json:"max_overlap_depth"`
+	// PointRead and RangeRead are the average fraction of units a point
+	// query (x = v) and a 1% range query read, over probe values drawn
+	// from the units' own bounds.
+	PointRead float64 `json:"point_query_fraction"`
+	RangeRead float64 `json:"range_1pct_query_fraction"`
+}
+
+// Analyze measures the clustering of a column at the reader's snapshot.
+func Analyze(r *catalog.Reader, table, column string) (*Clustering, error) {
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	col, err := r.Column(t.ID, column)
+	if err != nil {
+		return nil, err
+	}
+	codec, ok := types.CodecFor(col.Type)
+	if !ok || !codec.Ordered() {
+		return nil, fmt.Errorf("column %q is %s, which keeps no ordered statistics", col.Name, col.Type)
+	}
+	files, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	sts, err := r.ColumnStatsOf(t.ID, col.ID, files)
+	if err != nil {
+		return nil, err
+	}
+	cl := &Clustering{Table: t.Name, Column: col.Name, Type: col.Type.String(), Snapshot: r.Snapshot().ID, codec: codec}
+	var rgRanges []Range
+	for i, f := range files {
+		cl.FileRanges = append(cl.FileRanges, rangeOf(f.Path, sts[i]))
+		rgs, err := r.RowGroupStats(t.ID, col.ID, f.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, rg := range rgs {
+			st := rg.Stats
+			rgRanges = append(rgRanges, rangeOf(fmt.Sprintf("%s#%d", f.Path, rg.Index), &st))
+		}
+	}
+	cl.Files = measure(cl.FileRanges)
+	cl.RowGroups = measure(rgRanges)
+	return cl, nil
+}
+
+func rangeOf(label string, st *catalog.ColumnStats) Range {
+	if st == nil || !st.Min.Known || !st.Max.Known {
+		return Range{Label: label}
+	}
+	return Range{Label: label, Min: st.Min.V, Max: st.Max.V, Known: true}
+}
+
+func overlaps(a, b Range) bool {
+	if !a.Known || !b.Known {
+		return true
+	}
+	return bytes.Compare(a.Min, b.Max) <= 0 && bytes.Compare(b.Min, a.Max) <= 0
+}
+
+// measure computes depth and read fractions. Depth counts, per unit, the
+// units overlapping it; a sweep over sorted starts keeps it O(n log n + k).
+func measure(rs []Range) LevelClustering {
+	lc := LevelClustering{Units: len(rs)}
+	if len(rs) == 0 {
+		return lc
+	}
+	var known []Range
+	for _, r := range rs {
+		if r.Known {
+			known = append(known, r)
+		} else {
+			lc.Unbounded++
+		}
+	}
+	sort.Slice(known, func(i, j int) bool { return bytes.Compare(known[i].Min, known[j].Min) < 0 })
+	// Depth of unit i: unbounded units, plus known units whose range
+	// overlaps it. Units starting after its max cannot overlap; scan
+	// from the start while they might.
+	total := 0
+	for i := range known {
+		d := lc.Unbounded
+		for j := range known {
+			if bytes.Compare(known[j].Min, known[i].Max) > 0 {
+				break
+			}
+			if bytes.Compare(known[j].Max, known[i].Min) >= 0 {
+				d++
+			}
+		}
+		total += d
+		lc.MaxDepth = max(lc.MaxDepth, d)
+	}
+	if lc.Unbounded > 0 {
+		total += lc.Unbounded * len(rs)
+		lc.MaxDepth = max(lc.MaxDepth, len(rs))
+	}
+	lc.AvgDepth = float64(total) / float64(len(rs))
+	if len(known) == 0 {
+		lc.PointRead, lc.RangeRead = 1, 1
+		return lc
+	}
+	// Probes: the units' own minima, in order. A 1% range spans 1% of the
+	// probes (at least two).
+	probes := make([][]byte, len(known))
+	for i, r := range known {
+		probes[i] = r.Min
+	}
+	span := max(int(math.Ceil(float64(len(probes))/100)), 1)
+	var point, rng float64
+	for i, p := range probes {
+		hi := probes[min(i+span, len(probes)-1)]
+		var np, nr int
+		for _, r := range rs {
+			if !r.Known || (bytes.Compare(r.Min, p) <= 0 && bytes.Compare(p, r.Max) <= 0) {
+				np++
+			}
+			if overlaps(r, Range{Min: p, Max: hi, Known: true}) {
+				nr++
+			}
+		}
+		point += float64(np) / float64(len(rs))
+		rng += float64(nr) / float64(len(rs))
+	}
+	lc.PointRead = point / float64(len(probes))
+	lc.RangeRead = rng / float64(len(probes))
+	return lc
+}
+
+// Text renders a bound for display.
+func (c *Clustering) Text(b []byte) string {
+	v, err := c.codec.Decode(b)
+	if err != nil {
+		return fmt.Sprintf("%x", b)
+	}
+	return c.codec.Format(v)
+}
+
+// position maps a bound to a number for plotting: the value itself for
+// numbers and times, else its rank among all bounds.
+func (c *Clustering) positions() (func([]byte) float64, bool) {
+	k := c.codec.Type().Kind
+	numeric := k != types.KindVarchar && k != types.KindBlob && k != types.KindUUID && k != types.KindEnum && k != types.KindBoolean
+	if numeric {
+		return func(b []byte) float64 {
+			v, err := c.codec.Decode(b)
+			if err != nil {
+				return 0
+			}
+			switch k {
+			case types.KindFloat, types.KindDouble:
+				return v.F
+			case types.KindUTinyInt, types.KindUSmallInt, types.KindUInteger, types.KindUBigInt, types.KindUHugeInt:
+				f, _ := new(big.Float).SetInt(v.U.Big()).Float64()
+				return f
+			}
+			f, _ := new(big.Float).SetInt(v.I.Big()).Float64()
+			return f
+		}, true
+	}
+	var all [][]byte
+	for _, r := range c.FileRanges {
+		if r.Known {
+			all = append(all, r.Min, r.Max)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i], all[j]) < 0 })
+	return func(b []byte) float64 {
+		return float64(sort.Search(len(all), func(i int) bool { return bytes.Compare(all[i], b) >= 0 }))
+	}, false
+}
+
+// SVG draws each file's [min, max] as a horizontal bar, one row per file in
+// catalog order, so that overlaps (and unbounded files, drawn across the
+// whole width in red) show at a glance.
+func (c *Clustering) SVG(w io.Writer) error {
+	pos, numeric := c.positions()
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var loB, hiB []byte
+	for _, r := range c.FileRanges {
+		if r.Known {
+			if p := pos(r.Min); p < lo {
+				lo, loB = p, r.Min
+			}
+			if p := pos(r.Max); p > hi {
+				hi, hiB = p, r.Max
+			}
+		}
+	}
+	if math.IsInf(lo, 0) || hi <= lo {
+		lo, hi = 0, 1
+	}
+	const width, left, barH = 900.0, 10.0, 6.0
+	n := len(c.FileRanges)
+	height := 60 + float64(n)*(barH+2)
+	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*(width-2*left) }
+	axis := "value"
+	if !numeric {
+		axis = "rank of bound"
+	}
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", width, height)
+	fmt.Fprintf(w, `<text x="%.0f" y="16">%s.%s (%s): %d files, avg overlap depth %.2f, max %d; point query reads %.1f%%, 1%% range %.1f%% of files</text>`+"\n",
+		left, html.EscapeString(c.Table), html.EscapeString(c.Column), html.EscapeString(c.Type), n, c.Files.AvgDepth, c.Files.MaxDepth,
+		100*c.Files.PointRead, 100*c.Files.RangeRead)
+	for i, r := range c.FileRanges {
+		y := 30 + float64(i)*(barH+2)
+		if !r.Known {
+			fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#d62728"><title>%s: no bounds</title></rect>`+"\n",
+				left, y, width-2*left, barH, html.EscapeString(r.Label))
+			continue
+		}
+		x0, x1 := x(pos(r.Min)), x(pos(r.Max))
+		fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#1f77b4"><title>%s: [%s, %s]</title></rect>`+"\n",
+			x0, y, math.Max(x1-x0, 1), barH, html.EscapeString(r.Label), html.EscapeString(c.Text(r.Min)), html.EscapeString(c.Text(r.Max)))
+	}
+	if loB != nil {
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">x axis (%s): %s … %s</text>`+"\n", left, height-10, axis,
+			html.EscapeString(c.Text(loB)), html.EscapeString(c.Text(hiB)))
+	}
+	_, err := fmt.Fprintln(w, "</svg>")
+	return err
+}
