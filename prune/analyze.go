@@ -42,8 +42,9 @@ type LevelClustering struct {
 	AvgDepth float64 `json:"avg_overlap_depth"`
 	MaxDepth int     `json:"max_overlap_depth"`
 	// PointRead and RangeRead are the average fraction of units a point
-	// query (x = v) and a 1% range query read, over probe values drawn
-	// from the units' own bounds.
+	// query (x = v) and a 1% range query read, over 100 probes spread
+	// evenly over the column's range (numbers and times) or at quantiles of
+	// the units' bounds (other types).
 	PointRead float64 `json:"point_query_fraction"`
 	RangeRead float64 `json:"range_1pct_query_fraction"`
 }
@@ -83,8 +84,12 @@ func Analyze(r *catalog.Reader, table, column string) (*Clustering, error) {
 			rgRanges = append(rgRanges, rangeOf(fmt.Sprintf("%s#%d", f.Path, rg.Index), &st))
 		}
 	}
-	cl.Files = measure(cl.FileRanges)
-	cl.RowGroups = measure(rgRanges)
+	var num func([]byte) float64
+	if pos, numeric := cl.positions(); numeric {
+		num = pos
+	}
+	cl.Files = measure(cl.FileRanges, num)
+	cl.RowGroups = measure(rgRanges, num)
 	return cl, nil
 }
 
@@ -104,7 +109,10 @@ func overlaps(a, b Range) bool {
 
 // measure computes depth and read fractions. Depth counts, per unit, the
 // units overlapping it; a sweep over sorted starts keeps it O(n log n + k).
-func measure(rs []Range) LevelClustering {
+// num maps bounds of numbers and times to values, so that probes can be
+// spread evenly over the data's range; without it probes are quantiles of
+// the bounds.
+func measure(rs []Range, num func([]byte) float64) LevelClustering {
 	lc := LevelClustering{Units: len(rs)}
 	if len(rs) == 0 {
 		return lc
@@ -144,16 +152,49 @@ func measure(rs []Range) LevelClustering {
 		lc.PointRead, lc.RangeRead = 1, 1
 		return lc
 	}
-	// Probes: the units' own minima, in order. A 1% range spans 1% of the
-	// probes (at least two).
-	probes := make([][]byte, len(known))
-	for i, r := range known {
-		probes[i] = r.Min
+	// Probes: 100 quantiles of all bounds (minima and maxima together), so
+	// that they fall inside ranges where the data is, whatever its order. A
+	// 1% range query spans from one quantile to the next.
+	var ends [][]byte
+	for _, r := range known {
+		ends = append(ends, r.Min, r.Max)
 	}
-	span := max(int(math.Ceil(float64(len(probes))/100)), 1)
+	sort.Slice(ends, func(i, j int) bool { return bytes.Compare(ends[i], ends[j]) < 0 })
+	const nProbes = 100
+	probes := make([][]byte, nProbes+1)
+	for i := range probes {
+		probes[i] = ends[min(int(float64(i)/nProbes*float64(len(ends))), len(ends)-1)]
+	}
+	if num != nil {
+		lo, hi := num(ends[0]), num(ends[len(ends)-1])
+		var point, rng float64
+		for i := range nProbes {
+			p := lo + (hi-lo)*(float64(i)+0.5)/nProbes
+			q := p + (hi-lo)/100
+			var np, nr int
+			for _, r := range rs {
+				if !r.Known {
+					np++
+					nr++
+					continue
+				}
+				a, b := num(r.Min), num(r.Max)
+				if a <= p && p <= b {
+					np++
+				}
+				if a <= q && p <= b {
+					nr++
+				}
+			}
+			point += float64(np) / float64(len(rs))
+			rng += float64(nr) / float64(len(rs))
+		}
+		lc.PointRead, lc.RangeRead = point/nProbes, rng/nProbes
+		return lc
+	}
 	var point, rng float64
-	for i, p := range probes {
-		hi := probes[min(i+span, len(probes)-1)]
+	for i := range nProbes {
+		p, hi := probes[i], probes[i+1]
 		var np, nr int
 		for _, r := range rs {
 			if !r.Known || (bytes.Compare(r.Min, p) <= 0 && bytes.Compare(p, r.Max) <= 0) {
@@ -166,8 +207,8 @@ func measure(rs []Range) LevelClustering {
 		point += float64(np) / float64(len(rs))
 		rng += float64(nr) / float64(len(rs))
 	}
-	lc.PointRead = point / float64(len(probes))
-	lc.RangeRead = rng / float64(len(probes))
+	lc.PointRead = point / nProbes
+	lc.RangeRead = rng / nProbes
 	return lc
 }
 
