@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -165,4 +166,64 @@ func checkWhole(c *Catalog, snap int64) error {
 		}
 	}
 	return nil
+}
+
+// TestHoldChild opens a catalog and holds it until killed.
+func TestHoldChild(t *testing.T) {
+	dir := os.Getenv("ROCKLAKE_HOLD_DIR")
+	if dir == "" {
+		t.Skip("run by TestLockedByAnotherProcess")
+	}
+	c, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Println("holding")
+	time.Sleep(time.Minute)
+}
+
+// TestLockedByAnotherProcess: a catalog another process has open is
+// refused with ErrLocked, and opens again once that process is gone.
+func TestLockedByAnotherProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	c, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "ROCKLAKE_HOLD_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(30 * time.Second)
+	var seen string
+	for !strings.Contains(seen, "holding") && time.Now().Before(deadline) {
+		n, err := out.Read(buf)
+		seen += string(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if !strings.Contains(seen, "holding") {
+		_ = cmd.Process.Kill()
+		t.Fatalf("child did not open the catalog: %s", seen)
+	}
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use by another process") {
+		t.Errorf("open while another process holds it: %v", err)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	c, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("open after the holder died: %v", err)
+	}
+	c.Close()
 }
