@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -45,9 +46,10 @@ var (
 // Catalog is an open catalog. It is safe for concurrent use: commits are
 // serialised, reads run against consistent snapshots.
 type Catalog struct {
-	store kv.Store
-	dir   string
-	now   func() time.Time
+	store    kv.Store
+	dir      string
+	now      func() time.Time
+	dataRoot string
 
 	commitMu sync.Mutex
 	stats    statsCache
@@ -57,6 +59,9 @@ type Catalog struct {
 type Options struct {
 	// Now supplies commit times (tests pin it).
 	Now func() time.Time
+	// DataRoot, given to Create, confines data files to one directory
+	// tree: AddFiles refuses a path outside it. Open reads it back.
+	DataRoot string
 }
 
 func (o Options) now() func() time.Time {
@@ -123,7 +128,19 @@ func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
 	now := c.now().UnixMicro()
 	b := store.NewBatch()
 	defer b.Close()
-	meta, err := encodeValue(&catalogpb.Meta{FormatVersion: formatVersion, CatalogUuid: uuid.NewString(), CreatedUnixMicros: now})
+	root := ""
+	if opts.DataRoot != "" {
+		abs, err := filepath.Abs(opts.DataRoot)
+		if err != nil {
+			return nil, err
+		}
+		if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = resolved
+		}
+		root = abs
+	}
+	c.dataRoot = root
+	meta, err := encodeValue(&catalogpb.Meta{FormatVersion: formatVersion, CatalogUuid: uuid.NewString(), CreatedUnixMicros: now, DataRoot: root})
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +174,11 @@ func OpenStore(store kv.Store, opts Options) (*Catalog, error) {
 	if meta.FormatVersion > formatVersion {
 		return nil, fmt.Errorf("catalog format %d is newer than this rocklake reads (%d)", meta.FormatVersion, formatVersion)
 	}
-	return &Catalog{store: store, now: opts.now()}, nil
+	return &Catalog{store: store, now: opts.now(), dataRoot: meta.DataRoot}, nil
 }
+
+// DataRoot is the directory data files must lie under ("" for none).
+func (c *Catalog) DataRoot() string { return c.dataRoot }
 
 // Close closes the catalog and its store.
 func (c *Catalog) Close() error { return c.store.Close() }

@@ -881,3 +881,73 @@ func TestPathIndex(t *testing.T) {
 		tx.AddFiles("t", intFile(t, "a", 0, 1, 0), intFile(t, "b", 0, 1, 0))
 	})
 }
+
+func TestDataRootConfinesFiles(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "lake")
+	outside := filepath.Join(dir, "elsewhere")
+	for _, d := range []string{root, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inside := filepath.Join(root, "a.parquet")
+	escape := filepath.Join(root, "link")
+	if err := os.Symlink(outside, escape); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	for _, p := range []string{inside, filepath.Join(outside, "b.parquet")} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	store := kv.NewMemory()
+	c, err := CreateInStore(store, Options{Now: fixedNow(), DataRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, inside, 0, 9, 0)) })
+
+	refused := map[string]NewFile{
+		"outside":      intFile(t, filepath.Join(outside, "b.parquet"), 0, 9, 0),
+		"dot-dot":      intFile(t, filepath.Join(root, "..", "elsewhere", "b.parquet"), 0, 9, 0),
+		"symlink":      intFile(t, filepath.Join(escape, "b.parquet"), 0, 9, 0),
+		"prefix-twin":  intFile(t, root+"2/c.parquet", 0, 9, 0),
+		"relative-up":  func() NewFile { f := intFile(t, "../x.parquet", 0, 9, 0); f.PathIsRelative = true; return f }(),
+		"relative-abs": func() NewFile { f := intFile(t, "/etc/x.parquet", 0, 9, 0); f.PathIsRelative = true; return f }(),
+	}
+	before := dump(t, c)
+	for name, f := range refused {
+		tx, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.AddFiles("t", f)
+		if _, err := tx.Commit(); !errors.Is(err, ErrOutsideRoot) {
+			t.Errorf("%s: want ErrOutsideRoot, got %v", name, err)
+		}
+		if dump(t, c) != before {
+			t.Fatalf("%s: refused add changed the store", name)
+		}
+	}
+
+	// The root survives reopening: it is catalog metadata, not an option
+	// every caller must repeat.
+	re, err := OpenStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.DataRoot() != c.DataRoot() || re.DataRoot() == "" {
+		t.Fatalf("reopened root %q, created %q", re.DataRoot(), c.DataRoot())
+	}
+	tx, err := re.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.AddFiles("t", refused["outside"])
+	if _, err := tx.Commit(); !errors.Is(err, ErrOutsideRoot) {
+		t.Errorf("after reopen: want ErrOutsideRoot, got %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/uuid"
@@ -577,6 +578,9 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		if nf.Path == "" {
 			return fmt.Errorf("%w data file: empty path", ErrInvalid)
 		}
+		if err := w.c.checkRoot(nf); err != nil {
+			return err
+		}
 		if id, dup, err := w.livePathID(ts, nf.Path); err != nil {
 			return err
 		} else if dup {
@@ -650,6 +654,38 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		w.changes.InsertedIntoTables = append(w.changes.InsertedIntoTables, ts.t.ID)
 	}
 	return w.writeErr
+}
+
+// ErrOutsideRoot reports a data file outside the catalog's data root.
+var ErrOutsideRoot = errors.New("outside the catalog's data root")
+
+// checkRoot refuses a file that does not lie under the data root, after
+// resolving symbolic links and ".." (so neither can lead out of it).
+func (c *Catalog) checkRoot(nf NewFile) error {
+	if c.dataRoot == "" {
+		return nil
+	}
+	if nf.PathIsRelative {
+		// A relative path resolves against the table's own location, which
+		// lies under the root; only a climb out with ".." can escape it.
+		rel := filepath.Clean(nf.Path)
+		if filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("file %s: %w %s", nf.Path, ErrOutsideRoot, c.dataRoot)
+		}
+		return nil
+	}
+	p, err := filepath.Abs(nf.Path)
+	if err != nil {
+		return err
+	}
+	if resolved, err := filepath.EvalSymlinks(p); err == nil {
+		p = resolved
+	}
+	rel, err := filepath.Rel(c.dataRoot, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("file %s: %w %s", nf.Path, ErrOutsideRoot, c.dataRoot)
+	}
+	return nil
 }
 
 // checkStats rejects bounds that do not decode as the column's type, or a

@@ -31,8 +31,11 @@ type Meta struct {
 	FormatVersion     uint32                 `protobuf:"varint,1,opt,name=format_version,json=formatVersion,proto3" json:"format_version,omitempty"`
 	CatalogUuid       string                 `protobuf:"bytes,2,opt,name=catalog_uuid,json=catalogUuid,proto3" json:"catalog_uuid,omitempty"`
 	CreatedUnixMicros int64                  `protobuf:"varint,3,opt,name=created_unix_micros,json=createdUnixMicros,proto3" json:"created_unix_micros,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Absolute directory every registered data file must lie under; empty:
+	// any path.
+	DataRoot      string `protobuf:"bytes,4,opt,name=data_root,json=dataRoot,proto3" json:"data_root,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Meta) Reset() {
@@ -84,6 +87,13 @@ func (x *Meta) GetCreatedUnixMicros() int64 {
 		return x.CreatedUnixMicros
 	}
 	return 0
+}
+
+func (x *Meta) GetDataRoot() string {
+	if x != nil {
+		return x.DataRoot
+	}
+	return ""
 }
 
 // Snapshot is one committed version of the catalog.
@@ -1254,11 +1264,12 @@ var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
 	"\n" +
-	"\rcatalog.proto\x12\x13rocklake.catalog.v1\"\x80\x01\n" +
+	"\rcatalog.proto\x12\x13rocklake.catalog.v1\"\x9d\x01\n" +
 	"\x04Meta\x12%\n" +
 	"\x0eformat_version\x18\x01 \x01(\rR\rformatVersion\x12!\n" +
 	"\fcatalog_uuid\x18\x02 \x01(\tR\vcatalogUuid\x12.\n" +
-	"\x13created_unix_micros\x18\x03 \x01(\x03R\x11createdUnixMicros\"\xed\x01\n" +
+	"\x13created_unix_micros\x18\x03 \x01(\x03R\x11createdUnixMicros\x12\x1b\n" +
+	"\tdata_root\x18\x04 \x01(\tR\bdataRoot\"\xed\x01\n" +
 	"\bSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12(\n" +
 	"\x10time_unix_micros\x18\x02 \x01(\x03R\x0etimeUnixMicros\x12%\n" +

@@ -313,3 +313,38 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatalf("verify with a missing file: %v\n%s", err, out)
 	}
 }
+
+func TestInitDataRoot(t *testing.T) {
+	base := t.TempDir()
+	if _, err := run(t, "--catalog", filepath.Join(base, "c0"), "init", "--data-root", filepath.Join(base, "missing")); err == nil ||
+		!strings.Contains(err.Error(), "data root") {
+		t.Fatalf("a missing data root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "c0")); !os.IsNotExist(err) {
+		t.Fatal("a refused init left a catalog directory behind")
+	}
+	lake, other := filepath.Join(base, "lake"), filepath.Join(base, "other")
+	for _, d := range []string{lake, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p string) string {
+		v := types.IntValue(1)
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: []*types.Value{&v}}}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dir := filepath.Join(base, "cat")
+	mustRun(t, "--catalog", dir, "init", "--data-root", lake)
+	mustRun(t, "--catalog", dir, "add", "t", write(filepath.Join(lake, "in.parquet")), "--create")
+	before := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
+	out := write(filepath.Join(other, "out.parquet"))
+	if _, err := run(t, "--catalog", dir, "add", "t", out); err == nil || !strings.Contains(err.Error(), "data root") {
+		t.Fatalf("a file outside the data root: %v", err)
+	}
+	if after := mustRun(t, "--catalog", dir, "--format", "json", "snapshots"); after != before {
+		t.Fatal("a refused add changed the catalog")
+	}
+}
