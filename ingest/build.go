@@ -54,8 +54,20 @@ func inspect(path string) (*fileInfo, error) {
 			return nil, fmt.Errorf("%w: row group %d has %d column chunks, the schema %d leaves",
 				ErrCorruptFooter, i, len(g.Chunks), len(fs.leaves))
 		}
+		for j, l := range fs.leaves {
+			// A flat leaf holds one value (NULL included) per row; a chunk
+			// that disagrees with its row group's row count is a footer
+			// that lies, and its counts would answer count(*) wrongly.
+			if ch := g.Chunks[j]; ch.hasMeta && !l.repeated && ch.NumValues != g.NumRows {
+				return nil, fmt.Errorf("%w: row group %d has %d rows but column %s holds %d values",
+					ErrCorruptFooter, i, g.NumRows, strings.Join(l.parquet, "."), ch.NumValues)
+			}
+		}
 		fi.rows += g.NumRows
 	}
+	// The file-level num_rows is not checked against the row groups: some
+	// writers leave it 0 (parquet-testing's repeated_no_annotation), and
+	// readers scan by row group.
 	for _, c := range fs.columns {
 		fi.columns[strings.ToLower(c.name)] = c
 	}

@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
@@ -215,11 +219,27 @@ func TestBadFiles(t *testing.T) {
 	}
 	hugeLen := append([]byte(nil), raw...)
 	hugeLen[len(hugeLen)-8], hugeLen[len(hugeLen)-7] = 0xff, 0xff
+	// A footer whose row group claims one row more than its column holds:
+	// registering it would answer count(*) wrongly from metadata.
+	md, err := metadata.NewFileMetaData(raw[len(raw)-8-flen:len(raw)-8], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md.FileMetaData.RowGroups[0].NumRows++
+	md.FileMetaData.NumRows++
+	footer, err := md.Serialize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lies := append(append([]byte(nil), raw[:len(raw)-8-flen]...), footer...)
+	lies = binary.LittleEndian.AppendUint32(lies, uint32(len(footer)))
+	lies = append(lies, "PAR1"...)
 	cases := []struct {
 		name string
 		path string
 		want error
 	}{
+		{"row count lies", write("lies.parquet", lies), ErrCorruptFooter},
 		{"text file", write("notes.parquet", []byte("hello, this is not parquet at all")), ErrNotParquet},
 		{"empty file", write("empty.parquet", nil), ErrNotParquet},
 		{"truncated", write("trunc.parquet", raw[:len(raw)/2]), ErrTruncated},
@@ -258,7 +278,7 @@ func TestBadFiles(t *testing.T) {
 	// A schema that does not fit.
 	strFile := filepath.Join(dir, "str.parquet")
 	_ = pqwrite.Write(strFile, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("varchar"), 5)}, pqwrite.Options{})
-	_, err := Add(c, "t", []string{strFile}, Options{})
+	_, err = Add(c, "t", []string{strFile}, Options{})
 	if !errors.Is(err, ErrSchemaMismatch) || !bytes.Contains([]byte(err.Error()), []byte("str.parquet")) {
 		t.Fatalf("string into an integer column: %v", err)
 	}
