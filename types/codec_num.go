@@ -310,14 +310,16 @@ func decimalCodec(t Type) (*Codec, bool) {
 	if p > 18 {
 		w = 16
 	}
-	limit := pow10s[p]
-	negLimit := new(big.Int).Neg(limit)
-	inRange := func(z *big.Int) bool { return z.Cmp(limit) < 0 && z.Cmp(negLimit) > 0 }
+	// 10^38 < 2^127, so the limits are Int128s and the range check, run on
+	// every encode and decode, needs no big.Int.
+	limit, _ := Int128FromBig(pow10s[p])
+	negLimit := limit.Neg()
+	inRange := func(x Int128) bool { return x.Cmp(limit) < 0 && x.Cmp(negLimit) > 0 }
 	name := t.String()
 	return &Codec{
 		typ: t, width: w, ordered: true,
 		enc: func(dst []byte, v Value) ([]byte, error) {
-			if !inRange(v.I.Big()) {
+			if !inRange(v.I) {
 				return dst, fmt.Errorf("%s: unscaled %s: %w", name, v.I, ErrOutOfRange)
 			}
 			if w == 8 {
@@ -332,7 +334,7 @@ func decimalCodec(t Type) (*Codec, bool) {
 			} else {
 				x = readInt128(b)
 			}
-			if !inRange(x.Big()) {
+			if !inRange(x) {
 				return Value{}, fmt.Errorf("%s: decoded %s: %w", name, x, ErrOutOfRange)
 			}
 			return Int128Value(x), nil
@@ -344,10 +346,10 @@ func decimalCodec(t Type) (*Codec, bool) {
 				return Value{}, false, fmt.Errorf("%s: %w", name, err)
 			}
 			z, exact := roundScaled(mant, exp+sc, r)
-			if !inRange(z) {
+			x, fits := Int128FromBig(z)
+			if !fits || !inRange(x) {
 				return Value{}, false, fmt.Errorf("%s: %q: %w", name, s, ErrOutOfRange)
 			}
-			x, _ := Int128FromBig(z)
 			return Int128Value(x), exact, nil
 		},
 	}, true

@@ -276,3 +276,39 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 }
 
 func parseBig(s string) (*big.Int, bool) { return new(big.Int).SetString(s, 10) }
+
+// The precision limit is exclusive on both sides, for encode, decode and
+// parse, at every width.
+func TestDecimalRangeEdges(t *testing.T) {
+	for _, p := range []int{1, 4, 18, 19, 38} {
+		c, ok := CodecFor(Decimal(p, 0))
+		if !ok {
+			t.Fatalf("no codec for decimal(%d,0)", p)
+		}
+		lim := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(p)), nil)
+		for _, tc := range []struct {
+			z  *big.Int
+			ok bool
+		}{
+			{new(big.Int).Sub(lim, big.NewInt(1)), true},
+			{new(big.Int).Neg(new(big.Int).Sub(lim, big.NewInt(1))), true},
+			{lim, false},
+			{new(big.Int).Neg(lim), false},
+		} {
+			x, _ := Int128FromBig(tc.z)
+			_, err := c.Encode(Int128Value(x))
+			if (err == nil) != tc.ok || (!tc.ok && !errors.Is(err, ErrOutOfRange)) {
+				t.Errorf("decimal(%d,0) encode %s: err %v, want ok=%v", p, tc.z, err, tc.ok)
+			}
+			if _, err := c.Parse(tc.z.String()); (err == nil) != tc.ok {
+				t.Errorf("decimal(%d,0) parse %s: err %v, want ok=%v", p, tc.z, err, tc.ok)
+			}
+			if p > 18 && !tc.ok {
+				// A 16-byte encoding of an out-of-range value must not decode.
+				if _, err := c.Decode(appendInt128(nil, x)); !errors.Is(err, ErrOutOfRange) {
+					t.Errorf("decimal(%d,0) decode %s: %v", p, tc.z, err)
+				}
+			}
+		}
+	}
+}
