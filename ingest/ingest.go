@@ -37,6 +37,11 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called after each footer is read.
 	Progress func(done, total int)
+	// Replace retires these live files of the table in the same snapshot
+	// that registers the new ones (a rewrite). When any of them is no
+	// longer live, nothing is committed: their rows would otherwise be
+	// registered twice or resurrected.
+	Replace []int64
 }
 
 // Result summarises a successful Add.
@@ -123,6 +128,9 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 	}
 	if len(errs) > 0 {
 		return Result{}, joinErrors(errs, len(infos))
+	}
+	if len(opts.Replace) > 0 {
+		tx.RemoveFiles(table, opts.Replace...)
 	}
 	tx.AddFiles(table, nfs...)
 	snap, err := tx.Commit()

@@ -392,3 +392,44 @@ func TestUnitConversions(t *testing.T) {
 		rd.Close()
 	}
 }
+
+// A rewrite retires files in the snapshot that adds their replacements;
+// retiring a file that is no longer live commits nothing, or its rows
+// would be registered twice.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 3))
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := pqwrite.Write(p, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("int64"), 20)}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c := memCatalog(t)
+	if _, err := Add(c, "t", []string{mk("a.parquet")}, Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	live := func() []catalog.DataFile {
+		rd, _ := c.Read(catalog.Latest)
+		defer rd.Close()
+		tb, _ := rd.Table("t")
+		fs, _ := rd.Files(tb.ID)
+		return fs
+	}
+	old := live()
+	res, err := Add(c, "t", []string{mk("b.parquet")}, Options{Replace: []int64{old[0].ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now := live(); len(now) != 1 || filepath.Base(now[0].Path) != "b.parquet" {
+		t.Fatalf("after replacing a with b: %+v", now)
+	}
+	before, _ := c.Snapshots()
+	if _, err := Add(c, "t", []string{mk("c.parquet")}, Options{Replace: []int64{old[0].ID}}); !errors.Is(err, catalog.ErrNoSuchFile) {
+		t.Fatalf("replacing a retired file: %v", err)
+	}
+	if after, _ := c.Snapshots(); len(after) != len(before) || after[len(after)-1].ID != res.Snapshot.ID {
+		t.Fatal("a refused replace committed a snapshot")
+	}
+}

@@ -348,3 +348,45 @@ func TestInitDataRoot(t *testing.T) {
 		t.Fatal("a refused add changed the catalog")
 	}
 }
+
+func TestOptimizeCommand(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	var paths []string
+	// Three files, each spanning the whole range of x: nothing prunes.
+	for f := range 3 {
+		vals := make([]*types.Value, 30)
+		for i := range vals {
+			v := types.IntValue(int64(i*3 + f))
+			vals[i] = &v
+		}
+		p := filepath.Join(data, fmt.Sprintf("o%d.parquet", f))
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	mustRun(t, append([]string{"--catalog", dir, "add", "t", "--create"}, paths...)...)
+	keptFiles := func() float64 {
+		var p map[string]any
+		_ = json.Unmarshal([]byte(mustRun(t, "--catalog", dir, "--format", "json", "plan", "t", "x < 10")), &p)
+		return p["files"].(map[string]any)["kept"].(float64)
+	}
+	if k := keptFiles(); k != 3 {
+		t.Fatalf("before: %v files kept", k)
+	}
+	if _, err := run(t, "--catalog", dir, "optimize", "t"); err == nil || !strings.Contains(err.Error(), "--sort-by") {
+		t.Fatalf("optimize without --sort-by: %v", err)
+	}
+	out := mustRun(t, "--catalog", dir, "optimize", "t", "--sort-by", "x", "--rows-per-file", "30", "--dir", filepath.Join(data, "sorted"))
+	if !strings.Contains(out, "3 files -> 3 files (90 rows)") {
+		t.Fatalf("optimize: %q", out)
+	}
+	if k := keptFiles(); k != 1 {
+		t.Fatalf("after sorting by x: %v files kept for x < 10, want 1", k)
+	}
+	q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*), sum(x) FROM t WHERE x < 10")
+	if !strings.Contains(q, "10,45") {
+		t.Fatalf("query after optimize: %q", q)
+	}
+}

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"rocklake/catalog"
+	"rocklake/ingest"
+)
+
+// OptimizeOptions steer a rewrite.
+type OptimizeOptions struct {
+	// SortBy names top-level columns; rows are written in that order.
+	SortBy []string
+	// RowsPerFile sizes the new files (default 1,000,000 rows).
+	RowsPerFile int64
+	// Dir receives the new files; it must not exist yet. Default: beside the
+	// table's first live file, named after the table and the snapshot.
+	Dir string
+}
+
+// OptimizeResult says what a rewrite did.
+type OptimizeResult struct {
+	Snapshot    catalog.Snapshot
+	FilesBefore int
+	FilesAfter  int
+	Rows        int64
+	Dir         string
+}
+
+// ErrNothingToOptimize reports a table without live files.
+var ErrNothingToOptimize = errors.New("the table has no files to rewrite")
+
+// Optimize rewrites a table's live files sorted by columns, so that each
+// new file covers a narrow range of them, and swaps them in for the old
+// files in one snapshot. The old files stay on disk and readable by time
+// travel. When the commit fails (another writer retired one of the files
+// meanwhile), the new files are deleted and the catalog is unchanged.
+func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) (res *OptimizeResult, err error) {
+	if len(o.SortBy) == 0 {
+		return nil, errors.New("optimize: no sort column given")
+	}
+	if o.RowsPerFile <= 0 {
+		o.RowsPerFile = 1_000_000
+	}
+	r, err := e.cat.Read(catalog.Latest)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	var order []string
+	for _, s := range o.SortBy {
+		found := false
+		for _, c := range cols {
+			if !c.Parent.Known && strings.EqualFold(c.Name, strings.TrimSpace(s)) {
+				order, found = append(order, quoteIdent(c.Name)), true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: %q in table %q", catalog.ErrNoSuchColumn, s, t.Name)
+		}
+	}
+	files, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w", t.Name, ErrNothingToOptimize)
+	}
+	paths := make([]string, len(files))
+	ids := make([]int64, len(files))
+	for i, f := range files {
+		paths[i], ids[i] = f.Path, f.ID
+		if f.PathIsRelative {
+			paths[i] = filepath.Join(t.Path, f.Path)
+		}
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-sorted-%d", t.Name, r.Snapshot().ID))
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("optimize: output directory: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(dir) // nothing refers to the new files
+		}
+	}()
+
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	// One sort into a temporary table, numbered, then one COPY per output
+	// file: file boundaries fall at exact row counts and every file holds a
+	// contiguous run of the order.
+	const tmp = "__rocklake_optimize"
+	sortSQL := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS __rn FROM (%s)",
+		tmp, strings.Join(order, ", "), viewSQL(t, cols, paths))
+	if _, err := conn.ExecContext(ctx, sortSQL); err != nil {
+		return nil, fmt.Errorf("optimize: sorting: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+tmp)
+	var rows int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tmp).Scan(&rows); err != nil {
+		return nil, err
+	}
+	n := 0
+	for off := int64(0); off < rows; off += o.RowsPerFile {
+		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", n))
+		q := fmt.Sprintf("COPY (SELECT * EXCLUDE (__rn) FROM %s WHERE __rn > %d AND __rn <= %d ORDER BY __rn) TO '%s' (FORMAT parquet)",
+			tmp, off, off+o.RowsPerFile, strings.ReplaceAll(p, "'", "''"))
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("optimize: writing %s: %w", p, err)
+		}
+		n++
+	}
+	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids})
+	if err != nil {
+		return nil, fmt.Errorf("optimize: registering the rewritten files: %w", err)
+	}
+	committed = true
+	if added.Rows != rows {
+		// Cannot happen unless the writer's footers lie; the snapshot is
+		// made, so say so loudly (the previous snapshot still reads the
+		// old files).
+		return nil, fmt.Errorf("optimize: wrote %d rows but registered %d at snapshot %d", rows, added.Rows, added.Snapshot.ID)
+	}
+	return &OptimizeResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir}, nil
+}

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rocklake/catalog"
+	"rocklake/ingest"
+	"rocklake/internal/pqwrite"
+	"rocklake/kv"
+	"rocklake/prune"
+	"rocklake/types"
+)
+
+func TestOptimizeSortBy(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(9, 9))
+	var paths []string
+	const files, rows = 40, 250
+	for f := range files {
+		xs := make([]*types.Value, rows)
+		ys := make([]*types.Value, rows)
+		for i := range rows {
+			x := types.IntValue(r.Int64N(10_000))
+			y := types.StringValue(fmt.Sprint("k", r.IntN(7)))
+			xs[i], ys[i] = &x, &y
+			if r.IntN(50) == 0 {
+				xs[i] = nil
+			}
+		}
+		p := filepath.Join(dir, fmt.Sprintf("f%02d.parquet", f))
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: xs},
+			{Name: "y", Type: types.MustParseType("varchar"), Values: ys}}, pqwrite.Options{RowGroupRows: 100}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	before, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(c)
+	defer e.Close()
+	ctx := context.Background()
+
+	kept := func(snap int64, pred string) int {
+		rd, err := c.Read(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		p, err := prune.PlanTable(rd, "t", pred, prune.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Files.Kept
+	}
+	answer := func(snap int64, q string) string {
+		res, err := e.Query(ctx, q, QueryOptions{Snapshot: snap})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var out []string
+		for _, row := range res.Rows {
+			out = append(out, rowString(row))
+		}
+		return strings.Join(out, "\n")
+	}
+	queries := []string{
+		"SELECT count(*), count(x), sum(x), min(x), max(x) FROM t",
+		"SELECT count(*), sum(x) FROM t WHERE x >= 5000 AND x < 5100",
+		"SELECT y, count(*), sum(x) FROM t WHERE x < 300 OR x IS NULL GROUP BY y ORDER BY y",
+		"SELECT count(*) FROM t WHERE x = 4242",
+	}
+	old := map[string]string{}
+	for _, q := range queries {
+		old[q] = answer(before.Snapshot.ID, q)
+	}
+	pred := "x >= 5000 AND x < 5100"
+	keptBefore := kept(before.Snapshot.ID, pred)
+
+	// A column that does not exist: an error naming it, nothing written.
+	snaps, _ := c.Snapshots()
+	if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"nope"}}); !errors.Is(err, catalog.ErrNoSuchColumn) || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("bad sort column: %v", err)
+	}
+	if now, _ := c.Snapshots(); len(now) != len(snaps) {
+		t.Fatal("a failed optimize committed a snapshot")
+	}
+
+	out := filepath.Join(dir, "sorted")
+	res, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"X"}, RowsPerFile: rows, Dir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesBefore != files || res.FilesAfter != files || res.Rows != files*rows {
+		t.Fatalf("optimize result %+v", res)
+	}
+	keptAfter := kept(res.Snapshot.ID, pred)
+	t.Logf("files kept for %s: %d before, %d after", pred, keptBefore, keptAfter)
+	if keptAfter == 0 || keptBefore < 10*keptAfter {
+		t.Fatalf("sorting by x should cut the files read by >= 10x: %d before, %d after", keptBefore, keptAfter)
+	}
+	for _, q := range queries {
+		if got := answer(catalog.Latest, q); got != old[q] {
+			t.Errorf("%s after optimize:\n got %s\nwant %s", q, got, old[q])
+		}
+		// Time travel still reads the old files.
+		if got := answer(before.Snapshot.ID, q); got != old[q] {
+			t.Errorf("%s at the old snapshot:\n got %s\nwant %s", q, got, old[q])
+		}
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("optimize removed an old file: %v", err)
+		}
+	}
+	// The output directory exists now: a second run into it is refused
+	// and commits nothing.
+	snaps, _ = c.Snapshots()
+	if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"x"}, Dir: out}); err == nil {
+		t.Fatal("optimize into an existing directory must fail")
+	}
+	if now, _ := c.Snapshots(); len(now) != len(snaps) {
+		t.Fatal("a failed optimize committed a snapshot")
+	}
+}
+
+func rowString(row []*string) string {
+	parts := make([]string, len(row))
+	for i, v := range row {
+		parts[i] = "NULL"
+		if v != nil {
+			parts[i] = *v
+		}
+	}
+	return strings.Join(parts, "|")
+}
