@@ -951,3 +951,50 @@ func TestDataRootConfinesFiles(t *testing.T) {
 		t.Errorf("after reopen: want ErrOutsideRoot, got %v", err)
 	}
 }
+
+// A second handle on the same store caches table stats before the first
+// handle narrows them (a rewrite retiring files): it must serve the
+// narrowed stats at the new snapshot and the wide ones at the old.
+func TestSecondHandleNeverServesStaleTableStats(t *testing.T) {
+	store := kv.NewMemory()
+	c1, err := CreateInStore(store, Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c1, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	old := commit(t, c1, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a", 0, 9, 0), intFile(t, "b", 50, 60, 0)) })
+	c2, err := OpenStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxAt := func(c *Catalog, snap int64) string {
+		t.Helper()
+		r, err := c.Read(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tb, _ := r.Table("t")
+		ts, err := r.TableStats(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decodeInt(t, ts.Columns[1].Max)
+	}
+	if got := maxAt(c2, Latest); got != "60" { // cached by c2
+		t.Fatalf("before the rewrite: max %s", got)
+	}
+	r, _ := c1.Read(Latest)
+	tb, _ := r.Table("t")
+	files, _ := r.Files(tb.ID)
+	r.Close()
+	commit(t, c1, func(tx *Txn) { tx.RemoveFiles("t", files[1].ID) })
+	for range 2 {
+		if got := maxAt(c2, Latest); got != "9" {
+			t.Fatalf("second handle after the narrowing commit: max %s, want 9", got)
+		}
+		if got := maxAt(c2, old.ID); got != "60" {
+			t.Fatalf("second handle at the old snapshot: max %s, want 60", got)
+		}
+	}
+}
