@@ -80,6 +80,14 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: %w", t.Name, ErrNothingToOptimize)
 	}
+	return e.rewrite(ctx, r, t, cols, files, order, o.RowsPerFile, o.Dir, "optimize")
+}
+
+// rewrite writes the rows of files (in order, or in their present order
+// when order is empty) to new files of rowsPerFile rows in dir and swaps
+// them in for files in one snapshot.
+func (e *Engine) rewrite(ctx context.Context, r *catalog.Reader, t catalog.Table, cols []catalog.Column,
+	files []catalog.DataFile, order []string, rowsPerFile int64, dir, what string) (res *OptimizeResult, err error) {
 	paths := make([]string, len(files))
 	ids := make([]int64, len(files))
 	for i, f := range files {
@@ -88,12 +96,11 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 			paths[i] = filepath.Join(t.Path, f.Path)
 		}
 	}
-	dir := o.Dir
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-sorted-%d", t.Name, r.Snapshot().ID))
+		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-%s-%d", t.Name, what, r.Snapshot().ID))
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("optimize: output directory: %w", err)
+		return nil, fmt.Errorf("%s: output directory: %w", what, err)
 	}
 	committed := false
 	defer func() {
@@ -107,14 +114,22 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 		return nil, err
 	}
 	defer conn.Close()
-	// One sort into a temporary table, numbered, then one COPY per output
+	// One pass into a temporary table, numbered, then one COPY per output
 	// file: file boundaries fall at exact row counts and every file holds a
-	// contiguous run of the order.
-	const tmp = "__rocklake_optimize"
-	sortSQL := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS __rn FROM (%s)",
-		tmp, strings.Join(order, ", "), viewSQL(t, cols, paths))
-	if _, err := conn.ExecContext(ctx, sortSQL); err != nil {
-		return nil, fmt.Errorf("optimize: sorting: %w", err)
+	// contiguous run of the order. Without a sort the numbering is the
+	// table's rowid, which follows insertion order: DuckDB keeps the scan's
+	// order (preserve_insertion_order, on by default) so rows stay in their
+	// files' order and whatever clustering they had survives.
+	const tmp = "__rocklake_rewrite"
+	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (%s)", tmp, viewSQL(t, cols, paths))
+	sel, rn := "*", "rowid + 1"
+	if len(order) > 0 {
+		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS __rn FROM (%s)",
+			tmp, strings.Join(order, ", "), viewSQL(t, cols, paths))
+		sel, rn = "* EXCLUDE (__rn)", "__rn"
+	}
+	if _, err := conn.ExecContext(ctx, fill); err != nil {
+		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+tmp)
 	var rows int64
@@ -122,25 +137,71 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 		return nil, err
 	}
 	n := 0
-	for off := int64(0); off < rows; off += o.RowsPerFile {
+	for off := int64(0); off < rows; off += rowsPerFile {
 		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", n))
-		q := fmt.Sprintf("COPY (SELECT * EXCLUDE (__rn) FROM %s WHERE __rn > %d AND __rn <= %d ORDER BY __rn) TO '%s' (FORMAT parquet)",
-			tmp, off, off+o.RowsPerFile, strings.ReplaceAll(p, "'", "''"))
+		q := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s > %d AND %s <= %d ORDER BY %s) TO '%s' (FORMAT parquet)",
+			sel, tmp, rn, off, rn, off+rowsPerFile, rn, strings.ReplaceAll(p, "'", "''"))
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("optimize: writing %s: %w", p, err)
+			return nil, fmt.Errorf("%s: writing %s: %w", what, p, err)
 		}
 		n++
 	}
 	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids})
 	if err != nil {
-		return nil, fmt.Errorf("optimize: registering the rewritten files: %w", err)
+		return nil, fmt.Errorf("%s: registering the rewritten files: %w", what, err)
 	}
 	committed = true
 	if added.Rows != rows {
 		// Cannot happen unless the writer's footers lie; the snapshot is
 		// made, so say so loudly (the previous snapshot still reads the
 		// old files).
-		return nil, fmt.Errorf("optimize: wrote %d rows but registered %d at snapshot %d", rows, added.Rows, added.Snapshot.ID)
+		return nil, fmt.Errorf("%s: wrote %d rows but registered %d at snapshot %d", what, rows, added.Rows, added.Snapshot.ID)
 	}
 	return &OptimizeResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir}, nil
+}
+
+// CompactOptions steer Compact.
+type CompactOptions struct {
+	// RowsPerFile is the size of the merged files; files with fewer rows
+	// are merged (default 1,000,000).
+	RowsPerFile int64
+	// Dir receives the merged files; it must not exist yet.
+	Dir string
+}
+
+// Compact merges a table's small files (fewer than RowsPerFile rows) into
+// files of RowsPerFile rows, keeping the rows' order, and swaps them in
+// in one snapshot. Fewer than two small files: nothing to do, no snapshot,
+// a nil result.
+func (e *Engine) Compact(ctx context.Context, table string, o CompactOptions) (*OptimizeResult, error) {
+	if o.RowsPerFile <= 0 {
+		o.RowsPerFile = 1_000_000
+	}
+	r, err := e.cat.Read(catalog.Latest)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	var small []catalog.DataFile
+	for _, f := range files {
+		if f.RecordCount < o.RowsPerFile {
+			small = append(small, f)
+		}
+	}
+	if len(small) < 2 {
+		return nil, nil
+	}
+	return e.rewrite(ctx, r, t, cols, small, nil, o.RowsPerFile, o.Dir, "compact")
 }

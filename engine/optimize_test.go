@@ -143,3 +143,84 @@ func rowString(row []*string) string {
 	}
 	return strings.Join(parts, "|")
 }
+
+func TestCompact(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	write := func(name string, lo, n int) {
+		vals := make([]*types.Value, n)
+		for i := range vals {
+			v := types.IntValue(int64(lo + i))
+			vals[i] = &v
+		}
+		p := filepath.Join(dir, name)
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	for f := range 10 {
+		write(fmt.Sprintf("small%02d.parquet", f), f*30, 30) // x in order across files
+	}
+	write("big.parquet", 1000, 500)
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	before, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(c)
+	defer e.Close()
+	ctx := context.Background()
+	q := "SELECT count(*), sum(x), min(x), max(x) FROM t WHERE x >= 10 AND x < 1200"
+	want := answerOf(t, e, before.Snapshot.ID, q)
+
+	res, err := e.Compact(ctx, "t", CompactOptions{RowsPerFile: 100, Dir: filepath.Join(dir, "merged")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil || res.FilesBefore != 10 || res.FilesAfter != 3 || res.Rows != 300 {
+		t.Fatalf("compact: %+v", res)
+	}
+	rd, _ := c.Read(catalog.Latest)
+	tb, _ := rd.Table("t")
+	files, _ := rd.Files(tb.ID)
+	rd.Close()
+	if len(files) != 4 {
+		t.Fatalf("after compact: %d live files, want 3 merged + big", len(files))
+	}
+	if got := answerOf(t, e, catalog.Latest, q); got != want {
+		t.Fatalf("compact changed the answer: %s, want %s", got, want)
+	}
+	if got := answerOf(t, e, before.Snapshot.ID, q); got != want {
+		t.Fatalf("time travel after compact: %s, want %s", got, want)
+	}
+	// Rows kept their order: the merged files hold x in [0,100), [100,200),
+	// [200,300), so a range on x still reads one of them.
+	rd, _ = c.Read(catalog.Latest)
+	p, err := prune.PlanTable(rd, "t", "x >= 120 AND x < 150", prune.Options{})
+	rd.Close()
+	if err != nil || p.Files.Kept != 1 {
+		t.Fatalf("plan after compact: %v %+v", err, p)
+	}
+	// Nothing small left: no snapshot.
+	snaps, _ := c.Snapshots()
+	if res, err := e.Compact(ctx, "t", CompactOptions{RowsPerFile: 100}); err != nil || res != nil {
+		t.Fatalf("second compact: %+v %v", res, err)
+	}
+	if now, _ := c.Snapshots(); len(now) != len(snaps) {
+		t.Fatal("a compact with nothing to do committed a snapshot")
+	}
+}
+
+func answerOf(t *testing.T, e *Engine, snap int64, q string) string {
+	t.Helper()
+	res, err := e.Query(context.Background(), q, QueryOptions{Snapshot: snap})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var out []string
+	for _, row := range res.Rows {
+		out = append(out, rowString(row))
+	}
+	return strings.Join(out, "\n")
+}

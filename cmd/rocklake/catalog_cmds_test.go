@@ -389,4 +389,17 @@ func TestOptimizeCommand(t *testing.T) {
 	if !strings.Contains(q, "10,45") {
 		t.Fatalf("query after optimize: %q", q)
 	}
+	// The three 30-row files merge into one of 90 rows; then nothing is small.
+	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
+	if !strings.Contains(out, "3 small files -> 1 files (90 rows)") {
+		t.Fatalf("compact: %q", out)
+	}
+	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
+	if !strings.Contains(out, "nothing to compact") {
+		t.Fatalf("second compact: %q", out)
+	}
+	q = mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*), sum(x) FROM t")
+	if !strings.Contains(q, "90,4005") {
+		t.Fatalf("query after compact: %q", q)
+	}
 }
