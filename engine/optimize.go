@@ -47,19 +47,12 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 	if o.RowsPerFile <= 0 {
 		o.RowsPerFile = 1_000_000
 	}
-	r, err := e.cat.Read(catalog.Latest)
+	st, err := e.openTable(catalog.Latest, table)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	t, err := r.Table(table)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := r.Columns(t.ID)
-	if err != nil {
-		return nil, err
-	}
+	defer st.r.Close()
+	t, cols := st.t, st.cols
 	var order []string
 	for _, s := range o.SortBy {
 		found := false
@@ -73,31 +66,25 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 			return nil, fmt.Errorf("%w: %q in table %q", catalog.ErrNoSuchColumn, s, t.Name)
 		}
 	}
-	files, err := r.Files(t.ID)
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
+	if len(st.files) == 0 {
 		return nil, fmt.Errorf("%s: %w", t.Name, ErrNothingToOptimize)
 	}
-	return e.rewrite(ctx, r, t, cols, files, order, o.RowsPerFile, o.Dir, "optimize")
+	return e.rewrite(ctx, st, st.files, order, o.RowsPerFile, o.Dir, "optimize")
 }
 
 // rewrite writes the rows of files (in order, or in their present order
 // when order is empty) to new files of rowsPerFile rows in dir and swaps
 // them in for files in one snapshot.
-func (e *Engine) rewrite(ctx context.Context, r *catalog.Reader, t catalog.Table, cols []catalog.Column,
-	files []catalog.DataFile, order []string, rowsPerFile int64, dir, what string) (res *OptimizeResult, err error) {
+func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.DataFile, order []string,
+	rowsPerFile int64, dir, what string) (res *OptimizeResult, err error) {
+	t, cols := st.t, st.cols
 	paths := make([]string, len(files))
 	ids := make([]int64, len(files))
 	for i, f := range files {
-		paths[i], ids[i] = f.Path, f.ID
-		if f.PathIsRelative {
-			paths[i] = filepath.Join(t.Path, f.Path)
-		}
+		paths[i], ids[i] = filePath(t, f), f.ID
 	}
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-%s-%d", t.Name, what, r.Snapshot().ID))
+		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-%s-%d", t.Name, what, st.r.Snapshot().ID))
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: output directory: %w", what, err)
@@ -177,25 +164,13 @@ func (e *Engine) Compact(ctx context.Context, table string, o CompactOptions) (*
 	if o.RowsPerFile <= 0 {
 		o.RowsPerFile = 1_000_000
 	}
-	r, err := e.cat.Read(catalog.Latest)
+	st, err := e.openTable(catalog.Latest, table)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	t, err := r.Table(table)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := r.Columns(t.ID)
-	if err != nil {
-		return nil, err
-	}
-	files, err := r.Files(t.ID)
-	if err != nil {
-		return nil, err
-	}
+	defer st.r.Close()
 	var small []catalog.DataFile
-	for _, f := range files {
+	for _, f := range st.files {
 		if f.RecordCount < o.RowsPerFile {
 			small = append(small, f)
 		}
@@ -203,5 +178,41 @@ func (e *Engine) Compact(ctx context.Context, table string, o CompactOptions) (*
 	if len(small) < 2 {
 		return nil, nil
 	}
-	return e.rewrite(ctx, r, t, cols, small, nil, o.RowsPerFile, o.Dir, "compact")
+	return e.rewrite(ctx, st, small, nil, o.RowsPerFile, o.Dir, "compact")
+}
+
+// tableState is a table as a snapshot sees it.
+type tableState struct {
+	r     *catalog.Reader
+	t     catalog.Table
+	cols  []catalog.Column
+	files []catalog.DataFile
+}
+
+// openTable reads a table, its columns and its live files at a snapshot;
+// the caller closes st.r.
+func (e *Engine) openTable(snapshot int64, table string) (*tableState, error) {
+	r, err := e.cat.Read(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	st := &tableState{r: r}
+	if st.t, err = r.Table(table); err == nil {
+		if st.cols, err = r.Columns(st.t.ID); err == nil {
+			st.files, err = r.Files(st.t.ID)
+		}
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// filePath is where a data file lives.
+func filePath(t catalog.Table, f catalog.DataFile) string {
+	if f.PathIsRelative {
+		return filepath.Join(t.Path, f.Path)
+	}
+	return f.Path
 }

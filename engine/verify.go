@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"rocklake/catalog"
 	"rocklake/types"
@@ -33,29 +32,15 @@ type VerifyReport struct {
 // present in the data, each NULL count that is wrong, and each
 // contains_nan=false over a NaN.
 func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep bool) (*VerifyReport, error) {
-	r, err := e.cat.Read(snapshot)
+	st, err := e.openTable(snapshot, table)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	t, err := r.Table(table)
-	if err != nil {
-		return nil, err
-	}
-	files, err := r.Files(t.ID)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := r.Columns(t.ID)
-	if err != nil {
-		return nil, err
-	}
+	defer st.r.Close()
+	r, t, files, cols := st.r, st.t, st.files, st.cols
 	rep := &VerifyReport{Table: t.Name, Snapshot: r.Snapshot().ID, Files: len(files), Problems: []Problem{}}
 	for _, f := range files {
-		path := f.Path
-		if f.PathIsRelative {
-			path = filepath.Join(t.Path, f.Path)
-		}
+		path := filePath(t, f)
 		bad := func(format string, args ...any) {
 			rep.Problems = append(rep.Problems, Problem{Path: path, FileID: f.ID, What: fmt.Sprintf(format, args...)})
 		}
