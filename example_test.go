@@ -2,11 +2,13 @@ package rocklake_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"rocklake"
+	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
@@ -81,4 +83,45 @@ func ExampleLake_Query() {
 	}
 	fmt.Println(*out.Rows[0][0], *out.Rows[0][1], out.Metadata)
 	// Output: 180 20.0 true
+}
+
+// Rewrite a table sorted by a column so that its bounds separate files.
+func ExampleLake_Optimize() {
+	dir, _ := os.MkdirTemp("", "rocklake-example-")
+	defer os.RemoveAll(dir)
+	writeHours(dir)
+	lake, _ := rocklake.Create(filepath.Join(dir, "lake"))
+	defer lake.Close()
+	if _, err := lake.Add("readings", true, dir); err != nil {
+		panic(err)
+	}
+	res, err := lake.Optimize(context.Background(), "readings", 90, "temp")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d files -> %d files\n", res.FilesBefore, res.FilesAfter)
+	plan, _ := lake.Plan("readings", "temp >= 22")
+	fmt.Printf("keeps %d of %d files\n", plan.Files.Kept, plan.Files.Total)
+	out, _ := lake.Query(context.Background(), "SELECT count(*) FROM readings WHERE temp >= 22")
+	fmt.Println(*out.Rows[0][0], "rows")
+	// Output:
+	// 3 files -> 2 files
+	// keeps 1 of 2 files
+	// 60 rows
+}
+
+// A catalog with a data root refuses files outside it.
+func ExampleWithDataRoot() {
+	dir, _ := os.MkdirTemp("", "rocklake-example-")
+	defer os.RemoveAll(dir)
+	inside, outside := filepath.Join(dir, "lake-data"), filepath.Join(dir, "elsewhere")
+	_ = os.Mkdir(inside, 0o755)
+	_ = os.Mkdir(outside, 0o755)
+	writeHours(outside)
+	lake, _ := rocklake.Create(filepath.Join(dir, "lake"), rocklake.WithDataRoot(inside))
+	defer lake.Close()
+	_, err := lake.Add("readings", true, outside)
+	fmt.Println(errors.Is(err, catalog.ErrOutsideRoot))
+	// Output:
+	// true
 }

@@ -23,9 +23,21 @@ type Lake struct {
 	eng *engine.Engine
 }
 
+// Option configures Create.
+type Option func(*catalog.Options)
+
+// WithDataRoot confines the catalog's data files to one directory tree:
+// Add refuses a path outside it (after resolving symbolic links and "..").
+// The root is stored in the catalog; Open reads it back.
+func WithDataRoot(dir string) Option { return func(o *catalog.Options) { o.DataRoot = dir } }
+
 // Create makes a new catalog in dir.
-func Create(dir string) (*Lake, error) {
-	c, err := catalog.Create(dir, catalog.Options{})
+func Create(dir string, opts ...Option) (*Lake, error) {
+	var o catalog.Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c, err := catalog.Create(dir, o)
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +110,18 @@ func (l *Lake) Plan(table, predicate string) (*prune.Plan, error) {
 // Query runs a DuckDB SELECT over catalog tables at the latest snapshot.
 func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
 	return l.eng.Query(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest})
+}
+
+// Optimize rewrites a table's files sorted by columns, rowsPerFile rows
+// each (0: 1,000,000), and swaps them in for the old files in one snapshot;
+// the old files stay on disk for time travel. See engine.Optimize.
+func (l *Lake) Optimize(ctx context.Context, table string, rowsPerFile int64, sortBy ...string) (*engine.OptimizeResult, error) {
+	return l.eng.Optimize(ctx, table, engine.OptimizeOptions{SortBy: sortBy, RowsPerFile: rowsPerFile})
+}
+
+// Compact merges a table's files of fewer than rowsPerFile rows (0:
+// 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil result
+// means there was nothing to merge. See engine.Compact.
+func (l *Lake) Compact(ctx context.Context, table string, rowsPerFile int64) (*engine.OptimizeResult, error) {
+	return l.eng.Compact(ctx, table, engine.CompactOptions{RowsPerFile: rowsPerFile})
 }
