@@ -42,38 +42,11 @@ func TestOptimizeSortBy(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	before, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := New(c)
-	defer e.Close()
+	c, before, e := lakeOf(t, paths)
 	ctx := context.Background()
 
-	kept := func(snap int64, pred string) int {
-		rd, err := c.Read(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rd.Close()
-		p, err := prune.PlanTable(rd, "t", pred, prune.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.Files.Kept
-	}
-	answer := func(snap int64, q string) string {
-		res, err := e.Query(ctx, q, QueryOptions{Snapshot: snap})
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var out []string
-		for _, row := range res.Rows {
-			out = append(out, rowString(row))
-		}
-		return strings.Join(out, "\n")
-	}
+	kept := func(snap int64, pred string) int { return keptFiles(t, c, snap, pred) }
+	answer := func(snap int64, q string) string { return answerOf(t, e, snap, q) }
 	queries := []string{
 		"SELECT count(*), count(x), sum(x), min(x), max(x) FROM t",
 		"SELECT count(*), sum(x) FROM t WHERE x >= 5000 AND x < 5100",
@@ -164,13 +137,7 @@ func TestCompact(t *testing.T) {
 		write(fmt.Sprintf("small%02d.parquet", f), f*30, 30) // x in order across files
 	}
 	write("big.parquet", 1000, 500)
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	before, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := New(c)
-	defer e.Close()
+	c, before, e := lakeOf(t, paths)
 	ctx := context.Background()
 	q := "SELECT count(*), sum(x), min(x), max(x) FROM t WHERE x >= 10 AND x < 1200"
 	want := answerOf(t, e, before.Snapshot.ID, q)
@@ -197,11 +164,8 @@ func TestCompact(t *testing.T) {
 	}
 	// Rows kept their order: the merged files hold x in [0,100), [100,200),
 	// [200,300), so a range on x still reads one of them.
-	rd, _ = c.Read(catalog.Latest)
-	p, err := prune.PlanTable(rd, "t", "x >= 120 AND x < 150", prune.Options{})
-	rd.Close()
-	if err != nil || p.Files.Kept != 1 {
-		t.Fatalf("plan after compact: %v %+v", err, p)
+	if k := keptFiles(t, c, catalog.Latest, "x >= 120 AND x < 150"); k != 1 {
+		t.Fatalf("plan after compact: %d files kept, want 1", k)
 	}
 	// Nothing small left: no snapshot.
 	snaps, _ := c.Snapshots()
@@ -255,13 +219,7 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	before, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := New(c)
-	defer e.Close()
+	_, before, e := lakeOf(t, paths)
 	res, err := e.Optimize(context.Background(), "t", OptimizeOptions{SortBy: []string{"c4", "c19"}, RowsPerFile: 70, Dir: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
@@ -276,4 +234,35 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 			t.Errorf("%s (c%d) changed in the rewrite:\n before %s\n after  %s", typ, i, old, now)
 		}
 	}
+}
+
+// lakeOf registers files as table t in a new in-memory catalog.
+func lakeOf(t *testing.T, paths []string) (*catalog.Catalog, ingest.Result, *Engine) {
+	t.Helper()
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	res, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return c, res, e
+}
+
+// keptFiles is how many files of t a predicate keeps at a snapshot.
+func keptFiles(t *testing.T, c *catalog.Catalog, snap int64, pred string) int {
+	t.Helper()
+	rd, err := c.Read(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	p, err := prune.PlanTable(rd, "t", pred, prune.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Files.Kept
 }
