@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"path/filepath"
 	"time"
 
 	"rocklake/catalog/catalogpb"
@@ -80,6 +81,15 @@ type DataFile struct {
 	RowGroupCount  int32
 	Begin          int64
 	End            Maybe[int64]
+}
+
+// Location is where the file lives: its path, or, when the path is
+// relative, the path under the table's directory.
+func (f DataFile) Location(t Table) string {
+	if f.PathIsRelative {
+		return filepath.Join(t.Path, f.Path)
+	}
+	return f.Path
 }
 
 // ColumnStats are the statistics of one column in one unit (a file or a row

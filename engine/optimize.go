@@ -81,7 +81,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	paths := make([]string, len(files))
 	ids := make([]int64, len(files))
 	for i, f := range files {
-		paths[i], ids[i] = filePath(t, f), f.ID
+		paths[i], ids[i] = f.Location(t), f.ID
 	}
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-%s-%d", t.Name, what, st.r.Snapshot().ID))
@@ -207,12 +207,4 @@ func (e *Engine) openTable(snapshot int64, table string) (*tableState, error) {
 		return nil, err
 	}
 	return st, nil
-}
-
-// filePath is where a data file lives.
-func filePath(t catalog.Table, f catalog.DataFile) string {
-	if f.PathIsRelative {
-		return filepath.Join(t.Path, f.Path)
-	}
-	return f.Path
 }

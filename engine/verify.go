@@ -40,7 +40,7 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 	r, t, files, cols := st.r, st.t, st.files, st.cols
 	rep := &VerifyReport{Table: t.Name, Snapshot: r.Snapshot().ID, Files: len(files), Problems: []Problem{}}
 	for _, f := range files {
-		path := filePath(t, f)
+		path := f.Location(t)
 		bad := func(format string, args ...any) {
 			rep.Problems = append(rep.Problems, Problem{Path: path, FileID: f.ID, What: fmt.Sprintf(format, args...)})
 		}

@@ -2,7 +2,6 @@ package prune
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"rocklake/catalog"
 	"rocklake/expr"
@@ -146,7 +145,7 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 		if res == Skip {
 			continue
 		}
-		kf := KeptFile{Path: absPath(r, t, f), FileID: f.ID, Rows: f.RecordCount, AllMatch: res == AllMatch}
+		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, AllMatch: res == AllMatch}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
 			for i := int32(0); i < f.RowGroupCount; i++ {
 				kf.RowGroups = append(kf.RowGroups, i)
@@ -245,7 +244,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 	var fxErr error
 	index := func() *ingest.FileIndex {
 		if fx == nil && fxErr == nil {
-			fx, fxErr = ingest.OpenIndex(absPath(r, t, f))
+			fx, fxErr = ingest.OpenIndex(f.Location(t))
 		}
 		return fx
 	}
@@ -412,14 +411,6 @@ func columnByID(b *expr.Bound, id int64) *expr.Column {
 		}
 	}
 	return nil
-}
-
-// absPath is a data file's absolute path.
-func absPath(r *catalog.Reader, t catalog.Table, f catalog.DataFile) string {
-	if !f.PathIsRelative {
-		return f.Path
-	}
-	return filepath.Join(t.Path, f.Path)
 }
 
 // String summarises a plan in one line.
