@@ -10,6 +10,7 @@ package rocklake
 
 import (
 	"context"
+	"time"
 
 	"rocklake/catalog"
 	"rocklake/engine"
@@ -124,4 +125,16 @@ func (l *Lake) Optimize(ctx context.Context, table string, rowsPerFile int64, so
 // means there was nothing to merge. See engine.Compact.
 func (l *Lake) Compact(ctx context.Context, table string, rowsPerFile int64) (*engine.OptimizeResult, error) {
 	return l.eng.Compact(ctx, table, engine.CompactOptions{RowsPerFile: rowsPerFile})
+}
+
+// Expire forgets the snapshots committed before olderThan (never the
+// newest) and schedules for Cleanup the files no kept snapshot reads. See
+// catalog.ExpireSnapshots.
+func (l *Lake) Expire(olderThan time.Time) (*catalog.ExpireResult, error) {
+	return l.cat.ExpireSnapshots(olderThan, false)
+}
+
+// Cleanup deletes the files Expire scheduled. See catalog.Cleanup.
+func (l *Lake) Cleanup() (*catalog.CleanupResult, error) {
+	return l.cat.Cleanup(false)
 }

@@ -230,6 +230,9 @@ func latestSnapshot(r kv.Reader) (Snapshot, error) {
 func readSnapshot(r kv.Reader, id int64) (Snapshot, error) {
 	raw, err := r.Get(key(tagSnapshot, id))
 	if errors.Is(err, kv.ErrNotFound) {
+		if first, ferr := firstSnapshotID(r); ferr == nil && id >= 0 && id < first {
+			return Snapshot{}, fmt.Errorf("%w %d: expired (the oldest kept is %d)", ErrNoSuchSnapshot, id, first)
+		}
 		return Snapshot{}, fmt.Errorf("%w %d", ErrNoSuchSnapshot, id)
 	}
 	if err != nil {
@@ -240,6 +243,18 @@ func readSnapshot(r kv.Reader, id int64) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("snapshot %d: %w", id, err)
 	}
 	return snapshotFromPB(&p), nil
+}
+
+func firstSnapshotID(r kv.Reader) (int64, error) {
+	it, err := r.NewIter(key(tagSnapshot), key(tagSnapshot+1))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	if !it.First() {
+		return 0, fmt.Errorf("%w: the catalog has no snapshot", ErrCorrupt)
+	}
+	return idAt(it.Key(), 0)
 }
 
 // Compact compacts the whole store (when it supports it), so that sizes

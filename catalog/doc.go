@@ -21,6 +21,7 @@
 //	0C table                              TableStats        totals, latest state
 //	0D table   column                     TableColumnStats  bounds, latest state
 //	0E table   column  path               VariantStats      table-wide sub-fields
+//	0F table   file                       FileToDelete      expired, awaiting cleanup
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -60,4 +61,14 @@
 // (table, next_file_id, schema_version), a key no two snapshots share, so
 // narrowed stats are never served for an older snapshot; for a snapshot
 // without stored rows it folds that snapshot's file stats, which is exact.
+//
+// # Expiry and cleanup
+//
+// ExpireSnapshots forgets every snapshot older than a cutoff (never the
+// newest): it deletes their snapshot rows, and the rows of files and tables
+// no kept snapshot can see (end ≤ the oldest kept snapshot) with all their
+// stats, and schedules those files for deletion (0F) unless a kept row
+// still names the same location. Cleanup removes scheduled files from disk.
+// Both are serialised with commits; neither makes a snapshot, and every
+// kept snapshot reads exactly what it read before.
 package catalog

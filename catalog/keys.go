@@ -22,6 +22,7 @@ const (
 	tagTableStats        byte = 0x0C // 0C table                        → TableStats
 	tagTableColumnStats  byte = 0x0D // 0D table column                 → TableColumnStats
 	tagTableVariantStats byte = 0x0E // 0E table column path            → VariantStats
+	tagFileToDelete      byte = 0x0F // 0F table file                   → FileToDelete (expired, awaiting cleanup)
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -40,6 +41,7 @@ var allTags = map[string]byte{
 	"table_stats":         tagTableStats,
 	"table_column_stats":  tagTableColumnStats,
 	"table_variant_stats": tagTableVariantStats,
+	"file_to_delete":      tagFileToDelete,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

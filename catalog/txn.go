@@ -361,6 +361,9 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 	// The tables the transaction meant are those its names had at its base
 	// snapshot (a name dropped and re-created since names another table).
 	baseSnap, err := readSnapshot(w.r.kvs, t.base)
+	if errors.Is(err, ErrNoSuchSnapshot) {
+		return fmt.Errorf("%w: this transaction began at snapshot %d, since expired; retry", ErrConflict, t.base)
+	}
 	if err != nil {
 		return err
 	}
@@ -373,6 +376,9 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 	}
 	for s := t.base + 1; s <= w.head.ID; s++ {
 		snap, err := readSnapshot(w.r.kvs, s)
+		if errors.Is(err, ErrNoSuchSnapshot) {
+			return fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, s, t.base)
+		}
 		if err != nil {
 			return err
 		}

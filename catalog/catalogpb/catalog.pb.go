@@ -1260,6 +1260,86 @@ func (x *TableColumnStats) GetNoValues() bool {
 	return false
 }
 
+// FileToDelete is a data file that no retained snapshot reads any more,
+// scheduled by snapshot expiry for removal by cleanup.
+type FileToDelete struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TableId int64                  `protobuf:"varint,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	FileId  int64                  `protobuf:"varint,2,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	// Where the file lives (the table's path joined when it was relative).
+	Location            string `protobuf:"bytes,3,opt,name=location,proto3" json:"location,omitempty"`
+	ScheduledUnixMicros int64  `protobuf:"varint,4,opt,name=scheduled_unix_micros,json=scheduledUnixMicros,proto3" json:"scheduled_unix_micros,omitempty"`
+	// The snapshot that retired the file.
+	EndSnapshot   int64 `protobuf:"varint,5,opt,name=end_snapshot,json=endSnapshot,proto3" json:"end_snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileToDelete) Reset() {
+	*x = FileToDelete{}
+	mi := &file_catalog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileToDelete) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileToDelete) ProtoMessage() {}
+
+func (x *FileToDelete) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
+func (*FileToDelete) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *FileToDelete) GetTableId() int64 {
+	if x != nil {
+		return x.TableId
+	}
+	return 0
+}
+
+func (x *FileToDelete) GetFileId() int64 {
+	if x != nil {
+		return x.FileId
+	}
+	return 0
+}
+
+func (x *FileToDelete) GetLocation() string {
+	if x != nil {
+		return x.Location
+	}
+	return ""
+}
+
+func (x *FileToDelete) GetScheduledUnixMicros() int64 {
+	if x != nil {
+		return x.ScheduledUnixMicros
+	}
+	return 0
+}
+
+func (x *FileToDelete) GetEndSnapshot() int64 {
+	if x != nil {
+		return x.EndSnapshot
+	}
+	return 0
+}
+
 var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
@@ -1408,7 +1488,13 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0e_contains_nullB\x0f\n" +
 	"\r_contains_nanB\x06\n" +
 	"\x04_minB\x06\n" +
-	"\x04_maxB\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
+	"\x04_max\"\xb5\x01\n" +
+	"\fFileToDelete\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\x03R\atableId\x12\x17\n" +
+	"\afile_id\x18\x02 \x01(\x03R\x06fileId\x12\x1a\n" +
+	"\blocation\x18\x03 \x01(\tR\blocation\x122\n" +
+	"\x15scheduled_unix_micros\x18\x04 \x01(\x03R\x13scheduledUnixMicros\x12!\n" +
+	"\fend_snapshot\x18\x05 \x01(\x03R\vendSnapshotB\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
 
 var (
 	file_catalog_proto_rawDescOnce sync.Once
@@ -1422,7 +1508,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 	return file_catalog_proto_rawDescData
 }
 
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_catalog_proto_goTypes = []any{
 	(*Meta)(nil),             // 0: rocklake.catalog.v1.Meta
 	(*Snapshot)(nil),         // 1: rocklake.catalog.v1.Snapshot
@@ -1437,6 +1523,7 @@ var file_catalog_proto_goTypes = []any{
 	(*VariantStats)(nil),     // 10: rocklake.catalog.v1.VariantStats
 	(*TableStats)(nil),       // 11: rocklake.catalog.v1.TableStats
 	(*TableColumnStats)(nil), // 12: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 13: rocklake.catalog.v1.FileToDelete
 }
 var file_catalog_proto_depIdxs = []int32{
 	2, // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -1469,7 +1556,7 @@ func file_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

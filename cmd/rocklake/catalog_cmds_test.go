@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
@@ -401,5 +403,67 @@ func TestOptimizeCommand(t *testing.T) {
 	q = mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*), sum(x) FROM t")
 	if !strings.Contains(q, "90,4005") {
 		t.Fatalf("query after compact: %q", q)
+	}
+
+	// Expire everything but the newest snapshot: the three original and the
+	// three sorted files are read by no kept snapshot.
+	if _, err := run(t, "--catalog", dir, "expire"); err == nil || !strings.Contains(err.Error(), "--older-than") {
+		t.Fatalf("expire without --older-than: %v", err)
+	}
+	if _, err := run(t, "--catalog", dir, "expire", "--older-than", "soon"); err == nil || !strings.Contains(err.Error(), `"soon"`) {
+		t.Fatalf("expire --older-than soon: %v", err)
+	}
+	out = mustRun(t, "--catalog", dir, "expire", "--older-than", "0s", "--dry-run")
+	if !strings.Contains(out, "would expire") || !strings.Contains(out, "6 files scheduled") {
+		t.Fatalf("expire --dry-run: %q", out)
+	}
+	out = mustRun(t, "--catalog", dir, "expire", "--older-than", "0s")
+	if !strings.Contains(out, "forgot 6 files and 0 dropped tables; 6 files scheduled") {
+		t.Fatalf("expire: %q", out)
+	}
+	if _, err := run(t, "--catalog", dir, "query", "--snapshot", "1", "SELECT count(*) FROM t"); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("time travel to an expired snapshot: %v", err)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("expire deleted a file: %v", err)
+		}
+	}
+	out = mustRun(t, "--catalog", dir, "cleanup")
+	if !strings.Contains(out, "deleted 6 files, kept 0, 0 failed") {
+		t.Fatalf("cleanup: %q", out)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("cleanup left %s: %v", p, err)
+		}
+	}
+	q = mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*), sum(x) FROM t")
+	if !strings.Contains(q, "90,4005") {
+		t.Fatalf("query after cleanup: %q", q)
+	}
+	if out := mustRun(t, "--catalog", dir, "cleanup"); !strings.Contains(out, "deleted 0 files") {
+		t.Fatalf("second cleanup: %q", out)
+	}
+}
+
+func TestParseCutoff(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"7d":                   now.AddDate(0, 0, -7),
+		"1.5d":                 now.Add(-36 * time.Hour),
+		"90m":                  now.Add(-90 * time.Minute),
+		"0s":                   now,
+		"2026-01-02T03:04:05Z": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+	} {
+		got, err := parseCutoff(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseCutoff(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-3h", "-1d", "d", "7 days"} {
+		if _, err := parseCutoff(bad, now); err == nil {
+			t.Errorf("parseCutoff(%q) accepted", bad)
+		}
 	}
 }

@@ -54,7 +54,7 @@ hold a matching row before running the query on embedded DuckDB.`,
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
 		"catalog directory (env ROCKLAKE_CATALOG)")
 	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv)")
-	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g))
+	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g))
 	return root
 }
 

@@ -1,0 +1,231 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// snapshotView renders everything a reader sees at a snapshot: tables,
+// files, file and row-group stats, table stats.
+func snapshotView(t *testing.T, c *Catalog, id int64) string {
+	t.Helper()
+	r, err := c.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var sb strings.Builder
+	tables, err := r.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		fmt.Fprintf(&sb, "table %s %d\n", tb.Name, tb.ID)
+		cols, err := r.Columns(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := r.Files(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			fmt.Fprintf(&sb, " file %+v\n", f)
+		}
+		for _, col := range cols {
+			err := r.FileColumnStats(tb.ID, col.ID, func(fileID int64, st *ColumnStats) error {
+				rgs, err := r.RowGroupStats(tb.ID, col.ID, fileID)
+				fmt.Fprintf(&sb, " stats %d %d %+v %+v\n", col.ID, fileID, *st, rgs)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		ts, err := r.TableStats(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&sb, " table stats %d rows %d files\n", ts.RecordCount, ts.FileCount)
+		for id, cs := range ts.Columns {
+			fmt.Fprintf(&sb, " col %d %s..%s\n", id, decodeInt(t, cs.Min), decodeInt(t, cs.Max))
+		}
+	}
+	return sb.String()
+}
+
+func countKeys(t *testing.T, c *Catalog, tag byte) int {
+	t.Helper()
+	n := 0
+	if err := scanRange(c.store, []byte{tag}, func(_, _ []byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func fileID(t *testing.T, c *Catalog, table, path string) int64 {
+	t.Helper()
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, err := r.Table(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Files(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Path == path {
+			return f.ID
+		}
+	}
+	t.Fatalf("no live file %s in %s", path, table)
+	return 0
+}
+
+func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
+	c := newMemCatalog(t)
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, n := range []string{"a", "b", "c", "u1"} {
+		if err := os.WriteFile(p(n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := []ColumnDef{{Name: "x", Type: "bigint"}}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", x); tx.CreateTable("u", x) })
+	commit(t, c, func(tx *Txn) {
+		tx.AddFiles("t", intFile(t, p("a"), 0, 9, 1), intFile(t, p("b"), 10, 19, 0))
+		tx.AddFiles("u", intFile(t, p("u1"), 0, 5, 0))
+	})
+	aOld := fileID(t, c, "t", p("a"))
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", aOld) })
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, p("c"), 20, 29, 0)); tx.DropTable("u") })
+	stale, err := c.Begin() // begins at s4, commits after s4 is expired
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.AddFiles("t", intFile(t, p("d"), 30, 39, 0))
+	s5 := commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, p("a"), 0, 3, 0)) }) // a's path again
+	s6 := commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", fileID(t, c, "t", p("b"))) })
+
+	before := map[int64]string{}
+	for id := s5.ID; id <= s6.ID; id++ {
+		before[id] = snapshotView(t, c, id)
+	}
+	rowGroupsBefore := countKeys(t, c, tagRowGroupStats)
+
+	// A dry run reports and writes nothing.
+	h := dump(t, c)
+	dry, err := c.ExpireSnapshots(s5.Time, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dump(t, c) != h {
+		t.Fatal("dry run changed the store")
+	}
+
+	res, err := c.ExpireSnapshots(s5.Time, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(dry) != fmt.Sprint(res) {
+		t.Errorf("dry run said %+v, the run did %+v", dry, res)
+	}
+	if res.OldestKept.ID != s5.ID || !slices.Equal(res.Expired, []int64{0, 1, 2, 3, 4}) {
+		t.Errorf("kept from %d, expired %v; want from %d, 0..4", res.OldestKept.ID, res.Expired, s5.ID)
+	}
+	// The first a (retired at s3) and u's file go; a's path is registered
+	// again, so only u1 is scheduled.
+	if res.FilesForgotten != 2 || res.TablesForgotten != 1 || !slices.Equal(res.Scheduled, []string{p("u1")}) {
+		t.Errorf("forgot %d files, %d tables, scheduled %v", res.FilesForgotten, res.TablesForgotten, res.Scheduled)
+	}
+	for id, want := range before {
+		if got := snapshotView(t, c, id); got != want {
+			t.Errorf("snapshot %d reads differently after expiry:\n%s\nwant\n%s", id, got, want)
+		}
+	}
+	if got := countKeys(t, c, tagRowGroupStats); got != rowGroupsBefore-2 {
+		t.Errorf("row-group stats rows: %d, want %d (the two forgotten files' rows deleted)", got, rowGroupsBefore-2)
+	}
+	if _, err := c.Read(3); !errors.Is(err, ErrNoSuchSnapshot) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("reading an expired snapshot: %v", err)
+	}
+	if _, err := stale.Commit(); !errors.Is(err, ErrConflict) {
+		t.Errorf("a transaction begun at an expired snapshot committed: %v", err)
+	}
+	if got := countKeys(t, c, tagSnapshot); got != 2 {
+		t.Errorf("%d snapshot rows left, want 2", got)
+	}
+
+	// Expiring at the newest snapshot keeps only it: b (retired at s6)
+	// goes too. Expiry never makes a snapshot.
+	res, err = c.ExpireSnapshots(time.Now().Add(time.Hour), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OldestKept.ID != s6.ID || !slices.Equal(res.Scheduled, []string{p("b")}) {
+		t.Errorf("second expiry: kept from %d, scheduled %v", res.OldestKept.ID, res.Scheduled)
+	}
+	if got := snapshotView(t, c, s6.ID); got != before[s6.ID] {
+		t.Errorf("newest snapshot reads differently:\n%s\nwant\n%s", got, before[s6.ID])
+	}
+
+	// b is registered again before cleanup runs: cleanup keeps it.
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, p("b"), 10, 19, 0)) })
+	sched, err := c.ScheduledFiles()
+	if err != nil || len(sched) != 2 {
+		t.Fatalf("scheduled %v, %v", sched, err)
+	}
+	cl, err := c.Cleanup(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cl.Deleted, []string{p("u1")}) || !slices.Equal(cl.Kept, []string{p("b")}) || len(cl.Failed) != 0 {
+		t.Errorf("cleanup: %+v", cl)
+	}
+	for name, want := range map[string]bool{"a": true, "b": true, "c": true, "u1": false} {
+		if _, err := os.Stat(p(name)); (err == nil) != want {
+			t.Errorf("%s exists=%v after cleanup, want %v", name, err == nil, want)
+		}
+	}
+	if sched, _ := c.ScheduledFiles(); len(sched) != 0 {
+		t.Errorf("still scheduled after cleanup: %v", sched)
+	}
+}
+
+// A file cleanup cannot remove stays scheduled and is reported.
+func TestCleanupReportsFailures(t *testing.T) {
+	c := newMemCatalog(t)
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full")
+	if err := os.MkdirAll(filepath.Join(full, "child"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, full, 0, 1, 0)) })
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", fileID(t, c, "t", full)) })
+	if _, err := c.ExpireSnapshots(time.Now().Add(time.Hour), false); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := c.Cleanup(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Failed[full] == nil || len(cl.Deleted) != 0 {
+		t.Fatalf("removing a non-empty directory: %+v", cl)
+	}
+	if sched, _ := c.ScheduledFiles(); len(sched) != 1 {
+		t.Errorf("a failed removal was unscheduled: %v", sched)
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type expireOutput struct {
+	OldestKept      int64    `json:"oldest_kept_snapshot"`
+	Expired         []int64  `json:"expired_snapshots"`
+	FilesForgotten  int      `json:"files_forgotten"`
+	TablesForgotten int      `json:"tables_forgotten"`
+	Scheduled       []string `json:"scheduled_for_cleanup"`
+	DryRun          bool     `json:"dry_run"`
+}
+
+func newExpireCmd(g *globals) *cobra.Command {
+	var olderThan string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "expire --older-than AGE",
+		Short: "Forget snapshots older than an age, and schedule files no kept snapshot reads",
+		Long: `expire forgets every snapshot committed more than --older-than ago (a duration
+such as 7d, 36h or 90m, or an RFC 3339 time); the newest snapshot is always
+kept. Files retired (by optimize, compact or a replacing add) and tables
+dropped at or before the oldest kept snapshot are then read by no snapshot:
+their catalog rows and statistics are deleted and the files are scheduled for
+rocklake cleanup, which deletes them from disk. Snapshots kept read exactly
+what they read before; time travel to a forgotten snapshot fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cutoff, err := parseCutoff(olderThan, time.Now())
+			if err != nil {
+				return err
+			}
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.ExpireSnapshots(cutoff, dryRun)
+			if err != nil {
+				return err
+			}
+			out := expireOutput{OldestKept: res.OldestKept.ID, Expired: res.Expired, FilesForgotten: res.FilesForgotten,
+				TablesForgotten: res.TablesForgotten, Scheduled: res.Scheduled, DryRun: dryRun}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), out)
+			}
+			w := cmd.OutOrStdout()
+			verb := "expired"
+			if dryRun {
+				verb = "would expire"
+			}
+			if len(res.Expired) == 0 {
+				_, err = fmt.Fprintf(w, "no snapshot older than %s; oldest kept: %d\n", cutoff.Format(time.RFC3339), out.OldestKept)
+				return err
+			}
+			fmt.Fprintf(w, "%s %d snapshots (%d..%d); oldest kept: %d (%s)\n", verb, len(res.Expired), res.Expired[0],
+				res.Expired[len(res.Expired)-1], out.OldestKept, res.OldestKept.Time.Format(time.RFC3339))
+			fmt.Fprintf(w, "forgot %d files and %d dropped tables; %d files scheduled for cleanup\n",
+				out.FilesForgotten, out.TablesForgotten, len(out.Scheduled))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "age of the snapshots to forget: 7d, 36h, 90m, or an RFC 3339 time (required)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be forgotten, change nothing")
+	return cmd
+}
+
+// parseCutoff reads an age (Go duration, or whole days as "7d") back from
+// now, or an absolute RFC 3339 time.
+func parseCutoff(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, fmt.Errorf("--older-than is required (e.g. 7d, 36h, or 2026-01-02T15:04:05Z)")
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil || n < 0 || n > 1e5 {
+			return time.Time{}, fmt.Errorf("--older-than %q: want a number of days such as 7d", s)
+		}
+		d = time.Duration(n * 24 * float64(time.Hour))
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("--older-than %q: want an age such as 7d, 36h or 90m, or an RFC 3339 time", s)
+		}
+	}
+	return now.Add(-d), nil
+}
