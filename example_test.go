@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"rocklake"
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
@@ -95,7 +97,7 @@ func ExampleLake_Optimize() {
 	if _, err := lake.Add("readings", true, dir); err != nil {
 		panic(err)
 	}
-	res, err := lake.Optimize(context.Background(), "readings", 90, "temp")
+	res, err := lake.Optimize(context.Background(), "readings", engine.OptimizeOptions{SortBy: []string{"temp"}, RowsPerFile: 90})
 	if err != nil {
 		panic(err)
 	}
@@ -104,10 +106,16 @@ func ExampleLake_Optimize() {
 	fmt.Printf("keeps %d of %d files\n", plan.Files.Kept, plan.Files.Total)
 	out, _ := lake.Query(context.Background(), "SELECT count(*) FROM readings WHERE temp >= 22")
 	fmt.Println(*out.Rows[0][0], "rows")
+
+	// Forget the snapshots before now; the old files go at cleanup.
+	exp, _ := lake.Expire(time.Now())
+	cl, _ := lake.Cleanup()
+	fmt.Printf("%d snapshots expired, %d files deleted\n", len(exp.Expired), len(cl.Deleted))
 	// Output:
 	// 3 files -> 2 files
 	// keeps 1 of 2 files
 	// 60 rows
+	// 2 snapshots expired, 3 files deleted
 }
 
 // A catalog with a data root refuses files outside it.

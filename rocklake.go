@@ -113,11 +113,12 @@ func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
 	return l.eng.Query(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest})
 }
 
-// Optimize rewrites a table's files sorted by columns, rowsPerFile rows
-// each (0: 1,000,000), and swaps them in for the old files in one snapshot;
-// the old files stay on disk for time travel. See engine.Optimize.
-func (l *Lake) Optimize(ctx context.Context, table string, rowsPerFile int64, sortBy ...string) (*engine.OptimizeResult, error) {
-	return l.eng.Optimize(ctx, table, engine.OptimizeOptions{SortBy: sortBy, RowsPerFile: rowsPerFile})
+// Optimize rewrites a table's files sorted by columns (or along a Z-order
+// or Hilbert curve through them) and swaps them in for the old files in one
+// snapshot; the old files stay on disk for time travel until Expire and
+// Cleanup. See engine.Optimize.
+func (l *Lake) Optimize(ctx context.Context, table string, o engine.OptimizeOptions) (*engine.OptimizeResult, error) {
+	return l.eng.Optimize(ctx, table, o)
 }
 
 // Compact merges a table's files of fewer than rowsPerFile rows (0:

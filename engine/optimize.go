@@ -2,26 +2,47 @@ package engine
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/duckdb/duckdb-go/v2"
+
 	"rocklake/catalog"
 	"rocklake/ingest"
+	"rocklake/internal/curve"
 )
 
 // OptimizeOptions steer a rewrite.
 type OptimizeOptions struct {
-	// SortBy names top-level columns; rows are written in that order.
+	// SortBy names top-level columns; rows are written in that order, or,
+	// with Curve, along a space-filling curve through all of them.
 	SortBy []string
+	// Curve, when set, orders rows by their position along a Z-order or
+	// Hilbert curve over the SortBy columns' ranks, so that every new file
+	// covers a narrow box of each column instead of a narrow range of the
+	// first only.
+	Curve curve.Kind
 	// RowsPerFile sizes the new files (default 1,000,000 rows).
 	RowsPerFile int64
+	// TargetFileSize, when positive, sizes the new files in bytes instead:
+	// rows per file follow the bytes per row of the input, then of the
+	// files already written.
+	TargetFileSize int64
 	// Dir receives the new files; it must not exist yet. Default: beside the
 	// table's first live file, named after the table and the snapshot.
 	Dir string
 }
+
+// The curves OptimizeOptions.Curve takes.
+const (
+	ZOrder  = curve.ZOrder
+	Hilbert = curve.Hilbert
+)
 
 // OptimizeResult says what a rewrite did.
 type OptimizeResult struct {
@@ -30,6 +51,8 @@ type OptimizeResult struct {
 	FilesAfter  int
 	Rows        int64
 	Dir         string
+	// BytesBefore and BytesAfter total the old and the new files' sizes.
+	BytesBefore, BytesAfter int64
 }
 
 // ErrNothingToOptimize reports a table without live files.
@@ -44,8 +67,13 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 	if len(o.SortBy) == 0 {
 		return nil, errors.New("optimize: no sort column given")
 	}
-	if o.RowsPerFile <= 0 {
-		o.RowsPerFile = 1_000_000
+	if o.Curve != "" {
+		if _, err := curve.Parse(string(o.Curve)); err != nil {
+			return nil, fmt.Errorf("optimize: %w", err)
+		}
+		if len(o.SortBy) > curve.MaxDims {
+			return nil, fmt.Errorf("optimize: a curve takes at most %d columns, got %d", curve.MaxDims, len(o.SortBy))
+		}
 	}
 	st, err := e.openTable(catalog.Latest, table)
 	if err != nil {
@@ -69,19 +97,55 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 	if len(st.files) == 0 {
 		return nil, fmt.Errorf("%s: %w", t.Name, ErrNothingToOptimize)
 	}
-	return e.rewrite(ctx, st, st.files, order, o.RowsPerFile, o.Dir, "optimize")
+	return e.rewrite(ctx, st, st.files, rewriteSpec{order: order, curve: o.Curve,
+		sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "optimize"})
 }
 
-// rewrite writes the rows of files (in order, or in their present order
-// when order is empty) to new files of rowsPerFile rows in dir and swaps
-// them in for files in one snapshot.
-func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.DataFile, order []string,
-	rowsPerFile int64, dir, what string) (res *OptimizeResult, err error) {
+// sizing says how large the new files are: bytes when positive, else rows
+// (default 1,000,000).
+type sizing struct{ rows, bytes int64 }
+
+// next is the row count of the next file, given the rows left, the bytes
+// per row measured so far (input files, then output files).
+func (z sizing) next(left int64, bytesPerRow float64) int64 {
+	if z.bytes <= 0 {
+		if z.rows <= 0 {
+			return min(left, 1_000_000)
+		}
+		return min(left, z.rows)
+	}
+	n := int64(1)
+	if bytesPerRow > 0 {
+		n = max(1, int64(float64(z.bytes)/bytesPerRow))
+	}
+	// A tail under a quarter of a file joins this one rather than making a
+	// file of its own.
+	if left-n < n/4 {
+		return left
+	}
+	return n
+}
+
+type rewriteSpec struct {
+	order  []string // quoted columns; empty keeps the present order
+	curve  curve.Kind
+	sizing sizing
+	dir    string
+	what   string
+}
+
+// rewrite writes the rows of files (in sp's order, or in their present
+// order) to new files in sp.dir and swaps them in for files in one
+// snapshot.
+func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.DataFile, sp rewriteSpec) (res *OptimizeResult, err error) {
 	t, cols := st.t, st.cols
+	what, dir := sp.what, sp.dir
 	paths := make([]string, len(files))
 	ids := make([]int64, len(files))
+	var inputBytes int64
 	for i, f := range files {
 		paths[i], ids[i] = f.Location(t), f.ID
+		inputBytes += f.FileSizeBytes
 	}
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-%s-%d", t.Name, what, st.r.Snapshot().ID))
@@ -110,10 +174,20 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	const tmp = "__rocklake_rewrite"
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (%s)", tmp, viewSQL(t, cols, paths))
 	sel, rn := "*", "rowid + 1"
-	if len(order) > 0 {
+	if len(sp.order) > 0 {
+		src, key := viewSQL(t, cols, paths), strings.Join(sp.order, ", ")
+		if sp.curve != "" {
+			if src, err = curveSQL(ctx, conn, sp.curve, sp.order, src); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			key = curveKey + ", " + key
+		}
 		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS __rn FROM (%s)",
-			tmp, strings.Join(order, ", "), viewSQL(t, cols, paths))
+			tmp, key, src)
 		sel, rn = "* EXCLUDE (__rn)", "__rn"
+		if sp.curve != "" {
+			sel = "* EXCLUDE (__rn, " + curveKey + ")"
+		}
 	}
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
@@ -124,13 +198,25 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		return nil, err
 	}
 	n := 0
-	for off := int64(0); off < rows; off += rowsPerFile {
+	var outRows, outBytes int64
+	for off := int64(0); off < rows; {
+		bpr := float64(inputBytes) / float64(rows)
+		if outRows > 0 {
+			bpr = float64(outBytes) / float64(outRows)
+		}
+		step := sp.sizing.next(rows-off, bpr)
 		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", n))
 		q := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s > %d AND %s <= %d ORDER BY %s) TO '%s' (FORMAT parquet)",
-			sel, tmp, rn, off, rn, off+rowsPerFile, rn, strings.ReplaceAll(p, "'", "''"))
+			sel, tmp, rn, off, rn, off+step, rn, strings.ReplaceAll(p, "'", "''"))
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return nil, fmt.Errorf("%s: writing %s: %w", what, p, err)
 		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		outRows, outBytes = outRows+step, outBytes+fi.Size()
+		off += step
 		n++
 	}
 	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids})
@@ -144,7 +230,62 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		// old files).
 		return nil, fmt.Errorf("%s: wrote %d rows but registered %d at snapshot %d", what, rows, added.Rows, added.Snapshot.ID)
 	}
-	return &OptimizeResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir}, nil
+	return &OptimizeResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir,
+		BytesBefore: inputBytes, BytesAfter: outBytes}, nil
+}
+
+// curveKey is the column curveSQL adds.
+const curveKey = "__rocklake_curve"
+
+// curveSQL wraps src so that every row gains its position along the curve
+// through the order columns. Each column is first mapped to its rank,
+// scaled to curve.Bits buckets: ranks, not values, so that skewed or
+// non-numeric columns (strings, timestamps) spread evenly over the curve,
+// and equal values share a bucket. NULLs rank last.
+func curveSQL(ctx context.Context, conn *sql.Conn, kind curve.Kind, order []string, src string) (string, error) {
+	fn := "rocklake_curve_" + string(kind)
+	if err := duckdb.RegisterScalarUDF(conn, fn, curveUDF{kind}); err != nil {
+		return "", fmt.Errorf("registering %s: %w", fn, err)
+	}
+	bits := curve.Bits(len(order))
+	var ranks, args, drop []string
+	for i, c := range order {
+		k := fmt.Sprintf("__rocklake_k%d", i)
+		ranks = append(ranks, fmt.Sprintf("((rank() OVER (ORDER BY %s NULLS LAST) - 1) * %d // count(*) OVER ())::UBIGINT AS %s",
+			c, int64(1)<<bits, k))
+		args, drop = append(args, k), append(drop, k)
+	}
+	return fmt.Sprintf("SELECT * EXCLUDE (%s), %s(%d::UTINYINT, %s) AS %s FROM (SELECT *, %s FROM (%s))",
+		strings.Join(drop, ", "), fn, bits, strings.Join(args, ", "), curveKey, strings.Join(ranks, ", "), src), nil
+}
+
+// curveUDF is the DuckDB scalar function (bits UTINYINT, bucket UBIGINT...)
+// → position UBIGINT.
+type curveUDF struct{ kind curve.Kind }
+
+func (f curveUDF) Config() duckdb.ScalarFuncConfig {
+	u8, _ := duckdb.NewTypeInfo(duckdb.TYPE_UTINYINT)
+	u64, _ := duckdb.NewTypeInfo(duckdb.TYPE_UBIGINT)
+	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{u8}, VariadicTypeInfo: u64, ResultTypeInfo: u64}
+}
+
+func (f curveUDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+		bits, ok := values[0].(uint8)
+		if !ok || len(values)-1 > curve.MaxDims {
+			return nil, fmt.Errorf("curve: bad arguments %v", values)
+		}
+		var buf [curve.MaxDims]uint32
+		x := buf[:len(values)-1]
+		for i, v := range values[1:] {
+			u, ok := v.(uint64)
+			if !ok {
+				return nil, fmt.Errorf("curve: bucket %v is %T, want uint64", v, v)
+			}
+			x[i] = uint32(u)
+		}
+		return f.kind.Index(x, int(bits)), nil
+	}}
 }
 
 // CompactOptions steer Compact.
@@ -152,14 +293,16 @@ type CompactOptions struct {
 	// RowsPerFile is the size of the merged files; files with fewer rows
 	// are merged (default 1,000,000).
 	RowsPerFile int64
+	// TargetFileSize, when positive, sizes in bytes instead: files smaller
+	// than it are merged into files of about that size.
+	TargetFileSize int64
 	// Dir receives the merged files; it must not exist yet.
 	Dir string
 }
 
-// Compact merges a table's small files (fewer than RowsPerFile rows) into
-// files of RowsPerFile rows, keeping the rows' order, and swaps them in
-// in one snapshot. Fewer than two small files: nothing to do, no snapshot,
-// a nil result.
+// Compact merges a table's small files into larger ones, keeping the rows'
+// order, and swaps them in in one snapshot. Fewer than two small files:
+// nothing to do, no snapshot, a nil result.
 func (e *Engine) Compact(ctx context.Context, table string, o CompactOptions) (*OptimizeResult, error) {
 	if o.RowsPerFile <= 0 {
 		o.RowsPerFile = 1_000_000
@@ -171,14 +314,14 @@ func (e *Engine) Compact(ctx context.Context, table string, o CompactOptions) (*
 	defer st.r.Close()
 	var small []catalog.DataFile
 	for _, f := range st.files {
-		if f.RecordCount < o.RowsPerFile {
+		if o.TargetFileSize > 0 && f.FileSizeBytes < o.TargetFileSize || o.TargetFileSize <= 0 && f.RecordCount < o.RowsPerFile {
 			small = append(small, f)
 		}
 	}
 	if len(small) < 2 {
 		return nil, nil
 	}
-	return e.rewrite(ctx, st, small, nil, o.RowsPerFile, o.Dir, "compact")
+	return e.rewrite(ctx, st, small, rewriteSpec{sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "compact"})
 }
 
 // tableState is a table as a snapshot sees it.

@@ -380,8 +380,18 @@ func TestOptimizeCommand(t *testing.T) {
 	if _, err := run(t, "--catalog", dir, "optimize", "t"); err == nil || !strings.Contains(err.Error(), "--sort-by") {
 		t.Fatalf("optimize without --sort-by: %v", err)
 	}
+	for _, bad := range [][]string{
+		{"--curve", "peano"},
+		{"--target-file-size", "big"},
+		{"--target-file-size", "1MB", "--rows-per-file", "10"},
+	} {
+		args := append([]string{"--catalog", dir, "optimize", "t", "--sort-by", "x"}, bad...)
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), bad[len(bad)-1]) && !strings.Contains(err.Error(), "not both") {
+			t.Fatalf("optimize %v: %v", bad, err)
+		}
+	}
 	out := mustRun(t, "--catalog", dir, "optimize", "t", "--sort-by", "x", "--rows-per-file", "30", "--dir", filepath.Join(data, "sorted"))
-	if !strings.Contains(out, "3 files -> 3 files (90 rows)") {
+	if !strings.Contains(out, "3 files -> 3 files (90 rows, ") {
 		t.Fatalf("optimize: %q", out)
 	}
 	if k := keptFiles(); k != 1 {
@@ -393,7 +403,7 @@ func TestOptimizeCommand(t *testing.T) {
 	}
 	// The three 30-row files merge into one of 90 rows; then nothing is small.
 	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
-	if !strings.Contains(out, "3 small files -> 1 files (90 rows)") {
+	if !strings.Contains(out, "3 small files -> 1 files (90 rows, ") {
 		t.Fatalf("compact: %q", out)
 	}
 	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")

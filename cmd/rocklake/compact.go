@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"rocklake/engine"
@@ -10,7 +11,7 @@ import (
 
 func newCompactCmd(g *globals) *cobra.Command {
 	var rowsPerFile int64
-	var dir string
+	var dir, target string
 	cmd := &cobra.Command{
 		Use:   "compact TABLE",
 		Short: "Merge a table's small files into larger ones",
@@ -19,9 +20,14 @@ into new files of --rows-per-file rows, keeping the rows in their present order
 (so whatever clustering the files had survives), and swaps them in for the
 small files in one snapshot. The old files are left on disk: earlier snapshots
 still read them. With fewer than two small files there is nothing to do and no
-snapshot is made.`,
+snapshot is made. With --target-file-size (e.g. 128MB) files smaller than it
+are merged into files of about that size.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			targetBytes, err := fileSizing(cmd, target)
+			if err != nil {
+				return err
+			}
 			c, err := openCatalog(g)
 			if err != nil {
 				return err
@@ -32,7 +38,7 @@ snapshot is made.`,
 				return err
 			}
 			defer e.Close()
-			res, err := e.Compact(cmd.Context(), args[0], engine.CompactOptions{RowsPerFile: rowsPerFile, Dir: dir})
+			res, err := e.Compact(cmd.Context(), args[0], engine.CompactOptions{RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir})
 			if err != nil {
 				return err
 			}
@@ -40,20 +46,18 @@ snapshot is made.`,
 				if g.format == formatJSON {
 					return writeJSON(cmd.OutOrStdout(), optimizeOutput{Table: args[0]})
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: fewer than two files under %d rows, nothing to compact\n", args[0], rowsPerFile)
+				limit := fmt.Sprintf("%d rows", rowsPerFile)
+				if targetBytes > 0 {
+					limit = humanize.IBytes(uint64(targetBytes))
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: fewer than two files under %s, nothing to compact\n", args[0], limit)
 				return err
 			}
-			out := optimizeOutput{Table: args[0], Snapshot: res.Snapshot.ID, FilesBefore: res.FilesBefore,
-				FilesAfter: res.FilesAfter, Rows: res.Rows, Dir: res.Dir}
-			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), out)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "compacted %s: %d small files -> %d files (%d rows) in %s, snapshot %d\n",
-				out.Table, out.FilesBefore, out.FilesAfter, out.Rows, out.Dir, out.Snapshot)
-			return err
+			return printRewrite(cmd, g, "compacted", "small ", optimizeOutputOf(args[0], res))
 		},
 	}
 	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 1_000_000, "rows per merged file; files with fewer rows are merged")
+	cmd.Flags().StringVar(&target, "target-file-size", "", "merge files under this size into files of about it, e.g. 128MB (instead of --rows-per-file)")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory for the merged files (must not exist)")
 	return cmd
 }

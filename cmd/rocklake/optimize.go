@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"rocklake/engine"
+	"rocklake/internal/curve"
 )
 
 type optimizeOutput struct {
@@ -15,28 +17,70 @@ type optimizeOutput struct {
 	FilesBefore int    `json:"files_before"`
 	FilesAfter  int    `json:"files_after"`
 	Rows        int64  `json:"rows"`
+	BytesBefore int64  `json:"bytes_before"`
+	BytesAfter  int64  `json:"bytes_after"`
 	Dir         string `json:"dir"`
 }
 
+func optimizeOutputOf(table string, res *engine.OptimizeResult) optimizeOutput {
+	return optimizeOutput{Table: table, Snapshot: res.Snapshot.ID, FilesBefore: res.FilesBefore,
+		FilesAfter: res.FilesAfter, Rows: res.Rows, BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter, Dir: res.Dir}
+}
+
+// fileSizing reads --rows-per-file and --target-file-size; they exclude
+// each other.
+func fileSizing(cmd *cobra.Command, target string) (int64, error) {
+	if target == "" {
+		return 0, nil
+	}
+	if cmd.Flags().Changed("rows-per-file") {
+		return 0, fmt.Errorf("give --rows-per-file or --target-file-size, not both")
+	}
+	n, err := humanize.ParseBytes(target)
+	if err != nil || n == 0 || n > 1<<50 {
+		return 0, fmt.Errorf("--target-file-size %q: want a size such as 128MB or 64MiB", target)
+	}
+	return int64(n), nil
+}
+
 func newOptimizeCmd(g *globals) *cobra.Command {
-	var sortBy string
+	var sortBy, curveName, target string
 	var rowsPerFile int64
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "optimize TABLE --sort-by COL[,COL...]",
+		Use:   "optimize TABLE --sort-by COL[,COL...] [--curve zorder|hilbert]",
 		Short: "Rewrite a table's files sorted by columns, so their bounds prune",
 		Long: `optimize reads every live file of the table through DuckDB, sorts the rows by
 the --sort-by columns, writes them to new Parquet files of --rows-per-file rows
 in --dir (default: a new directory beside the table's first file), and swaps the
 new files in for the old ones in one snapshot. Each new file then covers a
 narrow range of the first sort column, so range and equality filters on it
-read few files (see rocklake analyze). The old files are left on disk: earlier
-snapshots still read them. If another writer retires one of the files before
+read few files (see rocklake analyze).
+
+A sort helps the first column only. With --curve zorder or --curve hilbert
+(two or more --sort-by columns), rows are ordered along a space-filling curve
+through the columns' ranks instead: each new file covers a compact box of
+every column, so filters on any of them skip files. Hilbert's boxes are
+tighter; Z-order is cheaper to compute.
+
+--target-file-size sizes the new files in bytes (e.g. 128MB) instead of rows.
+The old files are left on disk: earlier snapshots still read them until
+rocklake expire and rocklake cleanup remove them. If another writer retires one of the files before
 the commit, nothing is committed and the new files are deleted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(sortBy) == "" {
 				return fmt.Errorf("--sort-by is required")
+			}
+			targetBytes, err := fileSizing(cmd, target)
+			if err != nil {
+				return err
+			}
+			var kind curve.Kind
+			if curveName != "" {
+				if kind, err = curve.Parse(curveName); err != nil {
+					return err
+				}
 			}
 			c, err := openCatalog(g)
 			if err != nil {
@@ -49,23 +93,29 @@ the commit, nothing is committed and the new files are deleted.`,
 			}
 			defer e.Close()
 			res, err := e.Optimize(cmd.Context(), args[0], engine.OptimizeOptions{
-				SortBy: strings.Split(sortBy, ","), RowsPerFile: rowsPerFile, Dir: dir,
+				SortBy: strings.Split(sortBy, ","), Curve: kind, RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir,
 			})
 			if err != nil {
 				return err
 			}
-			out := optimizeOutput{Table: args[0], Snapshot: res.Snapshot.ID, FilesBefore: res.FilesBefore,
-				FilesAfter: res.FilesAfter, Rows: res.Rows, Dir: res.Dir}
-			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), out)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "rewrote %s: %d files -> %d files (%d rows) in %s, snapshot %d\n",
-				out.Table, out.FilesBefore, out.FilesAfter, out.Rows, out.Dir, out.Snapshot)
-			return err
+			return printRewrite(cmd, g, "rewrote", "", optimizeOutputOf(args[0], res))
 		},
 	}
 	cmd.Flags().StringVar(&sortBy, "sort-by", "", "columns to sort by, comma-separated (required)")
+	cmd.Flags().StringVar(&curveName, "curve", "", "order along a space-filling curve through the --sort-by columns: zorder or hilbert")
 	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 1_000_000, "rows per new file")
+	cmd.Flags().StringVar(&target, "target-file-size", "", "bytes per new file, e.g. 128MB (instead of --rows-per-file)")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory for the new files (must not exist)")
 	return cmd
+}
+
+// printRewrite reports an optimize or compact.
+func printRewrite(cmd *cobra.Command, g *globals, verb, what string, out optimizeOutput) error {
+	if g.format == formatJSON {
+		return writeJSON(cmd.OutOrStdout(), out)
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %d %sfiles -> %d files (%d rows, %s -> %s) in %s, snapshot %d\n",
+		verb, out.Table, out.FilesBefore, what, out.FilesAfter, out.Rows,
+		humanize.IBytes(uint64(out.BytesBefore)), humanize.IBytes(uint64(out.BytesAfter)), out.Dir, out.Snapshot)
+	return err
 }
