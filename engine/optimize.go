@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -101,6 +102,9 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 		sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "optimize"})
 }
 
+// rewriteDir matches the default names of rewrite directories.
+var rewriteDir = regexp.MustCompile(`-(optimize|compact)-[0-9]+$`)
+
 // sizing says how large the new files are: bytes when positive, else rows
 // (default 1,000,000).
 type sizing struct{ rows, bytes int64 }
@@ -148,7 +152,13 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		inputBytes += f.FileSizeBytes
 	}
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(paths[0]), fmt.Sprintf("%s-%s-%d", t.Name, what, st.r.Snapshot().ID))
+		// Beside the first file, or beside the directory of an earlier
+		// rewrite, so that rewrites do not nest ever deeper.
+		base := filepath.Dir(paths[0])
+		if rewriteDir.MatchString(filepath.Base(base)) {
+			base = filepath.Dir(base)
+		}
+		dir = filepath.Join(base, fmt.Sprintf("%s-%s-%d", t.Name, what, st.r.Snapshot().ID))
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: output directory: %w", what, err)
