@@ -53,6 +53,7 @@ type Catalog struct {
 
 	commitMu sync.Mutex
 	stats    statsCache
+	plan     planCache
 }
 
 // Options tune Create and Open. The zero value is the default.
@@ -62,6 +63,17 @@ type Options struct {
 	// DataRoot, given to Create, confines data files to one directory
 	// tree: AddFiles refuses a path outside it. Open reads it back.
 	DataRoot string
+	// CacheBytes bounds the memory of decoded file lists and column stats
+	// kept for planning (Reader.FileSet, Reader.ColumnBounds); 0 means
+	// DefaultCacheBytes, negative disables the cache.
+	CacheBytes int64
+}
+
+func (o Options) cacheBytes() int64 {
+	if o.CacheBytes == 0 {
+		return DefaultCacheBytes
+	}
+	return o.CacheBytes
 }
 
 func (o Options) now() func() time.Time {
@@ -124,7 +136,7 @@ func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
 	if _, err := store.Get(key(tagMeta)); err == nil {
 		return nil, ErrExists
 	}
-	c := &Catalog{store: store, now: opts.now()}
+	c := &Catalog{store: store, now: opts.now(), plan: planCache{budget: opts.cacheBytes()}}
 	now := c.now().UnixMicro()
 	b := store.NewBatch()
 	defer b.Close()
@@ -174,7 +186,7 @@ func OpenStore(store kv.Store, opts Options) (*Catalog, error) {
 	if meta.FormatVersion > formatVersion {
 		return nil, fmt.Errorf("catalog format %d is newer than this rocklake reads (%d)", meta.FormatVersion, formatVersion)
 	}
-	return &Catalog{store: store, now: opts.now(), dataRoot: meta.DataRoot}, nil
+	return &Catalog{store: store, now: opts.now(), dataRoot: meta.DataRoot, plan: planCache{budget: opts.cacheBytes()}}, nil
 }
 
 // DataRoot is the directory data files must lie under ("" for none).

@@ -2,6 +2,8 @@ package prune
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"rocklake/catalog"
 	"rocklake/expr"
@@ -108,43 +110,30 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.Files(t.ID)
+	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, err
 	}
 	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: predicate, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
+	plan.Files.Total, plan.RowGroups.Total, plan.Bytes.Total = fs.Len(), int(fs.TotalRowGroups), fs.TotalBytes
 	eval := Compile(b.Pred)
 
-	// File level: one range scan per predicate column, merged with the
-	// file list (both in file id order).
-	colIdx := make(map[int64]int, len(b.Columns))
-	fileStats := make([][]*catalog.ColumnStats, len(b.Columns))
+	// File level: each predicate column's stats, column-major and cached
+	// by the catalog, aligned with the file set.
+	colIDs := make([]int64, len(b.Columns))
+	bounds := make([]*catalog.ColumnBounds, len(b.Columns))
 	for i, c := range b.Columns {
-		sts, err := r.ColumnStatsOf(t.ID, c.ID, files)
-		if err != nil {
+		if bounds[i], err = r.ColumnBounds(t.ID, c.ID); err != nil {
 			return nil, err
 		}
-		colIdx[c.ID], fileStats[i] = i, sts
+		colIDs[i] = c.ID
 	}
-	var fi int
-	unit := StatsOnly(func(colID int64) *catalog.ColumnStats {
-		if ci, ok := colIdx[colID]; ok {
-			return fileStats[ci][fi]
-		}
-		return nil
-	})
-	for i, f := range files {
-		fi = i
-		plan.Files.Total++
-		plan.RowGroups.Total += int(f.RowGroupCount)
-		plan.Bytes.Total += f.FileSizeBytes
-		if f.RecordCount == 0 {
-			continue // nothing to read
-		}
-		res := eval(unit)
+	results := evalFiles(fs, colIDs, bounds, eval, compilePrefilter(b.Pred, colIDs, bounds))
+	for i, res := range results {
 		if res == Skip {
 			continue
 		}
+		f := fs.Files[i]
 		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, AllMatch: res == AllMatch}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
 			for i := int32(0); i < f.RowGroupCount; i++ {
@@ -185,6 +174,81 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 		plan.keep(kf, f, keptRows, false, allRG)
 	}
 	return plan, nil
+}
+
+// prefilterCheck, set by tests, sees the evaluator's answer for every file
+// the prefilter skipped (it must be Skip).
+var prefilterCheck func(Result)
+
+// parallelFiles is the table size from which files are evaluated in
+// parallel (tests lower it to run the parallel path on small tables).
+var parallelFiles = 1 << 15
+
+// evalFiles evaluates every file, in parallel chunks for large tables.
+// An empty file is skipped: there is nothing to read.
+func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBounds, eval Evaluator, pf prefilter) []Result {
+	n := fs.Len()
+	out := make([]Result, n)
+	chunk := func(lo, hi int) {
+		// One scratch ColumnStats per column, filled at most once per file.
+		scratch := make([]catalog.ColumnStats, len(colIDs))
+		filled := make([]int, len(colIDs))
+		present := make([]bool, len(colIDs))
+		for k := range filled {
+			filled[k] = -1
+		}
+		var fi int
+		unit := StatsOnly(func(colID int64) *catalog.ColumnStats {
+			for k, id := range colIDs {
+				if id != colID {
+					continue
+				}
+				if filled[k] != fi {
+					filled[k], present[k] = fi, bounds[k].Fill(fi, &scratch[k])
+				}
+				if !present[k] {
+					return nil
+				}
+				return &scratch[k]
+			}
+			return nil
+		})
+		var skip []bool
+		if pf != nil {
+			skip = make([]bool, hi-lo)
+			pf(lo, skip)
+		}
+		for fi = lo; fi < hi; fi++ {
+			if fs.RecordCounts[fi] == 0 {
+				out[fi] = Skip
+				continue
+			}
+			if skip != nil && skip[fi-lo] {
+				out[fi] = Skip
+				if prefilterCheck != nil {
+					prefilterCheck(eval(unit))
+				}
+				continue
+			}
+			out[fi] = eval(unit)
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelFiles || workers < 2 {
+		chunk(0, n)
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			chunk(lo, hi)
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+	return out
 }
 
 func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bool, allMatchRGs int) {

@@ -82,9 +82,10 @@ func main() {
 	next := time.UnixMicro(base + int64(*files/2+1)*hour).UTC().Format("2006-01-02 15:04:05+00")
 	preds := map[string]string{
 		"one column (ts range)":        fmt.Sprintf("ts >= '%s' AND ts < '%s'", mid, next),
-		"two columns (ts AND user_id)": fmt.Sprintf("ts >= '%s' AND user_id = 5", mid),
+		"two columns (ts AND user_id)": fmt.Sprintf("ts >= '%s' AND ts < '%s' AND user_id = 5", mid, next),
+		"half the files kept":          fmt.Sprintf("ts >= '%s' AND user_id = 5", mid),
 	}
-	names := []string{"one column (ts range)", "two columns (ts AND user_id)"}
+	names := []string{"one column (ts range)", "two columns (ts AND user_id)", "half the files kept"}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {

@@ -1,0 +1,377 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"rocklake/catalog/catalogpb"
+)
+
+// Planning a table of a million files evaluates a predicate's few columns
+// across every file. Decoding a million protobuf rows per plan costs
+// hundreds of milliseconds; this file keeps what planning reads decoded,
+// column-major and shared between readers:
+//
+//	FileSet       the table's live files: ids, rows, row groups, sizes as
+//	              arrays (scanned per plan), DataFile rows (read for kept files)
+//	ColumnBounds  one column's file stats aligned with the FileSet:
+//	              flags[i]           uint16, which fields are known
+//	              nulls, values, rows []int64
+//	              min, max           fixed-width: w bytes per file in one array;
+//	                                 variable: one array + offsets (n+1)
+//
+// An int64 or timestamp column costs 42 bytes per file: 2 of flags, 24 of
+// counts, 16 of bounds.
+//
+// Both are cached under (table, next_file_id, schema_version[, column]).
+// A table's live files change only by adding (next_file_id advances) or
+// removing files (a removal advances next_file_id too), and its columns only
+// with schema_version, so every snapshot with the same key sees the same
+// files and the same (immutable) stats rows: time travel shares the cache
+// safely, and a commit simply makes a new key. Entries are evicted oldest
+// first beyond Options.CacheBytes.
+
+// FileSet is a table's live files at a snapshot, in file id order. It is
+// shared: read it, never modify it.
+type FileSet struct {
+	Files         []DataFile
+	IDs           []int64
+	RecordCounts  []int64
+	RowGroupCount []int32
+	SizeBytes     []int64
+	// Totals over all files.
+	TotalRowGroups int64
+	TotalBytes     int64
+}
+
+// Len is the number of files.
+func (s *FileSet) Len() int { return len(s.IDs) }
+
+func (s *FileSet) memory() int64 {
+	n := int64(len(s.Files)) * int64(unsafe.Sizeof(DataFile{})+8+8+4+8)
+	for i := range s.Files {
+		n += int64(len(s.Files[i].Path) + len(s.Files[i].Format))
+	}
+	return n
+}
+
+// Flags of ColumnBounds.
+const (
+	cbHasStats uint16 = 1 << iota
+	cbHasMin
+	cbHasMax
+	cbMinExact
+	cbMaxExact
+	cbHasNulls
+	cbHasValues
+	cbHasContainsNull
+	cbContainsNull
+	cbHasContainsNaN
+	cbContainsNaN
+)
+
+// ColumnBounds holds one column's file statistics aligned with a FileSet.
+// It is shared: read it, never modify it.
+type ColumnBounds struct {
+	flags               []uint16
+	nulls, values, rows []int64
+	min, max            boundArray
+}
+
+// boundArray stores encoded bounds: w bytes each at i*w when every known
+// bound has width w (fixed-width types), else data[off[i]:off[i+1]].
+type boundArray struct {
+	w    int
+	data []byte
+	off  []uint64
+}
+
+func (b *boundArray) at(i int) []byte {
+	if b.off == nil {
+		return b.data[i*b.w : (i+1)*b.w : (i+1)*b.w]
+	}
+	return b.data[b.off[i]:b.off[i+1]:b.off[i+1]]
+}
+
+// Len is the number of files.
+func (cb *ColumnBounds) Len() int { return len(cb.flags) }
+
+// Fill writes file i's statistics into st, aliasing the cached bounds (do
+// not modify them); false when the file has no stats row for the column.
+func (cb *ColumnBounds) Fill(i int, st *ColumnStats) bool {
+	f := cb.flags[i]
+	if f&cbHasStats == 0 {
+		return false
+	}
+	*st = ColumnStats{
+		NullCount:    Maybe[int64]{V: cb.nulls[i], Known: f&cbHasNulls != 0},
+		ValueCount:   Maybe[int64]{V: cb.values[i], Known: f&cbHasValues != 0},
+		ContainsNull: Maybe[bool]{V: f&cbContainsNull != 0, Known: f&cbHasContainsNull != 0},
+		ContainsNaN:  Maybe[bool]{V: f&cbContainsNaN != 0, Known: f&cbHasContainsNaN != 0},
+		RowCount:     cb.rows[i],
+		MinIsExact:   f&cbMinExact != 0,
+		MaxIsExact:   f&cbMaxExact != 0,
+	}
+	if f&cbHasMin != 0 {
+		st.Min = Maybe[[]byte]{V: cb.min.at(i), Known: true}
+	}
+	if f&cbHasMax != 0 {
+		st.Max = Maybe[[]byte]{V: cb.max.at(i), Known: true}
+	}
+	return true
+}
+
+// BytesPerFile is the cache's memory per file for this column.
+func (cb *ColumnBounds) BytesPerFile() float64 {
+	if len(cb.flags) == 0 {
+		return 0
+	}
+	return float64(cb.memory()) / float64(len(cb.flags))
+}
+
+func (cb *ColumnBounds) memory() int64 {
+	n := int64(len(cb.flags))*(2+8+8+8) + int64(len(cb.min.data)+len(cb.max.data))
+	return n + 8*int64(len(cb.min.off)+len(cb.max.off))
+}
+
+type cacheKey struct {
+	statsKey
+	column int64 // -1: the FileSet
+}
+
+type cacheEntry struct {
+	v    any
+	size int64
+}
+
+// planCache holds FileSets and ColumnBounds, evicted oldest first beyond
+// a byte budget.
+type planCache struct {
+	mu     sync.Mutex
+	budget int64
+	used   int64
+	m      map[cacheKey]cacheEntry
+	order  []cacheKey
+}
+
+// DefaultCacheBytes is the plan cache's default budget: about a
+// million-file table with a dozen cached columns.
+const DefaultCacheBytes = 1 << 30
+
+func (c *planCache) get(k cacheKey) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k].v
+}
+
+func (c *planCache) put(k cacheKey, v any, size int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.budget < 0 || size > c.budget {
+		return
+	}
+	if c.m == nil {
+		c.m = map[cacheKey]cacheEntry{}
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	for c.used+size > c.budget && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.used -= c.m[old].size
+		delete(c.m, old)
+	}
+	c.m[k] = cacheEntry{v, size}
+	c.order = append(c.order, k)
+	c.used += size
+}
+
+func (r *Reader) cacheKey(tableID, column int64) cacheKey {
+	return cacheKey{statsKey{table: tableID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}, column}
+}
+
+// FileSet returns the table's live files at the reader's snapshot, from the
+// catalog's cache when another reader of the same state built it.
+func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
+	k := r.cacheKey(tableID, -1)
+	if v, ok := r.c.plan.get(k).(*FileSet); ok {
+		return v, nil
+	}
+	files, err := r.Files(tableID)
+	if err != nil {
+		return nil, err
+	}
+	s := &FileSet{Files: files, IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
+		RowGroupCount: make([]int32, len(files)), SizeBytes: make([]int64, len(files))}
+	for i, f := range files {
+		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
+		s.TotalRowGroups += int64(f.RowGroupCount)
+		s.TotalBytes += f.FileSizeBytes
+	}
+	r.c.plan.put(k, s, s.memory())
+	return s, nil
+}
+
+// ColumnBounds returns one column's file statistics aligned with
+// FileSet(tableID), from the cache when possible: one range scan over the
+// column's stats rows otherwise.
+func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
+	k := r.cacheKey(tableID, columnID)
+	if v, ok := r.c.plan.get(k).(*ColumnBounds); ok {
+		return v, nil
+	}
+	fs, err := r.FileSet(tableID)
+	if err != nil {
+		return nil, err
+	}
+	n := fs.Len()
+	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n)}
+	mins, maxs := make([][]byte, n), make([][]byte, n)
+	i := 0
+	var p catalogpb.ColumnStats
+	err = scanPrefix(r, key(tagFileColumnStats, tableID, columnID), func(k, v []byte) error {
+		fileID, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		for i < n && fs.IDs[i] < fileID {
+			i++
+		}
+		if i == n || fs.IDs[i] != fileID {
+			return nil // not a file of this snapshot
+		}
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+		}
+		f := cbHasStats
+		set := func(cond bool, bit uint16) {
+			if cond {
+				f |= bit
+			}
+		}
+		if p.Min != nil {
+			f |= cbHasMin
+			mins[i] = p.Min
+		}
+		if p.Max != nil {
+			f |= cbHasMax
+			maxs[i] = p.Max
+		}
+		set(p.MinIsExact, cbMinExact)
+		set(p.MaxIsExact, cbMaxExact)
+		if p.NullCount != nil {
+			f |= cbHasNulls
+			cb.nulls[i] = *p.NullCount
+		}
+		if p.ValueCount != nil {
+			f |= cbHasValues
+			cb.values[i] = *p.ValueCount
+		}
+		if p.ContainsNull != nil {
+			f |= cbHasContainsNull
+			set(*p.ContainsNull, cbContainsNull)
+		}
+		if p.ContainsNan != nil {
+			f |= cbHasContainsNaN
+			set(*p.ContainsNan, cbContainsNaN)
+		}
+		cb.flags[i], cb.rows[i] = f, p.RowCount
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cb.min, cb.max = packBounds(mins), packBounds(maxs)
+	r.c.plan.put(k, cb, cb.memory())
+	return cb, nil
+}
+
+// packBounds lays bounds out in one array; nil entries are unknown.
+// Protobuf decoding gives each bound its own copy of the bytes, so this is
+// also what frees the per-row allocations.
+func packBounds(bs [][]byte) boundArray {
+	w, total := -1, 0
+	for _, b := range bs {
+		if b == nil {
+			continue
+		}
+		total += len(b)
+		switch {
+		case w == -1:
+			w = len(b)
+		case w != len(b):
+			w = -2
+		}
+	}
+	if w >= 0 && w < 1<<16 {
+		data := make([]byte, len(bs)*w)
+		for i, b := range bs {
+			copy(data[i*w:], b)
+		}
+		return boundArray{w: w, data: data}
+	}
+	if w == -1 {
+		return boundArray{w: 0, data: nil}
+	}
+	data := make([]byte, 0, total)
+	off := make([]uint64, len(bs)+1)
+	for i, b := range bs {
+		data = append(data, b...)
+		off[i+1] = uint64(len(data))
+	}
+	return boundArray{data: data, off: off}
+}
+
+// The accessors below serve vectorised checks over many files; they alias
+// the cache (do not modify what they return).
+
+// HasStats says whether file i has a stats row for the column.
+func (cb *ColumnBounds) HasStats(i int) bool { return cb.flags[i]&cbHasStats != 0 }
+
+// MinBound is file i's lower bound, if known.
+func (cb *ColumnBounds) MinBound(i int) ([]byte, bool) {
+	if cb.flags[i]&cbHasMin == 0 {
+		return nil, false
+	}
+	return cb.min.at(i), true
+}
+
+// MaxBound is file i's upper bound, if known.
+func (cb *ColumnBounds) MaxBound(i int) ([]byte, bool) {
+	if cb.flags[i]&cbHasMax == 0 {
+		return nil, false
+	}
+	return cb.max.at(i), true
+}
+
+// NoNaN says the stats prove file i holds no NaN.
+func (cb *ColumnBounds) NoNaN(i int) bool {
+	return cb.flags[i]&(cbHasContainsNaN|cbContainsNaN) == cbHasContainsNaN
+}
+
+// Width8 says every known bound is 8 bytes wide, so that MinWord and
+// MaxWord may be used: big-endian words, whose order is the bytes' order.
+func (cb *ColumnBounds) Width8() bool {
+	ok := func(b *boundArray) bool { return b.off == nil && (b.w == 8 || b.data == nil) }
+	return ok(&cb.min) && ok(&cb.max)
+}
+
+// MinWord is file i's lower bound as a word (Width8 only), if known.
+func (cb *ColumnBounds) MinWord(i int) (uint64, bool) {
+	if cb.flags[i]&cbHasMin == 0 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(cb.min.data[i*8:]), true
+}
+
+// MaxWord is file i's upper bound as a word (Width8 only), if known.
+func (cb *ColumnBounds) MaxWord(i int) (uint64, bool) {
+	if cb.flags[i]&cbHasMax == 0 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(cb.max.data[i*8:]), true
+}

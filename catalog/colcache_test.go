@@ -1,0 +1,177 @@
+package catalog
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"rocklake/kv"
+)
+
+// planFields is what ColumnBounds.Fill carries: every field the planner
+// reads.
+func planFields(st *ColumnStats) string {
+	if st == nil {
+		return "none"
+	}
+	return fmt.Sprintf("min=%v/%x max=%v/%x exact=%v/%v nulls=%v values=%v cnull=%v cnan=%v rows=%d",
+		st.Min.Known, st.Min.V, st.Max.Known, st.Max.V, st.MinIsExact, st.MaxIsExact,
+		st.NullCount, st.ValueCount, st.ContainsNull, st.ContainsNaN, st.RowCount)
+}
+
+// randomStats gives a unit random, partly unknown statistics; strings get
+// bounds of varying width, int64 fixed 8 bytes.
+func randomStats(t *testing.T, r *rand.Rand, typ string) ColumnStats {
+	st := ColumnStats{RowCount: r.Int64N(1000)}
+	lo, hi := r.Int64N(1000), r.Int64N(1000)
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	text := func(n int64) string {
+		if typ == "varchar" { // "a…" ≤ "b…": widths vary, order holds
+			return string(rune('a'+n/1000)) + strings.Repeat("x", r.IntN(20))
+		}
+		return fmt.Sprint(n)
+	}
+	if r.IntN(5) > 0 {
+		st.Min, st.MinIsExact = Known(enc(t, typ, text(lo))), r.IntN(2) == 0
+	}
+	if r.IntN(5) > 0 {
+		st.Max, st.MaxIsExact = Known(enc(t, typ, text(hi+1000))), r.IntN(2) == 0
+	}
+	if r.IntN(3) > 0 {
+		st.NullCount = Known(r.Int64N(st.RowCount + 1))
+	}
+	if r.IntN(3) > 0 {
+		st.ValueCount = Known(r.Int64N(st.RowCount + 1))
+	}
+	if r.IntN(3) > 0 {
+		st.ContainsNull = Known(r.IntN(2) == 0)
+	}
+	if r.IntN(3) > 0 {
+		st.ContainsNaN = Known(r.IntN(2) == 0)
+	}
+	return st
+}
+
+// The cached, column-major stats equal the stored rows, file by file, at
+// every snapshot (files added and removed between them), with the cache
+// on, starved (evicting all the time) and off.
+func TestColumnBoundsMatchStoredStats(t *testing.T) {
+	for _, budget := range []int64{0, 3000, -1} {
+		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
+			c, err := CreateInStore(kv.NewMemory(), Options{Now: fixedNow(), CacheBytes: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(7, uint64(budget)))
+			commit(t, c, func(tx *Txn) {
+				tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}, {Name: "n", Type: "bigint"}})
+			})
+			var snaps []int64
+			var live []int64
+			for step := range 12 {
+				var s Snapshot
+				if step%4 == 3 && len(live) > 2 {
+					gone := live[r.IntN(len(live))]
+					s = commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", gone) })
+				} else {
+					var nfs []NewFile
+					for range 1 + r.IntN(5) {
+						nf := NewFile{Path: fmt.Sprintf("/d/%d-%d", step, r.Int64()), RecordCount: 10, RowGroupCount: 1}
+						for _, col := range []struct{ name, typ string }{{"x", "int64"}, {"s", "varchar"}} {
+							if r.IntN(6) == 0 {
+								continue // no stats row for this column
+							}
+							nf.Columns = append(nf.Columns, FileColumn{Path: []string{col.name}, Stats: randomStats(t, r, col.typ)})
+						}
+						nfs = append(nfs, nf)
+					}
+					s = commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
+				}
+				snaps = append(snaps, s.ID)
+				rd, _ := c.Read(s.ID)
+				tb, _ := rd.Table("t")
+				files, _ := rd.Files(tb.ID)
+				live = live[:0]
+				for _, f := range files {
+					live = append(live, f.ID)
+				}
+				rd.Close()
+			}
+			// Read every snapshot twice, newest first then oldest first, so
+			// that cached entries of other snapshots are present.
+			order := append(append([]int64{}, snaps...), snaps...)
+			for i := range len(snaps) {
+				order[i] = snaps[len(snaps)-1-i]
+			}
+			for _, id := range order {
+				rd, err := c.Read(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tb, _ := rd.Table("t")
+				files, _ := rd.Files(tb.ID)
+				fs, err := rd.FileSet(tb.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fs.Len() != len(files) {
+					t.Fatalf("snapshot %d: file set of %d, %d files", id, fs.Len(), len(files))
+				}
+				var rgs, bytes int64
+				for i, f := range files {
+					if fs.Files[i] != f || fs.IDs[i] != f.ID || fs.RecordCounts[i] != f.RecordCount {
+						t.Fatalf("snapshot %d file %d: %+v vs %+v", id, i, fs.Files[i], f)
+					}
+					rgs, bytes = rgs+int64(f.RowGroupCount), bytes+f.FileSizeBytes
+				}
+				if fs.TotalRowGroups != rgs || fs.TotalBytes != bytes {
+					t.Fatalf("snapshot %d: totals %d/%d, want %d/%d", id, fs.TotalRowGroups, fs.TotalBytes, rgs, bytes)
+				}
+				cols, _ := rd.Columns(tb.ID)
+				for _, col := range cols {
+					want, err := rd.ColumnStatsOf(tb.ID, col.ID, files)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cb, err := rd.ColumnBounds(tb.ID, col.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range files {
+						var st ColumnStats
+						got := &st
+						if !cb.Fill(i, &st) {
+							got = nil
+						}
+						if g, w := planFields(got), planFields(want[i]); g != w {
+							t.Fatalf("snapshot %d column %s file %d:\n got %s\nwant %s", id, col.Name, files[i].ID, g, w)
+						}
+					}
+				}
+				rd.Close()
+			}
+		})
+	}
+}
+
+func TestPackBounds(t *testing.T) {
+	for _, bs := range [][][]byte{
+		{nil, nil},
+		{[]byte("abcd"), nil, []byte("wxyz")},
+		{[]byte(""), nil, []byte("")},
+		{[]byte("a"), []byte("abc"), nil, []byte("")},
+	} {
+		p := packBounds(bs)
+		for i, b := range bs {
+			if b == nil {
+				continue
+			}
+			if got := p.at(i); string(got) != string(b) || cap(got) != len(got) {
+				t.Errorf("%q: at(%d) = %q (cap %d)", bs, i, got, cap(got))
+			}
+		}
+	}
+}
