@@ -81,6 +81,9 @@ type DataFile struct {
 	RowGroupCount  int32
 	Begin          int64
 	End            Maybe[int64]
+	// ColumnsMatchTable: the file's top-level columns are the table's,
+	// same names, order and types (see NewFile).
+	ColumnsMatchTable bool
 }
 
 // Location is where the file lives: its path, or, when the path is
@@ -293,7 +296,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		ID: p.Id, TableID: p.TableId, Path: p.Path, PathIsRelative: p.PathIsRelative, Format: p.Format,
 		RecordCount: p.RecordCount, FileSizeBytes: p.FileSizeBytes, FooterSize: p.FooterSize,
 		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
-		End: maybeInt(p.EndSnapshot),
+		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable,
 	}
 }
 

@@ -56,6 +56,10 @@ type NewFile struct {
 	FooterSize     int64
 	RowGroupCount  int32
 	Columns        []FileColumn
+	// ColumnsMatchTable says the file's top-level columns are exactly the
+	// table's (names, order, types), so a reader need not match them by
+	// name. The writer of the registration vouches for it.
+	ColumnsMatchTable bool
 }
 
 // FileColumn holds one column's statistics in a new file. Path is the
@@ -543,6 +547,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		Id: f.ID, TableId: f.TableID, Path: f.Path, PathIsRelative: f.PathIsRelative, Format: f.Format,
 		RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes, FooterSize: f.FooterSize,
 		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
+		ColumnsMatchTable: f.ColumnsMatchTable,
 	}
 }
 
@@ -603,7 +608,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			ID: w.next.NextFileID, TableID: ts.t.ID, Path: nf.Path, PathIsRelative: nf.PathIsRelative,
 			Format: format, RecordCount: nf.RecordCount, FileSizeBytes: nf.FileSizeBytes,
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
-			Begin: w.next.ID,
+			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable,
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID

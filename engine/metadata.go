@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"rocklake/catalog"
@@ -37,23 +38,19 @@ func metadataAnswer(tree map[string]any, refs []*tableRef, res *Result, r *catal
 	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.plan == nil {
 		return false, nil
 	}
-	files, err := r.Files(ref.table.ID)
+	fs, err := r.FileSet(ref.table.ID)
 	if err != nil {
 		return false, err
 	}
-	byID := map[int64]catalog.DataFile{}
-	for _, f := range files {
-		byID[f.ID] = f
-	}
 	var count int64
-	kept := map[int64]bool{}
+	kept := make([]int, 0, len(ref.plan.KeptFiles)) // positions in fs
 	for _, kf := range ref.plan.KeptFiles {
-		f := byID[kf.FileID]
-		if !kf.AllMatch || int32(len(kf.RowGroups)) != f.RowGroupCount {
+		i, found := slices.BinarySearch(fs.IDs, kf.FileID)
+		if !found || !kf.AllMatch || int32(len(kf.RowGroups)) != fs.RowGroupCount[i] {
 			return false, nil
 		}
 		count += kf.Rows
-		kept[kf.FileID] = true
+		kept = append(kept, i)
 	}
 	items, _ := node["select_list"].([]any)
 	var cols []string
@@ -102,9 +99,10 @@ func metadataAnswer(tree map[string]any, refs []*tableRef, res *Result, r *catal
 	return true, nil
 }
 
-// boundAnswer is min or max of a column over the kept files, from exact
-// file bounds; nil (SQL NULL) when no kept file holds a value.
-func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept map[int64]bool, wantMin bool) (*string, bool, error) {
+// boundAnswer is min or max of a column over the kept files (positions in
+// the table's FileSet), from exact file bounds; nil (SQL NULL) when no kept
+// file holds a value.
+func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, wantMin bool) (*string, bool, error) {
 	var col *catalog.Column
 	for i := range ref.cols {
 		if !ref.cols[i].Parent.Known && strings.EqualFold(ref.cols[i].Name, name) {
@@ -119,33 +117,30 @@ func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept map[int64]b
 		return nil, false, nil
 	}
 	isFloat := col.Type.Kind == types.KindDouble
+	cb, err := r.ColumnBounds(ref.table.ID, col.ID)
+	if err != nil {
+		return nil, false, err
+	}
 	var best []byte
 	have := false
-	seen := map[int64]bool{}
-	okAll := true
-	err := r.FileColumnStats(ref.table.ID, col.ID, func(fileID int64, st *catalog.ColumnStats) error {
-		if !kept[fileID] {
-			return nil
+	var st catalog.ColumnStats
+	for _, i := range kept {
+		if !cb.Fill(i, &st) {
+			return nil, false, nil // no stats row: unknown
 		}
-		seen[fileID] = true
-		if catalog.HoldsNoValue(st) {
-			return nil
+		if catalog.HoldsNoValue(&st) {
+			continue
 		}
 		b, exact := st.Max, st.MaxIsExact
 		if wantMin {
 			b, exact = st.Min, st.MinIsExact
 		}
 		if !b.Known || !exact || (isFloat && !(st.ContainsNaN.Known && !st.ContainsNaN.V)) {
-			okAll = false
-			return nil
+			return nil, false, nil
 		}
 		if !have || (wantMin && bytes.Compare(b.V, best) < 0) || (!wantMin && bytes.Compare(b.V, best) > 0) {
 			best, have = b.V, true
 		}
-		return nil
-	})
-	if err != nil || !okAll || len(seen) != len(kept) {
-		return nil, false, err
 	}
 	if !have {
 		return nil, true, nil

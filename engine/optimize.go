@@ -182,10 +182,10 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	// order (preserve_insertion_order, on by default) so rows stay in their
 	// files' order and whatever clustering they had survives.
 	const tmp = "__rocklake_rewrite"
-	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (%s)", tmp, viewSQL(t, cols, paths))
+	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (%s)", tmp, viewSQL(t, cols, paths, "", true))
 	sel, rn := "*", "rowid + 1"
 	if len(sp.order) > 0 {
-		src, key := viewSQL(t, cols, paths), strings.Join(sp.order, ", ")
+		src, key := viewSQL(t, cols, paths, "", true), strings.Join(sp.order, ", ")
 		if sp.curve != "" {
 			if src, err = curveSQL(ctx, conn, sp.curve, sp.order, src); err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)

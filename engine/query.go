@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"rocklake/catalog"
@@ -22,6 +24,9 @@ import (
 type Engine struct {
 	cat *catalog.Catalog
 	db  *sql.DB
+
+	tmplMu sync.Mutex
+	tmpl   string // see whereTemplate
 }
 
 // New opens an in-memory DuckDB for a catalog.
@@ -113,14 +118,20 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	sort.Strings(names)
 	views := map[string]string{}
+	var lists [][]string // file lists handed over as variables
 	for _, key := range names {
 		trefs := byTable[key]
-		tp, files, err := e.planTable(ctx, conn, r, trefs, opts)
+		tp, files, byName, err := e.planTable(ctx, conn, r, trefs, opts)
 		if err != nil {
 			return nil, err
 		}
 		res.Tables = append(res.Tables, tp)
-		views[key] = viewSQL(trefs[0].table, trefs[0].cols, files)
+		src := ""
+		if len(files) > listParamMin {
+			src = fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists))
+			lists = append(lists, files)
+		}
+		views[key] = viewSQL(trefs[0].table, trefs[0].cols, files, src, byName)
 	}
 	if !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain {
 		if ok, err := metadataAnswer(tree, refs, res, r); err != nil {
@@ -131,6 +142,11 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			return res, nil
 		}
 	}
+	for i, l := range lists {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), l); err != nil {
+			return nil, fmt.Errorf("handing over the file list: %w", err)
+		}
+	}
 	for _, key := range names {
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", quoteIdent(byTable[key][0].table.Name), views[key])); err != nil {
 			return nil, fmt.Errorf("binding table %s: %w", key, err)
@@ -139,6 +155,9 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	defer func() {
 		for _, key := range names {
 			_, _ = conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS temp."+quoteIdent(byTable[key][0].table.Name))
+		}
+		for i := range lists {
+			_, _ = conn.ExecContext(context.Background(), fmt.Sprintf("RESET VARIABLE __rocklake_files_%d", i))
 		}
 	}()
 	if opts.Explain {
@@ -189,18 +208,26 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 }
 
 // planTable prunes one catalog table for all its references in the query:
-// the files to read are the union over references.
-func (e *Engine) planTable(ctx context.Context, conn *sql.Conn, r *catalog.Reader, refs []*tableRef, opts QueryOptions) (*TablePlan, []string, error) {
+// the files to read are the union over references; byName says some of them
+// need their columns matched by name.
+func (e *Engine) planTable(ctx context.Context, conn *sql.Conn, r *catalog.Reader, refs []*tableRef, opts QueryOptions) (tp *TablePlan, files []string, byName bool, err error) {
 	t := refs[0].table
-	tp := &TablePlan{Table: t.Name}
+	tp = &TablePlan{Table: t.Name}
+	fs, err := r.FileSet(t.ID)
+	if err != nil {
+		return nil, nil, false, err
+	}
 	keep := map[string]bool{}
 	var order []string
 	var merged *prune.Plan
 	for _, ref := range refs {
 		var usable []string
-		for _, c := range ref.conjuncts {
-			text, err := deserializeWhere(ctx, conn, c)
-			if err != nil {
+		texts, err := e.deserializeWhere(ctx, conn, ref.conjuncts)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, text := range texts {
+			if text == "" {
 				continue
 			}
 			if _, err := expr.Compile(text, ref.cols); err != nil {
@@ -217,7 +244,7 @@ func (e *Engine) planTable(ctx context.Context, conn *sql.Conn, r *catalog.Reade
 		}
 		p, err := prune.PlanTable(r, t.Name, pred, opts.Prune)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		ref.plan, ref.allConjunctsUsed = p, len(usable) == len(ref.conjuncts)
 		if merged == nil {
@@ -229,16 +256,33 @@ func (e *Engine) planTable(ctx context.Context, conn *sql.Conn, r *catalog.Reade
 			if !keep[kf.Path] {
 				keep[kf.Path] = true
 				order = append(order, kf.Path)
+				if i, ok := slices.BinarySearch(fs.IDs, kf.FileID); !ok || !fs.Files[i].ColumnsMatchTable {
+					byName = true
+				}
 			}
 		}
 	}
 	tp.Plan = merged
-	return tp, order, nil
+	return tp, order, byName, nil
 }
+
+// listParamMin is the file count above which a view's file list is handed
+// to DuckDB as a prepared parameter rather than spelled in the SQL.
+const listParamMin = 64
 
 // viewSQL reads the kept files as the table: the table's columns, cast to
 // its types, so that files whose physical types differ read alike.
-func viewSQL(t catalog.Table, cols []catalog.Column, files []string) string {
+//
+// union_by_name matches each file's columns by name; it makes DuckDB read
+// every footer before the scan (about 2x the time of a full scan of many
+// small files), so it is left out when every file's columns are exactly
+// the table's (catalog.DataFile.ColumnsMatchTable), where position and name
+// agree.
+//
+// src, when set, is an expression giving the file list (a variable set
+// from a prepared parameter); else the files are spelled as a literal list,
+// whose parsing costs DuckDB about 5 µs per path.
+func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string, byName bool) string {
 	var sel []string
 	for _, c := range cols {
 		if c.Parent.Known {
@@ -265,12 +309,15 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string) string {
 		}
 		return "SELECT " + strings.Join(nulls, ", ") + " WHERE false"
 	}
-	quoted := make([]string, len(files))
-	for i, f := range files {
-		quoted[i] = "'" + strings.ReplaceAll(f, "'", "''") + "'"
+	if src == "" {
+		quoted := make([]string, len(files))
+		for i, f := range files {
+			quoted[i] = "'" + strings.ReplaceAll(f, "'", "''") + "'"
+		}
+		src = "[" + strings.Join(quoted, ", ") + "]"
 	}
-	return fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true, hive_partitioning = false)",
-		strings.Join(sel, ", "), strings.Join(quoted, ", "))
+	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
+		strings.Join(sel, ", "), src, byName)
 }
 
 // duckTypeName spells a type for DuckDB's CAST; "" when it has none to
@@ -392,26 +439,72 @@ func decodeJSON(s string) (map[string]any, error) {
 // one expression back into SQL text with DuckDB's own printer.
 const whereTemplatePrefix = "SELECT 1 WHERE "
 
-func deserializeWhere(ctx context.Context, conn *sql.Conn, cond map[string]any) (string, error) {
-	tmpl, err := serialize(ctx, conn, "SELECT 1 WHERE true")
+// whereTemplate is the parse tree of "SELECT 1 WHERE true", serialised by
+// DuckDB once per engine: a conjunct is printed back by putting it in the
+// WHERE of a copy.
+func (e *Engine) whereTemplate(ctx context.Context, conn *sql.Conn) (string, error) {
+	e.tmplMu.Lock()
+	defer e.tmplMu.Unlock()
+	if e.tmpl == "" {
+		var js string
+		if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql('SELECT 1 WHERE true')::VARCHAR").Scan(&js); err != nil {
+			return "", err
+		}
+		e.tmpl = js
+	}
+	return e.tmpl, nil
+}
+
+// deserializeWhere prints conjuncts (parse-tree nodes) back as SQL text, in
+// one DuckDB call; "" where DuckDB cannot print one.
+func (e *Engine) deserializeWhere(ctx context.Context, conn *sql.Conn, conds []map[string]any) ([]string, error) {
+	out := make([]string, len(conds))
+	if len(conds) == 0 {
+		return out, nil
+	}
+	tmpl, err := e.whereTemplate(ctx, conn)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	node := tmpl["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)
-	node["where_clause"] = cond
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(tmpl); err != nil {
-		return "", err
+	args := make([]any, len(conds))
+	calls := make([]string, len(conds))
+	for i, cond := range conds {
+		tree, err := decodeJSON(tmpl)
+		if err != nil {
+			return nil, err
+		}
+		tree["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)["where_clause"] = cond
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(tree); err != nil {
+			return nil, err
+		}
+		args[i], calls[i] = buf.String(), "json_deserialize_sql(?::JSON)"
 	}
-	var text string
-	if err := conn.QueryRowContext(ctx, "SELECT json_deserialize_sql(?::JSON)", buf.String()).Scan(&text); err != nil {
-		return "", err
+	texts := make([]any, len(conds))
+	vals := make([]sql.NullString, len(conds))
+	for i := range vals {
+		texts[i] = &vals[i]
 	}
-	if !strings.HasPrefix(text, whereTemplatePrefix) {
-		return "", fmt.Errorf("unexpected SQL from DuckDB: %q", text)
+	if err := conn.QueryRowContext(ctx, "SELECT "+strings.Join(calls, ", "), args...).Scan(texts...); err != nil {
+		if len(conds) == 1 {
+			return out, nil
+		}
+		// One of them cannot be printed: print them one at a time.
+		for i := range conds {
+			one, err := e.deserializeWhere(ctx, conn, conds[i:i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = one[0]
+		}
+		return out, nil
 	}
-	return strings.TrimPrefix(text, whereTemplatePrefix), nil
+	for i, v := range vals {
+		if text, ok := strings.CutPrefix(v.String, whereTemplatePrefix); v.Valid && ok {
+			out[i] = text
+		}
+	}
+	return out, nil
 }
 
 // tableRef is one reference to a catalog table in a query, with the WHERE

@@ -118,6 +118,7 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 				ErrSchemaMismatch, col.Name, fc.typ, col.Type)
 		}
 	}
+	nf.ColumnsMatchTable = fi.columnsMatch(cols)
 	for _, col := range cols {
 		l, ok := leafByPath[strings.ToLower(strings.Join(col.Path, "\x00"))]
 		if !ok {
@@ -133,6 +134,26 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 		}
 	}
 	return nf, nil
+}
+
+// columnsMatch says the file's top-level columns are exactly the table's:
+// same count, names (case and all), order and types.
+func (fi *fileInfo) columnsMatch(cols []catalog.Column) bool {
+	i := 0
+	for _, col := range cols {
+		if col.Parent.Known {
+			continue
+		}
+		if i >= len(fi.schema.columns) {
+			return false
+		}
+		fc := fi.schema.columns[i]
+		if fc.name != col.Name || fc.typ.String() != col.Type.String() {
+			return false
+		}
+		i++
+	}
+	return i == len(fi.schema.columns)
 }
 
 // leafColumn builds one leaf's per-row-group and per-file stats in the

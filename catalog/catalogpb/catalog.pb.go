@@ -568,8 +568,11 @@ type DataFile struct {
 	BeginSnapshot  int64                  `protobuf:"varint,10,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
 	EndSnapshot    *int64                 `protobuf:"varint,11,opt,name=end_snapshot,json=endSnapshot,proto3,oneof" json:"end_snapshot,omitempty"`
 	RowGroupCount  int32                  `protobuf:"varint,12,opt,name=row_group_count,json=rowGroupCount,proto3" json:"row_group_count,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The file's top-level columns are exactly the table's: same names, same
+	// order, same types. Readers may then skip matching columns by name.
+	ColumnsMatchTable bool `protobuf:"varint,13,opt,name=columns_match_table,json=columnsMatchTable,proto3" json:"columns_match_table,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
@@ -684,6 +687,13 @@ func (x *DataFile) GetRowGroupCount() int32 {
 		return x.RowGroupCount
 	}
 	return 0
+}
+
+func (x *DataFile) GetColumnsMatchTable() bool {
+	if x != nil {
+		return x.ColumnsMatchTable
+	}
+	return false
 }
 
 // ColumnStats describes one column in one unit (a file or a row group).
@@ -1393,7 +1403,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\xa1\x03\n" +
+	"\r_end_snapshot\"\xd1\x03\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -1409,7 +1419,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\n" +
 	" \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\v \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12&\n" +
-	"\x0frow_group_count\x18\f \x01(\x05R\rrowGroupCountB\x0f\n" +
+	"\x0frow_group_count\x18\f \x01(\x05R\rrowGroupCount\x12.\n" +
+	"\x13columns_match_table\x18\r \x01(\bR\x11columnsMatchTableB\x0f\n" +
 	"\r_end_snapshot\"\x96\x04\n" +
 	"\vColumnStats\x12\x15\n" +
 	"\x03min\x18\x01 \x01(\fH\x00R\x03min\x88\x01\x01\x12\x15\n" +

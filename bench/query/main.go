@@ -1,0 +1,287 @@
+// Command query compares rocklake with DuckDB on an events table of
+// DuckDB-written Parquet files, one per hour (-rows rows each): for each
+// table size in -sizes, every query runs -runs times through rocklake
+// (catalog, pruning, DuckDB over the kept files), DuckDB over the glob
+// dir/*.parquet, and DuckDB over exactly the files that hold matching rows
+// (the oracle), interleaved, and the medians are printed and written as
+// JSON (-json). Answers are checked equal to the glob's.
+//
+//	go run ./bench/query -sizes 100,1000,10000 -json bench/results/query.json
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"rocklake/catalog"
+	"rocklake/engine"
+	"rocklake/ingest"
+)
+
+// Result is one query at one table size.
+type Result struct {
+	Files       int     `json:"files"`
+	Query       string  `json:"query"`
+	SQL         string  `json:"sql"`
+	RocklakeMS  float64 `json:"rocklake_ms"`
+	GlobMS      float64 `json:"glob_ms"`
+	OracleMS    float64 `json:"oracle_ms"`
+	OracleFiles int     `json:"oracle_files"`
+	KeptFiles   int     `json:"rocklake_files_read"`
+	Metadata    bool    `json:"answered_from_metadata"`
+	VsOracle    float64 `json:"rocklake_over_oracle"`
+	GlobOver    float64 `json:"glob_over_rocklake"`
+}
+
+func main() {
+	sizes := flag.String("sizes", "100,1000,10000", "table sizes (files), comma-separated")
+	rows := flag.Int("rows", 2000, "rows per file")
+	runs := flag.Int("runs", 5, "timed runs per query and contender")
+	dir := flag.String("dir", "", "where the data sets live (kept and reused; default: a temporary directory)")
+	jsonOut := flag.String("json", "", "write the results here as JSON")
+	flag.Parse()
+	root := *dir
+	if root == "" {
+		var err error
+		if root, err = os.MkdirTemp("", "rocklake-bench-query-"); err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(root)
+	}
+	var all []Result
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 2 {
+			log.Fatalf("-sizes: %q is not a file count ≥ 2", s)
+		}
+		res, err := benchSize(filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
+		if err != nil {
+			log.Fatal(err)
+		}
+		all = append(all, res...)
+	}
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(all, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(*jsonOut), 0o755); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+const hourUS = int64(3_600_000_000)
+const base = int64(1_704_067_200_000_000) // 2024-01-01 00:00:00 UTC
+
+// generate writes n hourly files with DuckDB: ts inside the hour, a random
+// high-cardinality user_id, one of 20 categories, an amount.
+func generate(db *sql.DB, data string, n, rows int) error {
+	if _, err := os.Stat(filepath.Join(data, "COMPLETE")); err == nil {
+		return nil
+	}
+	os.RemoveAll(data)
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for h := range n {
+		q := fmt.Sprintf(`COPY (SELECT make_timestamptz(%d + (i * %d // %d)) AS ts,
+			hash(i, %d) %% 1000000000000 AS user_id,
+			'cat' || (hash(i, %d, 1) %% 20)::VARCHAR AS category,
+			((hash(i, %d, 2) %% 100000) / 100)::DECIMAL(10,2) AS amount
+			FROM range(%d) r(i) ORDER BY ts) TO '%s' (FORMAT parquet)`,
+			base+int64(h)*hourUS, hourUS, rows, h, h, h, rows, filepath.Join(data, fmt.Sprintf("h%06d.parquet", h)))
+		if _, err := db.Exec(q); err != nil {
+			return err
+		}
+		if (h+1)%1000 == 0 {
+			fmt.Fprintf(os.Stderr, "  wrote %d of %d files (%.0fs)\n", h+1, n, time.Since(t0).Seconds())
+		}
+	}
+	return os.WriteFile(filepath.Join(data, "COMPLETE"), nil, 0o644)
+}
+
+func benchSize(dir string, n, rows, runs int) ([]Result, error) {
+	ctx := context.Background()
+	data := filepath.Join(dir, "data")
+	duck, err := engine.Open("")
+	if err != nil {
+		return nil, err
+	}
+	defer duck.Close()
+	fmt.Printf("== %d files x %d rows (%s)\n", n, rows, data)
+	if err := generate(duck, data, n, rows); err != nil {
+		return nil, fmt.Errorf("writing the data: %w", err)
+	}
+	lakeDir := filepath.Join(dir, "lake")
+	os.RemoveAll(lakeDir)
+	cat, err := catalog.Create(lakeDir, catalog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	t0 := time.Now()
+	if _, err := ingest.Add(cat, "events", []string{data}, ingest.Options{Create: true}); err != nil {
+		return nil, err
+	}
+	fmt.Printf("registered in %.2fs\n", time.Since(t0).Seconds())
+	eng, err := engine.New(cat)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+
+	// A user_id that occurs: the first row of the middle file.
+	var uid int64
+	mid := n / 2
+	if err := duck.QueryRow(fmt.Sprintf("SELECT user_id FROM read_parquet('%s') LIMIT 1",
+		filepath.Join(data, fmt.Sprintf("h%06d.parquet", mid)))).Scan(&uid); err != nil {
+		return nil, err
+	}
+	ts := func(h int) string {
+		return time.UnixMicro(base + int64(h)*hourUS).UTC().Format("2006-01-02 15:04:05+00")
+	}
+	last := n - max(1, n/100)
+	queries := []struct{ name, where, sel string }{
+		{"one hour", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid), ts(mid+1)), "count(*), sum(amount)"},
+		{"user_id = v", fmt.Sprintf("user_id = %d", uid), "count(*), sum(amount)"},
+		{"category AND last 1%", fmt.Sprintf("category = 'cat7' AND ts >= '%s'", ts(last)), "count(*), sum(amount)"},
+		{"full count(*)", "", "count(*)"},
+		{"full scan sum", "", "count(*), sum(amount)"},
+	}
+	glob := fmt.Sprintf("read_parquet('%s')", filepath.Join(data, "*.parquet"))
+	var out []Result
+	for _, q := range queries {
+		where := ""
+		if q.where != "" {
+			where = " WHERE " + q.where
+		}
+		// The oracle's files: those holding a matching row.
+		var oracle []string
+		rs, err := duck.Query(fmt.Sprintf("SELECT DISTINCT filename FROM read_parquet('%s', filename=true)%s ORDER BY 1",
+			filepath.Join(data, "*.parquet"), where))
+		if err != nil {
+			return nil, err
+		}
+		for rs.Next() {
+			var f string
+			rs.Scan(&f)
+			oracle = append(oracle, "'"+f+"'")
+		}
+		rs.Close()
+		oracleSrc := "read_parquet([" + strings.Join(oracle, ",") + "])"
+		if len(oracle) == n {
+			oracleSrc = glob
+		}
+		sqlFor := func(src string) string { return fmt.Sprintf("SELECT %s FROM %s%s", q.sel, src, where) }
+		runDuck := func(src string) (string, time.Duration, error) {
+			t := time.Now()
+			var b strings.Builder
+			// As rocklake returns them: every value in DuckDB's text form.
+			r, err := duck.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + sqlFor(src) + ")")
+			if err != nil {
+				return "", 0, err
+			}
+			cols, _ := r.Columns()
+			for r.Next() {
+				vals := make([]sql.NullString, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				r.Scan(ptrs...)
+				for _, v := range vals {
+					fmt.Fprintf(&b, "%s|", v.String)
+				}
+			}
+			r.Close()
+			return b.String(), time.Since(t), r.Err()
+		}
+		var tr, tg, to []time.Duration
+		var kept int
+		var meta bool
+		var want string
+		for i := range runs + 1 {
+			t := time.Now()
+			res, err := eng.Query(ctx, sqlFor("events"), engine.QueryOptions{Snapshot: catalog.Latest})
+			if err != nil {
+				return nil, err
+			}
+			dr := time.Since(t)
+			got := ""
+			for _, row := range res.Rows {
+				for _, v := range row {
+					if v != nil {
+						got += *v
+					}
+					got += "|"
+				}
+			}
+			gAns, dg, err := runDuck(glob)
+			if err != nil {
+				return nil, err
+			}
+			oAns, do, err := runDuck(oracleSrc)
+			if err != nil {
+				return nil, err
+			}
+			if !sameNumbers(got, gAns) || oAns != gAns {
+				return nil, fmt.Errorf("%s: rocklake %q, glob %q, oracle %q", q.name, got, gAns, oAns)
+			}
+			want = gAns
+			if i == 0 {
+				continue // warm-up: first reads of footers and the catalog
+			}
+			tr, tg, to = append(tr, dr), append(tg, dg), append(to, do)
+			meta = res.Metadata
+			kept = 0
+			for _, tp := range res.Tables {
+				kept += tp.Plan.Files.Kept
+			}
+		}
+		r := Result{Files: n, Query: q.name, SQL: sqlFor("events"), RocklakeMS: median(tr), GlobMS: median(tg),
+			OracleMS: median(to), OracleFiles: len(oracle), KeptFiles: kept, Metadata: meta}
+		r.VsOracle, r.GlobOver = r.RocklakeMS/r.OracleMS, r.GlobMS/r.RocklakeMS
+		fmt.Printf("%-22s rocklake %8.2f ms (%5d files%s)  oracle %8.2f ms (%5d files)  glob %8.2f ms   rocklake/oracle %5.2fx  glob/rocklake %7.1fx   answer %s\n",
+			q.name, r.RocklakeMS, kept, map[bool]string{true: ", metadata", false: ""}[meta], r.OracleMS, len(oracle), r.GlobMS, r.VsOracle, r.GlobOver, want)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// sameNumbers compares answers whose decimals DuckDB may print with a
+// different number of digits through a view's casts.
+func sameNumbers(a, b string) bool {
+	if a == b {
+		return true
+	}
+	as, bs := strings.Split(a, "|"), strings.Split(b, "|")
+	if len(as) != len(bs) {
+		return false
+	}
+	for i := range as {
+		x, e1 := strconv.ParseFloat(as[i], 64)
+		y, e2 := strconv.ParseFloat(bs[i], 64)
+		if as[i] != bs[i] && (e1 != nil || e2 != nil || x != y) {
+			return false
+		}
+	}
+	return true
+}
+
+func median(ds []time.Duration) float64 {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)/2].Microseconds()) / 1000
+}
