@@ -521,7 +521,7 @@ func TestManyFilesAsParameter(t *testing.T) {
 	_, _, e := lakeOf(t, paths)
 	for range 2 {
 		for q, want := range map[string]string{
-			"SELECT count(*), sum(x) FROM t":            fmt.Sprintf("%d|%d", len(paths), total),
+			"SELECT count(*), sum(x) FROM t":             fmt.Sprintf("%d|%d", len(paths), total),
 			"SELECT count(*), sum(x) FROM t WHERE x > 2": fmt.Sprintf("%d|%d", len(paths)-3, total-3),
 			"SELECT count(*), sum(x) FROM t WHERE x < 2": "2|1",
 		} {
