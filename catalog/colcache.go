@@ -2,11 +2,13 @@ package catalog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
 
 	"rocklake/catalog/catalogpb"
+	"rocklake/membership"
 )
 
 // Planning a table of a million files evaluates a predicate's few columns
@@ -375,3 +377,93 @@ func (cb *ColumnBounds) MaxWord(i int) (uint64, bool) {
 	}
 	return binary.BigEndian.Uint64(cb.max.data[i*8:]), true
 }
+
+// FilterSet holds one column's membership filters aligned with a FileSet.
+// It is shared: read it, never modify it.
+type FilterSet struct {
+	filters []*membership.Filter // nil: the file has none
+	count   int
+	bytes   int64
+}
+
+// MayContain is false only when file i's filter rules out the value (its
+// encoding in the column's type); a file without a filter may contain it.
+func (s *FilterSet) MayContain(i int, enc []byte) bool {
+	f := s.filters[i]
+	return f == nil || f.MayContain(enc)
+}
+
+// Count is the number of files with a filter; Bytes their stored size.
+func (s *FilterSet) Count() int   { return s.count }
+func (s *FilterSet) Bytes() int64 { return s.bytes }
+
+// Filters returns the column's membership filters aligned with
+// FileSet(tableID), or nil when no visible file has one. A filter that does
+// not decode is ignored (its file may contain anything).
+func (r *Reader) Filters(tableID, columnID int64) (*FilterSet, error) {
+	k := r.cacheKey(tableID, columnID)
+	k.column = -2 - columnID // the filters' own key space
+	if v := r.c.plan.get(k); v != nil {
+		s, _ := v.(*FilterSet)
+		return s, nil
+	}
+	fs, err := r.FileSet(tableID)
+	if err != nil {
+		return nil, err
+	}
+	n := fs.Len()
+	s := &FilterSet{filters: make([]*membership.Filter, n)}
+	i := 0
+	var p catalogpb.MembershipFilter
+	err = scanPrefix(r, key(tagFileFilter, tableID, columnID), func(k, v []byte) error {
+		fileID, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		for i < n && fs.IDs[i] < fileID {
+			i++
+		}
+		if i == n || fs.IDs[i] != fileID {
+			return nil
+		}
+		p.Reset()
+		if decodeValue(v, &p) != nil || p.Kind != membership.Kind {
+			return nil
+		}
+		if f, err := membership.Decode(p.Data); err == nil {
+			s.filters[i] = f
+			s.count++
+			s.bytes += int64(len(p.Data))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.count == 0 {
+		s = nil
+	}
+	size := int64(8 * n)
+	if s != nil {
+		size += s.bytes
+	}
+	r.c.plan.put(k, s, size)
+	return s, nil
+}
+
+// HasFilters says whether any file of the table, at any snapshot, has a
+// membership filter for the column: registrations keep building them for
+// a column that has them.
+func (r *Reader) HasFilters(tableID, columnID int64) (bool, error) {
+	found := false
+	err := scanPrefix(r, key(tagFileFilter, tableID, columnID), func(_, _ []byte) error {
+		found = true
+		return errStopScan
+	})
+	if err == errStopScan {
+		err = nil
+	}
+	return found, err
+}
+
+var errStopScan = errors.New("stop")

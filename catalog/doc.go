@@ -22,6 +22,7 @@
 //	0D table   column                     TableColumnStats  bounds, latest state
 //	0E table   column  path               VariantStats      table-wide sub-fields
 //	0F table   file                       FileToDelete      expired, awaiting cleanup
+//	10 table   column  file               MembershipFilter  distinct values of a column in a file
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's

@@ -124,8 +124,10 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 				return err
 			}
 			for _, col := range colIDs {
-				if err := del(key(tagFileColumnStats, t.Id, col, f.ID)); err != nil {
-					return err
+				for _, tag := range []byte{tagFileColumnStats, tagFileFilter} {
+					if err := del(key(tag, t.Id, col, f.ID)); err != nil {
+						return err
+					}
 				}
 				for _, tag := range []byte{tagRowGroupStats, tagFileVariantStats} {
 					if err := scanRange(kvs, key(tag, t.Id, col, f.ID), func(k, _ []byte) error { return del(k) }); err != nil {
@@ -141,7 +143,7 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 		if tableGone {
 			res.TablesForgotten++
 			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
-				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats} {
+				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter} {
 				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}

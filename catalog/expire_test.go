@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rocklake/membership"
 )
 
 // snapshotView renders everything a reader sees at a snapshot: tables,
@@ -104,8 +106,11 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 	}
 	x := []ColumnDef{{Name: "x", Type: "bigint"}}
 	commit(t, c, func(tx *Txn) { tx.CreateTable("t", x); tx.CreateTable("u", x) })
+	fdata, _, _ := membership.Build([]uint64{1, 2, 3})
+	withFilter := intFile(t, p("a"), 0, 9, 1)
+	withFilter.Columns[0].Filter = &Filter{Kind: membership.Kind, Data: fdata, Distinct: 3}
 	commit(t, c, func(tx *Txn) {
-		tx.AddFiles("t", intFile(t, p("a"), 0, 9, 1), intFile(t, p("b"), 10, 19, 0))
+		tx.AddFiles("t", withFilter, intFile(t, p("b"), 10, 19, 0))
 		tx.AddFiles("u", intFile(t, p("u1"), 0, 5, 0))
 	})
 	aOld := fileID(t, c, "t", p("a"))
@@ -124,6 +129,9 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 		before[id] = snapshotView(t, c, id)
 	}
 	rowGroupsBefore := countKeys(t, c, tagRowGroupStats)
+	if got := countKeys(t, c, tagFileFilter); got != 1 {
+		t.Fatalf("%d membership filter rows, want 1", got)
+	}
 
 	// A dry run reports and writes nothing.
 	h := dump(t, c)
@@ -154,6 +162,9 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 		if got := snapshotView(t, c, id); got != want {
 			t.Errorf("snapshot %d reads differently after expiry:\n%s\nwant\n%s", id, got, want)
 		}
+	}
+	if got := countKeys(t, c, tagFileFilter); got != 0 {
+		t.Errorf("%d membership filter rows left, want 0 (the forgotten file's)", got)
 	}
 	if got := countKeys(t, c, tagRowGroupStats); got != rowGroupsBefore-2 {
 		t.Errorf("row-group stats rows: %d, want %d (the two forgotten files' rows deleted)", got, rowGroupsBefore-2)

@@ -23,6 +23,7 @@ const (
 	tagTableColumnStats  byte = 0x0D // 0D table column                 → TableColumnStats
 	tagTableVariantStats byte = 0x0E // 0E table column path            → VariantStats
 	tagFileToDelete      byte = 0x0F // 0F table file                   → FileToDelete (expired, awaiting cleanup)
+	tagFileFilter        byte = 0x10 // 10 table column file            → MembershipFilter
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -42,6 +43,7 @@ var allTags = map[string]byte{
 	"table_column_stats":  tagTableColumnStats,
 	"table_variant_stats": tagTableVariantStats,
 	"file_to_delete":      tagFileToDelete,
+	"file_filter":         tagFileFilter,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

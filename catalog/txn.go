@@ -12,6 +12,7 @@ import (
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
+	"rocklake/membership"
 	"rocklake/types"
 )
 
@@ -71,6 +72,16 @@ type FileColumn struct {
 	Stats     ColumnStats
 	RowGroups []RowGroupStats
 	Variants  []VariantStats
+	// Filter, when set, is a membership filter (package membership) of the
+	// column's distinct values in the file.
+	Filter *Filter
+}
+
+// Filter is a stored membership filter.
+type Filter struct {
+	Kind     string
+	Data     []byte
+	Distinct int64
 }
 
 // Txn collects changes that Commit applies as one new snapshot, atomically.
@@ -649,6 +660,12 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			}
 			for _, v := range fc.Variants {
 				w.put(keyWithString(tagFileVariantStats, v.Path, ts.t.ID, col.ID, f.ID), v.toPB())
+			}
+			if fl := fc.Filter; fl != nil {
+				if _, err := membership.Decode(fl.Data); err != nil || fl.Kind != membership.Kind {
+					return fmt.Errorf("%w file %s column %q: membership filter of kind %q: %v", ErrInvalid, nf.Path, strings.Join(fc.Path, "."), fl.Kind, err)
+				}
+				w.put(key(tagFileFilter, ts.t.ID, col.ID, f.ID), &catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
 			}
 		}
 		for _, c := range ts.cols {

@@ -42,6 +42,12 @@ type Options struct {
 	// longer live, nothing is committed: their rows would otherwise be
 	// registered twice or resurrected.
 	Replace []int64
+	// FilterColumns names top-level columns to build membership filters
+	// for (see filter.go for the columns that get them anyway).
+	FilterColumns []string
+	// NoAutoFilters stops a table created by Add from choosing filter
+	// columns by itself.
+	NoAutoFilters bool
 }
 
 // Result summarises a successful Add.
@@ -114,14 +120,23 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 	default:
 		return Result{}, err
 	}
+	chosen, err := filterColumns(r, t, cols, infos[0], res.CreatedTable, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	filters, err := buildFilters(infos, cols, chosen, opts.Workers)
+	if err != nil {
+		return Result{}, err
+	}
 	var nfs []catalog.NewFile
 	var errs []error
-	for _, fi := range infos {
+	for i, fi := range infos {
 		nf, err := fi.newFile(table, cols)
 		if err != nil {
 			errs = append(errs, &FileError{Path: fi.path, Err: err})
 			continue
 		}
+		attachFilters(&nf, cols, filters[i])
 		nfs = append(nfs, nf)
 		res.Rows += nf.RecordCount
 		res.Bytes += nf.FileSizeBytes

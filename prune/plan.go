@@ -75,6 +75,8 @@ type Options struct {
 	Pages bool
 	// NoBloom never reads bloom filters.
 	NoBloom bool
+	// NoFilters ignores the catalog's membership filters.
+	NoFilters bool
 	// IndexMinRows is the cost rule: a row group with fewer rows is read
 	// whole instead of first reading its bloom filters or page index (one
 	// extra small read each, at their stored offsets). 0 means 1024; a
@@ -128,7 +130,23 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 		}
 		colIDs[i] = c.ID
 	}
-	results := evalFiles(fs, colIDs, bounds, eval, compilePrefilter(b.Pred, colIDs, bounds))
+	// Membership filters of the columns under = (and IN).
+	var filters map[int64]*catalog.FilterSet
+	if !opts.NoFilters {
+		for id := range equalityColumns(b.Pred) {
+			fl, err := r.Filters(t.ID, id)
+			if err != nil {
+				return nil, err
+			}
+			if fl != nil {
+				if filters == nil {
+					filters = map[int64]*catalog.FilterSet{}
+				}
+				filters[id] = fl
+			}
+		}
+	}
+	results := evalFiles(fs, colIDs, bounds, filters, eval, compilePrefilter(b.Pred, colIDs, bounds))
 	for i, res := range results {
 		if res == Skip {
 			continue
@@ -186,7 +204,8 @@ var parallelFiles = 1 << 15
 
 // evalFiles evaluates every file, in parallel chunks for large tables.
 // An empty file is skipped: there is nothing to read.
-func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBounds, eval Evaluator, pf prefilter) []Result {
+func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBounds, filters map[int64]*catalog.FilterSet,
+	eval Evaluator, pf prefilter) []Result {
 	n := fs.Len()
 	out := make([]Result, n)
 	chunk := func(lo, hi int) {
@@ -213,6 +232,12 @@ func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBoun
 			}
 			return nil
 		})
+		if filters != nil {
+			unit.Absent = func(colID int64, value []byte) bool {
+				fl := filters[colID]
+				return fl != nil && !fl.MayContain(fi, value)
+			}
+		}
 		var skip []bool
 		if pf != nil {
 			skip = make([]bool, hi-lo)

@@ -1350,6 +1350,69 @@ func (x *FileToDelete) GetEndSnapshot() int64 {
 	return 0
 }
 
+// MembershipFilter is a per-file set of one column's distinct values
+// (package membership): = and IN skip a file whose filter rules the value
+// out.
+type MembershipFilter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	DistinctCount int64                  `protobuf:"varint,3,opt,name=distinct_count,json=distinctCount,proto3" json:"distinct_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MembershipFilter) Reset() {
+	*x = MembershipFilter{}
+	mi := &file_catalog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MembershipFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MembershipFilter) ProtoMessage() {}
+
+func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
+func (*MembershipFilter) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *MembershipFilter) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *MembershipFilter) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *MembershipFilter) GetDistinctCount() int64 {
+	if x != nil {
+		return x.DistinctCount
+	}
+	return 0
+}
+
 var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
@@ -1505,7 +1568,11 @@ const file_catalog_proto_rawDesc = "" +
 	"\afile_id\x18\x02 \x01(\x03R\x06fileId\x12\x1a\n" +
 	"\blocation\x18\x03 \x01(\tR\blocation\x122\n" +
 	"\x15scheduled_unix_micros\x18\x04 \x01(\x03R\x13scheduledUnixMicros\x12!\n" +
-	"\fend_snapshot\x18\x05 \x01(\x03R\vendSnapshotB\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
+	"\fend_snapshot\x18\x05 \x01(\x03R\vendSnapshot\"a\n" +
+	"\x10MembershipFilter\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
+	"\x0edistinct_count\x18\x03 \x01(\x03R\rdistinctCountB\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
 
 var (
 	file_catalog_proto_rawDescOnce sync.Once
@@ -1519,7 +1586,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 	return file_catalog_proto_rawDescData
 }
 
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_catalog_proto_goTypes = []any{
 	(*Meta)(nil),             // 0: rocklake.catalog.v1.Meta
 	(*Snapshot)(nil),         // 1: rocklake.catalog.v1.Snapshot
@@ -1535,6 +1602,7 @@ var file_catalog_proto_goTypes = []any{
 	(*TableStats)(nil),       // 11: rocklake.catalog.v1.TableStats
 	(*TableColumnStats)(nil), // 12: rocklake.catalog.v1.TableColumnStats
 	(*FileToDelete)(nil),     // 13: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 14: rocklake.catalog.v1.MembershipFilter
 }
 var file_catalog_proto_depIdxs = []int32{
 	2, // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -1567,7 +1635,7 @@ func file_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

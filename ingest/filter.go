@@ -1,0 +1,292 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"rocklake/catalog"
+	"rocklake/membership"
+	"rocklake/types"
+)
+
+// Membership filters (package membership) are built at registration for:
+//
+//   - the columns Options.FilterColumns names;
+//   - columns that already have filters in the table (a column once given
+//     filters keeps getting them);
+//   - when Add creates the table (and Options.NoAutoFilters is unset), the
+//     columns of the first file whose values are mostly distinct: at least
+//     AutoFilterMinDistinct distinct values, making up at least
+//     AutoFilterMinRatio of its non-NULL values. Random ids, keys, hashes:
+//     exactly the columns min/max bounds cannot separate.
+//
+// Only flat top-level columns of integer, VARCHAR, BLOB and UUID type get
+// filters, and only where the file's type is the table's: their values
+// encode exactly as DuckDB compares them. Building one reads the column's
+// data once.
+const (
+	AutoFilterMinDistinct = 1000
+	AutoFilterMinRatio    = 0.9
+)
+
+// filterable reports whether a column type can have membership filters.
+func filterable(t types.Type) bool {
+	switch t.Kind {
+	case types.KindTinyInt, types.KindSmallInt, types.KindInteger, types.KindBigInt, types.KindHugeInt,
+		types.KindUTinyInt, types.KindUSmallInt, types.KindUInteger, types.KindUBigInt, types.KindUHugeInt,
+		types.KindVarchar, types.KindBlob, types.KindUUID:
+		return true
+	}
+	return false
+}
+
+// fileFilter reads one flat leaf's values and builds its filter; nil when
+// the leaf holds no value. nonNull counts the values read.
+func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull int64, err error) {
+	codec, ok := types.CodecFor(t)
+	if !ok || l.repeated || !l.typ.Equal(t) {
+		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.path, "."))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fl, err = nil, fmt.Errorf("arrow-go: %v", r)
+		}
+	}()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rdr.Close()
+	var hashes []uint64
+	var enc []byte
+	add := func(plain []byte) error {
+		v, ok := decodeValue(l, plain, lower)
+		if !ok {
+			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.path, "."), t)
+		}
+		if enc, err = codec.Append(enc[:0], v); err != nil {
+			return err
+		}
+		hashes = append(hashes, membership.Hash(enc))
+		return nil
+	}
+	const batch = 1024
+	defs := make([]int16, batch)
+	var buf [8]byte
+	for g := range rdr.NumRowGroups() {
+		cr, err := rdr.RowGroup(g).Column(l.index)
+		if err != nil {
+			return nil, 0, err
+		}
+		for cr.HasNext() {
+			var n int
+			switch cr := cr.(type) {
+			case *file.Int32ColumnChunkReader:
+				vals := make([]int32, batch)
+				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
+				for _, x := range vals[:n] {
+					binary.LittleEndian.PutUint32(buf[:4], uint32(x))
+					if err == nil {
+						err = add(buf[:4])
+					}
+				}
+			case *file.Int64ColumnChunkReader:
+				vals := make([]int64, batch)
+				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
+				for _, x := range vals[:n] {
+					binary.LittleEndian.PutUint64(buf[:], uint64(x))
+					if err == nil {
+						err = add(buf[:])
+					}
+				}
+			case *file.ByteArrayColumnChunkReader:
+				vals := make([]parquet.ByteArray, batch)
+				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
+				for _, x := range vals[:n] {
+					if err == nil {
+						err = add(x)
+					}
+				}
+			case *file.FixedLenByteArrayColumnChunkReader:
+				vals := make([]parquet.FixedLenByteArray, batch)
+				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
+				for _, x := range vals[:n] {
+					if err == nil {
+						err = add(x)
+					}
+				}
+			default:
+				return nil, 0, fmt.Errorf("column %s: physical type %T has no membership filter", strings.Join(l.path, "."), cr)
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			nonNull += int64(n)
+			if n == 0 && !cr.HasNext() {
+				break
+			}
+		}
+	}
+	data, distinct, err := membership.Build(hashes)
+	if errors.Is(err, membership.ErrEmpty) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return &catalog.Filter{Kind: membership.Kind, Data: data, Distinct: int64(distinct)}, nonNull, nil
+}
+
+// filterLeaf is the flat leaf of a top-level column in a file, when the
+// column can have a filter there.
+func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
+	if col.Parent.Known || !filterable(col.Type) {
+		return nil, false
+	}
+	for _, l := range fi.schema.leaves {
+		if len(l.path) == 1 && strings.EqualFold(l.path[0], col.Name) {
+			return l, !l.repeated && l.variant == nil && l.typ.Equal(col.Type)
+		}
+	}
+	return nil, false
+}
+
+// autoFilterColumns picks the columns of a new table that get filters,
+// from its first file (see the rule above).
+func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
+	out := map[int64]bool{}
+	for _, col := range cols {
+		l, ok := fi.filterLeaf(col)
+		if !ok {
+			continue
+		}
+		fl, nonNull, err := fileFilter(fi.path, l, col.Type)
+		if err != nil || fl == nil {
+			continue
+		}
+		if fl.Distinct >= AutoFilterMinDistinct && float64(fl.Distinct) >= AutoFilterMinRatio*float64(nonNull) {
+			out[col.ID] = true
+		}
+	}
+	return out
+}
+
+// buildFilters builds every file's filters for the chosen columns, in
+// parallel; filters[i][columnID].
+func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]bool, workers int) ([]map[int64]*catalog.Filter, error) {
+	out := make([]map[int64]*catalog.Filter, len(infos))
+	if len(chosen) == 0 {
+		return out, nil
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, len(infos))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, len(infos)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fi := infos[i]
+				out[i] = map[int64]*catalog.Filter{}
+				for _, col := range cols {
+					if !chosen[col.ID] {
+						continue
+					}
+					l, ok := fi.filterLeaf(col)
+					if !ok {
+						continue // this file's column differs: no filter, read when in doubt
+					}
+					fl, _, err := fileFilter(fi.path, l, col.Type)
+					if err != nil {
+						errs[i] = &FileError{Path: fi.path, Err: fmt.Errorf("membership filter: %w", err)}
+						break
+					}
+					if fl != nil {
+						out[i][col.ID] = fl
+					}
+				}
+			}
+		}()
+	}
+	for i := range infos {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// filterColumns is the set of columns whose filters this registration
+// builds.
+func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, first *fileInfo, created bool, opts Options) (map[int64]bool, error) {
+	chosen := map[int64]bool{}
+	for _, name := range opts.FilterColumns {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		var col *catalog.Column
+		for i := range cols {
+			if !cols[i].Parent.Known && strings.EqualFold(cols[i].Name, name) {
+				col = &cols[i]
+			}
+		}
+		if col == nil {
+			return nil, fmt.Errorf("membership filter: %w %q", catalog.ErrNoSuchColumn, name)
+		}
+		if !filterable(col.Type) {
+			return nil, fmt.Errorf("membership filter on column %q: %s columns have none (integers, VARCHAR, BLOB and UUID do)", col.Name, col.Type)
+		}
+		chosen[col.ID] = true
+	}
+	if created {
+		if !opts.NoAutoFilters {
+			for id := range autoFilterColumns(first, cols) {
+				chosen[id] = true
+			}
+		}
+		return chosen, nil
+	}
+	for _, col := range cols {
+		if col.Parent.Known || !filterable(col.Type) || chosen[col.ID] {
+			continue
+		}
+		has, err := r.HasFilters(t.ID, col.ID)
+		if err != nil {
+			return nil, err
+		}
+		chosen[col.ID] = has
+	}
+	return chosen, nil
+}
+
+// attachFilters hangs a file's filters on its column stats entries.
+func attachFilters(nf *catalog.NewFile, cols []catalog.Column, filters map[int64]*catalog.Filter) {
+	if len(filters) == 0 {
+		return
+	}
+	for _, col := range cols {
+		fl := filters[col.ID]
+		if fl == nil {
+			continue
+		}
+		for j := range nf.Columns {
+			if len(nf.Columns[j].Path) == 1 && strings.EqualFold(nf.Columns[j].Path[0], col.Name) {
+				nf.Columns[j].Filter = fl
+			}
+		}
+	}
+}

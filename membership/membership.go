@@ -1,0 +1,110 @@
+// Package membership builds and reads the catalog's per-file membership
+// filters: compact sets of a column's distinct values in one file that
+// answer "is v possibly in this file?" with no false negatives and a small,
+// measured false-positive rate. Planning consults them for = and IN on
+// columns whose min/max bounds cannot separate files (random ids).
+//
+// A filter is a binary fuse filter with 16-bit fingerprints
+// (github.com/FastFilter/xorfilter): about 2.25 bytes per distinct value
+// and a false-positive rate near 2^-16. Keys are the xxhash64 of a value's
+// order-preserving encoding in the column's type (package types), so a
+// predicate's literal, bound to the column's type, hashes exactly as the
+// file's values did.
+//
+// Stored form, little-endian:
+//
+//	u64 seed | u32 segment_length | u32 segment_count | u32 n (fingerprints) | n × u16 fingerprint
+//
+// Decode checks that the fingerprint array is exactly as long as the
+// segments require, so a damaged filter is an error, never an index
+// out of range.
+package membership
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+
+	"github.com/FastFilter/xorfilter"
+	"github.com/cespare/xxhash/v2"
+)
+
+// Kind names the filter format in the catalog.
+const Kind = "binary_fuse16/xxh64"
+
+// Filter answers membership queries.
+type Filter struct {
+	f xorfilter.BinaryFuse[uint16]
+}
+
+// Hash is the key of a value's encoding.
+func Hash(enc []byte) uint64 { return xxhash.Sum64(enc) }
+
+// ErrEmpty reports a filter of no values (there is nothing to build).
+var ErrEmpty = errors.New("membership: no values")
+
+// Build makes the stored form of a filter over the given hashes (Hash of
+// each value; duplicates are removed here) and says how many were
+// distinct.
+func Build(hashes []uint64) ([]byte, int, error) {
+	if len(hashes) == 0 {
+		return nil, 0, ErrEmpty
+	}
+	keys := append([]uint64(nil), hashes...)
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	n := 0
+	for i, k := range keys {
+		if i == 0 || k != keys[n-1] {
+			keys[n] = k
+			n++
+		}
+	}
+	f, err := xorfilter.NewBinaryFuse[uint16](keys[:n])
+	if err != nil {
+		return nil, 0, fmt.Errorf("membership: %w", err)
+	}
+	out := make([]byte, 0, 20+2*len(f.Fingerprints))
+	out = binary.LittleEndian.AppendUint64(out, f.Seed)
+	out = binary.LittleEndian.AppendUint32(out, f.SegmentLength)
+	out = binary.LittleEndian.AppendUint32(out, f.SegmentCount)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(f.Fingerprints)))
+	for _, fp := range f.Fingerprints {
+		out = binary.LittleEndian.AppendUint16(out, fp)
+	}
+	return out, n, nil
+}
+
+// Decode reads a stored filter.
+func Decode(b []byte) (*Filter, error) {
+	if len(b) < 20 {
+		return nil, fmt.Errorf("membership: filter of %d bytes is too short", len(b))
+	}
+	seed := binary.LittleEndian.Uint64(b)
+	segLen := binary.LittleEndian.Uint32(b[8:])
+	segCount := binary.LittleEndian.Uint32(b[12:])
+	n := binary.LittleEndian.Uint32(b[16:])
+	if segLen == 0 || bits.OnesCount32(segLen) != 1 || segCount == 0 || segCount > 1<<30/segLen {
+		return nil, fmt.Errorf("membership: bad segments (%d of length %d)", segCount, segLen)
+	}
+	// Contains reads up to index segCount·segLen - 1 + 2·segLen.
+	if uint64(n) != uint64(segCount+2)*uint64(segLen) || uint64(len(b)) != 20+2*uint64(n) {
+		return nil, fmt.Errorf("membership: %d fingerprints in %d bytes do not fit %d segments of %d", n, len(b), segCount, segLen)
+	}
+	fps := make([]uint16, n)
+	for i := range fps {
+		fps[i] = binary.LittleEndian.Uint16(b[20+2*i:])
+	}
+	return &Filter{f: xorfilter.BinaryFuse[uint16]{
+		Seed: seed, SegmentLength: segLen, SegmentLengthMask: segLen - 1, SegmentCount: segCount,
+		SegmentCountLength: segCount * segLen, Fingerprints: fps,
+	}}, nil
+}
+
+// MayContain is false only when the value (its encoding) is certainly not
+// in the set.
+func (f *Filter) MayContain(enc []byte) bool { return f.f.Contains(Hash(enc)) }
+
+// Bytes is the filter's size in memory.
+func (f *Filter) Bytes() int { return 2*len(f.f.Fingerprints) + 32 }

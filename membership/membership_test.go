@@ -1,0 +1,91 @@
+package membership
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+)
+
+func enc(x uint64) []byte { return binary.BigEndian.AppendUint64(nil, x) }
+
+// No false negatives, ever; false positives near 2^-16, measured.
+func TestNoFalseNegativesAndMeasuredFPR(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var probes, fp int
+	var bytes, values int
+	for _, n := range []int{1, 2, 3, 10, 100, 2000, 50_000} {
+		in := map[uint64]bool{}
+		var hs []uint64
+		for len(in) < n {
+			x := r.Uint64()
+			in[x] = true
+			hs = append(hs, Hash(enc(x)), Hash(enc(x))) // duplicates are fine
+		}
+		b, distinct, err := Build(hs)
+		if err != nil || distinct != n {
+			t.Fatalf("n=%d: %d distinct, %v", n, distinct, err)
+		}
+		f, err := Decode(b)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		for x := range in {
+			if !f.MayContain(enc(x)) {
+				t.Fatalf("n=%d: %d is in the set but the filter says no", n, x)
+			}
+		}
+		for range 200_000 {
+			x := r.Uint64()
+			if in[x] {
+				continue
+			}
+			probes++
+			if f.MayContain(enc(x)) {
+				fp++
+			}
+		}
+		if n >= 100 {
+			bytes, values = bytes+len(b), values+n
+		}
+	}
+	rate := float64(fp) / float64(probes)
+	t.Logf("false positives %d of %d probes (%.5f%%); %.2f bytes per value (sets of ≥ 100)", fp, probes, 100*rate, float64(bytes)/float64(values))
+	if rate > 1e-3 {
+		t.Errorf("false-positive rate %.5f, want about 2^-16", rate)
+	}
+}
+
+func TestDecodeRejectsDamage(t *testing.T) {
+	b, _, err := Build([]uint64{1, 2, 3, 4, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Build(nil); err != ErrEmpty {
+		t.Errorf("empty build: %v", err)
+	}
+	bad := [][]byte{nil, b[:19], b[:len(b)-2], append(append([]byte{}, b...), 0, 0)}
+	for _, field := range []int{8, 12, 16} { // segment length, count, n
+		c := append([]byte{}, b...)
+		binary.LittleEndian.PutUint32(c[field:], binary.LittleEndian.Uint32(c[field:])+1)
+		bad = append(bad, c)
+	}
+	for i, c := range bad {
+		if _, err := Decode(c); err == nil {
+			t.Errorf("damaged filter %d decoded", i)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	b, _, _ := Build([]uint64{1, 2, 3})
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flt, err := Decode(data)
+		if err != nil {
+			return
+		}
+		for i := range uint64(64) {
+			flt.MayContain(enc(i)) // must not panic
+		}
+	})
+}
