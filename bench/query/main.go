@@ -115,11 +115,18 @@ func generate(db *sql.DB, data string, n, rows int) error {
 func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 	ctx := context.Background()
 	data := filepath.Join(dir, "data")
+	// DuckDB for the glob, and a separate one for the oracle, so that
+	// neither's caches or heap serve the other.
 	duck, err := engine.Open("")
 	if err != nil {
 		return nil, err
 	}
 	defer duck.Close()
+	oracleDB, err := engine.Open("")
+	if err != nil {
+		return nil, err
+	}
+	defer oracleDB.Close()
 	fmt.Printf("== %d files x %d rows (%s)\n", n, rows, data)
 	if err := generate(duck, data, n, rows); err != nil {
 		return nil, fmt.Errorf("writing the data: %w", err)
@@ -185,11 +192,11 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 			oracleSrc = glob
 		}
 		sqlFor := func(src string) string { return fmt.Sprintf("SELECT %s FROM %s%s", q.sel, src, where) }
-		runDuck := func(src string) (string, time.Duration, error) {
+		runDuck := func(db *sql.DB, src string) (string, time.Duration, error) {
 			t := time.Now()
 			var b strings.Builder
 			// As rocklake returns them: every value in DuckDB's text form.
-			r, err := duck.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + sqlFor(src) + ")")
+			r, err := db.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + sqlFor(src) + ")")
 			if err != nil {
 				return "", 0, err
 			}
@@ -228,11 +235,11 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 					got += "|"
 				}
 			}
-			gAns, dg, err := runDuck(glob)
+			gAns, dg, err := runDuck(duck, glob)
 			if err != nil {
 				return nil, err
 			}
-			oAns, do, err := runDuck(oracleSrc)
+			oAns, do, err := runDuck(oracleDB, oracleSrc)
 			if err != nil {
 				return nil, err
 			}
