@@ -47,23 +47,35 @@ func filterable(t types.Type) bool {
 	return false
 }
 
-// fileFilter reads one flat leaf's values and builds its filter; nil when
-// the leaf holds no value. nonNull counts the values read.
-func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull int64, err error) {
-	codec, ok := types.CodecFor(t)
-	if !ok || l.repeated || !l.typ.Equal(t) {
-		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.path, "."))
-	}
+// fileFilters reads flat leaves' values from one file (opened once) and
+// builds their filters; a nil filter where the leaf holds no value.
+// nonNull counts each leaf's values.
+func fileFilters(path string, leaves []*leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			fl, err = nil, fmt.Errorf("arrow-go: %v", r)
+			fls, nonNull, err = nil, nil, fmt.Errorf("arrow-go: %v", r)
 		}
 	}()
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	defer rdr.Close()
+	fls, nonNull = make([]*catalog.Filter, len(leaves)), make([]int64, len(leaves))
+	for i, l := range leaves {
+		if fls[i], nonNull[i], err = leafFilter(rdr, l, ts[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return fls, nonNull, nil
+}
+
+// leafFilter reads one flat leaf's values and builds its filter.
+func leafFilter(rdr *file.Reader, l *leaf, t types.Type) (fl *catalog.Filter, nonNull int64, err error) {
+	codec, ok := types.CodecFor(t)
+	if !ok || l.repeated || !l.typ.Equal(t) {
+		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.path, "."))
+	}
 	var hashes []uint64
 	var enc []byte
 	add := func(plain []byte) error {
@@ -80,6 +92,12 @@ func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull
 	const batch = 1024
 	defs := make([]int16, batch)
 	var buf [8]byte
+	var (
+		i32 []int32
+		i64 []int64
+		ba  []parquet.ByteArray
+		fb  []parquet.FixedLenByteArray
+	)
 	for g := range rdr.NumRowGroups() {
 		cr, err := rdr.RowGroup(g).Column(l.index)
 		if err != nil {
@@ -89,7 +107,10 @@ func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull
 			var n int
 			switch cr := cr.(type) {
 			case *file.Int32ColumnChunkReader:
-				vals := make([]int32, batch)
+				if i32 == nil {
+					i32 = make([]int32, batch)
+				}
+				vals := i32
 				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
 				for _, x := range vals[:n] {
 					binary.LittleEndian.PutUint32(buf[:4], uint32(x))
@@ -98,7 +119,10 @@ func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull
 					}
 				}
 			case *file.Int64ColumnChunkReader:
-				vals := make([]int64, batch)
+				if i64 == nil {
+					i64 = make([]int64, batch)
+				}
+				vals := i64
 				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
 				for _, x := range vals[:n] {
 					binary.LittleEndian.PutUint64(buf[:], uint64(x))
@@ -107,7 +131,10 @@ func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull
 					}
 				}
 			case *file.ByteArrayColumnChunkReader:
-				vals := make([]parquet.ByteArray, batch)
+				if ba == nil {
+					ba = make([]parquet.ByteArray, batch)
+				}
+				vals := ba
 				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
 				for _, x := range vals[:n] {
 					if err == nil {
@@ -115,7 +142,10 @@ func fileFilter(path string, l *leaf, t types.Type) (fl *catalog.Filter, nonNull
 					}
 				}
 			case *file.FixedLenByteArrayColumnChunkReader:
-				vals := make([]parquet.FixedLenByteArray, batch)
+				if fb == nil {
+					fb = make([]parquet.FixedLenByteArray, batch)
+				}
+				vals := fb
 				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
 				for _, x := range vals[:n] {
 					if err == nil {
@@ -162,17 +192,24 @@ func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
 // from its first file (see the rule above).
 func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 	out := map[int64]bool{}
+	var leaves []*leaf
+	var ts []types.Type
+	var ids []int64
 	for _, col := range cols {
-		l, ok := fi.filterLeaf(col)
-		if !ok {
-			continue
+		if l, ok := fi.filterLeaf(col); ok {
+			leaves, ts, ids = append(leaves, l), append(ts, col.Type), append(ids, col.ID)
 		}
-		fl, nonNull, err := fileFilter(fi.path, l, col.Type)
-		if err != nil || fl == nil {
-			continue
-		}
-		if fl.Distinct >= AutoFilterMinDistinct && float64(fl.Distinct) >= AutoFilterMinRatio*float64(nonNull) {
-			out[col.ID] = true
+	}
+	if len(leaves) == 0 {
+		return out
+	}
+	fls, nonNull, err := fileFilters(fi.path, leaves, ts)
+	if err != nil {
+		return out
+	}
+	for i, fl := range fls {
+		if fl != nil && fl.Distinct >= AutoFilterMinDistinct && float64(fl.Distinct) >= AutoFilterMinRatio*float64(nonNull[i]) {
+			out[ids[i]] = true
 		}
 	}
 	return out
@@ -198,21 +235,29 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 			for i := range next {
 				fi := infos[i]
 				out[i] = map[int64]*catalog.Filter{}
+				var leaves []*leaf
+				var ts []types.Type
+				var ids []int64
 				for _, col := range cols {
 					if !chosen[col.ID] {
 						continue
 					}
-					l, ok := fi.filterLeaf(col)
-					if !ok {
-						continue // this file's column differs: no filter, read when in doubt
+					// A file whose column differs gets no filter: read when in doubt.
+					if l, ok := fi.filterLeaf(col); ok {
+						leaves, ts, ids = append(leaves, l), append(ts, col.Type), append(ids, col.ID)
 					}
-					fl, _, err := fileFilter(fi.path, l, col.Type)
-					if err != nil {
-						errs[i] = &FileError{Path: fi.path, Err: fmt.Errorf("membership filter: %w", err)}
-						break
-					}
+				}
+				if len(leaves) == 0 {
+					continue
+				}
+				fls, _, err := fileFilters(fi.path, leaves, ts)
+				if err != nil {
+					errs[i] = &FileError{Path: fi.path, Err: fmt.Errorf("membership filter: %w", err)}
+					continue
+				}
+				for j, fl := range fls {
 					if fl != nil {
-						out[i][col.ID] = fl
+						out[i][ids[j]] = fl
 					}
 				}
 			}

@@ -14,7 +14,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
+	"strings"
 	"time"
 
 	"rocklake/catalog"
@@ -29,6 +31,8 @@ func main() {
 	rowGroups := flag.Int("rowgroups", 4, "row groups per file")
 	rows := flag.Int("rows", 400, "rows per file")
 	runs := flag.Int("runs", 3, "timed registrations (each into a new catalog)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the registrations to this file")
+	filters := flag.String("filter-columns", "", "build membership filters for these columns (c0 is int64, c2 varchar, c7 uuid)")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "rocklake-bench-ingest-")
@@ -63,6 +67,16 @@ func main() {
 	fmt.Printf("wrote %d files (%d row groups, %d rows, 10 columns each) in %.1fs\n",
 		*files, *rowGroups, *rows, time.Since(start).Seconds())
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var rates []float64
 	for run := range *runs {
 		cdir := filepath.Join(dir, fmt.Sprintf("lake%d", run))
@@ -70,7 +84,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		res, err := ingest.Add(c, "t", []string{filepath.Join(dir, "data")}, ingest.Options{Create: true})
+		res, err := ingest.Add(c, "t", []string{filepath.Join(dir, "data")}, ingest.Options{Create: true, FilterColumns: splitList(*filters)})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -81,4 +95,11 @@ func main() {
 	}
 	sort.Float64s(rates)
 	fmt.Printf("median: %.0f files/s\n", rates[len(rates)/2])
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

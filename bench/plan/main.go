@@ -1,20 +1,26 @@
-// Command plan measures planning time: a table of -files files with
-// synthetic statistics (one file per hour, ts clustered, 10 columns) is
-// registered straight into a catalog, then a one-column range predicate and
-// a two-column AND are planned -runs times on a freshly opened catalog
-// (first run: stats read from Pebble) and again (later runs), at file level
-// only. Medians are printed.
+// Command plan measures planning time: for each size in -files, a table of
+// that many files with synthetic statistics (one file per hour, ts
+// clustered, 10 columns) is registered straight into a catalog, then a
+// one-column range predicate, a two-column AND and a predicate keeping
+// half the files are planned -runs times on a freshly opened catalog (the
+// first run reads stats from Pebble: cold; later runs hit the catalog's
+// cache: warm), at file level only. Medians are printed, and written as
+// JSON with -json.
 //
-//	go run ./bench/plan -files 100000
+//	go run ./bench/plan -files 10000,100000,1000000 -json bench/results/plan.json
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"rocklake/catalog"
@@ -22,11 +28,53 @@ import (
 	"rocklake/types"
 )
 
+// Result is one predicate at one table size.
+type Result struct {
+	Files        int     `json:"files"`
+	Predicate    string  `json:"predicate"`
+	ColdMS       float64 `json:"cold_ms"`
+	WarmMS       float64 `json:"warm_ms"`
+	Kept         int     `json:"kept_files"`
+	CacheBytesPF float64 `json:"cached_bytes_per_file_column"`
+}
+
 func main() {
-	files := flag.Int("files", 100000, "files in the table")
-	runs := flag.Int("runs", 5, "timed plans per predicate")
+	sizes := flag.String("files", "100000", "files in the table; several sizes comma-separated")
+	runs := flag.Int("runs", 7, "timed plans per predicate")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the planning runs to this file")
+	jsonOut := flag.String("json", "", "write the results here as JSON")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var all []Result
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 2 {
+			log.Fatalf("-files: %q is not a file count ≥ 2", s)
+		}
+		all = append(all, benchSize(n, *runs)...)
+	}
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(all, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(*jsonOut), 0o755); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func benchSize(nfiles, runs int) []Result {
+	fmt.Printf("== %d files\n", nfiles)
 	dir, err := os.MkdirTemp("", "rocklake-bench-plan-")
 	if err != nil {
 		log.Fatal(err)
@@ -51,10 +99,10 @@ func main() {
 	const hour = int64(3_600_000_000)
 	base := int64(1_704_067_200_000_000)
 	t0 := time.Now()
-	for done := 0; done < *files; {
+	for done := 0; done < nfiles; {
 		tx, _ := c.Begin()
 		var nfs []catalog.NewFile
-		for j := 0; j < 5000 && done < *files; j++ {
+		for j := 0; j < 5000 && done < nfiles; j++ {
 			nf := catalog.NewFile{Path: fmt.Sprintf("/data/h%07d.parquet", done), RecordCount: 2000, FileSizeBytes: 100_000, RowGroupCount: 1}
 			for ci, d := range defs {
 				st := catalog.ColumnStats{RowCount: 2000, NullCount: catalog.Known[int64](0), MinIsExact: true, MaxIsExact: true}
@@ -73,29 +121,20 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	fmt.Printf("registered %d files x %d columns in %.1fs\n", *files, len(defs), time.Since(t0).Seconds())
+	fmt.Printf("registered %d files x %d columns in %.1fs\n", nfiles, len(defs), time.Since(t0).Seconds())
 	if err := c.Compact(); err != nil {
 		log.Fatal(err)
 	}
 	c.Close()
-	mid := time.UnixMicro(base + int64(*files/2)*hour).UTC().Format("2006-01-02 15:04:05+00")
-	next := time.UnixMicro(base + int64(*files/2+1)*hour).UTC().Format("2006-01-02 15:04:05+00")
+	mid := time.UnixMicro(base + int64(nfiles/2)*hour).UTC().Format("2006-01-02 15:04:05+00")
+	next := time.UnixMicro(base + int64(nfiles/2+1)*hour).UTC().Format("2006-01-02 15:04:05+00")
 	preds := map[string]string{
 		"one column (ts range)":        fmt.Sprintf("ts >= '%s' AND ts < '%s'", mid, next),
 		"two columns (ts AND user_id)": fmt.Sprintf("ts >= '%s' AND ts < '%s' AND user_id = 5", mid, next),
 		"half the files kept":          fmt.Sprintf("ts >= '%s' AND user_id = 5", mid),
 	}
 	names := []string{"one column (ts range)", "two columns (ts AND user_id)", "half the files kept"}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	var out []Result
 	for _, name := range names {
 		c, err := catalog.Open(dir+"/lake", catalog.Options{})
 		if err != nil {
@@ -103,7 +142,7 @@ func main() {
 		}
 		var times []time.Duration
 		var kept int
-		for range *runs {
+		for range runs {
 			r, _ := c.Read(catalog.Latest)
 			t := time.Now()
 			p, err := prune.PlanTable(r, "events", preds[name], prune.Options{FilesOnly: true})
@@ -112,17 +151,22 @@ func main() {
 			}
 			times = append(times, time.Since(t))
 			kept = p.Files.Kept
-			if os.Getenv("PLAN_DEBUG") != "" {
-				fmt.Println(p.Bound)
-			}
 			r.Close()
 		}
-		first := times[0]
-		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-		fmt.Printf("%-30s first (cold open) %8.1f ms   median of %d %8.1f ms   kept %d of %d files\n",
-			name, ms(first), *runs, ms(times[len(times)/2]), kept, *files)
+		r, _ := c.Read(catalog.Latest)
+		tb, _ := r.Table("events")
+		col, _ := r.Column(tb.ID, "ts")
+		cb, _ := r.ColumnBounds(tb.ID, col.ID)
+		r.Close()
+		warm := times[1:]
+		sort.Slice(warm, func(i, j int) bool { return warm[i] < warm[j] })
+		res := Result{Files: nfiles, Predicate: name, ColdMS: ms(times[0]), WarmMS: ms(warm[len(warm)/2]), Kept: kept, CacheBytesPF: cb.BytesPerFile()}
+		fmt.Printf("%-30s cold (new catalog handle) %8.1f ms   warm median of %d %7.2f ms   kept %d of %d files   cache %.0f B per file and column\n",
+			name, res.ColdMS, len(warm), res.WarmMS, kept, nfiles, res.CacheBytesPF)
+		out = append(out, res)
 		c.Close()
 	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
