@@ -145,6 +145,9 @@ func wordPrefilter(cb *catalog.ColumnBounds, op expr.Op, v uint64) prefilter {
 		switch op {
 		case expr.OpEq:
 			for i := lo; i < hi; i++ {
+				if skip[i-lo] {
+					continue
+				}
 				if mn, ok := cb.MinWord(i); ok && mn > v {
 					skip[i-lo] = true
 				} else if mx, ok := cb.MaxWord(i); ok && mx < v {
@@ -153,26 +156,34 @@ func wordPrefilter(cb *catalog.ColumnBounds, op expr.Op, v uint64) prefilter {
 			}
 		case expr.OpLt:
 			for i := lo; i < hi; i++ {
-				if mn, ok := cb.MinWord(i); ok && mn >= v {
-					skip[i-lo] = true
+				if !skip[i-lo] {
+					if mn, ok := cb.MinWord(i); ok && mn >= v {
+						skip[i-lo] = true
+					}
 				}
 			}
 		case expr.OpLe:
 			for i := lo; i < hi; i++ {
-				if mn, ok := cb.MinWord(i); ok && mn > v {
-					skip[i-lo] = true
+				if !skip[i-lo] {
+					if mn, ok := cb.MinWord(i); ok && mn > v {
+						skip[i-lo] = true
+					}
 				}
 			}
 		case expr.OpGt:
 			for i := lo; i < hi; i++ {
-				if mx, ok := cb.MaxWord(i); ok && mx <= v {
-					skip[i-lo] = true
+				if !skip[i-lo] {
+					if mx, ok := cb.MaxWord(i); ok && mx <= v {
+						skip[i-lo] = true
+					}
 				}
 			}
 		case expr.OpGe:
 			for i := lo; i < hi; i++ {
-				if mx, ok := cb.MaxWord(i); ok && mx < v {
-					skip[i-lo] = true
+				if !skip[i-lo] {
+					if mx, ok := cb.MaxWord(i); ok && mx < v {
+						skip[i-lo] = true
+					}
 				}
 			}
 		}

@@ -86,7 +86,11 @@ prune its files; DuckDB then runs the query as written over the files kept.
 			if res.Metadata {
 				src = "catalog statistics (no file opened)"
 			}
-			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%d rows in %.3fs, answered by %s)\n", len(res.Rows), res.Elapsed.Seconds(), src)
+			var phases []string
+			for _, p := range res.Phases {
+				phases = append(phases, fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000))
+			}
+			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%d rows in %.3fs, answered by %s; %s)\n", len(res.Rows), res.Elapsed.Seconds(), src, strings.Join(phases, ", "))
 			return err
 		},
 	}
