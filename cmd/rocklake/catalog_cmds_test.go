@@ -477,3 +477,42 @@ func TestParseCutoff(t *testing.T) {
 		}
 	}
 }
+
+// add --create gives a mostly-distinct column membership filters; describe
+// shows them; --filter-columns names others; a type without filters is
+// refused by name.
+func TestAddMembershipFilters(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	var ids, ks []*types.Value
+	for i := range 1500 {
+		id, k := types.IntValue(int64(i*7919)), types.IntValue(int64(i%3))
+		ids, ks = append(ids, &id), append(ks, &k)
+	}
+	p := filepath.Join(data, "a.parquet")
+	if err := pqwrite.Write(p, []pqwrite.Column{{Name: "id", Type: types.MustParseType("int64"), Values: ids},
+		{Name: "k", Type: types.MustParseType("int64"), Values: ks}}, pqwrite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "--catalog", dir, "add", "t", "--create", "--filter-columns", "nope", p); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("--filter-columns nope: %v", err)
+	}
+	mustRun(t, "--catalog", dir, "add", "t", "--create", p)
+	out := mustRun(t, "--catalog", dir, "table", "describe", "t")
+	var idLine, kLine string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && f[1] == "id" {
+			idLine = l
+		}
+		if len(f) > 1 && f[1] == "k" {
+			kLine = l
+		}
+	}
+	if !strings.Contains(idLine, "1 files") || !strings.HasSuffix(strings.TrimSpace(kLine), "-") {
+		t.Fatalf("describe:\n%s", out)
+	}
+	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) FROM t WHERE id = 7919"); !strings.Contains(q, "1") {
+		t.Fatalf("query: %q", q)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
@@ -106,11 +107,19 @@ func newTableListCmd(g *globals) *cobra.Command {
 }
 
 type columnInfo struct {
-	ID       int64        `json:"id"`
-	Name     string       `json:"name"`
-	Type     string       `json:"type"`
-	Nullable bool         `json:"nullable"`
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+	// Filters describes the column's membership filters in the snapshot's
+	// files, when it has any.
+	Filters  *filterInfo  `json:"membership_filters,omitempty"`
 	Children []columnInfo `json:"children,omitempty"`
+}
+
+type filterInfo struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 }
 
 func newTableDescribeCmd(g *globals) *cobra.Command {
@@ -134,6 +143,15 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			tree := columnTree(cols)
+			for i := range tree {
+				fl, err := r.Filters(t.ID, tree[i].ID)
+				if err != nil {
+					return err
+				}
+				if fl != nil {
+					tree[i].Filters = &filterInfo{Files: fl.Count(), Bytes: fl.Bytes()}
+				}
+			}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
 					"table": t.Name, "uuid": t.UUID, "snapshot": r.Snapshot().ID, "columns": tree,
@@ -141,11 +159,15 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintf(w, "table %s (uuid %s) at snapshot %d\n", t.Name, t.UUID, r.Snapshot().ID)
-			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE")
+			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE\tMEMBERSHIP FILTERS")
 			var walk func([]columnInfo, int)
 			walk = func(cs []columnInfo, depth int) {
 				for _, ci := range cs {
-					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable)
+					filters := "-"
+					if f := ci.Filters; f != nil {
+						filters = fmt.Sprintf("%d files, %s", f.Files, humanize.IBytes(uint64(f.Bytes)))
+					}
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable, filters)
 					walk(ci.Children, depth+1)
 				}
 			}
