@@ -232,19 +232,8 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	n := fs.Len()
 	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n)}
 	mins, maxs := make([][]byte, n), make([][]byte, n)
-	i := 0
 	var p catalogpb.ColumnStats
-	err = scanPrefix(r, key(tagFileColumnStats, tableID, columnID), func(k, v []byte) error {
-		fileID, err := idAt(k, 2)
-		if err != nil {
-			return err
-		}
-		for i < n && fs.IDs[i] < fileID {
-			i++
-		}
-		if i == n || fs.IDs[i] != fileID {
-			return nil // not a file of this snapshot
-		}
+	err = scanAligned(r, fs, key(tagFileColumnStats, tableID, columnID), func(i int, fileID int64, v []byte) error {
 		p.Reset()
 		if err := decodeValue(v, &p); err != nil {
 			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
@@ -290,6 +279,26 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	cb.min, cb.max = packBounds(mins), packBounds(maxs)
 	r.c.plan.put(k, cb, cb.memory())
 	return cb, nil
+}
+
+// scanAligned scans rows keyed prefix | file id and calls fn with the
+// position in fs of each row's file; rows of files the snapshot does not
+// see are passed over. Both are in file id order: one merge, no lookups.
+func scanAligned(r *Reader, fs *FileSet, prefix []byte, fn func(i int, fileID int64, v []byte) error) error {
+	i, n, at := 0, fs.Len(), (len(prefix)-1)/8
+	return scanPrefix(r, prefix, func(k, v []byte) error {
+		fileID, err := idAt(k, at)
+		if err != nil {
+			return err
+		}
+		for i < n && fs.IDs[i] < fileID {
+			i++
+		}
+		if i == n || fs.IDs[i] != fileID {
+			return nil // not a file of this snapshot
+		}
+		return fn(i, fileID, v)
+	})
 }
 
 // packBounds lays bounds out in one array; nil entries are unknown.
@@ -413,19 +422,8 @@ func (r *Reader) Filters(tableID, columnID int64) (*FilterSet, error) {
 	}
 	n := fs.Len()
 	s := &FilterSet{filters: make([]*membership.Filter, n)}
-	i := 0
 	var p catalogpb.MembershipFilter
-	err = scanPrefix(r, key(tagFileFilter, tableID, columnID), func(k, v []byte) error {
-		fileID, err := idAt(k, 2)
-		if err != nil {
-			return err
-		}
-		for i < n && fs.IDs[i] < fileID {
-			i++
-		}
-		if i == n || fs.IDs[i] != fileID {
-			return nil
-		}
+	err = scanAligned(r, fs, key(tagFileFilter, tableID, columnID), func(i int, _ int64, v []byte) error {
 		p.Reset()
 		if decodeValue(v, &p) != nil || p.Kind != membership.Kind {
 			return nil

@@ -196,17 +196,7 @@ func allTableRows(r kv.Reader) ([]*catalogpb.Table, error) {
 
 // scanRange calls fn for every key with the prefix, through any reader.
 func scanRange(r kv.Reader, prefix []byte, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(prefix, kv.PrefixEnd(prefix))
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := fn(it.Key(), it.Value()); err != nil {
-			return err
-		}
-	}
-	return it.Error()
+	return scanBetween(r, prefix, kv.PrefixEnd(prefix), fn)
 }
 
 // ScheduledFile is a file awaiting Cleanup.

@@ -50,7 +50,12 @@ func (r *Reader) Close() error { return r.kvs.Close() }
 func (r *Reader) Snapshot() Snapshot { return r.snap }
 
 func (r *Reader) scan(lower, upper []byte, fn func(k, v []byte) error) error {
-	it, err := r.kvs.NewIter(lower, upper)
+	return scanBetween(r.kvs, lower, upper, fn)
+}
+
+// scanBetween calls fn for every key in [lower, upper) through any reader.
+func scanBetween(r kv.Reader, lower, upper []byte, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(lower, upper)
 	if err != nil {
 		return err
 	}

@@ -89,80 +89,28 @@ func leafFilter(rdr *file.Reader, l *leaf, t types.Type) (fl *catalog.Filter, no
 		hashes = append(hashes, membership.Hash(enc))
 		return nil
 	}
-	const batch = 1024
-	defs := make([]int16, batch)
-	var buf [8]byte
-	var (
-		i32 []int32
-		i64 []int64
-		ba  []parquet.ByteArray
-		fb  []parquet.FixedLenByteArray
-	)
 	for g := range rdr.NumRowGroups() {
 		cr, err := rdr.RowGroup(g).Column(l.index)
 		if err != nil {
 			return nil, 0, err
 		}
-		for cr.HasNext() {
-			var n int
-			switch cr := cr.(type) {
-			case *file.Int32ColumnChunkReader:
-				if i32 == nil {
-					i32 = make([]int32, batch)
-				}
-				vals := i32
-				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
-				for _, x := range vals[:n] {
-					binary.LittleEndian.PutUint32(buf[:4], uint32(x))
-					if err == nil {
-						err = add(buf[:4])
-					}
-				}
-			case *file.Int64ColumnChunkReader:
-				if i64 == nil {
-					i64 = make([]int64, batch)
-				}
-				vals := i64
-				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
-				for _, x := range vals[:n] {
-					binary.LittleEndian.PutUint64(buf[:], uint64(x))
-					if err == nil {
-						err = add(buf[:])
-					}
-				}
-			case *file.ByteArrayColumnChunkReader:
-				if ba == nil {
-					ba = make([]parquet.ByteArray, batch)
-				}
-				vals := ba
-				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
-				for _, x := range vals[:n] {
-					if err == nil {
-						err = add(x)
-					}
-				}
-			case *file.FixedLenByteArrayColumnChunkReader:
-				if fb == nil {
-					fb = make([]parquet.FixedLenByteArray, batch)
-				}
-				vals := fb
-				_, n, err = cr.ReadBatch(batch, vals, defs, nil)
-				for _, x := range vals[:n] {
-					if err == nil {
-						err = add(x)
-					}
-				}
-			default:
-				return nil, 0, fmt.Errorf("column %s: physical type %T has no membership filter", strings.Join(l.path, "."), cr)
-			}
-			if err != nil {
-				return nil, 0, err
-			}
-			nonNull += int64(n)
-			if n == 0 && !cr.HasNext() {
-				break
-			}
+		var n int64
+		switch cr := cr.(type) {
+		case *file.Int32ColumnChunkReader:
+			n, err = readPlain(cr, func(x int32, buf []byte) []byte { return binary.LittleEndian.AppendUint32(buf, uint32(x)) }, add)
+		case *file.Int64ColumnChunkReader:
+			n, err = readPlain(cr, func(x int64, buf []byte) []byte { return binary.LittleEndian.AppendUint64(buf, uint64(x)) }, add)
+		case *file.ByteArrayColumnChunkReader:
+			n, err = readPlain(cr, func(x parquet.ByteArray, _ []byte) []byte { return x }, add)
+		case *file.FixedLenByteArrayColumnChunkReader:
+			n, err = readPlain(cr, func(x parquet.FixedLenByteArray, _ []byte) []byte { return x }, add)
+		default:
+			return nil, 0, fmt.Errorf("column %s: physical type %T has no membership filter", strings.Join(l.path, "."), cr)
 		}
+		if err != nil {
+			return nil, 0, err
+		}
+		nonNull += n
 	}
 	data, distinct, err := membership.Build(hashes)
 	if errors.Is(err, membership.ErrEmpty) {
@@ -172,6 +120,37 @@ func leafFilter(rdr *file.Reader, l *leaf, t types.Type) (fl *catalog.Filter, no
 		return nil, 0, err
 	}
 	return &catalog.Filter{Kind: membership.Kind, Data: data, Distinct: int64(distinct)}, nonNull, nil
+}
+
+// batchReader is arrow-go's typed column chunk reader.
+type batchReader[T any] interface {
+	HasNext() bool
+	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (total int64, valuesRead int, err error)
+}
+
+// readPlain reads a column chunk's non-NULL values and hands each to add
+// in its PLAIN form; it returns how many it read.
+func readPlain[T any](cr batchReader[T], plain func(x T, buf []byte) []byte, add func([]byte) error) (int64, error) {
+	const batch = 1024
+	vals, defs := make([]T, batch), make([]int16, batch)
+	var buf [8]byte
+	var read int64
+	for cr.HasNext() {
+		total, n, err := cr.ReadBatch(batch, vals, defs, nil)
+		if err != nil {
+			return read, err
+		}
+		if total == 0 {
+			break // no progress: do not spin on a reader that says it has more
+		}
+		for _, x := range vals[:n] {
+			if err := add(plain(x, buf[:0])); err != nil {
+				return read, err
+			}
+		}
+		read += int64(n)
+	}
+	return read, nil
 }
 
 // filterLeaf is the flat leaf of a top-level column in a file, when the

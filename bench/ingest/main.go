@@ -14,11 +14,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
 
+	"rocklake/bench/internal/results"
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
@@ -67,16 +67,11 @@ func main() {
 	fmt.Printf("wrote %d files (%d row groups, %d rows, 10 columns each) in %.1fs\n",
 		*files, *rowGroups, *rows, time.Since(start).Seconds())
 
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := results.Profile(*cpuprofile)
+	if err != nil {
+		log.Fatal(err)
 	}
+	defer stop()
 	var rates []float64
 	for run := range *runs {
 		cdir := filepath.Join(dir, fmt.Sprintf("lake%d", run))

@@ -11,18 +11,13 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
+	"rocklake/bench/internal/results"
 	"rocklake/catalog"
 	"rocklake/prune"
 	"rocklake/types"
@@ -44,32 +39,21 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the planning runs to this file")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := results.Profile(*cpuprofile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+	ns, err := results.Sizes(*sizes, 2)
+	if err != nil {
+		log.Fatalf("-files: %v", err)
 	}
 	var all []Result
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 2 {
-			log.Fatalf("-files: %q is not a file count ≥ 2", s)
-		}
+	for _, n := range ns {
 		all = append(all, benchSize(n, *runs)...)
 	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(all, "", "  ")
-		if err := os.MkdirAll(filepath.Dir(*jsonOut), 0o755); err != nil {
-			log.Fatal(err)
-		}
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			log.Fatal(err)
-		}
+	if err := results.WriteJSON(*jsonOut, all); err != nil {
+		log.Fatal(err)
 	}
 }
 
@@ -164,8 +148,7 @@ func benchSize(nfiles, runs int) []Result {
 		cb, _ := r.ColumnBounds(tb.ID, col.ID)
 		r.Close()
 		warm := times[1:]
-		sort.Slice(warm, func(i, j int) bool { return warm[i] < warm[j] })
-		res := Result{Files: nfiles, Predicate: name, ColdMS: ms(times[0]), WarmMS: ms(warm[len(warm)/2]), Kept: kept, CacheBytesPF: cb.BytesPerFile()}
+		res := Result{Files: nfiles, Predicate: name, ColdMS: results.MS(times[0]), WarmMS: results.MedianMS(warm), Kept: kept, CacheBytesPF: cb.BytesPerFile()}
 		fmt.Printf("%-30s cold (open + first plan) %8.1f ms   warm median of %d %7.2f ms   kept %d of %d files   cache %.0f B per file and column\n",
 			name, res.ColdMS, len(warm), res.WarmMS, kept, nfiles, res.CacheBytesPF)
 		out = append(out, res)
@@ -173,5 +156,3 @@ func benchSize(nfiles, runs int) []Result {
 	}
 	return out
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

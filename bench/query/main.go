@@ -13,17 +13,16 @@ package main
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"rocklake/bench/internal/results"
 	"rocklake/catalog"
 	"rocklake/engine"
 	"rocklake/ingest"
@@ -61,26 +60,20 @@ func main() {
 		}
 		defer os.RemoveAll(root)
 	}
+	ns, err := results.Sizes(*sizes, 2)
+	if err != nil {
+		log.Fatalf("-sizes: %v", err)
+	}
 	var all []Result
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 2 {
-			log.Fatalf("-sizes: %q is not a file count ≥ 2", s)
-		}
+	for _, n := range ns {
 		res, err := benchSize(filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
 		if err != nil {
 			log.Fatal(err)
 		}
 		all = append(all, res...)
 	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(all, "", "  ")
-		if err := os.MkdirAll(filepath.Dir(*jsonOut), 0o755); err != nil {
-			log.Fatal(err)
-		}
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			log.Fatal(err)
-		}
+	if err := results.WriteJSON(*jsonOut, all); err != nil {
+		log.Fatal(err)
 	}
 }
 
@@ -265,8 +258,8 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 				kept += tp.Plan.Files.Kept
 			}
 		}
-		r := Result{Files: n, Query: q.name, SQL: sqlFor("events"), RocklakeMS: median(tr), RocklakeNewMS: median(tn), GlobMS: median(tg),
-			OracleMS: median(to), OracleFiles: len(oracle), KeptFiles: kept, Metadata: meta}
+		r := Result{Files: n, Query: q.name, SQL: sqlFor("events"), RocklakeMS: results.MedianMS(tr), RocklakeNewMS: results.MedianMS(tn), GlobMS: results.MedianMS(tg),
+			OracleMS: results.MedianMS(to), OracleFiles: len(oracle), KeptFiles: kept, Metadata: meta}
 		r.VsOracle, r.GlobOver = r.RocklakeMS/r.OracleMS, r.GlobMS/r.RocklakeMS
 		fmt.Printf("%-22s rocklake %8.2f ms (new text %6.2f, %5d files%s)  oracle %8.2f ms (%5d files)  glob %8.2f ms   rocklake/oracle %5.2fx  glob/rocklake %7.1fx   answer %s\n",
 			q.name, r.RocklakeMS, r.RocklakeNewMS, kept, map[bool]string{true: ", metadata", false: ""}[meta], r.OracleMS, len(oracle), r.GlobMS, r.VsOracle, r.GlobOver, want)
@@ -293,10 +286,4 @@ func sameNumbers(a, b string) bool {
 		}
 	}
 	return true
-}
-
-func median(ds []time.Duration) float64 {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[len(s)/2].Microseconds()) / 1000
 }

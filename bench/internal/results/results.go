@@ -1,0 +1,75 @@
+// Package results holds what the bench programs share: size lists from
+// flags, CPU profiles, medians and JSON output.
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sizes reads a comma-separated list of counts, each at least min.
+func Sizes(s string, min int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < min {
+			return nil, fmt.Errorf("%q is not a count ≥ %d", f, min)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Profile starts a CPU profile into path ("" does nothing); call the
+// returned function to stop it.
+func Profile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// MedianMS is the median duration in milliseconds.
+func MedianMS(ds []time.Duration) float64 {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return MS(s[len(s)/2])
+}
+
+// MS is a duration in milliseconds, to the microsecond.
+func MS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// WriteJSON writes v, indented, to path ("" does nothing), making its
+// directory.
+func WriteJSON(path string, v any) error {
+	if path == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // SQL's < and > stay readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
