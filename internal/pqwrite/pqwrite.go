@@ -1,6 +1,7 @@
 // Package pqwrite writes Parquet files from columns of typed values
 // (package types) with arrow-go. Tests use it to make files whose contents
-// they know exactly; the demo uses it to make its data set.
+// they know exactly; the demo uses it to make its data set, and the engine
+// to write rewritten files with page indexes and bloom filters.
 package pqwrite
 
 import (
@@ -110,7 +111,7 @@ func Write(path string, cols []Column, opts Options) error {
 	if opts.BloomFilters || len(opts.BloomColumns) > 0 {
 		// Size filters for a row group's values at 1% false positives
 		// (arrow-go's default is far larger).
-		props = append(props, parquet.WithBloomFilterNDV(rg), parquet.WithBloomFilterFPP(0.01))
+		props = append(props, parquet.WithBloomFilterNDV(min(rg, int64(max(n, 1)))), parquet.WithBloomFilterFPP(0.01))
 	}
 	f, err := os.Create(path)
 	if err != nil {
