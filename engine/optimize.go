@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/duckdb/duckdb-go/v2"
 
@@ -190,7 +191,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	if len(sp.order) > 0 {
 		src, key := viewSQL(t, cols, paths, "", true), strings.Join(sp.order, ", ")
 		if sp.curve != "" {
-			if src, err = curveSQL(ctx, conn, sp.curve, sp.order, src); err != nil {
+			if src, err = e.curveSQL(conn, sp.curve, sp.order, src); err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
 			key = curveKey + ", " + key
@@ -209,6 +210,19 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	var rows int64
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tmp).Scan(&rows); err != nil {
 		return nil, err
+	}
+	if rows == 0 {
+		// Files without rows: nothing to write, only retire them.
+		tx, err := e.cat.Begin()
+		if err != nil {
+			return nil, err
+		}
+		tx.RemoveFiles(t.Name, ids...)
+		snap, err := tx.Commit()
+		if err != nil {
+			return nil, fmt.Errorf("%s: retiring empty files: %w", what, err)
+		}
+		return &OptimizeResult{Snapshot: snap, FilesBefore: len(files), BytesBefore: inputBytes}, nil
 	}
 	w, err := newArrowWriter(st)
 	if err != nil {
@@ -427,10 +441,15 @@ const curveKey = "__rocklake_curve"
 // scaled to curve.Bits buckets: ranks, not values, so that skewed or
 // non-numeric columns (strings, timestamps) spread evenly over the curve,
 // and equal values share a bucket. NULLs rank last.
-func curveSQL(ctx context.Context, conn *sql.Conn, kind curve.Kind, order []string, src string) (string, error) {
+func (e *Engine) curveSQL(conn *sql.Conn, kind curve.Kind, order []string, src string) (string, error) {
+	// A UDF lives in DuckDB's shared catalog: register it once per engine
+	// (registering it again, or concurrently, fails).
 	fn := "rocklake_curve_" + string(kind)
-	if err := duckdb.RegisterScalarUDF(conn, fn, curveUDF{kind}); err != nil {
-		return "", fmt.Errorf("registering %s: %w", fn, err)
+	v, _ := e.udfs.LoadOrStore(kind, &udfOnce{})
+	u := v.(*udfOnce)
+	u.once.Do(func() { u.err = duckdb.RegisterScalarUDF(conn, fn, curveUDF{kind}) })
+	if u.err != nil {
+		return "", fmt.Errorf("registering %s: %w", fn, u.err)
 	}
 	bits := curve.Bits(len(order))
 	var ranks, args, drop []string
@@ -442,6 +461,11 @@ func curveSQL(ctx context.Context, conn *sql.Conn, kind curve.Kind, order []stri
 	}
 	return fmt.Sprintf("SELECT * EXCLUDE (%s), %s(%d::UTINYINT, %s) AS %s FROM (SELECT *, %s FROM (%s))",
 		strings.Join(drop, ", "), fn, bits, strings.Join(args, ", "), curveKey, strings.Join(ranks, ", "), src), nil
+}
+
+type udfOnce struct {
+	once sync.Once
+	err  error
 }
 
 // curveUDF is the DuckDB scalar function (bits UTINYINT, bucket UBIGINT...)

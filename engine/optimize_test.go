@@ -627,3 +627,48 @@ func TestParseTextFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// Review regressions: a trailing semicolon or -- comment, a CTE that
+// shadows a table only in its own scope, two curve rewrites in a row on
+// one engine, and rewriting files that hold no rows.
+func TestQueryTextEdgesAndRepeatRewrites(t *testing.T) {
+	dir, c, _, e := twoColumnLake(t)
+	want := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(x) FROM t WHERE x < 100")
+	for _, q := range []string{
+		"SELECT count(*), sum(x) FROM t WHERE x < 100;",
+		"SELECT count(*), sum(x) FROM t WHERE x < 100 ; \n",
+		"SELECT count(*), sum(x) FROM t WHERE x < 100 -- trailing comment",
+	} {
+		if got := answerOf(t, e, catalog.Latest, q); got != want {
+			t.Errorf("%q: %s, want %s", q, got, want)
+		}
+	}
+	// The CTE named t hides the table only inside the first subquery.
+	q := "SELECT (WITH t AS (SELECT 1 AS x) SELECT max(x) FROM t), (SELECT count(*) FROM t WHERE x < 100)"
+	if got, n := answerOf(t, e, catalog.Latest, q), strings.Split(want, "|")[0]; got != "1|"+n {
+		t.Errorf("scoped CTE: %s, want 1|%s", got, n)
+	}
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"x", "y"}, Curve: Hilbert, RowsPerFile: 5000,
+			Dir: filepath.Join(dir, fmt.Sprintf("h%d", i))}); err != nil {
+			t.Fatalf("curve rewrite %d: %v", i, err)
+		}
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(x) FROM t WHERE x < 100"); got != want {
+		t.Errorf("after two curve rewrites: %s, want %s", got, want)
+	}
+
+	// A table of empty files: optimize retires them and writes nothing.
+	empty := filepath.Join(dir, "empty.parquet")
+	if err := pqwrite.Write(empty, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64")}}, pqwrite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Add(c, "e", []string{empty}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Optimize(ctx, "e", OptimizeOptions{SortBy: []string{"x"}, Dir: filepath.Join(dir, "e-out")})
+	if err != nil || res.FilesBefore != 1 || res.FilesAfter != 0 {
+		t.Fatalf("optimize of an empty file: %+v, %v", res, err)
+	}
+}

@@ -35,6 +35,9 @@ type Engine struct {
 	// of DuckDB round trips each time). Both are read-only once stored.
 	trees *lru.Cache[string, map[string]any]
 	texts *lru.Cache[string, string]
+
+	cleanups sync.WaitGroup // views being dropped after queries returned
+	udfs     sync.Map       // curve.Kind → *udfOnce: registered once per engine
 }
 
 // New opens an in-memory DuckDB for a catalog.
@@ -48,8 +51,12 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 	return &Engine{cat: cat, db: db, trees: trees, texts: texts}, nil
 }
 
-// Close closes DuckDB (not the catalog).
-func (e *Engine) Close() error { return e.db.Close() }
+// Close closes DuckDB (not the catalog), after the views of finished
+// queries are dropped.
+func (e *Engine) Close() error {
+	e.cleanups.Wait()
+	return e.db.Close()
+}
 
 // DB is the DuckDB handle, for callers that compare with DuckDB directly.
 func (e *Engine) DB() *sql.DB { return e.db }
@@ -108,6 +115,10 @@ type Phase struct {
 // cast to the table's column types. DuckDB evaluates the query as written.
 func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*Result, error) {
 	start := time.Now()
+	// The query is wrapped below ("SELECT ... FROM (query)"): a trailing
+	// semicolon would end it early, and a trailing -- comment is closed by
+	// the newline put before the closing parenthesis.
+	query = strings.TrimRight(query, "; \t\r\n")
 	snap := opts.Snapshot
 	if snap < 0 {
 		snap = catalog.Latest
@@ -130,7 +141,9 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			return
 		}
 		stmts := strings.Join(cleanup, "\n")
+		e.cleanups.Add(1)
 		go func() {
+			defer e.cleanups.Done()
 			_, _ = conn.ExecContext(context.Background(), stmts)
 			conn.Close()
 		}()
@@ -193,6 +206,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		}
 	}
 	for i, l := range lists {
+		cleanup = append(cleanup, fmt.Sprintf("RESET VARIABLE __rocklake_files_%d;", i))
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), l); err != nil {
 			return nil, fmt.Errorf("handing over the file list: %w", err)
 		}
@@ -207,14 +221,11 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, views[key]))
 		drop = append(drop, "DROP VIEW IF EXISTS temp."+name+";")
 	}
-	for i := range lists {
-		drop = append(drop, fmt.Sprintf("RESET VARIABLE __rocklake_files_%d;", i))
-	}
-	cleanup = drop
+	cleanup = append(cleanup, drop...)
 	prefix := strings.Join(create, "")
 	if opts.Explain {
 		var b strings.Builder
-		rows, err := conn.QueryContext(ctx, prefix+"EXPLAIN "+query)
+		rows, err := conn.QueryContext(ctx, prefix+"EXPLAIN "+query+"\n")
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +242,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		res.Explain = b.String()
 	}
 	// COLUMNS(*)::VARCHAR gives every value in DuckDB's text form.
-	rows, err := conn.QueryContext(ctx, prefix+"SELECT COLUMNS(*)::VARCHAR FROM ("+query+")")
+	rows, err := conn.QueryContext(ctx, prefix+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+query+"\n)")
 	if err != nil {
 		return nil, err
 	}
@@ -629,8 +640,8 @@ func findTables(tree map[string]any, r *catalog.Reader) ([]*tableRef, error) {
 	for _, t := range tables {
 		byName[strings.ToLower(t.Name)] = t
 	}
-	w := &walker{r: r, byName: byName, tables: tables, ctes: map[string]bool{}}
-	w.visit(tree["statements"].([]any)[0].(map[string]any)["node"])
+	w := &walker{r: r, byName: byName, tables: tables}
+	w.visit(tree["statements"].([]any)[0].(map[string]any)["node"], nil)
 	return w.refs, w.err
 }
 
@@ -638,49 +649,76 @@ type walker struct {
 	r      *catalog.Reader
 	byName map[string]catalog.Table
 	tables []catalog.Table
-	ctes   map[string]bool
 	refs   []*tableRef
 	err    error
 }
 
-func (w *walker) visit(n any) {
+// with returns scope plus names, leaving scope as it is.
+func with(scope map[string]bool, names ...string) map[string]bool {
+	out := make(map[string]bool, len(scope)+len(names))
+	for k := range scope {
+		out[k] = true
+	}
+	for _, n := range names {
+		out[strings.ToLower(n)] = true
+	}
+	return out
+}
+
+// visit walks the parse tree; scope holds the CTE names visible at n, which
+// shadow catalog tables of the same name there and below, and nowhere else.
+// A CTE's body sees the CTEs defined before it, not itself: a table of its
+// own name inside it is the catalog's (a recursive CTE then just gets an
+// unused view).
+func (w *walker) visit(n any, scope map[string]bool) {
 	if w.err != nil {
 		return
 	}
 	switch n := n.(type) {
 	case []any:
 		for _, x := range n {
-			w.visit(x)
+			w.visit(x, scope)
 		}
 	case map[string]any:
+		var bodies []any
+		var bodyScopes []map[string]bool
 		if cm, ok := n["cte_map"].(map[string]any); ok {
 			if entries, ok := cm["map"].([]any); ok {
+				var names []string
 				for _, e := range entries {
-					if em, ok := e.(map[string]any); ok {
-						if k, ok := em["key"].(string); ok {
-							w.ctes[strings.ToLower(k)] = true
-						}
+					em, ok := e.(map[string]any)
+					if !ok {
+						continue
 					}
+					k, _ := em["key"].(string)
+					bodies, bodyScopes = append(bodies, em["value"]), append(bodyScopes, with(scope, names...))
+					names = append(names, k)
 				}
+				scope = with(scope, names...)
 			}
 		}
+		for i, b := range bodies {
+			w.visit(b, bodyScopes[i])
+		}
 		if n["type"] == "SELECT_NODE" {
-			w.selectNode(n)
+			w.selectNode(n, scope)
 		}
 		keys := make([]string, 0, len(n))
 		for k := range n {
-			keys = append(keys, k)
+			if k != "cte_map" {
+				keys = append(keys, k)
+			}
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			w.visit(n[k])
+			w.visit(n[k], scope)
 		}
 	}
 }
 
 // selectNode registers the catalog tables in a SELECT's FROM clause and
 // gives each the WHERE conjuncts that refer only to it.
-func (w *walker) selectNode(n map[string]any) {
+func (w *walker) selectNode(n map[string]any, ctes map[string]bool) {
 	var refs []*tableRef
 	var collect func(t any)
 	collect = func(t any) {
@@ -693,7 +731,7 @@ func (w *walker) selectNode(n map[string]any) {
 			name, _ := m["table_name"].(string)
 			schema, _ := m["schema_name"].(string)
 			lname := strings.ToLower(name)
-			if schema == "" && w.ctes[lname] {
+			if schema == "" && ctes[lname] {
 				return
 			}
 			t, ok := w.byName[lname]
