@@ -68,8 +68,27 @@ func inspect(path string) (*fileInfo, error) {
 	// The file-level num_rows is not checked against the row groups: some
 	// writers leave it 0 (parquet-testing's repeated_no_annotation), and
 	// readers scan by row group.
+	// Columns are matched by name without regard to case (as DuckDB
+	// does), so two names that differ only in case are ambiguous: which one
+	// a reader takes is not something stats can follow. Refuse the file.
 	for _, c := range fs.columns {
-		fi.columns[strings.ToLower(c.name)] = c
+		key := strings.ToLower(c.name)
+		if other, ok := fi.columns[key]; ok {
+			return nil, fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in case", ErrSchemaMismatch, other.name, c.name)
+		}
+		fi.columns[key] = c
+	}
+	seen := map[string][]string{}
+	for _, l := range fs.leaves {
+		if l.path == nil {
+			continue
+		}
+		key := strings.ToLower(strings.Join(l.path, "\x00"))
+		if other, ok := seen[key]; ok {
+			return nil, fmt.Errorf("%w: the file has nested fields %q and %q, whose names differ only in case",
+				ErrSchemaMismatch, strings.Join(other, "."), strings.Join(l.path, "."))
+		}
+		seen[key] = l.path
 	}
 	return fi, nil
 }

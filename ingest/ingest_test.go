@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -431,5 +432,41 @@ func TestReplace(t *testing.T) {
 	}
 	if after, _ := c.Snapshots(); len(after) != len(before) || after[len(after)-1].ID != res.Snapshot.ID {
 		t.Fatal("a refused replace committed a snapshot")
+	}
+}
+
+// A file whose column names differ only in case is refused: names match
+// without regard to case, so which column a reader takes is ambiguous and
+// stats could describe the other one.
+func TestCaseCollidingColumnsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	i64 := types.MustParseType("int64")
+	vals := func(base int64) []*types.Value {
+		out := make([]*types.Value, 10)
+		for i := range out {
+			v := types.IntValue(base + int64(i))
+			out[i] = &v
+		}
+		return out
+	}
+	good := filepath.Join(dir, "good.parquet")
+	bad := filepath.Join(dir, "bad.parquet")
+	if err := pqwrite.Write(good, []pqwrite.Column{{Name: "id", Type: i64, Values: vals(0)}}, pqwrite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pqwrite.Write(bad, []pqwrite.Column{{Name: "ID", Type: i64, Values: vals(1000)}, {Name: "id", Type: i64, Values: vals(0)}}, pqwrite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if _, err := Add(c, "t", []string{good}, Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := c.Snapshots()
+	_, err := Add(c, "t", []string{bad}, Options{})
+	if !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), `"ID"`) || !strings.Contains(err.Error(), `"id"`) {
+		t.Fatalf("a file with id and ID: %v", err)
+	}
+	if now, _ := c.Snapshots(); len(now) != len(snaps) {
+		t.Fatal("a refused file committed a snapshot")
 	}
 }
