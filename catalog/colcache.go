@@ -4,10 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"rocklake/catalog/catalogpb"
+	"rocklake/kv"
 	"rocklake/membership"
 )
 
@@ -46,7 +50,14 @@ type FileSet struct {
 	// Totals over all files.
 	TotalRowGroups int64
 	TotalBytes     int64
+
+	built // where it was built, to extend it after appends
 }
+
+// built records the snapshot a cached entry was read at and the
+// next_file_id of its key: a later state that only added files extends it
+// (see extendable) instead of decoding every row again.
+type built struct{ snap, nextFileID int64 }
 
 // Len is the number of files.
 func (s *FileSet) Len() int { return len(s.IDs) }
@@ -80,6 +91,7 @@ type ColumnBounds struct {
 	flags               []uint16
 	nulls, values, rows []int64
 	min, max            boundArray
+	built
 }
 
 // boundArray stores encoded bounds: w bytes each at i*w when every known
@@ -156,6 +168,7 @@ type planCache struct {
 	used   int64
 	m      map[cacheKey]cacheEntry
 	order  []cacheKey
+	latest map[[2]int64]cacheKey // (table, column) → newest key cached
 }
 
 // DefaultCacheBytes is the plan cache's default budget: about a
@@ -185,10 +198,64 @@ func (c *planCache) put(k cacheKey, v any, size int64) {
 		c.order = c.order[1:]
 		c.used -= c.m[old].size
 		delete(c.m, old)
+		if c.latest[[2]int64{old.table, old.column}] == old {
+			delete(c.latest, [2]int64{old.table, old.column})
+		}
 	}
 	c.m[k] = cacheEntry{v, size}
 	c.order = append(c.order, k)
 	c.used += size
+	if c.latest == nil {
+		c.latest = map[[2]int64]cacheKey{}
+	}
+	lk := [2]int64{k.table, k.column}
+	if old, ok := c.latest[lk]; !ok || old.nextFileID <= k.nextFileID {
+		c.latest[lk] = k
+	}
+}
+
+// base is the newest cached entry for k's table and column under the same
+// schema version and an older next_file_id: what k's state may extend.
+func (c *planCache) base(k cacheKey) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.latest[[2]int64{k.table, k.column}]
+	if !ok || b.schemaVersion != k.schemaVersion || b.nextFileID >= k.nextFileID {
+		return nil
+	}
+	return c.m[b].v
+}
+
+// extensions counts entries built by extending an older one (tests read
+// it to know the path ran).
+var extensions atomic.Int64
+
+// maxExtendSnapshots bounds the snapshots extendable reads; beyond it a
+// full rebuild is as cheap.
+const maxExtendSnapshots = 4096
+
+// extendable says whether the table only gained files between the
+// snapshot b was built at and the reader's: no snapshot between removed a
+// file from it (a removal records the table in DeletedFromTables) or
+// dropped it. Then every file b holds is still live, and the new ones are
+// exactly the visible files with ids from b.nextFileID on.
+func (r *Reader) extendable(tableID int64, b built) (bool, error) {
+	if b.snap >= r.snap.ID || r.snap.ID-b.snap > maxExtendSnapshots {
+		return false, nil
+	}
+	for id := b.snap + 1; id <= r.snap.ID; id++ {
+		s, err := readSnapshot(r.kvs, id)
+		if errors.Is(err, ErrNoSuchSnapshot) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if slices.Contains(s.Changes.DeletedFromTables, tableID) || slices.Contains(s.Changes.DroppedTables, tableID) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func (r *Reader) cacheKey(tableID, column int64) cacheKey {
@@ -202,12 +269,42 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 	if v, ok := r.c.plan.get(k).(*FileSet); ok {
 		return v, nil
 	}
-	files, err := r.Files(tableID)
+	var files []DataFile
+	var err error
+	base, _ := r.c.plan.base(k).(*FileSet)
+	if base != nil {
+		ok, err := r.extendable(tableID, base.built)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			base = nil
+		}
+	}
+	if base != nil {
+		extensions.Add(1)
+		// Only the rows of files added since base: one short range scan.
+		files = append(make([]DataFile, 0, len(base.Files)+64), base.Files...)
+		var p catalogpb.DataFile
+		err = r.scan(key(tagDataFile, tableID, base.nextFileID), kv.PrefixEnd(key(tagDataFile, tableID)), func(k, v []byte) error {
+			p.Reset()
+			if err := decodeValue(v, &p); err != nil {
+				return fmt.Errorf("data file row %x: %w", k, err)
+			}
+			if visibleAt(r.snap.ID, p.BeginSnapshot, p.EndSnapshot) {
+				files = append(files, dataFileFromPB(&p))
+			}
+			return nil
+		})
+	} else {
+		files, err = r.Files(tableID)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s := &FileSet{Files: files, IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
-		RowGroupCount: make([]int32, len(files)), SizeBytes: make([]int64, len(files))}
+		RowGroupCount: make([]int32, len(files)), SizeBytes: make([]int64, len(files)),
+		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	for i, f := range files {
 		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
 		s.TotalRowGroups += int64(f.RowGroupCount)
@@ -230,10 +327,31 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		return nil, err
 	}
 	n := fs.Len()
-	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n)}
+	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n),
+		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	mins, maxs := make([][]byte, n), make([][]byte, n)
+	from := int64(0)
+	if base, _ := r.c.plan.base(k).(*ColumnBounds); base != nil {
+		n0 := len(base.flags)
+		ok, err := r.extendBase(tableID, fs, base.built, n0)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			extensions.Add(1)
+			copy(cb.flags, base.flags)
+			copy(cb.nulls, base.nulls)
+			copy(cb.values, base.values)
+			copy(cb.rows, base.rows)
+			for i := range n0 {
+				mins[i], _ = base.MinBound(i)
+				maxs[i], _ = base.MaxBound(i)
+			}
+			from = base.nextFileID
+		}
+	}
 	var p catalogpb.ColumnStats
-	err = scanAligned(r, fs, key(tagFileColumnStats, tableID, columnID), func(i int, fileID int64, v []byte) error {
+	err = scanAligned(r, fs, key(tagFileColumnStats, tableID, columnID), from, func(i int, fileID int64, v []byte) error {
 		p.Reset()
 		if err := decodeValue(v, &p); err != nil {
 			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
@@ -281,12 +399,15 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	return cb, nil
 }
 
-// scanAligned scans rows keyed prefix | file id and calls fn with the
-// position in fs of each row's file; rows of files the snapshot does not
-// see are passed over. Both are in file id order: one merge, no lookups.
-func scanAligned(r *Reader, fs *FileSet, prefix []byte, fn func(i int, fileID int64, v []byte) error) error {
-	i, n, at := 0, fs.Len(), (len(prefix)-1)/8
-	return scanPrefix(r, prefix, func(k, v []byte) error {
+// scanAligned scans rows keyed prefix | file id, for files from id from
+// on, and calls fn with the position in fs of each row's file; rows of
+// files the snapshot does not see are passed over. Both are in file id
+// order: one merge, no lookups.
+func scanAligned(r *Reader, fs *FileSet, prefix []byte, from int64, fn func(i int, fileID int64, v []byte) error) error {
+	n, at := fs.Len(), (len(prefix)-1)/8
+	i := sort.Search(n, func(j int) bool { return fs.IDs[j] >= from })
+	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(from))
+	return r.scan(lower, kv.PrefixEnd(prefix), func(k, v []byte) error {
 		fileID, err := idAt(k, at)
 		if err != nil {
 			return err
@@ -299,6 +420,16 @@ func scanAligned(r *Reader, fs *FileSet, prefix []byte, fn func(i int, fileID in
 		}
 		return fn(i, fileID, v)
 	})
+}
+
+// extendBase returns base when this reader's files extend the ones base
+// was built for: only appends since, and fs starts with exactly base's n0
+// files (those with ids below base's next_file_id).
+func (r *Reader) extendBase(tableID int64, fs *FileSet, b built, n0 int) (bool, error) {
+	if sort.Search(fs.Len(), func(j int) bool { return fs.IDs[j] >= b.nextFileID }) != n0 {
+		return false, nil
+	}
+	return r.extendable(tableID, b)
 }
 
 // packBounds lays bounds out in one array; nil entries are unknown.
@@ -393,6 +524,7 @@ type FilterSet struct {
 	filters []*membership.Filter // nil: the file has none
 	count   int
 	bytes   int64
+	built
 }
 
 // MayContain is false only when file i's filter rules out the value (its
@@ -401,6 +533,9 @@ func (s *FilterSet) MayContain(i int, enc []byte) bool {
 	f := s.filters[i]
 	return f == nil || f.MayContain(enc)
 }
+
+// Has says whether file i has a filter.
+func (s *FilterSet) Has(i int) bool { return s.filters[i] != nil }
 
 // Count is the number of files with a filter; Bytes their stored size.
 func (s *FilterSet) Count() int   { return s.count }
@@ -421,9 +556,21 @@ func (r *Reader) Filters(tableID, columnID int64) (*FilterSet, error) {
 		return nil, err
 	}
 	n := fs.Len()
-	s := &FilterSet{filters: make([]*membership.Filter, n)}
+	s := &FilterSet{filters: make([]*membership.Filter, n), built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
+	from := int64(0)
+	if base, _ := r.c.plan.base(k).(*FilterSet); base != nil {
+		ok, err := r.extendBase(tableID, fs, base.built, len(base.filters))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			extensions.Add(1)
+			copy(s.filters, base.filters)
+			s.count, s.bytes, from = base.count, base.bytes, base.nextFileID
+		}
+	}
 	var p catalogpb.MembershipFilter
-	err = scanAligned(r, fs, key(tagFileFilter, tableID, columnID), func(i int, _ int64, v []byte) error {
+	err = scanAligned(r, fs, key(tagFileFilter, tableID, columnID), from, func(i int, _ int64, v []byte) error {
 		p.Reset()
 		if decodeValue(v, &p) != nil || p.Kind != membership.Kind {
 			return nil

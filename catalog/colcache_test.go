@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rocklake/kv"
+	"rocklake/membership"
 )
 
 // planFields is what ColumnBounds.Fill carries: every field the planner
@@ -84,7 +85,16 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 							if r.IntN(6) == 0 {
 								continue // no stats row for this column
 							}
-							nf.Columns = append(nf.Columns, FileColumn{Path: []string{col.name}, Stats: randomStats(t, r, col.typ)})
+							fc := FileColumn{Path: []string{col.name}, Stats: randomStats(t, r, col.typ)}
+							if col.name == "x" && r.IntN(3) > 0 {
+								// A filter holding the file's path, to find it by.
+								data, _, err := membership.Build([]uint64{membership.Hash([]byte(nf.Path))})
+								if err != nil {
+									t.Fatal(err)
+								}
+								fc.Filter = &Filter{Kind: membership.Kind, Data: data, Distinct: 1}
+							}
+							nf.Columns = append(nf.Columns, fc)
 						}
 						nfs = append(nfs, nf)
 					}
@@ -100,12 +110,20 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 				}
 				rd.Close()
 			}
-			// Read every snapshot twice, newest first then oldest first, so
-			// that cached entries of other snapshots are present.
-			order := append(append([]int64{}, snaps...), snaps...)
+			// Read every snapshot oldest first (each state extends the one
+			// before when only files were added), then newest first, then
+			// oldest first again, so that entries of other snapshots are
+			// cached, extended or rebuilt.
+			order := append(append(append([]int64{}, snaps...), snaps...), snaps...)
 			for i := range len(snaps) {
-				order[i] = snaps[len(snaps)-1-i]
+				order[len(snaps)+i] = snaps[len(snaps)-1-i]
 			}
+			before := extensions.Load()
+			defer func() {
+				if budget >= 0 && extensions.Load() == before {
+					t.Error("no cache entry was built by extending an older one")
+				}
+			}()
 			for _, id := range order {
 				rd, err := c.Read(id)
 				if err != nil {
@@ -129,6 +147,37 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 				}
 				if fs.TotalRowGroups != rgs || fs.TotalBytes != bytes {
 					t.Fatalf("snapshot %d: totals %d/%d, want %d/%d", id, fs.TotalRowGroups, fs.TotalBytes, rgs, bytes)
+				}
+				// Filters: the files with one are found by their own key.
+				xcol, _ := rd.Column(tb.ID, "x")
+				fl, err := rd.Filters(tb.ID, xcol.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				withFilter := 0
+				for i, f := range files {
+					var has bool
+					err := scanRange(c.store, key(tagFileFilter, tb.ID, xcol.ID, f.ID), func(_, _ []byte) error { has = true; return nil })
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fl != nil && fl.Has(i) != has {
+						t.Fatalf("snapshot %d: file %d has a filter: %v, the cache says %v", id, f.ID, has, fl.Has(i))
+					}
+					if has {
+						withFilter++
+						if fl == nil || !fl.MayContain(i, []byte(f.Path)) {
+							t.Fatalf("snapshot %d: file %d's filter is not at its position", id, f.ID)
+						}
+					}
+				}
+				if got := 0; fl != nil {
+					got = fl.Count()
+					if got != withFilter {
+						t.Fatalf("snapshot %d: %d filters, want %d", id, got, withFilter)
+					}
+				} else if withFilter != 0 {
+					t.Fatalf("snapshot %d: no filters, want %d", id, withFilter)
 				}
 				cols, _ := rd.Columns(tb.ID)
 				for _, col := range cols {
