@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/types"
 )
 
@@ -18,6 +19,21 @@ func openCatalog(g *globals) (*catalog.Catalog, error) {
 
 // openReader opens the catalog and a reader at --snapshot (latest when
 // unset); done closes both.
+// openEngine opens the catalog and a DuckDB engine over it; done closes
+// both.
+func openEngine(g *globals) (*engine.Engine, func(), error) {
+	c, err := openCatalog(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := engine.New(c)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return e, func() { e.Close(); c.Close() }, nil
+}
+
 func openReader(g *globals, snapshot int64) (*catalog.Reader, func(), error) {
 	c, err := openCatalog(g)
 	if err != nil {

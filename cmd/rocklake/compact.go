@@ -28,16 +28,11 @@ are merged into files of about that size.`,
 			if err != nil {
 				return err
 			}
-			c, err := openCatalog(g)
+			e, done, err := openEngine(g)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			e, err := engine.New(c)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+			defer done()
 			res, err := e.Compact(cmd.Context(), args[0], engine.CompactOptions{RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir})
 			if err != nil {
 				return err

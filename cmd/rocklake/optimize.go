@@ -82,16 +82,11 @@ the commit, nothing is committed and the new files are deleted.`,
 					return err
 				}
 			}
-			c, err := openCatalog(g)
+			e, done, err := openEngine(g)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			e, err := engine.New(c)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+			defer done()
 			res, err := e.Optimize(cmd.Context(), args[0], engine.OptimizeOptions{
 				SortBy: strings.Split(sortBy, ","), Curve: kind, RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir,
 			})

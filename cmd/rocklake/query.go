@@ -25,16 +25,11 @@ prune its files; DuckDB then runs the query as written over the files kept.
   rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			e, done, err := openEngine(g)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			e, err := engine.New(c)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+			defer done()
 			res, err := e.Query(cmd.Context(), args[0], engine.QueryOptions{Snapshot: snapshot, Explain: explain, NoPruning: noPrune})
 			if err != nil {
 				return err

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"rocklake/engine"
 )
 
 // errVerifyFailed makes the exit code non-zero after the report is printed.
@@ -27,16 +25,11 @@ contains_nan=false over a NaN: the command to run after an incident. The exit
 code is non-zero when anything is wrong.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			e, done, err := openEngine(g)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			e, err := engine.New(c)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+			defer done()
 			if snapshot < 0 {
 				snapshot = -1
 			}
