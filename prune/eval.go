@@ -14,6 +14,16 @@
 // x <> c and x = NaN keep any unit that may hold a NaN, while x < c never
 // matches one; -0.0 = +0.0 (the encodings are equal). A missing, partial or
 // undecodable statistic means Maybe, never an error and never a skip.
+//
+// PlanTable works from the top down:
+//
+//	files       the catalog's cached column-major stats (catalog.ColumnBounds);
+//	            a prefilter skips runs of files for AND/OR trees of
+//	            comparisons, then the evaluator decides the rest, in parallel
+//	            chunks; = and IN also ask the membership filters
+//	row groups  stored per-row-group stats of the files kept
+//	bloom/pages the file's own bloom filters and page index, for row groups
+//	            still undecided and large enough (Options.IndexMinRows)
 package prune
 
 import (
