@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sort"
 	"time"
 
 	"rocklake/catalog/catalogpb"
@@ -217,6 +219,9 @@ type CleanupResult struct {
 	// Failed maps a location to why it could not be removed; it stays
 	// scheduled.
 	Failed map[string]error
+	// Dirs are directories that deleting the files left empty, removed
+	// too (a rewrite's output directory, once all its files are gone).
+	Dirs []string
 }
 
 // ScheduledFiles lists the files ExpireSnapshots handed to Cleanup.
@@ -297,6 +302,20 @@ func (c *Catalog) Cleanup(dryRun bool) (*CleanupResult, error) {
 		if err := b.Commit(); err != nil {
 			return nil, fmt.Errorf("cleanup: %w", err)
 		}
+	}
+	if !dryRun {
+		// A directory the deletions emptied goes too; os.Remove refuses
+		// one that still holds anything.
+		dirs := map[string]bool{}
+		for _, p := range res.Deleted {
+			dirs[filepath.Dir(p)] = true
+		}
+		for d := range dirs {
+			if os.Remove(d) == nil {
+				res.Dirs = append(res.Dirs, d)
+			}
+		}
+		sort.Strings(res.Dirs)
 	}
 	return res, nil
 }

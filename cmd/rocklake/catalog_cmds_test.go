@@ -448,12 +448,30 @@ func TestOptimizeCommand(t *testing.T) {
 			t.Fatalf("cleanup left %s: %v", p, err)
 		}
 	}
+	// Directories keep whatever still lives in them: the compacted file
+	// was written beside the sorted ones, inside sorted/.
+	entries, err := os.ReadDir(filepath.Join(data, "sorted"))
+	if err != nil || len(entries) != 1 || !entries[0].IsDir() || strings.Contains(out, "removed empty directory") {
+		t.Fatalf("sorted/ after cleanup: %v, %v; %q", entries, err, out)
+	}
 	q = mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*), sum(x) FROM t")
 	if !strings.Contains(q, "90,4005") {
 		t.Fatalf("query after cleanup: %q", q)
 	}
 	if out := mustRun(t, "--catalog", dir, "cleanup"); !strings.Contains(out, "deleted 0 files") {
 		t.Fatalf("second cleanup: %q", out)
+	}
+	// One more rewrite; once its input is expired and cleaned, the
+	// compacted file's directory is empty and goes with it.
+	compacted := filepath.Join(data, "sorted", entries[0].Name())
+	mustRun(t, "--catalog", dir, "optimize", "t", "--sort-by", "x", "--dir", filepath.Join(data, "final"))
+	mustRun(t, "--catalog", dir, "expire", "--older-than", "0s")
+	out = mustRun(t, "--catalog", dir, "cleanup")
+	if _, err := os.Stat(compacted); !errors.Is(err, os.ErrNotExist) || !strings.Contains(out, "removed empty directory "+compacted) {
+		t.Fatalf("emptied directory %s: %v; %q", compacted, err, out)
+	}
+	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*), sum(x) FROM t"); !strings.Contains(q, "90,4005") {
+		t.Fatalf("query after the last cleanup: %q", q)
 	}
 }
 

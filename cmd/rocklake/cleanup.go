@@ -11,6 +11,7 @@ type cleanupOutput struct {
 	Deleted []string          `json:"deleted"`
 	Kept    []string          `json:"kept"`
 	Failed  map[string]string `json:"failed"`
+	Dirs    []string          `json:"removed_dirs"`
 	DryRun  bool              `json:"dry_run"`
 }
 
@@ -21,7 +22,8 @@ func newCleanupCmd(g *globals) *cobra.Command {
 		Short: "Delete the files rocklake expire scheduled",
 		Long: `cleanup deletes from disk the data files that rocklake expire scheduled: files
 the catalog registered and no kept snapshot reads. Nothing else is ever
-deleted. A scheduled path registered again since is kept and unscheduled. A
+deleted. A directory left empty by the deletions is removed too. A scheduled
+path registered again since is kept and unscheduled. A
 file that cannot be removed is reported, stays scheduled, and makes the
 command fail.`,
 		Args: cobra.NoArgs,
@@ -35,7 +37,7 @@ command fail.`,
 			if err != nil {
 				return err
 			}
-			out := cleanupOutput{Deleted: res.Deleted, Kept: res.Kept, Failed: map[string]string{}, DryRun: dryRun}
+			out := cleanupOutput{Deleted: res.Deleted, Kept: res.Kept, Failed: map[string]string{}, Dirs: res.Dirs, DryRun: dryRun}
 			var failed []string
 			for p, e := range res.Failed {
 				out.Failed[p] = e.Error()
@@ -57,6 +59,9 @@ command fail.`,
 				}
 				for _, p := range res.Kept {
 					fmt.Fprintf(w, "kept %s (registered again)\n", p)
+				}
+				for _, d := range res.Dirs {
+					fmt.Fprintf(w, "removed empty directory %s\n", d)
 				}
 				fmt.Fprintf(w, "%s %d files, kept %d, %d failed\n", verb, len(res.Deleted), len(res.Kept), len(failed))
 			}
