@@ -13,9 +13,11 @@ import (
 // AND/OR trees of comparisons it tests the cached bounds of a whole chunk
 // of files in tight loops (8-byte bounds as words), and only the files it
 // cannot skip go to the evaluator. It is a subset of the evaluator: every
-// file it skips, the evaluator skips too (TestPrefilterIsASubset checks
-// that on the soundness suite's tables), so plans are unchanged, only
-// faster. Anything else (IN, LIKE, NULL tests, NOT) never skips here.
+// file it skips, the evaluator skips too from the same stats (the
+// soundness suite checks each such skip through prefilterCheck), so plans
+// are unchanged, only faster. Anything else (IN, LIKE, NULL tests, NOT)
+// never skips here. Bounds compare as big-endian words only when they and
+// the literal are all 8 bytes, where word order is byte order.
 //
 // skip[j] is file lo+j; a prefilter only ever sets entries to true.
 type prefilter func(lo int, skip []bool)
