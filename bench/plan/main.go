@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"time"
 
 	"rocklake/bench/internal/results"
@@ -38,6 +39,7 @@ func main() {
 	runs := flag.Int("runs", 7, "timed plans per predicate")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the planning runs to this file")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
+	keep := flag.String("keep", "", "keep each catalog under this directory (plan-N/lake), e.g. to time `rocklake plan` in a new process")
 	flag.Parse()
 	stop, err := results.Profile(*cpuprofile)
 	if err != nil {
@@ -50,20 +52,29 @@ func main() {
 	}
 	var all []Result
 	for _, n := range ns {
-		all = append(all, benchSize(n, *runs)...)
+		all = append(all, benchSize(n, *runs, *keep)...)
 	}
 	if err := results.WriteJSON(*jsonOut, all); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func benchSize(nfiles, runs int) []Result {
+func benchSize(nfiles, runs int, keep string) []Result {
 	fmt.Printf("== %d files\n", nfiles)
-	dir, err := os.MkdirTemp("", "rocklake-bench-plan-")
-	if err != nil {
-		log.Fatal(err)
+	dir := keep
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "rocklake-bench-plan-"); err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+	} else {
+		dir = filepath.Join(dir, fmt.Sprintf("plan-%d", nfiles))
+		if err := os.RemoveAll(dir); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("catalog kept in %s/lake\n", dir)
 	}
-	defer os.RemoveAll(dir)
 	c, err := catalog.Create(dir+"/lake", catalog.Options{})
 	if err != nil {
 		log.Fatal(err)
