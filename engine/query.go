@@ -352,7 +352,7 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 		if c.Parent.Known {
 			continue
 		}
-		dt := duckTypeName(c.Type)
+		dt := types.DuckDBName(c.Type)
 		if dt == "" {
 			sel = append(sel, quoteIdent(c.Name))
 		} else {
@@ -365,7 +365,7 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 			if c.Parent.Known {
 				continue
 			}
-			dt := duckTypeName(c.Type)
+			dt := types.DuckDBName(c.Type)
 			if dt == "" {
 				dt = "VARCHAR"
 			}
@@ -382,87 +382,6 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 	}
 	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
 		strings.Join(sel, ", "), src, byName)
-}
-
-// duckTypeName spells a type for DuckDB's CAST; "" when it has none to
-// offer (the column is read as the file has it).
-func duckTypeName(t types.Type) string {
-	switch t.Kind {
-	case types.KindUnknown:
-		return ""
-	case types.KindBoolean:
-		return "BOOLEAN"
-	case types.KindTinyInt:
-		return "TINYINT"
-	case types.KindSmallInt:
-		return "SMALLINT"
-	case types.KindInteger:
-		return "INTEGER"
-	case types.KindBigInt:
-		return "BIGINT"
-	case types.KindHugeInt:
-		return "HUGEINT"
-	case types.KindUTinyInt:
-		return "UTINYINT"
-	case types.KindUSmallInt:
-		return "USMALLINT"
-	case types.KindUInteger:
-		return "UINTEGER"
-	case types.KindUBigInt:
-		return "UBIGINT"
-	case types.KindUHugeInt:
-		return "UHUGEINT"
-	case types.KindFloat:
-		return "FLOAT"
-	case types.KindDouble:
-		return "DOUBLE"
-	case types.KindDecimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
-	case types.KindList:
-		if t.Elem == nil {
-			return ""
-		}
-		if e := duckTypeName(*t.Elem); e != "" {
-			return e + "[]"
-		}
-		return ""
-	case types.KindArray:
-		if t.Elem == nil {
-			return ""
-		}
-		if e := duckTypeName(*t.Elem); e != "" {
-			return fmt.Sprintf("%s[%d]", e, t.Size)
-		}
-		return ""
-	case types.KindStruct:
-		if t.Fields == nil {
-			return ""
-		}
-		var fs []string
-		for _, f := range t.Fields {
-			ft := duckTypeName(f.Type)
-			if ft == "" {
-				return ""
-			}
-			fs = append(fs, quoteIdent(f.Name)+" "+ft)
-		}
-		return "STRUCT(" + strings.Join(fs, ", ") + ")"
-	case types.KindMap:
-		if t.Key == nil {
-			return ""
-		}
-		k, v := duckTypeName(*t.Key), duckTypeName(*t.Value)
-		if k == "" || v == "" {
-			return ""
-		}
-		return "MAP(" + k + ", " + v + ")"
-	case types.KindEnum:
-		if t.Labels == nil {
-			return ""
-		}
-		return strings.ToUpper(t.String())
-	}
-	return strings.ToUpper(t.String())
 }
 
 // serialize parses a query with DuckDB's parser.

@@ -27,6 +27,23 @@ var crossTypes = []struct{ ours, duck string }{
 	{"enum('b', 'a', 'c')", "ENUM('b', 'a', 'c')"},
 }
 
+// types.DuckDBName spells every type as DuckDB does.
+func TestDuckDBNames(t *testing.T) {
+	for _, c := range crossTypes {
+		if got := types.DuckDBName(types.MustParseType(c.ours)); got != c.duck {
+			t.Errorf("DuckDBName(%s) = %q, want %q", c.ours, got, c.duck)
+		}
+	}
+	for ours, duck := range map[string]string{
+		"int64[]": "BIGINT[]", "struct(a int32, \"b c\" varchar)": `STRUCT("a" INTEGER, "b c" VARCHAR)`,
+		"map(varchar, float64)": "MAP(VARCHAR, DOUBLE)", "int16[3]": "SMALLINT[3]",
+	} {
+		if got := types.DuckDBName(types.MustParseType(ours)); got != duck {
+			t.Errorf("DuckDBName(%s) = %q, want %q", ours, got, duck)
+		}
+	}
+}
+
 // TestTypesAgainstDuckDB checks the types package against DuckDB itself, for
 // every type with a codec, on extremes and random values:
 //   - DuckDB reads our text form of each value (TRY_CAST is not NULL);

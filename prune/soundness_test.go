@@ -352,16 +352,16 @@ func genLit(r *rand.Rand, c *rcol) lit {
 		return lit{rat: q, sql: q.FloatString(int(c.typ.Scale) + 12)}
 	}
 	if math.IsNaN(v.F) && isF {
-		return lit{v: &v, sql: fmt.Sprintf("'NaN'::%s", duckType(c.typ))}
+		return lit{v: &v, sql: fmt.Sprintf("'NaN'::%s", types.DuckDBName(c.typ))}
 	}
 	text := c.codec.Format(v)
 	switch r.IntN(3) {
 	case 0:
 		return lit{v: &v, sql: sqlString(text)} // cast to the column's type
 	case 1:
-		return lit{v: &v, sql: fmt.Sprintf("CAST(%s AS %s)", sqlString(text), duckType(c.typ))}
+		return lit{v: &v, sql: fmt.Sprintf("CAST(%s AS %s)", sqlString(text), types.DuckDBName(c.typ))}
 	}
-	return lit{v: &v, sql: fmt.Sprintf("%s::%s", sqlString(text), duckType(c.typ))}
+	return lit{v: &v, sql: fmt.Sprintf("%s::%s", sqlString(text), types.DuckDBName(c.typ))}
 }
 
 func isIntKind(k types.Kind) bool {
@@ -371,33 +371,6 @@ func isIntKind(k types.Kind) bool {
 		return true
 	}
 	return false
-}
-
-// duckType spells a type the way DuckDB's parser takes it.
-func duckType(t types.Type) string {
-	switch t.Kind {
-	case types.KindTinyInt:
-		return "TINYINT"
-	case types.KindSmallInt:
-		return "SMALLINT"
-	case types.KindInteger:
-		return "INTEGER"
-	case types.KindBigInt:
-		return "BIGINT"
-	case types.KindUTinyInt:
-		return "UTINYINT"
-	case types.KindUSmallInt:
-		return "USMALLINT"
-	case types.KindUInteger:
-		return "UINTEGER"
-	case types.KindUBigInt:
-		return "UBIGINT"
-	case types.KindFloat:
-		return "FLOAT"
-	case types.KindDouble:
-		return "DOUBLE"
-	}
-	return strings.ToUpper(t.String())
 }
 
 func genPred(r *rand.Rand, cols []*rcol, depth int) refPred {
