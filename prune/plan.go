@@ -54,15 +54,35 @@ type RowRange struct {
 
 // Plan is what pruning decided for one table and predicate.
 type Plan struct {
-	Table     string     `json:"table"`
-	Snapshot  int64      `json:"snapshot"`
-	Predicate string     `json:"predicate"`
-	Bound     string     `json:"bound"`
-	Files     Counts     `json:"files"`
-	RowGroups Counts     `json:"row_groups"`
-	Pages     PageCounts `json:"pages"`
-	Bytes     Bytes      `json:"bytes"`
-	KeptFiles []KeptFile `json:"kept_files"`
+	Table     string      `json:"table"`
+	Snapshot  int64       `json:"snapshot"`
+	Predicate string      `json:"predicate"`
+	Bound     string      `json:"bound"`
+	Files     Counts      `json:"files"`
+	RowGroups Counts      `json:"row_groups"`
+	Pages     PageCounts  `json:"pages"`
+	Bloom     BloomCounts `json:"bloom"`
+	Bytes     Bytes       `json:"bytes"`
+	KeptFiles []KeptFile  `json:"kept_files"`
+
+	cursors map[int64]*catalog.RowGroupCursor // open while planning
+
+}
+
+// BloomCounts are the row groups whose bloom filters were read, and of
+// those the ones the filters skipped.
+type BloomCounts struct {
+	Probed  int `json:"probed"`
+	Skipped int `json:"skipped"`
+}
+
+// bloomWorthIt says whether reading bloom filters still pays in this plan.
+// Each probe opens the file and reads its footer (tens of microseconds);
+// a value present in almost every row group (a low-cardinality column)
+// makes that pure cost, so after 16 probes that skipped fewer than one in
+// eight, the plan stops probing. Not probing only keeps row groups.
+func (p *Plan) bloomWorthIt() bool {
+	return p.Bloom.Probed < 16 || p.Bloom.Skipped*8 >= p.Bloom.Probed
 }
 
 // Options tune planning. The zero value plans files and row groups and
@@ -147,6 +167,12 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 		}
 	}
 	results := evalFiles(fs, colIDs, bounds, filters, eval, compilePrefilter(b.Pred, colIDs, bounds))
+	defer func() {
+		for _, c := range plan.cursors {
+			c.Close()
+		}
+		plan.cursors = nil
+	}()
 	for i, res := range results {
 		if res == Skip {
 			continue
@@ -280,6 +306,23 @@ func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBoun
 	return out
 }
 
+// rowGroups reads a kept file's row-group stats for a column through one
+// cursor per column for the whole plan (files come in id order).
+func (p *Plan) rowGroups(r *catalog.Reader, tableID, columnID, fileID int64) ([]catalog.RowGroupStats, error) {
+	c := p.cursors[columnID]
+	if c == nil {
+		var err error
+		if c, err = r.RowGroupCursor(tableID, columnID); err != nil {
+			return nil, err
+		}
+		if p.cursors == nil {
+			p.cursors = map[int64]*catalog.RowGroupCursor{}
+		}
+		p.cursors[columnID] = c
+	}
+	return c.Stats(fileID)
+}
+
 func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bool, allMatchRGs int) {
 	p.Files.Kept++
 	if allMatch || kf.AllMatch {
@@ -309,7 +352,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 	}
 	haveRows := false
 	for _, c := range b.Columns {
-		rgs, err := r.RowGroupStats(t.ID, c.ID, f.ID)
+		rgs, err := p.rowGroups(r, t.ID, c.ID, f.ID)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -362,7 +405,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 			}
 			continue
 		}
-		if !opts.NoBloom && hasBloom(info[i], eqCols) && index() != nil {
+		if !opts.NoBloom && hasBloom(info[i], eqCols) && p.bloomWorthIt() && index() != nil {
 			rg := i
 			unit.Absent = func(colID int64, value []byte) bool {
 				c := columnByID(b, colID)
@@ -377,6 +420,10 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 				return err == nil && absent
 			}
 			out[i] = eval(unit)
+			p.Bloom.Probed++
+			if out[i] == Skip {
+				p.Bloom.Skipped++
+			}
 		}
 		if out[i] == Skip || !opts.Pages {
 			continue

@@ -232,3 +232,45 @@ func TestAnalyzeClustering(t *testing.T) {
 		t.Fatal("unknown column must fail")
 	}
 }
+
+// Bloom filters are read while they pay: for a value in every row group
+// (a low-cardinality column) the plan stops after 16 probes; for an
+// absent value it reads them all and skips every row group.
+func TestBloomProbesStopWhenUseless(t *testing.T) {
+	dir := t.TempDir()
+	const files, rows = 40, 2000
+	var paths []string
+	for f := range files {
+		var ks []*types.Value
+		for i := range rows {
+			v := types.StringValue(fmt.Sprintf("k%d", i%5))
+			ks = append(ks, &v)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("f%02d.parquet", f))
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "k", Type: types.MustParseType("varchar"), Values: ks}},
+			pqwrite.Options{BloomFilters: true}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	rd, _ := c.Read(catalog.Latest)
+	defer rd.Close()
+	present, err := PlanTable(rd, "t", "k = 'k3'", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if present.Bloom.Probed != 16 || present.Bloom.Skipped != 0 || present.RowGroups.Kept != files {
+		t.Errorf("a value in every row group: bloom %+v, %d of %d row groups kept", present.Bloom, present.RowGroups.Kept, files)
+	}
+	absent, err := PlanTable(rd, "t", "k = 'k25'", Options{}) // inside the bounds, in no file
+	if err != nil {
+		t.Fatal(err)
+	}
+	if absent.Bloom.Probed != files || absent.Bloom.Skipped != files || absent.RowGroups.Kept != 0 {
+		t.Errorf("an absent value: bloom %+v, %d row groups kept", absent.Bloom, absent.RowGroups.Kept)
+	}
+}

@@ -46,6 +46,9 @@ kept files with their kept row groups. It reads only the catalog.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			if p.Bloom.Probed > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "bloom filters read for %d row groups, which skipped %d\n", p.Bloom.Probed, p.Bloom.Skipped)
+			}
 			if len(p.KeptFiles) > 0 {
 				w = newTable(cmd.OutOrStdout())
 				fmt.Fprintln(w, "\nKEPT FILE\tROWS\tROW GROUPS\tALL-MATCH")
