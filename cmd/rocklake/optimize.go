@@ -55,7 +55,9 @@ the --sort-by columns, writes them to new Parquet files of --rows-per-file rows
 in --dir (default: a new directory beside the table's first file), and swaps the
 new files in for the old ones in one snapshot. Each new file then covers a
 narrow range of the first sort column, so range and equality filters on it
-read few files (see rocklake analyze).
+read few files (see rocklake analyze). The files are written with a page index
+(64 KiB pages, so the sort column also prunes within a row group: plan --pages)
+and bloom filters for the columns that have membership filters.
 
 A sort helps the first column only. With --curve zorder or --curve hilbert
 (two or more --sort-by columns), rows are ordered along a space-filling curve
@@ -64,9 +66,11 @@ every column, so filters on any of them skip files. Hilbert's boxes are
 tighter; Z-order is cheaper to compute.
 
 --target-file-size sizes the new files in bytes (e.g. 128MB) instead of rows.
+
 The old files are left on disk: earlier snapshots still read them until
-rocklake expire and rocklake cleanup remove them. If another writer retires one of the files before
-the commit, nothing is committed and the new files are deleted.`,
+rocklake expire and rocklake cleanup remove them. If another writer retires
+one of the files before the commit, nothing is committed and the new files are
+deleted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(sortBy) == "" {
