@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"rocklake/catalog"
 	"rocklake/types"
@@ -29,8 +30,9 @@ type VerifyReport struct {
 // Verify checks a table's files against the catalog: each must exist with
 // its registered size. With deep, it also reads every column of every row
 // group through DuckDB and reports each stored bound that excludes a value
-// present in the data, each NULL count that is wrong, and each
-// contains_nan=false over a NaN.
+// present in the data, each NULL count that is wrong, each
+// contains_nan=false over a NaN, and each value a membership filter rules
+// out.
 func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep bool) (*VerifyReport, error) {
 	st, err := e.openTable(snapshot, table)
 	if err != nil {
@@ -91,12 +93,25 @@ func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.
 		first, end int64
 	}
 	var units []unit
-	err := r.FileColumnStats(t.ID, col.ID, func(id int64, st *catalog.ColumnStats) error {
-		if id == f.ID {
-			units = append(units, unit{name: "file", st: *st, first: 0, end: f.RecordCount})
-		}
-		return nil
-	})
+	// The file's position in the cached stats (not a scan of every file's
+	// row per file and column).
+	fs, err := r.FileSet(t.ID)
+	if err != nil {
+		return 0, err
+	}
+	pos, found := slices.BinarySearch(fs.IDs, f.ID)
+	if !found {
+		return 0, fmt.Errorf("verify: file %d is not in the table's file set", f.ID)
+	}
+	cb, err := r.ColumnBounds(t.ID, col.ID)
+	if err != nil {
+		return 0, err
+	}
+	var fst catalog.ColumnStats
+	if cb.Fill(pos, &fst) {
+		units = append(units, unit{name: "file", st: fst, first: 0, end: f.RecordCount})
+	}
+	checked, err := e.verifyFilter(ctx, r, t, pos, path, col, codec, bad)
 	if err != nil {
 		return 0, err
 	}
@@ -121,7 +136,7 @@ func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.
 		var nulls, nans int64
 		if err := e.db.QueryRowContext(ctx, q, path, u.first, u.end).Scan(&lo, &hi, &nulls, &nans); err != nil {
 			bad("column %s: unreadable: %v", col.Name, err)
-			return len(units), nil
+			return len(units) + checked, nil
 		}
 		check := func(text *string, b catalog.Maybe[[]byte], wantBelow bool, which string) {
 			if text == nil || !b.Known {
@@ -153,5 +168,51 @@ func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.
 			bad("column %s %s: stored contains_nan=false, the data has %d NaN", col.Name, u.name, nans)
 		}
 	}
-	return len(units), nil
+	return len(units) + checked, nil
+}
+
+// verifyFilter checks a file's membership filter for a column against the
+// distinct values DuckDB reads: a value the filter rules out would make
+// plans skip a file that holds it. It counts one unit when it checked.
+func (e *Engine) verifyFilter(ctx context.Context, r *catalog.Reader, t catalog.Table, pos int, path string, col catalog.Column,
+	codec *types.Codec, bad func(string, ...any)) (int, error) {
+	fl, err := r.Filters(t.ID, col.ID)
+	if err != nil || fl == nil || !fl.Has(pos) {
+		return 0, err
+	}
+	c := quoteIdent(col.Name)
+	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) WHERE %s IS NOT NULL", c, c), path)
+	if err != nil {
+		bad("column %s: unreadable: %v", col.Name, err)
+		return 1, nil
+	}
+	defer rows.Close()
+	missing, first := 0, ""
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return 1, err
+		}
+		v, err := codec.Parse(text)
+		if err != nil {
+			continue
+		}
+		enc, err := codec.Encode(v)
+		if err != nil {
+			continue
+		}
+		if !fl.MayContain(pos, enc) {
+			if missing == 0 {
+				first = text
+			}
+			missing++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 1, err
+	}
+	if missing > 0 {
+		bad("column %s: the membership filter rules out %d values the file holds (first: %s)", col.Name, missing, first)
+	}
+	return 1, nil
 }

@@ -15,6 +15,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
+	"rocklake/membership"
 	"rocklake/types"
 )
 
@@ -101,4 +102,56 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// verify --deep reads each file's values against its membership filter: a
+// filter that rules out a value the file holds is reported (and a sound
+// one is not).
+func TestVerifyMembershipFilters(t *testing.T) {
+	dir := t.TempDir()
+	var ids []*types.Value
+	for i := range 1500 {
+		v := types.IntValue(int64(i) * 7919)
+		ids = append(ids, &v)
+	}
+	good := filepath.Join(dir, "good.parquet")
+	bad := filepath.Join(dir, "bad.parquet")
+	for _, p := range []string{good, bad} {
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "id", Type: types.MustParseType("int64"), Values: ids}}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if _, err := ingest.Add(c, "t", []string{good}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A registration whose filter holds other values than the file.
+	st, _ := os.Stat(bad)
+	wrong, _, err := membership.Build([]uint64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := c.Begin()
+	tx.AddFiles("t", catalog.NewFile{Path: bad, RecordCount: 1500, FileSizeBytes: st.Size(), RowGroupCount: 1,
+		Columns: []catalog.FileColumn{{Path: []string{"id"}, Stats: catalog.ColumnStats{RowCount: 1500},
+			Filter: &catalog.Filter{Kind: membership.Kind, Data: wrong, Distinct: 3}}}})
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rep, err := e.Verify(context.Background(), "t", catalog.Latest, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, p := range rep.Problems {
+		found = append(found, filepath.Base(p.Path)+": "+p.What)
+	}
+	if len(found) != 1 || !strings.HasPrefix(found[0], "bad.parquet: column id: the membership filter rules out 1500 values") {
+		t.Fatalf("problems: %q", found)
+	}
 }
