@@ -20,9 +20,10 @@ func newVerifyCmd(g *globals) *cobra.Command {
 		Long: `verify checks that each of the table's files exists with its registered size
 (a missing, resized or replaced file is reported). With --deep it also reads
 every column of every row group through DuckDB and reports each stored bound
-that excludes a value present in the data, each wrong NULL count and each
-contains_nan=false over a NaN: the command to run after an incident. The exit
-code is non-zero when anything is wrong.`,
+that excludes a value present in the data, each wrong NULL count, each
+contains_nan=false over a NaN and each membership filter that rules out a value
+its file holds: the command to run after an incident. The exit code is
+non-zero when anything is wrong.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, done, err := openEngine(g)
