@@ -41,12 +41,7 @@ func TestClusteredTableKeepsOnlyMatchingFiles(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	if _, err := ingest.Add(c, "events", paths, ingest.Options{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := c.Read(catalog.Latest)
-	defer r.Close()
+	r := readerOf(t, "events", paths, ingest.Options{})
 	cases := []struct {
 		pred          string
 		files, groups int
@@ -98,14 +93,9 @@ func TestBloomFiltersCutEqualities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
 	// No catalog membership filter: this is about the file's own bloom
 	// filters.
-	if _, err := ingest.Add(c, "t", []string{path}, ingest.Options{Create: true, NoAutoFilters: true}); err != nil {
-		t.Fatal(err)
-	}
-	rd, _ := c.Read(catalog.Latest)
-	defer rd.Close()
+	rd := readerOf(t, "t", []string{path}, ingest.Options{NoAutoFilters: true})
 	var kept, total int
 	for range 50 {
 		x := r.Int64()
@@ -161,12 +151,7 @@ func TestPagesNarrowRowGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	if _, err := ingest.Add(c, "t", []string{path}, ingest.Options{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	rd, _ := c.Read(catalog.Latest)
-	defer rd.Close()
+	rd := readerOf(t, "t", []string{path}, ingest.Options{})
 	p, err := PlanTable(rd, "t", "x BETWEEN 5000 AND 5099", Options{Pages: true})
 	if err != nil {
 		t.Fatal(err)
@@ -207,12 +192,7 @@ func TestAnalyzeClustering(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	rd, _ := c.Read(catalog.Latest)
-	defer rd.Close()
+	rd := readerOf(t, "t", paths, ingest.Options{})
 	s, err := Analyze(rd, "t", "s")
 	if err != nil {
 		t.Fatal(err)
@@ -253,12 +233,7 @@ func TestBloomProbesStopWhenUseless(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
-	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	rd, _ := c.Read(catalog.Latest)
-	defer rd.Close()
+	rd := readerOf(t, "t", paths, ingest.Options{})
 	present, err := PlanTable(rd, "t", "k = 'k3'", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -273,4 +248,24 @@ func TestBloomProbesStopWhenUseless(t *testing.T) {
 	if absent.Bloom.Probed != files || absent.Bloom.Skipped != files || absent.RowGroups.Kept != 0 {
 		t.Errorf("an absent value: bloom %+v, %d row groups kept", absent.Bloom, absent.RowGroups.Kept)
 	}
+}
+
+// readerOf registers files as a new table in an in-memory catalog and
+// reads its latest snapshot (closed when the test ends).
+func readerOf(t *testing.T, table string, paths []string, opts ingest.Options) *catalog.Reader {
+	t.Helper()
+	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Create = true
+	if _, err := ingest.Add(c, table, paths, opts); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	return rd
 }
