@@ -161,6 +161,7 @@ func newDefaultRegistry() *Registry {
 	r.Register(KindDecimal, decimalCodec)
 	r.Register(KindDate, fixed(dateCodec()))
 	r.Register(KindTime, fixed(timeCodec()))
+	r.Register(KindTimeNS, fixed(timeNSCodec()))
 	r.Register(KindTimeTZ, fixed(timeTZCodec()))
 	for _, k := range []Kind{KindTimestamp, KindTimestampS, KindTimestampMS, KindTimestampNS, KindTimestampTZ} {
 		r.Register(k, fixed(timestampCodec(k)))

@@ -69,6 +69,39 @@ func timeCodec() *Codec {
 	}
 }
 
+// timeNSCodec: DuckDB's TIME_NS, nanoseconds since midnight as 8 biased
+// bytes; 24:00:00 is valid, as for TIME.
+func timeNSCodec() *Codec {
+	return &Codec{
+		typ: Simple(KindTimeNS), width: 8, ordered: true,
+		enc: func(dst []byte, v Value) ([]byte, error) {
+			n := v.Int64()
+			if !v.I.IsInt64() || n < 0 || n > nanosPerDay {
+				return dst, fmt.Errorf("time_ns: %s ns: %w", v.I, ErrOutOfRange)
+			}
+			return appendBiased(dst, n, 8), nil
+		},
+		dec: func(b []byte) (Value, error) {
+			n := readBiased(b)
+			if n < 0 || n > nanosPerDay {
+				return Value{}, fmt.Errorf("time_ns: %d ns: %w", n, ErrOutOfRange)
+			}
+			return IntValue(n), nil
+		},
+		format: func(v Value) string {
+			n := v.Int64()
+			return formatClock(n/1_000_000_000, n%1_000_000_000, 9)
+		},
+		parse: func(s string, r Rounding) (Value, bool, error) {
+			n, _, _, exact, err := parseClockText(s, r, 9)
+			if err != nil {
+				return Value{}, false, fmt.Errorf("time_ns: %w", err)
+			}
+			return IntValue(n), exact, nil
+		},
+	}
+}
+
 // timeTZCodec orders as DuckDB does: by the UTC instant (local time minus
 // offset), then by offset descending (12:00+05 < 08:00+01 < 07:00+00, all
 // the same instant). 8 biased bytes of UTC micros, then 4 bytes of

@@ -23,6 +23,7 @@
 //	decimal(p,s), p > 18          16     unscaled integer at scale s, as int128
 //	date                          4      days since 1970-01-01, as int32 (±infinity at the ends)
 //	time                          8      microseconds since midnight, as int64
+//	time_ns                       8      nanoseconds since midnight, as int64
 //	timetz                        12     UTC micros (local − offset) as int64, then
 //	                                     15:59:59 − offset as uint32 (DuckDB's tie order)
 //	timestamp / _s / _ms / _ns    8      count of the type's own unit since the epoch, as int64

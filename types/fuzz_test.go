@@ -13,7 +13,7 @@ var fuzzTypes = []string{
 	"boolean", "int8", "int16", "int32", "int64", "int128", "uint8", "uint16", "uint32", "uint64",
 	"uint128", "float32", "float64", "decimal(4,2)", "decimal(18,3)", "decimal(38,10)", "date",
 	"time", "timetz", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns", "timestamptz",
-	"interval", "uuid", "varchar", "blob", "enum('a', 'b')",
+	"interval", "uuid", "varchar", "blob", "enum('a', 'b')", "time_ns",
 }
 
 func fuzzCodec(i uint8) *types.Codec {

@@ -32,6 +32,7 @@ var aliases = map[string]Kind{
 
 	"date":         KindDate,
 	"time":         KindTime,
+	"time_ns":      KindTimeNS,
 	"timetz":       KindTimeTZ,
 	"timestamp":    KindTimestamp,
 	"datetime":     KindTimestamp,

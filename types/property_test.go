@@ -237,6 +237,11 @@ func TestPropertyTemporal(t *testing.T) {
 		a, b := r.Int64N(microsPerDay+1), r.Int64N(microsPerDay+1)
 		checkOrder(t, tc, IntValue(a), IntValue(b), cmp.Compare(a, b))
 	}
+	tn, _ := CodecFor(Simple(KindTimeNS))
+	for range propertyRounds {
+		a, b := r.Int64N(nanosPerDay+1), r.Int64N(nanosPerDay+1)
+		checkOrder(t, tn, IntValue(a), IntValue(b), cmp.Compare(a, b))
+	}
 	tz, _ := CodecFor(Simple(KindTimeTZ))
 	for range propertyRounds {
 		am, bm := r.Int64N(microsPerDay+1), r.Int64N(microsPerDay+1)
@@ -369,6 +374,7 @@ func TestDirectedRounding(t *testing.T) {
 	// DuckDB's own answers for CAST(text AS type).
 	for _, c := range []struct{ typ, text, want string }{
 		{"time", "10:00:00.1234567", "10:00:00.123456"},
+		{"time_ns", "10:00:00.1234567899", "10:00:00.123456789"},
 		{"timestamp_ns", "1970-01-01 00:00:00.0000000009", "1970-01-01 00:00:00"},
 		{"timestamp_ns", "2020-01-01 10:00:00+05", "2020-01-01 05:00:00"},
 		{"timestamp", "2020-01-01 10:00:00+05", "2020-01-01 10:00:00"},

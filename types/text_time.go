@@ -18,6 +18,7 @@ const (
 	timestampNegInfinity = -math.MaxInt64
 
 	microsPerDay = 86_400_000_000
+	nanosPerDay  = 86_400_000_000_000
 	// maxTZOffset is DuckDB's largest UTC offset, 15:59:59, in seconds.
 	maxTZOffset = 16*3600 - 1
 )
@@ -500,6 +501,11 @@ func formatDateValue(days int64) string {
 // parseTimeText reads a time of day in microseconds and, when present, a UTC
 // offset.
 func parseTimeText(s string, r Rounding) (micros int64, off int32, hasOff, exact bool, err error) {
+	return parseClockText(s, r, 6)
+}
+
+// parseClockText reads a time of day in units of 10^-digits seconds.
+func parseClockText(s string, r Rounding, digits int) (units int64, off int32, hasOff, exact bool, err error) {
 	sc := &textScanner{s: strings.TrimSpace(s)}
 	c, err := sc.scanClock()
 	if err != nil {
@@ -513,10 +519,14 @@ func parseTimeText(s string, r Rounding) (micros int64, off int32, hasOff, exact
 	if !sc.eof() {
 		return 0, 0, false, false, fmt.Errorf("%q: unexpected %q", s, sc.s[sc.i:])
 	}
-	fu, exact := fracUnits(c.frac, 6, r)
-	micros = c.secs*1_000_000 + fu
-	if micros > microsPerDay {
+	perSec := int64(1)
+	for range digits {
+		perSec *= 10
+	}
+	fu, exact := fracUnits(c.frac, digits, r)
+	units = c.secs*perSec + fu
+	if units > 86_400*perSec {
 		return 0, 0, false, false, fmt.Errorf("%q: %w", s, ErrOutOfRange)
 	}
-	return micros, off, hasOff, exact, nil
+	return units, off, hasOff, exact, nil
 }

@@ -8,8 +8,9 @@ import (
 // Kind names a DuckDB logical type without its parameters.
 type Kind uint8
 
-// The kinds rocklake knows. The order is not stored anywhere: catalogs keep
-// the type's text (Type.String), never a Kind number.
+// The kinds rocklake knows. Catalogs keep the type's text (Type.String),
+// never a Kind number; still, new kinds go at the end so that a number
+// never changes meaning.
 const (
 	KindUnknown Kind = iota
 	KindBoolean
@@ -46,6 +47,9 @@ const (
 	KindArray
 	KindStruct
 	KindMap
+	// KindTimeNS is DuckDB's TIME_NS: what DuckDB reads a Parquet
+	// TIME(NANOS) column as.
+	KindTimeNS
 )
 
 // kindNames holds the canonical DuckLake spelling of each kind, as stored in
@@ -86,6 +90,7 @@ var kindNames = [...]string{
 	KindArray:       "array",
 	KindStruct:      "struct",
 	KindMap:         "map",
+	KindTimeNS:      "time_ns",
 }
 
 func (k Kind) String() string {

@@ -126,6 +126,7 @@ type Interval struct {
 //	decimal(p,s)                  I, the unscaled integer at scale s
 //	date                          I, days since 1970-01-01
 //	time                          I, microseconds since midnight
+//	time_ns                       I, nanoseconds since midnight
 //	timetz                        I, local microseconds; Offset, seconds east of UTC
 //	timestamp, _s, _ms, _ns, tz   I, units since the Unix epoch (UTC for tz)
 //	interval                      Interval

@@ -46,6 +46,8 @@ var Ascending = map[string][]string{
 	"date": {"-infinity", "5877642-06-25 (BC)", "0001-01-01 (BC)", "0001-12-31 (BC)", "0001-01-01",
 		"1969-12-31", "1970-01-01", "2000-02-29", "9999-12-31", "5881580-07-10", "infinity"},
 	"time": {"00:00:00", "00:00:00.000001", "12:34:56.789", "23:59:59.999999", "24:00:00"},
+	"time_ns": {"00:00:00", "00:00:00.000000001", "00:00:00.000001", "12:34:56.789123456",
+		"23:59:59.999999999", "24:00:00"},
 	"timetz": {"00:00:00+15:59:59", "12:00:00+05", "08:00:00+01", "07:00:00+00", "06:00:00-01",
 		"07:00:00-01", "23:59:59.999999+00", "24:00:00-15:59:59"},
 	"timestamp": {"-infinity", "290309-12-22 (BC) 00:00:00", "0001-01-01 00:00:00",
@@ -178,6 +180,8 @@ func Random(r *rand.Rand, t types.Type) types.Value {
 		return types.IntValue(minDateDays + r.Int64N(maxDateDays-minDateDays+1))
 	case types.KindTime:
 		return types.IntValue(r.Int64N(microsPerDay + 1))
+	case types.KindTimeNS:
+		return types.IntValue(r.Int64N(1000*microsPerDay + 1))
 	case types.KindTimeTZ:
 		// Whole minutes: DuckDB prints an offset of -07:00:52 as "-07:52",
 		// so its text of offsets with seconds is lossy.
