@@ -35,7 +35,7 @@ func metadataAnswer(tree map[string]any, refs []*tableRef, res *Result, r *catal
 		return false, nil
 	}
 	ref := refs[0]
-	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.plan == nil {
+	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.whole != "" || ref.plan == nil {
 		return false, nil
 	}
 	fs, err := r.FileSet(ref.table.ID)

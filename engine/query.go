@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -78,10 +77,14 @@ type QueryOptions struct {
 	NoParseCache bool
 }
 
-// TablePlan is how one catalog table of a query was pruned.
+// TablePlan is how one reference to a catalog table in a query was
+// pruned. ReadWhole, when set, says why no WHERE conjunct could skip its
+// files (an outer join's NULL-supplying side, ASOF, POSITIONAL, sampling).
 type TablePlan struct {
 	Table      string      `json:"table"`
+	Alias      string      `json:"alias,omitempty"`
 	Predicates []string    `json:"predicates"`
+	ReadWhole  string      `json:"read_whole,omitempty"`
 	Plan       *prune.Plan `json:"plan"`
 }
 
@@ -158,47 +161,141 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 
 	tree, ok := e.trees.Get(query)
 	if !ok || opts.NoParseCache {
-		if tree, err = serialize(ctx, conn, query); err != nil {
+		if tree, err = serialize(ctx, conn, query); err != nil && !errors.Is(err, errNotSerializable) {
 			return nil, err
 		}
-		e.trees.Add(query, tree)
+		if tree != nil {
+			e.trees.Add(query, tree)
+		}
 	}
-	refs, err := findTables(tree, r)
-	if err != nil {
-		return nil, err
+	var scan *tableScan
+	if tree != nil {
+		if scan, err = findTables(tree, r); err != nil {
+			return nil, err
+		}
+	} else {
+		// DuckDB cannot hand over this statement's parse tree (a PIVOT
+		// with USING, say): nothing is pruned, and every table it names
+		// reads whole under its own name.
+		scan = &tableScan{tableFunctions: true}
 	}
 	phase("parse")
-	byTable := map[string][]*tableRef{}
-	var names []string
-	for _, ref := range refs {
-		key := strings.ToLower(ref.table.Name)
-		if _, ok := byTable[key]; !ok {
-			names = append(names, key)
-		}
-		byTable[key] = append(byTable[key], ref)
+
+	// Each reference is planned on its own; references whose kept files
+	// are the same share a view.
+	type view struct {
+		name, sql string
 	}
-	sort.Strings(names)
-	views := map[string]string{}
+	var views []*view
+	viewByKey := map[string]*view{}
 	var lists [][]string // file lists handed over as variables
-	for _, key := range names {
-		trefs := byTable[key]
-		tp, files, byName, err := e.planTable(ctx, conn, r, trefs, opts)
-		if err != nil {
-			return nil, err
+	addView := func(t catalog.Table, cols []catalog.Column, name string, files []string, byName bool) *view {
+		key := fmt.Sprintf("%d\x00%t\x00%s", t.ID, byName, strings.Join(files, "\x00"))
+		if v, ok := viewByKey[key]; ok && name == "" {
+			return v
 		}
-		res.Tables = append(res.Tables, tp)
+		if name == "" {
+			name = fmt.Sprintf("__rocklake_v%d", len(views))
+		}
 		src := ""
 		if len(files) > listParamMin {
 			src = fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists))
 			lists = append(lists, files)
 		}
-		views[key] = viewSQL(trefs[0].table, trefs[0].cols, files, src, byName)
+		v := &view{name: name, sql: viewSQL(t, cols, files, src, byName)}
+		views = append(views, v)
+		if name != t.Name {
+			viewByKey[key] = v
+		}
+		return v
 	}
+	type planned struct {
+		plan   *prune.Plan
+		files  []string
+		byName bool
+		used   []string
+	}
+	plans := map[string]*planned{}
+	var edits []textEdit
+	whole := map[int64]bool{} // tables some reference reads under their own name
+	for _, ref := range scan.refs {
+		usable, err := e.usableConjuncts(ctx, conn, ref, opts)
+		if err != nil {
+			return nil, err
+		}
+		pred := strings.Join(usable, " AND ")
+		key := fmt.Sprintf("%d\x00%s", ref.table.ID, pred)
+		p, ok := plans[key]
+		if !ok {
+			p = &planned{used: usable}
+			if p.plan, p.files, p.byName, err = planRef(r, ref.table, pred, opts); err != nil {
+				return nil, err
+			}
+			plans[key] = p
+		}
+		ref.plan, ref.allConjunctsUsed = p.plan, len(usable) == len(ref.conjuncts)
+		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p.plan, Predicates: []string{}}
+		if pred != "" {
+			tp.Predicates = append(tp.Predicates, pred)
+		}
+		res.Tables = append(res.Tables, tp)
+		at, end, ok := nameSpan(query, ref)
+		if !ok {
+			whole[ref.table.ID] = true
+			continue
+		}
+		v := addView(ref.table, ref.cols, "", p.files, p.byName)
+		text := quoteIdent(v.name)
+		if ref.alias == "" {
+			text += " AS " + quoteIdent(ref.table.Name)
+		}
+		edits = append(edits, textEdit{at, end, text})
+	}
+	if scan.tableFunctions {
+		tables, err := r.Tables()
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range namedIn(query, tables) {
+			whole[t.ID] = true
+		}
+	}
+	if len(whole) > 0 {
+		tables, err := r.Tables()
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tables {
+			if !whole[t.ID] {
+				continue
+			}
+			cols, err := r.Columns(t.ID)
+			if err != nil {
+				return nil, err
+			}
+			_, files, byName, err := planRef(r, t, "", QueryOptions{NoPruning: true})
+			if err != nil {
+				return nil, err
+			}
+			addView(t, cols, t.Name, files, byName)
+		}
+	}
+	rewritten := applyEdits(query, edits)
 	phase("plan")
-	if !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain {
-		if ok, err := metadataAnswer(tree, refs, res, r); err != nil {
+	if tree != nil && !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain {
+		if ok, err := metadataAnswer(tree, scan.refs, res, r); err != nil {
 			return nil, err
 		} else if ok {
+			// The answer comes from statistics, but DuckDB still decides
+			// whether the query is valid (a literal it cannot cast is an
+			// error, not an answer) and what its columns are called.
+			cols, err := e.originalColumns(ctx, conn, query, scan, &cleanup)
+			if err != nil {
+				return nil, err
+			}
+			if len(cols) == len(res.Columns) {
+				res.Columns = cols
+			}
 			res.Metadata = true
 			phase("metadata")
 			res.Elapsed = time.Since(start)
@@ -207,7 +304,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	for i, l := range lists {
 		cleanup = append(cleanup, fmt.Sprintf("RESET VARIABLE __rocklake_files_%d;", i))
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), l); err != nil {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), globLiterals(l)); err != nil {
 			return nil, fmt.Errorf("handing over the file list: %w", err)
 		}
 	}
@@ -215,17 +312,15 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	// The views are created in the same round trip as the query (DuckDB
 	// runs a multi-statement text in order and returns the last result),
 	// and dropped, with the variables, in one more.
-	var create, drop []string
-	for _, key := range names {
-		name := quoteIdent(byTable[key][0].table.Name)
-		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, views[key]))
-		drop = append(drop, "DROP VIEW IF EXISTS temp."+name+";")
+	var create []string
+	for _, v := range views {
+		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", quoteIdent(v.name), v.sql))
+		cleanup = append(cleanup, "DROP VIEW IF EXISTS temp."+quoteIdent(v.name)+";")
 	}
-	cleanup = append(cleanup, drop...)
 	prefix := strings.Join(create, "")
 	if opts.Explain {
 		var b strings.Builder
-		rows, err := conn.QueryContext(ctx, prefix+"EXPLAIN "+query+"\n")
+		rows, err := conn.QueryContext(ctx, prefix+"EXPLAIN "+rewritten+"\n")
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +337,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		res.Explain = b.String()
 	}
 	// COLUMNS(*)::VARCHAR gives every value in DuckDB's text form.
-	rows, err := conn.QueryContext(ctx, prefix+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+query+"\n)")
+	rows, err := conn.QueryContext(ctx, prefix+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+rewritten+"\n)")
 	if err != nil {
 		return nil, err
 	}
@@ -266,68 +361,99 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rows.Close()
+	// DuckDB names a column it computes after the expression's text, and a
+	// scalar subquery's text now names a view: the names come from the
+	// query as written instead.
+	if slices.ContainsFunc(res.Columns, func(c string) bool { return strings.Contains(c, "__rocklake_v") }) {
+		if cols, err := e.originalColumns(ctx, conn, query, scan, &cleanup); err == nil && len(cols) == len(res.Columns) {
+			res.Columns = cols
+		}
+	}
 	phase("execute")
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// planTable prunes one catalog table for all its references in the query:
-// the files to read are the union over references; byName says some of them
-// need their columns matched by name.
-func (e *Engine) planTable(ctx context.Context, conn *sql.Conn, r *catalog.Reader, refs []*tableRef, opts QueryOptions) (tp *TablePlan, files []string, byName bool, err error) {
-	t := refs[0].table
-	tp = &TablePlan{Table: t.Name}
+// originalColumns runs the query as written over empty views named after
+// the tables it reads: DuckDB binds and plans it as it would over the data
+// (an invalid cast of a literal fails the same way) and names its columns.
+func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query string, scan *tableScan, cleanup *[]string) ([]string, error) {
+	done := map[int64]bool{}
+	var create []string
+	for _, ref := range scan.refs {
+		if done[ref.table.ID] {
+			continue
+		}
+		done[ref.table.ID] = true
+		name := quoteIdent(ref.table.Name)
+		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, viewSQL(ref.table, ref.cols, nil, "", false)))
+		*cleanup = append(*cleanup, "DROP VIEW IF EXISTS temp."+name+";")
+	}
+	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+query+"\n)")
+}
+
+// runColumns runs a query for its column names, reading (and dropping) its
+// rows, so that an error DuckDB raises while running is returned.
+func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+	}
+	return cols, rows.Err()
+}
+
+// usableConjuncts prints a reference's conjuncts back as SQL and keeps
+// those the binder understands.
+func (e *Engine) usableConjuncts(ctx context.Context, conn *sql.Conn, ref *tableRef, opts QueryOptions) ([]string, error) {
+	if opts.NoPruning || len(ref.conjuncts) == 0 {
+		return nil, nil
+	}
+	texts, err := e.deserializeWhere(ctx, conn, ref.conjuncts, opts.NoParseCache)
+	if err != nil {
+		return nil, err
+	}
+	var usable []string
+	for _, text := range texts {
+		if text == "" {
+			continue
+		}
+		if _, err := expr.Compile(text, ref.cols); err != nil {
+			continue // DuckDB reports real errors when it runs the query
+		}
+		usable = append(usable, text)
+	}
+	return usable, nil
+}
+
+// planRef prunes a table for one predicate: the files to read, in the
+// plan's order, and whether some of them need their columns matched by
+// name.
+func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions) (*prune.Plan, []string, bool, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	keep := map[string]bool{}
-	var order []string
-	var merged *prune.Plan
-	for _, ref := range refs {
-		var usable []string
-		texts, err := e.deserializeWhere(ctx, conn, ref.conjuncts, opts.NoParseCache)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for _, text := range texts {
-			if text == "" {
-				continue
-			}
-			if _, err := expr.Compile(text, ref.cols); err != nil {
-				continue // DuckDB reports real errors when it runs the query
-			}
-			usable = append(usable, text)
-		}
-		pred := strings.Join(usable, " AND ")
-		if opts.NoPruning {
-			pred = ""
-		}
-		if pred != "" {
-			tp.Predicates = append(tp.Predicates, pred)
-		}
-		p, err := prune.PlanTable(r, t.Name, pred, opts.Prune)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		ref.plan, ref.allConjunctsUsed = p, len(usable) == len(ref.conjuncts)
-		if merged == nil {
-			merged = p
-		} else if len(refs) > 1 {
-			merged = p // counts of the last reference; files are the union
-		}
-		for _, kf := range p.KeptFiles {
-			if !keep[kf.Path] {
-				keep[kf.Path] = true
-				order = append(order, kf.Path)
-				if i, ok := slices.BinarySearch(fs.IDs, kf.FileID); !ok || !fs.Files[i].ColumnsMatchTable {
-					byName = true
-				}
-			}
+	p, err := prune.PlanTable(r, t.Name, pred, opts.Prune)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	files := make([]string, 0, len(p.KeptFiles))
+	byName := false
+	for _, kf := range p.KeptFiles {
+		files = append(files, kf.Path)
+		if i, ok := slices.BinarySearch(fs.IDs, kf.FileID); !ok || !fs.Files[i].ColumnsMatchTable {
+			byName = true
 		}
 	}
-	tp.Plan = merged
-	return tp, order, byName, nil
+	return p, files, byName, nil
 }
 
 // listParamMin is the file count above which a view's file list is handed
@@ -376,13 +502,17 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 	if src == "" {
 		quoted := make([]string, len(files))
 		for i, f := range files {
-			quoted[i] = "'" + strings.ReplaceAll(f, "'", "''") + "'"
+			quoted[i] = "'" + strings.ReplaceAll(globLiteral(f), "'", "''") + "'"
 		}
 		src = "[" + strings.Join(quoted, ", ") + "]"
 	}
 	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
 		strings.Join(sel, ", "), src, byName)
 }
+
+// errNotSerializable: DuckDB parses the statement but cannot give its parse
+// tree as JSON.
+var errNotSerializable = errors.New("DuckDB cannot serialise this statement")
 
 // serialize parses a query with DuckDB's parser.
 func serialize(ctx context.Context, conn *sql.Conn, query string) (map[string]any, error) {
@@ -395,6 +525,9 @@ func serialize(ctx context.Context, conn *sql.Conn, query string) (map[string]an
 		return nil, err
 	}
 	if isErr, _ := tree["error"].(bool); isErr {
+		if kind, _ := tree["error_type"].(string); kind == "not implemented" {
+			return nil, errNotSerializable
+		}
 		msg, _ := tree["error_message"].(string)
 		if msg == "" {
 			msg = "DuckDB cannot parse the query"
@@ -409,7 +542,7 @@ func serialize(ctx context.Context, conn *sql.Conn, query string) (map[string]an
 }
 
 func decodeJSON(s string) (map[string]any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
+	dec := json.NewDecoder(strings.NewReader(quoteNonFinite(s)))
 	dec.UseNumber() // query locations are uint64: keep them exact
 	var out map[string]any
 	if err := dec.Decode(&out); err != nil {
@@ -529,342 +662,79 @@ func (e *Engine) deserializeWhere(ctx context.Context, conn *sql.Conn, conds []m
 	return out, nil
 }
 
-// tableRef is one reference to a catalog table in a query, with the WHERE
-// conjuncts (as parse-tree nodes) that name only its columns.
-type tableRef struct {
-	table            catalog.Table
-	cols             []catalog.Column
-	alias            string
-	conjuncts        []map[string]any
-	plan             *prune.Plan
-	allConjunctsUsed bool
-	// foreignConjuncts counts the WHERE conjuncts of its SELECT that were
-	// not given to it (constants, subqueries, other tables): a metadata
-	// answer must not ignore them.
-	foreignConjuncts int
-	// renamed is set when the query renames its columns (t AS s(a, b)):
-	// names in the query then do not mean the table's columns.
-	renamed bool
-	node    map[string]any // the SELECT node it appears in
+// quoteNonFinite turns the bare NaN, Infinity and -Infinity DuckDB writes
+// for non-finite DOUBLE constants (1e400) into JSON strings, which
+// doubleConstant then casts back.
+func quoteNonFinite(s string) string {
+	if !strings.Contains(s, "Infinity") && !strings.Contains(s, "NaN") {
+		return s
+	}
+	var b strings.Builder
+	inString := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inString {
+			b.WriteByte(c)
+			switch c {
+			case '\\':
+				if i+1 < len(s) {
+					i++
+					b.WriteByte(s[i])
+				}
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			b.WriteByte(c)
+			continue
+		}
+		matched := false
+		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
+			if strings.HasPrefix(s[i:], tok) {
+				b.WriteString(`"` + tok + `"`)
+				i += len(tok) - 1
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
-// findTables walks the parse tree for BASE_TABLE references, checks they
-// name catalog tables (CTE names aside), and assigns WHERE conjuncts.
-func findTables(tree map[string]any, r *catalog.Reader) ([]*tableRef, error) {
-	tables, err := r.Tables()
-	if err != nil {
-		return nil, err
+// globLiteral spells a path so that DuckDB's file globbing matches it and
+// nothing else: read_parquet globs every path it is given, and a registered
+// p?.parquet would also read pa.parquet. A glob character is put in a
+// bracket class of its own.
+func globLiteral(path string) string {
+	if !strings.ContainsAny(path, "?*[") {
+		return path
 	}
-	byName := map[string]catalog.Table{}
-	for _, t := range tables {
-		byName[strings.ToLower(t.Name)] = t
+	var b strings.Builder
+	for _, r := range path {
+		switch r {
+		case '?', '*', '[':
+			b.WriteByte('[')
+			b.WriteRune(r)
+			b.WriteByte(']')
+		default:
+			b.WriteRune(r)
+		}
 	}
-	w := &walker{r: r, byName: byName, tables: tables}
-	w.visit(tree["statements"].([]any)[0].(map[string]any)["node"], nil)
-	return w.refs, w.err
+	return b.String()
 }
 
-type walker struct {
-	r      *catalog.Reader
-	byName map[string]catalog.Table
-	tables []catalog.Table
-	refs   []*tableRef
-	err    error
-}
-
-// with returns scope plus names, leaving scope as it is.
-func with(scope map[string]bool, names ...string) map[string]bool {
-	out := make(map[string]bool, len(scope)+len(names))
-	for k := range scope {
-		out[k] = true
-	}
-	for _, n := range names {
-		out[strings.ToLower(n)] = true
+func globLiterals(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = globLiteral(p)
 	}
 	return out
-}
-
-// visit walks the parse tree; scope holds the CTE names visible at n, which
-// shadow catalog tables of the same name there and below, and nowhere else.
-// A CTE's body sees the CTEs defined before it, not itself: a table of its
-// own name inside it is the catalog's (a recursive CTE then just gets an
-// unused view).
-func (w *walker) visit(n any, scope map[string]bool) {
-	if w.err != nil {
-		return
-	}
-	switch n := n.(type) {
-	case []any:
-		for _, x := range n {
-			w.visit(x, scope)
-		}
-	case map[string]any:
-		var bodies []any
-		var bodyScopes []map[string]bool
-		if cm, ok := n["cte_map"].(map[string]any); ok {
-			if entries, ok := cm["map"].([]any); ok {
-				var names []string
-				for _, e := range entries {
-					em, ok := e.(map[string]any)
-					if !ok {
-						continue
-					}
-					k, _ := em["key"].(string)
-					bodies, bodyScopes = append(bodies, em["value"]), append(bodyScopes, with(scope, names...))
-					names = append(names, k)
-				}
-				scope = with(scope, names...)
-			}
-		}
-		for i, b := range bodies {
-			w.visit(b, bodyScopes[i])
-		}
-		if n["type"] == "SELECT_NODE" {
-			w.selectNode(n, scope)
-		}
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			if k != "cte_map" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			w.visit(n[k], scope)
-		}
-	}
-}
-
-// selectNode registers the catalog tables in a SELECT's FROM clause and
-// gives each the WHERE conjuncts that refer only to it.
-func (w *walker) selectNode(n map[string]any, ctes map[string]bool) {
-	var refs []*tableRef
-	var collect func(t any)
-	collect = func(t any) {
-		m, ok := t.(map[string]any)
-		if !ok {
-			return
-		}
-		switch m["type"] {
-		case "BASE_TABLE":
-			name, _ := m["table_name"].(string)
-			schema, _ := m["schema_name"].(string)
-			lname := strings.ToLower(name)
-			if schema == "" && ctes[lname] {
-				return
-			}
-			t, ok := w.byName[lname]
-			if !ok {
-				if w.err == nil {
-					names := make([]string, len(w.tables))
-					for i, t := range w.tables {
-						names[i] = t.Name
-					}
-					have := "the catalog has no tables"
-					if len(names) > 0 {
-						have = "tables: " + strings.Join(names, ", ")
-					}
-					w.err = fmt.Errorf("%w %q at snapshot %d (%s)", catalog.ErrNoSuchTable, name, w.r.Snapshot().ID, have)
-				}
-				return
-			}
-			cols, err := w.r.Columns(t.ID)
-			if err != nil {
-				w.err = err
-				return
-			}
-			alias, _ := m["alias"].(string)
-			ref := &tableRef{table: t, cols: cols, alias: alias, node: n, renamed: !emptyList(m["column_name_alias"])}
-			refs = append(refs, ref)
-			w.refs = append(w.refs, ref)
-		case "JOIN":
-			collect(m["left"])
-			collect(m["right"])
-		}
-	}
-	collect(n["from_table"])
-	where, ok := n["where_clause"].(map[string]any)
-	if !ok || len(refs) == 0 {
-		return
-	}
-	all := conjuncts(where)
-	for _, c := range all {
-		if ref := owner(c, refs); ref != nil {
-			ref.conjuncts = append(ref.conjuncts, stripQualifiers(c, ref))
-		}
-	}
-	for _, ref := range refs {
-		ref.foreignConjuncts = len(all) - len(ref.conjuncts)
-	}
-}
-
-// conjuncts splits a WHERE clause at its top-level ANDs.
-func conjuncts(e map[string]any) []map[string]any {
-	if e["type"] == "CONJUNCTION_AND" {
-		var out []map[string]any
-		for _, c := range e["children"].([]any) {
-			if m, ok := c.(map[string]any); ok {
-				out = append(out, conjuncts(m)...)
-			}
-		}
-		return out
-	}
-	return []map[string]any{e}
-}
-
-// owner is the one table reference all column references of an expression
-// belong to, or nil (several tables, a subquery, an unknown column).
-func owner(e map[string]any, refs []*tableRef) *tableRef {
-	var found *tableRef
-	ok := true
-	var walk func(x any)
-	walk = func(x any) {
-		if !ok {
-			return
-		}
-		switch x := x.(type) {
-		case []any:
-			for _, y := range x {
-				walk(y)
-			}
-		case map[string]any:
-			if x["class"] == "SUBQUERY" {
-				ok = false
-				return
-			}
-			if x["class"] == "COLUMN_REF" {
-				ref := resolveRef(x, refs)
-				if ref == nil || ref.renamed || (found != nil && found != ref) {
-					ok = false
-					return
-				}
-				found = ref
-			}
-			for _, v := range x {
-				walk(v)
-			}
-		}
-	}
-	walk(e)
-	if !ok {
-		return nil
-	}
-	return found
-}
-
-func columnNames(x map[string]any) []string {
-	raw, _ := x["column_names"].([]any)
-	out := make([]string, 0, len(raw))
-	for _, n := range raw {
-		s, _ := n.(string)
-		out = append(out, s)
-	}
-	return out
-}
-
-func hasColumn(ref *tableRef, name string) bool {
-	for _, c := range ref.cols {
-		if !c.Parent.Known && strings.EqualFold(c.Name, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveRef finds the table a column reference belongs to.
-func resolveRef(x map[string]any, refs []*tableRef) *tableRef {
-	names := columnNames(x)
-	if len(names) == 0 {
-		return nil
-	}
-	if len(names) >= 2 {
-		for _, ref := range refs {
-			q := ref.alias
-			if q == "" {
-				q = ref.table.Name
-			}
-			if strings.EqualFold(q, names[0]) && hasColumn(ref, names[1]) {
-				return ref
-			}
-		}
-	}
-	var match *tableRef
-	for _, ref := range refs {
-		if hasColumn(ref, names[0]) {
-			if match != nil {
-				return nil // ambiguous
-			}
-			match = ref
-		}
-	}
-	return match
-}
-
-// stripQualifiers copies an expression with table qualifiers removed from
-// its column references, so the binder sees plain column paths.
-func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
-	var cp func(x any) any
-	cp = func(x any) any {
-		switch x := x.(type) {
-		case []any:
-			out := make([]any, len(x))
-			for i, y := range x {
-				out[i] = cp(y)
-			}
-			return out
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, v := range x {
-				out[k] = cp(v)
-			}
-			if x["class"] == "CONSTANT" {
-				if d := doubleConstant(x); d != nil {
-					return d
-				}
-			}
-			if x["class"] == "COLUMN_REF" {
-				names := columnNames(x)
-				q := ref.alias
-				if q == "" {
-					q = ref.table.Name
-				}
-				if len(names) >= 2 && strings.EqualFold(names[0], q) && hasColumn(ref, names[1]) {
-					rest := make([]any, 0, len(names)-1)
-					for _, n := range names[1:] {
-						rest = append(rest, n)
-					}
-					out["column_names"] = rest
-				}
-			}
-			return out
-		}
-		return x
-	}
-	return cp(e).(map[string]any)
-}
-
-// doubleConstant rewrites a DOUBLE or FLOAT constant as CAST('text' AS
-// DOUBLE): DuckDB prints a DOUBLE constant like a decimal (1e3 as 1000.0),
-// and the binder must know it compares in DOUBLE, not exactly.
-func doubleConstant(x map[string]any) map[string]any {
-	v, _ := x["value"].(map[string]any)
-	if v == nil || v["is_null"] == true {
-		return nil
-	}
-	t, _ := v["type"].(map[string]any)
-	id, _ := t["id"].(string)
-	if id != "DOUBLE" && id != "FLOAT" {
-		return nil
-	}
-	text := fmt.Sprint(v["value"])
-	return map[string]any{
-		"class": "CAST", "type": "OPERATOR_CAST", "alias": "", "query_location": x["query_location"],
-		"child": map[string]any{
-			"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": x["query_location"],
-			"value": map[string]any{"type": map[string]any{"id": "VARCHAR", "type_info": nil}, "is_null": false, "value": text},
-		},
-		"cast_type": map[string]any{"id": id, "type_info": nil}, "try_cast": false,
-	}
 }
 
 // quoteIdent quotes an SQL identifier.

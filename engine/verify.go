@@ -59,7 +59,7 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 			continue
 		}
 		var rows int64
-		if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", path).Scan(&rows); err != nil {
+		if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", globLiteral(path)).Scan(&rows); err != nil {
 			bad("unreadable: %v", err)
 			continue
 		}
@@ -134,7 +134,7 @@ func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.
 	for _, u := range units {
 		var lo, hi *string
 		var nulls, nans int64
-		if err := e.db.QueryRowContext(ctx, q, path, u.first, u.end).Scan(&lo, &hi, &nulls, &nans); err != nil {
+		if err := e.db.QueryRowContext(ctx, q, globLiteral(path), u.first, u.end).Scan(&lo, &hi, &nulls, &nans); err != nil {
 			bad("column %s: unreadable: %v", col.Name, err)
 			return len(units) + checked, nil
 		}
@@ -181,7 +181,7 @@ func (e *Engine) verifyFilter(ctx context.Context, r *catalog.Reader, t catalog.
 		return 0, err
 	}
 	c := quoteIdent(col.Name)
-	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) WHERE %s IS NOT NULL", c, c), path)
+	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) WHERE %s IS NOT NULL", c, c), globLiteral(path))
 	if err != nil {
 		bad("column %s: unreadable: %v", col.Name, err)
 		return 1, nil

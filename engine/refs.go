@@ -1,0 +1,650 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"rocklake/catalog"
+	"rocklake/prune"
+)
+
+// Which WHERE conjuncts may skip which table reference.
+//
+// A conjunct of a SELECT's WHERE may skip the files of a catalog table in
+// that SELECT's FROM only where removing rows that fail it cannot change
+// what the query returns: rows the WHERE would drop anyway. That holds for
+// a table read on its own, for both sides of an inner (or cross, or
+// natural) join, and for the preserved side of a LEFT, RIGHT, SEMI or ANTI
+// join. It does not hold for the NULL-supplying side of an outer join (a
+// removed row turns a match into a NULL-extended row that `t.id IS NULL`
+// keeps), for either side of an ASOF or POSITIONAL join (which row pairs
+// with which depends on every row), nor under TABLESAMPLE or USING SAMPLE
+// (DuckDB samples before WHERE). A reference found anywhere else (a PIVOT
+// source, a construct this walker does not know) is read whole.
+//
+// Every reference gets a view of its own, named in the query text in place
+// of the table (see rewrite): two references to one table with different
+// conjuncts never share a pruned view, and a table named where the walker
+// cannot see it (query_table('t'), query('... t ...'), a statement DuckDB
+// cannot serialise) reads the table's own name, bound to every file.
+
+// Reasons a reference is read whole.
+const (
+	wholeNullSide    = "the NULL-supplying side of an outer join"
+	wholeSemiRight   = "the right side of a SEMI or ANTI join"
+	wholeASOF        = "a side of an ASOF join"
+	wholePositional  = "a side of a POSITIONAL join"
+	wholeSample      = "sampled (TABLESAMPLE / USING SAMPLE sample before WHERE)"
+	wholeNotFrom     = "named outside a FROM clause (PIVOT, UNPIVOT or another construct)"
+	wholeUnknownJoin = "a side of a join of a kind the planner does not prune"
+)
+
+// tableRef is one reference to a catalog table in a query, with the WHERE
+// conjuncts (as parse-tree nodes) that name only its columns.
+type tableRef struct {
+	table            catalog.Table
+	cols             []catalog.Column
+	alias            string
+	conjuncts        []map[string]any
+	plan             *prune.Plan
+	allConjunctsUsed bool
+	// foreignConjuncts counts the WHERE conjuncts of its SELECT that were
+	// not given to it (constants, subqueries, other tables): a metadata
+	// answer must not ignore them.
+	foreignConjuncts int
+	// renamed is set when the query renames its columns (t AS s(a, b)):
+	// names in the query then do not mean the table's columns.
+	renamed bool
+	// whole says why no conjunct may skip its files; "" when they may.
+	whole string
+	base  map[string]any // its BASE_TABLE node
+	sel   map[string]any // the SELECT whose FROM holds it; nil elsewhere
+}
+
+// qualifier is the name the query knows the reference by.
+func (ref *tableRef) qualifier() string {
+	if ref.alias != "" {
+		return ref.alias
+	}
+	return ref.table.Name
+}
+
+// tableScan is what the walker found in a parse tree.
+type tableScan struct {
+	refs []*tableRef
+	// tableFunctions is set when a table function appears: query_table()
+	// and query() name tables in strings the walker cannot follow.
+	tableFunctions bool
+}
+
+// findTables walks the parse tree for BASE_TABLE references, checks they
+// name catalog tables (CTE names aside), and assigns WHERE conjuncts.
+func findTables(tree map[string]any, r *catalog.Reader) (*tableScan, error) {
+	tables, err := r.Tables()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]catalog.Table{}
+	for _, t := range tables {
+		byName[strings.ToLower(t.Name)] = t
+	}
+	root := tree["statements"].([]any)[0].(map[string]any)["node"]
+	w := &walker{r: r, byName: byName, tables: tables, seen: map[uintptr]bool{}, bindings: map[string]bool{}}
+	w.collectBindings(root)
+	w.visit(root, nil)
+	if w.err != nil {
+		return nil, w.err
+	}
+	return &tableScan{refs: w.refs, tableFunctions: w.tableFunctions}, nil
+}
+
+type walker struct {
+	r      *catalog.Reader
+	byName map[string]catalog.Table
+	tables []catalog.Table
+	refs   []*tableRef
+	err    error
+	// seen holds the BASE_TABLE nodes already registered from a FROM.
+	seen map[uintptr]bool
+	// bindings holds every name any FROM item of the query is bound to
+	// (aliases, table and CTE names, table functions): a.b whose a is one
+	// of them is not taken for a struct field (DuckDB may bind a to that
+	// item, here or in an enclosing query).
+	bindings       map[string]bool
+	tableFunctions bool
+}
+
+func nodeID(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
+
+// collectBindings fills w.bindings from every table reference node.
+func (w *walker) collectBindings(n any) {
+	switch n := n.(type) {
+	case []any:
+		for _, x := range n {
+			w.collectBindings(x)
+		}
+	case map[string]any:
+		if _, isExpr := n["class"]; !isExpr {
+			switch n["type"] {
+			case "BASE_TABLE", "SUBQUERY", "TABLE_FUNCTION", "EXPRESSION_LIST", "PIVOT", "JOIN", "COLUMN_DATA", "SHOW_REF", "DELIM_GET":
+				if a, _ := n["alias"].(string); a != "" {
+					w.bindings[strings.ToLower(a)] = true
+				}
+				if t, _ := n["table_name"].(string); t != "" {
+					w.bindings[strings.ToLower(t)] = true
+				}
+				if f, ok := n["function"].(map[string]any); ok {
+					if name, _ := f["function_name"].(string); name != "" {
+						w.bindings[strings.ToLower(name)] = true
+					}
+				}
+				// DuckDB's names for FROM items written without an alias.
+				w.bindings["unnamed_subquery"], w.bindings["valueslist"] = true, true
+			}
+		}
+		if cm, ok := n["cte_map"].(map[string]any); ok {
+			if entries, ok := cm["map"].([]any); ok {
+				for _, e := range entries {
+					if em, ok := e.(map[string]any); ok {
+						if k, _ := em["key"].(string); k != "" {
+							w.bindings[strings.ToLower(k)] = true
+						}
+					}
+				}
+			}
+		}
+		for _, v := range n {
+			w.collectBindings(v)
+		}
+	}
+}
+
+// with returns scope plus names, leaving scope as it is.
+func with(scope map[string]bool, names ...string) map[string]bool {
+	out := make(map[string]bool, len(scope)+len(names))
+	for k := range scope {
+		out[k] = true
+	}
+	for _, n := range names {
+		out[strings.ToLower(n)] = true
+	}
+	return out
+}
+
+// visit walks the parse tree; scope holds the CTE names visible at n, which
+// shadow catalog tables of the same name there and below, and nowhere else.
+// A CTE's body sees the CTEs defined before it, not itself: a table of its
+// own name inside it is the catalog's (a recursive CTE then just gets an
+// unused view).
+func (w *walker) visit(n any, scope map[string]bool) {
+	if w.err != nil {
+		return
+	}
+	switch n := n.(type) {
+	case []any:
+		for _, x := range n {
+			w.visit(x, scope)
+		}
+	case map[string]any:
+		var bodies []any
+		var bodyScopes []map[string]bool
+		if cm, ok := n["cte_map"].(map[string]any); ok {
+			if entries, ok := cm["map"].([]any); ok {
+				var names []string
+				for _, e := range entries {
+					em, ok := e.(map[string]any)
+					if !ok {
+						continue
+					}
+					k, _ := em["key"].(string)
+					bodies, bodyScopes = append(bodies, em["value"]), append(bodyScopes, with(scope, names...))
+					names = append(names, k)
+				}
+				scope = with(scope, names...)
+			}
+		}
+		for i, b := range bodies {
+			w.visit(b, bodyScopes[i])
+		}
+		_, isExpr := n["class"]
+		switch {
+		case !isExpr && n["type"] == "SELECT_NODE":
+			w.selectNode(n, scope)
+		case !isExpr && n["type"] == "TABLE_FUNCTION":
+			w.tableFunctions = true
+		case !isExpr && n["type"] == "BASE_TABLE" && !w.seen[nodeID(n)]:
+			w.register(n, scope, nil, wholeNotFrom)
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			if k != "cte_map" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.visit(n[k], scope)
+		}
+	}
+}
+
+// register records a BASE_TABLE node naming a catalog table; nil for a CTE
+// name in scope (or after an error).
+func (w *walker) register(m map[string]any, ctes map[string]bool, sel map[string]any, whole string) *tableRef {
+	w.seen[nodeID(m)] = true
+	name, _ := m["table_name"].(string)
+	schema, _ := m["schema_name"].(string)
+	lname := strings.ToLower(name)
+	if schema == "" && ctes[lname] {
+		return nil
+	}
+	t, ok := w.byName[lname]
+	if !ok {
+		if w.err == nil {
+			names := make([]string, len(w.tables))
+			for i, t := range w.tables {
+				names[i] = t.Name
+			}
+			have := "the catalog has no tables"
+			if len(names) > 0 {
+				have = "tables: " + strings.Join(names, ", ")
+			}
+			w.err = fmt.Errorf("%w %q at snapshot %d (%s)", catalog.ErrNoSuchTable, name, w.r.Snapshot().ID, have)
+		}
+		return nil
+	}
+	cols, err := w.r.Columns(t.ID)
+	if err != nil {
+		w.err = err
+		return nil
+	}
+	alias, _ := m["alias"].(string)
+	ref := &tableRef{table: t, cols: cols, alias: alias, base: m, sel: sel, whole: whole,
+		renamed: !emptyList(m["column_name_alias"])}
+	w.refs = append(w.refs, ref)
+	return ref
+}
+
+// joinSides says, for the two sides of a JOIN node, why each is read whole
+// ("" where WHERE conjuncts may prune it), given why the join itself is.
+func joinSides(m map[string]any, why string) (left, right string) {
+	if why != "" {
+		return why, why
+	}
+	switch m["ref_type"] {
+	case "REGULAR", "NATURAL", "CROSS":
+	case "ASOF":
+		return wholeASOF, wholeASOF
+	case "POSITIONAL":
+		return wholePositional, wholePositional
+	default:
+		return wholeUnknownJoin, wholeUnknownJoin
+	}
+	switch m["join_type"] {
+	case "INNER":
+		return "", ""
+	case "LEFT":
+		return "", wholeNullSide
+	case "RIGHT":
+		return wholeNullSide, ""
+	case "SEMI", "ANTI":
+		return "", wholeSemiRight
+	case "OUTER", "FULL":
+		return wholeNullSide, wholeNullSide
+	}
+	return wholeUnknownJoin, wholeUnknownJoin
+}
+
+// selectNode registers the catalog tables in a SELECT's FROM clause and
+// gives each prunable one the WHERE conjuncts that refer only to it.
+func (w *walker) selectNode(n map[string]any, ctes map[string]bool) {
+	var refs []*tableRef
+	// opaque is set when the FROM holds something other than catalog
+	// tables (a subquery, a CTE, a table function): its columns are not
+	// known here, so a.b is never taken for a struct field.
+	opaque := false
+	var collect func(t any, why string)
+	collect = func(t any, why string) {
+		m, ok := t.(map[string]any)
+		if !ok {
+			return
+		}
+		switch m["type"] {
+		case "BASE_TABLE":
+			if why == "" && m["sample"] != nil {
+				why = wholeSample
+			}
+			if ref := w.register(m, ctes, n, why); ref != nil {
+				refs = append(refs, ref)
+			} else {
+				opaque = true
+			}
+		case "JOIN":
+			l, r := joinSides(m, why)
+			collect(m["left"], l)
+			collect(m["right"], r)
+		default:
+			opaque = true
+		}
+	}
+	why := ""
+	if n["sample"] != nil {
+		why = wholeSample
+	}
+	collect(n["from_table"], why)
+	where, ok := n["where_clause"].(map[string]any)
+	if !ok || len(refs) == 0 {
+		return
+	}
+	all := conjuncts(where)
+	for _, c := range all {
+		if ref := w.owner(c, refs, opaque); ref != nil && ref.whole == "" {
+			ref.conjuncts = append(ref.conjuncts, stripQualifiers(c, ref))
+		}
+	}
+	for _, ref := range refs {
+		ref.foreignConjuncts = len(all) - len(ref.conjuncts)
+	}
+}
+
+// conjuncts splits a WHERE clause at its top-level ANDs.
+func conjuncts(e map[string]any) []map[string]any {
+	if e["type"] == "CONJUNCTION_AND" {
+		var out []map[string]any
+		for _, c := range e["children"].([]any) {
+			if m, ok := c.(map[string]any); ok {
+				out = append(out, conjuncts(m)...)
+			}
+		}
+		return out
+	}
+	return []map[string]any{e}
+}
+
+// owner is the one table reference all column references of an expression
+// belong to, or nil (several tables, a subquery, an unknown column).
+func (w *walker) owner(e map[string]any, refs []*tableRef, opaque bool) *tableRef {
+	var found *tableRef
+	ok := true
+	var walk func(x any)
+	walk = func(x any) {
+		if !ok {
+			return
+		}
+		switch x := x.(type) {
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case map[string]any:
+			if x["class"] == "SUBQUERY" {
+				ok = false
+				return
+			}
+			if x["class"] == "COLUMN_REF" {
+				ref := w.resolveRef(x, refs, opaque)
+				if ref == nil || ref.renamed || (found != nil && found != ref) {
+					ok = false
+					return
+				}
+				found = ref
+			}
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	walk(e)
+	if !ok {
+		return nil
+	}
+	return found
+}
+
+func columnNames(x map[string]any) []string {
+	raw, _ := x["column_names"].([]any)
+	out := make([]string, 0, len(raw))
+	for _, n := range raw {
+		s, _ := n.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func hasColumn(ref *tableRef, name string) bool {
+	for _, c := range ref.cols {
+		if !c.Parent.Known && strings.EqualFold(c.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveRef finds the table a column reference belongs to, as DuckDB
+// binds it: a.b is column b of the FROM item named a when there is one,
+// else field b of a struct column a; a name no local table has belongs to
+// an enclosing query. Where that cannot be decided here, nil.
+func (w *walker) resolveRef(x map[string]any, refs []*tableRef, opaque bool) *tableRef {
+	names := columnNames(x)
+	if len(names) == 0 {
+		return nil
+	}
+	if len(names) >= 2 {
+		for _, ref := range refs {
+			if strings.EqualFold(ref.qualifier(), names[0]) {
+				if hasColumn(ref, names[1]) {
+					return ref
+				}
+				return nil
+			}
+		}
+		if opaque || w.bindings[strings.ToLower(names[0])] {
+			return nil
+		}
+	}
+	var match *tableRef
+	for _, ref := range refs {
+		if hasColumn(ref, names[0]) {
+			if match != nil {
+				return nil // ambiguous
+			}
+			match = ref
+		}
+	}
+	return match
+}
+
+// stripQualifiers copies an expression with table qualifiers removed from
+// its column references, so the binder sees plain column paths.
+func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
+	var cp func(x any) any
+	cp = func(x any) any {
+		switch x := x.(type) {
+		case []any:
+			out := make([]any, len(x))
+			for i, y := range x {
+				out[i] = cp(y)
+			}
+			return out
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, v := range x {
+				out[k] = cp(v)
+			}
+			if x["class"] == "CONSTANT" {
+				if d := doubleConstant(x); d != nil {
+					return d
+				}
+			}
+			if x["class"] == "COLUMN_REF" {
+				names := columnNames(x)
+				if len(names) >= 2 && strings.EqualFold(names[0], ref.qualifier()) && hasColumn(ref, names[1]) {
+					rest := make([]any, 0, len(names)-1)
+					for _, n := range names[1:] {
+						rest = append(rest, n)
+					}
+					out["column_names"] = rest
+				}
+			}
+			return out
+		}
+		return x
+	}
+	return cp(e).(map[string]any)
+}
+
+// doubleConstant rewrites a DOUBLE or FLOAT constant as CAST('text' AS
+// DOUBLE): DuckDB prints a DOUBLE constant like a decimal (1e3 as 1000.0),
+// and the binder must know it compares in DOUBLE, not exactly.
+func doubleConstant(x map[string]any) map[string]any {
+	v, _ := x["value"].(map[string]any)
+	if v == nil || v["is_null"] == true {
+		return nil
+	}
+	t, _ := v["type"].(map[string]any)
+	id, _ := t["id"].(string)
+	if id != "DOUBLE" && id != "FLOAT" {
+		return nil
+	}
+	text := fmt.Sprint(v["value"])
+	return map[string]any{
+		"class": "CAST", "type": "OPERATOR_CAST", "alias": "", "query_location": x["query_location"],
+		"child": map[string]any{
+			"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": x["query_location"],
+			"value": map[string]any{"type": map[string]any{"id": "VARCHAR", "type_info": nil}, "is_null": false, "value": text},
+		},
+		"cast_type": map[string]any{"id": id, "type_info": nil}, "try_cast": false,
+	}
+}
+
+// nameSpan finds a reference's table name in the query text: the byte
+// offset DuckDB gives, and the end of the identifier written there (quoted
+// or not). ok is false where the text there is not exactly the name (a
+// qualified name, an offset DuckDB did not give), and the reference then
+// reads the table by its own name.
+func nameSpan(query string, ref *tableRef) (at, end int, ok bool) {
+	if s, _ := ref.base["schema_name"].(string); s != "" {
+		return 0, 0, false
+	}
+	if c, _ := ref.base["catalog_name"].(string); c != "" {
+		return 0, 0, false
+	}
+	loc, isNum := ref.base["query_location"].(json.Number)
+	if !isNum {
+		return 0, 0, false
+	}
+	n, err := loc.Int64()
+	if err != nil || n < 0 || n >= int64(len(query)) {
+		return 0, 0, false
+	}
+	at = int(n)
+	name, _ := ref.base["table_name"].(string)
+	var ident string
+	end = at
+	if query[at] == '"' {
+		var b strings.Builder
+		for end = at + 1; ; end++ {
+			if end >= len(query) {
+				return 0, 0, false
+			}
+			if query[end] == '"' {
+				if end+1 < len(query) && query[end+1] == '"' {
+					b.WriteByte('"')
+					end++
+					continue
+				}
+				end++
+				break
+			}
+			b.WriteByte(query[end])
+		}
+		ident = b.String()
+	} else {
+		for end < len(query) && isIdentByte(query[end]) {
+			end++
+		}
+		ident = query[at:end]
+	}
+	if ident != name && !asciiEqualFold(ident, name) {
+		return 0, 0, false
+	}
+	rest := strings.TrimLeft(query[end:], " \t\r\n")
+	if strings.HasPrefix(rest, ".") {
+		return 0, 0, false
+	}
+	return at, end, true
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// asciiEqualFold compares as DuckDB compares identifiers: ASCII letters
+// case-insensitively, every other byte exactly.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// textEdit replaces query[at:end] with text.
+type textEdit struct {
+	at, end int
+	text    string
+}
+
+// applyEdits applies non-overlapping edits to a query text.
+func applyEdits(query string, edits []textEdit) string {
+	sort.Slice(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
+	var b strings.Builder
+	last := 0
+	for _, e := range edits {
+		b.WriteString(query[last:e.at])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.WriteString(query[last:])
+	return b.String()
+}
+
+// namedIn lists the catalog tables whose names appear in a query text as a
+// word (any case): the tables a construct the walker cannot follow may
+// name. A table named only through a computed string is not found, and
+// DuckDB then says it does not exist.
+func namedIn(query string, tables []catalog.Table) []catalog.Table {
+	lq := strings.ToLower(query)
+	var out []catalog.Table
+	for _, t := range tables {
+		name := strings.ToLower(t.Name)
+		for from := 0; ; {
+			i := strings.Index(lq[from:], name)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := i + len(name)
+			if (i == 0 || !isIdentByte(lq[i-1])) && (j == len(lq) || !isIdentByte(lq[j])) {
+				out = append(out, t)
+				break
+			}
+			from = i + 1
+		}
+	}
+	return out
+}
