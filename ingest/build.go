@@ -136,6 +136,14 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 			return nf, fmt.Errorf("%w: column %q is %s in the file, which does not fit the table's %s",
 				ErrSchemaMismatch, col.Name, fc.typ, col.Type)
 		}
+		if len(fc.leaves) == 1 && !fc.typ.Equal(col.Type) {
+			// Every query that reads the file would fail, while those that
+			// skip it or answer from metadata would not: refuse it here.
+			l := fc.leaves[0]
+			if err := castFails(l, fc.typ, col.Type, fi.fileStats(l)); err != nil {
+				return nf, fmt.Errorf("%w: column %q: %v", ErrSchemaMismatch, col.Name, err)
+			}
+		}
 	}
 	nf.ColumnsMatchTable = fi.columnsMatch(cols)
 	for _, col := range cols {
@@ -200,6 +208,20 @@ func (fi *fileInfo) leafColumn(l *leaf, col catalog.Column) catalog.FileColumn {
 		fc.Stats.ContainsNull = catalog.Known(false)
 	}
 	return fc
+}
+
+// fileStats are a leaf's statistics over the whole file, in the file's
+// own type.
+func (fi *fileInfo) fileStats(l *leaf) catalog.ColumnStats {
+	units := make([]catalog.ColumnStats, 0, len(fi.groups))
+	for _, g := range fi.groups {
+		units = append(units, chunkStats(l, &g.Chunks[l.index], fi.order(l.index), g.NumRows, fi.writer))
+	}
+	st := mergeStats(units)
+	if len(fi.groups) == 0 {
+		st.ValueCount = catalog.Known[int64](0)
+	}
+	return st
 }
 
 // location records where a page-index structure or bloom filter is. A

@@ -1,15 +1,18 @@
 package ingest
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"math/big"
 
+	"rocklake/catalog"
 	"rocklake/types"
 )
 
-// Compatibility rules: a file column fits a table column when DuckDB can
-// read every value of the file's type as the table's type exactly, or (for
-// decimals and timestamps of a finer unit) after rounding that the bounds
-// then follow outward:
+// Compatibility rules: a file column fits a table column when DuckDB's CAST
+// from the type it reads the file as to the table's type exists and keeps
+// every value, exactly or after a rounding the bounds then follow outward:
 //
 //   - the same type always fits;
 //   - a signed integer fits a signed integer at least as wide; an unsigned
@@ -18,14 +21,24 @@ import (
 //   - an integer fits decimal(p,s) when p-s holds all its digits;
 //   - float32 fits float64;
 //   - decimal(p,s) fits decimal(p',s') when p'-s' ≥ p-s (the integer digits
-//     fit); a smaller scale rounds, and bounds round outward;
-//   - timestamp, _s, _ms and _ns fit one another (bounds converted to the
-//     table's unit, rounded outward); timestamptz fits only timestamptz;
+//     fit); a smaller scale rounds half away from zero;
+//   - a timestamp fits a timestamp of a finer unit (timestamp_s → _ms → µs
+//     → _ns, exact); timestamp_ns fits timestamp (µs: DuckDB cuts the
+//     nanoseconds, toward zero); timestamp (µs) fits timestamp_ms and
+//     timestamp_s (rounded half away from zero). DuckDB 1.5 has no cast
+//     from timestamp_ns to _ms or _s, nor from _ms to _s: those never fit.
+//     timestamptz fits only timestamptz;
+//   - time fits time_ns (exact) and time_ns fits time (rounded half up);
 //   - json fits varchar;
 //   - nested types fit when they are equal.
 //
 // Nothing else fits: a string never fits an integer, a timestamp never a
 // timestamptz, a float never an integer.
+//
+// A cast that fits can still fail on some values: rounding 9.999 from
+// decimal(4,3) to decimal(3,2) gives 10.00, which DuckDB refuses ("value is
+// out of range"), and a timestamp outside 1677–2262 has no timestamp_ns.
+// castFails checks those against the file's statistics.
 func fits(f, t types.Type) bool {
 	if f.Equal(t) {
 		return true
@@ -45,6 +58,10 @@ func fits(f, t types.Type) bool {
 	case fk == types.KindDecimal && tk == types.KindDecimal:
 		return int(t.Precision)-int(t.Scale) >= int(f.Precision)-int(f.Scale)
 	case isLocalTimestamp(fk) && isLocalTimestamp(tk):
+		_, from := unitOf(fk)
+		_, to := unitOf(tk)
+		return from <= to || from == 1_000_000 || (from == 1_000_000_000 && to == 1_000_000)
+	case fk == types.KindTime && tk == types.KindTimeNS, fk == types.KindTimeNS && tk == types.KindTime:
 		return true
 	case fk == types.KindJSON && tk == types.KindVarchar:
 		return true
@@ -124,6 +141,11 @@ func convertValue(v types.Value, f, t types.Type, sd side) (out types.Value, exa
 		}
 		y, ok := convertUnit(x, from, to, sd)
 		return types.IntValue(y), from <= to || y*(from/to) == x, ok
+	case fk == types.KindTime && tk == types.KindTimeNS:
+		return types.IntValue(v.Int64() * 1000), true, true
+	case fk == types.KindTimeNS && tk == types.KindTime:
+		x := v.Int64()
+		return types.IntValue(roundDiv(x, 1000, sd)), x%1000 == 0, true
 	case fk == types.KindJSON && tk == types.KindVarchar:
 		return v, true, true
 	}
@@ -152,4 +174,128 @@ func rescale(z *big.Int, shift int, sd side) (*big.Int, bool) {
 		q.Add(q, big.NewInt(1))
 	}
 	return q, false
+}
+
+// castFails says why DuckDB's cast of a file column to the table's type can
+// fail on the file's values, or nil when it cannot. Only casts that round
+// or widen a timestamp's range can fail (fits already refuses the rest):
+//
+//   - decimal(p,s) → decimal(p',s') with s' < s and p'-s' = p-s: the value
+//     rounds half away from zero, and DuckDB refuses a result of p'+1
+//     digits (decimal(4,3) 9.995 → decimal(3,2) fails). Safe when p'-s' >
+//     p-s, or when the file's exact bounds round into range.
+//   - timestamp (µs) → _ms / _s: rounds half away from zero, then DuckDB
+//     checks the result converts back to µs: within half a unit of the
+//     µs range's ends it fails. Safe when the file stores a unit no finer
+//     than the table's (the values are whole units), or by exact bounds.
+//   - any timestamp → _ns: values outside ±2^63 ns of the epoch (about
+//     1677-09-21 to 2262-04-11) fail. Safe by exact bounds only.
+//
+// Infinities cast to infinities. A column without values cannot fail.
+func castFails(l *leaf, f, t types.Type, st catalog.ColumnStats) error {
+	if f.Equal(t) {
+		return nil
+	}
+	fk, tk := f.Kind, t.Kind
+	var check func(v types.Value) bool
+	switch {
+	case fk == types.KindDecimal && tk == types.KindDecimal:
+		if t.Scale >= f.Scale || int(t.Precision)-int(t.Scale) > int(f.Precision)-int(f.Scale) {
+			return nil
+		}
+		limit := pow10(int(t.Precision))
+		check = func(v types.Value) bool {
+			r := roundHalfAway(v.I.Big(), int(f.Scale)-int(t.Scale))
+			return r.CmpAbs(limit) < 0
+		}
+	case isLocalTimestamp(fk) && isLocalTimestamp(tk):
+		_, from := unitOf(fk)
+		_, to := unitOf(tk)
+		switch {
+		case to == 1_000_000_000 && from < to:
+			check = func(v types.Value) bool {
+				x := v.Int64()
+				if x == timestampInf || x == -timestampInf {
+					return true
+				}
+				y, ok := convertUnit(x, from, to, lower)
+				return ok && y != math.MinInt64 && y != timestampInf && y != -timestampInf
+			}
+		case from == 1_000_000 && to < from:
+			if l != nil && l.dec == decTimestamp && l.unitPerSec <= to {
+				return nil // whole units of the table's: nothing rounds
+			}
+			m := from / to
+			check = func(v types.Value) bool {
+				x := v.Int64()
+				if x == timestampInf || x == -timestampInf {
+					return true
+				}
+				q := roundHalfAwayInt(x, m)
+				back := new(big.Int).Mul(big.NewInt(q), big.NewInt(m))
+				return back.IsInt64() && back.Int64() > -timestampInf && back.Int64() < timestampInf
+			}
+		default:
+			return nil
+		}
+	default:
+		return nil
+	}
+	if st.ValueCount.Known && st.ValueCount.V == 0 {
+		return nil
+	}
+	why := fmt.Sprintf("DuckDB's cast from %s to %s fails for some values", f, t)
+	if !st.Min.Known || !st.Max.Known || !st.MinIsExact || !st.MaxIsExact {
+		return fmt.Errorf("%s, and the file's statistics have no exact bounds to show that none is here", why)
+	}
+	codec, ok := types.CodecFor(f)
+	if !ok {
+		return errors.New(why)
+	}
+	for _, b := range [][]byte{st.Min.V, st.Max.V} {
+		v, err := codec.Decode(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", why, err)
+		}
+		if !check(v) {
+			return fmt.Errorf("%s, and %s is one", why, codec.Format(v))
+		}
+	}
+	return nil
+}
+
+// roundHalfAway divides z by 10^digits, rounding half away from zero, as
+// DuckDB's decimal casts do.
+func roundHalfAway(z *big.Int, digits int) *big.Int {
+	if digits <= 0 {
+		return new(big.Int).Set(z)
+	}
+	d := pow10(digits)
+	q, m := new(big.Int).QuoRem(z, d, new(big.Int))
+	m.Abs(m).Lsh(m, 1)
+	if m.Cmp(d) >= 0 {
+		if z.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return q
+}
+
+// roundHalfAwayInt divides x by d, rounding half away from zero, as
+// DuckDB's casts to a coarser timestamp unit do.
+func roundHalfAwayInt(x, d int64) int64 {
+	q, r := x/d, x%d
+	if r < 0 {
+		r = -r
+	}
+	if r >= d-r {
+		if x < 0 {
+			q--
+		} else {
+			q++
+		}
+	}
+	return q
 }

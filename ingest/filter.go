@@ -28,13 +28,32 @@ import (
 //     exactly the columns min/max bounds cannot separate.
 //
 // Only flat top-level columns of integer, VARCHAR, BLOB and UUID type get
-// filters, and only where the file's type is the table's: their values
-// encode exactly as DuckDB compares them. Building one reads the column's
-// data once.
+// filters, and only where the file's type is the table's and DuckDB reads
+// each stored value as exactly one value of it (readsExactly): a filter
+// holds what DuckDB compares, one key per value. Building one reads the
+// column's data once.
 const (
 	AutoFilterMinDistinct = 1000
 	AutoFilterMinRatio    = 0.9
 )
+
+// readsExactly reports whether DuckDB reads every stored value of the leaf
+// as a value of the leaf's type without rounding, so that distinct stored
+// values stay distinct: not so for nanoseconds read as a microsecond type
+// (a Parquet TIMESTAMP(NANOS) adjusted to UTC is TIMESTAMPTZ, µs), nor for
+// columns without a known decoding.
+func readsExactly(l *leaf) bool {
+	switch l.dec {
+	case decNone:
+		return false
+	case decTimeNanos:
+		return l.typ.Kind == types.KindTimeNS
+	case decTimestamp:
+		ok, per := unitOf(l.typ.Kind)
+		return ok && l.unitPerSec <= per
+	}
+	return true
+}
 
 // filterable reports whether a column type can have membership filters.
 func filterable(t types.Type) bool {
@@ -161,7 +180,7 @@ func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
 	}
 	for _, l := range fi.schema.leaves {
 		if len(l.path) == 1 && strings.EqualFold(l.path[0], col.Name) {
-			return l, !l.repeated && l.variant == nil && l.typ.Equal(col.Type)
+			return l, !l.repeated && l.variant == nil && l.typ.Equal(col.Type) && readsExactly(l)
 		}
 	}
 	return nil, false

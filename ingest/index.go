@@ -185,12 +185,38 @@ func (fx *FileIndex) BloomAbsent(rg int, col catalog.Column, v types.Value) (abs
 	return !bf.CheckHash(bf.Hasher().Sum64(b)), nil
 }
 
-// plainBytes is a value in the PLAIN encoding of the file's physical column,
-// which is what bloom filters hash: small integers widened to INT32,
-// decimals at their physical width, timestamps in the file's unit. It
-// fails where the value does not exist in the file's type, or where the
-// same value has two encodings (±0.0 for floats).
+// plainBytes is the one PLAIN encoding of the file's physical column that
+// DuckDB reads as the table value v, which is what a bloom filter hashes:
+// small integers widened to INT32, decimals at their physical width,
+// times and timestamps in the unit the file stores. It fails ("may match")
+// unless exactly one stored value reads as v: the read of the physical
+// value as the file's type and the cast from that type to the table's must
+// both be one-to-one where v is concerned. Many stored values read as one
+// table value when DuckDB rounds or cuts them: a decimal(10,3) 7.005 and
+// 7.014 are both 7.01 in decimal(10,2), and the nanoseconds of a Parquet
+// TIMESTAMP(NANOS) are cut on the way to TIMESTAMP or to TIMESTAMPTZ (a
+// UTC-adjusted column, even with no schema change); one probe cannot cover
+// them. Floats fail too: ±0.0 are two encodings of one value.
 func plainBytes(l *leaf, tableType types.Type, v types.Value) ([]byte, bool) {
+	le32 := func(x uint32) []byte { return binary.LittleEndian.AppendUint32(nil, x) }
+	le64 := func(x uint64) []byte { return binary.LittleEndian.AppendUint64(nil, x) }
+	switch l.dec {
+	case decTimeMillis, decTimeMicros, decTimeNanos:
+		x, ok := storedTime(l, tableType, v)
+		if !ok {
+			return nil, false
+		}
+		if l.dec == decTimeMillis {
+			return le32(uint32(int32(x))), true
+		}
+		return le64(uint64(x)), true
+	case decTimestamp:
+		x, ok := storedTimestamp(l, tableType, v)
+		if !ok {
+			return nil, false
+		}
+		return le64(uint64(x)), true
+	}
 	if !l.typ.Equal(tableType) {
 		fv, ok := toFileType(v, tableType, l.typ)
 		if !ok {
@@ -198,8 +224,6 @@ func plainBytes(l *leaf, tableType types.Type, v types.Value) ([]byte, bool) {
 		}
 		v = fv
 	}
-	le32 := func(x uint32) []byte { return binary.LittleEndian.AppendUint32(nil, x) }
-	le64 := func(x uint64) []byte { return binary.LittleEndian.AppendUint64(nil, x) }
 	switch l.dec {
 	case decInt32:
 		return le32(uint32(int32(v.Int64()))), true
@@ -237,28 +261,63 @@ func plainBytes(l *leaf, tableType types.Type, v types.Value) ([]byte, bool) {
 		out := make([]byte, l.typeLength)
 		z.FillBytes(out)
 		return out, true
-	case decTimeMicros:
-		return le64(uint64(v.Int64())), true
-	case decTimeMillis:
-		if v.Int64()%1000 != 0 {
-			return nil, false
-		}
-		return le32(uint32(int32(v.Int64() / 1000))), true
-	case decTimeNanos:
-		return le64(uint64(v.Int64() * 1000)), true
-	case decTimestamp:
-		_, have := unitOf(l.typ.Kind)
-		x, ok := convertUnit(v.Int64(), have, l.unitPerSec, lower)
-		if !ok || (have > l.unitPerSec && x*(have/l.unitPerSec) != v.Int64()) {
-			return nil, false // not a value of the file's unit
-		}
-		return le64(uint64(x)), true
 	}
 	return nil, false
 }
 
-// toFileType converts a value of the table's type back to the file's,
-// exactly or not at all.
+// timeUnit is the units per second of a time-of-day kind.
+func timeUnit(k types.Kind) int64 {
+	switch k {
+	case types.KindTime, types.KindTimeTZ:
+		return 1_000_000
+	case types.KindTimeNS:
+		return 1_000_000_000
+	}
+	return 0
+}
+
+// storedTime is the stored count (of the file's unit) that reads as the
+// table's time v, when exactly one does: the file's unit must be no finer
+// than the type DuckDB reads it as and than the table's, or values were
+// rounded on the way.
+func storedTime(l *leaf, tableType types.Type, v types.Value) (int64, bool) {
+	stored := map[decodeKind]int64{decTimeMillis: 1_000, decTimeMicros: 1_000_000, decTimeNanos: 1_000_000_000}[l.dec]
+	read, table := timeUnit(l.typ.Kind), timeUnit(tableType.Kind)
+	if read == 0 || table == 0 || stored > read || stored > table || !fits(l.typ, tableType) {
+		return 0, false
+	}
+	if (l.typ.Kind == types.KindTimeTZ) != (tableType.Kind == types.KindTimeTZ) || v.Offset != 0 {
+		// A file's TIMETZ values are at offset +00; DuckDB holds a value
+		// at another offset unequal to all of them, so there is nothing to
+		// probe (and no reason to trust a guess).
+		return 0, false
+	}
+	x := v.Int64()
+	if x%(table/stored) != 0 {
+		return 0, false
+	}
+	return x / (table / stored), true
+}
+
+// storedTimestamp is the stored count that reads as the table's timestamp
+// v, when exactly one does (see storedTime). Infinities are never probed.
+func storedTimestamp(l *leaf, tableType types.Type, v types.Value) (int64, bool) {
+	okRead, read := unitOf(l.typ.Kind)
+	okTable, table := unitOf(tableType.Kind)
+	if !okRead || !okTable || l.unitPerSec <= 0 || l.unitPerSec > read || l.unitPerSec > table || !fits(l.typ, tableType) {
+		return 0, false
+	}
+	x := v.Int64()
+	if x == timestampInf || x == -timestampInf || x%(table/l.unitPerSec) != 0 {
+		return 0, false
+	}
+	return x / (table / l.unitPerSec), true
+}
+
+// toFileType converts a value of the table's type back to the file's when
+// DuckDB's cast from the file's type is one-to-one (a wider integer, a
+// decimal of a larger scale) and v is in its image; never where the cast
+// rounds, for then several file values read as v.
 func toFileType(v types.Value, tableType, fileType types.Type) (types.Value, bool) {
 	fc, ok := types.CodecFor(fileType)
 	if !ok {
@@ -280,6 +339,9 @@ func toFileType(v types.Value, tableType, fileType types.Type) (types.Value, boo
 		_, err := fc.Encode(v)
 		return v, err == nil
 	case tk == types.KindDecimal && fk == types.KindDecimal:
+		if tableType.Scale < fileType.Scale {
+			return types.Value{}, false // the cast rounds: not one-to-one
+		}
 		z, exact := rescale(v.I.Big(), int(fileType.Scale)-int(tableType.Scale), lower)
 		x, ok := types.Int128FromBig(z)
 		if !exact || !ok {
@@ -288,19 +350,6 @@ func toFileType(v types.Value, tableType, fileType types.Type) (types.Value, boo
 		out := types.Int128Value(x)
 		_, err := fc.Encode(out)
 		return out, err == nil
-	case isLocalTimestamp(tk) && isLocalTimestamp(fk):
-		_, from := unitOf(tk)
-		_, to := unitOf(fk)
-		y, ok := convertUnit(v.Int64(), from, to, lower)
-		if !ok {
-			return types.Value{}, false
-		}
-		if back, _ := convertUnit(y, to, from, lower); back != v.Int64() {
-			return types.Value{}, false
-		}
-		return types.IntValue(y), true
-	case tk == types.KindVarchar && fk == types.KindJSON:
-		return types.Value{}, false
 	}
 	return types.Value{}, false
 }

@@ -69,7 +69,7 @@ const (
 	decDecimalBinary                   // big-endian two's complement unscaled
 	decTimeMillis                      // INT32 ms of day → µs
 	decTimeMicros                      // INT64 µs of day
-	decTimeNanos                       // INT64 ns of day → µs, rounded outward
+	decTimeNanos                       // INT64 ns of day: exact as TIME_NS, else → µs rounded outward
 	decTimestamp                       // INT64 in unitPerSec units since the epoch
 )
 
@@ -240,6 +240,15 @@ func (w *schemaWalker) list(name string, cat, pq []string, kids int, repeated bo
 		// Two-level list of primitives: the repeated field is the element.
 		w.pos++
 		elem, err = w.primitive(rg, elemCat, rgPq, true)
+	case rg.LogicalType != nil && (rg.LogicalType.LIST || rg.LogicalType.MAP) ||
+		rg.Converted != nil && (*rg.Converted == ctList || *rg.Converted == ctMap || *rg.Converted == ctMapKeyValue):
+		// The repeated group is itself a list or map: the element, whatever
+		// its name (DuckDB reads parquet-testing's old_list_structure as
+		// INTEGER[][]).
+		elem, err = w.node(cat, pq, true)
+		if err == nil {
+			renameTop(elem, cat, "element")
+		}
 	case rg.numChildren() > 1 || rg.Name == "array" || rg.Name == name+"_tuple":
 		// Two-level list of structs: the repeated group is the element.
 		w.pos++
@@ -347,10 +356,11 @@ func mapLeafType(el *rawSchemaElement, l *leaf) {
 	}
 	lt := el.LogicalType
 	if lt != nil && lt.unknown {
-		// A logical type this reader does not know (a newer format): keep
-		// the column, never use its bounds.
-		set(types.Unknown("parquet_unknown_logical_type"), decNone, orderUndefined)
-		return
+		// A logical type this reader does not know (a newer format): DuckDB
+		// reads the physical type; its bounds follow an order nobody
+		// stated, so they are never used.
+		defer func() { l.dec, l.order = decNone, orderUndefined }()
+		lt, ct = nil, -1
 	}
 	decimal := func(p, s int32) bool {
 		if p < 1 || p > 38 || s < 0 || s > p {
@@ -424,16 +434,19 @@ func mapLeafType(el *rawSchemaElement, l *leaf) {
 			set(timestampType(lt.TIMESTAMP.IsAdjustedToUTC, l.unitPerSec), decTimestamp, orderSigned)
 		case ct == ctTimestampMillis:
 			l.unitPerSec = 1_000
-			set(simple(types.KindTimestampMS), decTimestamp, orderSigned)
+			set(simple(types.KindTimestamp), decTimestamp, orderSigned)
 		case ct == ctTimestampMicros:
 			l.unitPerSec = 1_000_000
 			set(simple(types.KindTimestamp), decTimestamp, orderSigned)
 		case lt != nil && lt.TIME != nil:
-			d := decTimeMicros
+			t, d := timeType(lt.TIME.IsAdjustedToUTC), decTimeMicros
 			if lt.TIME.Unit != nil && lt.TIME.Unit.NANOS {
 				d = decTimeNanos
+				if !lt.TIME.IsAdjustedToUTC {
+					t = simple(types.KindTimeNS)
+				}
 			}
-			set(timeType(lt.TIME.IsAdjustedToUTC), d, orderSigned)
+			set(t, d, orderSigned)
 		case ct == ctTimeMicros:
 			set(simple(types.KindTime), decTimeMicros, orderSigned)
 		default:
@@ -459,6 +472,9 @@ func mapLeafType(el *rawSchemaElement, l *leaf) {
 			set(simple(types.KindVarchar), decBytes, orderUnsigned)
 		case lt != nil && lt.JSON, ct == ctJSON:
 			set(simple(types.KindJSON), decNone, orderUnsigned)
+		case lt != nil && lt.BSON, ct == ctBSON:
+			// DuckDB refuses to read a file with a BSON column at all.
+			set(types.Unknown("parquet_bson"), decNone, orderUndefined)
 		case lt != nil && (lt.GEOMETRY || lt.GEOGRAPHY):
 			set(simple(types.KindGeometry), decNone, orderUndefined)
 		case ct == ctInterval:
@@ -502,17 +518,15 @@ func timeType(utc bool) types.Type {
 	return types.Simple(types.KindTime)
 }
 
-// timestampType maps a Parquet timestamp to DuckDB's: adjusted-to-UTC is
-// TIMESTAMPTZ (microseconds, whatever the file's unit); local time keeps its
-// unit.
+// timestampType maps a Parquet timestamp to the type DuckDB reads it as:
+// adjusted-to-UTC is TIMESTAMPTZ (microseconds, whatever the file's unit,
+// so nanoseconds are cut); local time in nanoseconds is TIMESTAMP_NS, in
+// milliseconds or microseconds TIMESTAMP.
 func timestampType(utc bool, perSec int64) types.Type {
-	if utc {
+	switch {
+	case utc:
 		return types.Simple(types.KindTimestampTZ)
-	}
-	switch perSec {
-	case 1_000:
-		return types.Simple(types.KindTimestampMS)
-	case 1_000_000_000:
+	case perSec == 1_000_000_000:
 		return types.Simple(types.KindTimestampNS)
 	}
 	return types.Simple(types.KindTimestamp)

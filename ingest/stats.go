@@ -130,7 +130,7 @@ func wasRounded(l *leaf, b []byte) bool {
 	x := int64(binary.LittleEndian.Uint64(b))
 	switch l.dec {
 	case decTimeNanos:
-		return x%1000 != 0
+		return l.typ.Kind != types.KindTimeNS && x%1000 != 0
 	case decTimestamp:
 		_, want := unitOf(l.typ.Kind)
 		return l.unitPerSec > want && x%(l.unitPerSec/want) != 0
@@ -215,6 +215,9 @@ func decodeValue(l *leaf, b []byte, sd side) (types.Value, bool) {
 		return timeOfDay(int64(u), l), ok
 	case decTimeNanos:
 		u, ok := le64()
+		if l.typ.Kind == types.KindTimeNS {
+			return types.IntValue(int64(u)), ok
+		}
 		return timeOfDay(roundDiv(int64(u), 1000, sd), l), ok
 	case decTimestamp:
 		u, ok := le64()
