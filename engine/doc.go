@@ -10,17 +10,26 @@
 // # A query
 //
 //	parse    DuckDB's json_serialize_sql gives the parse tree (cached per
-//	         query text): catalog tables and each SELECT's WHERE conjuncts
-//	plan     conjuncts naming one table's columns are printed back by DuckDB
-//	         (json_deserialize_sql, one call, cached per conjunct), bound
-//	         (package expr) and pruned (package prune)
-//	metadata count/min/max answered from statistics when they prove it
+//	         query text): every reference to a catalog table, and for each
+//	         the WHERE conjuncts that may skip its files (refs.go says
+//	         which: inner joins and preserved sides of outer joins only)
+//	plan     conjuncts naming one reference's columns are printed back by
+//	         DuckDB (json_deserialize_sql, one call, cached per conjunct),
+//	         bound (package expr) and pruned (package prune), per reference
+//	metadata count/min/max answered from statistics when they prove it;
+//	         DuckDB still binds the query over empty views, for its errors
+//	         and its column names
 //	bind     more than 64 kept files go to DuckDB as a VARCHAR[] variable
-//	execute  one round trip: CREATE TEMP VIEW <table> AS SELECT <casts> FROM
-//	         read_parquet(<kept files>) for each table, then the query as
-//	         written; the views are dropped after the caller has the rows
+//	execute  one round trip: CREATE TEMP VIEW __rocklake_vN AS SELECT
+//	         <casts> FROM read_parquet(<kept files>) per distinct set of
+//	         kept files, then the query with each reference's name replaced
+//	         by its view (aliased to the name it had); a table the walker
+//	         cannot follow (query_table('t'), a PIVOT statement) is a view
+//	         of every file under its own name. The views are dropped after
+//	         the caller has the rows.
 //
 // read_parquet matches columns by name (union_by_name) only when some kept
 // file's columns differ from the table's: it costs DuckDB a second read of
-// every footer. Result.Phases times each step.
+// every footer. read_parquet globs every path it is given, so ?, * and [ in
+// a path are escaped (globLiteral). Result.Phases times each step.
 package engine

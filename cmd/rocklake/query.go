@@ -38,9 +38,16 @@ prune its files; DuckDB then runs the query as written over the files kept.
 			if explain {
 				for _, tp := range res.Tables {
 					p := tp.Plan
+					name := tp.Table
+					if tp.Alias != "" {
+						name += " AS " + tp.Alias
+					}
+					by := orDash(strings.Join(tp.Predicates, " | "))
+					if tp.ReadWhole != "" {
+						by = "nothing: " + tp.ReadWhole
+					}
 					fmt.Fprintf(out, "table %s: files %d of %d, row groups %d of %d, bytes %d of %d; pruned by: %s\n",
-						tp.Table, p.Files.Kept, p.Files.Total, p.RowGroups.Kept, p.RowGroups.Total, p.Bytes.Kept, p.Bytes.Total,
-						orDash(strings.Join(tp.Predicates, " | ")))
+						name, p.Files.Kept, p.Files.Total, p.RowGroups.Kept, p.RowGroups.Total, p.Bytes.Kept, p.Bytes.Total, by)
 				}
 				fmt.Fprintln(out, res.Explain)
 			}
