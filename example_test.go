@@ -107,15 +107,17 @@ func ExampleLake_Optimize() {
 	out, _ := lake.Query(context.Background(), "SELECT count(*) FROM readings WHERE temp >= 22")
 	fmt.Println(*out.Rows[0][0], "rows")
 
-	// Forget the snapshots before now; the old files go at cleanup.
-	exp, _ := lake.Expire(time.Now())
-	cl, _ := lake.Cleanup()
-	fmt.Printf("%d snapshots expired, %d files deleted\n", len(exp.Expired), len(cl.Deleted))
+	// Forget the snapshots before now (under the 7-day floor, so say so):
+	// the original files were registered in place, so cleanup forgets them
+	// and leaves them on disk.
+	exp, _ := lake.Expire(time.Now(), catalog.ExpireOptions{MinRetention: -1})
+	cl, _ := lake.Cleanup(catalog.CleanupOptions{Grace: -1})
+	fmt.Printf("%d snapshots expired, %d files deleted, %d forgotten\n", len(exp.Expired), len(cl.Deleted), len(cl.Forgotten))
 	// Output:
 	// 3 files -> 2 files
 	// keeps 1 of 2 files
 	// 60 rows
-	// 2 snapshots expired, 3 files deleted
+	// 2 snapshots expired, 0 files deleted, 3 forgotten
 }
 
 // A catalog with a data root refuses files outside it.

@@ -92,7 +92,9 @@ func (l *Lake) CreateTable(name, columns string) error {
 }
 
 // Add registers Parquet files (files, directories, globs) in one snapshot;
-// with create, a missing table is made from the first file's schema.
+// with create, a missing table is made from the first file's schema. The
+// files stay the caller's: Cleanup never deletes them (see
+// catalog.Ownership).
 func (l *Lake) Add(table string, create bool, paths ...string) (ingest.Result, error) {
 	return ingest.Add(l.cat, table, paths, ingest.Options{Create: create})
 }
@@ -129,13 +131,18 @@ func (l *Lake) Compact(ctx context.Context, table string, rowsPerFile int64) (*e
 }
 
 // Expire forgets the snapshots committed before olderThan (never the
-// newest) and schedules for Cleanup the files no kept snapshot reads. See
-// catalog.ExpireSnapshots.
-func (l *Lake) Expire(olderThan time.Time) (*catalog.ExpireResult, error) {
-	return l.cat.ExpireSnapshots(olderThan, false)
+// newest) and schedules for Cleanup the files no kept snapshot reads. A
+// cutoff under the retention floor (catalog.DefaultRetention, 7 days) fails
+// with catalog.ErrRetentionTooShort unless o.MinRetention lowers it (a
+// negative value lifts it). See catalog.Expire.
+func (l *Lake) Expire(olderThan time.Time, o catalog.ExpireOptions) (*catalog.ExpireResult, error) {
+	return l.cat.Expire(olderThan, o)
 }
 
-// Cleanup deletes the files Expire scheduled. See catalog.Cleanup.
-func (l *Lake) Cleanup() (*catalog.CleanupResult, error) {
-	return l.cat.Cleanup(false)
+// Cleanup deletes the files Expire scheduled that rocklake owns (written by
+// Optimize or Compact) once they have waited o.Grace (default
+// catalog.DefaultGrace, an hour), and forgets the caller's own files,
+// leaving them on disk. See catalog.Cleanup.
+func (l *Lake) Cleanup(o catalog.CleanupOptions) (*catalog.CleanupResult, error) {
+	return l.cat.Cleanup(o)
 }

@@ -7,11 +7,177 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
 )
+
+// Ownership says whether cleanup may delete a data file from disk once no
+// kept snapshot reads it. Files registered in place are the user's: they
+// leave the catalog, never the disk. Only files rocklake wrote itself, or
+// was handed when they were added, are deleted.
+type Ownership uint8
+
+const (
+	// OwnerUnrecorded marks a file registered before ownership was
+	// recorded. Nothing tells rocklake's rewrites from the user's files
+	// then, so it is treated as the user's: never deleted.
+	OwnerUnrecorded Ownership = iota
+	// OwnerUser marks a file the user registered in place.
+	OwnerUser
+	// OwnerTaken marks a file the user handed over when adding it (add
+	// --take-ownership): cleanup deletes the file, never its directory,
+	// which rocklake did not create.
+	OwnerTaken
+	// OwnerRocklake marks a file optimize or compact wrote into a
+	// directory they created: cleanup deletes the file, and the directory
+	// once nothing is left in it.
+	OwnerRocklake
+)
+
+// Deletable reports whether cleanup may delete a file of this ownership.
+func (o Ownership) Deletable() bool { return o == OwnerTaken || o == OwnerRocklake }
+
+func (o Ownership) String() string {
+	switch o {
+	case OwnerUnrecorded:
+		return "unrecorded"
+	case OwnerUser:
+		return "user"
+	case OwnerTaken:
+		return "taken"
+	case OwnerRocklake:
+		return "rocklake"
+	}
+	return fmt.Sprintf("ownership(%d)", uint8(o))
+}
+
+// claims are the ownership declarations of ClaimOwnership, per catalog.
+var claims struct {
+	sync.Mutex
+	next  int
+	paths map[*Catalog]map[string]claim
+}
+
+type claim struct {
+	owner Ownership
+	token int
+}
+
+// ClaimOwnership declares whose the files at paths are, for registrations
+// whose NewFile rows are built elsewhere (package ingest builds them from
+// footers): until release is called, a commit that adds one of the paths
+// without an Owner of its own records owner for it. A path matches as
+// given, made absolute, and with symbolic links resolved.
+func (c *Catalog) ClaimOwnership(owner Ownership, paths ...string) (release func()) {
+	claims.Lock()
+	defer claims.Unlock()
+	if claims.paths == nil {
+		claims.paths = map[*Catalog]map[string]claim{}
+	}
+	m := claims.paths[c]
+	if m == nil {
+		m = map[string]claim{}
+		claims.paths[c] = m
+	}
+	claims.next++
+	cl := claim{owner: owner, token: claims.next}
+	var keys []string
+	for _, p := range paths {
+		for _, k := range pathForms(p) {
+			m[k] = cl
+			keys = append(keys, k)
+		}
+	}
+	return func() {
+		claims.Lock()
+		defer claims.Unlock()
+		m := claims.paths[c]
+		for _, k := range keys {
+			if m[k].token == cl.token {
+				delete(m, k)
+			}
+		}
+		if len(m) == 0 {
+			delete(claims.paths, c)
+		}
+	}
+}
+
+// pathForms are the spellings a path is matched by: as given, absolute,
+// and with symbolic links resolved.
+func pathForms(p string) []string {
+	forms := []string{p}
+	if abs, err := filepath.Abs(p); err == nil {
+		forms = append(forms, abs)
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			forms = append(forms, real)
+		}
+	}
+	return forms
+}
+
+// ownerOf is the ownership a commit records for a new file: its own, else
+// a claim on its path, else the user's.
+func (c *Catalog) ownerOf(nf NewFile) Ownership {
+	if nf.Owner != OwnerUnrecorded {
+		return nf.Owner
+	}
+	if nf.PathIsRelative {
+		return OwnerUser
+	}
+	claims.Lock()
+	defer claims.Unlock()
+	if m := claims.paths[c]; m != nil {
+		for _, k := range pathForms(nf.Path) {
+			if cl, ok := m[k]; ok {
+				return cl.owner
+			}
+		}
+	}
+	return OwnerUser
+}
+
+// DefaultRetention is the youngest age of snapshots Expire forgets unless
+// told otherwise, as Delta's VACUUM: a reader that planned at an older
+// snapshot, or a user about to time-travel, still needs its files.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// ErrRetentionTooShort reports an Expire cutoff under the retention floor.
+var ErrRetentionTooShort = errors.New("retention under the floor")
+
+// ExpireOptions steer Expire. The zero value is the default.
+type ExpireOptions struct {
+	// DryRun reports what would be expired and writes nothing.
+	DryRun bool
+	// MinRetention is the floor: Expire refuses a cutoff less than this
+	// long ago. 0 means DefaultRetention; negative, no floor.
+	MinRetention time.Duration
+}
+
+// Expire is ExpireSnapshots behind the retention floor: a cutoff younger
+// than o.MinRetention fails with ErrRetentionTooShort and changes nothing.
+func (c *Catalog) Expire(olderThan time.Time, o ExpireOptions) (*ExpireResult, error) {
+	floor := o.MinRetention
+	if floor == 0 {
+		floor = DefaultRetention
+	}
+	if age := c.now().Sub(olderThan); floor > 0 && age < floor {
+		return nil, fmt.Errorf("%w: snapshots younger than %s are kept, and a cutoff %s ago would forget them",
+			ErrRetentionTooShort, fmtAge(floor), fmtAge(max(age, 0)))
+	}
+	return c.ExpireSnapshots(olderThan, o.DryRun)
+}
+
+// fmtAge prints a duration in whole days when it is one, else as Go does.
+func fmtAge(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.Round(time.Second).String()
+}
 
 // ExpireResult says what ExpireSnapshots removed (or, in a dry run, would
 // remove).
@@ -27,10 +193,15 @@ type ExpireResult struct {
 	// Scheduled are the file locations handed to Cleanup. A forgotten file
 	// whose location a kept row still names is not scheduled.
 	Scheduled []string
+	// Deletable are the scheduled locations Cleanup will delete (rocklake
+	// wrote them, or was handed them); it forgets the others and leaves
+	// them on disk.
+	Deletable []string
 }
 
 // ExpireSnapshots forgets every snapshot committed before olderThan, except
-// the newest, which is always kept. Files retired and tables dropped at or
+// the newest, which is always kept. It applies no retention floor (Expire
+// does). Files retired and tables dropped at or
 // before the oldest kept snapshot are invisible to every kept snapshot:
 // their rows and statistics are deleted and their files scheduled for
 // Cleanup. Snapshots kept read exactly what they read before. With dryRun
@@ -159,12 +330,15 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 			continue
 		}
 		res.Scheduled = append(res.Scheduled, f.loc)
+		if f.f.Owner.Deletable() {
+			res.Deletable = append(res.Deletable, f.loc)
+		}
 		if dryRun {
 			continue
 		}
 		v, err := encodeValue(&catalogpb.FileToDelete{
 			TableId: f.f.TableID, FileId: f.f.ID, Location: f.loc, ScheduledUnixMicros: now,
-			EndSnapshot: f.f.End.V,
+			EndSnapshot: f.f.End.V, Ownership: catalogpb.Ownership(f.f.Owner),
 		})
 		if err == nil {
 			err = b.Set(key(tagFileToDelete, f.f.TableID, f.f.ID), v)
@@ -207,20 +381,40 @@ type ScheduledFile struct {
 	Location        string
 	Scheduled       time.Time
 	EndSnapshot     int64
+	Owner           Ownership
 }
 
-// CleanupResult says what Cleanup did.
+// DefaultGrace is how long a scheduled file waits before Cleanup deletes
+// it: a query that planned before the expiry may still be reading it.
+const DefaultGrace = time.Hour
+
+// CleanupOptions steer Cleanup. The zero value is the default.
+type CleanupOptions struct {
+	// DryRun reports what would be done and changes nothing.
+	DryRun bool
+	// Grace: a file scheduled less than this long ago waits for a later
+	// Cleanup. 0 means DefaultGrace; negative, none.
+	Grace time.Duration
+}
+
+// CleanupResult says what Cleanup did (or, in a dry run, would do).
 type CleanupResult struct {
 	// Deleted are the locations removed from disk (or already gone).
 	Deleted []string
+	// Forgotten are the user's files (registered in place, or before
+	// ownership was recorded): unscheduled and left on disk.
+	Forgotten []string
 	// Kept are scheduled locations that a data-file row names again (the
 	// path was registered anew); they are unscheduled, not deleted.
 	Kept []string
+	// Waiting are files scheduled less than the grace period ago; they
+	// stay scheduled.
+	Waiting []ScheduledFile
 	// Failed maps a location to why it could not be removed; it stays
 	// scheduled.
 	Failed map[string]error
-	// Dirs are directories that deleting the files left empty, removed
-	// too (a rewrite's output directory, once all its files are gone).
+	// Dirs are directories rocklake created for rewritten files that the
+	// deletions left empty, removed too. No other directory is removed.
 	Dirs []string
 }
 
@@ -233,22 +427,31 @@ func (c *Catalog) ScheduledFiles() ([]ScheduledFile, error) {
 			return fmt.Errorf("scheduled file row %x: %w", k, err)
 		}
 		out = append(out, ScheduledFile{TableID: p.TableId, FileID: p.FileId, Location: p.Location,
-			Scheduled: time.UnixMicro(p.ScheduledUnixMicros).UTC(), EndSnapshot: p.EndSnapshot})
+			Scheduled: time.UnixMicro(p.ScheduledUnixMicros).UTC(), EndSnapshot: p.EndSnapshot,
+			Owner: Ownership(p.Ownership)})
 		return nil
 	})
 	return out, err
 }
 
-// Cleanup deletes the files ExpireSnapshots scheduled and unschedules them.
-// It deletes nothing else: only files the catalog once registered and no
-// kept snapshot reads, re-checked here against every data-file row (a path
-// registered again since is kept). With dryRun nothing is deleted.
-func (c *Catalog) Cleanup(dryRun bool) (*CleanupResult, error) {
+// Cleanup settles the files ExpireSnapshots scheduled. A file rocklake
+// wrote, or was handed, is deleted once it has been scheduled for the
+// grace period; the user's files are unscheduled and left on disk. It
+// deletes nothing else: only files the catalog once registered and no kept
+// snapshot reads, re-checked here against every data-file row (a path
+// registered again since is kept), and the directories rocklake created
+// for its rewrites once they are empty.
+func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
+	grace := o.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	dryRun := o.DryRun
 	sched, err := c.ScheduledFiles()
 	if err != nil || len(sched) == 0 {
-		return &CleanupResult{}, err
+		return &CleanupResult{Failed: map[string]error{}}, err
 	}
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
@@ -276,15 +479,23 @@ func (c *Catalog) Cleanup(dryRun bool) (*CleanupResult, error) {
 		}
 	}
 	res := &CleanupResult{Failed: map[string]error{}}
+	due := c.now().Add(-max(grace, 0))
 	b := c.store.NewBatch()
 	defer b.Close()
+	dirs := map[string]bool{} // directories of deleted rewrite outputs
 	for _, s := range sched {
 		switch {
 		case named[s.Location]:
 			res.Kept = append(res.Kept, s.Location)
+		case !s.Owner.Deletable():
+			// Forgetting touches no file: no reader can be hurt, so no
+			// grace period applies.
+			res.Forgotten = append(res.Forgotten, s.Location)
+		case s.Scheduled.After(due):
+			res.Waiting = append(res.Waiting, s)
+			continue
 		case dryRun:
 			res.Deleted = append(res.Deleted, s.Location)
-			continue
 		default:
 			if err := os.Remove(s.Location); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				res.Failed[s.Location] = err
@@ -292,30 +503,49 @@ func (c *Catalog) Cleanup(dryRun bool) (*CleanupResult, error) {
 			}
 			res.Deleted = append(res.Deleted, s.Location)
 		}
+		if s.Owner == OwnerRocklake && !named[s.Location] {
+			dirs[filepath.Dir(s.Location)] = true
+		}
 		if !dryRun {
 			if err := b.Delete(key(tagFileToDelete, s.TableID, s.FileID)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if b.Len() > 0 {
+	if !dryRun && b.Len() > 0 {
 		if err := b.Commit(); err != nil {
 			return nil, fmt.Errorf("cleanup: %w", err)
 		}
 	}
-	if !dryRun {
-		// A directory the deletions emptied goes too; os.Remove refuses
-		// one that still holds anything.
-		dirs := map[string]bool{}
-		for _, p := range res.Deleted {
-			dirs[filepath.Dir(p)] = true
-		}
-		for d := range dirs {
-			if os.Remove(d) == nil {
+	// Only the directory a rewrite created for its files goes, and only
+	// when nothing is left in it (os.Remove refuses otherwise).
+	deleted := map[string]bool{}
+	for _, p := range res.Deleted {
+		deleted[p] = true
+	}
+	for d := range dirs {
+		if dryRun {
+			if emptiedBy(d, deleted) {
 				res.Dirs = append(res.Dirs, d)
 			}
+		} else if os.Remove(d) == nil {
+			res.Dirs = append(res.Dirs, d)
 		}
-		sort.Strings(res.Dirs)
 	}
+	sort.Strings(res.Dirs)
 	return res, nil
+}
+
+// emptiedBy reports whether deleting the paths would leave dir empty.
+func emptiedBy(dir string, deleted map[string]bool) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !deleted[filepath.Join(dir, e.Name())] {
+			return false
+		}
+	}
+	return true
 }

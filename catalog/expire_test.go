@@ -111,7 +111,9 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 	withFilter.Columns[0].Filter = &Filter{Kind: membership.Kind, Data: fdata, Distinct: 3}
 	commit(t, c, func(tx *Txn) {
 		tx.AddFiles("t", withFilter, intFile(t, p("b"), 10, 19, 0))
-		tx.AddFiles("u", intFile(t, p("u1"), 0, 5, 0))
+		u1 := intFile(t, p("u1"), 0, 5, 0)
+		u1.Owner = OwnerTaken // the only file cleanup may delete
+		tx.AddFiles("u", u1)
 	})
 	aOld := fileID(t, c, "t", p("a"))
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", aOld) })
@@ -198,7 +200,7 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 	if err != nil || len(sched) != 2 {
 		t.Fatalf("scheduled %v, %v", sched, err)
 	}
-	cl, err := c.Cleanup(false)
+	cl, err := c.Cleanup(CleanupOptions{Grace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,12 +226,14 @@ func TestCleanupReportsFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
-	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, full, 0, 1, 0)) })
+	f := intFile(t, full, 0, 1, 0)
+	f.Owner = OwnerTaken
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", f) })
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", fileID(t, c, "t", full)) })
 	if _, err := c.ExpireSnapshots(time.Now().Add(time.Hour), false); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := c.Cleanup(false)
+	cl, err := c.Cleanup(CleanupOptions{Grace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,6 +84,8 @@ type DataFile struct {
 	// ColumnsMatchTable: the file's top-level columns are the table's,
 	// same names, order and types (see NewFile).
 	ColumnsMatchTable bool
+	// Owner says whether cleanup may delete the file from disk.
+	Owner Ownership
 }
 
 // Location is where the file lives: its path, or, when the path is
@@ -296,7 +298,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		ID: p.Id, TableID: p.TableId, Path: p.Path, PathIsRelative: p.PathIsRelative, Format: p.Format,
 		RecordCount: p.RecordCount, FileSizeBytes: p.FileSizeBytes, FooterSize: p.FooterSize,
 		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
-		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable,
+		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
 	}
 }
 

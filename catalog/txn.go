@@ -61,6 +61,10 @@ type NewFile struct {
 	// table's (names, order, types), so a reader need not match them by
 	// name. The writer of the registration vouches for it.
 	ColumnsMatchTable bool
+	// Owner says whether cleanup may delete the file once no snapshot
+	// reads it. Zero: the user's, unless a claim (ClaimOwnership) names
+	// the path.
+	Owner Ownership
 }
 
 // FileColumn holds one column's statistics in a new file. Path is the
@@ -558,7 +562,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		Id: f.ID, TableId: f.TableID, Path: f.Path, PathIsRelative: f.PathIsRelative, Format: f.Format,
 		RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes, FooterSize: f.FooterSize,
 		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
-		ColumnsMatchTable: f.ColumnsMatchTable,
+		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
 	}
 }
 
@@ -619,7 +623,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			ID: w.next.NextFileID, TableID: ts.t.ID, Path: nf.Path, PathIsRelative: nf.PathIsRelative,
 			Format: format, RecordCount: nf.RecordCount, FileSizeBytes: nf.FileSizeBytes,
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
-			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable,
+			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID

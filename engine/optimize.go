@@ -232,6 +232,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	// file i+1 come out of DuckDB (two files in memory at most); sizing
 	// then learns from the files finished so far.
 	n := 0
+	var written []string
 	var outRows, outBytes int64
 	type inFlight struct {
 		path string
@@ -287,13 +288,18 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 				return nil, err
 			}
 		}
+		written = append(written, p)
 		off += step
 		n++
 	}
 	if err := finish(); err != nil {
 		return nil, err
 	}
+	// The new files are rocklake's own: cleanup may delete them, and the
+	// directory made for them, once no kept snapshot reads them.
+	release := e.cat.ClaimOwnership(catalog.OwnerRocklake, written...)
 	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids})
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("%s: registering the rewritten files: %w", what, err)
 	}

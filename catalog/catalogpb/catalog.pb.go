@@ -25,6 +25,67 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Ownership says whether cleanup may delete a data file once no kept
+// snapshot reads it. Only the files rocklake wrote, or was handed, are
+// ever deleted; every other file leaves the catalog, not the disk.
+type Ownership int32
+
+const (
+	// Registered before ownership was recorded: the user's (never deleted).
+	Ownership_OWNERSHIP_UNRECORDED Ownership = 0
+	// Registered in place by the user: never deleted.
+	Ownership_OWNERSHIP_USER Ownership = 1
+	// Handed to rocklake when added (add --take-ownership): cleanup deletes
+	// the file, never the directory that holds it.
+	Ownership_OWNERSHIP_TAKEN Ownership = 2
+	// Written by rocklake (optimize, compact) into a directory it created:
+	// cleanup deletes the file, and the directory once it is empty.
+	Ownership_OWNERSHIP_WRITTEN Ownership = 3
+)
+
+// Enum value maps for Ownership.
+var (
+	Ownership_name = map[int32]string{
+		0: "OWNERSHIP_UNRECORDED",
+		1: "OWNERSHIP_USER",
+		2: "OWNERSHIP_TAKEN",
+		3: "OWNERSHIP_WRITTEN",
+	}
+	Ownership_value = map[string]int32{
+		"OWNERSHIP_UNRECORDED": 0,
+		"OWNERSHIP_USER":       1,
+		"OWNERSHIP_TAKEN":      2,
+		"OWNERSHIP_WRITTEN":    3,
+	}
+)
+
+func (x Ownership) Enum() *Ownership {
+	p := new(Ownership)
+	*p = x
+	return p
+}
+
+func (x Ownership) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Ownership) Descriptor() protoreflect.EnumDescriptor {
+	return file_catalog_proto_enumTypes[0].Descriptor()
+}
+
+func (Ownership) Type() protoreflect.EnumType {
+	return &file_catalog_proto_enumTypes[0]
+}
+
+func (x Ownership) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Ownership.Descriptor instead.
+func (Ownership) EnumDescriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{0}
+}
+
 // Meta marks a directory as a rocklake catalog.
 type Meta struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
@@ -571,8 +632,11 @@ type DataFile struct {
 	// The file's top-level columns are exactly the table's: same names, same
 	// order, same types. Readers may then skip matching columns by name.
 	ColumnsMatchTable bool `protobuf:"varint,13,opt,name=columns_match_table,json=columnsMatchTable,proto3" json:"columns_match_table,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Who may delete the file from disk. Rows written before this field
+	// existed read as OWNERSHIP_UNRECORDED, which is treated as the user's.
+	Ownership     Ownership `protobuf:"varint,14,opt,name=ownership,proto3,enum=rocklake.catalog.v1.Ownership" json:"ownership,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
@@ -694,6 +758,13 @@ func (x *DataFile) GetColumnsMatchTable() bool {
 		return x.ColumnsMatchTable
 	}
 	return false
+}
+
+func (x *DataFile) GetOwnership() Ownership {
+	if x != nil {
+		return x.Ownership
+	}
+	return Ownership_OWNERSHIP_UNRECORDED
 }
 
 // ColumnStats describes one column in one unit (a file or a row group).
@@ -1280,7 +1351,10 @@ type FileToDelete struct {
 	Location            string `protobuf:"bytes,3,opt,name=location,proto3" json:"location,omitempty"`
 	ScheduledUnixMicros int64  `protobuf:"varint,4,opt,name=scheduled_unix_micros,json=scheduledUnixMicros,proto3" json:"scheduled_unix_micros,omitempty"`
 	// The snapshot that retired the file.
-	EndSnapshot   int64 `protobuf:"varint,5,opt,name=end_snapshot,json=endSnapshot,proto3" json:"end_snapshot,omitempty"`
+	EndSnapshot int64 `protobuf:"varint,5,opt,name=end_snapshot,json=endSnapshot,proto3" json:"end_snapshot,omitempty"`
+	// The data file's ownership; a row scheduled before this field existed
+	// reads as OWNERSHIP_UNRECORDED, and cleanup leaves its file on disk.
+	Ownership     Ownership `protobuf:"varint,6,opt,name=ownership,proto3,enum=rocklake.catalog.v1.Ownership" json:"ownership,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1348,6 +1422,13 @@ func (x *FileToDelete) GetEndSnapshot() int64 {
 		return x.EndSnapshot
 	}
 	return 0
+}
+
+func (x *FileToDelete) GetOwnership() Ownership {
+	if x != nil {
+		return x.Ownership
+	}
+	return Ownership_OWNERSHIP_UNRECORDED
 }
 
 // MembershipFilter is a per-file set of one column's distinct values
@@ -1466,7 +1547,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\xd1\x03\n" +
+	"\r_end_snapshot\"\x8f\x04\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -1483,7 +1564,8 @@ const file_catalog_proto_rawDesc = "" +
 	" \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\v \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12&\n" +
 	"\x0frow_group_count\x18\f \x01(\x05R\rrowGroupCount\x12.\n" +
-	"\x13columns_match_table\x18\r \x01(\bR\x11columnsMatchTableB\x0f\n" +
+	"\x13columns_match_table\x18\r \x01(\bR\x11columnsMatchTable\x12<\n" +
+	"\townership\x18\x0e \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townershipB\x0f\n" +
 	"\r_end_snapshot\"\x96\x04\n" +
 	"\vColumnStats\x12\x15\n" +
 	"\x03min\x18\x01 \x01(\fH\x00R\x03min\x88\x01\x01\x12\x15\n" +
@@ -1562,17 +1644,23 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0e_contains_nullB\x0f\n" +
 	"\r_contains_nanB\x06\n" +
 	"\x04_minB\x06\n" +
-	"\x04_max\"\xb5\x01\n" +
+	"\x04_max\"\xf3\x01\n" +
 	"\fFileToDelete\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\x03R\atableId\x12\x17\n" +
 	"\afile_id\x18\x02 \x01(\x03R\x06fileId\x12\x1a\n" +
 	"\blocation\x18\x03 \x01(\tR\blocation\x122\n" +
 	"\x15scheduled_unix_micros\x18\x04 \x01(\x03R\x13scheduledUnixMicros\x12!\n" +
-	"\fend_snapshot\x18\x05 \x01(\x03R\vendSnapshot\"a\n" +
+	"\fend_snapshot\x18\x05 \x01(\x03R\vendSnapshot\x12<\n" +
+	"\townership\x18\x06 \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\"a\n" +
 	"\x10MembershipFilter\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
-	"\x0edistinct_count\x18\x03 \x01(\x03R\rdistinctCountB\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
+	"\x0edistinct_count\x18\x03 \x01(\x03R\rdistinctCount*e\n" +
+	"\tOwnership\x12\x18\n" +
+	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +
+	"\x0eOWNERSHIP_USER\x10\x01\x12\x13\n" +
+	"\x0fOWNERSHIP_TAKEN\x10\x02\x12\x15\n" +
+	"\x11OWNERSHIP_WRITTEN\x10\x03B\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
 
 var (
 	file_catalog_proto_rawDescOnce sync.Once
@@ -1586,35 +1674,39 @@ func file_catalog_proto_rawDescGZIP() []byte {
 	return file_catalog_proto_rawDescData
 }
 
+var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_catalog_proto_goTypes = []any{
-	(*Meta)(nil),             // 0: rocklake.catalog.v1.Meta
-	(*Snapshot)(nil),         // 1: rocklake.catalog.v1.Snapshot
-	(*Changes)(nil),          // 2: rocklake.catalog.v1.Changes
-	(*Schema)(nil),           // 3: rocklake.catalog.v1.Schema
-	(*Table)(nil),            // 4: rocklake.catalog.v1.Table
-	(*Column)(nil),           // 5: rocklake.catalog.v1.Column
-	(*DataFile)(nil),         // 6: rocklake.catalog.v1.DataFile
-	(*ColumnStats)(nil),      // 7: rocklake.catalog.v1.ColumnStats
-	(*Location)(nil),         // 8: rocklake.catalog.v1.Location
-	(*RowGroupStats)(nil),    // 9: rocklake.catalog.v1.RowGroupStats
-	(*VariantStats)(nil),     // 10: rocklake.catalog.v1.VariantStats
-	(*TableStats)(nil),       // 11: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 12: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 13: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 14: rocklake.catalog.v1.MembershipFilter
+	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
+	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
+	(*Snapshot)(nil),         // 2: rocklake.catalog.v1.Snapshot
+	(*Changes)(nil),          // 3: rocklake.catalog.v1.Changes
+	(*Schema)(nil),           // 4: rocklake.catalog.v1.Schema
+	(*Table)(nil),            // 5: rocklake.catalog.v1.Table
+	(*Column)(nil),           // 6: rocklake.catalog.v1.Column
+	(*DataFile)(nil),         // 7: rocklake.catalog.v1.DataFile
+	(*ColumnStats)(nil),      // 8: rocklake.catalog.v1.ColumnStats
+	(*Location)(nil),         // 9: rocklake.catalog.v1.Location
+	(*RowGroupStats)(nil),    // 10: rocklake.catalog.v1.RowGroupStats
+	(*VariantStats)(nil),     // 11: rocklake.catalog.v1.VariantStats
+	(*TableStats)(nil),       // 12: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 13: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 14: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 15: rocklake.catalog.v1.MembershipFilter
 }
 var file_catalog_proto_depIdxs = []int32{
-	2, // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
-	7, // 1: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
-	8, // 2: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
-	8, // 3: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
-	8, // 4: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	3, // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
+	0, // 1: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
+	8, // 2: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
+	9, // 3: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
+	9, // 4: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
+	9, // 5: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
+	0, // 6: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -1634,13 +1726,14 @@ func file_catalog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_catalog_proto_goTypes,
 		DependencyIndexes: file_catalog_proto_depIdxs,
+		EnumInfos:         file_catalog_proto_enumTypes,
 		MessageInfos:      file_catalog_proto_msgTypes,
 	}.Build()
 	File_catalog_proto = out.File

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"rocklake/catalog"
 	"rocklake/ingest"
 )
 
@@ -42,7 +43,7 @@ func progressBar(cmd *cobra.Command, what string) (func(done, total int), func()
 }
 
 func newAddCmd(g *globals) *cobra.Command {
-	var create, noAuto bool
+	var create, noAuto, take bool
 	var workers int
 	var filterCols []string
 	cmd := &cobra.Command{
@@ -60,9 +61,18 @@ distinct values, 90% of its non-NULL values), add reads the column once and
 stores a compact filter of its distinct values per file (about 2.5 bytes per
 value). Plans then skip files whose filter rules out the value of an = or IN,
 where min/max bounds cannot (random ids). --no-auto-filters turns the
-automatic choice off.`,
+automatic choice off.
+
+Ownership: files are registered in place and stay the user's. rocklake never
+deletes them: when optimize or compact rewrites them and rocklake expire and
+rocklake cleanup later retire them, they leave the catalog, not the disk.
+With --take-ownership the files are handed to rocklake instead (recorded per
+file): once no kept snapshot reads them, cleanup deletes them (never the
+directory that holds them). Files optimize and compact write are rocklake's
+own.`,
 		Example: `  rocklake add events data/events/*.parquet
-  rocklake add events data/events/ --create`,
+  rocklake add events data/events/ --create
+  rocklake add events staging/day-42/ --take-ownership`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := openCatalog(g)
@@ -70,6 +80,15 @@ automatic choice off.`,
 				return err
 			}
 			defer c.Close()
+			if take {
+				// The paths as ingest will expand them, claimed before it
+				// registers them.
+				files, err := ingest.ExpandPaths(args[1:])
+				if err != nil {
+					return err
+				}
+				defer c.ClaimOwnership(catalog.OwnerTaken, files...)()
+			}
 			progress, finish := progressBar(cmd, "reading footers")
 			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto}
 			res, err := ingest.Add(c, args[0], args[1:], opts)
@@ -81,6 +100,7 @@ automatic choice off.`,
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
 					"table": args[0], "snapshot": res.Snapshot.ID, "files": res.Files, "rows": res.Rows,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
+					"owner": owner(take).String(),
 				})
 			}
 			created := ""
@@ -89,6 +109,9 @@ automatic choice off.`,
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "added %d files, %d rows, %d bytes to %s in %.2fs at snapshot %d%s\n",
 				res.Files, res.Rows, res.Bytes, args[0], res.Elapsed.Seconds(), res.Snapshot.ID, created)
+			if err == nil && take {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "the files are rocklake's now: cleanup deletes them once no kept snapshot reads them\n")
+			}
 			return err
 		},
 	}
@@ -96,5 +119,13 @@ automatic choice off.`,
 	cmd.Flags().IntVar(&workers, "workers", 0, "footers read in parallel (default 2 × CPUs)")
 	cmd.Flags().StringSliceVar(&filterCols, "filter-columns", nil, "columns to build membership filters for (comma-separated)")
 	cmd.Flags().BoolVar(&noAuto, "no-auto-filters", false, "with --create, do not choose filter columns automatically")
+	cmd.Flags().BoolVar(&take, "take-ownership", false, "hand the files to rocklake: cleanup deletes them once no kept snapshot reads them (default: they stay the user's and are never deleted)")
 	return cmd
+}
+
+func owner(take bool) catalog.Ownership {
+	if take {
+		return catalog.OwnerTaken
+	}
+	return catalog.OwnerUser
 }

@@ -3,41 +3,80 @@ package main
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
 )
 
 type cleanupOutput struct {
-	Deleted []string          `json:"deleted"`
-	Kept    []string          `json:"kept"`
-	Failed  map[string]string `json:"failed"`
-	Dirs    []string          `json:"removed_dirs"`
-	DryRun  bool              `json:"dry_run"`
+	Deleted   []string          `json:"deleted"`
+	Forgotten []string          `json:"forgotten"`
+	Kept      []string          `json:"kept"`
+	Waiting   []waitingFile     `json:"waiting"`
+	Failed    map[string]string `json:"failed"`
+	Dirs      []string          `json:"removed_dirs"`
+	Grace     float64           `json:"grace_seconds"`
+	DryRun    bool              `json:"dry_run"`
+}
+
+type waitingFile struct {
+	Path      string    `json:"path"`
+	Scheduled time.Time `json:"scheduled"`
+	Due       time.Time `json:"due"`
 }
 
 func newCleanupCmd(g *globals) *cobra.Command {
 	var dryRun bool
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Delete the files rocklake expire scheduled",
-		Long: `cleanup deletes from disk the data files that rocklake expire scheduled: files
-the catalog registered and no kept snapshot reads. Nothing else is ever
-deleted. A directory left empty by the deletions is removed too. A scheduled
-path registered again since is kept and unscheduled. A
-file that cannot be removed is reported, stays scheduled, and makes the
-command fail.`,
+		Short: "Delete rocklake's own files that rocklake expire scheduled; forget the user's",
+		Long: `cleanup settles the data files that rocklake expire scheduled: files the
+catalog registered and no kept snapshot reads.
+
+  - Files rocklake owns (written by optimize or compact, or added with
+    add --take-ownership) are deleted from disk, once they have been scheduled
+    for at least --grace (default 1h), so that a query that planned before the
+    expiry can finish reading them. Until then they wait, still scheduled.
+  - Files the user registered in place are never deleted: they leave the
+    catalog (are forgotten) and stay on disk. So are files registered before
+    rocklake recorded ownership, whoever wrote them.
+  - A directory is removed only when rocklake created it for rewritten files
+    (optimize, compact) and the deletions left it empty; no other directory is
+    ever removed.
+  - A scheduled path registered again since is kept and unscheduled.
+
+Nothing else is ever deleted. A file that cannot be removed is reported, stays
+scheduled, and makes the command fail. --dry-run says what would happen and
+changes nothing.`,
+		Example: `  rocklake cleanup --dry-run
+  rocklake cleanup
+  rocklake cleanup --grace 0s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if grace < 0 {
+				return fmt.Errorf("--grace %s: want a duration of 0s or more", grace)
+			}
 			c, err := openCatalog(g)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			res, err := c.Cleanup(dryRun)
+			opts := catalog.CleanupOptions{DryRun: dryRun, Grace: grace}
+			if grace == 0 {
+				opts.Grace = -1 // none: the catalog's zero means its default
+			}
+			res, err := c.Cleanup(opts)
 			if err != nil {
 				return err
 			}
-			out := cleanupOutput{Deleted: res.Deleted, Kept: res.Kept, Failed: map[string]string{}, Dirs: res.Dirs, DryRun: dryRun}
+			out := cleanupOutput{Deleted: nonNil(res.Deleted), Forgotten: nonNil(res.Forgotten), Kept: nonNil(res.Kept),
+				Waiting: []waitingFile{}, Failed: map[string]string{}, Dirs: nonNil(res.Dirs), Grace: grace.Seconds(), DryRun: dryRun}
+			for _, s := range res.Waiting {
+				out.Waiting = append(out.Waiting, waitingFile{Path: s.Location, Scheduled: s.Scheduled, Due: s.Scheduled.Add(grace)})
+			}
 			var failed []string
 			for p, e := range res.Failed {
 				out.Failed[p] = e.Error()
@@ -50,20 +89,31 @@ command fail.`,
 					return err
 				}
 			} else {
-				verb := "deleted"
+				del, forget, keep, rmdir := "deleted", "forgot", "kept", "removed empty directory"
 				if dryRun {
-					verb = "would delete"
+					del, forget, keep, rmdir = "would delete", "would forget", "would keep", "would remove empty directory"
 				}
 				for _, p := range res.Deleted {
-					fmt.Fprintf(w, "%s %s\n", verb, p)
+					fmt.Fprintf(w, "%s %s\n", del, p)
+				}
+				for _, p := range res.Forgotten {
+					fmt.Fprintf(w, "%s %s (the user's file: leaves the catalog, stays on disk)\n", forget, p)
 				}
 				for _, p := range res.Kept {
-					fmt.Fprintf(w, "kept %s (registered again)\n", p)
+					fmt.Fprintf(w, "%s %s (registered again)\n", keep, p)
+				}
+				for _, f := range out.Waiting {
+					fmt.Fprintf(w, "waiting %s (scheduled %s, deletable after %s)\n", f.Path,
+						f.Scheduled.Local().Format(time.RFC3339), f.Due.Local().Format(time.RFC3339))
+				}
+				for _, p := range failed {
+					fmt.Fprintf(w, "failed %s: %s\n", p, out.Failed[p])
 				}
 				for _, d := range res.Dirs {
-					fmt.Fprintf(w, "removed empty directory %s\n", d)
+					fmt.Fprintf(w, "%s %s\n", rmdir, d)
 				}
-				fmt.Fprintf(w, "%s %d files, kept %d, %d failed\n", verb, len(res.Deleted), len(res.Kept), len(failed))
+				fmt.Fprintf(w, "%s %d files, %s %d (left on disk), %s %d; %d waiting for the %s grace period, %d failed\n",
+					del, len(res.Deleted), forget, len(res.Forgotten), keep, len(res.Kept), len(res.Waiting), grace, len(failed))
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("cleanup: could not delete %d files, first %s: %s", len(failed), failed[0], out.Failed[failed[0]])
@@ -71,6 +121,7 @@ command fail.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted and forgotten, change nothing")
+	cmd.Flags().DurationVar(&grace, "grace", catalog.DefaultGrace, "delete only files scheduled at least this long ago (0s: no wait)")
 	return cmd
 }

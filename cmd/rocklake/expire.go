@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
 )
 
 type expireOutput struct {
@@ -15,12 +18,15 @@ type expireOutput struct {
 	FilesForgotten  int      `json:"files_forgotten"`
 	TablesForgotten int      `json:"tables_forgotten"`
 	Scheduled       []string `json:"scheduled_for_cleanup"`
-	DryRun          bool     `json:"dry_run"`
+	// Deletable are the scheduled files cleanup will delete (rocklake's
+	// own); it forgets the rest and leaves them on disk.
+	Deletable []string `json:"deletable_by_cleanup"`
+	DryRun    bool     `json:"dry_run"`
 }
 
 func newExpireCmd(g *globals) *cobra.Command {
 	var olderThan string
-	var dryRun bool
+	var dryRun, allowShort bool
 	cmd := &cobra.Command{
 		Use:   "expire --older-than AGE",
 		Short: "Forget snapshots older than an age, and schedule files no kept snapshot reads",
@@ -29,8 +35,20 @@ such as 7d, 36h or 90m, or an RFC 3339 time); the newest snapshot is always
 kept. Files retired (by optimize, compact or a replacing add) and tables
 dropped at or before the oldest kept snapshot are then read by no snapshot:
 their catalog rows and statistics are deleted and the files are scheduled for
-rocklake cleanup, which deletes them from disk. Snapshots kept read exactly
-what they read before; time travel to a forgotten snapshot fails.`,
+rocklake cleanup. Snapshots kept read exactly what they read before; time
+travel to a forgotten snapshot fails.
+
+Cleanup deletes only the scheduled files rocklake owns (written by optimize or
+compact, or added with --take-ownership); the files a user registered in place
+leave the catalog and stay on disk.
+
+Retention floor: --older-than under 7d is refused, because a query that began
+at an older snapshot, or a user about to time-travel to one, still needs its
+files. --allow-short-retention lifts the floor for one run (as Delta's
+retentionDurationCheck).`,
+		Example: `  rocklake expire --older-than 30d --dry-run
+  rocklake expire --older-than 7d
+  rocklake expire --older-than 1h --allow-short-retention`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cutoff, err := parseCutoff(olderThan, time.Now())
@@ -42,12 +60,20 @@ what they read before; time travel to a forgotten snapshot fails.`,
 				return err
 			}
 			defer c.Close()
-			res, err := c.ExpireSnapshots(cutoff, dryRun)
+			opts := catalog.ExpireOptions{DryRun: dryRun}
+			if allowShort {
+				opts.MinRetention = -1
+			}
+			res, err := c.Expire(cutoff, opts)
+			if errors.Is(err, catalog.ErrRetentionTooShort) {
+				return fmt.Errorf("expire --older-than %s: %w; pass --allow-short-retention to expire them anyway (queries still reading them, and time travel to them, then fail)",
+					olderThan, err)
+			}
 			if err != nil {
 				return err
 			}
 			out := expireOutput{OldestKept: res.OldestKept.ID, Expired: res.Expired, FilesForgotten: res.FilesForgotten,
-				TablesForgotten: res.TablesForgotten, Scheduled: res.Scheduled, DryRun: dryRun}
+				TablesForgotten: res.TablesForgotten, Scheduled: nonNil(res.Scheduled), Deletable: nonNil(res.Deletable), DryRun: dryRun}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
@@ -62,14 +88,27 @@ what they read before; time travel to a forgotten snapshot fails.`,
 			}
 			fmt.Fprintf(w, "%s %d snapshots (%d..%d); oldest kept: %d (%s)\n", verb, len(res.Expired), res.Expired[0],
 				res.Expired[len(res.Expired)-1], out.OldestKept, res.OldestKept.Time.Format(time.RFC3339))
-			fmt.Fprintf(w, "forgot %d files and %d dropped tables; %d files scheduled for cleanup\n",
-				out.FilesForgotten, out.TablesForgotten, len(out.Scheduled))
+			forgot, scheduled := "forgot", "scheduled"
+			if dryRun {
+				forgot, scheduled = "would forget", "would be scheduled"
+			}
+			fmt.Fprintf(w, "%s %d files and %d dropped tables; %d files %s for cleanup: %d rocklake's own, which cleanup deletes, %d the user's, which stay on disk\n",
+				forgot, out.FilesForgotten, out.TablesForgotten, len(out.Scheduled), scheduled,
+				len(out.Deletable), len(out.Scheduled)-len(out.Deletable))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "age of the snapshots to forget: 7d, 36h, 90m, or an RFC 3339 time (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be forgotten, change nothing")
+	cmd.Flags().BoolVar(&allowShort, "allow-short-retention", false, "allow --older-than under the 7-day retention floor")
 	return cmd
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // parseCutoff reads an age (Go duration, or whole days as "7d") back from
