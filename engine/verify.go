@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"rocklake/catalog"
 	"rocklake/types"
@@ -66,35 +67,33 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 		if rows != f.RecordCount {
 			bad("holds %d rows, registered as %d", rows, f.RecordCount)
 		}
-		for _, col := range cols {
-			if col.Parent.Known {
-				continue
-			}
-			n, err := e.verifyColumn(ctx, r, t, f, path, col, bad)
-			if err != nil {
-				return nil, err
-			}
-			rep.Units += n
+		n, err := e.verifyFile(ctx, r, t, f, path, cols, bad)
+		if err != nil {
+			return nil, err
 		}
+		rep.Units += n
 	}
 	return rep, nil
 }
 
-// verifyColumn checks one column's file and row-group stats against the
-// values DuckDB reads.
-func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string, col catalog.Column, bad func(string, ...any)) (int, error) {
-	codec, ok := types.CodecFor(col.Type)
-	if !ok || !codec.Ordered() {
-		return 0, nil
-	}
-	type unit struct {
-		name       string
-		st         catalog.ColumnStats
-		first, end int64
-	}
-	var units []unit
-	// The file's position in the cached stats (not a scan of every file's
-	// row per file and column).
+// verifyChunk is how many columns one verify query aggregates: every query
+// reads the file's footer, whose size grows with the columns, so one query
+// per column would make verify quadratic in columns.
+const verifyChunk = 64
+
+// verifyUnit is a file or a row group and, per checked column, its stored
+// stats.
+type verifyUnit struct {
+	name       string
+	first, end int64
+	stats      []*catalog.ColumnStats // per checked column; nil when none is stored
+}
+
+// verifyFile checks one file's file and row-group stats, for every column
+// with ordered values, against the values DuckDB reads (cast to the
+// table's types, as queries read them), and its membership filters.
+func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string,
+	all []catalog.Column, bad func(string, ...any)) (int, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return 0, err
@@ -103,72 +102,211 @@ func (e *Engine) verifyColumn(ctx context.Context, r *catalog.Reader, t catalog.
 	if !found {
 		return 0, fmt.Errorf("verify: file %d is not in the table's file set", f.ID)
 	}
-	cb, err := r.ColumnBounds(t.ID, col.ID)
+	var cols []catalog.Column
+	var codecs []*types.Codec
+	for _, col := range all {
+		if col.Parent.Known {
+			continue
+		}
+		if codec, ok := types.CodecFor(col.Type); ok && codec.Ordered() {
+			cols, codecs = append(cols, col), append(codecs, codec)
+		}
+	}
+	checked := 0
+	for i, col := range cols {
+		n, err := e.verifyFilter(ctx, r, t, pos, path, col, codecs[i], bad)
+		if err != nil {
+			return 0, err
+		}
+		checked += n
+	}
+	if len(cols) == 0 {
+		return checked, nil
+	}
+	// The file as a whole, then its row groups; each unit holds, per
+	// column, the stored stats to check.
+	fileUnit := verifyUnit{name: "file", first: 0, end: f.RecordCount, stats: make([]*catalog.ColumnStats, len(cols))}
+	rgUnits := map[int32]*verifyUnit{}
+	var order []int32
+	for i, col := range cols {
+		cb, err := r.ColumnBounds(t.ID, col.ID)
+		if err != nil {
+			return 0, err
+		}
+		var st catalog.ColumnStats
+		if cb.Fill(pos, &st) {
+			fileUnit.stats[i] = &st
+		}
+		rgs, err := r.RowGroupStats(t.ID, col.ID, f.ID)
+		if err != nil {
+			return 0, err
+		}
+		for _, rg := range rgs {
+			u := rgUnits[rg.Index]
+			if u == nil {
+				u = &verifyUnit{name: fmt.Sprintf("row group %d", rg.Index), first: rg.FirstRow,
+					end: rg.FirstRow + rg.Stats.RowCount, stats: make([]*catalog.ColumnStats, len(cols))}
+				rgUnits[rg.Index] = u
+				order = append(order, rg.Index)
+			}
+			st := rg.Stats
+			u.stats[i] = &st
+		}
+	}
+	slices.Sort(order)
+	// A column with no stats stored for this file (one the file lacks) is
+	// not read: naming it would fail the query for every column.
+	keep := 0
+	for i := range cols {
+		stored := fileUnit.stats[i] != nil
+		for _, u := range rgUnits {
+			stored = stored || u.stats[i] != nil
+		}
+		if !stored {
+			continue
+		}
+		cols[keep], codecs[keep], fileUnit.stats[keep] = cols[i], codecs[i], fileUnit.stats[i]
+		for _, u := range rgUnits {
+			u.stats[keep] = u.stats[i]
+		}
+		keep++
+	}
+	cols, codecs, fileUnit.stats = cols[:keep], codecs[:keep], fileUnit.stats[:keep]
+	// DuckDB cannot number a file's rows when the file has a column named
+	// file_row_number: then only the file's stats are checked.
+	numbered := true
+	for _, col := range all {
+		if strings.EqualFold(col.Name, "file_row_number") {
+			numbered = false
+		}
+	}
+	for lo := 0; lo < len(cols); lo += verifyChunk {
+		hi := min(lo+verifyChunk, len(cols))
+		n, err := e.verifyUnits(ctx, path, cols[lo:hi], codecs[lo:hi], []*verifyUnit{sliceUnit(&fileUnit, lo, hi)}, false, bad)
+		if err != nil {
+			return 0, err
+		}
+		checked += n
+		if !numbered || len(order) == 0 {
+			continue
+		}
+		units := make([]*verifyUnit, len(order))
+		for j, idx := range order {
+			units[j] = sliceUnit(rgUnits[idx], lo, hi)
+		}
+		if n, err = e.verifyUnits(ctx, path, cols[lo:hi], codecs[lo:hi], units, true, bad); err != nil {
+			return 0, err
+		}
+		checked += n
+	}
+	return checked, nil
+}
+
+func sliceUnit(u *verifyUnit, lo, hi int) *verifyUnit {
+	cp := *u
+	cp.stats = u.stats[lo:hi]
+	return &cp
+}
+
+// verifyUnits reads, in one query, min, max (NaN aside), NULL and NaN
+// counts of every column for every unit, and reports each stored stat the
+// data contradicts. Row groups are told apart by row number: each row
+// belongs to the last unit starting at or before it (an ASOF join).
+func (e *Engine) verifyUnits(ctx context.Context, path string, cols []catalog.Column, codecs []*types.Codec,
+	units []*verifyUnit, byRowGroup bool, bad func(string, ...any)) (int, error) {
+	// FILTER clauses cost DuckDB several times the plain aggregate, so
+	// only float columns (NaN aside) have them.
+	aggs := []string{"count(*)"}
+	for _, col := range cols {
+		c := "d." + quoteIdent(col.Name)
+		if dt := types.DuckDBName(col.Type); dt != "" {
+			c = fmt.Sprintf("CAST(%s AS %s)", c, dt)
+		}
+		if col.Type.Kind == types.KindFloat || col.Type.Kind == types.KindDouble {
+			aggs = append(aggs, fmt.Sprintf("CAST(min(%[1]s) FILTER (WHERE NOT isnan(%[1]s)) AS VARCHAR), CAST(max(%[1]s) FILTER (WHERE NOT isnan(%[1]s)) AS VARCHAR), count(%[1]s), count(*) FILTER (WHERE isnan(%[1]s))", c))
+		} else {
+			aggs = append(aggs, fmt.Sprintf("CAST(min(%[1]s) AS VARCHAR), CAST(max(%[1]s) AS VARCHAR), count(%[1]s), 0", c))
+		}
+	}
+	var q string
+	if byRowGroup {
+		var starts []string
+		for i, u := range units {
+			starts = append(starts, fmt.Sprintf("(%d, %d)", i, u.first))
+		}
+		q = fmt.Sprintf(`SELECT u.unit, %s FROM read_parquet(?, file_row_number = true) d
+			ASOF JOIN (VALUES %s) u(unit, start_row) ON d.file_row_number >= u.start_row GROUP BY u.unit`,
+			strings.Join(aggs, ", "), strings.Join(starts, ", "))
+	} else {
+		q = fmt.Sprintf("SELECT 0, %s FROM read_parquet(?) d", strings.Join(aggs, ", "))
+	}
+	rows, err := e.db.QueryContext(ctx, q, globLiteral(path))
 	if err != nil {
-		return 0, err
-	}
-	var fst catalog.ColumnStats
-	if cb.Fill(pos, &fst) {
-		units = append(units, unit{name: "file", st: fst, first: 0, end: f.RecordCount})
-	}
-	checked, err := e.verifyFilter(ctx, r, t, pos, path, col, codec, bad)
-	if err != nil {
-		return 0, err
-	}
-	rgs, err := r.RowGroupStats(t.ID, col.ID, f.ID)
-	if err != nil {
-		return 0, err
-	}
-	for _, rg := range rgs {
-		units = append(units, unit{name: fmt.Sprintf("row group %d", rg.Index), st: rg.Stats, first: rg.FirstRow, end: rg.FirstRow + rg.Stats.RowCount})
-	}
-	isFloat := col.Type.Kind == types.KindFloat || col.Type.Kind == types.KindDouble
-	c := quoteIdent(col.Name)
-	notNaN, nanCount := "true", "0"
-	if isFloat {
-		notNaN, nanCount = "NOT isnan("+c+")", "count(*) FILTER (WHERE isnan("+c+"))"
-	}
-	q := fmt.Sprintf(`SELECT CAST(min(%[1]s) FILTER (WHERE %[2]s) AS VARCHAR), CAST(max(%[1]s) FILTER (WHERE %[2]s) AS VARCHAR),
-		count(*) - count(%[1]s), %[3]s
-		FROM read_parquet(?, file_row_number = true) WHERE file_row_number >= ? AND file_row_number < ?`, c, notNaN, nanCount)
-	for _, u := range units {
-		var lo, hi *string
-		var nulls, nans int64
-		if err := e.db.QueryRowContext(ctx, q, globLiteral(path), u.first, u.end).Scan(&lo, &hi, &nulls, &nans); err != nil {
+		for _, col := range cols {
 			bad("column %s: unreadable: %v", col.Name, err)
-			return len(units) + checked, nil
 		}
-		check := func(text *string, b catalog.Maybe[[]byte], wantBelow bool, which string) {
-			if text == nil || !b.Known {
-				return
+		return 0, nil
+	}
+	defer rows.Close()
+	checked := 0
+	for rows.Next() {
+		var unit int
+		var total int64
+		lo, hi := make([]*string, len(cols)), make([]*string, len(cols))
+		nulls, nans := make([]int64, len(cols)), make([]int64, len(cols))
+		dst := []any{&unit, &total}
+		for i := range cols {
+			dst = append(dst, &lo[i], &hi[i], &nulls[i], &nans[i])
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return 0, err
+		}
+		for i := range nulls {
+			nulls[i] = total - nulls[i] // count(x) was read
+		}
+		if unit < 0 || unit >= len(units) {
+			continue
+		}
+		u := units[unit]
+		for i, col := range cols {
+			st := u.stats[i]
+			if st == nil {
+				continue
 			}
-			v, err := codec.Parse(*text)
-			if err != nil {
-				return
-			}
-			enc, err := codec.Encode(v)
-			if err != nil {
-				return
-			}
-			cmp := bytes.Compare(b.V, enc)
-			if (wantBelow && cmp > 0) || (!wantBelow && cmp < 0) {
-				stored := "?"
-				if sv, err := codec.Decode(b.V); err == nil {
-					stored = codec.Format(sv)
+			checked++
+			codec := codecs[i]
+			check := func(text *string, b catalog.Maybe[[]byte], wantBelow bool, which string) {
+				if text == nil || !b.Known {
+					return
 				}
-				bad("column %s %s: stored %s %s excludes the value %s present in the data", col.Name, u.name, which, stored, *text)
+				v, err := codec.Parse(*text)
+				if err != nil {
+					return
+				}
+				enc, err := codec.Encode(v)
+				if err != nil {
+					return
+				}
+				cmp := bytes.Compare(b.V, enc)
+				if (wantBelow && cmp > 0) || (!wantBelow && cmp < 0) {
+					stored := "?"
+					if sv, err := codec.Decode(b.V); err == nil {
+						stored = codec.Format(sv)
+					}
+					bad("column %s %s: stored %s %s excludes the value %s present in the data", col.Name, u.name, which, stored, *text)
+				}
 			}
-		}
-		check(lo, u.st.Min, true, "min")
-		check(hi, u.st.Max, false, "max")
-		if u.st.NullCount.Known && u.st.NullCount.V != nulls {
-			bad("column %s %s: stored null_count %d, the data has %d", col.Name, u.name, u.st.NullCount.V, nulls)
-		}
-		if u.st.ContainsNaN.Known && !u.st.ContainsNaN.V && nans > 0 {
-			bad("column %s %s: stored contains_nan=false, the data has %d NaN", col.Name, u.name, nans)
+			check(lo[i], st.Min, true, "min")
+			check(hi[i], st.Max, false, "max")
+			if st.NullCount.Known && st.NullCount.V != nulls[i] {
+				bad("column %s %s: stored null_count %d, the data has %d", col.Name, u.name, st.NullCount.V, nulls[i])
+			}
+			if st.ContainsNaN.Known && !st.ContainsNaN.V && nans[i] > 0 {
+				bad("column %s %s: stored contains_nan=false, the data has %d NaN", col.Name, u.name, nans[i])
+			}
 		}
 	}
-	return len(units) + checked, nil
+	return checked, rows.Err()
 }
 
 // verifyFilter checks a file's membership filter for a column against the
@@ -180,8 +318,8 @@ func (e *Engine) verifyFilter(ctx context.Context, r *catalog.Reader, t catalog.
 	if err != nil || fl == nil || !fl.Has(pos) {
 		return 0, err
 	}
-	c := quoteIdent(col.Name)
-	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) WHERE %s IS NOT NULL", c, c), globLiteral(path))
+	c := "d." + quoteIdent(col.Name)
+	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) d WHERE %s IS NOT NULL", c, c), globLiteral(path))
 	if err != nil {
 		bad("column %s: unreadable: %v", col.Name, err)
 		return 1, nil
