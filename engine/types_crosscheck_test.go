@@ -20,7 +20,7 @@ var crossTypes = []struct{ ours, duck string }{
 	{"float32", "FLOAT"}, {"float64", "DOUBLE"},
 	{"decimal(4,2)", "DECIMAL(4,2)"}, {"decimal(18,3)", "DECIMAL(18,3)"},
 	{"decimal(38,10)", "DECIMAL(38,10)"}, {"decimal(38,0)", "DECIMAL(38,0)"},
-	{"date", "DATE"}, {"time", "TIME"}, {"timetz", "TIMETZ"},
+	{"date", "DATE"}, {"time", "TIME"}, {"time_ns", "TIME_NS"}, {"timetz", "TIMETZ"},
 	{"timestamp", "TIMESTAMP"}, {"timestamp_s", "TIMESTAMP_S"}, {"timestamp_ms", "TIMESTAMP_MS"},
 	{"timestamp_ns", "TIMESTAMP_NS"}, {"timestamptz", "TIMESTAMPTZ"},
 	{"interval", "INTERVAL"}, {"uuid", "UUID"}, {"varchar", "VARCHAR"}, {"blob", "BLOB"},

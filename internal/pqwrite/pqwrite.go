@@ -157,6 +157,8 @@ func arrowType(t types.Type) (arrow.DataType, error) {
 		return arrow.FixedWidthTypes.Date32, nil
 	case types.KindTime:
 		return arrow.FixedWidthTypes.Time64us, nil
+	case types.KindTimeNS:
+		return arrow.FixedWidthTypes.Time64ns, nil
 	case types.KindTimestampMS:
 		return &arrow.TimestampType{Unit: arrow.Millisecond}, nil
 	case types.KindTimestamp:
