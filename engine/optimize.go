@@ -85,13 +85,13 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 		return nil, err
 	}
 	defer st.r.Close()
-	t, cols := st.t, st.cols
+	t := st.t
 	var order []string
 	for _, s := range o.SortBy {
 		found := false
-		for _, c := range cols {
-			if !c.Parent.Known && strings.EqualFold(c.Name, strings.TrimSpace(s)) {
-				order, found = append(order, quoteIdent(c.Name)), true
+		for i, c := range topLevel(st.cols) {
+			if strings.EqualFold(c.Name, strings.TrimSpace(s)) {
+				order, found = append(order, slot(i)), true
 				break
 			}
 		}
@@ -134,8 +134,103 @@ func (z sizing) next(left int64, bytesPerRow float64) int64 {
 	return n
 }
 
+// Inside a rewrite the table's top-level columns go by their positions,
+// c0, c1, ... (slot), never by their names: DuckDB resolves a name against
+// the user's columns before its own (a column named rowid hides the row
+// id), so a name the rewrite adds (rn, curve, k0, ...) must be one no
+// column can have. The names come back only when the files are written.
+
+// slot is the name of the i-th top-level column inside a rewrite.
+func slot(i int) string { return "c" + strconv.Itoa(i) }
+
+// topLevel returns the table's top-level columns, in order.
+func topLevel(cols []catalog.Column) []catalog.Column {
+	var out []catalog.Column
+	for _, c := range cols {
+		if !c.Parent.Known {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// slotSQL reads files as the table's columns renamed to their slots, by
+// position, so that no name is resolved.
+func slotSQL(t catalog.Table, cols []catalog.Column, files []string) string {
+	top := topLevel(cols)
+	slots := make([]string, len(top))
+	for i := range top {
+		slots[i] = slot(i)
+	}
+	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", viewSQL(t, cols, files, "", true), strings.Join(slots, ", "))
+}
+
+// digestSQL returns one row over the slot columns of from: the row count,
+// for each column the sum of DuckDB's hash of every value (NULLs
+// included), and the sum of the hashes of whole rows. Row order does not
+// change it; a value lost, added or altered does, and so does a value
+// moved to another row (but for a hash collision).
+func digestSQL(from string, n int) string {
+	parts := []string{"count(*)::VARCHAR"}
+	slots := make([]string, n)
+	for i := range n {
+		slots[i] = slot(i)
+		parts = append(parts, fmt.Sprintf("coalesce(sum(hash(%s))::VARCHAR, '')", slot(i)))
+	}
+	parts = append(parts, fmt.Sprintf("coalesce(sum(hash(%s))::VARCHAR, '')", strings.Join(slots, ", ")))
+	return "SELECT " + strings.Join(parts, ", ") + " FROM " + from
+}
+
+func digest(ctx context.Context, conn *sql.Conn, from string, n int) ([]string, error) {
+	out := make([]string, n+2)
+	ptrs := make([]any, n+2)
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	if err := conn.QueryRowContext(ctx, digestSQL(from, n)).Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// afterWrite, when set (by tests), sees the written files before they are
+// checked: it can damage them as a faulty writer would.
+var afterWrite func(written []string)
+
+// ErrRewriteMismatch reports written files whose content differs from the
+// rows read; nothing was committed.
+var ErrRewriteMismatch = errors.New("the written files do not hold the rows read")
+
+// checkRewrite compares what a rewrite read (the slot columns of tmp) with
+// what it wrote (the new files, read back as the table reads them): row
+// count and every column's content digest.
+func checkRewrite(ctx context.Context, conn *sql.Conn, st *tableState, tmp string, written []string) error {
+	top := topLevel(st.cols)
+	read, err := digest(ctx, conn, tmp, len(top))
+	if err != nil {
+		return fmt.Errorf("digest of the rows read: %w", err)
+	}
+	wrote, err := digest(ctx, conn, "("+slotSQL(st.t, st.cols, written)+")", len(top))
+	if err != nil {
+		return fmt.Errorf("digest of the files written: %w", err)
+	}
+	if read[0] != wrote[0] {
+		return fmt.Errorf("%w: read %s rows, the files hold %s", ErrRewriteMismatch, read[0], wrote[0])
+	}
+	for i, c := range top {
+		if read[i+1] != wrote[i+1] {
+			return fmt.Errorf("%w: column %s holds other values than were read (hash sum %s, read %s)",
+				ErrRewriteMismatch, quoteIdent(c.Name), wrote[i+1], read[i+1])
+		}
+	}
+	if n := len(top) + 1; read[n] != wrote[n] {
+		return fmt.Errorf("%w: every column holds the values read, but the rows pair them differently", ErrRewriteMismatch)
+	}
+	return nil
+}
+
 type rewriteSpec struct {
-	order  []string // quoted columns; empty keeps the present order
+	order  []string // slots of the sort columns; empty keeps the present order
 	curve  curve.Kind
 	sizing sizing
 	dir    string
@@ -185,24 +280,32 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	// table's rowid, which follows insertion order: DuckDB keeps the scan's
 	// order (preserve_insertion_order, on by default) so rows stay in their
 	// files' order and whatever clustering they had survives.
+	//
+	// The temporary table holds the slot columns (and rn, curve), none
+	// named by the user, so its rowid is DuckDB's row id.
 	const tmp = "__rocklake_rewrite"
-	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (%s)", tmp, viewSQL(t, cols, paths, "", true))
-	sel, rn := "*", "rowid + 1"
+	src := slotSQL(t, cols, paths)
+	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", tmp, src)
+	rn := "rowid + 1"
 	if len(sp.order) > 0 {
-		src, key := viewSQL(t, cols, paths, "", true), strings.Join(sp.order, ", ")
+		key := strings.Join(sp.order, ", ")
 		if sp.curve != "" {
 			if src, err = e.curveSQL(conn, sp.curve, sp.order, src); err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
 			key = curveKey + ", " + key
 		}
-		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS __rn FROM (%s)",
+		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS rn FROM (%s)",
 			tmp, key, src)
-		sel, rn = "* EXCLUDE (__rn)", "__rn"
-		if sp.curve != "" {
-			sel = "* EXCLUDE (__rn, " + curveKey + ")"
-		}
+		rn = "rn"
 	}
+	// The files get the table's names back, by position.
+	top := topLevel(cols)
+	named := make([]string, len(top))
+	for i, c := range top {
+		named[i] = slot(i) + " AS " + quoteIdent(c.Name)
+	}
+	sel := strings.Join(named, ", ")
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
 	}
@@ -295,6 +398,13 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	if err := finish(); err != nil {
 		return nil, err
 	}
+	if afterWrite != nil {
+		afterWrite(written)
+	}
+	// Nothing is committed unless the files hold exactly the rows read.
+	if err := checkRewrite(ctx, conn, st, tmp, written); err != nil {
+		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
+	}
 	// The new files are rocklake's own: cleanup may delete them, and the
 	// directory made for them, once no kept snapshot reads them.
 	release := e.cat.ClaimOwnership(catalog.OwnerRocklake, written...)
@@ -359,12 +469,13 @@ func newArrowWriter(st *tableState) (*arrowWriter, error) {
 	return w, nil
 }
 
-// read reads the rows "SELECT cols <from>" as columns for pqwrite.
+// read reads the rows "SELECT cols <from>" as columns for pqwrite; from
+// holds the table's columns by slot (w.cols are every top-level column).
 func (w *arrowWriter) read(ctx context.Context, conn *sql.Conn, from string, rows int64) ([]pqwrite.Column, error) {
 	sel := make([]string, len(w.cols))
 	out := make([]pqwrite.Column, len(w.cols))
 	for i, c := range w.cols {
-		sel[i] = quoteIdent(c.Name) + "::VARCHAR"
+		sel[i] = slot(i) + "::VARCHAR"
 		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type, Values: make([]*types.Value, 0, rows)}
 	}
 	rs, err := conn.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" "+from)
@@ -439,8 +550,9 @@ func parseText(codec *types.Codec, k types.Kind, s string) (types.Value, error) 
 	return codec.Parse(s)
 }
 
-// curveKey is the column curveSQL adds.
-const curveKey = "__rocklake_curve"
+// curveKey is the column curveSQL adds; src's columns are slots, so it
+// meets none of them.
+const curveKey = "curve"
 
 // curveSQL wraps src so that every row gains its position along the curve
 // through the order columns. Each column is first mapped to its rank,
@@ -460,7 +572,7 @@ func (e *Engine) curveSQL(conn *sql.Conn, kind curve.Kind, order []string, src s
 	bits := curve.Bits(len(order))
 	var ranks, args, drop []string
 	for i, c := range order {
-		k := fmt.Sprintf("__rocklake_k%d", i)
+		k := fmt.Sprintf("k%d", i)
 		ranks = append(ranks, fmt.Sprintf("((rank() OVER (ORDER BY %s NULLS LAST) - 1) * %d // count(*) OVER ())::UBIGINT AS %s",
 			c, int64(1)<<bits, k))
 		args, drop = append(args, k), append(drop, k)
