@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -185,6 +187,8 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	// are the same share a view.
 	type view struct {
 		name, sql string
+		table     string
+		files     []string
 	}
 	var views []*view
 	viewByKey := map[string]*view{}
@@ -202,7 +206,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			src = fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists))
 			lists = append(lists, files)
 		}
-		v := &view{name: name, sql: viewSQL(t, cols, files, src, byName)}
+		v := &view{name: name, sql: viewSQL(t, cols, files, src, byName), table: t.Name, files: files}
 		views = append(views, v)
 		if name != t.Name {
 			viewByKey[key] = v
@@ -216,6 +220,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		used   []string
 	}
 	plans := map[string]*planned{}
+	sizes := map[string]int64{} // registered size of each kept file
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
@@ -228,7 +233,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		p, ok := plans[key]
 		if !ok {
 			p = &planned{used: usable}
-			if p.plan, p.files, p.byName, err = planRef(r, ref.table, pred, opts); err != nil {
+			if p.plan, p.files, p.byName, err = planRef(r, ref.table, pred, opts, sizes); err != nil {
 				return nil, err
 			}
 			plans[key] = p
@@ -273,7 +278,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			_, files, byName, err := planRef(r, t, "", QueryOptions{NoPruning: true})
+			_, files, byName, err := planRef(r, t, "", QueryOptions{NoPruning: true}, sizes)
 			if err != nil {
 				return nil, err
 			}
@@ -300,6 +305,19 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			phase("metadata")
 			res.Elapsed = time.Since(start)
 			return res, nil
+		}
+	}
+	// DuckDB will read these files: each must still be the file whose
+	// statistics planned the query.
+	checked := map[string]bool{}
+	for _, v := range views {
+		for _, f := range v.files {
+			if !checked[f] {
+				checked[f] = true
+				if err := checkDataFile(v.table, f, sizes[f]); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	for i, l := range lists {
@@ -393,6 +411,29 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+query+"\n)")
 }
 
+// ErrDataFileChanged is returned when a data file a query must read is
+// missing or no longer the file that was registered.
+var ErrDataFileChanged = errors.New("data file changed since it was registered")
+
+// checkDataFile makes sure a file about to be read is still the one whose
+// statistics planned the query (one stat: its size): answering from a
+// replaced file would mix old statistics with new rows.
+func checkDataFile(table, path string, size int64) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s of table %s is missing; `rocklake verify %s` lists every file that changed", ErrDataFileChanged, path, table, table)
+	case err != nil:
+		return fmt.Errorf("data file %s of table %s: %w", path, table, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%w: %s of table %s is no longer a regular file", ErrDataFileChanged, path, table)
+	case size > 0 && st.Size() != size:
+		return fmt.Errorf("%w: %s of table %s is %d bytes, registered as %d; `rocklake verify %s` lists every file that changed",
+			ErrDataFileChanged, path, table, st.Size(), size, table)
+	}
+	return nil
+}
+
 // runColumns runs a query for its column names, reading (and dropping) its
 // rows, so that an error DuckDB raises while running is returned.
 func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]string, error) {
@@ -436,7 +477,7 @@ func (e *Engine) usableConjuncts(ctx context.Context, conn *sql.Conn, ref *table
 // planRef prunes a table for one predicate: the files to read, in the
 // plan's order, and whether some of them need their columns matched by
 // name.
-func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions) (*prune.Plan, []string, bool, error) {
+func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions, sizes map[string]int64) (*prune.Plan, []string, bool, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, nil, false, err
@@ -449,8 +490,12 @@ func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions)
 	byName := false
 	for _, kf := range p.KeptFiles {
 		files = append(files, kf.Path)
-		if i, ok := slices.BinarySearch(fs.IDs, kf.FileID); !ok || !fs.Files[i].ColumnsMatchTable {
+		i, ok := slices.BinarySearch(fs.IDs, kf.FileID)
+		if !ok || !fs.Files[i].ColumnsMatchTable {
 			byName = true
+		}
+		if ok {
+			sizes[kf.Path] = fs.SizeBytes[i]
 		}
 	}
 	return p, files, byName, nil
