@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -500,4 +501,41 @@ func (p *typeParser) finishEnum() (Type, error) {
 		}
 		return Enum(labels...), nil
 	}
+}
+
+// TypeNames lists the type names ParseType knows, sorted: what a user may
+// write in a column list.
+func TypeNames() []string {
+	out := make([]string, 0, len(aliases))
+	for name := range aliases {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FirstUnknown returns the text of the first Unknown type in t, nested
+// types searched too.
+func (t Type) FirstUnknown() (string, bool) {
+	switch {
+	case t.Kind == KindUnknown:
+		return t.Text, true
+	case t.Elem != nil:
+		if s, ok := t.Elem.FirstUnknown(); ok {
+			return s, true
+		}
+	}
+	for _, f := range t.Fields {
+		if s, ok := f.Type.FirstUnknown(); ok {
+			return s, true
+		}
+	}
+	for _, kv := range []*Type{t.Key, t.Value} {
+		if kv != nil {
+			if s, ok := kv.FirstUnknown(); ok {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }

@@ -18,6 +18,6 @@ func main() {
 		if !errors.As(err, &vf) { // verify printed its own report
 			fmt.Fprintln(os.Stderr, "rocklake:", err)
 		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

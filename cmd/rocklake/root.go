@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 
@@ -40,6 +39,9 @@ hold a matching row before running the query on embedded DuckDB.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSnapshotFlag(cmd); err != nil {
+				return err
+			}
 			switch g.format {
 			case formatText, formatJSON:
 				return nil
@@ -48,13 +50,14 @@ hold a matching row before running the query on embedded DuckDB.`,
 					return nil
 				}
 			}
-			return fmt.Errorf("--format must be %q or %q, not %q", formatText, formatJSON, g.format)
+			return usagef("--format must be %q or %q, not %q", formatText, formatJSON, g.format)
 		},
 	}
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
 		"catalog directory (env ROCKLAKE_CATALOG)")
 	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv)")
-	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g))
+	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g))
+	markUsageErrors(root)
 	return root
 }
 

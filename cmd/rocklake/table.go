@@ -8,14 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
+	"rocklake/types"
 )
 
 func newTableCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table",
-		Short: "Create, list and describe tables",
+		Short: "Create, list, describe and drop tables",
 	}
-	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g))
+	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableDropCmd(g))
 	return cmd
 }
 
@@ -30,6 +31,19 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 			defs, err := catalog.ParseColumnDefs(args[1])
 			if err != nil {
 				return err
+			}
+			// A type name rocklake does not know is kept as Unknown when it
+			// comes from a file or a DuckLake catalog; typed by a user, it
+			// is a mistake.
+			for _, d := range defs {
+				ty, err := types.ParseType(d.Type)
+				if err != nil {
+					return fmt.Errorf("column %s: %w", d.Name, err)
+				}
+				if name, unknown := ty.FirstUnknown(); unknown {
+					return fmt.Errorf("column %s: unknown type %q; known types: %s (with parameters: decimal(p,s), T[], T[n], struct(...), map(K, V), enum(...))",
+						d.Name, name, strings.Join(types.TypeNames(), ", "))
+				}
 			}
 			c, err := openCatalog(g)
 			if err != nil {
@@ -49,6 +63,41 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "columns": len(defs), "snapshot": snap.ID})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s (%d columns) at snapshot %d\n", args[0], len(defs), snap.ID)
+			return err
+		},
+	}
+}
+
+func newTableDropCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "drop NAME",
+		Short: "Drop a table (time travel still reads it at older snapshots)",
+		Long: `drop removes a table from the next snapshot on. Older snapshots still hold it, so
+queries and plans with --snapshot before the drop read it as it was. Its files stay on
+disk until expire forgets every snapshot that holds them and cleanup deletes the ones
+rocklake wrote itself (files registered in place belong to the user and are never
+deleted).`,
+		Example: `  rocklake table drop events`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			tx, err := c.Begin()
+			if err != nil {
+				return err
+			}
+			tx.DropTable(args[0])
+			snap, err := tx.Commit()
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "dropped": true, "snapshot": snap.ID})
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "dropped table %s at snapshot %d (earlier snapshots still read it)\n", args[0], snap.ID)
 			return err
 		},
 	}

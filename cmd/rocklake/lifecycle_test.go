@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rocklake/engine"
+)
+
+// Usage mistakes are errors with exit status 2 and a one-line message,
+// never help on stdout with status 0.
+func TestUsageErrors(t *testing.T) {
+	dir := newCatalogDir(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", "drop"}, "accepts 1 arg"},
+		{[]string{"table", "lst"}, `unknown command "lst" for rocklake table`},
+		{[]string{"table"}, "needs a command: create, describe, drop, list"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"snapshots", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"stats", "t", "--snapshot", "abc"}, `invalid argument "abc"`},
+		{[]string{"stats", "t", "--snapshot", "-5"}, "--snapshot -5: a snapshot id is 0 or more"},
+		{[]string{"query"}, "accepts 1 arg"},
+		{[]string{"version", "--format", "xml"}, `not "xml"`},
+	} {
+		out, err := run(t, append([]string{"--catalog", dir}, c.args...)...)
+		if err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("rocklake %s: exit %d, error %v; want a one-line usage error containing %q", strings.Join(c.args, " "), exitCode(err), err, c.want)
+		}
+		if strings.Contains(out, "Usage:") {
+			t.Errorf("rocklake %s printed help:\n%s", strings.Join(c.args, " "), out)
+		}
+	}
+	// A command that ran and failed is another status.
+	_, err := run(t, "--catalog", dir, "stats", "nosuch")
+	if err == nil || exitCode(err) != exitFailure {
+		t.Fatalf("stats of an unknown table: exit %d (%v), want %d", exitCode(err), err, exitFailure)
+	}
+}
+
+func TestTableCreateRefusesUnknownTypes(t *testing.T) {
+	dir := newCatalogDir(t)
+	before := mustRun(t, "--catalog", dir, "snapshots")
+	for spec, want := range map[string]string{
+		"id INT, x FOO":              `column x: unknown type "FOO"`,
+		"id INT, s STRUCT(a BAR)":    `column s: unknown type "BAR"`,
+		"id INT, l MAP(VARCHAR, QQ)": `column l: unknown type "QQ"`,
+	} {
+		_, err := run(t, "--catalog", dir, "table", "create", "t1", spec)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "known types:") || !strings.Contains(err.Error(), "timestamptz") {
+			t.Errorf("table create t1 %q: %v", spec, err)
+		}
+	}
+	if after := mustRun(t, "--catalog", dir, "snapshots"); after != before {
+		t.Fatalf("a refused create changed the catalog")
+	}
+	mustRun(t, "--catalog", dir, "table", "create", "t1", "id INT, tags STRUCT(a INT, b VARCHAR[]), m MAP(VARCHAR, DOUBLE), d DECIMAL(10,2)")
+}
+
+// drop, files and rm as a user runs them, with time travel before and
+// after.
+func TestTableLifecycle(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	db, err := engine.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var paths []string
+	for i := range 3 {
+		p := filepath.Join(data, "f"+string(rune('0'+i))+".parquet")
+		if _, err := db.Exec("COPY (SELECT range AS x FROM range(" + string(rune('0'+i)) + "0, " + string(rune('0'+i)) + "5)) TO '" + p + "'"); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	mustRun(t, append([]string{"--catalog", dir, "add", "ev", "--create"}, paths...)...)
+	count := func(args ...string) string {
+		out := mustRun(t, append([]string{"--catalog", dir, "--format", "csv", "query", "SELECT count(*) AS n FROM ev"}, args...)...)
+		return strings.TrimSpace(strings.TrimPrefix(out, "n\n"))
+	}
+	if n := count(); n != "15" {
+		t.Fatalf("count = %s", n)
+	}
+	var listed struct {
+		Files []fileRow `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "--catalog", dir, "--format", "json", "files", "ev")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Files) != 3 || listed.Files[0].Records != 5 || listed.Files[0].RowGroups != 1 || listed.Files[0].FileSizeBytes <= 0 || listed.Files[0].AddedAt != 1 {
+		t.Fatalf("files: %+v", listed.Files)
+	}
+	// rm: one snapshot, nothing deleted from disk, older snapshots keep it.
+	if _, err := run(t, "--catalog", dir, "rm", "ev", paths[1], filepath.Join(data, "nope.parquet")); err == nil || !strings.Contains(err.Error(), "nope.parquet is not a file of table ev") {
+		t.Fatalf("rm of an unregistered path: %v", err)
+	}
+	out := mustRun(t, "--catalog", dir, "rm", "ev", paths[1])
+	if !strings.Contains(out, "removed 1 files from ev at snapshot 2") {
+		t.Fatalf("rm: %q", out)
+	}
+	if n := count(); n != "10" {
+		t.Fatalf("count after rm = %s", n)
+	}
+	if n := count("--snapshot", "1"); n != "15" {
+		t.Fatalf("count at snapshot 1 after rm = %s", n)
+	}
+	if _, err := filepath.Glob(paths[1]); err != nil {
+		t.Fatal(err)
+	}
+	// drop: gone at the latest snapshot, readable before it.
+	out = mustRun(t, "--catalog", dir, "table", "drop", "ev")
+	if !strings.Contains(out, "dropped table ev at snapshot 3") {
+		t.Fatalf("drop: %q", out)
+	}
+	if _, err := run(t, "--catalog", dir, "query", "SELECT count(*) FROM ev"); err == nil || !strings.Contains(err.Error(), `no such table "ev"`) {
+		t.Fatalf("query after drop: %v", err)
+	}
+	if n := count("--snapshot", "2"); n != "10" {
+		t.Fatalf("count at snapshot 2 after drop = %s", n)
+	}
+	if _, err := run(t, "--catalog", dir, "table", "drop", "ev"); err == nil || !strings.Contains(err.Error(), "ev") {
+		t.Fatalf("second drop: %v", err)
+	}
+}
