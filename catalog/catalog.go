@@ -67,6 +67,9 @@ type Options struct {
 	// kept for planning (Reader.FileSet, Reader.ColumnBounds); 0 means
 	// DefaultCacheBytes, negative disables the cache.
 	CacheBytes int64
+	// Pebble tunes the embedded store Create and Open open: ReadOnly, or
+	// the file system (tests inject faults through it). Create is theirs.
+	Pebble kv.PebbleOptions
 }
 
 func (o Options) cacheBytes() int64 {
@@ -98,38 +101,87 @@ func Create(dir string, opts Options) (*Catalog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create catalog: %w", err)
 	}
-	store, err := kv.OpenPebble(dir, kv.PebbleOptions{Create: true})
+	po := opts.Pebble
+	po.Create, po.ReadOnly = true, false
+	store, err := kv.OpenPebble(dir, po)
 	if err != nil {
-		return nil, fmt.Errorf("create catalog %s: %w", dir, err)
+		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
 	}
 	c, err := CreateInStore(store, opts)
 	if err != nil {
 		store.Close()
-		return nil, err
+		return nil, storeError(dir, err)
 	}
+	h, err := openHeadRecord(dir)
+	if err == nil {
+		err = h.advance(0)
+		if err != nil {
+			h.close()
+		}
+	}
+	if err != nil {
+		store.Close()
+		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
+	}
+	c.store = &recordingStore{Store: store, h: h}
 	c.dir = dir
 	return c, nil
 }
 
 // Open opens the catalog in dir.
 func Open(dir string, opts Options) (*Catalog, error) {
-	store, err := kv.OpenPebble(dir, kv.PebbleOptions{})
+	po := opts.Pebble
+	po.Create = false
+	store, err := kv.OpenPebble(dir, po)
 	switch {
 	case errors.Is(err, kv.ErrLocked):
 		return nil, fmt.Errorf("%s: %w (close the other rocklake first)", dir, ErrLocked)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w (create one with `rocklake init`)", dir, ErrNotCatalog)
 	case err != nil:
-		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
+		return nil, storeError(dir, err)
 	}
 	c, err := OpenStore(store, opts)
 	if err != nil {
 		store.Close()
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, storeError(dir, fmt.Errorf("%s: %w", dir, err))
 	}
+	h, err := openHeadRecord(dir)
+	if err != nil {
+		store.Close()
+		return nil, storeError(dir, err)
+	}
+	if err := checkHead(dir, store, h); err != nil {
+		h.close()
+		store.Close()
+		return nil, storeError(dir, err)
+	}
+	c.store = &recordingStore{Store: store, h: h}
 	c.dir = dir
 	return c, nil
 }
+
+// storeError says what a failure of the catalog's store means for the
+// user: a full disk leaves the catalog as of its last commit; damage is
+// corruption of the catalog (matching ErrCorrupt), never "not a catalog".
+func storeError(dir string, err error) error {
+	switch {
+	case errors.Is(err, kv.ErrNoSpace):
+		return fmt.Errorf("catalog %s: %w; free space there and retry (the catalog is as of its last acknowledged commit)", dir, err)
+	case errors.Is(err, kv.ErrCorrupt), errors.Is(err, ErrLostSnapshot):
+		return &corruptError{msg: fmt.Sprintf("catalog %s is corrupt: %v", dir, err), err: err}
+	}
+	return err
+}
+
+// corruptError matches ErrCorrupt and the error it reports.
+type corruptError struct {
+	msg string
+	err error
+}
+
+func (e *corruptError) Error() string   { return e.msg }
+func (e *corruptError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
 
 // CreateInStore writes a new catalog into an empty store.
 func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // PebbleOptions configure OpenPebble. The zero value opens an existing
@@ -20,67 +22,158 @@ import (
 type PebbleOptions struct {
 	// Create makes the directory and a new store when none exists.
 	Create bool
+	// ReadOnly opens the store without writing anything to its directory:
+	// no log, no flush, no compaction. Commits fail with ErrReadOnly.
+	ReadOnly bool
+	// FS is the file system the store lives on (default: the operating
+	// system's). Tests wrap it to inject faults.
+	FS vfs.FS
 }
 
 type pebbleStore struct {
-	db     *pebble.DB
-	dir    string
-	closed atomic.Bool
+	db   *pebble.DB
+	dir  string
+	base vfs.FS
+	s    *failState
+	lock io.Closer
+	// readOnly is set for a read-only open; writeErr then says why writes
+	// are refused.
+	readOnly bool
+	writeErr error
+	closed   atomic.Bool
 }
 
 // OpenPebble opens the Pebble store in dir. It fails with ErrLocked when
-// another process holds it, and with fs.ErrNotExist when dir holds no store
-// and opts.Create is false.
+// another process holds it, with fs.ErrNotExist when dir holds no store and
+// opts.Create is false, and with a *StoreError (ErrCorrupt, ErrNoSpace) when
+// the store's files are damaged or its disk is full.
+//
+// A store whose disk is full opens read-only when a read-write open fails
+// for want of space: reads work, and every commit fails with ErrNoSpace.
+// After any failure (a full disk, a damaged file, a fatal error inside
+// Pebble) the store writes nothing more and every call returns that
+// failure; what is on disk stays as of the last acknowledged commit.
 func OpenPebble(dir string, opts PebbleOptions) (Store, error) {
+	base := opts.FS
+	if base == nil {
+		base = vfs.Default
+	}
 	if !opts.Create {
 		// Pebble would create the directory before failing; look first, so
 		// that a mistyped path is left as it was.
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if st, err := base.Stat(dir); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("%s: no such directory: %w", dir, fs.ErrNotExist)
 		}
-		// Pebble takes its LOCK file before it finds there is no store; a
-		// directory without a manifest is left untouched instead.
-		if m, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*")); len(m) == 0 {
+		// A directory without a manifest is left untouched.
+		names, _ := base.List(dir)
+		if !hasPrefix(names, "MANIFEST-") {
 			return nil, fmt.Errorf("%s: no key-value store here: %w", dir, fs.ErrNotExist)
 		}
+	} else if err := base.MkdirAll(dir, 0o755); err != nil {
+		return nil, newFailState(dir).classify(err)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
-		ErrorIfNotExists: !opts.Create,
-		Logger:           quietLogger{},
-	})
+	lock, err := base.Lock(base.PathJoin(dir, "LOCK"))
 	if err != nil {
 		if isLockError(err) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
 		}
+		return nil, fmt.Errorf("lock %s: %w", dir, newFailState(dir).classify(err))
+	}
+	st, err := openPebble(dir, base, lock, opts.Create, opts.ReadOnly)
+	if err != nil && isNoSpace(err) && !opts.ReadOnly && !opts.Create {
+		if ro, rerr := openPebble(dir, base, lock, false, true); rerr == nil {
+			ro.writeErr = err
+			return ro, nil
+		}
+	}
+	if err != nil {
+		_ = lock.Close()
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("%s: no key-value store here: %w", dir, fs.ErrNotExist)
 		}
-		return nil, fmt.Errorf("open pebble store %s: %w", dir, err)
+		return nil, err
 	}
-	return &pebbleStore{db: db, dir: dir}, nil
+	return st, nil
 }
 
-// isLockError recognises Pebble's failure to take the directory's LOCK
-// file, which flock reports as EAGAIN (or, within one process, as a lock
-// already held).
+func hasPrefix(names []string, prefix string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func openPebble(dir string, base vfs.FS, lock io.Closer, create, readOnly bool) (*pebbleStore, error) {
+	s := newFailState(dir)
+	onFull := vfs.OnDiskFull(base, func() {
+		s.fail(&StoreError{Kind: ErrNoSpace, Dir: dir, Err: syscall.ENOSPC})
+	})
+	popts := &pebble.Options{
+		FS:               noLockFS{errorfs.Wrap(onFull, s.latch())},
+		ErrorIfNotExists: !create,
+		ReadOnly:         readOnly,
+		Logger:           logger{s},
+		EventListener:    listener(s),
+	}
+	var db *pebble.DB
+	err := s.call(func() error {
+		d, err := pebble.Open(dir, popts)
+		if err != nil {
+			return err
+		}
+		db = d
+		return nil
+	})
+	if err != nil {
+		return nil, openError(s, err)
+	}
+	return &pebbleStore{db: db, dir: dir, base: base, s: s, lock: lock, readOnly: readOnly}, nil
+}
+
+// openError names what a failed open found: a file the manifest lists
+// that is gone is damage, not a missing store.
+func openError(s *failState, err error) error {
+	var se *StoreError
+	switch {
+	case errors.As(err, &se):
+		return err
+	case errors.Is(err, pebble.ErrDBDoesNotExist):
+		return err
+	case errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "not found"):
+		file := ""
+		if m := tableNum.FindStringSubmatch(err.Error()); m != nil {
+			file = filepath.Join(s.dir, m[1]+".sst")
+		}
+		return &StoreError{Kind: ErrCorrupt, Dir: s.dir, File: file, Err: fmt.Errorf("a file the store's MANIFEST lists is missing (deleted, or the MANIFEST is damaged): %s", firstLine(err))}
+	case strings.Contains(err.Error(), "OPTIONS"):
+		return &StoreError{Kind: ErrCorrupt, Dir: s.dir, File: strings.Join(listGlob(s.dir, "OPTIONS-*"), ", "), Err: err}
+	}
+	return fmt.Errorf("open pebble store %s: %s", s.dir, firstLine(err))
+}
+
+// isLockError recognises a failure to take the directory's LOCK file,
+// which flock reports as EAGAIN.
 func isLockError(err error) bool {
 	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) ||
 		strings.Contains(err.Error(), "lock held by current process")
 }
 
-// quietLogger drops Pebble's informational messages (a CLI prints its own)
-// and keeps errors.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any) {}
-func (quietLogger) Errorf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+func (s *pebbleStore) Get(key []byte) ([]byte, error) {
+	if err := s.s.failed(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := guard(func() (err error) {
+		out, err = pebbleGet(s.db.Get, key)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return out, s.s.classify(err)
 }
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("pebble: "+format, args...))
-}
-
-func (s *pebbleStore) Get(key []byte) ([]byte, error) { return pebbleGet(s.db.Get, key) }
 
 func pebbleGet(get func([]byte) ([]byte, io.Closer, error), key []byte) ([]byte, error) {
 	v, closer, err := get(key)
@@ -95,29 +188,79 @@ func pebbleGet(get func([]byte) ([]byte, io.Closer, error), key []byte) ([]byte,
 }
 
 func (s *pebbleStore) NewIter(lower, upper []byte) (Iterator, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
+	if err := s.s.failed(); err != nil {
 		return nil, err
 	}
-	return pebbleIter{it}, nil
+	var it *pebble.Iterator
+	err := guard(func() (err error) {
+		it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		return err
+	})
+	if err != nil {
+		return nil, s.s.classify(err)
+	}
+	return pebbleIter{it, s.s}, nil
 }
 
-func (s *pebbleStore) NewSnapshot() (Snapshot, error) { return pebbleSnapshot{s.db.NewSnapshot()}, nil }
+func (s *pebbleStore) NewSnapshot() (Snapshot, error) {
+	if err := s.s.failed(); err != nil {
+		return nil, err
+	}
+	return pebbleSnapshot{s.db.NewSnapshot(), s.s}, nil
+}
 
-func (s *pebbleStore) NewBatch() Batch { return &pebbleBatch{b: s.db.NewBatch()} }
+func (s *pebbleStore) NewBatch() Batch { return &pebbleBatch{b: s.db.NewBatch(), st: s} }
 
 // Close is idempotent: Pebble itself panics on a second close.
 func (s *pebbleStore) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	return s.db.Close()
+	defer s.lock.Close()
+	if err := s.s.failed(); err != nil {
+		// A failed instance may wait forever on work it retries; give it
+		// a bounded time to close, then leave it (it can write nothing).
+		done := make(chan error, 1)
+		go func() { done <- guard(s.db.Close) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+		return err
+	}
+	return s.s.call(s.db.Close)
+}
+
+// spaceMargin is the room a commit leaves free beyond its own bytes: a
+// commit that fills the memtable makes Pebble start a new log, and Pebble
+// answers a failure to create or finish a log with a panic that unwinds
+// through a mutex it has released, which no recover can catch. Refusing
+// such a commit up front is the only clean answer.
+const spaceMargin = 1 << 20
+
+// checkSpace refuses a write of n bytes that the disk has no room for.
+func (s *pebbleStore) checkSpace(n int) error {
+	u, err := s.base.GetDiskUsage(s.dir)
+	if err != nil {
+		return nil // unknown: let the write find out
+	}
+	if u.AvailBytes < uint64(n)*2+spaceMargin {
+		return &StoreError{Kind: ErrNoSpace, Dir: s.dir,
+			Err: fmt.Errorf("%d bytes free, a commit of %d bytes needs %d", u.AvailBytes, n, uint64(n)*2+spaceMargin)}
+	}
+	return nil
 }
 
 // Compact compacts [lower, upper) and flushes the memtable first, so that a
 // size measured afterwards is of compacted tables only.
 func (s *pebbleStore) Compact(lower, upper []byte) error {
-	if err := s.db.Flush(); err != nil {
+	if s.readOnly {
+		return s.refuseWrite()
+	}
+	if err := s.checkSpace(spaceMargin); err != nil {
+		return err
+	}
+	if err := s.s.call(s.db.Flush); err != nil {
 		return err
 	}
 	if upper == nil {
@@ -126,7 +269,14 @@ func (s *pebbleStore) Compact(lower, upper []byte) error {
 	if lower == nil {
 		lower = []byte{}
 	}
-	return s.db.Compact(context.Background(), lower, upper, true)
+	return s.s.call(func() error { return s.db.Compact(context.Background(), lower, upper, true) })
+}
+
+func (s *pebbleStore) refuseWrite() error {
+	if s.writeErr != nil {
+		return s.writeErr
+	}
+	return fmt.Errorf("%s: %w", s.dir, ErrReadOnly)
 }
 
 // DiskSize sums the sizes of the store's files.
@@ -148,27 +298,58 @@ func (s *pebbleStore) DiskSize() (int64, error) {
 
 // RangeDiskSize estimates the bytes of sstables that hold [lower, upper).
 func (s *pebbleStore) RangeDiskSize(lower, upper []byte) (int64, error) {
-	n, err := s.db.EstimateDiskUsage(lower, upper)
-	return int64(n), err
+	if err := s.s.failed(); err != nil {
+		return 0, err
+	}
+	var n uint64
+	err := guard(func() (err error) {
+		n, err = s.db.EstimateDiskUsage(lower, upper)
+		return err
+	})
+	return int64(n), s.s.classify(err)
 }
 
-type pebbleSnapshot struct{ s *pebble.Snapshot }
+type pebbleSnapshot struct {
+	snap *pebble.Snapshot
+	s    *failState
+}
 
 func (p pebbleSnapshot) Get(key []byte) ([]byte, error) {
-	return pebbleGet(p.s.Get, key)
+	if err := p.s.failed(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := guard(func() (err error) {
+		out, err = pebbleGet(p.snap.Get, key)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return out, p.s.classify(err)
 }
 
 func (p pebbleSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
-	it, err := p.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
+	if err := p.s.failed(); err != nil {
 		return nil, err
 	}
-	return pebbleIter{it}, nil
+	var it *pebble.Iterator
+	err := guard(func() (err error) {
+		it, err = p.snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		return err
+	})
+	if err != nil {
+		return nil, p.s.classify(err)
+	}
+	return pebbleIter{it, p.s}, nil
 }
 
-func (p pebbleSnapshot) Close() error { return p.s.Close() }
+func (p pebbleSnapshot) Close() error { return p.snap.Close() }
 
-type pebbleIter struct{ it *pebble.Iterator }
+type pebbleIter struct {
+	it *pebble.Iterator
+	s  *failState
+}
 
 func (p pebbleIter) First() bool            { return p.it.First() }
 func (p pebbleIter) Last() bool             { return p.it.Last() }
@@ -178,11 +359,12 @@ func (p pebbleIter) SeekGE(key []byte) bool { return p.it.SeekGE(key) }
 func (p pebbleIter) Valid() bool            { return p.it.Valid() }
 func (p pebbleIter) Key() []byte            { return p.it.Key() }
 func (p pebbleIter) Value() []byte          { return p.it.Value() }
-func (p pebbleIter) Error() error           { return p.it.Error() }
-func (p pebbleIter) Close() error           { return p.it.Close() }
+func (p pebbleIter) Error() error           { return p.s.classify(p.it.Error()) }
+func (p pebbleIter) Close() error           { return p.s.classify(p.it.Close()) }
 
 type pebbleBatch struct {
 	b      *pebble.Batch
+	st     *pebbleStore
 	closed bool
 }
 
@@ -196,9 +378,24 @@ func (p *pebbleBatch) Commit() error {
 	if p.closed {
 		return errors.New("kv: commit of a closed batch")
 	}
-	err := p.b.Commit(pebble.Sync)
 	p.closed = true
-	_ = p.b.Close()
+	if p.st.readOnly {
+		_ = p.b.Close()
+		return p.st.refuseWrite()
+	}
+	if err := p.st.checkSpace(len(p.b.Repr())); err != nil {
+		_ = p.b.Close()
+		return err
+	}
+	var finished atomic.Bool
+	err := p.st.s.call(func() error {
+		err := p.b.Commit(pebble.Sync)
+		finished.Store(true)
+		return err
+	})
+	if finished.Load() {
+		_ = p.b.Close()
+	}
 	return err
 }
 
