@@ -36,6 +36,9 @@ type Engine struct {
 	// of DuckDB round trips each time). Both are read-only once stored.
 	trees *lru.Cache[string, map[string]any]
 	texts *lru.Cache[string, string]
+	// schemas holds, per file path and size, the schema of a file whose
+	// columns differ from its table's (see fileSchemas).
+	schemas *lru.Cache[string, fileSchema]
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 	udfs     sync.Map       // curve.Kind → *udfOnce: registered once per engine
@@ -49,7 +52,8 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 	}
 	trees, _ := lru.New[string, map[string]any](256)
 	texts, _ := lru.New[string, string](4096)
-	return &Engine{cat: cat, db: db, trees: trees, texts: texts}, nil
+	schemas, _ := lru.New[string, fileSchema](65536)
+	return &Engine{cat: cat, db: db, trees: trees, texts: texts, schemas: schemas}, nil
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
@@ -184,29 +188,26 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	phase("parse")
 
 	// Each reference is planned on its own; references whose kept files
-	// are the same share a view.
+	// are the same share a view. A view's SQL is written once DuckDB is
+	// sure to read it (see readSQL).
 	type view struct {
-		name, sql string
-		table     string
-		files     []string
+		name  string
+		t     catalog.Table
+		cols  []catalog.Column
+		files []string
+		odd   map[string]bool // files whose columns are not exactly the table's
 	}
 	var views []*view
 	viewByKey := map[string]*view{}
-	var lists [][]string // file lists handed over as variables
-	addView := func(t catalog.Table, cols []catalog.Column, name string, files []string, byName bool) *view {
-		key := fmt.Sprintf("%d\x00%t\x00%s", t.ID, byName, strings.Join(files, "\x00"))
+	addView := func(t catalog.Table, cols []catalog.Column, name string, files []string, odd map[string]bool) *view {
+		key := fmt.Sprintf("%d\x00%s", t.ID, strings.Join(files, "\x00"))
 		if v, ok := viewByKey[key]; ok && name == "" {
 			return v
 		}
 		if name == "" {
 			name = fmt.Sprintf("__rocklake_v%d", len(views))
 		}
-		src := ""
-		if len(files) > listParamMin {
-			src = fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists))
-			lists = append(lists, files)
-		}
-		v := &view{name: name, sql: viewSQL(t, cols, files, src, byName), table: t.Name, files: files}
+		v := &view{name: name, t: t, cols: cols, files: files, odd: odd}
 		views = append(views, v)
 		if name != t.Name {
 			viewByKey[key] = v
@@ -214,10 +215,10 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		return v
 	}
 	type planned struct {
-		plan   *prune.Plan
-		files  []string
-		byName bool
-		used   []string
+		plan  *prune.Plan
+		files []string
+		odd   map[string]bool
+		used  []string
 	}
 	plans := map[string]*planned{}
 	sizes := map[string]int64{} // registered size of each kept file
@@ -233,7 +234,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		p, ok := plans[key]
 		if !ok {
 			p = &planned{used: usable}
-			if p.plan, p.files, p.byName, err = planRef(r, ref.table, pred, opts, sizes); err != nil {
+			if p.plan, p.files, p.odd, err = planRef(r, ref.table, pred, opts, sizes); err != nil {
 				return nil, err
 			}
 			plans[key] = p
@@ -249,7 +250,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			whole[ref.table.ID] = true
 			continue
 		}
-		v := addView(ref.table, ref.cols, "", p.files, p.byName)
+		v := addView(ref.table, ref.cols, "", p.files, p.odd)
 		text := quoteIdent(v.name)
 		if ref.alias == "" {
 			text += " AS " + quoteIdent(ref.table.Name)
@@ -278,11 +279,11 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			_, files, byName, err := planRef(r, t, "", QueryOptions{NoPruning: true}, sizes)
+			_, files, odd, err := planRef(r, t, "", QueryOptions{NoPruning: true}, sizes)
 			if err != nil {
 				return nil, err
 			}
-			addView(t, cols, t.Name, files, byName)
+			addView(t, cols, t.Name, files, odd)
 		}
 	}
 	rewritten := applyEdits(query, edits)
@@ -314,10 +315,42 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		for _, f := range v.files {
 			if !checked[f] {
 				checked[f] = true
-				if err := checkDataFile(v.table, f, sizes[f]); err != nil {
+				if err := checkDataFile(v.t.Name, f, sizes[f]); err != nil {
 					return nil, err
 				}
 			}
+		}
+	}
+	// Files whose columns differ from the table's are read in groups of
+	// the same schema, each cast to the table's types: DuckDB's
+	// union_by_name first widens every file to one common type (a
+	// TIMESTAMP file with a TIMESTAMP_NS one fails on far dates) and
+	// pushes filters through that widening wrongly (over DECIMAL(9,4) and
+	// DECIMAL(18,10) files, c <> 0.0000000422 drops the 0.0000 rows).
+	var oddFiles []string
+	for _, v := range views {
+		for _, f := range v.files {
+			if v.odd[f] {
+				oddFiles = append(oddFiles, f)
+			}
+		}
+	}
+	schemas, err := e.fileSchemas(ctx, conn, oddFiles, sizes)
+	if err != nil {
+		return nil, err
+	}
+	var lists [][]string // file lists handed over as variables
+	source := func(files []string) string {
+		if len(files) <= listParamMin {
+			return ""
+		}
+		lists = append(lists, files)
+		return fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists)-1)
+	}
+	sqls := make([]string, len(views))
+	for i, v := range views {
+		if sqls[i], err = readSQL(v.t, v.cols, v.files, v.odd, schemas, source); err != nil {
+			return nil, err
 		}
 	}
 	for i, l := range lists {
@@ -331,8 +364,8 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	// runs a multi-statement text in order and returns the last result),
 	// and dropped, with the variables, in one more.
 	var create []string
-	for _, v := range views {
-		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", quoteIdent(v.name), v.sql))
+	for i, v := range views {
+		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", quoteIdent(v.name), sqls[i]))
 		cleanup = append(cleanup, "DROP VIEW IF EXISTS temp."+quoteIdent(v.name)+";")
 	}
 	prefix := strings.Join(create, "")
@@ -475,30 +508,33 @@ func (e *Engine) usableConjuncts(ctx context.Context, conn *sql.Conn, ref *table
 }
 
 // planRef prunes a table for one predicate: the files to read, in the
-// plan's order, and whether some of them need their columns matched by
-// name.
-func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions, sizes map[string]int64) (*prune.Plan, []string, bool, error) {
+// plan's order, and those of them whose columns are not exactly the
+// table's.
+func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions, sizes map[string]int64) (*prune.Plan, []string, map[string]bool, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, err
 	}
 	p, err := prune.PlanTable(r, t.Name, pred, opts.Prune)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, err
 	}
 	files := make([]string, 0, len(p.KeptFiles))
-	byName := false
+	var odd map[string]bool
 	for _, kf := range p.KeptFiles {
 		files = append(files, kf.Path)
 		i, ok := slices.BinarySearch(fs.IDs, kf.FileID)
 		if !ok || !fs.Files[i].ColumnsMatchTable {
-			byName = true
+			if odd == nil {
+				odd = map[string]bool{}
+			}
+			odd[kf.Path] = true
 		}
 		if ok {
 			sizes[kf.Path] = fs.SizeBytes[i]
 		}
 	}
-	return p, files, byName, nil
+	return p, files, odd, nil
 }
 
 // listParamMin is the file count above which a view's file list is handed
@@ -544,15 +580,8 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 		}
 		return "SELECT " + strings.Join(nulls, ", ") + " WHERE false"
 	}
-	if src == "" {
-		quoted := make([]string, len(files))
-		for i, f := range files {
-			quoted[i] = "'" + strings.ReplaceAll(globLiteral(f), "'", "''") + "'"
-		}
-		src = "[" + strings.Join(quoted, ", ") + "]"
-	}
 	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
-		strings.Join(sel, ", "), src, byName)
+		strings.Join(sel, ", "), fileList(files, src), byName)
 }
 
 // errNotSerializable: DuckDB parses the statement but cannot give its parse

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"rocklake/catalog"
+	"rocklake/types"
+)
+
+// fileSchema is how DuckDB reads a file: sig is its whole Parquet schema
+// (every node, with DuckDB's type for each leaf), so files of one sig read
+// alike; names are its top-level columns, in order.
+type fileSchema struct {
+	sig   string
+	names []string
+}
+
+func schemaKey(path string, size int64) string { return fmt.Sprintf("%d\x00%s", size, path) }
+
+// fileSchemas reads the schemas of files whose columns differ from their
+// table's, from the engine's cache or in one parquet_schema call for the
+// rest. The key holds the registered size: a file replaced by another of a
+// different size is refused before it is read (checkDataFile).
+func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string, sizes map[string]int64) (map[string]fileSchema, error) {
+	out := map[string]fileSchema{}
+	var todo []string
+	for _, f := range files {
+		if _, done := out[f]; done {
+			continue
+		}
+		if s, ok := e.schemas.Get(schemaKey(f, sizes[f])); ok {
+			out[f] = s
+		} else {
+			out[f] = fileSchema{}
+			todo = append(todo, f)
+		}
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	// parquet_schema names each file as it opened it: the path, with any
+	// glob characters matched literally.
+	rows, err := conn.QueryContext(ctx, `SELECT file_name, name, type, type_length, repetition_type, num_children,
+		converted_type, scale, precision, field_id, logical_type, duckdb_type FROM parquet_schema(?::VARCHAR[])`, globLiterals(todo))
+	if err != nil {
+		return nil, fmt.Errorf("reading the schemas of files whose columns differ from their table's: %w", err)
+	}
+	defer rows.Close()
+	type node struct {
+		name     string
+		children int64
+		row      string
+	}
+	byFile := map[string][]node{}
+	for rows.Next() {
+		var file string
+		var name, typ, length, rep, conv, logical, duck sql.NullString
+		var children, scale, precision, fieldID sql.NullInt64
+		if err := rows.Scan(&file, &name, &typ, &length, &rep, &children, &conv, &scale, &precision, &fieldID, &logical, &duck); err != nil {
+			return nil, err
+		}
+		row := fmt.Sprintf("%q|%s|%s|%s|%d|%s|%d|%d|%d|%s|%s", name.String, typ.String, length.String, rep.String, children.Int64,
+			conv.String, scale.Int64, precision.Int64, fieldID.Int64, logical.String, duck.String)
+		byFile[file] = append(byFile[file], node{name: name.String, children: children.Int64, row: row})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, f := range todo {
+		nodes, ok := byFile[f]
+		if !ok || len(nodes) == 0 {
+			return nil, fmt.Errorf("reading the schema of %s: DuckDB returned none", f)
+		}
+		var sig strings.Builder
+		for _, n := range nodes[1:] { // the root's name is the writer's
+			sig.WriteString(n.row)
+			sig.WriteByte('\n')
+		}
+		// Top-level columns: the root's children, each followed by its own
+		// subtree in pre-order.
+		var names []string
+		var skip func(i int) int
+		skip = func(i int) int { // index after the subtree at i
+			next := i + 1
+			for range nodes[i].children {
+				if next >= len(nodes) {
+					return next
+				}
+				next = skip(next)
+			}
+			return next
+		}
+		for i, k := 1, int64(0); k < nodes[0].children && i < len(nodes); k++ {
+			names = append(names, nodes[i].name)
+			i = skip(i)
+		}
+		s := fileSchema{sig: sig.String(), names: names}
+		out[f] = s
+		e.schemas.Add(schemaKey(f, sizes[f]), s)
+	}
+	return out, nil
+}
+
+// readSQL is a SELECT of a table's columns, cast to its types, over files:
+// those whose columns are exactly the table's (not in odd) in one
+// read_parquet, and the others in one read_parquet per schema, each naming
+// the table's columns as the file spells them (DuckDB folds ASCII case
+// only) and NULL for a column the file lacks; UNION ALL of them. source
+// gives an expression for a long file list (a variable), or "" to spell it.
+func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool,
+	schemas map[string]fileSchema, source func([]string) string) (string, error) {
+	if len(files) == 0 {
+		return viewSQL(t, cols, nil, "", false), nil
+	}
+	var plain []string
+	groups := map[string][]string{}
+	var sigs []string
+	for _, f := range files {
+		if !odd[f] {
+			plain = append(plain, f)
+			continue
+		}
+		s, ok := schemas[f]
+		if !ok {
+			return "", fmt.Errorf("no schema read for %s", f)
+		}
+		if _, seen := groups[s.sig]; !seen {
+			sigs = append(sigs, s.sig)
+		}
+		groups[s.sig] = append(groups[s.sig], f)
+	}
+	sort.Strings(sigs)
+	var parts []string
+	if len(plain) > 0 {
+		parts = append(parts, viewSQL(t, cols, plain, source(plain), false))
+	}
+	for _, sig := range sigs {
+		fs := groups[sig]
+		names := schemas[fs[0]].names
+		var sel []string
+		for _, c := range cols {
+			if c.Parent.Known {
+				continue
+			}
+			dt := types.DuckDBName(c.Type)
+			src := "NULL"
+			for _, n := range names {
+				if asciiEqualFold(n, c.Name) {
+					src = quoteIdent(n)
+					break
+				}
+			}
+			switch {
+			case dt != "":
+				sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", src, dt, quoteIdent(c.Name)))
+			case src == "NULL":
+				sel = append(sel, fmt.Sprintf("CAST(NULL AS VARCHAR) AS %s", quoteIdent(c.Name)))
+			default:
+				sel = append(sel, fmt.Sprintf("%s AS %s", src, quoteIdent(c.Name)))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false)",
+			strings.Join(sel, ", "), fileList(fs, source(fs))))
+	}
+	return strings.Join(parts, " UNION ALL "), nil
+}
+
+// fileList is src, or the files spelled as a list literal.
+func fileList(files []string, src string) string {
+	if src != "" {
+		return src
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = "'" + strings.ReplaceAll(globLiteral(f), "'", "''") + "'"
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
