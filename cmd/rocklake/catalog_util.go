@@ -5,16 +5,22 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
 	"rocklake/engine"
+	"rocklake/kv"
 	"rocklake/types"
 )
 
+// storeFS, when set, is the file system the catalog's store is opened on;
+// tests wrap the real one to inject faults.
+var storeFS vfs.FS
+
 // openCatalog opens the catalog named by --catalog.
 func openCatalog(g *globals) (*catalog.Catalog, error) {
-	return catalog.Open(g.catalog, catalog.Options{})
+	return catalog.Open(g.catalog, catalog.Options{Pebble: kv.PebbleOptions{FS: storeFS}})
 }
 
 // openReader opens the catalog and a reader at --snapshot (latest when
