@@ -1,15 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"rocklake/catalog"
 	"rocklake/ingest"
@@ -21,34 +17,7 @@ import (
 
 // lieAboutMax rewrites a file's footer so that its first column's max in
 // row group 0 is max, although larger values are present.
-func lieAboutMax(t *testing.T, path string, max int64) {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flen := int(binary.LittleEndian.Uint32(raw[len(raw)-8:]))
-	body := raw[:len(raw)-8-flen]
-	md, err := metadata.NewFileMetaData(raw[len(raw)-8-flen:len(raw)-8], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := md.FileMetaData.RowGroups[0].Columns[0].MetaData.Statistics
-	b := binary.LittleEndian.AppendUint64(nil, uint64(max))
-	st.MaxValue, st.Max = b, b
-	footer, err := md.Serialize(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	out.Write(body)
-	out.Write(footer)
-	_ = binary.Write(&out, binary.LittleEndian, uint32(len(footer)))
-	out.WriteString("PAR1")
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func lieAboutMax(t *testing.T, path string, max int64) { lieAboutColumnMax(t, path, 0, 0, max) }
 
 func TestVerify(t *testing.T) {
 	dir := t.TempDir()
