@@ -2047,7 +2047,7 @@ func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose boo
 	case q.sampled:
 	case got.err == nil && want.err != nil && (np.err != nil || (res != nil && (res.Metadata || keptNone(res)))):
 		*q.tagsOut = append(*q.tagsOut, "pruned-past-error")
-	case got.err != nil && want.err == nil && literalCastError(got.err):
+	case (got.err != nil && want.err == nil && literalCastError(got.err)) || (got.err == nil && want.err != nil && literalCastError(want.err)):
 		*q.tagsOut = append(*q.tagsOut, "lazy-cast-error")
 	case got.err == nil && np.err == nil && want.err == nil && sameAnswer(np, got, q.ordered):
 		*q.tagsOut = append(*q.tagsOut, "view-differs")
