@@ -52,7 +52,7 @@ func Compile(text string, cols []catalog.Column) (*Bound, error) {
 func Bind(n Node, text string, cols []catalog.Column) (*Bound, error) {
 	b := &binder{text: text, byPath: map[string][]catalog.Column{}, used: map[int64]*Column{}}
 	for _, c := range cols {
-		k := strings.ToLower(strings.Join(c.Path, "."))
+		k := pathKey(c.Path)
 		b.byPath[k] = append(b.byPath[k], c)
 	}
 	p, err := b.bind(n, false)
@@ -78,30 +78,57 @@ func (b *binder) errf(pos int, format string, args ...any) error {
 	return &BindError{Text: b.text, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
+// pathKey is the lookup key of a column path: its parts, case-folded,
+// each prefixed with its length, so that a top-level column named "a.b"
+// and the field b of a struct a never share a key.
+func pathKey(parts []string) string {
+	var sb strings.Builder
+	for _, p := range parts {
+		p = strings.ToLower(p)
+		sb.WriteString(strconv.Itoa(len(p)))
+		sb.WriteByte(':')
+		sb.WriteString(p)
+	}
+	return sb.String()
+}
+
+func samePath(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// column resolves a column reference: one identifier names a top-level
+// column (a quoted "a.b" is one identifier), a dotted reference a struct
+// field (a.b, "a"."b").
 func (b *binder) column(id *Ident) (*Column, error) {
-	key := strings.ToLower(strings.Join(id.Parts, "."))
-	cands := b.byPath[key]
+	cands := b.byPath[pathKey(id.Parts)]
 	var pick *catalog.Column
 	switch {
 	case len(cands) == 1:
 		pick = &cands[0]
 	case len(cands) > 1:
 		// Names differing only in case: a quoted name picks exactly.
-		want := strings.Join(id.Parts, ".")
 		for i := range cands {
-			if strings.Join(cands[i].Path, ".") == want {
+			if samePath(cands[i].Path, id.Parts) {
 				pick = &cands[i]
 			}
 		}
 		if pick == nil {
-			return nil, b.errf(id.At, "column %q is ambiguous", want)
+			return nil, b.errf(id.At, "column %q is ambiguous", strings.Join(id.Parts, "."))
 		}
 	}
 	if pick == nil {
 		var names []string
-		for k, cs := range b.byPath {
+		for _, cs := range b.byPath {
 			if !cs[0].Parent.Known {
-				names = append(names, k)
+				names = append(names, strings.ToLower(cs[0].Name))
 			}
 		}
 		sort.Strings(names)
@@ -148,35 +175,43 @@ func (b *binder) bind(n Node, neg bool) (Pred, error) {
 			return &Or{Args: []Pred{l, r}}, nil
 		case "=", "<>", "<", "<=", ">", ">=":
 			op := map[string]Op{"=": OpEq, "<>": OpNe, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe}[n.Op]
-			return b.comparison(n.L, op, n.R, neg, n.At)
+			return b.comparison(n.L, op, n.R, neg, n.At, nil)
 		}
 		return &Opaque{Why: "operator " + n.Op}, b.check(n)
 	case *Between:
-		if x, ok := n.X.(*Ident); ok && (isDoubleLit(n.Lo) || isDoubleLit(n.Hi)) {
-			// DuckDB compares all three in one type: DOUBLE here.
+		// DuckDB compares all three in one type, the common type of the
+		// column and both bounds (a string bound is cast to it).
+		var ctx *cmpCtx
+		if x, ok := n.X.(*Ident); ok {
 			c, err := b.column(x)
 			if err != nil {
 				return nil, err
 			}
-			if !exactInDouble(c.Type) {
-				return &Opaque{Why: "BETWEEN in DOUBLE"}, nil
+			lc := listCtx(c, []Node{n.Lo, n.Hi})
+			if lc.unknown {
+				return &Opaque{Why: "BETWEEN with an expression"}, b.check(n)
 			}
+			ctx = &lc
 		}
 		// x BETWEEN a AND b is x >= a AND x <= b.
-		lo, err := b.comparison(n.X, OpGe, n.Lo, false, n.At)
+		lo, err := b.comparison(n.X, OpGe, n.Lo, false, n.At, ctx)
 		if err != nil {
 			return nil, err
 		}
-		hi, err := b.comparison(n.X, OpLe, n.Hi, false, n.At)
+		hi, err := b.comparison(n.X, OpLe, n.Hi, false, n.At, ctx)
 		if err != nil {
 			return nil, err
 		}
 		if n.Not != neg {
-			nlo, _ := b.comparison(n.X, OpLt, n.Lo, false, n.At)
-			nhi, _ := b.comparison(n.X, OpGt, n.Hi, false, n.At)
+			nlo, _ := b.comparison(n.X, OpLt, n.Lo, false, n.At, ctx)
+			nhi, _ := b.comparison(n.X, OpGt, n.Hi, false, n.At, ctx)
 			return &Or{Args: []Pred{nlo, nhi}}, nil
 		}
 		return &And{Args: []Pred{lo, hi}}, nil
+	case *Distinct:
+		return b.distinct(n, n.Not != neg)
+	case *IsBool:
+		return b.isBool(n, neg)
 	case *In:
 		return b.in(n, n.Not != neg)
 	case *IsNull:
@@ -205,7 +240,7 @@ func (b *binder) bind(n Node, neg bool) (Pred, error) {
 		if c.Type.Kind != types.KindBoolean {
 			return nil, b.errf(n.At, "column %q is %s, not a boolean condition", c.Name, c.Type)
 		}
-		return b.comparison(n, OpEq, &Lit{Kind: LitBool, Text: "true", At: n.At}, neg, n.At)
+		return b.comparison(n, OpEq, &Lit{Kind: LitBool, Text: "true", At: n.At}, neg, n.At, nil)
 	case *Lit:
 		switch n.Kind {
 		case LitBool:
@@ -259,6 +294,13 @@ func (b *binder) check(n Node) error {
 		}
 	case *IsNull:
 		return b.check(n.X)
+	case *IsBool:
+		return b.check(n.X)
+	case *Distinct:
+		if err := b.check(n.L); err != nil {
+			return err
+		}
+		return b.check(n.R)
 	case *Like:
 		if err := b.check(n.X); err != nil {
 			return err
@@ -272,8 +314,9 @@ func kindName(k LitKind) string {
 	return [...]string{"number", "string", "boolean", "NULL"}[k]
 }
 
-// comparison binds l op r (negated when neg).
-func (b *binder) comparison(l Node, op Op, r Node, neg bool, at int) (Pred, error) {
+// comparison binds l op r (negated when neg). ctx, when set, is the
+// common type of a list the comparison belongs to (BETWEEN, IN).
+func (b *binder) comparison(l Node, op Op, r Node, neg bool, at int, ctx *cmpCtx) (Pred, error) {
 	if neg {
 		op = op.negate()
 	}
@@ -287,13 +330,13 @@ func (b *binder) comparison(l Node, op Op, r Node, neg bool, at int) (Pred, erro
 		if err != nil {
 			return nil, err
 		}
-		return b.colCmp(c, op, rl)
+		return b.colCmp(c, op, rl, ctxOr(ctx, rl))
 	case lIsLit && rIsCol:
 		c, err := b.column(ri)
 		if err != nil {
 			return nil, err
 		}
-		return b.colCmp(c, op.flip(), ll)
+		return b.colCmp(c, op.flip(), ll, ctxOr(ctx, ll))
 	case lIsLit && rIsLit:
 		return foldLiterals(ll, op, rl), nil
 	}
@@ -331,49 +374,107 @@ func foldLiterals(l *Lit, op Op, r *Lit) Pred {
 	return &Const{Value: [...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[op]}
 }
 
-// significantDigits counts the digits of a number's text, leading zeros
-// aside.
-func significantDigits(text string) int {
-	n, started := 0, false
-	for _, c := range text {
-		if c == 'e' || c == 'E' {
-			break
-		}
-		if c >= '1' && c <= '9' {
-			started = true
-		}
-		if started && c >= '0' && c <= '9' {
-			n++
-		}
-	}
-	return n
-}
-
 // isDoubleNumber reports whether DuckDB types a number literal as DOUBLE:
-// written with an exponent, or with more digits than a DECIMAL or HUGEINT
-// holds.
+// written with an exponent; a decimal of more than 38 digits, leading and
+// trailing zeros included (0.<37 zeros>1 is a DOUBLE); an integer beyond
+// HUGEINT and UHUGEINT.
 func isDoubleNumber(text string) bool {
-	return strings.ContainsAny(text, "eE") || significantDigits(text) > 38
-}
-
-// isDoubleLit reports whether a literal is a DOUBLE or FLOAT in DuckDB.
-func isDoubleLit(n Node) bool {
-	l, ok := n.(*Lit)
+	if strings.ContainsAny(text, "eE") {
+		return true
+	}
+	digits := strings.Count(text, "0") + strings.Count(text, "1") + strings.Count(text, "2") +
+		strings.Count(text, "3") + strings.Count(text, "4") + strings.Count(text, "5") + strings.Count(text, "6") +
+		strings.Count(text, "7") + strings.Count(text, "8") + strings.Count(text, "9")
+	if strings.Contains(text, ".") {
+		return digits > 38
+	}
+	n, ok := new(big.Int).SetString(text, 10)
 	if !ok {
-		return false
+		return true
 	}
-	if l.Type != "" {
-		t, err := types.ParseType(l.Type)
-		return err == nil && isFloat(t.Kind)
-	}
-	return l.Kind == LitNumber && isDoubleNumber(l.Text)
+	return n.Cmp(minHugeInt) < 0 || n.Cmp(maxUHugeInt) > 0
 }
 
-// exactInDouble reports whether every value of a column converts to DOUBLE
-// exactly, so that a comparison DuckDB makes in DOUBLE is exact.
-func exactInDouble(t types.Type) bool {
-	return isFloat(t.Kind) || smallEnoughForDouble(t) || !(isInt(t.Kind) || t.Kind == types.KindDecimal)
+var (
+	minHugeInt  = new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), 127))
+	maxHugeInt  = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 127), big.NewInt(1))
+	maxUHugeInt = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1))
+)
+
+// cmpCtx is the type a comparison's operands are cast to, as far as the
+// literal alone does not say.
+type cmpCtx struct {
+	// bits: a FLOAT (32) or DOUBLE (64) operand makes DuckDB compare
+	// numbers in that type, every operand cast to it.
+	bits int
+	// strScale ≥ 0: a string operand is cast to a DECIMAL of that scale
+	// (the common type of an IN list or BETWEEN with a wider number).
+	strScale int
+	// strOpaque: a string operand is cast to the type of another operand
+	// in the list, not to the column's: may match.
+	strOpaque bool
+	// unknown: an operand is an expression, whose type the planner does
+	// not know, so neither the common type: the list may match.
+	unknown bool
 }
+
+// ctxOr is ctx, or the context of a single comparison with l.
+func ctxOr(ctx *cmpCtx, l *Lit) cmpCtx {
+	if ctx != nil {
+		return *ctx
+	}
+	return cmpCtx{bits: litFloatBits(l), strScale: -1}
+}
+
+// listCtx is the context of a column compared with each item of a list:
+// DuckDB casts the column and every item to their common type, and a
+// string item to that type rather than to the column's.
+func listCtx(c *Column, items []Node) cmpCtx {
+	ctx := cmpCtx{strScale: -1}
+	k := c.Type.Kind
+	for _, it := range items {
+		ctx.bits = max(ctx.bits, litFloatBits(it))
+		if _, ok := it.(*Lit); !ok {
+			ctx.unknown = true
+		}
+	}
+	switch {
+	case isFloat(k) || ctx.bits != 0 && isExactNumber(k):
+		return ctx
+	case isExactNumber(k):
+		scale, numbers := int(c.Type.Scale), false
+		for _, it := range items {
+			l, ok := it.(*Lit)
+			if !ok || l.Kind == LitNull {
+				continue
+			}
+			if l.Type == "" && l.Kind == LitNumber {
+				numbers = true
+				if _, s, ok := decimalParts(l.Text); ok {
+					scale = max(scale, s)
+				}
+			}
+			if lt, err := types.ParseType(l.Type); l.Type != "" && err == nil && isExactNumber(lt.Kind) {
+				numbers = true
+				scale = max(scale, int(lt.Scale))
+			}
+		}
+		if numbers {
+			ctx.strScale = scale
+		}
+		return ctx
+	}
+	for _, it := range items {
+		if l, ok := it.(*Lit); ok && l.Kind != LitNull && l.Type != "" {
+			if lt, err := types.ParseType(l.Type); err != nil || (!lt.Equal(c.Type) && lt.Kind != types.KindVarchar) {
+				ctx.strOpaque = true
+			}
+		}
+	}
+	return ctx
+}
+
+func isExactNumber(k types.Kind) bool { return isInt(k) || k == types.KindDecimal }
 
 // litValue is a literal cast to a column's type: one value (exact), or the
 // two neighbours lo < literal < hi when the literal falls between values of
@@ -383,9 +484,12 @@ type litValue struct {
 	exact        bool
 	lo, hi       []byte
 	below, above bool
-	// ambiguous: DuckDB may compare in the column's type (literal rounded)
-	// or in a wider one (exactly); leaves are then only implied.
-	ambiguous bool
+	// ambiguous: the literal is one of the values in [lo, hi] (DuckDB's
+	// conversion is not known exactly, or two readings of the column
+	// differ); leaves are then only implied. noLo, noHi: that end is
+	// unbounded.
+	ambiguous  bool
+	noLo, noHi bool
 }
 
 func isInt(k types.Kind) bool {
@@ -410,44 +514,42 @@ func isTimestamp(k types.Kind) bool {
 // cast turns a literal into a value of the column's type, following what
 // DuckDB does with the comparison. ok is false when rocklake cannot tell
 // (the comparison then may match).
-func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
+func (b *binder) cast(c *Column, l *Lit, ctx cmpCtx) (lv litValue, ok bool, err error) {
 	k := c.Type.Kind
 	codec := c.Codec
 	if codec == nil {
 		return lv, false, nil
 	}
-	switch {
-	case l.Kind == LitBool:
+	if l.Kind == LitBool && l.Type == "" {
 		if k != types.KindBoolean {
 			return lv, false, nil
 		}
 		enc, _ := codec.Encode(types.BoolValue(l.Text == "true"))
 		return litValue{exact: true, lo: enc, hi: enc}, true, nil
-	case l.Kind == LitNumber && l.Type == "":
-		return b.castNumber(c, l.Text, isDoubleNumber(l.Text), l.At)
-	case l.Kind == LitString && l.Type == "":
+	}
+	var lt types.Type
+	if l.Type != "" {
+		var perr error
+		lt, perr = types.ParseType(l.Type)
+		if perr != nil || lt.Kind == types.KindUnknown {
+			return lv, false, b.errf(l.At, "unknown type %q", l.Type)
+		}
+	}
+	str := l.Kind == LitString && (l.Type == "" || lt.Kind == types.KindVarchar)
+	if isFloat(k) || isExactNumber(k) {
+		return b.numberOperand(c, l, lt, str, ctx)
+	}
+	if str {
+		if ctx.strOpaque {
+			return lv, false, nil
+		}
 		// DuckDB casts a string literal to the column's type.
 		return b.castText(c, l.Text, l.At)
 	}
+	if l.Type == "" {
+		return lv, false, nil // a number against a column of another kind
+	}
 	// A typed literal: first its own type, then to the column's.
-	lt, perr := types.ParseType(l.Type)
-	if perr != nil || lt.Kind == types.KindUnknown {
-		return lv, false, b.errf(l.At, "unknown type %q", l.Type)
-	}
-	if l.Kind == LitNumber && isDoubleNumber(l.Text) && !isFloat(lt.Kind) {
-		// CAST(2.5e0 AS INTEGER) converts a DOUBLE, rounding half to even
-		// (and to DECIMAL from the binary value): not what the text says.
-		return lv, false, nil
-	}
-	if (lt.Kind == types.KindHugeInt || lt.Kind == types.KindUHugeInt || k == types.KindHugeInt || k == types.KindUHugeInt) &&
-		isInt(lt.Kind) && isInt(k) && lt.Kind != k {
-		// HUGEINT against UHUGEINT (or either against another integer
-		// width) may be compared in DOUBLE.
-		return lv, false, nil
-	}
-	if lt.Kind == types.KindVarchar {
-		return b.castText(c, l.Text, l.At)
-	}
 	lc, lok := types.CodecFor(lt)
 	if !lok {
 		return lv, false, nil
@@ -460,9 +562,6 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 		return lv, false, b.errf(l.At, "cannot cast %q to %s: %v", clip(l.Text), lt, clipErr(perr))
 	}
 	if lt.Equal(c.Type) {
-		if isFloat(k) && math.IsNaN(v.F) {
-			return litValue{nan: true}, true, nil
-		}
 		enc, eerr := codec.Encode(v)
 		if eerr != nil {
 			return lv, false, nil
@@ -470,24 +569,18 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 		return litValue{exact: true, lo: enc, hi: enc}, true, nil
 	}
 	switch {
-	case (isInt(lt.Kind) || lt.Kind == types.KindDecimal) && (isInt(k) || k == types.KindDecimal || isFloat(k)):
-		return b.castNumber(c, lc.Format(v), false, l.At)
-	case isFloat(lt.Kind) && (isInt(k) || k == types.KindDecimal || isFloat(k)):
-		if math.IsNaN(v.F) {
-			if isFloat(k) {
-				return litValue{nan: true}, true, nil
-			}
-			return lv, false, nil
-		}
-		return b.castNumber(c, exactFloatText(v.F), true, l.At)
 	case lt.Kind == types.KindDate && isTimestamp(k):
 		// DuckDB widens the date to a timestamp at midnight (UTC).
 		text := lc.Format(v)
 		if k == types.KindTimestampTZ {
 			text += " 00:00:00+00"
 		}
-		return b.castText(c, text, l.At)
+		return b.rounded(c, text, false)
 	case isTimestamp(lt.Kind) && isTimestamp(k):
+		// DuckDB casts the coarser of the two to the finer unit (the
+		// column to TIMESTAMP for a TIMESTAMP literal, the literal to
+		// TIMESTAMP_NS for a TIMESTAMP_NS column): the instants compare
+		// exactly.
 		text := lc.Format(v)
 		if k == types.KindTimestampTZ && lt.Kind != types.KindTimestampTZ {
 			text += "+00"
@@ -495,33 +588,171 @@ func (b *binder) cast(c *Column, l *Lit) (lv litValue, ok bool, err error) {
 		if lt.Kind == types.KindTimestampTZ && k != types.KindTimestampTZ {
 			text = strings.TrimSuffix(text, "+00")
 		}
-		return b.rounded(c, text, true)
+		return b.rounded(c, text, false)
 	}
 	return lv, false, nil
 }
 
+// numberOperand casts a literal compared with a number column.
+func (b *binder) numberOperand(c *Column, l *Lit, lt types.Type, str bool, ctx cmpCtx) (litValue, bool, error) {
+	k := c.Type.Kind
+	colBits := floatBitsOf(k)
+	bits := max(ctx.bits, colBits) // > 0: the comparison is made in FLOAT or DOUBLE
+	var (
+		x     fnum
+		haveX bool
+		n     *big.Int // or the exact value n / 10^scale
+		scale int
+	)
+	switch {
+	case str && bits != 0:
+		ft := types.Simple(types.KindFloat)
+		if bits == 64 {
+			ft = types.Simple(types.KindDouble)
+		}
+		f, err := parseFloatText(ft, l.Text)
+		if err != nil {
+			return litValue{}, false, b.errf(l.At, "cannot cast %q to %s (column %s): %v", clip(l.Text), ft, c.Name, clipErr(err))
+		}
+		x, haveX = fnum{bits: bits, lo: f, hi: f, nan: math.IsNaN(f)}, true
+	case str && ctx.strScale >= 0:
+		dc, ok := types.CodecFor(types.Type{Kind: types.KindDecimal, Precision: 38, Scale: uint8(ctx.strScale)})
+		v, err := types.Value{}, errors.New("no codec")
+		if ok {
+			v, err = dc.Parse(l.Text)
+		}
+		if err != nil {
+			return b.castText(c, l.Text, l.At)
+		}
+		n, scale = v.I.Big(), ctx.strScale
+	case str:
+		return b.castText(c, l.Text, l.At)
+	case l.Kind == LitNumber && l.Type == "":
+		if isDoubleNumber(l.Text) {
+			f, ok := parseDouble(l.Text)
+			if !ok {
+				return litValue{}, false, b.errf(l.At, "bad number %q", l.Text)
+			}
+			x, haveX = fnum{bits: 64, lo: f, hi: f}, true
+			break
+		}
+		var ok bool
+		if n, scale, ok = decimalParts(l.Text); !ok {
+			return litValue{}, false, b.errf(l.At, "bad number %q", l.Text)
+		}
+		if n.Cmp(maxHugeInt) > 0 && k != types.KindUHugeInt && bits == 0 {
+			// A UHUGEINT literal: DuckDB may compare it with another
+			// integer in DOUBLE.
+			return litValue{}, false, nil
+		}
+	case isFloat(lt.Kind):
+		lb := floatBitsOf(lt.Kind)
+		switch {
+		case l.Kind == LitString:
+			f, err := parseFloatText(lt, l.Text)
+			if err != nil {
+				return litValue{}, false, b.errf(l.At, "cannot cast %q to %s: %v", clip(l.Text), lt, clipErr(err))
+			}
+			x = fnum{bits: lb, lo: f, hi: f, nan: math.IsNaN(f)}
+		case l.Kind == LitNumber && isDoubleNumber(l.Text):
+			// A DOUBLE literal cast to FLOAT: rounded twice.
+			f, ok := parseDouble(l.Text)
+			if !ok {
+				return litValue{}, false, b.errf(l.At, "bad number %q", l.Text)
+			}
+			f = roundFloat(f, lb)
+			x = fnum{bits: lb, lo: f, hi: f}
+		case l.Kind == LitNumber:
+			dn, ds, ok := decimalParts(l.Text)
+			if !ok {
+				return litValue{}, false, b.errf(l.At, "bad number %q", l.Text)
+			}
+			x = exactToFloat(dn, ds, lb)
+		default:
+			return litValue{}, false, nil
+		}
+		haveX = true
+	case isExactNumber(lt.Kind):
+		if l.Kind == LitNumber && isDoubleNumber(l.Text) {
+			// CAST(2.5e0 AS INTEGER) converts a DOUBLE, rounding half to
+			// even (and to DECIMAL from the binary value): not what the
+			// text says.
+			return litValue{}, false, nil
+		}
+		if (lt.Kind == types.KindHugeInt || lt.Kind == types.KindUHugeInt || k == types.KindHugeInt || k == types.KindUHugeInt) &&
+			isInt(lt.Kind) && isInt(k) && lt.Kind != k {
+			// HUGEINT against UHUGEINT (or either against another integer
+			// width) may be compared in DOUBLE.
+			return litValue{}, false, nil
+		}
+		lc, _ := types.CodecFor(lt)
+		if lc == nil {
+			return litValue{}, false, nil
+		}
+		v, err := lc.Parse(l.Text)
+		if err != nil {
+			return litValue{}, false, b.errf(l.At, "cannot cast %q to %s: %v", clip(l.Text), lt, clipErr(err))
+		}
+		switch {
+		case lt.Kind == types.KindDecimal:
+			n, scale = v.I.Big(), int(lt.Scale)
+		case lt.Kind == types.KindUTinyInt || lt.Kind == types.KindUSmallInt || lt.Kind == types.KindUInteger ||
+			lt.Kind == types.KindUBigInt || lt.Kind == types.KindUHugeInt:
+			n = v.U.Big()
+		default:
+			n = v.I.Big()
+		}
+	default:
+		return litValue{}, false, nil
+	}
+	if !haveX && bits != 0 {
+		x, haveX = exactToFloat(n, scale, bits), true
+	}
+	if haveX {
+		x.bits = max(x.bits, bits) // FLOAT to DOUBLE is exact
+		if colBits != 0 {
+			lv, ok := floatOperand(c, x)
+			return lv, ok, nil
+		}
+		lv, ok := b.intOperand(c, x)
+		return lv, ok, nil
+	}
+	return b.castNumber(c, ratText(n, scale), l.At)
+}
+
 // castText casts a string as DuckDB's CAST(text AS column type) does.
 func (b *binder) castText(c *Column, text string, at int) (litValue, bool, error) {
-	if k := c.Type.Kind; k == types.KindTimestampS || k == types.KindTimestampMS {
-		// DuckDB compares a TIMESTAMP_S/_MS column with a string as
-		// TIMESTAMP (µs): read the text as microseconds, then bracket it
-		// between the column's values, comparing exactly.
-		us, _ := types.CodecFor(types.Simple(types.KindTimestamp))
-		v, err := us.Parse(text)
-		if err != nil {
-			return litValue{}, false, b.errf(at, "cannot cast %q to %s (column %s): %v", clip(text), c.Type, c.Name, clipErr(err))
-		}
-		return b.rounded(c, us.Format(v), false)
-	}
 	v, err := c.Codec.Parse(text)
 	if err != nil && errors.Is(err, types.ErrNoOffset) {
-		v, err = c.Codec.Parse(text + "+00") // the session time zone is UTC
+		text += "+00" // the session time zone is UTC
+		v, err = c.Codec.Parse(text)
+	}
+	if err != nil && c.Type.Kind == types.KindDate {
+		// DuckDB reads the date at the start of the text and ignores what
+		// follows a space or T ('2024-06-01 12:00:00' is 2024-06-01, and so
+		// is '2024-06-01 (BC)' after a time): may match.
+		if i := strings.IndexAny(text, " Tt"); i > 0 {
+			if _, perr := c.Codec.Parse(text[:i]); perr == nil {
+				return litValue{}, false, nil
+			}
+		}
 	}
 	if err != nil {
 		return litValue{}, false, b.errf(at, "cannot cast %q to %s (column %s): %v", clip(text), c.Type, c.Name, clipErr(err))
 	}
 	if isFloat(c.Type.Kind) && math.IsNaN(v.F) {
 		return litValue{nan: true}, true, nil
+	}
+	switch c.Type.Kind {
+	case types.KindTimestampS, types.KindTimestampMS, types.KindTime, types.KindTimeTZ:
+		// DuckDB casts the text to the column's unit (rounding to the
+		// second or millisecond, truncating to the microsecond). But
+		// DuckDB reads a Parquet TIMESTAMP(MILLIS) as TIMESTAMP and a
+		// TIME(NANOS) as TIME_NS, where the text keeps its digits: keep
+		// every row either reading matches.
+		if _, exact, err := c.Codec.ParseRounded(text, types.Floor); err == nil && !exact {
+			return b.rounded(c, text, true)
+		}
 	}
 	enc, err := c.Codec.Encode(v)
 	if err != nil {
@@ -543,53 +774,26 @@ func (b *binder) rounded(c *Column, text string, ambiguous bool) (litValue, bool
 	if e1 != nil || e2 != nil {
 		return litValue{}, false, nil
 	}
-	return litValue{exact: loExact && bytes.Equal(elo, ehi), lo: elo, hi: ehi, ambiguous: ambiguous}, true, nil
+	exact := loExact && bytes.Equal(elo, ehi)
+	return litValue{exact: exact, lo: elo, hi: ehi, ambiguous: ambiguous && !exact}, true, nil
 }
 
-// castNumber handles a numeric literal against a numeric column. DuckDB
-// compares integers and decimals exactly (in a wide enough decimal); a
-// DOUBLE literal (written with an exponent) converts the column to DOUBLE;
-// a FLOAT column may compare in FLOAT (literal rounded) or in DOUBLE.
-func (b *binder) castNumber(c *Column, text string, double bool, at int) (litValue, bool, error) {
-	k := c.Type.Kind
-	switch {
-	case isFloat(k):
-		if double {
-			f, err := strconv.ParseFloat(text, 64)
-			if err != nil {
-				return litValue{}, false, b.errf(at, "bad number %q", text)
-			}
-			text = exactFloatText(f)
-		}
-		lv, ok, err := b.rounded(c, text, true)
-		return lv, ok, err
-	case isInt(k) || k == types.KindDecimal:
-		if double {
-			f, err := strconv.ParseFloat(text, 64)
-			if err != nil {
-				return litValue{}, false, b.errf(at, "bad number %q", text)
-			}
-			// The column becomes DOUBLE: exact only while its values are.
-			if !smallEnoughForDouble(c.Type) || math.IsInf(f, 0) {
-				return litValue{}, false, nil
-			}
-			text = exactFloatText(f)
-		}
-		r, ok := new(big.Rat).SetString(text)
-		if !ok {
-			return litValue{}, false, b.errf(at, "bad number %q", text)
-		}
-		lv, ok, _ := b.rounded(c, text, false)
-		if ok {
-			return lv, true, nil
-		}
-		// Out of the type's range: below or above all of it.
-		if r.Sign() < 0 {
-			return litValue{below: true}, true, nil
-		}
-		return litValue{above: true}, true, nil
+// castNumber compares an exact number (an integer or decimal) with an
+// integer or decimal column: DuckDB compares them exactly, in a wide
+// enough decimal.
+func (b *binder) castNumber(c *Column, text string, at int) (litValue, bool, error) {
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return litValue{}, false, b.errf(at, "bad number %q", text)
 	}
-	return litValue{}, false, nil
+	if lv, ok, _ := b.rounded(c, text, false); ok {
+		return lv, true, nil
+	}
+	// Out of the type's range: below or above all of it.
+	if r.Sign() < 0 {
+		return litValue{below: true}, true, nil
+	}
+	return litValue{above: true}, true, nil
 }
 
 // clip shortens a literal for an error message.
@@ -609,18 +813,6 @@ func clipErr(err error) string {
 	return m
 }
 
-// smallEnoughForDouble reports whether every value of t converts to a
-// DOUBLE exactly.
-func smallEnoughForDouble(t types.Type) bool {
-	switch t.Kind {
-	case types.KindTinyInt, types.KindSmallInt, types.KindInteger, types.KindUTinyInt, types.KindUSmallInt, types.KindUInteger:
-		return true
-	case types.KindDecimal:
-		return t.Precision <= 15 && t.Scale == 0
-	}
-	return false
-}
-
 // exactFloatText writes a float's exact decimal value.
 func exactFloatText(f float64) string {
 	if math.IsInf(f, 1) {
@@ -637,7 +829,7 @@ func exactFloatText(f float64) string {
 }
 
 // colCmp binds column op literal.
-func (b *binder) colCmp(c *Column, op Op, l *Lit) (Pred, error) {
+func (b *binder) colCmp(c *Column, op Op, l *Lit, ctx cmpCtx) (Pred, error) {
 	if l.Kind == LitNull {
 		return &Const{Value: false}, nil
 	}
@@ -646,7 +838,7 @@ func (b *binder) colCmp(c *Column, op Op, l *Lit) (Pred, error) {
 		// use the column anyway.
 		return &Opaque{Why: "column " + c.Name + " has no ordered statistics"}, nil
 	}
-	lv, ok, err := b.cast(c, l)
+	lv, ok, err := b.cast(c, l, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -684,16 +876,33 @@ func (b *binder) colCmp(c *Column, op Op, l *Lit) (Pred, error) {
 			return &Cmp{Col: c, Op: OpGe, Value: lv.hi, Exact: true}, nil
 		}
 	}
-	// Ambiguous: DuckDB compares with the literal itself or rounded to
-	// either neighbour; keep every row either reading could match.
+	// Ambiguous: the literal is some value in [lo, hi]; keep every row
+	// any of them could match.
+	inexact := &Opaque{Why: "inexact literal"}
 	switch op {
 	case OpEq:
-		return &And{Args: []Pred{&Cmp{Col: c, Op: OpGe, Value: lv.lo}, &Cmp{Col: c, Op: OpLe, Value: lv.hi}}}, nil
+		var args []Pred
+		if !lv.noLo {
+			args = append(args, &Cmp{Col: c, Op: OpGe, Value: lv.lo})
+		}
+		if !lv.noHi {
+			args = append(args, &Cmp{Col: c, Op: OpLe, Value: lv.hi})
+		}
+		if len(args) == 0 {
+			return inexact, nil
+		}
+		return &And{Args: args}, nil
 	case OpNe:
-		return &Opaque{Why: "inexact literal"}, nil
+		return inexact, nil
 	case OpLt, OpLe:
+		if lv.noHi {
+			return inexact, nil
+		}
 		return &Cmp{Col: c, Op: OpLe, Value: lv.hi}, nil
 	default:
+		if lv.noLo {
+			return inexact, nil
+		}
 		return &Cmp{Col: c, Op: OpGe, Value: lv.lo}, nil
 	}
 }
@@ -710,14 +919,10 @@ func (b *binder) in(n *In, not bool) (Pred, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, item := range n.List {
-		if isDoubleLit(item) && !exactInDouble(c.Type) {
-			// One DOUBLE item makes DuckDB compare the whole list in DOUBLE.
-			if err := b.check(n); err != nil {
-				return nil, err
-			}
-			return &Opaque{Why: "IN list in DOUBLE"}, nil
-		}
+	// DuckDB compares the column and every item in their common type.
+	ctx := listCtx(c, n.List)
+	if ctx.unknown {
+		return &Opaque{Why: "IN list with an expression"}, b.check(n)
 	}
 	if len(n.List) == 0 {
 		if not {
@@ -746,7 +951,7 @@ func (b *binder) in(n *In, not bool) (Pred, error) {
 		if not {
 			op = OpNe
 		}
-		p, err := b.colCmp(c, op, l)
+		p, err := b.colCmp(c, op, l, ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -914,4 +1119,127 @@ func simplify(p Pred) Pred {
 		return &Or{Args: args}
 	}
 	return p
+}
+
+// distinct binds l IS DISTINCT FROM r (or, with not, IS NOT DISTINCT
+// FROM). Against a non-NULL literal it is x <> v OR x IS NULL; IS NOT
+// DISTINCT FROM is x = v (a NULL x makes it FALSE, and = NULL); against
+// NULL it is IS NOT NULL (IS NULL).
+func (b *binder) distinct(n *Distinct, not bool) (Pred, error) {
+	l, r := n.L, n.R
+	if _, ok := l.(*Lit); ok {
+		l, r = r, l
+	}
+	id, isCol := l.(*Ident)
+	lit, isLit := r.(*Lit)
+	if ll, ok := l.(*Lit); ok && isLit {
+		lnull, rnull := ll.Kind == LitNull, lit.Kind == LitNull
+		if lnull || rnull {
+			return &Const{Value: (lnull && rnull) == not}, nil
+		}
+		eq := foldLiterals(ll, OpEq, lit)
+		if c, ok := eq.(*Const); ok {
+			return &Const{Value: c.Value == not}, nil
+		}
+		return eq, nil
+	}
+	if !isCol || !isLit {
+		if err := b.check(n); err != nil {
+			return nil, err
+		}
+		return &Opaque{Why: "DISTINCT FROM of an expression"}, nil
+	}
+	c, err := b.column(id)
+	if err != nil {
+		return nil, err
+	}
+	if lit.Kind == LitNull {
+		return &NullTest{Col: c, Not: !not}, nil
+	}
+	if not {
+		return b.colCmp(c, OpEq, lit, ctxOr(nil, lit))
+	}
+	ne, err := b.colCmp(c, OpNe, lit, ctxOr(nil, lit))
+	if err != nil {
+		return nil, err
+	}
+	return &Or{Args: []Pred{ne, &NullTest{Col: c}}}, nil
+}
+
+// isBool binds x IS [NOT] TRUE / FALSE (negated when neg). x IS TRUE keeps
+// the rows x keeps and x IS FALSE those NOT x keeps; IS NOT TRUE adds the
+// rows where x is NULL, which only an x whose NULLs are known can tell.
+func (b *binder) isBool(n *IsBool, neg bool) (Pred, error) {
+	if l, ok := n.X.(*Lit); ok && (l.Kind == LitNumber || l.Kind == LitString) {
+		return &Opaque{Why: "IS TRUE of a " + kindName(l.Kind)}, nil // DuckDB casts it to BOOLEAN
+	}
+	if id, ok := n.X.(*Ident); ok {
+		c, err := b.column(id)
+		if err != nil {
+			return nil, err
+		}
+		if c.Type.Kind != types.KindBoolean {
+			return &Opaque{Why: "IS TRUE of " + c.Type.String()}, nil // DuckDB casts it to BOOLEAN
+		}
+	}
+	not := n.Not != neg
+	x, err := b.bind(n.X, n.Value == not)
+	if err != nil {
+		return nil, err
+	}
+	if !not {
+		return x, nil
+	}
+	return &Or{Args: []Pred{x, b.nullOf(n.X)}}, nil
+}
+
+// nullOf is a predicate TRUE exactly for the rows where n is NULL, or may
+// match when that is not known.
+func (b *binder) nullOf(n Node) Pred {
+	switch n := n.(type) {
+	case *Lit:
+		return &Const{Value: n.Kind == LitNull}
+	case *Ident:
+		if c, err := b.column(n); err == nil {
+			return &NullTest{Col: c}
+		}
+	case *Unary:
+		if n.Op == "NOT" {
+			return b.nullOf(n.X)
+		}
+	case *IsNull, *Distinct, *IsBool:
+		return &Const{Value: false}
+	case *Binary:
+		switch n.Op {
+		case "=", "<>", "<", "<=", ">", ">=":
+			// A column against a non-NULL literal is NULL where the column is.
+			if l, ok := n.R.(*Lit); ok && l.Kind != LitNull {
+				if _, ok := n.L.(*Ident); ok {
+					return b.nullOf(n.L)
+				}
+			}
+			if l, ok := n.L.(*Lit); ok && l.Kind != LitNull {
+				if _, ok := n.R.(*Ident); ok {
+					return b.nullOf(n.R)
+				}
+			}
+		}
+	}
+	return &Opaque{Why: "NULL of an expression"}
+}
+
+// parseFloatText casts a string to FLOAT or DOUBLE as DuckDB does: a
+// magnitude beyond the type's range is an infinity.
+func parseFloatText(t types.Type, text string) (float64, error) {
+	fc, _ := types.CodecFor(t)
+	v, err := fc.Parse(text)
+	if err == nil {
+		return v.F, nil
+	}
+	bits := floatBitsOf(t.Kind)
+	f, perr := strconv.ParseFloat(strings.TrimSpace(text), bits)
+	if ne, ok := perr.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		return f, nil
+	}
+	return 0, err
 }

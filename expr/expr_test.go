@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -44,8 +45,37 @@ func TestBinding(t *testing.T) {
 		{"p = 1.234", "FALSE"},
 		{"p <= 1.234", "p <= '1.23'"},
 		{"p > 1.234", "p >= '1.24'"},
-		{"f = 0.1", "(f >= '0.099999994' [implied] AND f <= '0.1' [implied])"},
-		{"f < 0.1", "f <= '0.1' [implied]"},
+		// DuckDB casts a decimal literal to a FLOAT column's type, and
+		// 0.1 (1 / 10, both exact in FLOAT) rounds correctly.
+		{"f = 0.1", "f = '0.1'"},
+		{"f < 0.1", "f < '0.1'"},
+		// A DOUBLE against a FLOAT column compares in DOUBLE, exactly.
+		{"f = 0.1::DOUBLE", "FALSE"},
+		{"f < 0.1::DOUBLE", "f <= '0.099999994'"},
+		{"i = - -3", "i = '3'"},
+		{"i = - - -3", "i = '-3'"},
+		{"i /* a /* nested */ comment */ = 3 -- trailing", "i = '3'"},
+		{"i BETWEEN ASYMMETRIC 1 AND 3", "(i >= '1' AND i <= '3')"},
+		{"i IS NOT DISTINCT FROM 3", "i = '3'"},
+		{"i IS DISTINCT FROM 3", "(i <> '3' OR i IS NULL)"},
+		{"NOT (i IS DISTINCT FROM 3)", "i = '3'"},
+		{"i IS DISTINCT FROM NULL", "i IS NOT NULL"},
+		{"NULL IS NOT DISTINCT FROM i", "i IS NULL"},
+		{"NULL IS DISTINCT FROM NULL", "FALSE"},
+		{"b IS TRUE", "b = 'true'"},
+		{"b IS NOT TRUE", "(b <> 'true' OR b IS NULL)"},
+		{"(i > 5) IS FALSE", "i <= '5'"},
+		{"(i > 5) IS NOT FALSE", "(i > '5' OR i IS NULL)"},
+		{"NOT ((i > 5) IS TRUE)", "(i <= '5' OR i IS NULL)"},
+		{"i IS UNKNOWN", "i IS NULL"},
+		{"NULL IS NOT TRUE", "TRUE"},
+		{"d < 1e400", "d < 'inf'"},
+		{"i < 1e400", "i IS NOT NULL"},
+		{"i > -1e400", "i IS NOT NULL"},
+		{"i = 1e400", "FALSE"},
+		{"i < 'nan'::FLOAT", "i IS NOT NULL"},
+		{"i >= 'nan'::FLOAT", "FALSE"},
+		{"t = 100::FLOAT", "t = '100'"},
 		{"d = 'NaN'", "d = nan"},
 		{"d > 'nan'::DOUBLE", "d > nan"},
 		{"d = 0.5", "d = '0.5'"},
@@ -132,6 +162,8 @@ func TestErrorsNamePosition(t *testing.T) {
 		{"i = 'x", 4, "unterminated"},
 		{"i == 1 AND AND", 11, "unexpected keyword"},
 		{"i IS 5", 5, "expected NULL"},
+		{"i BETWEEN SYMMETRIC 1 AND 3", 10, "BETWEEN SYMMETRIC"},
+		{"i = 1 /* open", 6, "unterminated"},
 		{"i = 1 garbage", 6, "unexpected"},
 		{"i @ 1", 2, "unexpected character"},
 		{"s LIKE 'a' ESCAPE 'xy'", 2, "ESCAPE"},
@@ -209,4 +241,97 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = Bind(n, s, cols)
 	})
+}
+
+// TestFloatOperandsKeepMatches: DuckDB compares an integer or decimal
+// column with a FLOAT in FLOAT (16777217::INTEGER = 16777216::FLOAT is
+// true), so the planner must keep a unit holding 16777217 for every
+// spelling of that comparison.
+func TestFloatOperandsKeepMatches(t *testing.T) {
+	cols, err := catalog.PlanColumns([]catalog.ColumnDef{{Name: "i", Type: "int32"}, {Name: "u", Type: "uint32"},
+		{Name: "d", Type: "decimal(9,0)"}, {Name: "big", Type: "int64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"i", "u", "d", "big"} {
+		for _, p := range []string{"%s = 16777216::FLOAT", "%s <= 16777216::FLOAT", "%s IN (16777216::FLOAT, 1)",
+			"%s BETWEEN 0 AND CAST('16777216' AS REAL)", "%s = CAST('16777216' AS FLOAT)", "16777216::FLOAT >= %s",
+			"%s IS NOT DISTINCT FROM 16777216::FLOAT", "%s IN ('16777216', 1::FLOAT)"} {
+			p = fmt.Sprintf(p, c)
+			b, err := Compile(p, cols)
+			if err != nil {
+				t.Fatalf("%q: %v", p, err)
+			}
+			if !mayHold(b.Pred, 16777217) {
+				t.Errorf("%q binds to %s, which rules out 16777217", p, b.Pred)
+			}
+		}
+	}
+}
+
+// mayHold evaluates a bound predicate on one integer value, leaves that
+// cannot tell counting as true.
+func mayHold(p Pred, v int64) bool {
+	switch p := p.(type) {
+	case *Const:
+		return p.Value
+	case *And:
+		for _, a := range p.Args {
+			if !mayHold(a, v) {
+				return false
+			}
+		}
+		return true
+	case *Or:
+		for _, a := range p.Args {
+			if mayHold(a, v) {
+				return true
+			}
+		}
+		return false
+	case *NullTest:
+		return p.Not
+	case *Cmp:
+		x, err := p.Col.Codec.Decode(p.Value)
+		if err != nil {
+			return true
+		}
+		r, ok := new(big.Rat).SetString(p.Col.Codec.Format(x))
+		if !ok {
+			return true
+		}
+		c := big.NewRat(v, 1).Cmp(r)
+		return [...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[p.Op]
+	}
+	return true
+}
+
+// TestDottedNamesDoNotCollide: a quoted "a.b" names the top-level column,
+// a.b and "a"."b" the field b of struct a, as in DuckDB.
+func TestDottedNamesDoNotCollide(t *testing.T) {
+	cols, err := catalog.PlanColumns([]catalog.ColumnDef{{Name: "a.b", Type: "int32"}, {Name: "a", Type: "struct(b int32, c int32)"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top, field int64
+	for _, c := range cols {
+		switch {
+		case len(c.Path) == 1 && c.Path[0] == "a.b":
+			top = c.ID
+		case len(c.Path) == 2 && c.Path[1] == "b":
+			field = c.ID
+		}
+	}
+	for p, want := range map[string]int64{`"a.b" = 1`: top, `"A.B" = 1`: top, `a.b = 1`: field, `"a"."b" = 1`: field, `A."b" = 1`: field} {
+		b, err := Compile(p, cols)
+		if err != nil {
+			t.Fatalf("%q: %v", p, err)
+		}
+		if len(b.Columns) != 1 || b.Columns[0].ID != want {
+			t.Errorf("%q resolves to %v, want column %d", p, b.Columns, want)
+		}
+	}
+	if _, err := Compile(`"a.c" = 1`, cols); err == nil {
+		t.Error(`"a.c" names no column, but binds`)
+	}
 }

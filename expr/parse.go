@@ -71,6 +71,23 @@ type IsNull struct {
 	At  int
 }
 
+// Distinct is l IS [NOT] DISTINCT FROM r: equality in which NULL equals
+// NULL, never NULL itself. Not is set for IS NOT DISTINCT FROM.
+type Distinct struct {
+	L, R Node
+	Not  bool
+	At   int
+}
+
+// IsBool is x IS [NOT] TRUE or x IS [NOT] FALSE: never NULL (NULL IS TRUE
+// is false, NULL IS NOT TRUE true).
+type IsBool struct {
+	X     Node
+	Value bool
+	Not   bool
+	At    int
+}
+
 // Like is x [NOT] LIKE pattern [ESCAPE e].
 type Like struct {
 	X, Pattern Node
@@ -92,16 +109,18 @@ type Cast struct {
 	At   int
 }
 
-func (n *Ident) Pos() int   { return n.At }
-func (n *Lit) Pos() int     { return n.At }
-func (n *Binary) Pos() int  { return n.At }
-func (n *Unary) Pos() int   { return n.At }
-func (n *Between) Pos() int { return n.At }
-func (n *In) Pos() int      { return n.At }
-func (n *IsNull) Pos() int  { return n.At }
-func (n *Like) Pos() int    { return n.At }
-func (n *Call) Pos() int    { return n.At }
-func (n *Cast) Pos() int    { return n.At }
+func (n *Ident) Pos() int    { return n.At }
+func (n *Lit) Pos() int      { return n.At }
+func (n *Binary) Pos() int   { return n.At }
+func (n *Unary) Pos() int    { return n.At }
+func (n *Between) Pos() int  { return n.At }
+func (n *In) Pos() int       { return n.At }
+func (n *IsNull) Pos() int   { return n.At }
+func (n *Distinct) Pos() int { return n.At }
+func (n *IsBool) Pos() int   { return n.At }
+func (n *Like) Pos() int     { return n.At }
+func (n *Call) Pos() int     { return n.At }
+func (n *Cast) Pos() int     { return n.At }
 
 // SyntaxError reports malformed predicate text with the byte offset.
 type SyntaxError struct {
@@ -194,6 +213,28 @@ func (lx *lexer) next() (token, error) {
 		if c == '-' && lx.off+1 < len(s) && s[lx.off+1] == '-' { // -- comment
 			for lx.off < len(s) && s[lx.off] != '\n' {
 				lx.off++
+			}
+			continue
+		}
+		if c == '/' && lx.off+1 < len(s) && s[lx.off+1] == '*' {
+			// /* comment */, nested as in DuckDB.
+			start, depth := lx.off, 0
+			for {
+				switch {
+				case lx.off+1 >= len(s):
+					return token{}, &SyntaxError{Text: s, Pos: start, Msg: "unterminated /* comment"}
+				case s[lx.off] == '/' && s[lx.off+1] == '*':
+					depth++
+					lx.off += 2
+				case s[lx.off] == '*' && s[lx.off+1] == '/':
+					depth--
+					lx.off += 2
+				default:
+					lx.off++
+				}
+				if depth == 0 {
+					break
+				}
 			}
 			continue
 		}
@@ -426,10 +467,27 @@ func (p *parser) predicate() (Node, error) {
 				not = true
 				p.advance()
 			}
-			if err := p.expectKw("null"); err != nil {
-				return nil, err
+			switch {
+			case p.isKw("null") || p.isKw("unknown"):
+				p.advance()
+				x = &IsNull{X: x, Not: not, At: at}
+			case p.isKw("true") || p.isKw("false"):
+				v := p.isKw("true")
+				p.advance()
+				x = &IsBool{X: x, Value: v, Not: not, At: at}
+			case p.isKw("distinct"):
+				p.advance()
+				if err := p.expectKw("from"); err != nil {
+					return nil, err
+				}
+				r, err := p.additive()
+				if err != nil {
+					return nil, err
+				}
+				x = &Distinct{L: x, R: r, Not: not, At: at}
+			default:
+				return nil, p.errf(p.tok.pos, "expected NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM after IS, found %s", p.tok.describe())
 			}
-			x = &IsNull{X: x, Not: not, At: at}
 		case p.isKw("isnull"):
 			p.advance()
 			x = &IsNull{X: x, At: at}
@@ -445,6 +503,14 @@ func (p *parser) predicate() (Node, error) {
 			switch {
 			case p.isKw("between"):
 				p.advance()
+				if p.isKw("symmetric") {
+					// DuckDB parses it but does not run it ("Not implemented
+					// Error: Expression type T_List"), so neither does rocklake.
+					return nil, p.errf(p.tok.pos, "BETWEEN SYMMETRIC is not supported by DuckDB")
+				}
+				if p.isKw("asymmetric") {
+					p.advance()
+				}
 				lo, err := p.additive()
 				if err != nil {
 					return nil, err
@@ -562,6 +628,22 @@ func (p *parser) unary() (Node, error) {
 		}
 		if l, ok := x.(*Lit); ok && l.Kind == LitNumber && l.Type == "" {
 			if op == "-" {
+				// - -3 is 3: the sign flips, as DuckDB folds it.
+				if t, neg := strings.CutPrefix(l.Text, "-"); neg {
+					l.Text = t
+				} else {
+					l.Text = "-" + l.Text
+				}
+			}
+			l.At = at
+			return l, nil
+		}
+		if l, ok := x.(*Lit); ok && l.Kind == LitNumber && op == "-" && negatableType(l.Type) {
+			// -1.5::FLOAT is -(1.5::FLOAT): the negation of a float or
+			// decimal is exact.
+			if t, neg := strings.CutPrefix(l.Text, "-"); neg {
+				l.Text = t
+			} else {
 				l.Text = "-" + l.Text
 			}
 			l.At = at
@@ -590,6 +672,18 @@ func (p *parser) postfix() (Node, error) {
 		x = castNode(x, typ, at)
 	}
 	return x, nil
+}
+
+// negatableType reports whether a literal of the type negates exactly
+// (FLOAT, DOUBLE, DECIMAL; an integer can overflow).
+func negatableType(typ string) bool {
+	t := strings.ToLower(strings.TrimSpace(typ))
+	for _, p := range []string{"float", "real", "double", "decimal", "numeric"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // castNode makes a typed literal of a cast literal, else a Cast.
