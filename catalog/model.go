@@ -86,6 +86,32 @@ type DataFile struct {
 	ColumnsMatchTable bool
 	// Owner says whether cleanup may delete the file from disk.
 	Owner Ownership
+	// Identity is the file's device and inode when it was registered
+	// (zero when unrecorded).
+	Identity FileIdentity
+}
+
+// FileIdentity is a file's device and inode number: every path that
+// reaches the same file (symbolic links, hard links, bind mounts) has the
+// same identity, which no path spelling can hide. The zero value is
+// unknown.
+type FileIdentity struct {
+	Device uint64
+	Inode  uint64
+}
+
+// Known reports whether the identity was recorded.
+func (id FileIdentity) Known() bool { return id != FileIdentity{} }
+
+func identityToPB(id FileIdentity) *catalogpb.FileIdentity {
+	if !id.Known() {
+		return nil
+	}
+	return &catalogpb.FileIdentity{Device: id.Device, Inode: id.Inode}
+}
+
+func identityFromPB(p *catalogpb.FileIdentity) FileIdentity {
+	return FileIdentity{Device: p.GetDevice(), Inode: p.GetInode()}
 }
 
 // Location is where the file lives: its path, or, when the path is
@@ -299,6 +325,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		RecordCount: p.RecordCount, FileSizeBytes: p.FileSizeBytes, FooterSize: p.FooterSize,
 		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
+		Identity: identityFromPB(p.Identity),
 	}
 }
 

@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -65,6 +67,10 @@ type NewFile struct {
 	// reads it. Zero: the user's, unless a claim (ClaimOwnership) names
 	// the path.
 	Owner Ownership
+	// Identity, when known, is the file's device and inode: a commit
+	// refuses a file that is, under another path, a live file of the
+	// table.
+	Identity FileIdentity
 }
 
 // FileColumn holds one column's statistics in a new file. Path is the
@@ -226,8 +232,10 @@ type tableState struct {
 	byPath     map[string]Column  // lower-cased path joined by \x00
 	live       map[int64]DataFile // the head's live files, loaded only when needed
 	loaded     bool
-	livePaths  map[string]int64 // paths added by this commit (and, once loaded, the head's)
-	gonePaths  map[string]bool  // paths removed by this commit
+	livePaths  map[string]int64          // paths added by this commit (and, once loaded, the head's)
+	gonePaths  map[string]bool           // paths removed by this commit
+	liveIdents map[FileIdentity]DataFile // files added by this commit, by identity
+	goneIdents map[FileIdentity]bool     // identity index entries deleted by this commit
 	removed    map[int64]bool
 	added      []addedFile
 	stats      *TableStats
@@ -545,6 +553,9 @@ func (w *commitWriter) dropTable(name string) error {
 		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
 			return err
 		}
+		if err := w.forgetIdentity(ts, f); err != nil {
+			return err
+		}
 	}
 	ts.dropped = true
 	w.ddl = true
@@ -563,6 +574,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes, FooterSize: f.FooterSize,
 		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
 		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
+		Identity: identityToPB(f.Identity),
 	}
 }
 
@@ -612,6 +624,14 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		} else if dup {
 			return fmt.Errorf("file %s: %w in table %q (as file %d)", nf.Path, ErrDuplicate, ts.t.Name, id)
 		}
+		if nf.Identity.Known() {
+			if other, dup, err := w.liveIdentity(ts, nf); err != nil {
+				return err
+			} else if dup {
+				return fmt.Errorf("file %s: %w in table %q: it is file %d, registered as %s (the same file: device %d, inode %d)",
+					nf.Path, ErrDuplicate, ts.t.Name, other.ID, other.Location(ts.t), nf.Identity.Device, nf.Identity.Inode)
+			}
+		}
 		if nf.RecordCount < 0 || nf.FileSizeBytes < 0 {
 			return fmt.Errorf("%w data file %s: negative counts", ErrInvalid, nf.Path)
 		}
@@ -624,6 +644,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			Format: format, RecordCount: nf.RecordCount, FileSizeBytes: nf.FileSizeBytes,
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
 			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
+			Identity: nf.Identity,
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID
@@ -631,6 +652,14 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		ts.stats.addFile(f)
 		w.put(key(tagDataFile, ts.t.ID, f.ID), dataFileToPB(f, nil))
 		w.put(keyWithString(tagFilePath, nf.Path, ts.t.ID), &catalogpb.DataFile{Id: f.ID})
+		if f.Identity.Known() {
+			if ts.liveIdents == nil {
+				ts.liveIdents = map[FileIdentity]DataFile{}
+			}
+			ts.liveIdents[f.Identity] = f
+			delete(ts.goneIdents, f.Identity)
+			w.put(identityKey(ts.t.ID, f.Identity), &catalogpb.DataFile{Id: f.ID})
+		}
 		af := addedFile{f: f, fc: map[int64]*FileColumn{}}
 		for i := range nf.Columns {
 			fc := &nf.Columns[i]
@@ -686,6 +715,99 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		w.changes.InsertedIntoTables = append(w.changes.InsertedIntoTables, ts.t.ID)
 	}
 	return w.writeErr
+}
+
+// identityKey indexes a table's live files by identity (FileIdentity), so
+// that an append checks its files without reading the table's file list.
+// It lives under the path index's tag: no path holds a NUL byte, so no
+// path key equals one of these, and what removes a table's path keys
+// removes these too.
+func identityKey(tableID int64, id FileIdentity) []byte {
+	k := keyWithString(tagFilePath, "\x00identity\x00", tableID)
+	k = binary.BigEndian.AppendUint64(k, id.Device)
+	return binary.BigEndian.AppendUint64(k, id.Inode)
+}
+
+// liveIdentity reports the live file of the table that is nf under another
+// path, if any: one added by this commit, else the head's through the
+// identity index.
+func (w *commitWriter) liveIdentity(ts *tableState, nf NewFile) (DataFile, bool, error) {
+	if f, ok := ts.liveIdents[nf.Identity]; ok {
+		return f, true, nil
+	}
+	if ts.goneIdents[nf.Identity] || ts.created {
+		return DataFile{}, false, nil
+	}
+	raw, err := w.r.kvs.Get(identityKey(ts.t.ID, nf.Identity))
+	if errors.Is(err, kv.ErrNotFound) {
+		return DataFile{}, false, nil
+	}
+	if err != nil {
+		return DataFile{}, false, err
+	}
+	var ref catalogpb.DataFile
+	if err := decodeValue(raw, &ref); err != nil {
+		return DataFile{}, false, fmt.Errorf("identity index of %s: %w", nf.Path, err)
+	}
+	raw, err = w.r.kvs.Get(key(tagDataFile, ts.t.ID, ref.Id))
+	if err != nil {
+		return DataFile{}, false, nil
+	}
+	var p catalogpb.DataFile
+	if err := decodeValue(raw, &p); err != nil {
+		return DataFile{}, false, err
+	}
+	f := dataFileFromPB(&p)
+	if !visibleAt(w.head.ID, p.BeginSnapshot, p.EndSnapshot) || f.Identity != nf.Identity {
+		return DataFile{}, false, nil
+	}
+	// Inode numbers are reused once a file is deleted: the entry names
+	// this file only while the registered path still reaches it.
+	if !sameFile(nf.Path, f.Location(ts.t)) {
+		return DataFile{}, false, nil
+	}
+	return f, true, nil
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// forgetIdentity deletes a retired file's identity index entry, unless the
+// entry names another file by now (one this commit adds, or one registered
+// after the retired file's inode was reused).
+func (w *commitWriter) forgetIdentity(ts *tableState, f DataFile) error {
+	if !f.Identity.Known() || ts.goneIdents[f.Identity] {
+		return nil
+	}
+	if _, ok := ts.liveIdents[f.Identity]; ok {
+		return nil
+	}
+	k := identityKey(ts.t.ID, f.Identity)
+	raw, err := w.r.kvs.Get(k)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var ref catalogpb.DataFile
+	if err := decodeValue(raw, &ref); err != nil {
+		return fmt.Errorf("identity index of %s: %w", f.Path, err)
+	}
+	if ref.Id != f.ID {
+		return nil
+	}
+	if ts.goneIdents == nil {
+		ts.goneIdents = map[FileIdentity]bool{}
+	}
+	ts.goneIdents[f.Identity] = true
+	return w.batch.Delete(k)
 }
 
 // ErrOutsideRoot reports a data file outside the catalog's data root.
@@ -780,6 +902,9 @@ func (w *commitWriter) removeFiles(name string, ids []int64) error {
 		ts.gonePaths[f.Path] = true
 		w.endFile(f)
 		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
+			return err
+		}
+		if err := w.forgetIdentity(ts, f); err != nil {
 			return err
 		}
 	}

@@ -634,7 +634,12 @@ type DataFile struct {
 	ColumnsMatchTable bool `protobuf:"varint,13,opt,name=columns_match_table,json=columnsMatchTable,proto3" json:"columns_match_table,omitempty"`
 	// Who may delete the file from disk. Rows written before this field
 	// existed read as OWNERSHIP_UNRECORDED, which is treated as the user's.
-	Ownership     Ownership `protobuf:"varint,14,opt,name=ownership,proto3,enum=rocklake.catalog.v1.Ownership" json:"ownership,omitempty"`
+	Ownership Ownership `protobuf:"varint,14,opt,name=ownership,proto3,enum=rocklake.catalog.v1.Ownership" json:"ownership,omitempty"`
+	// The file as the operating system knew it when it was registered, so a
+	// second name for the same file (a hard link, a bind mount) is refused.
+	// Absent for files registered before it was recorded, and for relative
+	// paths.
+	Identity      *FileIdentity `protobuf:"bytes,15,opt,name=identity,proto3" json:"identity,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,6 +772,67 @@ func (x *DataFile) GetOwnership() Ownership {
 	return Ownership_OWNERSHIP_UNRECORDED
 }
 
+func (x *DataFile) GetIdentity() *FileIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+// FileIdentity is a file's device and inode number (stat(2)'s st_dev and
+// st_ino): equal for every path that reaches the same file.
+type FileIdentity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Device        uint64                 `protobuf:"varint,1,opt,name=device,proto3" json:"device,omitempty"`
+	Inode         uint64                 `protobuf:"varint,2,opt,name=inode,proto3" json:"inode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileIdentity) Reset() {
+	*x = FileIdentity{}
+	mi := &file_catalog_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileIdentity) ProtoMessage() {}
+
+func (x *FileIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileIdentity.ProtoReflect.Descriptor instead.
+func (*FileIdentity) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *FileIdentity) GetDevice() uint64 {
+	if x != nil {
+		return x.Device
+	}
+	return 0
+}
+
+func (x *FileIdentity) GetInode() uint64 {
+	if x != nil {
+		return x.Inode
+	}
+	return 0
+}
+
 // ColumnStats describes one column in one unit (a file or a row group).
 // An absent optional field is unknown, never zero.
 type ColumnStats struct {
@@ -791,7 +857,7 @@ type ColumnStats struct {
 
 func (x *ColumnStats) Reset() {
 	*x = ColumnStats{}
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +869,7 @@ func (x *ColumnStats) String() string {
 func (*ColumnStats) ProtoMessage() {}
 
 func (x *ColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +882,7 @@ func (x *ColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
 func (*ColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{7}
+	return file_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ColumnStats) GetMin() []byte {
@@ -914,7 +980,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +992,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +1005,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{8}
+	return file_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Location) GetOffset() int64 {
@@ -971,7 +1037,7 @@ type RowGroupStats struct {
 
 func (x *RowGroupStats) Reset() {
 	*x = RowGroupStats{}
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -983,7 +1049,7 @@ func (x *RowGroupStats) String() string {
 func (*RowGroupStats) ProtoMessage() {}
 
 func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -996,7 +1062,7 @@ func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupStats.ProtoReflect.Descriptor instead.
 func (*RowGroupStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{9}
+	return file_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RowGroupStats) GetStats() *ColumnStats {
@@ -1053,7 +1119,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1131,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1144,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{10}
+	return file_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *VariantStats) GetVariantPath() string {
@@ -1162,7 +1228,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1240,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1253,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{11}
+	return file_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TableStats) GetRecordCount() int64 {
@@ -1257,7 +1323,7 @@ type TableColumnStats struct {
 
 func (x *TableColumnStats) Reset() {
 	*x = TableColumnStats{}
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1335,7 @@ func (x *TableColumnStats) String() string {
 func (*TableColumnStats) ProtoMessage() {}
 
 func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1348,7 @@ func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableColumnStats.ProtoReflect.Descriptor instead.
 func (*TableColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{12}
+	return file_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TableColumnStats) GetContainsNull() bool {
@@ -1361,7 +1427,7 @@ type FileToDelete struct {
 
 func (x *FileToDelete) Reset() {
 	*x = FileToDelete{}
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +1439,7 @@ func (x *FileToDelete) String() string {
 func (*FileToDelete) ProtoMessage() {}
 
 func (x *FileToDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +1452,7 @@ func (x *FileToDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
 func (*FileToDelete) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{13}
+	return file_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FileToDelete) GetTableId() int64 {
@@ -1445,7 +1511,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1523,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1536,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{14}
+	return file_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -1547,7 +1613,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\x8f\x04\n" +
+	"\r_end_snapshot\"\xce\x04\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -1565,8 +1631,12 @@ const file_catalog_proto_rawDesc = "" +
 	"\fend_snapshot\x18\v \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12&\n" +
 	"\x0frow_group_count\x18\f \x01(\x05R\rrowGroupCount\x12.\n" +
 	"\x13columns_match_table\x18\r \x01(\bR\x11columnsMatchTable\x12<\n" +
-	"\townership\x18\x0e \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townershipB\x0f\n" +
-	"\r_end_snapshot\"\x96\x04\n" +
+	"\townership\x18\x0e \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12=\n" +
+	"\bidentity\x18\x0f \x01(\v2!.rocklake.catalog.v1.FileIdentityR\bidentityB\x0f\n" +
+	"\r_end_snapshot\"<\n" +
+	"\fFileIdentity\x12\x16\n" +
+	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x14\n" +
+	"\x05inode\x18\x02 \x01(\x04R\x05inode\"\x96\x04\n" +
 	"\vColumnStats\x12\x15\n" +
 	"\x03min\x18\x01 \x01(\fH\x00R\x03min\x88\x01\x01\x12\x15\n" +
 	"\x03max\x18\x02 \x01(\fH\x01R\x03max\x88\x01\x01\x12\"\n" +
@@ -1675,7 +1745,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -1685,28 +1755,30 @@ var file_catalog_proto_goTypes = []any{
 	(*Table)(nil),            // 5: rocklake.catalog.v1.Table
 	(*Column)(nil),           // 6: rocklake.catalog.v1.Column
 	(*DataFile)(nil),         // 7: rocklake.catalog.v1.DataFile
-	(*ColumnStats)(nil),      // 8: rocklake.catalog.v1.ColumnStats
-	(*Location)(nil),         // 9: rocklake.catalog.v1.Location
-	(*RowGroupStats)(nil),    // 10: rocklake.catalog.v1.RowGroupStats
-	(*VariantStats)(nil),     // 11: rocklake.catalog.v1.VariantStats
-	(*TableStats)(nil),       // 12: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 13: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 14: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 15: rocklake.catalog.v1.MembershipFilter
+	(*FileIdentity)(nil),     // 8: rocklake.catalog.v1.FileIdentity
+	(*ColumnStats)(nil),      // 9: rocklake.catalog.v1.ColumnStats
+	(*Location)(nil),         // 10: rocklake.catalog.v1.Location
+	(*RowGroupStats)(nil),    // 11: rocklake.catalog.v1.RowGroupStats
+	(*VariantStats)(nil),     // 12: rocklake.catalog.v1.VariantStats
+	(*TableStats)(nil),       // 13: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 14: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 15: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 16: rocklake.catalog.v1.MembershipFilter
 }
 var file_catalog_proto_depIdxs = []int32{
-	3, // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
-	0, // 1: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
-	8, // 2: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
-	9, // 3: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
-	9, // 4: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
-	9, // 5: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	0, // 6: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
+	0,  // 1: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
+	8,  // 2: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	9,  // 3: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
+	10, // 4: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
+	10, // 5: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
+	10, // 6: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
+	0,  // 7: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -1718,16 +1790,16 @@ func file_catalog_proto_init() {
 	file_catalog_proto_msgTypes[4].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[6].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[7].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[10].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[12].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[8].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[11].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
