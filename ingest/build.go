@@ -12,7 +12,8 @@ import (
 // fileInfo is one Parquet file read and interpreted: enough to register it
 // in any table it fits.
 type fileInfo struct {
-	path    string // absolute
+	path    string // absolute, symbolic links resolved
+	id      catalog.FileIdentity
 	size    int64
 	footer  int64
 	schema  *fileSchema
@@ -20,13 +21,18 @@ type fileInfo struct {
 	groups  []rawRowGroup
 	rows    int64
 	writer  writer
-	columns map[string]*column // top-level, by lower-cased name
+	columns map[string]*column // top-level, by foldName
 }
 
 // inspect reads a file's footer and interprets its schema and row groups.
 // Every error names what is wrong; the file is not changed.
-func inspect(path string) (*fileInfo, error) {
-	ft, err := readFooter(path)
+func inspect(path string) (*fileInfo, error) { return inspectTarget(target{path: path}) }
+
+// inspectTarget is inspect of a listed file, which must still be the file
+// listed.
+func inspectTarget(t target) (*fileInfo, error) {
+	path := t.path
+	ft, err := readFooter(path, t.id)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +41,7 @@ func inspect(path string) (*fileInfo, error) {
 		return nil, err
 	}
 	fi := &fileInfo{
-		path: path, size: ft.fileSize, footer: ft.footerLen, schema: fs,
+		path: path, id: t.id, size: ft.fileSize, footer: ft.footerLen, schema: fs,
 		orders: rawColumnOrders(ft.md), groups: rawRowGroups(ft.md),
 		writer: writerOf(ft.md.FileMetaData.GetCreatedBy()), columns: map[string]*column{},
 	}
@@ -68,13 +74,14 @@ func inspect(path string) (*fileInfo, error) {
 	// The file-level num_rows is not checked against the row groups: some
 	// writers leave it 0 (parquet-testing's repeated_no_annotation), and
 	// readers scan by row group.
-	// Columns are matched by name without regard to case (as DuckDB
-	// does), so two names that differ only in case are ambiguous: which one
-	// a reader takes is not something stats can follow. Refuse the file.
+	// Columns are matched by name ignoring ASCII case, as DuckDB matches
+	// them (names.go), so two names that differ only in ASCII case are one
+	// name twice: DuckDB reads the second as another column (`a` and `A`
+	// read as `a` and `A_1`). Refuse the file.
 	for _, c := range fs.columns {
-		key := strings.ToLower(c.name)
+		key := foldName(c.name)
 		if other, ok := fi.columns[key]; ok {
-			return nil, fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in case", ErrSchemaMismatch, other.name, c.name)
+			return nil, fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in ASCII case", ErrSchemaMismatch, other.name, c.name)
 		}
 		fi.columns[key] = c
 	}
@@ -83,9 +90,9 @@ func inspect(path string) (*fileInfo, error) {
 		if l.path == nil {
 			continue
 		}
-		key := strings.ToLower(strings.Join(l.path, "\x00"))
+		key := foldPath(l.path)
 		if other, ok := seen[key]; ok {
-			return nil, fmt.Errorf("%w: the file has nested fields %q and %q, whose names differ only in case",
+			return nil, fmt.Errorf("%w: the file has nested fields %q and %q, whose names differ only in ASCII case",
 				ErrSchemaMismatch, strings.Join(other, "."), strings.Join(l.path, "."))
 		}
 		seen[key] = l.path
@@ -116,20 +123,26 @@ func (fi *fileInfo) columnDefs() []catalog.ColumnDef {
 func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFile, error) {
 	nf := catalog.NewFile{
 		Path: fi.path, Format: "parquet", RecordCount: fi.rows, FileSizeBytes: fi.size,
-		FooterSize: fi.footer, RowGroupCount: int32(len(fi.groups)),
+		FooterSize: fi.footer, RowGroupCount: int32(len(fi.groups)), Identity: fi.id,
 	}
 	leafByPath := map[string]*leaf{}
 	for _, l := range fi.schema.leaves {
 		if l.path != nil {
-			leafByPath[strings.ToLower(strings.Join(l.path, "\x00"))] = l
+			leafByPath[foldPath(l.path)] = l
 		}
 	}
 	for _, col := range cols {
 		if col.Parent.Known {
 			continue
 		}
-		fc, ok := fi.columns[strings.ToLower(col.Name)]
+		fc, ok := fi.columns[foldName(col.Name)]
 		if !ok {
+			for _, c := range fi.schema.columns {
+				if caseOnlyMismatch(c.name, col.Name) {
+					return nf, fmt.Errorf("%w: the file has no column %q, which table %q has: its column %q differs from it in the case of non-ASCII letters, and DuckDB, which ignores the case of ASCII letters only, would read it as another column (and %q as NULL)",
+						ErrSchemaMismatch, col.Name, table, c.name, col.Name)
+				}
+			}
 			return nf, fmt.Errorf("%w: the file has no column %q, which table %q has", ErrSchemaMismatch, col.Name, table)
 		}
 		if !fits(fc.typ, col.Type) {
@@ -147,7 +160,7 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 	}
 	nf.ColumnsMatchTable = fi.columnsMatch(cols)
 	for _, col := range cols {
-		l, ok := leafByPath[strings.ToLower(strings.Join(col.Path, "\x00"))]
+		l, ok := leafByPath[foldPath(col.Path)]
 		if !ok {
 			continue // a nested parent, or a VARIANT: stats live on leaves
 		}
@@ -275,12 +288,12 @@ func toTableType(st catalog.ColumnStats, from, to types.Type) catalog.ColumnStat
 // per sub-field whose values are all in its typed_value leaf (its own
 // untyped value leaf holds nothing), with that leaf's type and bounds.
 func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
-	name := strings.ToLower(strings.Join(col.Path, "."))
+	name := foldName(strings.Join(col.Path, "."))
 	typed := map[string]*leaf{}
 	untyped := map[string]*leaf{}
 	var paths []string
 	for _, l := range fi.schema.leaves {
-		if l.variant == nil || strings.ToLower(l.variant.column) != name {
+		if l.variant == nil || foldName(l.variant.column) != name {
 			continue
 		}
 		if l.variant.typed {

@@ -69,14 +69,19 @@ func filterable(t types.Type) bool {
 // fileFilters reads flat leaves' values from one file (opened once) and
 // builds their filters; a nil filter where the leaf holds no value.
 // nonNull counts each leaf's values.
-func fileFilters(path string, leaves []*leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
+func fileFilters(path string, id catalog.FileIdentity, leaves []*leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fls, nonNull, err = nil, nil, fmt.Errorf("arrow-go: %v", r)
 		}
 	}()
-	rdr, err := file.OpenParquetFile(path, false)
+	f, _, err := openRegular(path, id)
 	if err != nil {
+		return nil, nil, err
+	}
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
 		return nil, nil, err
 	}
 	defer rdr.Close()
@@ -179,7 +184,7 @@ func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
 		return nil, false
 	}
 	for _, l := range fi.schema.leaves {
-		if len(l.path) == 1 && strings.EqualFold(l.path[0], col.Name) {
+		if len(l.path) == 1 && sameName(l.path[0], col.Name) {
 			return l, !l.repeated && l.variant == nil && l.typ.Equal(col.Type) && readsExactly(l)
 		}
 	}
@@ -201,7 +206,7 @@ func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 	if len(leaves) == 0 {
 		return out
 	}
-	fls, nonNull, err := fileFilters(fi.path, leaves, ts)
+	fls, nonNull, err := fileFilters(fi.path, fi.id, leaves, ts)
 	if err != nil {
 		return out
 	}
@@ -248,7 +253,7 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 				if len(leaves) == 0 {
 					continue
 				}
-				fls, _, err := fileFilters(fi.path, leaves, ts)
+				fls, _, err := fileFilters(fi.path, fi.id, leaves, ts)
 				if err != nil {
 					errs[i] = &FileError{Path: fi.path, Err: fmt.Errorf("membership filter: %w", err)}
 					continue
@@ -283,7 +288,7 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 		}
 		var col *catalog.Column
 		for i := range cols {
-			if !cols[i].Parent.Known && strings.EqualFold(cols[i].Name, name) {
+			if !cols[i].Parent.Known && sameName(cols[i].Name, name) {
 				col = &cols[i]
 			}
 		}
@@ -327,7 +332,7 @@ func attachFilters(nf *catalog.NewFile, cols []catalog.Column, filters map[int64
 			continue
 		}
 		for j := range nf.Columns {
-			if len(nf.Columns[j].Path) == 1 && strings.EqualFold(nf.Columns[j].Path[0], col.Name) {
+			if len(nf.Columns[j].Path) == 1 && sameName(nf.Columns[j].Path[0], col.Name) {
 				nf.Columns[j].Filter = fl
 			}
 		}

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/thrift/lib/go/thrift"
+
+	"rocklake/catalog"
 )
 
 // ErrNotParquet, ErrTruncated and ErrCorruptFooter classify files that
@@ -33,20 +36,37 @@ type footer struct {
 	footerLen int64
 }
 
+// openRegular opens a regular file for reading, without blocking on
+// anything else, and refuses anything else. When want is known, the file
+// opened must be that one: a file replaced after it was listed is refused.
+func openRegular(path string, want catalog.FileIdentity) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%w, it is %s", ErrNotRegular, describeMode(st.Mode()))
+	}
+	if err == nil && want.Known() {
+		if got := identityOf(st); got.Known() && got != want {
+			err = fmt.Errorf("replaced by another file while being added (inode %d, was %d)", got.Inode, want.Inode)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
 // readFooter reads and decodes the footer of the Parquet file at path.
-func readFooter(path string) (*footer, error) {
-	f, err := os.Open(path)
+func readFooter(path string, want catalog.FileIdentity) (*footer, error) {
+	f, st, err := openRegular(path, want)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%w: is a directory", ErrNotParquet)
-	}
 	size := st.Size()
 	if size < 12 {
 		if size >= 4 && hasMagicAt(f, 0) {

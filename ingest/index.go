@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
@@ -24,7 +23,7 @@ type FileIndex struct {
 	orders []columnOrder
 	groups []rawRowGroup
 	writer writer
-	leaves map[string]*leaf // by lower-cased catalog path
+	leaves map[string]*leaf // by catalog path, folded (foldPath)
 }
 
 // OpenIndex opens the file at path. arrow-go can panic on schemas and
@@ -35,8 +34,17 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 			fx, err = nil, fmt.Errorf("%s: arrow-go: %v", path, r)
 		}
 	}()
-	rdr, err := file.OpenParquetFile(path, false)
+	// A registered file replaced by a named pipe must not hang a plan.
+	f, _, err := openRegular(path, catalog.FileIdentity{})
+	if errors.Is(err, ErrNotRegular) {
+		return nil, &FileError{Path: path, Err: err}
+	}
 	if err != nil {
+		return nil, err
+	}
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	md := rdr.MetaData()
@@ -52,7 +60,7 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 	}
 	for _, l := range fs.leaves {
 		if l.path != nil {
-			fx.leaves[strings.ToLower(strings.Join(l.path, "\x00"))] = l
+			fx.leaves[foldPath(l.path)] = l
 		}
 	}
 	return fx, nil
@@ -62,7 +70,7 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 func (fx *FileIndex) Close() error { return fx.rdr.Close() }
 
 func (fx *FileIndex) leaf(col catalog.Column) (*leaf, bool) {
-	l, ok := fx.leaves[strings.ToLower(strings.Join(col.Path, "\x00"))]
+	l, ok := fx.leaves[foldPath(col.Path)]
 	return l, ok && !l.repeated && fits(l.typ, col.Type)
 }
 

@@ -3,11 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -65,7 +61,7 @@ type Result struct {
 // directories (searched for *.parquet) and globs.
 func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result, error) {
 	start := time.Now()
-	files, err := ExpandPaths(paths)
+	files, err := expand(paths)
 	if err != nil {
 		return Result{}, err
 	}
@@ -107,6 +103,9 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 			return Result{}, err
 		}
 	case errors.Is(err, catalog.ErrNoSuchTable) && opts.Create:
+		if err := infos[0].creatable(); err != nil {
+			return Result{}, &FileError{Path: infos[0].path, Err: err}
+		}
 		defs := infos[0].columnDefs()
 		tx.CreateTable(table, defs)
 		res.CreatedTable = true
@@ -184,7 +183,7 @@ func joinErrors(errs []error, total int) error {
 }
 
 // inspectAll reads every footer with a pool of workers.
-func inspectAll(files []string, opts Options) ([]*fileInfo, error) {
+func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
@@ -207,9 +206,9 @@ func inspectAll(files []string, opts Options) ([]*fileInfo, error) {
 				if i >= len(files) {
 					return
 				}
-				infos[i], errs[i] = inspect(files[i])
+				infos[i], errs[i] = inspectTarget(files[i])
 				if errs[i] != nil {
-					errs[i] = &FileError{Path: files[i], Err: errs[i]}
+					errs[i] = &FileError{Path: files[i].path, Err: errs[i]}
 				}
 				mu.Lock()
 				done++
@@ -232,79 +231,4 @@ func inspectAll(files []string, opts Options) ([]*fileInfo, error) {
 		return nil, joinErrors(failed, len(files))
 	}
 	return infos, nil
-}
-
-// ExpandPaths turns arguments into a sorted list of absolute file paths:
-// a file is itself, a directory contributes every *.parquet below it, a
-// glob its matches. A missing path, an empty match or the same file named
-// twice is an error.
-func ExpandPaths(args []string) ([]string, error) {
-	if len(args) == 0 {
-		return nil, errors.New("no files given")
-	}
-	seen := map[string]string{}
-	var out []string
-	add := func(p, from string) error {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return err
-		}
-		if prev, dup := seen[abs]; dup {
-			return fmt.Errorf("%s: named twice (by %q and %q)", abs, prev, from)
-		}
-		seen[abs] = from
-		out = append(out, abs)
-		return nil
-	}
-	for _, arg := range args {
-		st, err := os.Stat(arg)
-		switch {
-		case err == nil && st.IsDir():
-			var found []string
-			err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if !d.IsDir() && strings.HasSuffix(strings.ToLower(d.Name()), ".parquet") {
-					found = append(found, p)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			if len(found) == 0 {
-				return nil, fmt.Errorf("%s: directory holds no .parquet files", arg)
-			}
-			for _, p := range found {
-				if err := add(p, arg); err != nil {
-					return nil, err
-				}
-			}
-		case err == nil:
-			if err := add(arg, arg); err != nil {
-				return nil, err
-			}
-		case strings.ContainsAny(arg, "*?["):
-			matches, gerr := filepath.Glob(arg)
-			if gerr != nil {
-				return nil, fmt.Errorf("%s: %w", arg, gerr)
-			}
-			if len(matches) == 0 {
-				return nil, fmt.Errorf("%s: no file matches", arg)
-			}
-			for _, m := range matches {
-				if st, err := os.Stat(m); err == nil && st.IsDir() {
-					continue
-				}
-				if err := add(m, arg); err != nil {
-					return nil, err
-				}
-			}
-		default:
-			return nil, fmt.Errorf("%s: %w", arg, fs.ErrNotExist)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }

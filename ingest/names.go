@@ -1,0 +1,80 @@
+package ingest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Column names are matched as DuckDB matches identifiers: ASCII letters
+// without regard to case, every other character exactly. DuckDB reads a
+// file column `ÜNÏ` as another column than `Ünï` (union_by_name keeps both,
+// and `SELECT "Ünï"` does not bind `ÜNÏ`), so Unicode case folding
+// (strings.EqualFold, strings.ToLower) would register statistics for a
+// column DuckDB then reads as NULL.
+
+// foldName is name as DuckDB compares it: ASCII upper-case letters
+// lowered, every other byte kept.
+func foldName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(name)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return name
+}
+
+// sameName reports whether DuckDB binds one name to the other.
+func sameName(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// foldPath is a nested column path as a map key, each name folded.
+func foldPath(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = foldName(p)
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// caseOnlyMismatch reports whether a and b differ only in the case of
+// letters outside ASCII: the same name to Unicode, two names to DuckDB.
+func caseOnlyMismatch(a, b string) bool {
+	return !sameName(a, b) && strings.EqualFold(a, b)
+}
+
+// creatable refuses a file whose columns DuckDB reads as two but a table
+// cannot hold as two: the catalog refuses column names that differ only in
+// case, Unicode's included, while DuckDB tells `Ü` from `ü`.
+func (fi *fileInfo) creatable() error {
+	seen := map[string]string{}
+	for _, c := range fi.schema.columns {
+		k := strings.ToLower(c.name)
+		if other, ok := seen[k]; ok && caseOnlyMismatch(other, c.name) {
+			return fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in the case of non-ASCII letters: DuckDB reads them as two columns, a table cannot have both", ErrSchemaMismatch, other, c.name)
+		}
+		seen[k] = c.name
+	}
+	return nil
+}

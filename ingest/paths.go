@@ -1,0 +1,241 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"rocklake/catalog"
+)
+
+// ErrNotRegular reports a path that is not a regular file: a named pipe,
+// a socket, a device, or a directory where a file was expected. Such paths
+// are refused before they are opened (opening a named pipe blocks until a
+// writer comes).
+var ErrNotRegular = errors.New("not a regular file")
+
+// target is a file to register as the operating system resolved it.
+type target struct {
+	path string               // absolute; symbolic links and ".." resolved by the OS
+	from string               // the argument that named it
+	id   catalog.FileIdentity // device and inode (zero where the platform has none)
+}
+
+// ExpandPaths turns arguments into a sorted list of the files they name,
+// each an absolute path with symbolic links and ".." resolved by the
+// operating system: the path DuckDB will open. A file is itself, a
+// directory contributes every *.parquet below it, a glob its matches. A
+// missing path, an empty match, a path that is not a regular file, or the
+// same file named twice (by two paths, symbolic links or hard links alike)
+// is an error.
+func ExpandPaths(args []string) ([]string, error) {
+	ts, err := expand(args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.path
+	}
+	return out, nil
+}
+
+func expand(args []string) ([]target, error) {
+	if len(args) == 0 {
+		return nil, errors.New("no files given")
+	}
+	var out []target
+	byPath := map[string]target{}
+	byID := map[catalog.FileIdentity]target{}
+	// add resolves p (absolute, not cleaned) and records it once.
+	add := func(p, from string) error {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", from, err)
+		}
+		st, err := os.Stat(real)
+		if err != nil {
+			return fmt.Errorf("%s: %w", from, err)
+		}
+		if err := regular(real, st, from); err != nil {
+			return err
+		}
+		t := target{path: real, from: from, id: identityOf(st)}
+		if prev, dup := byPath[real]; dup {
+			return fmt.Errorf("%s: named twice (by %q and %q)", real, prev.from, from)
+		}
+		if prev, dup := byID[t.id]; dup && t.id.Known() {
+			return fmt.Errorf("%s and %s are the same file (device %d, inode %d), named twice (by %q and %q)",
+				prev.path, real, t.id.Device, t.id.Inode, prev.from, from)
+		}
+		byPath[real] = t
+		if t.id.Known() {
+			byID[t.id] = t
+		}
+		out = append(out, t)
+		return nil
+	}
+	for _, arg := range args {
+		abs, err := absolute(arg)
+		if err != nil {
+			return nil, err
+		}
+		st, err := os.Stat(abs)
+		switch {
+		case err == nil && st.IsDir():
+			if err := walk(arg, abs, add); err != nil {
+				return nil, err
+			}
+		case err == nil:
+			if err := regular(arg, st, arg); err != nil {
+				return nil, err
+			}
+			if err := add(abs, arg); err != nil {
+				return nil, err
+			}
+		case strings.ContainsAny(arg, "*?["):
+			matches, gerr := glob(arg)
+			if gerr != nil {
+				return nil, fmt.Errorf("%s: %w", arg, gerr)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", arg)
+			}
+			for _, m := range matches {
+				mabs, err := absolute(m)
+				if err != nil {
+					return nil, err
+				}
+				st, err := os.Stat(mabs)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", m, err)
+				}
+				if err := regular(m, st, arg); err != nil {
+					return nil, err
+				}
+				if err := add(mabs, arg); err != nil {
+					return nil, err
+				}
+			}
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("%s: %w", arg, fs.ErrNotExist)
+		default:
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// walk adds every *.parquet below a directory. Symbolic links to files
+// are followed; directories are walked, links to directories are not (a
+// link could lead back up the tree). An entry named *.parquet that is not
+// a regular file refuses the whole add rather than being skipped: the
+// user asked for every Parquet file there, and a table quietly missing one
+// is worse than an error (the same rule as for an unreadable file).
+func walk(arg, dir string, add func(p, from string) error) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", arg, err)
+	}
+	found := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(strings.ToLower(d.Name()), ".parquet") {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			// Not followed: DirEntry's type is the entry's own, so a named
+			// pipe is caught here without a stat, let alone an open.
+			if err := regularMode(p, d.Type(), arg); err != nil {
+				return err
+			}
+		}
+		found++
+		return add(p, arg)
+	})
+	if err != nil {
+		return err
+	}
+	if found == 0 {
+		return fmt.Errorf("%s: directory holds no .parquet files", arg)
+	}
+	return nil
+}
+
+// glob is filepath.Glob with the directories before the first pattern
+// resolved by the operating system: filepath.Glob joins what it matches
+// with filepath.Join, which would turn the match of "lnk/../f*" (read from
+// the parent of lnk's target) into a path beside lnk.
+func glob(pattern string) ([]string, error) {
+	abs, err := absolute(pattern)
+	if err != nil {
+		return nil, err
+	}
+	cut := strings.LastIndexByte(abs[:strings.IndexAny(abs, "*?[")], filepath.Separator) + 1
+	dir, err := filepath.EvalSymlinks(abs[:cut])
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Not filepath.Join: the rest keeps its "..", which match nothing
+	// after a pattern (no directory lists ".."), rather than being cleaned
+	// away.
+	return filepath.Glob(strings.TrimSuffix(dir, string(filepath.Separator)) + string(filepath.Separator) + abs[cut:])
+}
+
+// absolute makes p absolute without cleaning it: "lnk/../f" must reach
+// what the operating system reaches (the parent of lnk's target), which
+// filepath.Clean (and filepath.Abs) would turn into "f".
+func absolute(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return wd + string(filepath.Separator) + p, nil
+}
+
+// regular refuses anything but a regular file, naming the path and what
+// it is.
+func regular(p string, st fs.FileInfo, from string) error {
+	return regularMode(p, st.Mode(), from)
+}
+
+func regularMode(p string, m fs.FileMode, from string) error {
+	if m.IsRegular() {
+		return nil
+	}
+	if m.IsDir() && from != p {
+		return fmt.Errorf("%s: %w, it is a directory (matched by %q): name a directory on its own to add the .parquet files below it", p, ErrNotRegular, from)
+	}
+	return fmt.Errorf("%s: %w, it is %s", p, ErrNotRegular, describeMode(m))
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "an irregular file"
+}
