@@ -54,6 +54,22 @@ func newAddCmd(g *globals) *cobra.Command {
 an integer), and registers all of them with their statistics in one snapshot.
 If any file cannot be read or does not fit, nothing is registered.
 
+Names: columns match as DuckDB binds them, ignoring the case of ASCII
+letters only. A file column "ÜNï" is the table's "Ünï", but "ÜNÏ" is not
+(DuckDB would read "Ünï" as NULL there): a file without the table's column
+is refused, naming it and the near miss.
+
+Paths: each path is resolved by the operating system, symbolic links and
+".." as open(2) follows them (never cleaned as text: "lnk/../f" is the f
+beside lnk's target). The resolved path is what is registered and what
+DuckDB opens; re-pointing a link later does not change the table. The same
+file named twice, by any paths, symbolic or hard links alike (same device
+and inode), is refused, within one add and against the table's files.
+Only regular files are read: a named pipe, socket or device, given, matched
+by a glob or found as *.parquet in a directory, is refused without being
+opened, as is a directory matched by a glob (a directory given on its own
+is searched for *.parquet files).
+
 Membership filters: for the columns --filter-columns names, for columns that
 already have them, and, when --create makes the table, for the first file's
 mostly-distinct integer, VARCHAR, BLOB and UUID columns (at least 1,000
