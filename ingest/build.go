@@ -13,6 +13,7 @@ import (
 // in any table it fits.
 type fileInfo struct {
 	path    string // absolute, symbolic links resolved
+	from    string // the argument that named it
 	id      catalog.FileIdentity
 	size    int64
 	footer  int64
@@ -41,7 +42,7 @@ func inspectTarget(t target) (*fileInfo, error) {
 		return nil, err
 	}
 	fi := &fileInfo{
-		path: path, id: t.id, size: ft.fileSize, footer: ft.footerLen, schema: fs,
+		path: path, from: t.from, id: t.id, size: ft.fileSize, footer: ft.footerLen, schema: fs,
 		orders: rawColumnOrders(ft.md), groups: rawRowGroups(ft.md),
 		writer: writerOf(ft.md.FileMetaData.GetCreatedBy()), columns: map[string]*column{},
 	}

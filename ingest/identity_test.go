@@ -239,7 +239,9 @@ func TestSameFileAlreadyRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := snapshotCount(t, c)
-	if _, err := Add(c, "t", []string{filepath.Join(dir, "alias", "f.parquet")}, Options{}); !errors.Is(err, catalog.ErrDuplicate) || !strings.Contains(err.Error(), f) {
+	alias := filepath.Join(dir, "alias", "f.parquet")
+	if _, err := Add(c, "t", []string{alias}, Options{}); !errors.Is(err, catalog.ErrDuplicate) || !strings.Contains(err.Error(), f) ||
+		!strings.Contains(err.Error(), `given as "`+alias+`"`) {
 		t.Fatalf("the registered file through a link: %v", err)
 	}
 	_, err := Add(c, "t", []string{hard}, Options{})

@@ -149,7 +149,7 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 	tx.AddFiles(table, nfs...)
 	snap, err := tx.Commit()
 	if err != nil {
-		return Result{}, err
+		return Result{}, namedBy(err, infos)
 	}
 	res.Snapshot, res.Files = snap, len(nfs)
 	return res, nil
@@ -231,4 +231,20 @@ func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
 		return nil, joinErrors(failed, len(files))
 	}
 	return infos, nil
+}
+
+// namedBy adds to a commit's refusal of a file already registered the
+// argument that named it, when that is not the resolved path the catalog
+// names (a link the user may not know leads there).
+func namedBy(err error, infos []*fileInfo) error {
+	if !errors.Is(err, catalog.ErrDuplicate) {
+		return err
+	}
+	msg := err.Error()
+	for _, fi := range infos {
+		if fi.from != "" && fi.from != fi.path && strings.HasPrefix(msg, "file "+fi.path+":") {
+			return fmt.Errorf("%w (given as %q; links and \"..\" resolved)", err, fi.from)
+		}
+	}
+	return err
 }

@@ -155,7 +155,7 @@ func TestAddSameFileUnderAnotherName(t *testing.T) {
 	hard := filepath.Join(f.dir, "hard.parquet")
 
 	mustRun(t, "--catalog", f.cat, "add", "t", "data/f.parquet", "--create")
-	f.refused([]string{"t", "alias/f.parquet"}, data, "already exists")
+	f.refused([]string{"t", "alias/f.parquet"}, data, "already exists", `given as "alias/f.parquet"`)
 	f.refused([]string{"t", "hard.parquet"}, hard, "already exists", "registered as "+data, "same file")
 	f.refused([]string{"u", "data/f.parquet", "alias/f.parquet", "--create"}, data, "named twice")
 	f.refused([]string{"u", "data/f.parquet", "hard.parquet", "--create"}, data, hard, "same file")
