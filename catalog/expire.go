@@ -518,7 +518,7 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		}
 	}
 	// Only the directory a rewrite created for its files goes, and only
-	// when nothing is left in it (os.Remove refuses otherwise).
+	// when nothing but its marker is left in it.
 	deleted := map[string]bool{}
 	for _, p := range res.Deleted {
 		deleted[p] = true
@@ -528,12 +528,37 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 			if emptiedBy(d, deleted) {
 				res.Dirs = append(res.Dirs, d)
 			}
-		} else if os.Remove(d) == nil {
+		} else if removeRewriteDir(d) {
 			res.Dirs = append(res.Dirs, d)
+			// The table's directory under the rewrite root goes with its
+			// last rewrite.
+			if root := c.RewriteRoot(); root != "" && within(root, d) && filepath.Dir(filepath.Dir(d)) == root {
+				os.Remove(filepath.Dir(d))
+			}
 		}
 	}
 	sort.Strings(res.Dirs)
 	return res, nil
+}
+
+// removeRewriteDir removes dir when nothing but a rewrite's marker is left
+// in it, and reports whether it did.
+func removeRewriteDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() != RewriteMarker {
+			return false
+		}
+	}
+	if len(entries) > 0 {
+		if err := os.Remove(filepath.Join(dir, RewriteMarker)); err != nil {
+			return false
+		}
+	}
+	return os.Remove(dir) == nil
 }
 
 // emptiedBy reports whether deleting the paths would leave dir empty.
@@ -543,7 +568,7 @@ func emptiedBy(dir string, deleted map[string]bool) bool {
 		return false
 	}
 	for _, e := range entries {
-		if !deleted[filepath.Join(dir, e.Name())] {
+		if e.Name() != RewriteMarker && !deleted[filepath.Join(dir, e.Name())] {
 			return false
 		}
 	}

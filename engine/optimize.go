@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"rocklake/catalog"
@@ -38,8 +39,9 @@ type OptimizeOptions struct {
 	// rows per file follow the bytes per row of the input, then of the
 	// files already written.
 	TargetFileSize int64
-	// Dir receives the new files; it must not exist yet. Default: beside the
-	// table's first live file, named after the table and the snapshot.
+	// Dir receives the new files; it must not exist yet. Default: a new
+	// directory under the catalog's rewrite root (Catalog.RewriteRoot),
+	// named by the table's id and the snapshot, never by its name.
 	Dir string
 }
 
@@ -106,9 +108,6 @@ func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) 
 		sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "optimize"})
 }
 
-// rewriteDir matches the default names of rewrite directories.
-var rewriteDir = regexp.MustCompile(`-(optimize|compact)-[0-9]+$`)
-
 // sizing says how large the new files are: bytes when positive, else rows
 // (default 1,000,000).
 type sizing struct{ rows, bytes int64 }
@@ -165,32 +164,158 @@ func slotSQL(t catalog.Table, cols []catalog.Column, files []string) string {
 	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", viewSQL(t, cols, files, "", true), strings.Join(slots, ", "))
 }
 
-// digestSQL returns one row over the slot columns of from: the row count,
-// for each column the sum of DuckDB's hash of every value (NULLs
-// included), and the sum of the hashes of whole rows. Row order does not
-// change it; a value lost, added or altered does, and so does a value
-// moved to another row (but for a hash collision).
-func digestSQL(from string, n int) string {
+// digestSQL returns one row over exprs, expressions over the slot columns
+// of from (exactSQL of each): the row count, for each column the sum of
+// DuckDB's hash of every value (NULLs included), and the sum of the hashes
+// of whole rows. Row order does not change it; a value lost, added or
+// altered does, and so does a value moved to another row (but for a hash
+// collision).
+func digestSQL(from string, exprs []string) string {
 	parts := []string{"count(*)::VARCHAR"}
-	slots := make([]string, n)
-	for i := range n {
-		slots[i] = slot(i)
-		parts = append(parts, fmt.Sprintf("coalesce(sum(hash(%s))::VARCHAR, '')", slot(i)))
+	for _, x := range exprs {
+		parts = append(parts, fmt.Sprintf("coalesce(sum(hash(%s))::VARCHAR, '')", x))
 	}
-	parts = append(parts, fmt.Sprintf("coalesce(sum(hash(%s))::VARCHAR, '')", strings.Join(slots, ", ")))
+	parts = append(parts, fmt.Sprintf("coalesce(sum(hash(%s))::VARCHAR, '')", strings.Join(exprs, ", ")))
 	return "SELECT " + strings.Join(parts, ", ") + " FROM " + from
 }
 
-func digest(ctx context.Context, conn *sql.Conn, from string, n int) ([]string, error) {
-	out := make([]string, n+2)
-	ptrs := make([]any, n+2)
+func digest(ctx context.Context, conn *sql.Conn, from string, exprs []string) ([]string, error) {
+	out := make([]string, len(exprs)+2)
+	ptrs := make([]any, len(out))
 	for i := range out {
 		ptrs[i] = &out[i]
 	}
-	if err := conn.QueryRowContext(ctx, digestSQL(from, n)).Scan(ptrs...); err != nil {
+	if err := conn.QueryRowContext(ctx, digestSQL(from, exprs)).Scan(ptrs...); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// DuckDB's hash() equates -0.0 with +0.0 and every NaN with every other
+// (as = does), so a digest of floats alone cannot see a sign or a NaN
+// payload lost. A cast to BIT keeps a float's IEEE bits (verified against
+// the DuckDB linked: '-0.0'::DOUBLE::BIT has the sign bit set, and a NaN
+// read from a file keeps its payload), so exactSQL hashes those instead,
+// at any depth of a LIST, ARRAY, STRUCT or MAP. A VARIANT's hash already
+// covers its encoded bits.
+
+// exactSQL is an expression over x (of type t) whose hash tells apart
+// every value that differs in any bit; depth numbers lambda parameters.
+func exactSQL(x string, t types.Type, depth int) string {
+	if !hasFloat(t) {
+		return x
+	}
+	l := fmt.Sprintf("l%d", depth)
+	switch t.Kind {
+	case types.KindFloat, types.KindDouble:
+		return "(" + x + ")::BIT"
+	case types.KindList, types.KindArray:
+		return fmt.Sprintf("list_transform(%s, lambda %s: %s)", x, l, exactSQL(l, *t.Elem, depth+1))
+	case types.KindStruct:
+		fields := make([]string, len(t.Fields))
+		for i, f := range t.Fields {
+			name := strings.ReplaceAll(f.Name, "'", "''")
+			fields[i] = fmt.Sprintf("'%s': %s", name, exactSQL(fmt.Sprintf("struct_extract(%s, '%s')", x, name), f.Type, depth))
+		}
+		return fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE {%s} END", x, strings.Join(fields, ", "))
+	case types.KindMap:
+		return fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL ELSE list_transform(map_entries(%[1]s), lambda %[2]s: {'k': %[3]s, 'v': %[4]s}) END",
+			x, l, exactSQL(l+".key", *t.Key, depth+1), exactSQL(l+".value", *t.Value, depth+1))
+	}
+	return x
+}
+
+// hasFloat reports whether values of t hold a FLOAT or DOUBLE anywhere.
+func hasFloat(t types.Type) bool {
+	switch t.Kind {
+	case types.KindFloat, types.KindDouble:
+		return true
+	case types.KindList, types.KindArray:
+		return t.Elem != nil && hasFloat(*t.Elem)
+	case types.KindStruct:
+		for _, f := range t.Fields {
+			if hasFloat(f.Type) {
+				return true
+			}
+		}
+	case types.KindMap:
+		return t.Key != nil && t.Value != nil && (hasFloat(*t.Key) || hasFloat(*t.Value))
+	}
+	return false
+}
+
+// slotTypes are the types DuckDB gives the first n slots of from (a type
+// rocklake does not parse is Unknown).
+func slotTypes(ctx context.Context, conn *sql.Conn, from string, n int) ([]types.Type, error) {
+	slots := make([]string, n)
+	for i := range slots {
+		slots[i] = slot(i)
+	}
+	rs, err := conn.QueryContext(ctx, "DESCRIBE SELECT "+strings.Join(slots, ", ")+" FROM "+from)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]types.Type, 0, n)
+	for rs.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		text, _ := vals[1].(string)
+		typ, err := types.ParseType(text)
+		if err != nil {
+			typ = types.Type{}
+		}
+		out = append(out, typ)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("DESCRIBE gave %d columns, want %d", len(out), n)
+	}
+	return out, nil
+}
+
+// exactSlots is exactSQL of each slot, of the types typs.
+func exactSlots(typs []types.Type) []string {
+	exprs := make([]string, len(typs))
+	for i, t := range typs {
+		exprs[i] = exactSQL(slot(i), t, 0)
+	}
+	return exprs
+}
+
+// plainFloats reports whether a COPY of values of t must not use
+// dictionary encoding: DuckDB's Parquet writer keys its dictionary by
+// value, so -0.0 comes back +0.0 and every NaN the first one's bits
+// (verified against the DuckDB linked); a VARIANT may shred to floats.
+func plainFloats(t types.Type) bool {
+	switch t.Kind {
+	case types.KindVariant, types.KindUnknown:
+		return true
+	case types.KindList, types.KindArray:
+		return t.Elem == nil || plainFloats(*t.Elem)
+	case types.KindStruct:
+		for _, f := range t.Fields {
+			if plainFloats(f.Type) {
+				return true
+			}
+		}
+		return t.Fields == nil
+	case types.KindMap:
+		return t.Key == nil || t.Value == nil || plainFloats(*t.Key) || plainFloats(*t.Value)
+	}
+	return hasFloat(t)
 }
 
 // afterWrite, when set (by tests), sees the written files before they are
@@ -204,13 +329,14 @@ var ErrRewriteMismatch = errors.New("the written files do not hold the rows read
 // checkRewrite compares what a rewrite read (the slot columns of tmp) with
 // what it wrote (the new files, read back as the table reads them): row
 // count and every column's content digest.
-func checkRewrite(ctx context.Context, conn *sql.Conn, st *tableState, tmp string, written []string) error {
+func checkRewrite(ctx context.Context, conn *sql.Conn, st *tableState, tmp string, typs []types.Type, written []string) error {
 	top := topLevel(st.cols)
-	read, err := digest(ctx, conn, tmp, len(top))
+	exprs := exactSlots(typs)
+	read, err := digest(ctx, conn, tmp, exprs)
 	if err != nil {
 		return fmt.Errorf("digest of the rows read: %w", err)
 	}
-	wrote, err := digest(ctx, conn, "("+slotSQL(st.t, st.cols, written)+")", len(top))
+	wrote, err := digest(ctx, conn, "("+slotSQL(st.t, st.cols, written)+")", exprs)
 	if err != nil {
 		return fmt.Errorf("digest of the files written: %w", err)
 	}
@@ -250,22 +376,34 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		paths[i], ids[i] = f.Location(t), f.ID
 		inputBytes += f.FileSizeBytes
 	}
+	root := ""
 	if dir == "" {
-		// Beside the first file, or beside the directory of an earlier
-		// rewrite, so that rewrites do not nest ever deeper.
-		base := filepath.Dir(paths[0])
-		if rewriteDir.MatchString(filepath.Base(base)) {
-			base = filepath.Dir(base)
+		// Under the catalog's rewrite root, named by the table's id (a
+		// table's name may be "../x" or "a/b"). A catalog without a
+		// directory (in memory) has no root: the rewrites of its tables
+		// share one beside the files, never nested in an earlier one.
+		if root = e.cat.RewriteRoot(); root == "" {
+			base := filepath.Dir(paths[0])
+			if catalog.IsRewriteDir(base) {
+				root = filepath.Dir(filepath.Dir(base))
+			} else {
+				root = filepath.Join(base, "_rocklake")
+			}
 		}
-		dir = filepath.Join(base, fmt.Sprintf("%s-%s-%d", t.Name, what, st.r.Snapshot().ID))
+		dir = catalog.DefaultRewriteDir(root, t.ID, st.r.Snapshot().ID, what)
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := catalog.MakeRewriteDir(dir, root); err != nil {
 		return nil, fmt.Errorf("%s: output directory: %w", what, err)
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			os.RemoveAll(dir) // nothing refers to the new files
+			// Nothing refers to the new files. The table's directory
+			// under the root goes too when it held nothing else.
+			os.RemoveAll(dir)
+			if root != "" {
+				os.Remove(filepath.Dir(dir))
+			}
 		}
 	}()
 
@@ -286,26 +424,35 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	const tmp = "__rocklake_rewrite"
 	src := slotSQL(t, cols, paths)
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", tmp, src)
-	rn := "rowid + 1"
+	// rn is qualified by the table: the COPY below names its output
+	// columns after the user's, and an unqualified ORDER BY rn would sort by
+	// a user column named rn (and hand its floats back normalised).
+	rn := tmp + ".rowid + 1"
 	if len(sp.order) > 0 {
-		key := strings.Join(sp.order, ", ")
+		// DuckDB sorts on a normalised key and hands the key columns back
+		// decoded from it: -0.0 comes back +0.0, every NaN the one NaN.
+		// The sort and the ranks therefore read copies of the sort columns
+		// (o0, o1, ...), dropped afterwards, and the slots pass through as
+		// payload, bit for bit.
+		keys := make([]string, len(sp.order))
+		copies := make([]string, len(sp.order))
+		for i, c := range sp.order {
+			keys[i] = fmt.Sprintf("o%d", i)
+			copies[i] = c + " AS " + keys[i]
+		}
+		src = fmt.Sprintf("SELECT *, %s FROM (%s)", strings.Join(copies, ", "), src)
+		key := strings.Join(keys, ", ")
 		if sp.curve != "" {
-			if src, err = e.curveSQL(conn, sp.curve, sp.order, src); err != nil {
+			if src, err = e.curveSQL(conn, sp.curve, keys, src); err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
 			key = curveKey + ", " + key
 		}
-		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, row_number() OVER (ORDER BY %s) AS rn FROM (%s)",
-			tmp, key, src)
-		rn = "rn"
+		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s), row_number() OVER (ORDER BY %s) AS rn FROM (%s)",
+			tmp, strings.Join(keys, ", "), key, src)
+		rn = tmp + ".rn"
 	}
-	// The files get the table's names back, by position.
 	top := topLevel(cols)
-	named := make([]string, len(top))
-	for i, c := range top {
-		named[i] = slot(i) + " AS " + quoteIdent(c.Name)
-	}
-	sel := strings.Join(named, ", ")
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
 	}
@@ -313,6 +460,17 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	var rows int64
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tmp).Scan(&rows); err != nil {
 		return nil, err
+	}
+	typs, err := slotTypes(ctx, conn, tmp, len(top))
+	if err != nil {
+		return nil, fmt.Errorf("%s: types of the rows read: %w", what, err)
+	}
+	copyOpts := "FORMAT parquet"
+	for _, t := range typs {
+		if plainFloats(t) {
+			copyOpts += ", DICTIONARY_SIZE_LIMIT 0"
+			break
+		}
 	}
 	if rows == 0 {
 		// Files without rows: nothing to write, only retire them.
@@ -368,20 +526,29 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		}
 		step := sp.sizing.next(rows-off, bpr)
 		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", n))
-		where := fmt.Sprintf("WHERE %s > %d AND %s <= %d ORDER BY %s", rn, off, rn, off+step, rn)
+		run := fmt.Sprintf("WHERE %s > %d AND %s <= %d", rn, off, rn, off+step)
+		where := run + " ORDER BY " + rn
 		if w != nil {
 			cols, err := w.read(ctx, conn, fmt.Sprintf("FROM %s %s", tmp, where), step)
 			if err != nil {
 				return nil, fmt.Errorf("%s: reading rows for %s: %w", what, p, err)
 			}
 			if err := finish(); err != nil {
+				release(cols)
 				return nil, err
 			}
 			pending = &inFlight{path: p, rows: step, done: make(chan error, 1)}
-			go func(done chan error) { done <- pqwrite.Write(p, cols, w.opts) }(pending.done)
+			go func(done chan error) {
+				defer release(cols)
+				done <- pqwrite.Write(p, cols, w.opts)
+			}(pending.done)
 		} else {
-			_, err := conn.ExecContext(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s %s) TO '%s' (FORMAT parquet)",
-				sel, tmp, where, strings.ReplaceAll(p, "'", "''")))
+			sel, err := narrowSQL(ctx, conn, top, fmt.Sprintf("FROM %s %s", tmp, run))
+			if err != nil {
+				return nil, fmt.Errorf("%s: writing %s: %w", what, p, err)
+			}
+			_, err = conn.ExecContext(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s %s) TO '%s' (%s)",
+				sel, tmp, where, strings.ReplaceAll(p, "'", "''"), copyOpts))
 			if err != nil {
 				return nil, fmt.Errorf("%s: writing %s: %w", what, p, err)
 			}
@@ -402,7 +569,12 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		afterWrite(written)
 	}
 	// Nothing is committed unless the files hold exactly the rows read.
-	if err := checkRewrite(ctx, conn, st, tmp, written); err != nil {
+	if err := checkRewrite(ctx, conn, st, tmp, typs, written); err != nil {
+		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
+	}
+	// An interrupt up to here leaves the catalog as it was and removes
+	// the new files; past here the commit completes.
+	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
 	// The new files are rocklake's own: cleanup may delete them, and the
@@ -422,6 +594,52 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	}
 	return &OptimizeResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir,
 		BytesBefore: inputBytes, BytesAfter: outBytes}, nil
+}
+
+// narrowSQL is the select list of DuckDB's COPY of the rows "<from>": the
+// slots, given the table's names back by position. DuckDB writes a HUGEINT
+// or UHUGEINT as a DOUBLE, which loses digits and which registration
+// refuses; a HUGEINT column is cast to BIGINT, or to UBIGINT, whichever
+// holds every value of the file, a UHUGEINT one to UBIGINT (as pqwrite
+// writes them: every value a table can hold fits one of them).
+func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, from string) (string, error) {
+	named := make([]string, len(top))
+	var wide []int
+	var checks []string
+	for i, c := range top {
+		named[i] = slot(i) + " AS " + quoteIdent(c.Name)
+		if k := c.Type.Kind; k == types.KindHugeInt || k == types.KindUHugeInt {
+			wide = append(wide, i)
+			signed := fmt.Sprintf("%s BETWEEN -9223372036854775808 AND 9223372036854775807", slot(i))
+			if k == types.KindUHugeInt {
+				signed = "false" // a signed file column never fits an unsigned table column
+			}
+			checks = append(checks, fmt.Sprintf("coalesce(bool_and(%s), true)", signed),
+				fmt.Sprintf("coalesce(bool_and(%s >= 0 AND %[1]s <= 18446744073709551615), true)", slot(i)))
+		}
+	}
+	if len(wide) > 0 {
+		fit := make([]bool, len(checks))
+		ptrs := make([]any, len(checks))
+		for i := range fit {
+			ptrs[i] = &fit[i]
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT "+strings.Join(checks, ", ")+" "+from).Scan(ptrs...); err != nil {
+			return "", err
+		}
+		for j, i := range wide {
+			switch {
+			case fit[2*j]:
+				named[i] = slot(i) + "::BIGINT AS " + quoteIdent(top[i].Name)
+			case fit[2*j+1]:
+				named[i] = slot(i) + "::UBIGINT AS " + quoteIdent(top[i].Name)
+			default:
+				return "", fmt.Errorf("column %s (%s) holds values no 64-bit Parquet integer type holds together",
+					quoteIdent(top[i].Name), top[i].Type)
+			}
+		}
+	}
+	return strings.Join(named, ", "), nil
 }
 
 // arrowWriter writes rewritten files with arrow-go rather than DuckDB's
@@ -471,46 +689,117 @@ func newArrowWriter(st *tableState) (*arrowWriter, error) {
 
 // read reads the rows "SELECT cols <from>" as columns for pqwrite; from
 // holds the table's columns by slot (w.cols are every top-level column).
+// Floats come from DuckDB as the driver's float32 and float64, bits
+// intact, into arrow arrays (the caller releases them with release);
+// DuckDB's text of a float has no NaN sign or payload. Every other type
+// comes as text, parsed back with the column's codec.
 func (w *arrowWriter) read(ctx context.Context, conn *sql.Conn, from string, rows int64) ([]pqwrite.Column, error) {
 	sel := make([]string, len(w.cols))
 	out := make([]pqwrite.Column, len(w.cols))
+	f32 := make([]*array.Float32Builder, len(w.cols))
+	f64 := make([]*array.Float64Builder, len(w.cols))
+	defer func() {
+		for i := range w.cols {
+			if f32[i] != nil {
+				f32[i].Release()
+			}
+			if f64[i] != nil {
+				f64[i].Release()
+			}
+		}
+	}()
 	for i, c := range w.cols {
-		sel[i] = slot(i) + "::VARCHAR"
-		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type, Values: make([]*types.Value, 0, rows)}
+		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type}
+		switch c.Type.Kind {
+		case types.KindFloat:
+			sel[i] = slot(i)
+			f32[i] = array.NewFloat32Builder(memory.DefaultAllocator)
+			f32[i].Reserve(int(rows))
+		case types.KindDouble:
+			sel[i] = slot(i)
+			f64[i] = array.NewFloat64Builder(memory.DefaultAllocator)
+			f64[i].Reserve(int(rows))
+		default:
+			sel[i] = slot(i) + "::VARCHAR"
+			out[i].Values = make([]*types.Value, 0, rows)
+		}
 	}
 	rs, err := conn.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" "+from)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
-	texts := make([]sql.NullString, len(w.cols))
+	vals := make([]any, len(w.cols))
 	ptrs := make([]any, len(w.cols))
-	for i := range texts {
-		ptrs[i] = &texts[i]
+	for i := range vals {
+		ptrs[i] = &vals[i]
 	}
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		for i, t := range texts {
-			if !t.Valid {
+		for i, v := range vals {
+			switch {
+			case f32[i] != nil:
+				switch x := v.(type) {
+				case nil:
+					f32[i].AppendNull()
+				case float32:
+					f32[i].Append(x)
+				default:
+					return nil, fmt.Errorf("column %s: DuckDB gave a %T for a FLOAT", w.cols[i].Name, v)
+				}
+			case f64[i] != nil:
+				switch x := v.(type) {
+				case nil:
+					f64[i].AppendNull()
+				case float64:
+					f64[i].Append(x)
+				default:
+					return nil, fmt.Errorf("column %s: DuckDB gave a %T for a DOUBLE", w.cols[i].Name, v)
+				}
+			case v == nil:
 				out[i].Values = append(out[i].Values, nil)
-				continue
+			default:
+				text, ok := v.(string)
+				if !ok {
+					return nil, fmt.Errorf("column %s: DuckDB gave a %T for text", w.cols[i].Name, v)
+				}
+				x, err := parseText(w.codecs[i], w.cols[i].Type.Kind, text)
+				if err != nil {
+					return nil, fmt.Errorf("column %s: DuckDB's text %q does not parse back: %w", w.cols[i].Name, text, err)
+				}
+				out[i].Values = append(out[i].Values, &x)
 			}
-			v, err := parseText(w.codecs[i], w.cols[i].Type.Kind, t.String)
-			if err != nil {
-				return nil, fmt.Errorf("column %s: DuckDB's text %q does not parse back: %w", w.cols[i].Name, t.String, err)
-			}
-			out[i].Values = append(out[i].Values, &v)
 		}
 	}
-	return out, rs.Err()
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		switch {
+		case f32[i] != nil:
+			out[i].Array = f32[i].NewArray()
+		case f64[i] != nil:
+			out[i].Array = f64[i].NewArray()
+		}
+	}
+	return out, nil
 }
 
-// parseText reads DuckDB's text of a value. Integers, floats and strings
+// release frees the arrow arrays of columns read.
+func release(cols []pqwrite.Column) {
+	for _, c := range cols {
+		if c.Array != nil {
+			c.Array.Release()
+		}
+	}
+}
+
+// parseText reads DuckDB's text of a value. Integers and strings
 // take the standard library's exact parsers (DuckDB prints them in forms
 // strconv reads to the same value; the rewrite tests compare every value);
-// everything else, and special floats, the codec's CAST parser.
+// everything else the codec's CAST parser. (Floats do not come as text.)
 func parseText(codec *types.Codec, k types.Kind, s string) (types.Value, error) {
 	switch k {
 	case types.KindTinyInt, types.KindSmallInt, types.KindInteger, types.KindBigInt:
@@ -520,18 +809,6 @@ func parseText(codec *types.Codec, k types.Kind, s string) (types.Value, error) 
 	case types.KindUTinyInt, types.KindUSmallInt, types.KindUInteger, types.KindUBigInt:
 		if x, err := strconv.ParseUint(s, 10, 64); err == nil {
 			return types.UintValue(x), nil
-		}
-	case types.KindDouble, types.KindFloat:
-		bits := 64
-		if k == types.KindFloat {
-			bits = 32
-		}
-		// strconv also reads "inf", "nan" and hex floats: leave every
-		// non-decimal spelling to the codec.
-		if s != "" && strings.Trim(s, "0123456789.-+e") == "" {
-			if f, err := strconv.ParseFloat(s, bits); err == nil {
-				return types.FloatValue(f), nil
-			}
 		}
 	case types.KindVarchar:
 		return types.StringValue(s), nil
@@ -623,7 +900,8 @@ type CompactOptions struct {
 	// TargetFileSize, when positive, sizes in bytes instead: files smaller
 	// than it are merged into files of about that size.
 	TargetFileSize int64
-	// Dir receives the merged files; it must not exist yet.
+	// Dir receives the merged files; it must not exist yet. Default: as
+	// OptimizeOptions.Dir.
 	Dir string
 }
 

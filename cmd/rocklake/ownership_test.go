@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
@@ -40,7 +41,7 @@ func writeEvents(t *testing.T, dir string, n int) []string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// listDir is the sorted names in dir.
+// listDir is the sorted names in dir, but for a rewrite's marker.
 func listDir(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -49,7 +50,9 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != catalog.RewriteMarker {
+			names = append(names, e.Name())
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -64,7 +67,8 @@ func TestCleanupAfterOptimizeKeepsUserFiles(t *testing.T) {
 	orig := writeEvents(t, data, 3)
 	mustRun(t, "--catalog", cat, "add", "ev", data, "--create")
 	mustRun(t, "--catalog", cat, "optimize", "ev", "--sort-by", "user_id", "--rows-per-file", "40")
-	firstRewrite := filepath.Join(data, "ev-optimize-1")
+	// Rewrites go beside the catalog, named by table id and snapshot.
+	firstRewrite := filepath.Join(cat+".files", "table-1", "optimize-1")
 	if got := listDir(t, firstRewrite); len(got) != 3 {
 		t.Fatalf("first optimize wrote %v", got)
 	}
@@ -113,9 +117,13 @@ func TestCleanupAfterOptimizeKeepsUserFiles(t *testing.T) {
 	if fileExists(firstRewrite) {
 		t.Error("the first rewrite's directory is left")
 	}
-	// data/ holds the user's files and the live rewrite, nothing else.
-	if got := listDir(t, data); strings.Join(got, " ") != "ev-optimize-2 part0.parquet part1.parquet part2.parquet" {
+	// data/ holds the user's files, nothing else; the live rewrite is
+	// beside the catalog.
+	if got := listDir(t, data); strings.Join(got, " ") != "part0.parquet part1.parquet part2.parquet" {
 		t.Errorf("data/ after cleanup: %v", got)
+	}
+	if got := listDir(t, filepath.Join(cat+".files", "table-1")); strings.Join(got, " ") != "optimize-2" {
+		t.Errorf("rewrites after cleanup: %v", got)
 	}
 	if q := mustRun(t, "--catalog", cat, "--format", "csv", "query", "SELECT count(*), count(DISTINCT v) FROM ev"); !strings.Contains(q, "90,90") {
 		t.Errorf("query after cleanup: %q", q)

@@ -31,6 +31,11 @@ type Column struct {
 	// unit than the type's own ("ms", "us" or "ns"); the values are then
 	// counts of that unit. Tests use it for files DuckDB would not write.
 	Unit string
+	// Array, when set, holds the column's values as arrow-go built them
+	// (Values is then ignored); its type must be the one Write gives the
+	// column. It carries what a Value cannot: a FLOAT's exact bits (a
+	// float32 signalling NaN widened to float64 comes back quiet).
+	Array arrow.Array
 }
 
 // Options shape the file. The zero value writes one row group, statistics
@@ -48,8 +53,60 @@ type Options struct {
 
 // Supported reports whether Write can write a column of type t.
 func Supported(t types.Type) bool {
+	switch t.Kind {
+	case types.KindHugeInt, types.KindUHugeInt:
+		return true
+	}
 	_, err := arrowType(t)
 	return err == nil
+}
+
+// A HUGEINT column is written as INT64 when every value fits it, else as
+// UINT64 when every value does; a UHUGEINT column as UINT64 (a signed
+// file column never fits an unsigned table column). No Parquet type reads
+// back as a 128-bit integer (DuckDB writes HUGEINT as DOUBLE, losing
+// digits), and a 64-bit one fits a 128-bit table column exactly. Every
+// value a table can hold fits one of them unless a file mixes negative
+// values with values above 2^63-1, which Write refuses, naming the column.
+func narrow(c Column) (Column, error) {
+	if c.Array != nil || (c.Type.Kind != types.KindHugeInt && c.Type.Kind != types.KindUHugeInt) {
+		return c, nil
+	}
+	signed, unsigned := true, true
+	for _, v := range c.Values {
+		if v == nil {
+			continue
+		}
+		if c.Type.Kind == types.KindHugeInt {
+			signed = signed && v.I.IsInt64()
+			unsigned = unsigned && v.I.Hi == 0
+		} else {
+			signed = false
+			unsigned = unsigned && v.U.Hi == 0
+		}
+	}
+	if c.Type.Kind == types.KindUHugeInt {
+		signed = false
+	}
+	out := c
+	switch {
+	case signed:
+		out.Type = types.Simple(types.KindBigInt)
+	case unsigned:
+		out.Type = types.Simple(types.KindUBigInt)
+		if c.Type.Kind == types.KindHugeInt {
+			out.Values = make([]*types.Value, len(c.Values))
+			for i, v := range c.Values {
+				if v != nil {
+					x := types.UintValue(v.I.Lo)
+					out.Values[i] = &x
+				}
+			}
+		}
+	default:
+		return c, fmt.Errorf("pqwrite: column %s (%s) holds values no 64-bit Parquet integer type holds together", c.Name, c.Type)
+	}
+	return out, nil
 }
 
 // Write writes the columns (all the same length) to path.
@@ -61,9 +118,20 @@ func Write(path string, cols []Column, opts Options) error {
 	fields := make([]arrow.Field, len(cols))
 	arrays := make([]arrow.Array, len(cols))
 	n := len(cols[0].Values)
+	if cols[0].Array != nil {
+		n = cols[0].Array.Len()
+	}
 	for i, c := range cols {
-		if len(c.Values) != n {
-			return fmt.Errorf("pqwrite: column %s has %d values, want %d", c.Name, len(c.Values), n)
+		c, err := narrow(c)
+		if err != nil {
+			return err
+		}
+		got := len(c.Values)
+		if c.Array != nil {
+			got = c.Array.Len()
+		}
+		if got != n {
+			return fmt.Errorf("pqwrite: column %s has %d values, want %d", c.Name, got, n)
 		}
 		at, err := arrowType(c.Type)
 		if err != nil {
@@ -75,6 +143,13 @@ func Write(path string, cols []Column, opts Options) error {
 			}
 		}
 		fields[i] = arrow.Field{Name: c.Name, Type: at, Nullable: true}
+		if c.Array != nil {
+			if !arrow.TypeEqual(c.Array.DataType(), at) {
+				return fmt.Errorf("pqwrite: column %s: array of %s, want %s", c.Name, c.Array.DataType(), at)
+			}
+			arrays[i] = c.Array
+			continue
+		}
 		arr, err := build(mem, at, c)
 		if err != nil {
 			return err
@@ -98,7 +173,15 @@ func Write(path string, cols []Column, opts Options) error {
 		props = append(props, parquet.WithBloomFilterEnabled(true))
 	}
 	for _, c := range opts.BloomColumns {
-		props = append(props, parquet.WithBloomFilterEnabledFor(c, true))
+		props = append(props, parquet.WithBloomFilterEnabledPath(parquet.ColumnPath{c}, true))
+	}
+	for _, c := range cols {
+		// arrow-go's dictionary keys floats by value: -0.0 would share the
+		// entry of +0.0, every NaN that of the first NaN. Plain encoding
+		// keeps every bit.
+		if k := c.Type.Kind; k == types.KindFloat || k == types.KindDouble {
+			props = append(props, parquet.WithDictionaryPath(parquet.ColumnPath{c.Name}, false))
+		}
 	}
 	if opts.PageBytes > 0 {
 		props = append(props, parquet.WithDataPageSize(opts.PageBytes), parquet.WithBatchSize(64))

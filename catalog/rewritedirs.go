@@ -1,0 +1,133 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+)
+
+// Where rewrites put their files.
+//
+// optimize and compact write every new file into a directory they create
+// for it, which must not exist before. Unless told where (--dir), that
+// directory lies under the catalog's rewrite root, named by the table's id
+// and the snapshot rewritten, never by the table's name (a name is any
+// text, "../x" and "a/b" included):
+//
+//	<root>/table-<table id>/<optimize|compact>-<snapshot>[-<n>]/part-00000.parquet
+//
+// The root is rocklake's alone, apart from the user's data, so that adding a
+// directory of one's own data never registers rocklake's files as one's own:
+//
+//   - "_rocklake" under the catalog's data root when it has one (the new
+//     files must lie under the root to be registered);
+//   - else "<catalog directory>.files" beside the catalog, as DuckLake's
+//     default DATA_PATH ("<metadata>.files").
+//
+// Every directory a rewrite creates, under the root or at --dir, holds a
+// marker file (RewriteMarker): it tells rocklake's directories from the
+// user's wherever they are, for cleanup (which removes them once empty and
+// deletes the orphaned files in them, DeleteOrphans) and for add (which
+// must not register what rocklake wrote as the user's).
+
+// RewriteMarker is the file every directory a rewrite creates holds.
+const RewriteMarker = ".rocklake-rewrite"
+
+// RewriteRoot is the directory default rewrite directories go under; ""
+// for a catalog that has neither a data root nor a directory (one in a
+// memory store).
+func (c *Catalog) RewriteRoot() string {
+	switch {
+	case c.dataRoot != "":
+		return filepath.Join(c.dataRoot, "_rocklake")
+	case c.dir != "":
+		abs, err := filepath.Abs(c.dir)
+		if err != nil {
+			return ""
+		}
+		return abs + ".files"
+	}
+	return ""
+}
+
+// DefaultRewriteDir is a new directory for a rewrite (what: "optimize" or
+// "compact") of the table with id tableID at snapshot: under root, named
+// by the table id and snapshot, with a suffix when an earlier rewrite of
+// the same snapshot left that name taken. It does not create it.
+func DefaultRewriteDir(root string, tableID, snapshot int64, what string) string {
+	base := filepath.Join(root, "table-"+strconv.FormatInt(tableID, 10), fmt.Sprintf("%s-%d", what, snapshot))
+	dir := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir
+		}
+		dir = fmt.Sprintf("%s-%d", base, n)
+	}
+}
+
+// MakeRewriteDir creates dir, which must not exist, with its marker;
+// parents are created too when root is not "" and dir lies under it. A
+// failure leaves nothing created behind but parents under root.
+func MakeRewriteDir(dir, root string) error {
+	if root != "" && within(root, dir) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	err := os.WriteFile(filepath.Join(dir, RewriteMarker),
+		[]byte("rocklake wrote this directory for rewritten files; rocklake cleanup removes it once no snapshot reads them\n"), 0o644)
+	if err != nil {
+		os.RemoveAll(dir)
+	}
+	return err
+}
+
+// IsRewriteDir reports whether a rewrite created dir: it holds the marker.
+func IsRewriteDir(dir string) bool {
+	st, err := os.Lstat(filepath.Join(dir, RewriteMarker))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// WrittenByRocklake reports whether the file at path is one a rewrite
+// wrote (or one placed in a directory a rewrite created): it lies in a
+// directory holding the marker, or under the catalog's rewrite root.
+// add uses it to refuse or skip such files rather than register them as
+// the user's.
+func (c *Catalog) WrittenByRocklake(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if IsRewriteDir(filepath.Dir(abs)) {
+		return true
+	}
+	root := c.RewriteRoot()
+	if root == "" {
+		return false
+	}
+	if within(root, abs) {
+		return true
+	}
+	// The same test with symbolic links resolved on both sides.
+	realRoot, err1 := filepath.EvalSymlinks(root)
+	realPath, err2 := filepath.EvalSymlinks(abs)
+	return err1 == nil && err2 == nil && within(realRoot, realPath)
+}
+
+// partName matches the names rewrites give their files.
+var partName = regexp.MustCompile(`^part-[0-9]{5,}\.parquet$`)
+
+// within reports whether path lies strictly inside dir (both absolute and
+// clean).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) &&
+		(len(rel) < 3 || rel[:3] != ".."+string(filepath.Separator))
+}
