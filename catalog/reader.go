@@ -10,6 +10,7 @@ import (
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
+	"rocklake/types"
 )
 
 // Reader reads the catalog as of one snapshot, through one consistent view
@@ -98,7 +99,7 @@ func (r *Reader) Table(name string) (Table, error) {
 		return Table{}, err
 	}
 	for _, t := range tables {
-		if strings.EqualFold(t.Name, name) {
+		if types.SameIdent(t.Name, name) {
 			return t, nil
 		}
 	}
@@ -181,7 +182,7 @@ func (r *Reader) Column(tableID int64, name string) (Column, error) {
 		if c.Parent.Known {
 			continue
 		}
-		if strings.EqualFold(c.Name, name) {
+		if types.SameIdent(c.Name, name) {
 			return c, nil
 		}
 		names = append(names, c.Name)

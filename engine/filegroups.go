@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strings"
 
 	"rocklake/catalog"
@@ -105,42 +104,46 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 	return out, nil
 }
 
-// readSQL is a SELECT of a table's columns, cast to its types, over files:
-// those whose columns are exactly the table's (not in odd) in one
-// read_parquet, and the others in one read_parquet per schema, each naming
-// the table's columns as the file spells them (DuckDB folds ASCII case
-// only) and NULL for a column the file lacks; UNION ALL of them. source
+// readSQL is a SELECT of a table's columns, cast to its types, over files
+// in their order: runs of consecutive files whose columns are exactly the
+// table's (not in odd) in one read_parquet each, and runs of other files
+// of one schema in one read_parquet each, naming the table's columns as the
+// files spell them (DuckDB folds ASCII case only), NULL for a column they
+// lack; UNION ALL of the runs. Keeping the files' order keeps the rows'
+// (POSITIONAL joins, ASOF ties and LIMIT without ORDER BY see it). source
 // gives an expression for a long file list (a variable), or "" to spell it.
 func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool,
 	schemas map[string]fileSchema, source func([]string) string) (string, error) {
 	if len(files) == 0 {
 		return viewSQL(t, cols, nil, "", false), nil
 	}
-	var plain []string
-	groups := map[string][]string{}
-	var sigs []string
+	type run struct {
+		sig   string // "" for files matching the table
+		files []string
+	}
+	var runs []run
 	for _, f := range files {
-		if !odd[f] {
-			plain = append(plain, f)
+		sig := ""
+		if odd[f] {
+			s, ok := schemas[f]
+			if !ok {
+				return "", fmt.Errorf("no schema read for %s", f)
+			}
+			sig = "\x00" + s.sig
+		}
+		if n := len(runs); n > 0 && runs[n-1].sig == sig {
+			runs[n-1].files = append(runs[n-1].files, f)
+		} else {
+			runs = append(runs, run{sig: sig, files: []string{f}})
+		}
+	}
+	parts := make([]string, 0, len(runs))
+	for _, r := range runs {
+		if r.sig == "" {
+			parts = append(parts, viewSQL(t, cols, r.files, source(r.files), false))
 			continue
 		}
-		s, ok := schemas[f]
-		if !ok {
-			return "", fmt.Errorf("no schema read for %s", f)
-		}
-		if _, seen := groups[s.sig]; !seen {
-			sigs = append(sigs, s.sig)
-		}
-		groups[s.sig] = append(groups[s.sig], f)
-	}
-	sort.Strings(sigs)
-	var parts []string
-	if len(plain) > 0 {
-		parts = append(parts, viewSQL(t, cols, plain, source(plain), false))
-	}
-	for _, sig := range sigs {
-		fs := groups[sig]
-		names := schemas[fs[0]].names
+		names := schemas[r.files[0]].names
 		var sel []string
 		for _, c := range cols {
 			if c.Parent.Known {
@@ -149,7 +152,7 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 			dt := types.DuckDBName(c.Type)
 			src := "NULL"
 			for _, n := range names {
-				if asciiEqualFold(n, c.Name) {
+				if types.SameIdent(n, c.Name) {
 					src = quoteIdent(n)
 					break
 				}
@@ -164,7 +167,7 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 			}
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false)",
-			strings.Join(sel, ", "), fileList(fs, source(fs))))
+			strings.Join(sel, ", "), fileList(r.files, source(r.files))))
 	}
 	return strings.Join(parts, " UNION ALL "), nil
 }

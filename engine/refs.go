@@ -9,6 +9,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/prune"
+	"rocklake/types"
 )
 
 // Which WHERE conjuncts may skip which table reference.
@@ -89,7 +90,7 @@ func findTables(tree map[string]any, r *catalog.Reader) (*tableScan, error) {
 	}
 	byName := map[string]catalog.Table{}
 	for _, t := range tables {
-		byName[strings.ToLower(t.Name)] = t
+		byName[types.FoldIdent(t.Name)] = t
 	}
 	root := tree["statements"].([]any)[0].(map[string]any)["node"]
 	w := &walker{r: r, byName: byName, tables: tables, seen: map[uintptr]bool{}, bindings: map[string]bool{}}
@@ -131,14 +132,14 @@ func (w *walker) collectBindings(n any) {
 			switch n["type"] {
 			case "BASE_TABLE", "SUBQUERY", "TABLE_FUNCTION", "EXPRESSION_LIST", "PIVOT", "JOIN", "COLUMN_DATA", "SHOW_REF", "DELIM_GET":
 				if a, _ := n["alias"].(string); a != "" {
-					w.bindings[strings.ToLower(a)] = true
+					w.bindings[types.FoldIdent(a)] = true
 				}
 				if t, _ := n["table_name"].(string); t != "" {
-					w.bindings[strings.ToLower(t)] = true
+					w.bindings[types.FoldIdent(t)] = true
 				}
 				if f, ok := n["function"].(map[string]any); ok {
 					if name, _ := f["function_name"].(string); name != "" {
-						w.bindings[strings.ToLower(name)] = true
+						w.bindings[types.FoldIdent(name)] = true
 					}
 				}
 				// DuckDB's names for FROM items written without an alias.
@@ -150,7 +151,7 @@ func (w *walker) collectBindings(n any) {
 				for _, e := range entries {
 					if em, ok := e.(map[string]any); ok {
 						if k, _ := em["key"].(string); k != "" {
-							w.bindings[strings.ToLower(k)] = true
+							w.bindings[types.FoldIdent(k)] = true
 						}
 					}
 				}
@@ -169,7 +170,7 @@ func with(scope map[string]bool, names ...string) map[string]bool {
 		out[k] = true
 	}
 	for _, n := range names {
-		out[strings.ToLower(n)] = true
+		out[types.FoldIdent(n)] = true
 	}
 	return out
 }
@@ -237,7 +238,7 @@ func (w *walker) register(m map[string]any, ctes map[string]bool, sel map[string
 	w.seen[nodeID(m)] = true
 	name, _ := m["table_name"].(string)
 	schema, _ := m["schema_name"].(string)
-	lname := strings.ToLower(name)
+	lname := types.FoldIdent(name)
 	if schema == "" && ctes[lname] {
 		return nil
 	}
@@ -416,7 +417,7 @@ func columnNames(x map[string]any) []string {
 
 func hasColumn(ref *tableRef, name string) bool {
 	for _, c := range ref.cols {
-		if !c.Parent.Known && strings.EqualFold(c.Name, name) {
+		if !c.Parent.Known && types.SameIdent(c.Name, name) {
 			return true
 		}
 	}
@@ -434,14 +435,14 @@ func (w *walker) resolveRef(x map[string]any, refs []*tableRef, opaque bool) *ta
 	}
 	if len(names) >= 2 {
 		for _, ref := range refs {
-			if strings.EqualFold(ref.qualifier(), names[0]) {
+			if types.SameIdent(ref.qualifier(), names[0]) {
 				if hasColumn(ref, names[1]) {
 					return ref
 				}
 				return nil
 			}
 		}
-		if opaque || w.bindings[strings.ToLower(names[0])] {
+		if opaque || w.bindings[types.FoldIdent(names[0])] {
 			return nil
 		}
 	}
@@ -481,7 +482,7 @@ func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
 			}
 			if x["class"] == "COLUMN_REF" {
 				names := columnNames(x)
-				if len(names) >= 2 && strings.EqualFold(names[0], ref.qualifier()) && hasColumn(ref, names[1]) {
+				if len(names) >= 2 && types.SameIdent(names[0], ref.qualifier()) && hasColumn(ref, names[1]) {
 					rest := make([]any, 0, len(names)-1)
 					for _, n := range names[1:] {
 						rest = append(rest, n)
@@ -568,7 +569,7 @@ func nameSpan(query string, ref *tableRef) (at, end int, ok bool) {
 		}
 		ident = query[at:end]
 	}
-	if ident != name && !asciiEqualFold(ident, name) {
+	if ident != name && !types.SameIdent(ident, name) {
 		return 0, 0, false
 	}
 	rest := strings.TrimLeft(query[end:], " \t\r\n")
@@ -580,27 +581,6 @@ func nameSpan(query string, ref *tableRef) (at, end int, ok bool) {
 
 func isIdentByte(c byte) bool {
 	return c == '_' || c == '$' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-}
-
-// asciiEqualFold compares as DuckDB compares identifiers: ASCII letters
-// case-insensitively, every other byte exactly.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // textEdit replaces query[at:end] with text.
@@ -628,10 +608,10 @@ func applyEdits(query string, edits []textEdit) string {
 // name. A table named only through a computed string is not found, and
 // DuckDB then says it does not exist.
 func namedIn(query string, tables []catalog.Table) []catalog.Table {
-	lq := strings.ToLower(query)
+	lq := types.FoldIdent(query)
 	var out []catalog.Table
 	for _, t := range tables {
-		name := strings.ToLower(t.Name)
+		name := types.FoldIdent(t.Name)
 		for from := 0; ; {
 			i := strings.Index(lq[from:], name)
 			if i < 0 {

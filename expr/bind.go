@@ -84,7 +84,7 @@ func (b *binder) errf(pos int, format string, args ...any) error {
 func pathKey(parts []string) string {
 	var sb strings.Builder
 	for _, p := range parts {
-		p = strings.ToLower(p)
+		p = types.FoldIdent(p)
 		sb.WriteString(strconv.Itoa(len(p)))
 		sb.WriteByte(':')
 		sb.WriteString(p)
@@ -128,7 +128,7 @@ func (b *binder) column(id *Ident) (*Column, error) {
 		var names []string
 		for _, cs := range b.byPath {
 			if !cs[0].Parent.Known {
-				names = append(names, strings.ToLower(cs[0].Name))
+				names = append(names, types.FoldIdent(cs[0].Name))
 			}
 		}
 		sort.Strings(names)

@@ -80,7 +80,7 @@ func inspectTarget(t target) (*fileInfo, error) {
 	// name twice: DuckDB reads the second as another column (`a` and `A`
 	// read as `a` and `A_1`). Refuse the file.
 	for _, c := range fs.columns {
-		key := foldName(c.name)
+		key := types.FoldIdent(c.name)
 		if other, ok := fi.columns[key]; ok {
 			return nil, fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in ASCII case", ErrSchemaMismatch, other.name, c.name)
 		}
@@ -136,7 +136,7 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 		if col.Parent.Known {
 			continue
 		}
-		fc, ok := fi.columns[foldName(col.Name)]
+		fc, ok := fi.columns[types.FoldIdent(col.Name)]
 		if !ok {
 			for _, c := range fi.schema.columns {
 				if caseOnlyMismatch(c.name, col.Name) {
@@ -289,12 +289,12 @@ func toTableType(st catalog.ColumnStats, from, to types.Type) catalog.ColumnStat
 // per sub-field whose values are all in its typed_value leaf (its own
 // untyped value leaf holds nothing), with that leaf's type and bounds.
 func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
-	name := foldName(strings.Join(col.Path, "."))
+	name := types.FoldIdent(strings.Join(col.Path, "."))
 	typed := map[string]*leaf{}
 	untyped := map[string]*leaf{}
 	var paths []string
 	for _, l := range fi.schema.leaves {
-		if l.variant == nil || foldName(l.variant.column) != name {
+		if l.variant == nil || types.FoldIdent(l.variant.column) != name {
 			continue
 		}
 		if l.variant.typed {

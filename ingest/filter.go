@@ -184,7 +184,7 @@ func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
 		return nil, false
 	}
 	for _, l := range fi.schema.leaves {
-		if len(l.path) == 1 && sameName(l.path[0], col.Name) {
+		if len(l.path) == 1 && types.SameIdent(l.path[0], col.Name) {
 			return l, !l.repeated && l.variant == nil && l.typ.Equal(col.Type) && readsExactly(l)
 		}
 	}
@@ -288,7 +288,7 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 		}
 		var col *catalog.Column
 		for i := range cols {
-			if !cols[i].Parent.Known && sameName(cols[i].Name, name) {
+			if !cols[i].Parent.Known && types.SameIdent(cols[i].Name, name) {
 				col = &cols[i]
 			}
 		}
@@ -332,7 +332,7 @@ func attachFilters(nf *catalog.NewFile, cols []catalog.Column, filters map[int64
 			continue
 		}
 		for j := range nf.Columns {
-			if len(nf.Columns[j].Path) == 1 && sameName(nf.Columns[j].Path[0], col.Name) {
+			if len(nf.Columns[j].Path) == 1 && types.SameIdent(nf.Columns[j].Path[0], col.Name) {
 				nf.Columns[j].Filter = fl
 			}
 		}

@@ -89,11 +89,11 @@ func TestNamesFoldLikeDuckDB(t *testing.T) {
 		{"ǅ", "ǆ", false},
 		{"a_1", "A_1", true},
 	} {
-		if got := sameName(tc.a, tc.b); got != tc.same {
-			t.Errorf("sameName(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		if got := types.SameIdent(tc.a, tc.b); got != tc.same {
+			t.Errorf("types.SameIdent(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 		}
-		if got := foldName(tc.a) == foldName(tc.b); got != tc.same {
-			t.Errorf("foldName(%q) == foldName(%q) is %v, want %v", tc.a, tc.b, got, tc.same)
+		if got := types.FoldIdent(tc.a) == types.FoldIdent(tc.b); got != tc.same {
+			t.Errorf("types.FoldIdent(%q) == types.FoldIdent(%q) is %v, want %v", tc.a, tc.b, got, tc.same)
 		}
 	}
 }

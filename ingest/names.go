@@ -3,57 +3,23 @@ package ingest
 import (
 	"fmt"
 	"strings"
+
+	"rocklake/types"
 )
 
-// Column names are matched as DuckDB matches identifiers: ASCII letters
-// without regard to case, every other character exactly. DuckDB reads a
+// Column names are matched as DuckDB matches identifiers
+// (types.FoldIdent, types.SameIdent): ASCII letters without regard to case,
+// every other character exactly. DuckDB reads a
 // file column `ÜNÏ` as another column than `Ünï` (union_by_name keeps both,
 // and `SELECT "Ünï"` does not bind `ÜNÏ`), so Unicode case folding
 // (strings.EqualFold, strings.ToLower) would register statistics for a
 // column DuckDB then reads as NULL.
 
-// foldName is name as DuckDB compares it: ASCII upper-case letters
-// lowered, every other byte kept.
-func foldName(name string) string {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(name)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return name
-}
-
-// sameName reports whether DuckDB binds one name to the other.
-func sameName(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
 // foldPath is a nested column path as a map key, each name folded.
 func foldPath(path []string) string {
 	parts := make([]string, len(path))
 	for i, p := range path {
-		parts[i] = foldName(p)
+		parts[i] = types.FoldIdent(p)
 	}
 	return strings.Join(parts, "\x00")
 }
@@ -61,7 +27,7 @@ func foldPath(path []string) string {
 // caseOnlyMismatch reports whether a and b differ only in the case of
 // letters outside ASCII: the same name to Unicode, two names to DuckDB.
 func caseOnlyMismatch(a, b string) bool {
-	return !sameName(a, b) && strings.EqualFold(a, b)
+	return !types.SameIdent(a, b) && strings.EqualFold(a, b)
 }
 
 // creatable refuses a file whose columns DuckDB reads as two but a table
