@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -395,6 +396,10 @@ type CleanupOptions struct {
 	// Grace: a file scheduled less than this long ago waits for a later
 	// Cleanup. 0 means DefaultGrace; negative, none.
 	Grace time.Duration
+	// Context, when set, stops Cleanup between two deletions once it is
+	// done: the files deleted so far are unscheduled, the others stay
+	// scheduled, and Cleanup returns its result with the context's cause.
+	Context context.Context
 }
 
 // CleanupResult says what Cleanup did (or, in a dry run, would do).
@@ -483,7 +488,12 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 	b := c.store.NewBatch()
 	defer b.Close()
 	dirs := map[string]bool{} // directories of deleted rewrite outputs
+	var stopped error
 	for _, s := range sched {
+		if o.Context != nil && o.Context.Err() != nil {
+			stopped = context.Cause(o.Context)
+			break
+		}
 		switch {
 		case named[s.Location]:
 			res.Kept = append(res.Kept, s.Location)
@@ -538,6 +548,9 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		}
 	}
 	sort.Strings(res.Dirs)
+	if stopped != nil {
+		return res, fmt.Errorf("cleanup stopped: %w (%d files deleted and unscheduled, the rest still scheduled)", stopped, len(res.Deleted))
+	}
 	return res, nil
 }
 

@@ -19,6 +19,15 @@ type cleanupOutput struct {
 	Dirs      []string          `json:"removed_dirs"`
 	Grace     float64           `json:"grace_seconds"`
 	DryRun    bool              `json:"dry_run"`
+	// Orphans is set with --orphans.
+	Orphans *orphansOutput `json:"orphans,omitempty"`
+}
+
+type orphansOutput struct {
+	Deleted []string          `json:"deleted"`
+	Waiting []waitingFile     `json:"waiting"`
+	Dirs    []string          `json:"removed_dirs"`
+	Failed  map[string]string `json:"failed"`
 }
 
 type waitingFile struct {
@@ -28,7 +37,7 @@ type waitingFile struct {
 }
 
 func newCleanupCmd(g *globals) *cobra.Command {
-	var dryRun bool
+	var dryRun, orphans bool
 	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "cleanup",
@@ -48,12 +57,22 @@ catalog registered and no kept snapshot reads.
     ever removed.
   - A scheduled path registered again since is kept and unscheduled.
 
+With --orphans, cleanup also deletes orphaned files: files optimize or compact
+wrote that no snapshot ever registered, left behind when a rewrite was killed
+before its commit (an interrupted rewrite removes its own files). It looks
+only in the directories rewrites create (under the rewrite root beside the
+catalog, or marked as a rewrite's at --dir) and deletes only files named as
+rewrites name theirs (part-NNNNN.parquet) that no data-file row of any kept
+snapshot names and that were last modified at least --grace ago.
+
 Nothing else is ever deleted. A file that cannot be removed is reported, stays
 scheduled, and makes the command fail. --dry-run says what would happen and
-changes nothing.`,
+changes nothing. An interrupt (Ctrl-C) stops between two deletions: the files
+deleted so far leave the catalog, the others stay scheduled.`,
 		Example: `  rocklake cleanup --dry-run
   rocklake cleanup
-  rocklake cleanup --grace 0s`,
+  rocklake cleanup --grace 0s
+  rocklake cleanup --orphans`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace < 0 {
@@ -64,13 +83,22 @@ changes nothing.`,
 				return err
 			}
 			defer c.Close()
-			opts := catalog.CleanupOptions{DryRun: dryRun, Grace: grace}
+			opts := catalog.CleanupOptions{DryRun: dryRun, Grace: grace, Context: cmd.Context()}
 			if grace == 0 {
 				opts.Grace = -1 // none: the catalog's zero means its default
 			}
 			res, err := c.Cleanup(opts)
-			if err != nil {
+			if err != nil && res == nil {
 				return err
+			}
+			stopped := err
+			var orph *catalog.OrphanResult
+			if orphans && stopped == nil {
+				orph, err = c.DeleteOrphans(catalog.OrphanOptions{DryRun: dryRun, Grace: opts.Grace, Context: cmd.Context()})
+				if err != nil && orph == nil {
+					return err
+				}
+				stopped = err
 			}
 			out := cleanupOutput{Deleted: nonNil(res.Deleted), Forgotten: nonNil(res.Forgotten), Kept: nonNil(res.Kept),
 				Waiting: []waitingFile{}, Failed: map[string]string{}, Dirs: nonNil(res.Dirs), Grace: grace.Seconds(), DryRun: dryRun}
@@ -81,6 +109,17 @@ changes nothing.`,
 			for p, e := range res.Failed {
 				out.Failed[p] = e.Error()
 				failed = append(failed, p)
+			}
+			if orph != nil {
+				out.Orphans = &orphansOutput{Deleted: nonNil(orph.Deleted), Waiting: []waitingFile{}, Dirs: nonNil(orph.Dirs), Failed: map[string]string{}}
+				for _, f := range orph.Waiting {
+					out.Orphans.Waiting = append(out.Orphans.Waiting, waitingFile{Path: f.Path, Scheduled: f.Modified, Due: f.Modified.Add(grace)})
+				}
+				for p, e := range orph.Failed {
+					out.Orphans.Failed[p] = e.Error()
+					out.Failed[p] = e.Error()
+					failed = append(failed, p)
+				}
 			}
 			sort.Strings(failed)
 			w := cmd.OutOrStdout()
@@ -114,6 +153,22 @@ changes nothing.`,
 				}
 				fmt.Fprintf(w, "%s %d files, %s %d (left on disk), %s %d; %d waiting for the %s grace period, %d failed\n",
 					del, len(res.Deleted), forget, len(res.Forgotten), keep, len(res.Kept), len(res.Waiting), grace, len(failed))
+				if orph != nil {
+					for _, p := range orph.Deleted {
+						fmt.Fprintf(w, "%s orphan %s (written by a rewrite, never registered)\n", del, p)
+					}
+					for _, f := range out.Orphans.Waiting {
+						fmt.Fprintf(w, "waiting orphan %s (modified %s, deletable after %s)\n", f.Path,
+							f.Scheduled.Local().Format(time.RFC3339), f.Due.Local().Format(time.RFC3339))
+					}
+					for _, d := range orph.Dirs {
+						fmt.Fprintf(w, "%s %s\n", rmdir, d)
+					}
+					fmt.Fprintf(w, "%s %d orphaned files; %d waiting for the %s grace period\n", del, len(orph.Deleted), len(orph.Waiting), grace)
+				}
+			}
+			if stopped != nil {
+				return stopped
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("cleanup: could not delete %d files, first %s: %s", len(failed), failed[0], out.Failed[failed[0]])
@@ -122,6 +177,7 @@ changes nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted and forgotten, change nothing")
-	cmd.Flags().DurationVar(&grace, "grace", catalog.DefaultGrace, "delete only files scheduled at least this long ago (0s: no wait)")
-	return cmd
+	cmd.Flags().DurationVar(&grace, "grace", catalog.DefaultGrace, "delete only files scheduled (orphans: modified) at least this long ago (0s: no wait)")
+	cmd.Flags().BoolVar(&orphans, "orphans", false, "also delete files rewrites wrote that no snapshot registered (left by a killed optimize or compact)")
+	return markInterruptible(cmd)
 }

@@ -7,17 +7,65 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
+// exitInterrupted is the status of a command stopped by SIGINT or SIGTERM,
+// as a shell reports a process killed by SIGINT.
+const exitInterrupted = 130
+
+// interruptible marks, in a command's Annotations, a command that stops
+// cleanly when its context is cancelled: it removes what it wrote and
+// commits nothing it had not committed. An interrupt ends any other
+// command at once, as the signal would (a commit is atomic: the catalog is
+// as before the command or as after it).
+const interruptible = "rocklake/interruptible"
+
+// errInterrupted is the cause of a command context cancelled by a signal.
+var errInterrupted = errors.New("interrupted")
+
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	root := newRootCmd()
+	// The first SIGINT or SIGTERM cancels the command's context; a second
+	// one ends the process at once (the default action is restored).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cmd, _, _ := root.Find(os.Args[1:])
+	go func() {
+		sig := <-sigs
+		signal.Stop(sigs)
+		if cmd == nil || cmd.Annotations[interruptible] == "" {
+			fmt.Fprintln(os.Stderr, "rocklake: interrupted")
+			os.Exit(exitInterrupted)
+		}
+		cancel(fmt.Errorf("%w (%s)", errInterrupted, sig))
+	}()
+	err := root.ExecuteContext(ctx)
+	if err != nil {
 		var vf errVerifyFailed
 		if !errors.As(err, &vf) { // verify printed its own report
 			fmt.Fprintln(os.Stderr, "rocklake:", err)
 		}
+		if errors.Is(context.Cause(ctx), errInterrupted) {
+			os.Exit(exitInterrupted)
+		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// markInterruptible marks cmd as one that stops cleanly on an interrupt.
+func markInterruptible(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[interruptible] = "yes"
+	return cmd
 }

@@ -52,8 +52,8 @@ func newOptimizeCmd(g *globals) *cobra.Command {
 		Short: "Rewrite a table's files sorted by columns, so their bounds prune",
 		Long: `optimize reads every live file of the table through DuckDB, sorts the rows by
 the --sort-by columns, writes them to new Parquet files of --rows-per-file rows
-in --dir (default: a new directory beside the table's first file), and swaps the
-new files in for the old ones in one snapshot. Each new file then covers a
+in a new directory, and swaps the new files in for the old ones in one
+snapshot. Each new file then covers a
 narrow range of the first sort column, so range and equality filters on it
 read few files (see rocklake analyze). The files are written with a page index
 (64 KiB pages, so the sort column also prunes within a row group: plan --pages)
@@ -67,10 +67,17 @@ tighter; Z-order is cheaper to compute.
 
 --target-file-size sizes the new files in bytes (e.g. 128MB) instead of rows.
 
+Where the new files go: --dir (which must not exist), else
+<catalog>.files/table-<id>/optimize-<snapshot>/ beside the catalog (under
+<data root>/_rocklake/ when the catalog has a data root), named by the table's
+id, never its name. That directory is rocklake's: cleanup deletes its files
+once no kept snapshot reads them, and add does not register them as yours.
+
 The old files are left on disk: earlier snapshots still read them until
 rocklake expire and rocklake cleanup remove them. If another writer retires
-one of the files before the commit, nothing is committed and the new files are
-deleted.`,
+one of the files before the commit, or the rows written differ in any bit from
+the rows read, or the command is interrupted (Ctrl-C, SIGTERM) before its
+commit, nothing is committed and the new files are deleted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(sortBy) == "" {
@@ -104,8 +111,8 @@ deleted.`,
 	cmd.Flags().StringVar(&curveName, "curve", "", "order along a space-filling curve through the --sort-by columns: zorder or hilbert")
 	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 1_000_000, "rows per new file")
 	cmd.Flags().StringVar(&target, "target-file-size", "", "bytes per new file, e.g. 128MB (instead of --rows-per-file)")
-	cmd.Flags().StringVar(&dir, "dir", "", "directory for the new files (must not exist)")
-	return cmd
+	cmd.Flags().StringVar(&dir, "dir", "", "directory for the new files (must not exist; default: <catalog>.files/table-<id>/optimize-<snapshot>)")
+	return markInterruptible(cmd)
 }
 
 // printRewrite reports an optimize or compact.

@@ -1,0 +1,226 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"rocklake/catalog/catalogpb"
+)
+
+// OrphanOptions steer DeleteOrphans. The zero value is the default.
+type OrphanOptions struct {
+	// DryRun reports what would be deleted and changes nothing.
+	DryRun bool
+	// Grace: an orphan modified less than this long ago is kept (a rewrite
+	// may be writing it, about to register it). 0 means DefaultGrace;
+	// negative, none.
+	Grace time.Duration
+	// Context, when set, stops DeleteOrphans between two deletions.
+	Context context.Context
+}
+
+// OrphanResult says what DeleteOrphans did (or, in a dry run, would do).
+type OrphanResult struct {
+	// Deleted are the orphaned files removed.
+	Deleted []string
+	// Waiting are orphans modified within the grace period, left for a
+	// later run.
+	Waiting []OrphanFile
+	// Dirs are rewrite directories the deletions left empty, removed.
+	Dirs []string
+	// Failed maps an orphan to why it could not be removed.
+	Failed map[string]error
+}
+
+// OrphanFile is an orphan within its grace period.
+type OrphanFile struct {
+	Path     string
+	Modified time.Time
+}
+
+// DeleteOrphans removes the files rewrites wrote that no snapshot ever
+// registered: what an optimize or compact killed before its commit left
+// behind (an interrupted one removes its files itself), as DuckLake's
+// ducklake_delete_orphaned_files. It looks only in directories a rewrite
+// created (under RewriteRoot, or holding RewriteMarker) and deletes only
+// files named as rewrites name theirs (part-NNNNN.parquet) that no
+// data-file row of any table at any kept snapshot names and that cleanup
+// has not scheduled, and that were last modified at least the grace
+// period ago. A directory left with nothing but its marker goes too.
+// Nothing else is ever deleted: not a file the user put in such a
+// directory, not a file anywhere else.
+func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	grace := o.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	known, rocklakeDirs, err := c.knownFiles()
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]bool{}
+	for d := range rocklakeDirs {
+		if IsRewriteDir(d) {
+			dirs[d] = true
+		}
+	}
+	root := c.RewriteRoot()
+	if root != "" {
+		tables, err := os.ReadDir(root)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		for _, t := range tables {
+			if !t.IsDir() {
+				continue
+			}
+			rewrites, err := os.ReadDir(filepath.Join(root, t.Name()))
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rewrites {
+				if r.IsDir() {
+					dirs[filepath.Join(root, t.Name(), r.Name())] = true
+				}
+			}
+		}
+	}
+	res := &OrphanResult{Failed: map[string]error{}}
+	due := c.now().Add(-max(grace, 0))
+	var stopped error
+	sorted := make([]string, 0, len(dirs))
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted)
+	for _, d := range sorted {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+		for _, e := range entries {
+			p := filepath.Join(d, e.Name())
+			if !e.Type().IsRegular() || !partName.MatchString(e.Name()) || known[p] {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(p); err == nil && known[real] {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if info.ModTime().After(due) {
+				res.Waiting = append(res.Waiting, OrphanFile{Path: p, Modified: info.ModTime()})
+				continue
+			}
+			if o.Context != nil && o.Context.Err() != nil {
+				stopped = context.Cause(o.Context)
+				break
+			}
+			if !o.DryRun {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					res.Failed[p] = err
+					continue
+				}
+			}
+			res.Deleted = append(res.Deleted, p)
+		}
+		if stopped != nil {
+			break
+		}
+	}
+	deleted, touched := map[string]bool{}, map[string]bool{}
+	for _, p := range res.Deleted {
+		deleted[p], touched[filepath.Dir(p)] = true, true
+	}
+	for _, d := range sorted {
+		// A directory emptied now goes; one found empty only once it is
+		// older than the grace period (a rewrite may have just made it).
+		if !touched[d] {
+			if st, err := os.Stat(d); err != nil || st.ModTime().After(due) {
+				continue
+			}
+		}
+		if o.DryRun {
+			if emptiedBy(d, deleted) {
+				res.Dirs = append(res.Dirs, d)
+			}
+			continue
+		}
+		if removeRewriteDir(d) {
+			res.Dirs = append(res.Dirs, d)
+			if root != "" && filepath.Dir(filepath.Dir(d)) == root {
+				os.Remove(filepath.Dir(d))
+			}
+		}
+	}
+	if stopped != nil {
+		return res, fmt.Errorf("orphan cleanup stopped: %w", stopped)
+	}
+	return res, nil
+}
+
+// knownFiles is every location a data-file row of any table (dropped ones
+// included, any version) names or cleanup has scheduled, as recorded and
+// with symbolic links resolved, and the directories holding rocklake's
+// own files among them.
+func (c *Catalog) knownFiles() (map[string]bool, map[string]bool, error) {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer kvs.Close()
+	tables, err := allTableRows(kvs)
+	if err != nil {
+		return nil, nil, err
+	}
+	known, dirs := map[string]bool{}, map[string]bool{}
+	note := func(loc string, owner Ownership) {
+		known[loc] = true
+		if abs, err := filepath.Abs(loc); err == nil {
+			known[abs] = true
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				known[real] = true
+			}
+			if owner == OwnerRocklake {
+				dirs[filepath.Dir(abs)] = true
+			}
+		}
+	}
+	for _, t := range tables {
+		tb := tableFromPB(t)
+		var p catalogpb.DataFile
+		err := scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
+			p.Reset()
+			if err := decodeValue(v, &p); err != nil {
+				return fmt.Errorf("data file row %x: %w", k, err)
+			}
+			f := dataFileFromPB(&p)
+			note(f.Location(tb), f.Owner)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	sched, err := c.ScheduledFiles()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range sched {
+		note(s.Location, s.Owner)
+	}
+	return known, dirs, nil
+}
