@@ -255,7 +255,7 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 	}
 	gone := func(end *int64) bool { return end != nil && *end <= oldest.ID }
 
-	tables, err := allTableRows(kvs)
+	tables, err := latestTableRows(kvs, gone, del)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,7 @@ type Changes struct {
 	InsertedIntoTables []int64
 	DeletedFromTables  []int64
 	CreatedNames       []string
+	RenamedTables      []int64
 }
 
 // Table is a table visible at some snapshot.
@@ -306,7 +307,7 @@ func snapshotFromPB(p *catalogpb.Snapshot) Snapshot {
 		s.Changes = Changes{
 			CreatedSchemas: c.CreatedSchemas, CreatedTables: c.CreatedTables, DroppedTables: c.DroppedTables,
 			InsertedIntoTables: c.InsertedIntoTables, DeletedFromTables: c.DeletedFromTables,
-			CreatedNames: c.CreatedNames,
+			CreatedNames: c.CreatedNames, RenamedTables: c.RenamedTables,
 		}
 	}
 	return s

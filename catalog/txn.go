@@ -109,6 +109,7 @@ type opKind uint8
 const (
 	opCreateTable opKind = iota
 	opDropTable
+	opRenameTable
 	opAddFiles
 	opRemoveFiles
 )
@@ -119,6 +120,7 @@ type op struct {
 	columns []ColumnDef
 	files   []NewFile
 	fileIDs []int64
+	newName string
 }
 
 // Begin starts a transaction based on the newest snapshot.
@@ -145,6 +147,13 @@ func (t *Txn) CreateTable(name string, cols []ColumnDef) {
 
 // DropTable removes a table; its files stay readable by time travel.
 func (t *Txn) DropTable(name string) { t.ops = append(t.ops, op{kind: opDropTable, table: name}) }
+
+// RenameTable gives a table a new name from this snapshot on; earlier
+// snapshots still know it by the old one. Its files and statistics stay
+// as they are (they belong to the table's id, not its name).
+func (t *Txn) RenameTable(name, newName string) {
+	t.ops = append(t.ops, op{kind: opRenameTable, table: name, newName: newName})
+}
 
 // AddFiles registers data files in a table.
 func (t *Txn) AddFiles(table string, files ...NewFile) {
@@ -203,6 +212,8 @@ func (t *Txn) Commit() (Snapshot, error) {
 			err = w.createTable(o.table, o.columns)
 		case opDropTable:
 			err = w.dropTable(o.table)
+		case opRenameTable:
+			err = w.renameTable(o.table, o.newName)
 		case opAddFiles:
 			err = w.addFiles(o.table, o.files)
 		case opRemoveFiles:
@@ -410,7 +421,7 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 			return err
 		}
 		ch := snap.Changes
-		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables} {
+		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables} {
 			for _, id := range list {
 				if name, ok := ids[id]; ok {
 					return fmt.Errorf("%w: table %q was changed by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, name, s, t.base)
@@ -560,6 +571,42 @@ func (w *commitWriter) dropTable(name string) error {
 	ts.dropped = true
 	w.ddl = true
 	w.changes.DroppedTables = append(w.changes.DroppedTables, ts.t.ID)
+	return w.writeErr
+}
+
+func (w *commitWriter) renameTable(name, newName string) error {
+	if strings.TrimSpace(newName) == "" {
+		return fmt.Errorf("%w table name: empty", ErrInvalid)
+	}
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if ts.created {
+		return fmt.Errorf("%w: table %q is created and renamed in one transaction", ErrInvalid, name)
+	}
+	if other, err := w.table(newName); err == nil && other != ts {
+		return fmt.Errorf("table %q: %w", newName, ErrDuplicate)
+	} else if err != nil && !errors.Is(err, ErrNoSuchTable) {
+		return err
+	}
+	s := w.next.ID
+	old := ts.t
+	w.put(key(tagTable, old.ID, old.Begin), &catalogpb.Table{
+		Id: old.ID, Uuid: old.UUID, SchemaId: old.SchemaID, Name: old.Name, Path: old.Path,
+		PathIsRelative: old.PathIsRelative, BeginSnapshot: old.Begin, EndSnapshot: &s,
+	})
+	// The path stays: relative file paths are under it.
+	w.put(key(tagTable, old.ID, s), &catalogpb.Table{
+		Id: old.ID, Uuid: old.UUID, SchemaId: old.SchemaID, Name: newName, Path: old.Path,
+		PathIsRelative: old.PathIsRelative, BeginSnapshot: s,
+	})
+	ts.t.Name, ts.t.Begin = newName, s
+	delete(w.tables, strings.ToLower(name))
+	w.tables[strings.ToLower(newName)] = ts
+	w.ddl = true
+	w.changes.RenamedTables = append(w.changes.RenamedTables, old.ID)
+	w.changes.CreatedNames = append(w.changes.CreatedNames, "0."+strings.ToLower(newName))
 	return w.writeErr
 }
 
@@ -1048,7 +1095,7 @@ func (w *commitWriter) finish() error {
 	w.next.Changes = Changes{
 		CreatedTables: w.changes.CreatedTables, DroppedTables: w.changes.DroppedTables,
 		InsertedIntoTables: w.changes.InsertedIntoTables, DeletedFromTables: w.changes.DeletedFromTables,
-		CreatedNames: w.changes.CreatedNames,
+		CreatedNames: w.changes.CreatedNames, RenamedTables: w.changes.RenamedTables,
 	}
 	w.put(key(tagSnapshot, w.next.ID), &catalogpb.Snapshot{
 		Id: w.next.ID, TimeUnixMicros: w.next.Time.UnixMicro(), SchemaVersion: w.next.SchemaVersion,

@@ -253,7 +253,9 @@ type Changes struct {
 	DeletedFromTables  []int64                `protobuf:"varint,5,rep,packed,name=deleted_from_tables,json=deletedFromTables,proto3" json:"deleted_from_tables,omitempty"`
 	// Names created, as "schema_id.name", so that two writers creating the
 	// same name conflict.
-	CreatedNames  []string `protobuf:"bytes,6,rep,name=created_names,json=createdNames,proto3" json:"created_names,omitempty"`
+	CreatedNames []string `protobuf:"bytes,6,rep,name=created_names,json=createdNames,proto3" json:"created_names,omitempty"`
+	// Tables renamed (their rows ended and begun again under a new name).
+	RenamedTables []int64 `protobuf:"varint,7,rep,packed,name=renamed_tables,json=renamedTables,proto3" json:"renamed_tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -326,6 +328,13 @@ func (x *Changes) GetDeletedFromTables() []int64 {
 func (x *Changes) GetCreatedNames() []string {
 	if x != nil {
 		return x.CreatedNames
+	}
+	return nil
+}
+
+func (x *Changes) GetRenamedTables() []int64 {
+	if x != nil {
+		return x.RenamedTables
 	}
 	return nil
 }
@@ -1577,14 +1586,15 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0fnext_catalog_id\x18\x04 \x01(\x03R\rnextCatalogId\x12 \n" +
 	"\fnext_file_id\x18\x05 \x01(\x03R\n" +
 	"nextFileId\x126\n" +
-	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\"\x87\x02\n" +
+	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\"\xae\x02\n" +
 	"\aChanges\x12'\n" +
 	"\x0fcreated_schemas\x18\x01 \x03(\x03R\x0ecreatedSchemas\x12%\n" +
 	"\x0ecreated_tables\x18\x02 \x03(\x03R\rcreatedTables\x12%\n" +
 	"\x0edropped_tables\x18\x03 \x03(\x03R\rdroppedTables\x120\n" +
 	"\x14inserted_into_tables\x18\x04 \x03(\x03R\x12insertedIntoTables\x12.\n" +
 	"\x13deleted_from_tables\x18\x05 \x03(\x03R\x11deletedFromTables\x12#\n" +
-	"\rcreated_names\x18\x06 \x03(\tR\fcreatedNames\"\xa0\x01\n" +
+	"\rcreated_names\x18\x06 \x03(\tR\fcreatedNames\x12%\n" +
+	"\x0erenamed_tables\x18\a \x03(\x03R\rrenamedTables\"\xa0\x01\n" +
 	"\x06Schema\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +

@@ -19,7 +19,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"table", "drop"}, "accepts 1 arg"},
 		{[]string{"table", "lst"}, `unknown command "lst" for rocklake table`},
-		{[]string{"table"}, "needs a command: create, describe, drop, list"},
+		{[]string{"table"}, "needs a command: create, describe, drop, list, rename"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"snapshots", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"stats", "t", "--snapshot", "abc"}, `invalid argument "abc"`},
@@ -113,18 +113,39 @@ func TestTableLifecycle(t *testing.T) {
 	if _, err := filepath.Glob(paths[1]); err != nil {
 		t.Fatal(err)
 	}
-	// drop: gone at the latest snapshot, readable before it.
-	out = mustRun(t, "--catalog", dir, "table", "drop", "ev")
-	if !strings.Contains(out, "dropped table ev at snapshot 3") {
-		t.Fatalf("drop: %q", out)
+	// rename: the new name at the latest snapshot, the old one before.
+	out = mustRun(t, "--catalog", dir, "table", "rename", "ev", "ev2")
+	if !strings.Contains(out, "renamed table ev to ev2 at snapshot 3") {
+		t.Fatalf("rename: %q", out)
+	}
+	countOf := func(table string, args ...string) string {
+		out := mustRun(t, append([]string{"--catalog", dir, "--format", "csv", "query", "SELECT count(*) AS n FROM " + table}, args...)...)
+		return strings.TrimSpace(strings.TrimPrefix(out, "n\n"))
+	}
+	if n := countOf("ev2"); n != "10" {
+		t.Fatalf("count of the renamed table = %s", n)
+	}
+	if n := countOf("ev", "--snapshot", "2"); n != "10" {
+		t.Fatalf("count under the old name before the rename = %s", n)
 	}
 	if _, err := run(t, "--catalog", dir, "query", "SELECT count(*) FROM ev"); err == nil || !strings.Contains(err.Error(), `no such table "ev"`) {
+		t.Fatalf("query of the old name after the rename: %v", err)
+	}
+	// drop: gone at the latest snapshot, readable before it.
+	out = mustRun(t, "--catalog", dir, "table", "drop", "ev2")
+	if !strings.Contains(out, "dropped table ev2 at snapshot 4") {
+		t.Fatalf("drop: %q", out)
+	}
+	if _, err := run(t, "--catalog", dir, "query", "SELECT count(*) FROM ev2"); err == nil || !strings.Contains(err.Error(), `no such table "ev2"`) {
 		t.Fatalf("query after drop: %v", err)
 	}
-	if n := count("--snapshot", "2"); n != "10" {
-		t.Fatalf("count at snapshot 2 after drop = %s", n)
+	if n := countOf("ev2", "--snapshot", "3"); n != "10" {
+		t.Fatalf("count at snapshot 3 after drop = %s", n)
 	}
-	if _, err := run(t, "--catalog", dir, "table", "drop", "ev"); err == nil || !strings.Contains(err.Error(), "ev") {
+	if n := countOf("ev", "--snapshot", "1"); n != "15" {
+		t.Fatalf("count at snapshot 1 after drop = %s", n)
+	}
+	if _, err := run(t, "--catalog", dir, "table", "drop", "ev2"); err == nil || !strings.Contains(err.Error(), "ev2") {
 		t.Fatalf("second drop: %v", err)
 	}
 }

@@ -14,9 +14,9 @@ import (
 func newTableCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table",
-		Short: "Create, list, describe and drop tables",
+		Short: "Create, list, describe, rename and drop tables",
 	}
-	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableDropCmd(g))
+	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableRenameCmd(g), newTableDropCmd(g))
 	return cmd
 }
 
@@ -98,6 +98,39 @@ deleted).`,
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "dropped": true, "snapshot": snap.ID})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "dropped table %s at snapshot %d (earlier snapshots still read it)\n", args[0], snap.ID)
+			return err
+		},
+	}
+}
+
+func newTableRenameCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rename NAME NEW_NAME",
+		Short: "Rename a table (time travel still finds it under the old name)",
+		Long: `rename gives a table a new name from the next snapshot on. Its files, statistics
+and membership filters stay as they are; queries with --snapshot before the rename
+still name it by the old name.`,
+		Example: `  rocklake table rename events events_v1`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCatalog(g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			tx, err := c.Begin()
+			if err != nil {
+				return err
+			}
+			tx.RenameTable(args[0], args[1])
+			snap, err := tx.Commit()
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[1], "renamed_from": args[0], "snapshot": snap.ID})
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "renamed table %s to %s at snapshot %d (earlier snapshots still name it %s)\n", args[0], args[1], snap.ID, args[0])
 			return err
 		},
 	}
