@@ -44,6 +44,11 @@ type Options struct {
 	// NoAutoFilters stops a table created by Add from choosing filter
 	// columns by itself.
 	NoAutoFilters bool
+	// SkipExisting leaves out files the table already has at the latest
+	// snapshot (the same resolved path, or the same device and inode)
+	// instead of refusing the whole add: the way to register what is new
+	// in a directory that keeps growing. Their footers are not read.
+	SkipExisting bool
 }
 
 // Result summarises a successful Add.
@@ -53,7 +58,10 @@ type Result struct {
 	Rows         int64
 	Bytes        int64
 	CreatedTable bool
-	Elapsed      time.Duration
+	// Skipped counts the files left out by SkipExisting; when every file
+	// was, nothing is committed and Snapshot is the zero value.
+	Skipped int
+	Elapsed time.Duration
 }
 
 // Add registers Parquet files in a table in one snapshot: all of them, or,
@@ -64,6 +72,15 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result
 	files, err := expand(paths)
 	if err != nil {
 		return Result{}, err
+	}
+	skipped := 0
+	if opts.SkipExisting {
+		if files, skipped, err = leaveOutRegistered(c, table, files); err != nil {
+			return Result{}, err
+		}
+		if len(files) == 0 {
+			return Result{Skipped: skipped, Elapsed: time.Since(start)}, nil
+		}
 	}
 	infos, err := inspectAll(files, opts)
 	if err != nil {
@@ -80,8 +97,47 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result
 	if err != nil {
 		return Result{}, err
 	}
+	res.Skipped = skipped
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// leaveOutRegistered drops the files a table already has at the latest
+// snapshot, by resolved path or by device and inode. A table that does not
+// exist yet has none.
+func leaveOutRegistered(c *catalog.Catalog, table string, files []target) ([]target, int, error) {
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return files, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	fs, err := r.FileSet(t.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	paths := make(map[string]bool, len(fs.Files))
+	ids := make(map[catalog.FileIdentity]bool, len(fs.Files))
+	for _, f := range fs.Files {
+		paths[f.Location(t)] = true
+		if f.Identity.Known() {
+			ids[f.Identity] = true
+		}
+	}
+	out := files[:0:0]
+	for _, f := range files {
+		if paths[f.path] || (f.id.Known() && ids[f.id]) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, len(files) - len(out), nil
 }
 
 func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Options) (Result, error) {

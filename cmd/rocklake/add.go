@@ -43,7 +43,7 @@ func progressBar(cmd *cobra.Command, what string) (func(done, total int), func()
 }
 
 func newAddCmd(g *globals) *cobra.Command {
-	var create, noAuto, take bool
+	var create, noAuto, take, skip bool
 	var workers int
 	var filterCols []string
 	cmd := &cobra.Command{
@@ -88,6 +88,7 @@ directory that holds them). Files optimize and compact write are rocklake's
 own.`,
 		Example: `  rocklake add events data/events/*.parquet
   rocklake add events data/events/ --create
+  rocklake add events data/events/ --skip-existing     # only the files that arrived since
   rocklake add events staging/day-42/ --take-ownership`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,22 +107,33 @@ own.`,
 				defer c.ClaimOwnership(catalog.OwnerTaken, files...)()
 			}
 			progress, finish := progressBar(cmd, "reading footers")
-			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto}
+			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip}
 			res, err := ingest.Add(c, args[0], args[1:], opts)
 			finish()
 			if err != nil {
 				return err
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": args[0], "snapshot": res.Snapshot.ID, "files": res.Files, "rows": res.Rows,
+				out := map[string]any{
+					"table": args[0], "files": res.Files, "rows": res.Rows, "skipped": res.Skipped,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
-					"owner": owner(take).String(),
-				})
+					"owner": owner(take).String(), "snapshot": nil,
+				}
+				if res.Files > 0 {
+					out["snapshot"] = res.Snapshot.ID
+				}
+				return writeJSON(cmd.OutOrStdout(), out)
+			}
+			if res.Files == 0 {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "nothing new to add to %s: all %d files are registered already (no snapshot made)\n", args[0], res.Skipped)
+				return err
 			}
 			created := ""
 			if res.CreatedTable {
 				created = " (table created)"
+			}
+			if res.Skipped > 0 {
+				created += fmt.Sprintf("; %d files already registered, left out", res.Skipped)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "added %d files, %d rows, %d bytes to %s in %.2fs at snapshot %d%s\n",
 				res.Files, res.Rows, res.Bytes, args[0], res.Elapsed.Seconds(), res.Snapshot.ID, created)
@@ -135,6 +147,7 @@ own.`,
 	cmd.Flags().IntVar(&workers, "workers", 0, "footers read in parallel (default 2 × CPUs)")
 	cmd.Flags().StringSliceVar(&filterCols, "filter-columns", nil, "columns to build membership filters for (comma-separated)")
 	cmd.Flags().BoolVar(&noAuto, "no-auto-filters", false, "with --create, do not choose filter columns automatically")
+	cmd.Flags().BoolVar(&skip, "skip-existing", false, "leave out files the table already has (same resolved path or same file) instead of refusing the add: register what is new in a growing directory")
 	cmd.Flags().BoolVar(&take, "take-ownership", false, "hand the files to rocklake: cleanup deletes them once no kept snapshot reads them (default: they stay the user's and are never deleted)")
 	return cmd
 }

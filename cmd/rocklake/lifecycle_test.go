@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +149,50 @@ func TestTableLifecycle(t *testing.T) {
 	}
 	if _, err := run(t, "--catalog", dir, "table", "drop", "ev2"); err == nil || !strings.Contains(err.Error(), "ev2") {
 		t.Fatalf("second drop: %v", err)
+	}
+}
+
+// add --skip-existing over a growing directory registers each file once,
+// and says so when there is nothing new.
+func TestAddSkipExisting(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	db, err := engine.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	write := func(i int) {
+		p := filepath.Join(data, fmt.Sprintf("day-%02d.parquet", i))
+		if _, err := db.Exec(fmt.Sprintf("COPY (SELECT %d AS day, range AS x FROM range(10)) TO '%s'", i, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1)
+	write(2)
+	mustRun(t, "--catalog", dir, "add", "ev", data, "--create", "--skip-existing")
+	if _, err := run(t, "--catalog", dir, "add", "ev", data); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("a plain add of registered files must still be refused: %v", err)
+	}
+	out := mustRun(t, "--catalog", dir, "add", "ev", data, "--skip-existing")
+	if !strings.Contains(out, "nothing new to add to ev: all 2 files are registered already") {
+		t.Fatalf("add with nothing new: %q", out)
+	}
+	write(3)
+	// A link to a registered file is the same file.
+	if err := os.Symlink(filepath.Join(data, "day-01.parquet"), filepath.Join(t.TempDir(), "alias.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	out = mustRun(t, "--catalog", dir, "add", "ev", data, "--skip-existing")
+	if !strings.Contains(out, "added 1 files, 10 rows") || !strings.Contains(out, "2 files already registered, left out") {
+		t.Fatalf("add of one new file: %q", out)
+	}
+	res := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) AS n, count(DISTINCT day) AS d FROM ev")
+	if !strings.Contains(res, "30,3") {
+		t.Fatalf("each file once: %q", res)
+	}
+	snaps := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
+	if strings.Count(snaps, `"id"`) != 3 { // init, first add, second add
+		t.Fatalf("an add with nothing new made a snapshot:\n%s", snaps)
 	}
 }
