@@ -118,7 +118,9 @@ func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
 // Optimize rewrites a table's files sorted by columns (or along a Z-order
 // or Hilbert curve through them) and swaps them in for the old files in one
 // snapshot; the old files stay on disk for time travel until Expire and
-// Cleanup. See engine.Optimize.
+// Cleanup. The new files go to o.Dir, else under the catalog's rewrite
+// root (catalog.Catalog.RewriteRoot). A cancelled ctx before the commit
+// commits nothing and removes them. See engine.Optimize.
 func (l *Lake) Optimize(ctx context.Context, table string, o engine.OptimizeOptions) (*engine.OptimizeResult, error) {
 	return l.eng.Optimize(ctx, table, o)
 }
@@ -145,4 +147,12 @@ func (l *Lake) Expire(olderThan time.Time, o catalog.ExpireOptions) (*catalog.Ex
 // leaving them on disk. See catalog.Cleanup.
 func (l *Lake) Cleanup(o catalog.CleanupOptions) (*catalog.CleanupResult, error) {
 	return l.cat.Cleanup(o)
+}
+
+// DeleteOrphans deletes the files Optimize or Compact wrote that no
+// snapshot registered (a rewrite killed before its commit; a cancelled one
+// removes its own), once older than o.Grace, and nothing else. See
+// catalog.DeleteOrphans.
+func (l *Lake) DeleteOrphans(o catalog.OrphanOptions) (*catalog.OrphanResult, error) {
+	return l.cat.DeleteOrphans(o)
 }

@@ -345,8 +345,16 @@ func checkRewrite(ctx context.Context, conn *sql.Conn, st *tableState, tmp strin
 	}
 	for i, c := range top {
 		if read[i+1] != wrote[i+1] {
-			return fmt.Errorf("%w: column %s holds other values than were read (hash sum %s, read %s)",
-				ErrRewriteMismatch, quoteIdent(c.Name), wrote[i+1], read[i+1])
+			hint := ""
+			if typs[i].Kind == types.KindVariant {
+				// Parquet's variant encoding keeps a DECIMAL's scale and
+				// width, not its precision: only a shredded typed_value
+				// column does, and DuckDB's writer shreds each path as one
+				// type, chosen from the first row group.
+				hint = " (a VARIANT's DECIMAL keeps its precision in Parquet only where the writer shreds it: values of other shapes in the same files read back as DECIMAL(38,s))"
+			}
+			return fmt.Errorf("%w: column %s holds other values than were read (hash sum %s, read %s)%s",
+				ErrRewriteMismatch, quoteIdent(c.Name), wrote[i+1], read[i+1], hint)
 		}
 	}
 	if n := len(top) + 1; read[n] != wrote[n] {

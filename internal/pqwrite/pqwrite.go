@@ -104,7 +104,7 @@ func narrow(c Column) (Column, error) {
 			}
 		}
 	default:
-		return c, fmt.Errorf("pqwrite: column %s (%s) holds values no 64-bit Parquet integer type holds together", c.Name, c.Type)
+		return c, fmt.Errorf("pqwrite: column %q (%s) holds values no 64-bit Parquet integer type holds together", c.Name, c.Type)
 	}
 	return out, nil
 }
