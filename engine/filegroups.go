@@ -112,10 +112,12 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 // lack; UNION ALL of the runs. Keeping the files' order keeps the rows'
 // (POSITIONAL joins, ASOF ties and LIMIT without ORDER BY see it). source
 // gives an expression for a long file list (a variable), or "" to spell it.
+// mixed says the SELECT unions runs whose files store some column in
+// different types (see Engine.mixedDB).
 func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool,
-	schemas map[string]fileSchema, source func([]string) string) (string, error) {
+	schemas map[string]fileSchema, source func([]string) string) (sql string, mixed bool, err error) {
 	if len(files) == 0 {
-		return viewSQL(t, cols, nil, "", false), nil
+		return viewSQL(t, cols, nil, "", false), false, nil
 	}
 	type run struct {
 		sig   string // "" for files matching the table
@@ -127,7 +129,7 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 		if odd[f] {
 			s, ok := schemas[f]
 			if !ok {
-				return "", fmt.Errorf("no schema read for %s", f)
+				return "", false, fmt.Errorf("no schema read for %s", f)
 			}
 			sig = "\x00" + s.sig
 		}
@@ -169,7 +171,10 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false)",
 			strings.Join(sel, ", "), fileList(r.files, source(r.files))))
 	}
-	return strings.Join(parts, " UNION ALL "), nil
+	// Runs of one schema are of one type by construction; two runs, one of
+	// them odd, may differ (a run of plain files has the table's types).
+	mixed = len(runs) > 1
+	return strings.Join(parts, " UNION ALL "), mixed, nil
 }
 
 // fileList is src, or the files spelled as a list literal.

@@ -41,7 +41,13 @@ type Engine struct {
 	schemas *lru.Cache[string, fileSchema]
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
-	udfs     sync.Map       // curve.Kind → *udfOnce: registered once per engine
+
+	// mixed runs queries over views that union files of different types
+	// (see mixedDB); opened on first use.
+	mixedOnce sync.Once
+	mixed     *sql.DB
+	mixedErr  error
+	udfs      sync.Map // curve.Kind → *udfOnce: registered once per engine
 }
 
 // New opens an in-memory DuckDB for a catalog.
@@ -60,7 +66,32 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 // queries are dropped.
 func (e *Engine) Close() error {
 	e.cleanups.Wait()
+	if e.mixed != nil {
+		e.mixed.Close()
+	}
 	return e.db.Close()
+}
+
+// mixedDB is a second DuckDB, with the Top-N optimizer off, for queries
+// whose views UNION ALL files of different column types. DuckDB 1.5.6
+// answers ORDER BY … LIMIT over such a union wrongly: over an INTEGER
+// branch and a SMALLINT one (cast to INTEGER or not), `SELECT c FROM v
+// ORDER BY c LIMIT 4` left out the SMALLINT branch's 32767s below the
+// INTEGER branch's 3565869 — the Top-N filter it pushes into the scans
+// skips rows it must keep. A sort and a limit answer right. The setting is
+// global to a database, so such queries get a database of their own and
+// every other query keeps the Top-N operator.
+func (e *Engine) mixedDB() (*sql.DB, error) {
+	e.mixedOnce.Do(func() {
+		db, err := Open("")
+		if err == nil {
+			if _, err = db.Exec("SET disabled_optimizers = 'top_n'"); err != nil {
+				db.Close()
+			}
+		}
+		e.mixed, e.mixedErr = db, err
+	})
+	return e.mixed, e.mixedErr
 }
 
 // DB is the DuckDB handle, for callers that compare with DuckDB directly.
@@ -348,8 +379,23 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		return fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists)-1)
 	}
 	sqls := make([]string, len(views))
+	mixedTypes := false
 	for i, v := range views {
-		if sqls[i], err = readSQL(v.t, v.cols, v.files, v.odd, schemas, source); err != nil {
+		var mixed bool
+		if sqls[i], mixed, err = readSQL(v.t, v.cols, v.files, v.odd, schemas, source); err != nil {
+			return nil, err
+		}
+		mixedTypes = mixedTypes || mixed
+	}
+	if mixedTypes {
+		// Nothing was made on this connection yet (cleanup is empty): the
+		// query moves to the database without Top-N, whole.
+		db, err := e.mixedDB()
+		if err != nil {
+			return nil, err
+		}
+		conn.Close()
+		if conn, err = db.Conn(ctx); err != nil {
 			return nil, err
 		}
 	}
