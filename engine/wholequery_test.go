@@ -90,11 +90,12 @@ var wqKnownBroken = map[string]string{
 	// answered from statistics): DuckDB's own zone-map skipping has the same
 	// property, so which of the two is "the" answer depends on the plan.
 	// Tagged only for runtime conversion errors.
-	"pruned-past-error": "DuckDB over all files fails with a runtime conversion error on rows rocklake skipped",
+	"pruned-past-error": "DuckDB over all files fails with a runtime conversion or range error on rows rocklake skipped",
 	// DuckDB 1.5.6 fails `SELECT c1, count(*) OVER (PARTITION BY c3) FROM
 	// read_parquet(f) WHERE c4 >= c4 AND (c4 IS NULL AND c1 > 0 OR
 	// isnan(c1))` over one arrow-go file whose c4 has no NULL ("Unimplemented
 	// type for cast (BOOLEAN -> DATE)"); read with other files, it answers.
+	// Tagged only where rocklake reading every file equals the oracle.
 	"duckdb-cast-bug": "DuckDB fails over exactly the kept files with an internal cast error",
 }
 
@@ -1025,6 +1026,12 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 	if b.oracle, err = Open(""); err != nil {
 		t.Fatal(err)
 	}
+	// The oracle unions one scan per file: DuckDB 1.5.6's Top-N answers
+	// ORDER BY … LIMIT over scans of different types wrongly (see
+	// Engine.mixedDB), so the oracle sorts instead.
+	if _, err := b.oracle.Exec("SET disabled_optimizers = 'top_n'"); err != nil {
+		t.Fatal(err)
+	}
 	if b.oracleMat, err = Open(""); err != nil {
 		t.Fatal(err)
 	}
@@ -1904,9 +1911,9 @@ func wqNorm(s *string) string {
 	}
 	switch *s {
 	case "-0.0":
-		return "0.0"
+		return strconv.Quote("0.0")
 	case "-nan":
-		return "nan"
+		return strconv.Quote("nan")
 	}
 	return strconv.Quote(*s)
 }
@@ -2034,14 +2041,16 @@ func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose boo
 	if !q.sampled {
 		np, _ = runEngine(ctx, b.eng, q.sql, QueryOptions{Snapshot: catalog.Latest, NoPruning: true, NoMetadataAnswers: true})
 	}
-	conversion := func(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "Conversion Error") }
+	conversion := func(err error) bool {
+		return err != nil && (strings.HasPrefix(err.Error(), "Conversion Error") || strings.HasPrefix(err.Error(), "Out of Range Error"))
+	}
 	switch {
 	case q.sampled:
 	case (got.err == nil) != (want.err == nil) && (conversion(got.err) || conversion(want.err)) && (np.err == nil) == (got.err == nil):
 		*q.tagsOut = append(*q.tagsOut, "lazy-cast-error")
 	case got.err == nil && conversion(want.err) && (np.err != nil || (res != nil && (res.Metadata || keptNone(res)))):
 		*q.tagsOut = append(*q.tagsOut, "pruned-past-error")
-	case got.err != nil && want.err == nil && strings.Contains(got.err.Error(), "Unimplemented type for cast (BOOLEAN") &&
+	case got.err != nil && want.err == nil && strings.Contains(got.err.Error(), "Unimplemented type for cast (") &&
 		np.err == nil && sameAnswer(np, want, q.ordered):
 		*q.tagsOut = append(*q.tagsOut, "duckdb-cast-bug")
 	}
