@@ -215,6 +215,25 @@ func (r *Reader) Files(tableID int64) ([]DataFile, error) {
 	return out, err
 }
 
+// FilesEver lists every data file of a table the catalog still holds a row
+// for, live at the reader's snapshot or not (retired by a rewrite or a
+// removal, until expire forgets it), by id.
+func (r *Reader) FilesEver(tableID int64) ([]DataFile, error) {
+	var out []DataFile
+	var p catalogpb.DataFile
+	err := scanPrefix(r, key(tagDataFile, tableID), func(k, v []byte) error {
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("data file row %x: %w", k, err)
+		}
+		if p.BeginSnapshot <= r.snap.ID {
+			out = append(out, dataFileFromPB(&p))
+		}
+		return nil
+	})
+	return out, err
+}
+
 // liveFiles is the set of file ids visible in a table at the snapshot.
 func (r *Reader) liveFiles(tableID int64) (map[int64]bool, error) {
 	r.liveMu.Lock()

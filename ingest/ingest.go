@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -44,10 +45,12 @@ type Options struct {
 	// NoAutoFilters stops a table created by Add from choosing filter
 	// columns by itself.
 	NoAutoFilters bool
-	// SkipExisting leaves out files the table already has at the latest
-	// snapshot (the same resolved path, or the same device and inode)
-	// instead of refusing the whole add: the way to register what is new
-	// in a directory that keeps growing. Their footers are not read.
+	// SkipExisting leaves out files the table has registered, live or
+	// retired by a rewrite or a removal (the same resolved path, or the
+	// same device and inode), instead of refusing the whole add: the way
+	// to register what is new in a directory that keeps growing. Their
+	// footers are not read. Once expire has forgotten a retired file, it
+	// is new again.
 	SkipExisting bool
 }
 
@@ -61,7 +64,10 @@ type Result struct {
 	// Skipped counts the files left out by SkipExisting; when every file
 	// was, nothing is committed and Snapshot is the zero value.
 	Skipped int
-	Elapsed time.Duration
+	// SkippedDirs are directories a rewrite made that a directory walk
+	// left out (rocklake's files, not the user's).
+	SkippedDirs []string
+	Elapsed     time.Duration
 }
 
 // Add registers Parquet files in a table in one snapshot: all of them, or,
@@ -69,9 +75,18 @@ type Result struct {
 // directories (searched for *.parquet) and globs.
 func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result, error) {
 	start := time.Now()
-	files, err := expand(paths)
+	files, skippedDirs, err := expand(paths)
 	if err != nil {
 		return Result{}, err
+	}
+	// A rewrite registers its own output through Replace; any other add of
+	// a file a rewrite wrote would hand rocklake's file to the user.
+	if len(opts.Replace) == 0 {
+		for _, f := range files {
+			if c.WrittenByRocklake(f.path) {
+				return Result{}, fmt.Errorf("%s: written by rocklake's optimize or compact (%s); it is rocklake's, not a file to register", f.path, filepath.Dir(f.path))
+			}
+		}
 	}
 	skipped := 0
 	if opts.SkipExisting {
@@ -79,7 +94,7 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result
 			return Result{}, err
 		}
 		if len(files) == 0 {
-			return Result{Skipped: skipped, Elapsed: time.Since(start)}, nil
+			return Result{Skipped: skipped, SkippedDirs: skippedDirs, Elapsed: time.Since(start)}, nil
 		}
 	}
 	infos, err := inspectAll(files, opts)
@@ -98,13 +113,15 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result
 		return Result{}, err
 	}
 	res.Skipped = skipped
+	res.SkippedDirs = skippedDirs
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// leaveOutRegistered drops the files a table already has at the latest
-// snapshot, by resolved path or by device and inode. A table that does not
-// exist yet has none.
+// leaveOutRegistered drops the files a table has registered, live or
+// retired (a file optimize rewrote is still on disk, and its rows are in
+// the table already), by resolved path or by device and inode. A table
+// that does not exist yet has none.
 func leaveOutRegistered(c *catalog.Catalog, table string, files []target) ([]target, int, error) {
 	r, err := c.Read(catalog.Latest)
 	if err != nil {
@@ -118,13 +135,13 @@ func leaveOutRegistered(c *catalog.Catalog, table string, files []target) ([]tar
 	if err != nil {
 		return nil, 0, err
 	}
-	fs, err := r.FileSet(t.ID)
+	known, err := r.FilesEver(t.ID)
 	if err != nil {
 		return nil, 0, err
 	}
-	paths := make(map[string]bool, len(fs.Files))
-	ids := make(map[catalog.FileIdentity]bool, len(fs.Files))
-	for _, f := range fs.Files {
+	paths := make(map[string]bool, len(known))
+	ids := make(map[catalog.FileIdentity]bool, len(known))
+	for _, f := range known {
 		paths[f.Location(t)] = true
 		if f.Identity.Known() {
 			ids[f.Identity] = true

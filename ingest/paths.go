@@ -33,7 +33,7 @@ type target struct {
 // same file named twice (by two paths, symbolic links or hard links alike)
 // is an error.
 func ExpandPaths(args []string) ([]string, error) {
-	ts, err := expand(args)
+	ts, _, err := expand(args)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,12 @@ func ExpandPaths(args []string) ([]string, error) {
 	return out, nil
 }
 
-func expand(args []string) ([]target, error) {
+// A directory walked (not named itself) that a rewrite created — it holds
+// catalog.RewriteMarker — is left out and listed in skipped: its files are
+// rocklake's, not the user's.
+func expand(args []string) (_ []target, skipped []string, _ error) {
 	if len(args) == 0 {
-		return nil, errors.New("no files given")
+		return nil, nil, errors.New("no files given")
 	}
 	var out []target
 	byPath := map[string]target{}
@@ -82,53 +85,53 @@ func expand(args []string) ([]target, error) {
 	for _, arg := range args {
 		abs, err := absolute(arg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st, err := os.Stat(abs)
 		switch {
 		case err == nil && st.IsDir():
-			if err := walk(arg, abs, add); err != nil {
-				return nil, err
+			if err := walk(arg, abs, add, func(dir string) { skipped = append(skipped, dir) }); err != nil {
+				return nil, nil, err
 			}
 		case err == nil:
 			if err := regular(arg, st, arg); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := add(abs, arg); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case strings.ContainsAny(arg, "*?["):
 			matches, gerr := glob(arg)
 			if gerr != nil {
-				return nil, fmt.Errorf("%s: %w", arg, gerr)
+				return nil, nil, fmt.Errorf("%s: %w", arg, gerr)
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("%s: no file matches", arg)
+				return nil, nil, fmt.Errorf("%s: no file matches", arg)
 			}
 			for _, m := range matches {
 				mabs, err := absolute(m)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				st, err := os.Stat(mabs)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", m, err)
+					return nil, nil, fmt.Errorf("%s: %w", m, err)
 				}
 				if err := regular(m, st, arg); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if err := add(mabs, arg); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("%s: %w", arg, fs.ErrNotExist)
+			return nil, nil, fmt.Errorf("%s: %w", arg, fs.ErrNotExist)
 		default:
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, nil
+	return out, skipped, nil
 }
 
 // walk adds every *.parquet below a directory. Symbolic links to files
@@ -137,7 +140,7 @@ func expand(args []string) ([]target, error) {
 // a regular file refuses the whole add rather than being skipped: the
 // user asked for every Parquet file there, and a table quietly missing one
 // is worse than an error (the same rule as for an unreadable file).
-func walk(arg, dir string, add func(p, from string) error) error {
+func walk(arg, dir string, add func(p, from string) error, skip func(dir string)) error {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", arg, err)
@@ -146,6 +149,10 @@ func walk(arg, dir string, add func(p, from string) error) error {
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && p != root && catalog.IsRewriteDir(p) {
+			skip(p)
+			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(strings.ToLower(d.Name()), ".parquet") {
 			return nil

@@ -117,12 +117,15 @@ own.`,
 				out := map[string]any{
 					"table": args[0], "files": res.Files, "rows": res.Rows, "skipped": res.Skipped,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
-					"owner": owner(take).String(), "snapshot": nil,
+					"owner": owner(take).String(), "snapshot": nil, "skipped_rewrite_dirs": res.SkippedDirs,
 				}
 				if res.Files > 0 {
 					out["snapshot"] = res.Snapshot.ID
 				}
 				return writeJSON(cmd.OutOrStdout(), out)
+			}
+			for _, d := range res.SkippedDirs {
+				fmt.Fprintf(cmd.OutOrStdout(), "left out %s: rocklake's optimize or compact wrote it\n", d)
 			}
 			if res.Files == 0 {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "nothing new to add to %s: all %d files are registered already (no snapshot made)\n", args[0], res.Skipped)
@@ -147,7 +150,7 @@ own.`,
 	cmd.Flags().IntVar(&workers, "workers", 0, "footers read in parallel (default 2 × CPUs)")
 	cmd.Flags().StringSliceVar(&filterCols, "filter-columns", nil, "columns to build membership filters for (comma-separated)")
 	cmd.Flags().BoolVar(&noAuto, "no-auto-filters", false, "with --create, do not choose filter columns automatically")
-	cmd.Flags().BoolVar(&skip, "skip-existing", false, "leave out files the table already has (same resolved path or same file) instead of refusing the add: register what is new in a growing directory")
+	cmd.Flags().BoolVar(&skip, "skip-existing", false, "leave out files the table has registered, live or retired by optimize/compact/rm (same resolved path or same file), instead of refusing the add: register what is new in a growing directory")
 	cmd.Flags().BoolVar(&take, "take-ownership", false, "hand the files to rocklake: cleanup deletes them once no kept snapshot reads them (default: they stay the user's and are never deleted)")
 	return cmd
 }

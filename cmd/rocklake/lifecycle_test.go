@@ -196,3 +196,40 @@ func TestAddSkipExisting(t *testing.T) {
 		t.Fatalf("an add with nothing new made a snapshot:\n%s", snaps)
 	}
 }
+
+// A directory optimize wrote inside the user's data directory is left out
+// when the data directory is added again, and a file in it is refused:
+// rocklake's files never become the user's.
+func TestAddLeavesOutRewriteDirs(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := t.TempDir()
+	db, err := engine.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 2 {
+		p := filepath.Join(data, fmt.Sprintf("f%d.parquet", i))
+		if _, err := db.Exec(fmt.Sprintf("COPY (SELECT range AS x FROM range(%d, %d)) TO '%s'", i*10, i*10+10, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, "--catalog", dir, "add", "ev", data, "--create")
+	rw := filepath.Join(data, "rewritten")
+	mustRun(t, "--catalog", dir, "optimize", "ev", "--sort-by", "x", "--dir", rw)
+	out := mustRun(t, "--catalog", dir, "add", "ev", data, "--skip-existing")
+	if !strings.Contains(out, "left out "+rw+": rocklake's optimize or compact wrote it") {
+		t.Fatalf("add of the data directory after a rewrite into it: %q", out)
+	}
+	parts, _ := filepath.Glob(filepath.Join(rw, "*.parquet"))
+	if len(parts) == 0 {
+		t.Fatal("optimize wrote no file")
+	}
+	if _, err := run(t, "--catalog", dir, "add", "other", parts[0], "--create"); err == nil || !strings.Contains(err.Error(), "written by rocklake's optimize or compact") {
+		t.Fatalf("add of a rewrite's file: %v", err)
+	}
+	res := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) AS n FROM ev")
+	if !strings.Contains(res, "\n20\n") {
+		t.Fatalf("rows after the adds: %q", res)
+	}
+}
