@@ -87,6 +87,9 @@ type DataFile struct {
 	ColumnsMatchTable bool
 	// Owner says whether cleanup may delete the file from disk.
 	Owner Ownership
+	// ModifiedUnixNanos is the file's modification time when registered;
+	// 0 when not recorded (files registered before it was).
+	ModifiedUnixNanos int64
 	// Identity is the file's device and inode when it was registered
 	// (zero when unrecorded).
 	Identity FileIdentity
@@ -326,7 +329,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		RecordCount: p.RecordCount, FileSizeBytes: p.FileSizeBytes, FooterSize: p.FooterSize,
 		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
-		Identity: identityFromPB(p.Identity),
+		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos,
 	}
 }
 

@@ -71,6 +71,9 @@ type NewFile struct {
 	// refuses a file that is, under another path, a live file of the
 	// table.
 	Identity FileIdentity
+	// ModifiedUnixNanos is the file's modification time as registration
+	// read it (0: unknown): readers refuse a file whose time changed.
+	ModifiedUnixNanos int64
 }
 
 // FileColumn holds one column's statistics in a new file. Path is the
@@ -621,7 +624,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes, FooterSize: f.FooterSize,
 		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
 		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
-		Identity: identityToPB(f.Identity),
+		Identity: identityToPB(f.Identity), ModifiedUnixNanos: f.ModifiedUnixNanos,
 	}
 }
 
@@ -691,7 +694,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			Format: format, RecordCount: nf.RecordCount, FileSizeBytes: nf.FileSizeBytes,
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
 			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
-			Identity: nf.Identity,
+			Identity: nf.Identity, ModifiedUnixNanos: nf.ModifiedUnixNanos,
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID

@@ -18,20 +18,22 @@ type fileSchema struct {
 	names []string
 }
 
-func schemaKey(path string, size int64) string { return fmt.Sprintf("%d\x00%s", size, path) }
+func schemaKey(path string, st fileStamp) string {
+	return fmt.Sprintf("%d\x00%d\x00%s", st.size, st.modified, path)
+}
 
 // fileSchemas reads the schemas of files whose columns differ from their
 // table's, from the engine's cache or in one parquet_schema call for the
-// rest. The key holds the registered size: a file replaced by another of a
-// different size is refused before it is read (checkDataFile).
-func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string, sizes map[string]int64) (map[string]fileSchema, error) {
+// rest. The key holds the registered size and time: a file replaced since
+// is refused before it is read (checkDataFile).
+func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string, stamps map[string]fileStamp) (map[string]fileSchema, error) {
 	out := map[string]fileSchema{}
 	var todo []string
 	for _, f := range files {
 		if _, done := out[f]; done {
 			continue
 		}
-		if s, ok := e.schemas.Get(schemaKey(f, sizes[f])); ok {
+		if s, ok := e.schemas.Get(schemaKey(f, stamps[f])); ok {
 			out[f] = s
 		} else {
 			out[f] = fileSchema{}
@@ -99,7 +101,7 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 		}
 		s := fileSchema{sig: sig.String(), names: names}
 		out[f] = s
-		e.schemas.Add(schemaKey(f, sizes[f]), s)
+		e.schemas.Add(schemaKey(f, stamps[f]), s)
 	}
 	return out, nil
 }

@@ -252,7 +252,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		used  []string
 	}
 	plans := map[string]*planned{}
-	sizes := map[string]int64{} // registered size of each kept file
+	stamps := map[string]fileStamp{} // each kept file as registered
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
@@ -265,7 +265,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		p, ok := plans[key]
 		if !ok {
 			p = &planned{used: usable}
-			if p.plan, p.files, p.odd, err = planRef(r, ref.table, pred, opts, sizes); err != nil {
+			if p.plan, p.files, p.odd, err = planRef(r, ref.table, pred, opts, stamps); err != nil {
 				return nil, err
 			}
 			plans[key] = p
@@ -310,7 +310,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			_, files, odd, err := planRef(r, t, "", QueryOptions{NoPruning: true}, sizes)
+			_, files, odd, err := planRef(r, t, "", QueryOptions{NoPruning: true}, stamps)
 			if err != nil {
 				return nil, err
 			}
@@ -346,7 +346,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		for _, f := range v.files {
 			if !checked[f] {
 				checked[f] = true
-				if err := checkDataFile(v.t.Name, f, sizes[f]); err != nil {
+				if err := checkDataFile(v.t.Name, f, stamps[f]); err != nil {
 					return nil, err
 				}
 			}
@@ -366,7 +366,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			}
 		}
 	}
-	schemas, err := e.fileSchemas(ctx, conn, oddFiles, sizes)
+	schemas, err := e.fileSchemas(ctx, conn, oddFiles, stamps)
 	if err != nil {
 		return nil, err
 	}
@@ -494,10 +494,15 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 // missing or no longer the file that was registered.
 var ErrDataFileChanged = errors.New("data file changed since it was registered")
 
+// fileStamp is what registration recorded of a file: its size and
+// modification time (0: not recorded).
+type fileStamp struct{ size, modified int64 }
+
 // checkDataFile makes sure a file about to be read is still the one whose
-// statistics planned the query (one stat: its size): answering from a
-// replaced file would mix old statistics with new rows.
-func checkDataFile(table, path string, size int64) error {
+// statistics planned the query (one stat: its size and modification time):
+// answering from a replaced file would mix old statistics with new rows.
+func checkDataFile(table, path string, want fileStamp) error {
+	size := want.size
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -509,6 +514,9 @@ func checkDataFile(table, path string, size int64) error {
 	case size > 0 && st.Size() != size:
 		return fmt.Errorf("%w: %s of table %s is %d bytes, registered as %d; `rocklake verify %s` lists every file that changed",
 			ErrDataFileChanged, path, table, st.Size(), size, table)
+	case want.modified != 0 && st.ModTime().UnixNano() != want.modified:
+		return fmt.Errorf("%w: %s of table %s was modified at %s, after it was registered (modified %s); `rocklake verify %s` lists every file that changed",
+			ErrDataFileChanged, path, table, st.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, want.modified).UTC().Format(time.RFC3339Nano), table)
 	}
 	return nil
 }
@@ -556,7 +564,7 @@ func (e *Engine) usableConjuncts(ctx context.Context, conn *sql.Conn, ref *table
 // planRef prunes a table for one predicate: the files to read, in the
 // plan's order, and those of them whose columns are not exactly the
 // table's.
-func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions, sizes map[string]int64) (*prune.Plan, []string, map[string]bool, error) {
+func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions, stamps map[string]fileStamp) (*prune.Plan, []string, map[string]bool, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, nil, nil, err
@@ -577,7 +585,7 @@ func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions,
 			odd[kf.Path] = true
 		}
 		if ok {
-			sizes[kf.Path] = fs.SizeBytes[i]
+			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: fs.Files[i].ModifiedUnixNanos}
 		}
 	}
 	return p, files, odd, nil

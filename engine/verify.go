@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"rocklake/catalog"
 	"rocklake/types"
@@ -54,6 +55,10 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 			continue
 		case st.Size() != f.FileSizeBytes:
 			bad("size is %d bytes, registered as %d: the file was replaced or changed", st.Size(), f.FileSizeBytes)
+			continue
+		case f.ModifiedUnixNanos != 0 && st.ModTime().UnixNano() != f.ModifiedUnixNanos:
+			bad("modified at %s, after it was registered (modified %s): the file was replaced or changed",
+				st.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, f.ModifiedUnixNanos).UTC().Format(time.RFC3339Nano))
 			continue
 		}
 		if !deep {

@@ -17,6 +17,7 @@ type fileInfo struct {
 	id      catalog.FileIdentity
 	size    int64
 	footer  int64
+	mtime   int64 // modification time as the footer was read, Unix nanoseconds
 	schema  *fileSchema
 	orders  []columnOrder
 	groups  []rawRowGroup
@@ -42,7 +43,7 @@ func inspectTarget(t target) (*fileInfo, error) {
 		return nil, err
 	}
 	fi := &fileInfo{
-		path: path, from: t.from, id: t.id, size: ft.fileSize, footer: ft.footerLen, schema: fs,
+		path: path, from: t.from, id: t.id, size: ft.fileSize, footer: ft.footerLen, mtime: ft.modified, schema: fs,
 		orders: rawColumnOrders(ft.md), groups: rawRowGroups(ft.md),
 		writer: writerOf(ft.md.FileMetaData.GetCreatedBy()), columns: map[string]*column{},
 	}
@@ -124,7 +125,7 @@ func (fi *fileInfo) columnDefs() []catalog.ColumnDef {
 func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFile, error) {
 	nf := catalog.NewFile{
 		Path: fi.path, Format: "parquet", RecordCount: fi.rows, FileSizeBytes: fi.size,
-		FooterSize: fi.footer, RowGroupCount: int32(len(fi.groups)), Identity: fi.id,
+		FooterSize: fi.footer, RowGroupCount: int32(len(fi.groups)), Identity: fi.id, ModifiedUnixNanos: fi.mtime,
 	}
 	leafByPath := map[string]*leaf{}
 	for _, l := range fi.schema.leaves {

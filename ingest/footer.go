@@ -34,6 +34,7 @@ type footer struct {
 	md        *metadata.FileMetaData
 	fileSize  int64
 	footerLen int64
+	modified  int64 // modification time, Unix nanoseconds
 }
 
 // openRegular opens a regular file for reading, without blocking on
@@ -96,7 +97,7 @@ func readFooter(path string, want catalog.FileIdentity) (*footer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &footer{md: md, fileSize: size, footerLen: flen}, nil
+	return &footer{md: md, fileSize: size, footerLen: flen, modified: st.ModTime().UnixNano()}, nil
 }
 
 func hasMagicAt(f *os.File, off int64) bool {

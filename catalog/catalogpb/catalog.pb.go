@@ -648,9 +648,14 @@ type DataFile struct {
 	// second name for the same file (a hard link, a bind mount) is refused.
 	// Absent for files registered before it was recorded, and for relative
 	// paths.
-	Identity      *FileIdentity `protobuf:"bytes,15,opt,name=identity,proto3" json:"identity,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Identity *FileIdentity `protobuf:"bytes,15,opt,name=identity,proto3" json:"identity,omitempty"`
+	// The file's modification time when it was registered (Unix
+	// nanoseconds; 0 when not recorded): with its size, what a reader checks
+	// before it reads the file, so that a file replaced in place is refused
+	// rather than read with another file's statistics.
+	ModifiedUnixNanos int64 `protobuf:"varint,16,opt,name=modified_unix_nanos,json=modifiedUnixNanos,proto3" json:"modified_unix_nanos,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
@@ -786,6 +791,13 @@ func (x *DataFile) GetIdentity() *FileIdentity {
 		return x.Identity
 	}
 	return nil
+}
+
+func (x *DataFile) GetModifiedUnixNanos() int64 {
+	if x != nil {
+		return x.ModifiedUnixNanos
+	}
+	return 0
 }
 
 // FileIdentity is a file's device and inode number (stat(2)'s st_dev and
@@ -1623,7 +1635,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\xce\x04\n" +
+	"\r_end_snapshot\"\xfe\x04\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -1642,7 +1654,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0frow_group_count\x18\f \x01(\x05R\rrowGroupCount\x12.\n" +
 	"\x13columns_match_table\x18\r \x01(\bR\x11columnsMatchTable\x12<\n" +
 	"\townership\x18\x0e \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12=\n" +
-	"\bidentity\x18\x0f \x01(\v2!.rocklake.catalog.v1.FileIdentityR\bidentityB\x0f\n" +
+	"\bidentity\x18\x0f \x01(\v2!.rocklake.catalog.v1.FileIdentityR\bidentity\x12.\n" +
+	"\x13modified_unix_nanos\x18\x10 \x01(\x03R\x11modifiedUnixNanosB\x0f\n" +
 	"\r_end_snapshot\"<\n" +
 	"\fFileIdentity\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x14\n" +

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"rocklake/engine"
 	"rocklake/internal/pqwrite"
@@ -496,6 +497,21 @@ func TestQueryRefusesChangedFiles(t *testing.T) {
 	}
 	// A query whose plan skips the replaced file still answers.
 	c.same("SELECT sum(x) FROM ch WHERE x < 50")
+	// The same size, another modification time: a file rewritten in place
+	// with rows of the same width is refused too.
+	d := c.write("d.parquet", "SELECT i AS x FROM range(300, 400) r(i)")
+	c.table("ch2", d)
+	c.same("SELECT sum(x) FROM ch2")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(d, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "--catalog", c.cat, "query", "SELECT sum(x) FROM ch2"); err == nil || !strings.Contains(err.Error(), d) || !strings.Contains(err.Error(), "modified") {
+		t.Fatalf("query over a file modified in place: %v\n%s", err, out)
+	}
+	if out, _ := run(t, "--catalog", c.cat, "verify", "ch2"); !strings.Contains(out, "modified at") {
+		t.Fatalf("verify of a file modified in place: %s", out)
+	}
 	if err := os.Remove(a); err != nil {
 		t.Fatal(err)
 	}
