@@ -122,3 +122,20 @@ func parseTypeOrUnknown(s string) types.Type {
 	}
 	return t
 }
+
+// commitOne opens the catalog, makes one change in one transaction and
+// commits it: the shape of every command that changes a table's
+// definition.
+func commitOne(g *globals, change func(tx *catalog.Txn)) (catalog.Snapshot, error) {
+	c, err := openCatalog(g)
+	if err != nil {
+		return catalog.Snapshot{}, err
+	}
+	defer c.Close()
+	tx, err := c.Begin()
+	if err != nil {
+		return catalog.Snapshot{}, err
+	}
+	change(tx)
+	return tx.Commit()
+}

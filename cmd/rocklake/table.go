@@ -45,17 +45,7 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 						d.Name, name, strings.Join(types.TypeNames(), ", "))
 				}
 			}
-			c, err := openCatalog(g)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			tx, err := c.Begin()
-			if err != nil {
-				return err
-			}
-			tx.CreateTable(args[0], defs)
-			snap, err := tx.Commit()
+			snap, err := commitOne(g, func(tx *catalog.Txn) { tx.CreateTable(args[0], defs) })
 			if err != nil {
 				return err
 			}
@@ -80,17 +70,7 @@ deleted).`,
 		Example: `  rocklake table drop events`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			tx, err := c.Begin()
-			if err != nil {
-				return err
-			}
-			tx.DropTable(args[0])
-			snap, err := tx.Commit()
+			snap, err := commitOne(g, func(tx *catalog.Txn) { tx.DropTable(args[0]) })
 			if err != nil {
 				return err
 			}
@@ -113,17 +93,7 @@ still name it by the old name.`,
 		Example: `  rocklake table rename events events_v1`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			tx, err := c.Begin()
-			if err != nil {
-				return err
-			}
-			tx.RenameTable(args[0], args[1])
-			snap, err := tx.Commit()
+			snap, err := commitOne(g, func(tx *catalog.Txn) { tx.RenameTable(args[0], args[1]) })
 			if err != nil {
 				return err
 			}
