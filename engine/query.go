@@ -39,6 +39,11 @@ type Engine struct {
 	// schemas holds, per file path and size, the schema of a file whose
 	// columns differ from its table's (see fileSchemas).
 	schemas *lru.Cache[string, fileSchema]
+	// bound holds the column names DuckDB gave a query answered from
+	// metadata, per schema version and text: binding it again over empty
+	// views could only give the same names (or the same error, which is
+	// not kept).
+	bound *lru.Cache[string, []string]
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 
@@ -59,7 +64,8 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 	trees, _ := lru.New[string, map[string]any](256)
 	texts, _ := lru.New[string, string](4096)
 	schemas, _ := lru.New[string, fileSchema](65536)
-	return &Engine{cat: cat, db: db, trees: trees, texts: texts, schemas: schemas}, nil
+	bound, _ := lru.New[string, []string](1024)
+	return &Engine{cat: cat, db: db, trees: trees, texts: texts, schemas: schemas, bound: bound}, nil
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
@@ -225,34 +231,31 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		name  string
 		t     catalog.Table
 		cols  []catalog.Column
-		files []string
+		plan  *prune.Plan
+		files []string        // filled once DuckDB is sure to read the view
 		odd   map[string]bool // files whose columns are not exactly the table's
 	}
 	var views []*view
-	viewByKey := map[string]*view{}
-	addView := func(t catalog.Table, cols []catalog.Column, name string, files []string, odd map[string]bool) *view {
-		key := fmt.Sprintf("%d\x00%s", t.ID, strings.Join(files, "\x00"))
-		if v, ok := viewByKey[key]; ok && name == "" {
+	viewByPlan := map[*prune.Plan]*view{}
+	addView := func(t catalog.Table, cols []catalog.Column, name string, plan *prune.Plan) *view {
+		if v, ok := viewByPlan[plan]; ok && name == "" {
 			return v
 		}
 		if name == "" {
 			name = fmt.Sprintf("__rocklake_v%d", len(views))
 		}
-		v := &view{name: name, t: t, cols: cols, files: files, odd: odd}
+		v := &view{name: name, t: t, cols: cols, plan: plan}
 		views = append(views, v)
 		if name != t.Name {
-			viewByKey[key] = v
+			viewByPlan[plan] = v
 		}
 		return v
 	}
 	type planned struct {
-		plan  *prune.Plan
-		files []string
-		odd   map[string]bool
-		used  []string
+		plan *prune.Plan
+		used []string
 	}
 	plans := map[string]*planned{}
-	stamps := map[string]fileStamp{} // each kept file as registered
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
@@ -265,7 +268,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		p, ok := plans[key]
 		if !ok {
 			p = &planned{used: usable}
-			if p.plan, p.files, p.odd, err = planRef(r, ref.table, pred, opts, stamps); err != nil {
+			if p.plan, err = prune.PlanTable(r, ref.table.Name, pred, opts.Prune); err != nil {
 				return nil, err
 			}
 			plans[key] = p
@@ -281,7 +284,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			whole[ref.table.ID] = true
 			continue
 		}
-		v := addView(ref.table, ref.cols, "", p.files, p.odd)
+		v := addView(ref.table, ref.cols, "", p.plan)
 		text := quoteIdent(v.name)
 		if ref.alias == "" {
 			text += " AS " + quoteIdent(ref.table.Name)
@@ -310,11 +313,11 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			_, files, odd, err := planRef(r, t, "", QueryOptions{NoPruning: true}, stamps)
+			p, err := prune.PlanTable(r, t.Name, "", prune.Options{})
 			if err != nil {
 				return nil, err
 			}
-			addView(t, cols, t.Name, files, odd)
+			addView(t, cols, t.Name, p)
 		}
 	}
 	rewritten := applyEdits(query, edits)
@@ -326,9 +329,13 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			// The answer comes from statistics, but DuckDB still decides
 			// whether the query is valid (a literal it cannot cast is an
 			// error, not an answer) and what its columns are called.
-			cols, err := e.originalColumns(ctx, conn, query, scan, &cleanup)
-			if err != nil {
-				return nil, err
+			key := fmt.Sprintf("%d\x00%s", r.Snapshot().SchemaVersion, query)
+			cols, ok := e.bound.Get(key)
+			if !ok || opts.NoParseCache {
+				if cols, err = e.originalColumns(ctx, conn, query, scan, &cleanup); err != nil {
+					return nil, err
+				}
+				e.bound.Add(key, cols)
 			}
 			if len(cols) == len(res.Columns) {
 				res.Columns = cols
@@ -341,6 +348,12 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	// DuckDB will read these files: each must still be the file whose
 	// statistics planned the query.
+	stamps := map[string]fileStamp{} // each kept file as registered
+	for _, v := range views {
+		if v.files, v.odd, err = viewFiles(r, v.t, v.plan, stamps); err != nil {
+			return nil, err
+		}
+	}
 	checked := map[string]bool{}
 	for _, v := range views {
 		for _, f := range v.files {
@@ -561,17 +574,13 @@ func (e *Engine) usableConjuncts(ctx context.Context, conn *sql.Conn, ref *table
 	return usable, nil
 }
 
-// planRef prunes a table for one predicate: the files to read, in the
-// plan's order, and those of them whose columns are not exactly the
-// table's.
-func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions, stamps map[string]fileStamp) (*prune.Plan, []string, map[string]bool, error) {
+// viewFiles lists the files a plan keeps, in its order, those of them
+// whose columns are not exactly the table's, and (into stamps) what
+// registration recorded of each.
+func viewFiles(r *catalog.Reader, t catalog.Table, p *prune.Plan, stamps map[string]fileStamp) ([]string, map[string]bool, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	p, err := prune.PlanTable(r, t.Name, pred, opts.Prune)
-	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	files := make([]string, 0, len(p.KeptFiles))
 	var odd map[string]bool
@@ -588,7 +597,7 @@ func planRef(r *catalog.Reader, t catalog.Table, pred string, opts QueryOptions,
 			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: fs.Files[i].ModifiedUnixNanos}
 		}
 	}
-	return p, files, odd, nil
+	return files, odd, nil
 }
 
 // listParamMin is the file count above which a view's file list is handed
