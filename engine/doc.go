@@ -30,6 +30,7 @@
 //
 // read_parquet matches columns by name (union_by_name) only when some kept
 // file's columns differ from the table's: it costs DuckDB a second read of
-// every footer. read_parquet globs every path it is given, so ?, * and [ in
-// a path are escaped (globLiteral). Result.Phases times each step.
+// every footer. read_parquet globs every path it is given, so a path with ?, *
+// or [ reaches DuckDB as a plain-named link to the file (paths.go).
+// Result.Phases times each step.
 package engine

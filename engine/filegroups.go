@@ -43,10 +43,10 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 	if len(todo) == 0 {
 		return out, nil
 	}
-	// parquet_schema names each file as it opened it: the path, with any
-	// glob characters matched literally.
+	// parquet_schema names each file as it opened it: as duckPath spelled
+	// it.
 	rows, err := conn.QueryContext(ctx, `SELECT file_name, name, type, type_length, repetition_type, num_children,
-		converted_type, scale, precision, field_id, logical_type, duckdb_type FROM parquet_schema(?::VARCHAR[])`, globLiterals(todo))
+		converted_type, scale, precision, field_id, logical_type, duckdb_type FROM parquet_schema(?::VARCHAR[])`, duckPaths(todo))
 	if err != nil {
 		return nil, fmt.Errorf("reading the schemas of files whose columns differ from their table's: %w", err)
 	}
@@ -72,7 +72,7 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 		return nil, err
 	}
 	for _, f := range todo {
-		nodes, ok := byFile[f]
+		nodes, ok := byFile[duckPath(f)]
 		if !ok || len(nodes) == 0 {
 			return nil, fmt.Errorf("reading the schema of %s: DuckDB returned none", f)
 		}
@@ -186,7 +186,7 @@ func fileList(files []string, src string) string {
 	}
 	quoted := make([]string, len(files))
 	for i, f := range files {
-		quoted[i] = "'" + strings.ReplaceAll(globLiteral(f), "'", "''") + "'"
+		quoted[i] = "'" + strings.ReplaceAll(duckPath(f), "'", "''") + "'"
 	}
 	return "[" + strings.Join(quoted, ", ") + "]"
 }

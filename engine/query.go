@@ -65,6 +65,7 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 	texts, _ := lru.New[string, string](4096)
 	schemas, _ := lru.New[string, fileSchema](65536)
 	bound, _ := lru.New[string, []string](1024)
+	engineOpened()
 	return &Engine{cat: cat, db: db, trees: trees, texts: texts, schemas: schemas, bound: bound}, nil
 }
 
@@ -72,6 +73,7 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 // queries are dropped.
 func (e *Engine) Close() error {
 	e.cleanups.Wait()
+	defer engineClosed()
 	if e.mixed != nil {
 		e.mixed.Close()
 	}
@@ -414,7 +416,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	for i, l := range lists {
 		cleanup = append(cleanup, fmt.Sprintf("RESET VARIABLE __rocklake_files_%d;", i))
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), globLiterals(l)); err != nil {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), duckPaths(l)); err != nil {
 			return nil, fmt.Errorf("handing over the file list: %w", err)
 		}
 	}
@@ -842,36 +844,6 @@ func quoteNonFinite(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// globLiteral spells a path so that DuckDB's file globbing matches it and
-// nothing else: read_parquet globs every path it is given, and a registered
-// p?.parquet would also read pa.parquet. A glob character is put in a
-// bracket class of its own.
-func globLiteral(path string) string {
-	if !strings.ContainsAny(path, "?*[") {
-		return path
-	}
-	var b strings.Builder
-	for _, r := range path {
-		switch r {
-		case '?', '*', '[':
-			b.WriteByte('[')
-			b.WriteRune(r)
-			b.WriteByte(']')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func globLiterals(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = globLiteral(p)
-	}
-	return out
 }
 
 // quoteIdent quotes an SQL identifier.

@@ -65,7 +65,7 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 			continue
 		}
 		var rows int64
-		if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", globLiteral(path)).Scan(&rows); err != nil {
+		if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", duckPath(path)).Scan(&rows); err != nil {
 			bad("unreadable: %v", err)
 			continue
 		}
@@ -250,7 +250,7 @@ func (e *Engine) verifyUnits(ctx context.Context, path string, cols []catalog.Co
 	} else {
 		q = fmt.Sprintf("SELECT 0, %s FROM read_parquet(?) d", strings.Join(aggs, ", "))
 	}
-	rows, err := e.db.QueryContext(ctx, q, globLiteral(path))
+	rows, err := e.db.QueryContext(ctx, q, duckPath(path))
 	if err != nil {
 		for _, col := range cols {
 			bad("column %s: unreadable: %v", col.Name, err)
@@ -329,7 +329,7 @@ func (e *Engine) verifyFilter(ctx context.Context, r *catalog.Reader, t catalog.
 		return 0, err
 	}
 	c := "d." + quoteIdent(col.Name)
-	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) d WHERE %s IS NOT NULL", c, c), globLiteral(path))
+	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) d WHERE %s IS NOT NULL", c, c), duckPath(path))
 	if err != nil {
 		bad("column %s: unreadable: %v", col.Name, err)
 		return 1, nil
