@@ -18,8 +18,14 @@ func newQueryCmd(g *globals) *cobra.Command {
 		Use:   "query 'SQL'",
 		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match",
 		Long: `query runs any DuckDB SELECT that names catalog tables. DuckDB's parser finds
-the tables and WHERE clauses; each table's conjuncts that name only its columns
-prune its files; DuckDB then runs the query as written over the files kept.
+every reference to a table and each SELECT's WHERE clause; the conjuncts that
+name only one reference's columns prune that reference's files, where removing
+rows that fail them cannot change the answer: a table alone, either side of an
+inner join, the preserved side of an outer join. The NULL-supplying side of an
+outer join, ASOF and POSITIONAL joins and sampled tables are read whole
+(--explain says which and why). DuckDB then runs the query as written, each
+reference reading its own kept files. A file that changed or disappeared since
+it was registered fails the query, naming it.
 --format is table (default), csv or json.`,
 		Example: `  rocklake query "SELECT kind, count(*) FROM events WHERE ts >= '2024-01-01' GROUP BY kind"
   rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json`,
