@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
 	"rocklake/catalog/catalogpb"
@@ -55,88 +54,11 @@ func (o Ownership) String() string {
 	return fmt.Sprintf("ownership(%d)", uint8(o))
 }
 
-// claims are the ownership declarations of ClaimOwnership, per catalog.
-var claims struct {
-	sync.Mutex
-	next  int
-	paths map[*Catalog]map[string]claim
-}
-
-type claim struct {
-	owner Ownership
-	token int
-}
-
-// ClaimOwnership declares whose the files at paths are, for registrations
-// whose NewFile rows are built elsewhere (package ingest builds them from
-// footers): until release is called, a commit that adds one of the paths
-// without an Owner of its own records owner for it. A path matches as
-// given, made absolute, and with symbolic links resolved.
-func (c *Catalog) ClaimOwnership(owner Ownership, paths ...string) (release func()) {
-	claims.Lock()
-	defer claims.Unlock()
-	if claims.paths == nil {
-		claims.paths = map[*Catalog]map[string]claim{}
-	}
-	m := claims.paths[c]
-	if m == nil {
-		m = map[string]claim{}
-		claims.paths[c] = m
-	}
-	claims.next++
-	cl := claim{owner: owner, token: claims.next}
-	var keys []string
-	for _, p := range paths {
-		for _, k := range pathForms(p) {
-			m[k] = cl
-			keys = append(keys, k)
-		}
-	}
-	return func() {
-		claims.Lock()
-		defer claims.Unlock()
-		m := claims.paths[c]
-		for _, k := range keys {
-			if m[k].token == cl.token {
-				delete(m, k)
-			}
-		}
-		if len(m) == 0 {
-			delete(claims.paths, c)
-		}
-	}
-}
-
-// pathForms are the spellings a path is matched by: as given, absolute,
-// and with symbolic links resolved.
-func pathForms(p string) []string {
-	forms := []string{p}
-	if abs, err := filepath.Abs(p); err == nil {
-		forms = append(forms, abs)
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			forms = append(forms, real)
-		}
-	}
-	return forms
-}
-
 // ownerOf is the ownership a commit records for a new file: its own, else
-// a claim on its path, else the user's.
+// the user's.
 func (c *Catalog) ownerOf(nf NewFile) Ownership {
 	if nf.Owner != OwnerUnrecorded {
 		return nf.Owner
-	}
-	if nf.PathIsRelative {
-		return OwnerUser
-	}
-	claims.Lock()
-	defer claims.Unlock()
-	if m := claims.paths[c]; m != nil {
-		for _, k := range pathForms(nf.Path) {
-			if cl, ok := m[k]; ok {
-				return cl.owner
-			}
-		}
 	}
 	return OwnerUser
 }

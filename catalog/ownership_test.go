@@ -51,11 +51,9 @@ func TestCleanupFollowsOwnership(t *testing.T) {
 	touch(t, user, taken, written, claimed)
 
 	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
-	tk, wr := intFile(t, taken, 0, 1, 0), intFile(t, written, 2, 3, 0)
-	tk.Owner, wr.Owner = OwnerTaken, OwnerRocklake
-	release := c.ClaimOwnership(OwnerRocklake, claimed)
-	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, user, 4, 5, 0), tk, wr, intFile(t, claimed, 6, 7, 0)) })
-	release()
+	tk, wr, wr2 := intFile(t, taken, 0, 1, 0), intFile(t, written, 2, 3, 0), intFile(t, claimed, 6, 7, 0)
+	tk.Owner, wr.Owner, wr2.Owner = OwnerTaken, OwnerRocklake, OwnerRocklake
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, user, 4, 5, 0), tk, wr, wr2) })
 	r, err := c.Read(Latest)
 	if err != nil {
 		t.Fatal(err)

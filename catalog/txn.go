@@ -64,8 +64,7 @@ type NewFile struct {
 	// name. The writer of the registration vouches for it.
 	ColumnsMatchTable bool
 	// Owner says whether cleanup may delete the file once no snapshot
-	// reads it. Zero: the user's, unless a claim (ClaimOwnership) names
-	// the path.
+	// reads it. Zero: the user's.
 	Owner Ownership
 	// Identity, when known, is the file's device and inode: a commit
 	// refuses a file that is, under another path, a live file of the

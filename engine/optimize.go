@@ -587,9 +587,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	}
 	// The new files are rocklake's own: cleanup may delete them, and the
 	// directory made for them, once no kept snapshot reads them.
-	release := e.cat.ClaimOwnership(catalog.OwnerRocklake, written...)
-	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids})
-	release()
+	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake})
 	if err != nil {
 		return nil, fmt.Errorf("%s: registering the rewritten files: %w", what, err)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	// NoAutoFilters stops a table created by Add from choosing filter
 	// columns by itself.
 	NoAutoFilters bool
+	// Owner is recorded for every file registered (zero: the user's, whom
+	// cleanup never deletes from). catalog.OwnerTaken hands the files to
+	// rocklake; a rewrite registers its own output as catalog.OwnerRocklake.
+	Owner catalog.Ownership
 	// SkipExisting leaves out files the table has registered, live or
 	// retired by a rewrite or a removal (the same resolved path, or the
 	// same device and inode), instead of refusing the whole add: the way
@@ -207,6 +211,9 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 		if err != nil {
 			errs = append(errs, &FileError{Path: fi.path, Err: err})
 			continue
+		}
+		if opts.Owner != catalog.OwnerUnrecorded {
+			nf.Owner = opts.Owner
 		}
 		attachFilters(&nf, cols, filters[i])
 		nfs = append(nfs, nf)

@@ -97,17 +97,8 @@ own.`,
 				return err
 			}
 			defer c.Close()
-			if take {
-				// The paths as ingest will expand them, claimed before it
-				// registers them.
-				files, err := ingest.ExpandPaths(args[1:])
-				if err != nil {
-					return err
-				}
-				defer c.ClaimOwnership(catalog.OwnerTaken, files...)()
-			}
 			progress, finish := progressBar(cmd, "reading footers")
-			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip}
+			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip, Owner: owner(take)}
 			res, err := ingest.Add(c, args[0], args[1:], opts)
 			finish()
 			if err != nil {
