@@ -290,7 +290,9 @@ func toTableType(st catalog.ColumnStats, from, to types.Type) catalog.ColumnStat
 // per sub-field whose values are all in its typed_value leaf (its own
 // untyped value leaf holds nothing), with that leaf's type and bounds.
 func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
-	name := types.FoldIdent(strings.Join(col.Path, "."))
+	// Joined by NUL: a top-level VARIANT named "a.b" is not the field b of
+	// a struct a.
+	name := types.FoldIdent(strings.Join(col.Path, "\x00"))
 	typed := map[string]*leaf{}
 	untyped := map[string]*leaf{}
 	var paths []string

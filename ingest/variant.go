@@ -1,13 +1,17 @@
 package ingest
 
-import "rocklake/types"
+import (
+	"strings"
+
+	"rocklake/types"
+)
 
 // variantLeaf places a leaf inside a VARIANT column's shredding layout:
 // the sub-field path it belongs to (DuckLake's variant_path: root, "a",
 // element, element."a") and whether it is the sub-field's typed_value
 // (typed) or its untyped value fallback.
 type variantLeaf struct {
-	column string // top-level VARIANT column path, joined by "."
+	column string // the VARIANT column's path, parts joined by NUL (a name may hold ".")
 	path   string
 	typed  bool
 }
@@ -23,7 +27,7 @@ func (w *schemaWalker) variantGroup(name string, cat, pq []string, kids int, rep
 	for _, l := range c.leaves {
 		sub := l.parquet[len(pq):]
 		if vp, typed, ok := variantPath(sub); ok {
-			l.variant = &variantLeaf{column: joinPath(cat), path: vp, typed: typed}
+			l.variant = &variantLeaf{column: strings.Join(cat, "\x00"), path: vp, typed: typed}
 		}
 		l.keepDec = l.dec
 		l.dec = decNone
@@ -96,13 +100,4 @@ func quoteVariantField(name string) string {
 	return q + `"`
 }
 
-func joinPath(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += "."
-		}
-		out += s
-	}
-	return out
-}
+
