@@ -1111,7 +1111,7 @@ type wqQuery struct {
 	// eitherOracle: DuckDB answers differently over file scans and over
 	// tables (ASOF); rocklake's answer must be one of the two.
 	eitherOracle bool
-	tags     []string
+	tags         []string
 	// tagsOut receives tags the comparison finds (nil: none wanted).
 	tagsOut *[]string
 }

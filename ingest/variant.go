@@ -99,5 +99,3 @@ func quoteVariantField(name string) string {
 	}
 	return q + `"`
 }
-
-
