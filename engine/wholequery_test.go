@@ -2068,6 +2068,8 @@ func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose boo
 		*q.tagsOut = append(*q.tagsOut, "lazy-cast-error")
 	case got.err == nil && conversion(want.err) && (np.err != nil || (res != nil && (res.Metadata || keptNone(res)))):
 		*q.tagsOut = append(*q.tagsOut, "pruned-past-error")
+	case conversion(got.err) && want.err == nil && np.err == nil && sameAnswer(np, want, q.ordered):
+		*q.tagsOut = append(*q.tagsOut, "lazy-cast-error")
 	case got.err != nil && want.err == nil && strings.Contains(got.err.Error(), "Unimplemented type for cast (") &&
 		np.err == nil && sameAnswer(np, want, q.ordered):
 		*q.tagsOut = append(*q.tagsOut, "duckdb-cast-bug")
