@@ -180,23 +180,11 @@ var (
 func wqType(s string) types.Type { return types.MustParseType(s) }
 
 func kindWidth(k types.Kind) int {
-	switch k {
-	case types.KindTinyInt, types.KindUTinyInt:
-		return 1
-	case types.KindSmallInt, types.KindUSmallInt:
-		return 2
-	case types.KindInteger, types.KindUInteger:
-		return 4
-	case types.KindBigInt, types.KindUBigInt:
-		return 8
-	}
-	return 16
+	bits, _, _ := k.IntBits()
+	return bits / 8
 }
 
-func kindDigits(k types.Kind) int {
-	return map[types.Kind]int{types.KindTinyInt: 3, types.KindSmallInt: 5, types.KindInteger: 10, types.KindBigInt: 19,
-		types.KindUTinyInt: 3, types.KindUSmallInt: 5, types.KindUInteger: 10, types.KindUBigInt: 20}[k]
-}
+func kindDigits(k types.Kind) int { return k.IntDigits() }
 
 func isUnsignedKind(k types.Kind) bool { return slices.Contains(unsignedKinds, k) }
 

@@ -234,32 +234,18 @@ func numRange(t types.Type) (lo, hi *big.Rat, scale int, ok bool) {
 	unsigned := func(bits uint) (*big.Rat, *big.Rat) {
 		return new(big.Rat), new(big.Rat).SetInt(new(big.Int).Sub(pow2(bits), one))
 	}
-	switch t.Kind {
-	case types.KindTinyInt:
-		lo, hi = signed(8)
-	case types.KindSmallInt:
-		lo, hi = signed(16)
-	case types.KindInteger:
-		lo, hi = signed(32)
-	case types.KindBigInt:
-		lo, hi = signed(64)
-	case types.KindHugeInt:
-		lo, hi = signed(128)
-	case types.KindUTinyInt:
-		lo, hi = unsigned(8)
-	case types.KindUSmallInt:
-		lo, hi = unsigned(16)
-	case types.KindUInteger:
-		lo, hi = unsigned(32)
-	case types.KindUBigInt:
-		lo, hi = unsigned(64)
-	case types.KindUHugeInt:
-		lo, hi = unsigned(128)
-	case types.KindDecimal:
+	if t.Kind == types.KindDecimal {
 		m := new(big.Rat).SetFrac(new(big.Int).Sub(pow10(int(t.Precision)), one), pow10(int(t.Scale)))
 		return new(big.Rat).Neg(m), m, int(t.Scale), true
-	default:
+	}
+	bits, isSigned, isInt := t.Kind.IntBits()
+	switch {
+	case !isInt:
 		return nil, nil, 0, false
+	case isSigned:
+		lo, hi = signed(uint(bits))
+	default:
+		lo, hi = unsigned(uint(bits))
 	}
 	return lo, hi, 0, true
 }

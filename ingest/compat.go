@@ -70,35 +70,22 @@ func fits(f, t types.Type) bool {
 }
 
 func isSigned(k types.Kind) bool {
-	return k == types.KindTinyInt || k == types.KindSmallInt || k == types.KindInteger || k == types.KindBigInt || k == types.KindHugeInt
+	_, signed, ok := k.IntBits()
+	return ok && signed
 }
 
 func isUnsigned(k types.Kind) bool {
-	return k == types.KindUTinyInt || k == types.KindUSmallInt || k == types.KindUInteger || k == types.KindUBigInt || k == types.KindUHugeInt
+	_, signed, ok := k.IntBits()
+	return ok && !signed
 }
 
+// intWidth is an integer kind's width in bytes.
 func intWidth(k types.Kind) int {
-	switch k {
-	case types.KindTinyInt, types.KindUTinyInt:
-		return 1
-	case types.KindSmallInt, types.KindUSmallInt:
-		return 2
-	case types.KindInteger, types.KindUInteger:
-		return 4
-	case types.KindBigInt, types.KindUBigInt:
-		return 8
-	}
-	return 16
+	bits, _, _ := k.IntBits()
+	return bits / 8
 }
 
-// intDigits is the decimal digits of an integer type's widest value; 0 for
-// 128-bit types, which no decimal holds.
-func intDigits(k types.Kind) int {
-	return map[types.Kind]int{
-		types.KindTinyInt: 3, types.KindSmallInt: 5, types.KindInteger: 10, types.KindBigInt: 19,
-		types.KindUTinyInt: 3, types.KindUSmallInt: 5, types.KindUInteger: 10, types.KindUBigInt: 20,
-	}[k]
-}
+func intDigits(k types.Kind) int { return k.IntDigits() }
 
 func isLocalTimestamp(k types.Kind) bool {
 	return k == types.KindTimestamp || k == types.KindTimestampS || k == types.KindTimestampMS || k == types.KindTimestampNS

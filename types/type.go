@@ -100,6 +100,40 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
+// IntBits describes an integer kind: its width in bits and whether it is
+// signed; ok is false for every other kind.
+func (k Kind) IntBits() (bits int, signed, ok bool) {
+	switch k {
+	case KindTinyInt, KindSmallInt, KindInteger, KindBigInt, KindHugeInt:
+		signed = true
+	case KindUTinyInt, KindUSmallInt, KindUInteger, KindUBigInt, KindUHugeInt:
+	default:
+		return 0, false, false
+	}
+	switch k {
+	case KindTinyInt, KindUTinyInt:
+		bits = 8
+	case KindSmallInt, KindUSmallInt:
+		bits = 16
+	case KindInteger, KindUInteger:
+		bits = 32
+	case KindBigInt, KindUBigInt:
+		bits = 64
+	default:
+		bits = 128
+	}
+	return bits, signed, true
+}
+
+// IntDigits is the decimal digits of an integer kind's widest value; 0 for
+// 128-bit kinds (no DECIMAL holds them) and every other kind.
+func (k Kind) IntDigits() int {
+	return map[Kind]int{
+		KindTinyInt: 3, KindSmallInt: 5, KindInteger: 10, KindBigInt: 19,
+		KindUTinyInt: 3, KindUSmallInt: 5, KindUInteger: 10, KindUBigInt: 20,
+	}[k]
+}
+
 // IsNested reports whether values of the kind are made of other values.
 func (k Kind) IsNested() bool {
 	switch k {
