@@ -239,25 +239,16 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	var views []*view
 	viewByPlan := map[*prune.Plan]*view{}
-	addView := func(t catalog.Table, cols []catalog.Column, name string, plan *prune.Plan) *view {
-		if v, ok := viewByPlan[plan]; ok && name == "" {
+	addView := func(t catalog.Table, cols []catalog.Column, plan *prune.Plan) *view {
+		if v, ok := viewByPlan[plan]; ok {
 			return v
 		}
-		if name == "" {
-			name = fmt.Sprintf("__rocklake_v%d", len(views))
-		}
-		v := &view{name: name, t: t, cols: cols, plan: plan}
+		v := &view{name: fmt.Sprintf("__rocklake_v%d", len(views)), t: t, cols: cols, plan: plan}
 		views = append(views, v)
-		if name != t.Name {
-			viewByPlan[plan] = v
-		}
+		viewByPlan[plan] = v
 		return v
 	}
-	type planned struct {
-		plan *prune.Plan
-		used []string
-	}
-	plans := map[string]*planned{}
+	plans := map[string]*prune.Plan{}
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
@@ -269,14 +260,13 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		key := fmt.Sprintf("%d\x00%s", ref.table.ID, pred)
 		p, ok := plans[key]
 		if !ok {
-			p = &planned{used: usable}
-			if p.plan, err = prune.PlanTable(r, ref.table.Name, pred, opts.Prune); err != nil {
+			if p, err = prune.PlanTable(r, ref.table.Name, pred, opts.Prune); err != nil {
 				return nil, err
 			}
 			plans[key] = p
 		}
-		ref.plan, ref.allConjunctsUsed = p.plan, len(usable) == len(ref.conjuncts)
-		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p.plan, Predicates: []string{}}
+		ref.plan, ref.allConjunctsUsed = p, len(usable) == len(ref.conjuncts)
+		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p, Predicates: []string{}}
 		if pred != "" {
 			tp.Predicates = append(tp.Predicates, pred)
 		}
@@ -286,26 +276,22 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			whole[ref.table.ID] = true
 			continue
 		}
-		v := addView(ref.table, ref.cols, "", p.plan)
+		v := addView(ref.table, ref.cols, p)
 		text := quoteIdent(v.name)
 		if ref.alias == "" {
 			text += " AS " + quoteIdent(ref.table.Name)
 		}
 		edits = append(edits, textEdit{at, end, text})
 	}
-	if scan.tableFunctions {
+	if scan.tableFunctions || len(whole) > 0 {
 		tables, err := r.Tables()
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range namedIn(query, tables) {
-			whole[t.ID] = true
-		}
-	}
-	if len(whole) > 0 {
-		tables, err := r.Tables()
-		if err != nil {
-			return nil, err
+		if scan.tableFunctions {
+			for _, t := range namedIn(query, tables) {
+				whole[t.ID] = true
+			}
 		}
 		for _, t := range tables {
 			if !whole[t.ID] {
@@ -319,7 +305,8 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			addView(t, cols, t.Name, p)
+			// Under the table's own name: whatever names it there reads it.
+			views = append(views, &view{name: t.Name, t: t, cols: cols, plan: p})
 		}
 	}
 	rewritten := applyEdits(query, edits)
