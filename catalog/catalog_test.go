@@ -13,6 +13,7 @@ import (
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -130,22 +131,22 @@ func intFile(t *testing.T, path string, lo, hi, nulls int64) NewFile {
 		Path: path, RecordCount: rows, FileSizeBytes: 1000, FooterSize: 100, RowGroupCount: 1,
 		Columns: []FileColumn{{
 			Path: []string{"x"},
-			Stats: ColumnStats{
-				Min: Known(enc(t, "int64", fmt.Sprint(lo))), Max: Known(enc(t, "int64", fmt.Sprint(hi))),
-				NullCount: Known(nulls), ValueCount: Known(hi - lo + 1), RowCount: rows,
-				ContainsNull: Known(nulls > 0), MinIsExact: true, MaxIsExact: true, ColumnSizeBytes: 10,
+			Stats: stats.Column{
+				Min: stats.Known(enc(t, "int64", fmt.Sprint(lo))), Max: stats.Known(enc(t, "int64", fmt.Sprint(hi))),
+				NullCount: stats.Known(nulls), ValueCount: stats.Known(hi - lo + 1), RowCount: rows,
+				ContainsNull: stats.Known(nulls > 0), MinIsExact: true, MaxIsExact: true, ColumnSizeBytes: 10,
 			},
 			RowGroups: []RowGroupStats{{
 				Index: 0, FirstRow: 0,
-				Stats: ColumnStats{Min: Known(enc(t, "int64", fmt.Sprint(lo))), Max: Known(enc(t, "int64", fmt.Sprint(hi))),
-					NullCount: Known(nulls), RowCount: rows, MinIsExact: true, MaxIsExact: true},
+				Stats: stats.Column{Min: stats.Known(enc(t, "int64", fmt.Sprint(lo))), Max: stats.Known(enc(t, "int64", fmt.Sprint(hi))),
+					NullCount: stats.Known(nulls), RowCount: rows, MinIsExact: true, MaxIsExact: true},
 				ColumnIndex: Location{Offset: 500, Length: 40}, OffsetIndex: Location{Offset: 540, Length: 20},
 			}},
 		}},
 	}
 }
 
-func decodeInt(t *testing.T, b Maybe[[]byte]) string {
+func decodeInt(t *testing.T, b stats.Maybe[[]byte]) string {
 	t.Helper()
 	if !b.Known {
 		return "?"
@@ -258,7 +259,7 @@ func TestFilesAcrossSnapshotsAndTimeTravel(t *testing.T) {
 			t.Errorf("snapshot %d: files %v, want %v", snap, got, want)
 		}
 		var statFiles int
-		_ = r.FileColumnStats(tb.ID, 1, func(int64, *ColumnStats) error { statFiles++; return nil })
+		_ = r.FileColumnStats(tb.ID, 1, func(int64, *stats.Column) error { statFiles++; return nil })
 		if statFiles != len(want) {
 			t.Errorf("snapshot %d: %d stats rows visible, want %d", snap, statFiles, len(want))
 		}
@@ -282,7 +283,7 @@ func TestTableStatsWidenAndNarrow(t *testing.T) {
 	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
 	s2 := commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a", 0, 9, 0)) })
 	s3 := commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "b", 100, 200, 3)) })
-	check := func(snap int64, lo, hi string, nulls Maybe[bool], records int64) {
+	check := func(snap int64, lo, hi string, nulls stats.Maybe[bool], records int64) {
 		t.Helper()
 		r, err := c.Read(snap)
 		if err != nil {
@@ -309,8 +310,8 @@ func TestTableStatsWidenAndNarrow(t *testing.T) {
 			t.Errorf("snapshot %d: served stats differ from a fresh fold", snap)
 		}
 	}
-	check(s2.ID, "0", "9", Known(false), 10)
-	check(s3.ID, "0", "200", Known(true), 114)
+	check(s2.ID, "0", "9", stats.Known(false), 10)
+	check(s3.ID, "0", "200", stats.Known(true), 114)
 	// Remove the wide file: stats narrow, next_file_id advances although
 	// the commit writes no file.
 	r, _ := c.Read(Latest)
@@ -321,9 +322,9 @@ func TestTableStatsWidenAndNarrow(t *testing.T) {
 	if s4.NextFileID != s3.NextFileID+1 {
 		t.Fatalf("narrowing commit: next_file_id %d, want %d", s4.NextFileID, s3.NextFileID+1)
 	}
-	check(s4.ID, "0", "9", Known(false), 10)
-	check(s3.ID, "0", "200", Known(true), 114) // time travel reads the old, wider bounds
-	check(s2.ID, "0", "9", Known(false), 10)
+	check(s4.ID, "0", "9", stats.Known(false), 10)
+	check(s3.ID, "0", "200", stats.Known(true), 114) // time travel reads the old, wider bounds
+	check(s2.ID, "0", "9", stats.Known(false), 10)
 }
 
 // TestCachedTableStatsNeverCrossSnapshots: readers opened at different
@@ -498,7 +499,7 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 	r.Close()
 
 	badBound := intFile(t, "bad-bound", 0, 1, 0)
-	badBound.Columns[0].Stats.Min = Known([]byte{1, 2, 3})
+	badBound.Columns[0].Stats.Min = stats.Known([]byte{1, 2, 3})
 	inverted := intFile(t, "inverted", 0, 1, 0)
 	inverted.Columns[0].Stats.Min, inverted.Columns[0].Stats.Max = inverted.Columns[0].Stats.Max, inverted.Columns[0].Stats.Min
 	unknownCol := intFile(t, "unknown-col", 0, 1, 0)
@@ -566,14 +567,14 @@ func TestEmptyStringBoundSurvives(t *testing.T) {
 	commit(t, c, func(tx *Txn) {
 		tx.AddFiles("t", NewFile{Path: "f", RecordCount: 2, Columns: []FileColumn{{
 			Path:  []string{"s"},
-			Stats: ColumnStats{Min: Known([]byte{}), Max: Known([]byte("zz")), NullCount: Known[int64](0), RowCount: 2},
+			Stats: stats.Column{Min: stats.Known([]byte{}), Max: stats.Known([]byte("zz")), NullCount: stats.Known[int64](0), RowCount: 2},
 		}}})
 	})
 	r, _ := c.Read(Latest)
 	defer r.Close()
 	tb, _ := r.Table("t")
-	var got ColumnStats
-	_ = r.FileColumnStats(tb.ID, 1, func(_ int64, st *ColumnStats) error { got = *st; return nil })
+	var got stats.Column
+	_ = r.FileColumnStats(tb.ID, 1, func(_ int64, st *stats.Column) error { got = *st; return nil })
 	if !got.Min.Known || len(got.Min.V) != 0 || string(got.Max.V) != "zz" {
 		t.Fatalf("empty-string min lost: %+v", got)
 	}
@@ -593,10 +594,10 @@ func TestVariantStats(t *testing.T) {
 		return NewFile{Path: path, RecordCount: 10, Columns: []FileColumn{{Path: []string{"v"}, Variants: vs}}}
 	}
 	a := VariantStats{Path: `"a"`, ShreddedType: "int64", ValueCount: 5, NullCount: 5,
-		Min: Known(enc(t, "int64", "1")), Max: Known(enc(t, "int64", "5"))}
+		Min: stats.Known(enc(t, "int64", "1")), Max: stats.Known(enc(t, "int64", "5"))}
 	b := VariantStats{Path: `"b"`, ShreddedType: "varchar", ValueCount: 10}
 	a2 := a
-	a2.Min, a2.Max = Known(enc(t, "int64", "-3")), Known(enc(t, "int64", "2"))
+	a2.Min, a2.Max = stats.Known(enc(t, "int64", "-3")), stats.Known(enc(t, "int64", "2"))
 	b2 := b
 	b2.ShreddedType = "int64" // shredded differently: dropped from the table level
 	commit(t, c, func(tx *Txn) { tx.AddFiles("t", file("f1", a, b), file("f2", a2, b2)) })
@@ -756,11 +757,11 @@ func TestRejectsNonCanonicalAndBadVariantBounds(t *testing.T) {
 	negZero := []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff} // -0.0 unfolded
 	cases := map[string]NewFile{
 		"unfolded -0.0": {Path: "a", RecordCount: 1, Columns: []FileColumn{{Path: []string{"f"},
-			Stats: ColumnStats{Min: Known(negZero), Max: Known(negZero), RowCount: 1}}}},
+			Stats: stats.Column{Min: stats.Known(negZero), Max: stats.Known(negZero), RowCount: 1}}}},
 		"inverted variant bounds": {Path: "b", RecordCount: 1, Columns: []FileColumn{{Path: []string{"v"},
-			Variants: []VariantStats{{Path: `"a"`, ShreddedType: "int64", Min: Known(enc(t, "int64", "100")), Max: Known(enc(t, "int64", "5"))}}}}},
+			Variants: []VariantStats{{Path: `"a"`, ShreddedType: "int64", Min: stats.Known(enc(t, "int64", "100")), Max: stats.Known(enc(t, "int64", "5"))}}}}},
 		"short variant bound": {Path: "c", RecordCount: 1, Columns: []FileColumn{{Path: []string{"v"},
-			Variants: []VariantStats{{Path: `"a"`, ShreddedType: "int64", Min: Known([]byte{1})}}}}},
+			Variants: []VariantStats{{Path: `"a"`, ShreddedType: "int64", Min: stats.Known([]byte{1})}}}}},
 	}
 	for name, nf := range cases {
 		before := dump(t, c)
@@ -788,7 +789,7 @@ func TestSharedReaderConcurrency(t *testing.T) {
 	for range 4 {
 		go func() {
 			n := 0
-			_ = r.FileColumnStats(tb.ID, 1, func(int64, *ColumnStats) error { n++; return nil })
+			_ = r.FileColumnStats(tb.ID, 1, func(int64, *stats.Column) error { n++; return nil })
 			_, _ = r.TableStats(tb.ID)
 			done <- n
 		}()
@@ -804,7 +805,7 @@ func TestAllNullFilesDoNotPoisonBounds(t *testing.T) {
 	c := newMemCatalog(t)
 	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
 	allNull := NewFile{Path: "nulls", RecordCount: 5, Columns: []FileColumn{{Path: []string{"x"},
-		Stats: ColumnStats{NullCount: Known[int64](5), ValueCount: Known[int64](0), RowCount: 5}}}}
+		Stats: stats.Column{NullCount: stats.Known[int64](5), ValueCount: stats.Known[int64](0), RowCount: 5}}}}
 	unknown := NewFile{Path: "unknown", RecordCount: 5} // no stats row at all
 	check := func(lo, hi string, noValues bool) {
 		t.Helper()

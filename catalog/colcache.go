@@ -13,6 +13,7 @@ import (
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
 	"rocklake/membership"
+	"rocklake/stats"
 )
 
 // Planning a table of a million files evaluates a predicate's few columns
@@ -114,25 +115,25 @@ func (cb *ColumnBounds) Len() int { return len(cb.flags) }
 
 // Fill writes file i's statistics into st, aliasing the cached bounds (do
 // not modify them); false when the file has no stats row for the column.
-func (cb *ColumnBounds) Fill(i int, st *ColumnStats) bool {
+func (cb *ColumnBounds) Fill(i int, st *stats.Column) bool {
 	f := cb.flags[i]
 	if f&cbHasStats == 0 {
 		return false
 	}
-	*st = ColumnStats{
-		NullCount:    Maybe[int64]{V: cb.nulls[i], Known: f&cbHasNulls != 0},
-		ValueCount:   Maybe[int64]{V: cb.values[i], Known: f&cbHasValues != 0},
-		ContainsNull: Maybe[bool]{V: f&cbContainsNull != 0, Known: f&cbHasContainsNull != 0},
-		ContainsNaN:  Maybe[bool]{V: f&cbContainsNaN != 0, Known: f&cbHasContainsNaN != 0},
+	*st = stats.Column{
+		NullCount:    stats.Maybe[int64]{V: cb.nulls[i], Known: f&cbHasNulls != 0},
+		ValueCount:   stats.Maybe[int64]{V: cb.values[i], Known: f&cbHasValues != 0},
+		ContainsNull: stats.Maybe[bool]{V: f&cbContainsNull != 0, Known: f&cbHasContainsNull != 0},
+		ContainsNaN:  stats.Maybe[bool]{V: f&cbContainsNaN != 0, Known: f&cbHasContainsNaN != 0},
 		RowCount:     cb.rows[i],
 		MinIsExact:   f&cbMinExact != 0,
 		MaxIsExact:   f&cbMaxExact != 0,
 	}
 	if f&cbHasMin != 0 {
-		st.Min = Maybe[[]byte]{V: cb.min.at(i), Known: true}
+		st.Min = stats.Maybe[[]byte]{V: cb.min.at(i), Known: true}
 	}
 	if f&cbHasMax != 0 {
-		st.Max = Maybe[[]byte]{V: cb.max.at(i), Known: true}
+		st.Max = stats.Maybe[[]byte]{V: cb.max.at(i), Known: true}
 	}
 	return true
 }

@@ -8,11 +8,12 @@ import (
 
 	"rocklake/kv"
 	"rocklake/membership"
+	"rocklake/stats"
 )
 
 // planFields is what ColumnBounds.Fill carries: every field the planner
 // reads.
-func planFields(st *ColumnStats) string {
+func planFields(st *stats.Column) string {
 	if st == nil {
 		return "none"
 	}
@@ -23,8 +24,8 @@ func planFields(st *ColumnStats) string {
 
 // randomStats gives a unit random, partly unknown statistics; strings get
 // bounds of varying width, int64 fixed 8 bytes.
-func randomStats(t *testing.T, r *rand.Rand, typ string) ColumnStats {
-	st := ColumnStats{RowCount: r.Int64N(1000)}
+func randomStats(t *testing.T, r *rand.Rand, typ string) stats.Column {
+	st := stats.Column{RowCount: r.Int64N(1000)}
 	lo, hi := r.Int64N(1000), r.Int64N(1000)
 	if lo > hi {
 		lo, hi = hi, lo
@@ -36,22 +37,22 @@ func randomStats(t *testing.T, r *rand.Rand, typ string) ColumnStats {
 		return fmt.Sprint(n)
 	}
 	if r.IntN(5) > 0 {
-		st.Min, st.MinIsExact = Known(enc(t, typ, text(lo))), r.IntN(2) == 0
+		st.Min, st.MinIsExact = stats.Known(enc(t, typ, text(lo))), r.IntN(2) == 0
 	}
 	if r.IntN(5) > 0 {
-		st.Max, st.MaxIsExact = Known(enc(t, typ, text(hi+1000))), r.IntN(2) == 0
+		st.Max, st.MaxIsExact = stats.Known(enc(t, typ, text(hi+1000))), r.IntN(2) == 0
 	}
 	if r.IntN(3) > 0 {
-		st.NullCount = Known(r.Int64N(st.RowCount + 1))
+		st.NullCount = stats.Known(r.Int64N(st.RowCount + 1))
 	}
 	if r.IntN(3) > 0 {
-		st.ValueCount = Known(r.Int64N(st.RowCount + 1))
+		st.ValueCount = stats.Known(r.Int64N(st.RowCount + 1))
 	}
 	if r.IntN(3) > 0 {
-		st.ContainsNull = Known(r.IntN(2) == 0)
+		st.ContainsNull = stats.Known(r.IntN(2) == 0)
 	}
 	if r.IntN(3) > 0 {
-		st.ContainsNaN = Known(r.IntN(2) == 0)
+		st.ContainsNaN = stats.Known(r.IntN(2) == 0)
 	}
 	return st
 }
@@ -190,7 +191,7 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 						t.Fatal(err)
 					}
 					for i := range files {
-						var st ColumnStats
+						var st stats.Column
 						got := &st
 						if !cb.Fill(i, &st) {
 							got = nil

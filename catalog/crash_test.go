@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rocklake/stats"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,7 +140,7 @@ func checkWhole(c *Catalog, snap int64) error {
 			return err
 		}
 		n := 0
-		if err := r.FileColumnStats(tb.ID, 1, func(int64, *ColumnStats) error { n++; return nil }); err != nil {
+		if err := r.FileColumnStats(tb.ID, 1, func(int64, *stats.Column) error { n++; return nil }); err != nil {
 			return err
 		}
 		if n != len(files) {

@@ -15,7 +15,7 @@
 //	05 table   column  begin              Column
 //	06 table   file                       DataFile   begin/end snapshot
 //	07 table   path                       the live file at a path (duplicate check)
-//	09 table   column  file               ColumnStats       one per (file, column)
+//	09 table   column  file               stats.Column       one per (file, column)
 //	0A table   column  file  rowgroup(4)  RowGroupStats     + page index / bloom locations
 //	0B table   column  file  path         VariantStats      per shredded sub-field
 //	0C table                              TableStats        totals, latest state

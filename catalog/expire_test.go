@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rocklake/membership"
+	"rocklake/stats"
 )
 
 // snapshotView renders everything a reader sees at a snapshot: tables,
@@ -41,7 +42,7 @@ func snapshotView(t *testing.T, c *Catalog, id int64) string {
 			fmt.Fprintf(&sb, " file %+v\n", f)
 		}
 		for _, col := range cols {
-			err := r.FileColumnStats(tb.ID, col.ID, func(fileID int64, st *ColumnStats) error {
+			err := r.FileColumnStats(tb.ID, col.ID, func(fileID int64, st *stats.Column) error {
 				rgs, err := r.RowGroupStats(tb.ID, col.ID, fileID)
 				fmt.Fprintf(&sb, " stats %d %d %+v %+v\n", col.ID, fileID, *st, rgs)
 				return err

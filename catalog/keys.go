@@ -16,7 +16,7 @@ const (
 	tagColumn            byte = 0x05 // 05 table column begin           → Column
 	tagDataFile          byte = 0x06 // 06 table file                   → DataFile
 	tagFilePath          byte = 0x07 // 07 table path                   → DataFile (id only) of the live file at path
-	tagFileColumnStats   byte = 0x09 // 09 table column file            → ColumnStats
+	tagFileColumnStats   byte = 0x09 // 09 table column file            → stats.Column
 	tagRowGroupStats     byte = 0x0A // 0A table column file rowgroup   → RowGroupStats
 	tagFileVariantStats  byte = 0x0B // 0B table column file path       → VariantStats
 	tagTableStats        byte = 0x0C // 0C table                        → TableStats

@@ -5,18 +5,9 @@ import (
 	"time"
 
 	"rocklake/catalog/catalogpb"
+	"rocklake/stats"
 	"rocklake/types"
 )
-
-// Maybe is a value that may be unknown. An unknown statistic is never
-// treated as zero or false.
-type Maybe[T any] struct {
-	V     T
-	Known bool
-}
-
-// Known wraps a known value.
-func Known[T any](v T) Maybe[T] { return Maybe[T]{V: v, Known: true} }
 
 // Snapshot is one committed version of the catalog.
 type Snapshot struct {
@@ -48,7 +39,7 @@ type Table struct {
 	Path           string
 	PathIsRelative bool
 	Begin          int64
-	End            Maybe[int64]
+	End            stats.Maybe[int64]
 }
 
 // Column is a column of a table; nested types have child columns whose
@@ -61,9 +52,9 @@ type Column struct {
 	Name     string
 	Type     types.Type
 	Nullable bool
-	Parent   Maybe[int64]
+	Parent   stats.Maybe[int64]
 	Begin    int64
-	End      Maybe[int64]
+	End      stats.Maybe[int64]
 	// Path is the column's name and its ancestors', outermost first.
 	Path []string
 }
@@ -81,7 +72,7 @@ type DataFile struct {
 	RowIDStart     int64
 	RowGroupCount  int32
 	Begin          int64
-	End            Maybe[int64]
+	End            stats.Maybe[int64]
 	// ColumnsMatchTable: the file's top-level columns are the table's,
 	// same names, order and types (see NewFile).
 	ColumnsMatchTable bool
@@ -127,24 +118,6 @@ func (f DataFile) Location(t Table) string {
 	return f.Path
 }
 
-// ColumnStats are the statistics of one column in one unit (a file or a row
-// group). Min and Max are order-preserving encodings of the column's type
-// (package types); each may be unknown.
-type ColumnStats struct {
-	Min, Max      Maybe[[]byte]
-	NullCount     Maybe[int64]
-	ValueCount    Maybe[int64] // non-NULL values
-	ContainsNull  Maybe[bool]
-	ContainsNaN   Maybe[bool]
-	DistinctCount Maybe[int64]
-	RowCount      int64
-	// ColumnSizeBytes is the column's compressed size in the unit.
-	ColumnSizeBytes int64
-	MinIsExact      bool
-	MaxIsExact      bool
-	ExtraStats      string // JSON
-}
-
 // Location is a byte range in a data file; Length 0 means absent.
 type Location struct {
 	Offset, Length int64
@@ -155,7 +128,7 @@ type Location struct {
 type RowGroupStats struct {
 	Index       int32
 	FirstRow    int64
-	Stats       ColumnStats
+	Stats       stats.Column
 	ColumnIndex Location
 	OffsetIndex Location
 	BloomFilter Location
@@ -168,8 +141,8 @@ type VariantStats struct {
 	ColumnSizeBytes int64
 	ValueCount      int64
 	NullCount       int64
-	Min, Max        Maybe[[]byte]
-	ContainsNaN     Maybe[bool]
+	Min, Max        stats.Maybe[[]byte]
+	ContainsNaN     stats.Maybe[bool]
 	ExtraStats      string
 }
 
@@ -184,9 +157,9 @@ type TableStats struct {
 
 // TableColumnStats bound one column over every file of a table.
 type TableColumnStats struct {
-	ContainsNull Maybe[bool]
-	ContainsNaN  Maybe[bool]
-	Min, Max     Maybe[[]byte]
+	ContainsNull stats.Maybe[bool]
+	ContainsNaN  stats.Maybe[bool]
+	Min, Max     stats.Maybe[[]byte]
 	MinIsExact   bool
 	MaxIsExact   bool
 	ExtraStats   string
@@ -199,7 +172,7 @@ type TableColumnStats struct {
 
 // Conversions between the Go model and the stored messages.
 
-func optBytes(m Maybe[[]byte]) []byte {
+func optBytes(m stats.Maybe[[]byte]) []byte {
 	if !m.Known {
 		return nil
 	}
@@ -209,14 +182,14 @@ func optBytes(m Maybe[[]byte]) []byte {
 	return m.V
 }
 
-func maybeBytes(b []byte) Maybe[[]byte] {
+func maybeBytes(b []byte) stats.Maybe[[]byte] {
 	if b == nil {
-		return Maybe[[]byte]{}
+		return stats.Maybe[[]byte]{}
 	}
-	return Known(b)
+	return stats.Known(b)
 }
 
-func optInt(m Maybe[int64]) *int64 {
+func optInt(m stats.Maybe[int64]) *int64 {
 	if !m.Known {
 		return nil
 	}
@@ -224,14 +197,14 @@ func optInt(m Maybe[int64]) *int64 {
 	return &v
 }
 
-func maybeInt(p *int64) Maybe[int64] {
+func maybeInt(p *int64) stats.Maybe[int64] {
 	if p == nil {
-		return Maybe[int64]{}
+		return stats.Maybe[int64]{}
 	}
-	return Known(*p)
+	return stats.Known(*p)
 }
 
-func optBool(m Maybe[bool]) *bool {
+func optBool(m stats.Maybe[bool]) *bool {
 	if !m.Known {
 		return nil
 	}
@@ -239,14 +212,14 @@ func optBool(m Maybe[bool]) *bool {
 	return &v
 }
 
-func maybeBool(p *bool) Maybe[bool] {
+func maybeBool(p *bool) stats.Maybe[bool] {
 	if p == nil {
-		return Maybe[bool]{}
+		return stats.Maybe[bool]{}
 	}
-	return Known(*p)
+	return stats.Known(*p)
 }
 
-func (s *ColumnStats) toPB() *catalogpb.ColumnStats {
+func columnStatsToPB(s *stats.Column) *catalogpb.ColumnStats {
 	return &catalogpb.ColumnStats{
 		Min: optBytes(s.Min), Max: optBytes(s.Max),
 		NullCount: optInt(s.NullCount), ValueCount: optInt(s.ValueCount),
@@ -257,11 +230,11 @@ func (s *ColumnStats) toPB() *catalogpb.ColumnStats {
 	}
 }
 
-func columnStatsFromPB(p *catalogpb.ColumnStats) ColumnStats {
+func columnStatsFromPB(p *catalogpb.ColumnStats) stats.Column {
 	if p == nil {
-		return ColumnStats{}
+		return stats.Column{}
 	}
-	return ColumnStats{
+	return stats.Column{
 		Min: maybeBytes(p.Min), Max: maybeBytes(p.Max),
 		NullCount: maybeInt(p.NullCount), ValueCount: maybeInt(p.ValueCount),
 		ContainsNull: maybeBool(p.ContainsNull), ContainsNaN: maybeBool(p.ContainsNan),

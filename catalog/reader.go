@@ -10,6 +10,7 @@ import (
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -261,7 +262,7 @@ func (r *Reader) liveFiles(tableID int64) (map[int64]bool, error) {
 // the stats keys are ordered table | column | file for exactly this read.
 // A file with no stats row for the column is not passed to fn; callers
 // treat it as unknown.
-func (r *Reader) FileColumnStats(tableID, columnID int64, fn func(fileID int64, st *ColumnStats) error) error {
+func (r *Reader) FileColumnStats(tableID, columnID int64, fn func(fileID int64, st *stats.Column) error) error {
 	live, err := r.liveFiles(tableID)
 	if err != nil {
 		return err
@@ -420,8 +421,8 @@ func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) 
 // ColumnStatsOf returns one column's statistics for the given files (as
 // Files returns them, in id order), aligned with them: nil where a file has
 // no stats row. One range scan merged with the file list, no lookups.
-func (r *Reader) ColumnStatsOf(tableID, columnID int64, files []DataFile) ([]*ColumnStats, error) {
-	out := make([]*ColumnStats, len(files))
+func (r *Reader) ColumnStatsOf(tableID, columnID int64, files []DataFile) ([]*stats.Column, error) {
+	out := make([]*stats.Column, len(files))
 	i := 0
 	var p catalogpb.ColumnStats
 	err := scanPrefix(r, key(tagFileColumnStats, tableID, columnID), func(k, v []byte) error {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"rocklake/catalog/catalogpb"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -90,7 +91,7 @@ func (r *Reader) computeTableStats(tableID int64) (*TableStats, error) {
 	for _, col := range cols {
 		acc := newColAcc(col.Type)
 		var n int64
-		err := r.FileColumnStats(tableID, col.ID, func(_ int64, st *ColumnStats) error {
+		err := r.FileColumnStats(tableID, col.ID, func(_ int64, st *stats.Column) error {
 			acc.add(st)
 			n++
 			return nil
@@ -148,7 +149,7 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 	for _, v := range lists[0] {
 		v := v
 		if c, ok := types.CodecFor(parseOrUnknown(v.ShreddedType)); !ok || !c.Ordered() {
-			v.Min, v.Max = Maybe[[]byte]{}, Maybe[[]byte]{}
+			v.Min, v.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 		}
 		merged[v.Path] = &v
 		order = append(order, v.Path)
@@ -180,36 +181,24 @@ func mergeVariant(into, v *VariantStats) {
 	into.ColumnSizeBytes += v.ColumnSizeBytes
 	into.ValueCount += v.ValueCount
 	into.NullCount += v.NullCount
-	into.ContainsNaN = orMaybe(into.ContainsNaN, v.ContainsNaN)
+	into.ContainsNaN = stats.Or(into.ContainsNaN, v.ContainsNaN)
 	c, ok := types.CodecFor(parseOrUnknown(into.ShreddedType))
 	if !ok || !c.Ordered() {
-		into.Min, into.Max = Maybe[[]byte]{}, Maybe[[]byte]{}
+		into.Min, into.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 		return
 	}
 	into.Min = pickBound(into.Min, v.Min, -1)
 	into.Max = pickBound(into.Max, v.Max, +1)
 }
 
-func pickBound(a, b Maybe[[]byte], want int) Maybe[[]byte] {
+func pickBound(a, b stats.Maybe[[]byte], want int) stats.Maybe[[]byte] {
 	if !a.Known || !b.Known {
-		return Maybe[[]byte]{}
+		return stats.Maybe[[]byte]{}
 	}
 	if bytes.Compare(b.V, a.V)*want > 0 {
 		return b
 	}
 	return a
-}
-
-// orMaybe merges two "contains" flags: true if either is true, false only
-// when both are known false, else unknown.
-func orMaybe(a, b Maybe[bool]) Maybe[bool] {
-	switch {
-	case (a.Known && a.V) || (b.Known && b.V):
-		return Known(true)
-	case a.Known && b.Known:
-		return Known(false)
-	}
-	return Maybe[bool]{}
 }
 
 // colAcc folds unit stats into table-level column stats.
@@ -238,44 +227,22 @@ func (a *colAcc) result() TableColumnStats {
 	return cs
 }
 
-// containsNull reads a unit's null flag, from its null count when the flag
-// itself is missing.
-func containsNull(st *ColumnStats) Maybe[bool] {
-	if st.ContainsNull.Known {
-		return st.ContainsNull
-	}
-	if st.NullCount.Known {
-		return Known(st.NullCount.V > 0)
-	}
-	return Maybe[bool]{}
-}
-
-// HoldsNoValue reports whether a unit is known to hold no value at all, NULL
-// aside (no NaN either): its missing bounds then mean nothing, and a fold
-// of bounds skips it instead of becoming unknown.
-func HoldsNoValue(st *ColumnStats) bool {
-	if st.ValueCount.Known && st.ValueCount.V == 0 {
-		return true
-	}
-	return st.NullCount.Known && st.RowCount > 0 && st.NullCount.V == st.RowCount
-}
-
 // add merges one unit's stats; nil means the unit has none (all unknown).
-func (a *colAcc) add(st *ColumnStats) {
+func (a *colAcc) add(st *stats.Column) {
 	if st == nil {
-		st = &ColumnStats{}
+		st = &stats.Column{}
 	}
-	empty := HoldsNoValue(st)
+	empty := stats.HoldsNoValue(st)
 	nan := st.ContainsNaN
 	if empty {
-		nan = Known(false)
+		nan = stats.Known(false)
 	}
 	if !a.seen {
 		a.seen = true
-		a.cs.ContainsNull, a.cs.ContainsNaN = containsNull(st), nan
+		a.cs.ContainsNull, a.cs.ContainsNaN = stats.ContainsNull(st), nan
 	} else {
-		a.cs.ContainsNull = orMaybe(a.cs.ContainsNull, containsNull(st))
-		a.cs.ContainsNaN = orMaybe(a.cs.ContainsNaN, nan)
+		a.cs.ContainsNull = stats.Or(a.cs.ContainsNull, stats.ContainsNull(st))
+		a.cs.ContainsNaN = stats.Or(a.cs.ContainsNaN, nan)
 	}
 	if empty {
 		return
@@ -290,24 +257,8 @@ func (a *colAcc) add(st *ColumnStats) {
 		return
 	}
 	c := &a.cs
-	c.Min, c.MinIsExact = mergeBound(c.Min, c.MinIsExact, u.Min, u.MinIsExact, -1)
-	c.Max, c.MaxIsExact = mergeBound(c.Max, c.MaxIsExact, u.Max, u.MaxIsExact, +1)
-}
-
-// mergeBound keeps the lower (want -1) or higher (want +1) of two bounds;
-// an unknown bound makes the result unknown. Equal bounds are exact when
-// either is.
-func mergeBound(a Maybe[[]byte], aExact bool, b Maybe[[]byte], bExact bool, want int) (Maybe[[]byte], bool) {
-	if !a.Known || !b.Known {
-		return Maybe[[]byte]{}, false
-	}
-	switch c := bytes.Compare(b.V, a.V) * want; {
-	case c > 0:
-		return b, bExact
-	case c == 0:
-		return a, aExact || bExact
-	}
-	return a, aExact
+	c.Min, c.MinIsExact = stats.MergeBound(c.Min, c.MinIsExact, u.Min, u.MinIsExact, -1)
+	c.Max, c.MaxIsExact = stats.MergeBound(c.Max, c.MaxIsExact, u.Max, u.MaxIsExact, +1)
 }
 
 func (ts *TableStats) toPB(snap Snapshot) *catalogpb.TableStats {

@@ -15,6 +15,7 @@ import (
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
 	"rocklake/membership"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -81,7 +82,7 @@ type NewFile struct {
 // stats row, which readers treat as unknown.
 type FileColumn struct {
 	Path      []string
-	Stats     ColumnStats
+	Stats     stats.Column
 	RowGroups []RowGroupStats
 	Variants  []VariantStats
 	// Filter, when set, is a membership filter (package membership) of the
@@ -500,7 +501,7 @@ func buildColumns(tableID, snap int64, table string, defs []ColumnDef) ([]Column
 		nextCol++
 		col := Column{ID: cid, TableID: tableID, Order: order, Name: name, Type: typ, Nullable: !notNull, Begin: snap}
 		if parent != nil {
-			col.Parent = Known(*parent)
+			col.Parent = stats.Known(*parent)
 		}
 		cols = append(cols, col)
 		switch typ.Kind {
@@ -733,10 +734,10 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 				}
 			}
 			af.fc[col.ID] = fc
-			w.put(key(tagFileColumnStats, ts.t.ID, col.ID, f.ID), fc.Stats.toPB())
+			w.put(key(tagFileColumnStats, ts.t.ID, col.ID, f.ID), columnStatsToPB(&fc.Stats))
 			for _, rg := range fc.RowGroups {
 				w.put(rowGroupKey(ts.t.ID, col.ID, f.ID, rg.Index), &catalogpb.RowGroupStats{
-					Stats: rg.Stats.toPB(), FirstRow: rg.FirstRow, ColumnIndex: locToPB(rg.ColumnIndex),
+					Stats: columnStatsToPB(&rg.Stats), FirstRow: rg.FirstRow, ColumnIndex: locToPB(rg.ColumnIndex),
 					OffsetIndex: locToPB(rg.OffsetIndex), BloomFilter: locToPB(rg.BloomFilter),
 				})
 			}
@@ -893,7 +894,7 @@ func (c *Catalog) checkRoot(nf NewFile) error {
 
 // checkStats rejects bounds that do not decode as the column's type, or a
 // min above the max: a catalog must not hold a bound it cannot use.
-func checkStats(col Column, st *ColumnStats) error {
+func checkStats(col Column, st *stats.Column) error {
 	codec, ok := types.CodecFor(col.Type)
 	if !ok {
 		if st.Min.Known || st.Max.Known {
@@ -901,7 +902,7 @@ func checkStats(col Column, st *ColumnStats) error {
 		}
 		return nil
 	}
-	for _, b := range []Maybe[[]byte]{st.Min, st.Max} {
+	for _, b := range []stats.Maybe[[]byte]{st.Min, st.Max} {
 		if b.Known {
 			v, err := codec.Decode(b.V)
 			if err != nil {
@@ -921,7 +922,7 @@ func checkStats(col Column, st *ColumnStats) error {
 
 // checkVariant applies checkStats to a sub-field in its shredded type.
 func checkVariant(v *VariantStats) error {
-	st := ColumnStats{Min: v.Min, Max: v.Max}
+	st := stats.Column{Min: v.Min, Max: v.Max}
 	return checkStats(Column{Type: parseOrUnknown(v.ShreddedType)}, &st)
 }
 
@@ -989,7 +990,7 @@ func (w *commitWriter) recompute(ts *tableState) error {
 	for _, c := range ts.cols {
 		acc := newColAcc(c.Type)
 		var n int
-		err := w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, cs *ColumnStats) error {
+		err := w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, cs *stats.Column) error {
 			if keep[fileID] {
 				acc.add(cs)
 				n++

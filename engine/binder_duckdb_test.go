@@ -15,6 +15,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/kv"
 	"rocklake/prune"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -139,8 +140,8 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 		rows = append(rows, r)
 	}
 	res.Close()
-	stats := func(rs []binderRow) *catalog.ColumnStats {
-		st := &catalog.ColumnStats{RowCount: int64(len(rs)), MinIsExact: !col.outward, MaxIsExact: !col.outward}
+	statsOf := func(rs []binderRow) *stats.Column {
+		st := &stats.Column{RowCount: int64(len(rs)), MinIsExact: !col.outward, MaxIsExact: !col.outward}
 		var nulls, nans int64
 		var lo, hi []byte
 		for _, r := range rs {
@@ -175,17 +176,17 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 				hi = eh
 			}
 		}
-		st.NullCount = catalog.Known(nulls)
-		st.ValueCount = catalog.Known(int64(len(rs)) - nulls)
-		st.ContainsNaN = catalog.Known(nans > 0)
+		st.NullCount = stats.Known(nulls)
+		st.ValueCount = stats.Known(int64(len(rs)) - nulls)
+		st.ContainsNaN = stats.Known(nans > 0)
 		if lo != nil {
-			st.Min, st.Max = catalog.Known(lo), catalog.Known(hi)
+			st.Min, st.Max = stats.Known(lo), stats.Known(hi)
 		}
 		return st
 	}
 	id := cols[0].ID
 	var units [][]binderRow
-	var unitStats []*catalog.ColumnStats
+	var unitStats []*stats.Column
 	for a := range rows {
 		units = append(units, rows[a:a+1])
 		for z := a + 1; z < len(rows); z++ {
@@ -193,13 +194,13 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 		}
 	}
 	for _, u := range units {
-		unitStats = append(unitStats, stats(u))
+		unitStats = append(unitStats, statsOf(u))
 	}
 	for i, p := range kept {
 		eval := prune.Compile(bound[i].Pred)
 		for ui, u := range units {
 			st := unitStats[ui]
-			res := eval(prune.StatsOnly(func(c int64) *catalog.ColumnStats {
+			res := eval(prune.StatsOnly(func(c int64) *stats.Column {
 				if c == id {
 					return st
 				}

@@ -13,6 +13,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -50,8 +51,8 @@ func checkFileAgainstDuckDB(t *testing.T, db *sql.DB, path string, rep *soundnes
 		if !ok || !codec.Ordered() {
 			continue
 		}
-		var fileSt *catalog.ColumnStats
-		_ = r.FileColumnStats(tb.ID, col.ID, func(_ int64, st *catalog.ColumnStats) error { fileSt = st; return nil })
+		var fileSt *stats.Column
+		_ = r.FileColumnStats(tb.ID, col.ID, func(_ int64, st *stats.Column) error { fileSt = st; return nil })
 		rgs, _ := r.RowGroupStats(tb.ID, col.ID, f.ID)
 		if fileSt == nil {
 			t.Fatalf("%s %s: no stats row", path, col.Name)
@@ -63,7 +64,7 @@ func checkFileAgainstDuckDB(t *testing.T, db *sql.DB, path string, rep *soundnes
 			return err
 		}
 		type unit struct {
-			st          catalog.ColumnStats
+			st          stats.Column
 			first, end  int64
 			lo, hi      []byte
 			seen        bool // lo and hi are set (an empty string encodes as nil)

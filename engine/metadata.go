@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -123,12 +124,12 @@ func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, want
 	}
 	var best []byte
 	have := false
-	var st catalog.ColumnStats
+	var st stats.Column
 	for _, i := range kept {
 		if !cb.Fill(i, &st) {
 			return nil, false, nil // no stats row: unknown
 		}
-		if catalog.HoldsNoValue(&st) {
+		if stats.HoldsNoValue(&st) {
 			continue
 		}
 		b, exact := st.Max, st.MaxIsExact

@@ -14,6 +14,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/kv"
 	"rocklake/prune"
+	"rocklake/stats"
 )
 
 // literalsFor are literal spellings to compare a column of each kind with,
@@ -162,9 +163,9 @@ func TestPlannerAgreesWithDuckDB(t *testing.T) {
 			}
 			eval := prune.Compile(b.Pred)
 			checks++
-			res := eval(prune.StatsOnly(func(colID int64) *catalog.ColumnStats {
-				var st *catalog.ColumnStats
-				_ = r.FileColumnStats(tb.ID, colID, func(id int64, s *catalog.ColumnStats) error {
+			res := eval(prune.StatsOnly(func(colID int64) *stats.Column {
+				var st *stats.Column
+				_ = r.FileColumnStats(tb.ID, colID, func(id int64, s *stats.Column) error {
 					if id == f.ID {
 						st = s
 					}
@@ -194,13 +195,13 @@ func TestPlannerAgreesWithDuckDB(t *testing.T) {
 // its rows (file_row_number within the row group's range).
 func checkRowGroups(t *testing.T, db *sql.DB, r *catalog.Reader, tableID int64, f catalog.DataFile, b *expr.Bound, eval prune.Evaluator, p string) int {
 	t.Helper()
-	per := map[int32]map[int64]*catalog.ColumnStats{}
+	per := map[int32]map[int64]*stats.Column{}
 	bounds := map[int32][2]int64{}
 	for _, c := range b.Columns {
 		rgs, _ := r.RowGroupStats(tableID, c.ID, f.ID)
 		for _, rg := range rgs {
 			if per[rg.Index] == nil {
-				per[rg.Index] = map[int64]*catalog.ColumnStats{}
+				per[rg.Index] = map[int64]*stats.Column{}
 			}
 			s := rg.Stats
 			per[rg.Index][c.ID] = &s
@@ -209,7 +210,7 @@ func checkRowGroups(t *testing.T, db *sql.DB, r *catalog.Reader, tableID int64, 
 	}
 	n := 0
 	for idx, m := range per {
-		res := eval(prune.StatsOnly(func(colID int64) *catalog.ColumnStats { return m[colID] }))
+		res := eval(prune.StatsOnly(func(colID int64) *stats.Column { return m[colID] }))
 		if res == prune.Maybe {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -95,7 +96,7 @@ func verifyChunkFor(cols int) int { return max(verifyChunk, min(1024, cols/8)) }
 type verifyUnit struct {
 	name       string
 	first, end int64
-	stats      []*catalog.ColumnStats // per checked column; nil when none is stored
+	stats      []*stats.Column // per checked column; nil when none is stored
 }
 
 // verifyFile checks one file's file and row-group stats, for every column
@@ -134,7 +135,7 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 	}
 	// The file as a whole, then its row groups; each unit holds, per
 	// column, the stored stats to check.
-	fileUnit := verifyUnit{name: "file", first: 0, end: f.RecordCount, stats: make([]*catalog.ColumnStats, len(cols))}
+	fileUnit := verifyUnit{name: "file", first: 0, end: f.RecordCount, stats: make([]*stats.Column, len(cols))}
 	rgUnits := map[int32]*verifyUnit{}
 	var order []int32
 	for i, col := range cols {
@@ -142,7 +143,7 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 		if err != nil {
 			return 0, err
 		}
-		var st catalog.ColumnStats
+		var st stats.Column
 		if cb.Fill(pos, &st) {
 			fileUnit.stats[i] = &st
 		}
@@ -154,7 +155,7 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 			u := rgUnits[rg.Index]
 			if u == nil {
 				u = &verifyUnit{name: fmt.Sprintf("row group %d", rg.Index), first: rg.FirstRow,
-					end: rg.FirstRow + rg.Stats.RowCount, stats: make([]*catalog.ColumnStats, len(cols))}
+					end: rg.FirstRow + rg.Stats.RowCount, stats: make([]*stats.Column, len(cols))}
 				rgUnits[rg.Index] = u
 				order = append(order, rg.Index)
 			}
@@ -285,7 +286,7 @@ func (e *Engine) verifyUnits(ctx context.Context, path string, cols []catalog.Co
 			}
 			checked++
 			codec := codecs[i]
-			check := func(text *string, b catalog.Maybe[[]byte], wantBelow bool, which string) {
+			check := func(text *string, b stats.Maybe[[]byte], wantBelow bool, which string) {
 				if text == nil || !b.Known {
 					return
 				}

@@ -12,6 +12,7 @@ import (
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
 	"rocklake/membership"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -102,7 +103,7 @@ func TestVerifyMembershipFilters(t *testing.T) {
 	}
 	tx, _ := c.Begin()
 	tx.AddFiles("t", catalog.NewFile{Path: bad, RecordCount: 1500, FileSizeBytes: st.Size(), RowGroupCount: 1,
-		Columns: []catalog.FileColumn{{Path: []string{"id"}, Stats: catalog.ColumnStats{RowCount: 1500},
+		Columns: []catalog.FileColumn{{Path: []string{"id"}, Stats: stats.Column{RowCount: 1500},
 			Filter: &catalog.Filter{Kind: membership.Kind, Data: wrong, Distinct: 3}}}})
 	if _, err := tx.Commit(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -202,7 +203,7 @@ func (fi *fileInfo) columnsMatch(cols []catalog.Column) bool {
 // table column's type.
 func (fi *fileInfo) leafColumn(l *leaf, col catalog.Column) catalog.FileColumn {
 	fc := catalog.FileColumn{Path: col.Path}
-	units := make([]catalog.ColumnStats, 0, len(fi.groups))
+	units := make([]stats.Column, 0, len(fi.groups))
 	var first int64
 	for i, g := range fi.groups {
 		ch := &g.Chunks[l.index]
@@ -217,24 +218,24 @@ func (fi *fileInfo) leafColumn(l *leaf, col catalog.Column) catalog.FileColumn {
 		})
 		first += g.NumRows
 	}
-	fc.Stats = mergeStats(units)
+	fc.Stats = stats.Merge(units)
 	if len(fi.groups) == 0 {
-		fc.Stats.NullCount, fc.Stats.ValueCount = catalog.Known[int64](0), catalog.Known[int64](0)
-		fc.Stats.ContainsNull = catalog.Known(false)
+		fc.Stats.NullCount, fc.Stats.ValueCount = stats.Known[int64](0), stats.Known[int64](0)
+		fc.Stats.ContainsNull = stats.Known(false)
 	}
 	return fc
 }
 
 // fileStats are a leaf's statistics over the whole file, in the file's
 // own type.
-func (fi *fileInfo) fileStats(l *leaf) catalog.ColumnStats {
-	units := make([]catalog.ColumnStats, 0, len(fi.groups))
+func (fi *fileInfo) fileStats(l *leaf) stats.Column {
+	units := make([]stats.Column, 0, len(fi.groups))
 	for _, g := range fi.groups {
 		units = append(units, chunkStats(l, &g.Chunks[l.index], fi.order(l.index), g.NumRows, fi.writer))
 	}
-	st := mergeStats(units)
+	st := stats.Merge(units)
 	if len(fi.groups) == 0 {
-		st.ValueCount = catalog.Known[int64](0)
+		st.ValueCount = stats.Known[int64](0)
 	}
 	return st
 }
@@ -254,34 +255,34 @@ func location(off *int64, length *int32) catalog.Location {
 
 // toTableType converts a unit's bounds from the file's type to the table
 // column's, rounding outward; a bound that cannot be converted is dropped.
-func toTableType(st catalog.ColumnStats, from, to types.Type) catalog.ColumnStats {
+func toTableType(st stats.Column, from, to types.Type) stats.Column {
 	if from.Equal(to) {
 		return st
 	}
 	fromCodec, ok1 := types.CodecFor(from)
 	toCodec, ok2 := types.CodecFor(to)
-	conv := func(b catalog.Maybe[[]byte], exact bool, sd side) (catalog.Maybe[[]byte], bool) {
+	conv := func(b stats.Maybe[[]byte], exact bool, sd side) (stats.Maybe[[]byte], bool) {
 		if !b.Known || !ok1 || !ok2 {
-			return catalog.Maybe[[]byte]{}, false
+			return stats.Maybe[[]byte]{}, false
 		}
 		v, err := fromCodec.Decode(b.V)
 		if err != nil {
-			return catalog.Maybe[[]byte]{}, false
+			return stats.Maybe[[]byte]{}, false
 		}
 		cv, stillExact, ok := convertValue(v, from, to, sd)
 		if !ok {
-			return catalog.Maybe[[]byte]{}, false
+			return stats.Maybe[[]byte]{}, false
 		}
 		out, err := toCodec.Encode(cv)
 		if err != nil {
-			return catalog.Maybe[[]byte]{}, false
+			return stats.Maybe[[]byte]{}, false
 		}
-		return catalog.Known(out), exact && stillExact
+		return stats.Known(out), exact && stillExact
 	}
 	st.Min, st.MinIsExact = conv(st.Min, st.MinIsExact, lower)
 	st.Max, st.MaxIsExact = conv(st.Max, st.MaxIsExact, upper)
 	if !ok2 || !toCodec.Ordered() {
-		st.Min, st.Max = catalog.Maybe[[]byte]{}, catalog.Maybe[[]byte]{}
+		st.Min, st.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 	}
 	return st
 }
@@ -313,12 +314,12 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 		return catalog.FileColumn{}, false
 	}
 	sort.Strings(paths)
-	fc := catalog.FileColumn{Path: col.Path, Stats: catalog.ColumnStats{RowCount: fi.rows}}
+	fc := catalog.FileColumn{Path: col.Path, Stats: stats.Column{RowCount: fi.rows}}
 	for _, p := range paths {
 		tl := typed[p]
 		vs := catalog.VariantStats{Path: p, ShreddedType: tl.typ.String()}
 		fully := true
-		var units []catalog.ColumnStats
+		var units []stats.Column
 		probe := *tl
 		probe.dec = tl.keepDec
 		for _, g := range fi.groups {
@@ -337,7 +338,7 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 		if !fully || tl.repeated {
 			continue
 		}
-		st := mergeStats(units)
+		st := stats.Merge(units)
 		if !st.NullCount.Known || !st.ValueCount.Known {
 			continue
 		}

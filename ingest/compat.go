@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/big"
 
-	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -179,7 +179,7 @@ func rescale(z *big.Int, shift int, sd side) (*big.Int, bool) {
 //     1677-09-21 to 2262-04-11) fail. Safe by exact bounds only.
 //
 // Infinities cast to infinities. A column without values cannot fail.
-func castFails(l *leaf, f, t types.Type, st catalog.ColumnStats) error {
+func castFails(l *leaf, f, t types.Type, st stats.Column) error {
 	if f.Equal(t) {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 )
 
 // sharedFixtures lists ../shared/testdata/parquet-testing, skipping the test
@@ -38,7 +39,7 @@ var fixtureFailures = map[string]error{
 // engine package checks every stored bound against the data as DuckDB reads
 // it.
 func TestFixtures(t *testing.T) {
-	stats := map[string]map[string]catalog.ColumnStats{} // file → column path → file stats
+	fileStats := map[string]map[string]stats.Column{} // file → column path → file stats
 	for _, p := range sharedFixtures(t) {
 		name := filepath.Base(p)
 		c := memCatalog(t)
@@ -56,19 +57,19 @@ func TestFixtures(t *testing.T) {
 		r, _ := c.Read(catalog.Latest)
 		tb, _ := r.Table("t")
 		cols, _ := r.Columns(tb.ID)
-		stats[name] = map[string]catalog.ColumnStats{}
+		fileStats[name] = map[string]stats.Column{}
 		for _, col := range cols {
-			_ = r.FileColumnStats(tb.ID, col.ID, func(_ int64, st *catalog.ColumnStats) error {
-				stats[name][strings.Join(col.Path, ".")] = *st
+			_ = r.FileColumnStats(tb.ID, col.ID, func(_ int64, st *stats.Column) error {
+				fileStats[name][strings.Join(col.Path, ".")] = *st
 				return nil
 			})
 		}
 		r.Close()
 	}
-	get := func(file, col string) catalog.ColumnStats {
-		st, ok := stats[file][col]
+	get := func(file, col string) stats.Column {
+		st, ok := fileStats[file][col]
 		if !ok {
-			t.Fatalf("%s: no stats for %s (have %v)", file, col, stats[file])
+			t.Fatalf("%s: no stats for %s (have %v)", file, col, fileStats[file])
 		}
 		return st
 	}

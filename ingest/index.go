@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -86,7 +87,7 @@ func (fx *FileIndex) order(i int) columnOrder {
 type Page struct {
 	FirstRow int64 // within the row group
 	Rows     int64
-	Stats    catalog.ColumnStats
+	Stats    stats.Column
 }
 
 // Pages returns a column's pages in one row group, from the page index;
@@ -150,11 +151,11 @@ func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error)
 		// DuckDB's row-group statistics, not for page indexes.
 		st := chunkStats(l, &ch, fx.order(l.index), rows, writer{createdBy: fx.writer.createdBy})
 		if nulls[i] {
-			st.NullCount, st.ValueCount = catalog.Known(rows), catalog.Known[int64](0)
-			st.ContainsNull = catalog.Known(rows > 0)
-			st.ContainsNaN = catalog.Known(false)
+			st.NullCount, st.ValueCount = stats.Known(rows), stats.Known[int64](0)
+			st.ContainsNull = stats.Known(rows > 0)
+			st.ContainsNaN = stats.Known(false)
 		}
-		st.DistinctCount = catalog.Maybe[int64]{}
+		st.DistinctCount = stats.Maybe[int64]{}
 		pages = append(pages, Page{FirstRow: first, Rows: rows, Stats: toTableType(st, l.typ, col.Type)})
 	}
 	return pages, nil

@@ -18,6 +18,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 	"rocklake/types/typestest"
 )
@@ -47,7 +48,7 @@ type unitTruth struct {
 
 // checkUnit asserts that stored stats are sound for the values: every bound
 // admits every value, exact bounds are attained, counts are right.
-func checkUnit(t *testing.T, what string, codec *types.Codec, st catalog.ColumnStats, truth unitTruth) {
+func checkUnit(t *testing.T, what string, codec *types.Codec, st stats.Column, truth unitTruth) {
 	t.Helper()
 	var lo, hi []byte // an empty string encodes as nil: track with index
 	for i, v := range truth.values {
@@ -198,8 +199,8 @@ func TestRandomFilesAreSound(t *testing.T) {
 				t.Fatalf("round %d: column %s registered as %s, written as %s", round, col.Name, col.Type, want)
 			}
 			codec, _ := types.CodecFor(col.Type)
-			var fileStats *catalog.ColumnStats
-			_ = rd.FileColumnStats(tb.ID, col.ID, func(_ int64, st *catalog.ColumnStats) error { fileStats = st; return nil })
+			var fileStats *stats.Column
+			_ = rd.FileColumnStats(tb.ID, col.ID, func(_ int64, st *stats.Column) error { fileStats = st; return nil })
 			if fileStats == nil {
 				t.Fatalf("round %d: no stats for %s", round, col.Name)
 			}
@@ -350,7 +351,7 @@ func TestWiderTableTypes(t *testing.T) {
 	}
 	for _, col := range cols {
 		codec, _ := types.CodecFor(col.Type)
-		_ = rd.FileColumnStats(tb.ID, col.ID, func(_ int64, st *catalog.ColumnStats) error {
+		_ = rd.FileColumnStats(tb.ID, col.ID, func(_ int64, st *stats.Column) error {
 			got := [2]string{show(codec, st.Min.V), show(codec, st.Max.V)}
 			if got != want[col.Name] {
 				t.Errorf("%s: bounds %v, want %v", col.Name, got, want[col.Name])
@@ -405,7 +406,7 @@ func TestUnitConversions(t *testing.T) {
 			t.Errorf("%s in %s: registered as %s, want %s", tc.typ, tc.unit, cc.Type, tc.wantType)
 		}
 		codec, _ := types.CodecFor(cc.Type)
-		_ = rd.FileColumnStats(tb.ID, cc.ID, func(_ int64, st *catalog.ColumnStats) error {
+		_ = rd.FileColumnStats(tb.ID, cc.ID, func(_ int64, st *stats.Column) error {
 			lo, hi := show(codec, st.Min.V), show(codec, st.Max.V)
 			// TIME written with isAdjustedToUTC reads as timetz: compare
 			// the clock part only.

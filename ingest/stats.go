@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/big"
 
-	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -20,11 +20,11 @@ const (
 // chunkStats translates one column chunk's statistics into the leaf's
 // DuckDB type. Everything it cannot vouch for is left unknown: a bound it
 // keeps always admits every value in the chunk.
-func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) catalog.ColumnStats {
-	st := catalog.ColumnStats{RowCount: rows}
+func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) stats.Column {
+	st := stats.Column{RowCount: rows}
 	isFloat := l.dec == decFloat || l.dec == decDouble || l.dec == decFloat16 || l.phys == physFloat || l.phys == physDouble
 	if !isFloat {
-		st.ContainsNaN = catalog.Known(false) // only floats hold NaN
+		st.ContainsNaN = stats.Known(false) // only floats hold NaN
 	}
 	if !ch.hasMeta {
 		return st
@@ -35,25 +35,25 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 		return st
 	}
 	if s.NullCount != nil && *s.NullCount >= 0 && !l.repeated {
-		st.NullCount = catalog.Known(*s.NullCount)
-		st.ContainsNull = catalog.Known(*s.NullCount > 0)
+		st.NullCount = stats.Known(*s.NullCount)
+		st.ContainsNull = stats.Known(*s.NullCount > 0)
 		// For a leaf outside lists and maps, num_values counts one entry per
 		// row, NULLs included.
 		if v := ch.NumValues - *s.NullCount; v >= 0 && ch.NumValues <= rows {
-			st.ValueCount = catalog.Known(v)
+			st.ValueCount = stats.Known(v)
 		}
 	}
 	if s.DistinctCount != nil && *s.DistinctCount >= 0 && !l.repeated {
-		st.DistinctCount = catalog.Known(*s.DistinctCount)
+		st.DistinctCount = stats.Known(*s.DistinctCount)
 	}
 	switch {
 	case !isFloat:
 	case s.NanCount != nil && *s.NanCount >= 0:
-		st.ContainsNaN = catalog.Known(*s.NanCount > 0)
+		st.ContainsNaN = stats.Known(*s.NanCount > 0)
 	case w.nanDropsBounds && (s.MinValue != nil || s.Min != nil):
 		// This writer leaves a chunk that holds a NaN without bounds, so
 		// bounds mean no NaN.
-		st.ContainsNaN = catalog.Known(false)
+		st.ContainsNaN = stats.Known(false)
 	}
 	lo, hi, loExact, hiExact := pickBounds(l, s, order)
 	codec, ok := types.CodecFor(l.typ)
@@ -62,18 +62,18 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 	}
 	if lo != nil {
 		if b, rounded, ok := decodeBound(l, codec, lo, lower); ok {
-			st.Min, st.MinIsExact = catalog.Known(b), loExact && !rounded
+			st.Min, st.MinIsExact = stats.Known(b), loExact && !rounded
 		}
 	}
 	if hi != nil {
 		if b, rounded, ok := decodeBound(l, codec, hi, upper); ok {
-			st.Max, st.MaxIsExact = catalog.Known(b), hiExact && !rounded
+			st.Max, st.MaxIsExact = stats.Known(b), hiExact && !rounded
 		}
 	}
 	if st.Min.Known && st.Max.Known && bytes.Compare(st.Min.V, st.Max.V) > 0 {
 		// Inverted bounds come from a writer that got its order wrong:
 		// they prove nothing.
-		st.Min, st.Max = catalog.Maybe[[]byte]{}, catalog.Maybe[[]byte]{}
+		st.Min, st.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 		st.MinIsExact, st.MaxIsExact = false, false
 	}
 	return st
@@ -309,72 +309,4 @@ func halfToFloat32(h uint16) float32 {
 		return float32(math.NaN())
 	}
 	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
-}
-
-// mergeStats folds row-group stats into file stats: bounds need every row
-// group's bound, counts need every row group's count.
-func mergeStats(units []catalog.ColumnStats) catalog.ColumnStats {
-	if len(units) == 0 {
-		return catalog.ColumnStats{}
-	}
-	// A unit known to hold no value (every row NULL, or no rows) has no
-	// bounds to contribute: it must not make the merged bounds unknown.
-	var bounded []catalog.ColumnStats
-	for _, u := range units {
-		if !catalog.HoldsNoValue(&u) {
-			bounded = append(bounded, u)
-		}
-	}
-	out := units[0]
-	if len(bounded) > 0 && len(bounded) < len(units) {
-		out.Min, out.Max, out.MinIsExact, out.MaxIsExact = bounded[0].Min, bounded[0].Max, bounded[0].MinIsExact, bounded[0].MaxIsExact
-		for _, u := range bounded[1:] {
-			out.Min, out.MinIsExact = mergeBound(out.Min, out.MinIsExact, u.Min, u.MinIsExact, -1)
-			out.Max, out.MaxIsExact = mergeBound(out.Max, out.MaxIsExact, u.Max, u.MaxIsExact, +1)
-		}
-	}
-	for _, u := range units[1:] {
-		out.RowCount += u.RowCount
-		out.ColumnSizeBytes += u.ColumnSizeBytes
-		out.NullCount = addMaybe(out.NullCount, u.NullCount)
-		out.ValueCount = addMaybe(out.ValueCount, u.ValueCount)
-		out.ContainsNull = orMaybe(out.ContainsNull, u.ContainsNull)
-		out.ContainsNaN = orMaybe(out.ContainsNaN, u.ContainsNaN)
-		out.DistinctCount = catalog.Maybe[int64]{} // distinct counts do not add up
-		if len(bounded) == len(units) {
-			out.Min, out.MinIsExact = mergeBound(out.Min, out.MinIsExact, u.Min, u.MinIsExact, -1)
-			out.Max, out.MaxIsExact = mergeBound(out.Max, out.MaxIsExact, u.Max, u.MaxIsExact, +1)
-		}
-	}
-	return out
-}
-
-func addMaybe(a, b catalog.Maybe[int64]) catalog.Maybe[int64] {
-	if !a.Known || !b.Known {
-		return catalog.Maybe[int64]{}
-	}
-	return catalog.Known(a.V + b.V)
-}
-
-func orMaybe(a, b catalog.Maybe[bool]) catalog.Maybe[bool] {
-	switch {
-	case (a.Known && a.V) || (b.Known && b.V):
-		return catalog.Known(true)
-	case a.Known && b.Known:
-		return catalog.Known(false)
-	}
-	return catalog.Maybe[bool]{}
-}
-
-func mergeBound(a catalog.Maybe[[]byte], aExact bool, b catalog.Maybe[[]byte], bExact bool, want int) (catalog.Maybe[[]byte], bool) {
-	if !a.Known || !b.Known {
-		return catalog.Maybe[[]byte]{}, false
-	}
-	switch c := bytes.Compare(b.V, a.V) * want; {
-	case c > 0:
-		return b, bExact
-	case c == 0:
-		return a, aExact || bExact
-	}
-	return a, aExact
 }

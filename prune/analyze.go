@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -93,7 +94,7 @@ func Analyze(r *catalog.Reader, table, column string) (*Clustering, error) {
 	return cl, nil
 }
 
-func rangeOf(label string, st *catalog.ColumnStats) Range {
+func rangeOf(label string, st *stats.Column) Range {
 	if st == nil || !st.Min.Known || !st.Max.Known {
 		return Range{Label: label}
 	}

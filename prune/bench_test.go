@@ -5,6 +5,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/expr"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	// 1,024 units: one hour of timestamps each, id ranges of 1,000, kinds a..z.
 	const hour = int64(3600e6)
 	base := int64(1704067200e6) // 2024-01-01 UTC
-	units := make([][]*catalog.ColumnStats, 1024)
+	units := make([][]*stats.Column, 1024)
 	for i := range units {
 		lo, hi := base+int64(i)*hour, base+int64(i+1)*hour-1
 		tmin, _ := tsc.Encode(types.IntValue(lo))
@@ -30,11 +31,11 @@ func BenchmarkEvaluate(b *testing.B) {
 		imin, _ := idc.Encode(types.IntValue(int64(i) * 1000))
 		imax, _ := idc.Encode(types.IntValue(int64(i)*1000 + 999))
 		k := []byte{byte('a' + i%26)}
-		mk := func(min, max []byte) *catalog.ColumnStats {
-			return &catalog.ColumnStats{Min: catalog.Known(min), Max: catalog.Known(max), MinIsExact: true, MaxIsExact: true,
-				NullCount: catalog.Known(int64(0)), ContainsNull: catalog.Known(false), RowCount: 2000, ValueCount: catalog.Known(int64(2000))}
+		mk := func(min, max []byte) *stats.Column {
+			return &stats.Column{Min: stats.Known(min), Max: stats.Known(max), MinIsExact: true, MaxIsExact: true,
+				NullCount: stats.Known(int64(0)), ContainsNull: stats.Known(false), RowCount: 2000, ValueCount: stats.Known(int64(2000))}
 		}
-		units[i] = []*catalog.ColumnStats{nil, mk(tmin, tmax), mk(imin, imax), mk(k, k)}
+		units[i] = []*stats.Column{nil, mk(tmin, tmax), mk(imin, imax), mk(k, k)}
 	}
 	for _, q := range []string{
 		"ts >= '2024-01-20 00:00:00+00' AND ts < '2024-01-20 01:00:00+00'",
@@ -48,8 +49,8 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatal(err)
 			}
 			eval := Compile(bound.Pred)
-			var cur []*catalog.ColumnStats
-			u := StatsOnly(func(id int64) *catalog.ColumnStats { return cur[id] })
+			var cur []*stats.Column
+			u := StatsOnly(func(id int64) *stats.Column { return cur[id] })
 			skipped := 0
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

@@ -8,6 +8,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -35,8 +36,8 @@ func TestPlanningDuringCommits(t *testing.T) {
 					tx, _ := c.Begin()
 					lo := int64(i * 10)
 					tx.AddFiles("t", catalog.NewFile{Path: fmt.Sprintf("w%d-%d", w, i), RecordCount: 10, RowGroupCount: 1,
-						Columns: []catalog.FileColumn{{Path: []string{"x"}, Stats: catalog.ColumnStats{
-							Min: catalog.Known(enc(lo)), Max: catalog.Known(enc(lo + 9)), NullCount: catalog.Known[int64](0),
+						Columns: []catalog.FileColumn{{Path: []string{"x"}, Stats: stats.Column{
+							Min: stats.Known(enc(lo)), Max: stats.Known(enc(lo + 9)), NullCount: stats.Known[int64](0),
 							RowCount: 10, MinIsExact: true, MaxIsExact: true}}}})
 					_, err := tx.Commit()
 					if errors.Is(err, catalog.ErrConflict) {

@@ -29,9 +29,9 @@ package prune
 import (
 	"bytes"
 
-	"rocklake/catalog"
 	"rocklake/expr"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -48,7 +48,7 @@ func (r Result) String() string { return [...]string{"maybe", "skip", "all-match
 
 // Stats returns a unit's statistics for a column id, or nil when the unit
 // has none for it.
-type Stats func(colID int64) *catalog.ColumnStats
+type Stats func(colID int64) *stats.Column
 
 // Unit is what an evaluator may ask of a unit: its stats, and optionally
 // whether a bloom filter proves a value (encoded in the column's type)
@@ -120,7 +120,7 @@ func Compile(p expr.Pred) Evaluator {
 			switch {
 			case st == nil:
 				return Maybe
-			case catalog.HoldsNoValue(st):
+			case stats.HoldsNoValue(st):
 				return Skip
 			case !p.Not && st.ContainsNaN.Known && !st.ContainsNaN.V:
 				return Skip
@@ -141,15 +141,15 @@ func compileAll(ps []expr.Pred) []Evaluator {
 	return out
 }
 
-func noNulls(st *catalog.ColumnStats) bool {
+func noNulls(st *stats.Column) bool {
 	return (st.NullCount.Known && st.NullCount.V == 0) || (st.ContainsNull.Known && !st.ContainsNull.V)
 }
 
-func nullTest(st *catalog.ColumnStats, not bool) Result {
+func nullTest(st *stats.Column, not bool) Result {
 	if st == nil {
 		return Maybe
 	}
-	empty := catalog.HoldsNoValue(st)
+	empty := stats.HoldsNoValue(st)
 	if not { // IS NOT NULL
 		switch {
 		case empty:
@@ -169,7 +169,7 @@ func nullTest(st *catalog.ColumnStats, not bool) Result {
 }
 
 // mayHoldNaN is true unless the stats say the unit holds no NaN.
-func mayHoldNaN(c *expr.Column, st *catalog.ColumnStats) bool {
+func mayHoldNaN(c *expr.Column, st *stats.Column) bool {
 	k := c.Type.Kind
 	if k != types.KindFloat && k != types.KindDouble {
 		return false
@@ -185,7 +185,7 @@ func compileCmp(p *expr.Cmp) Evaluator {
 			if st == nil {
 				return Maybe
 			}
-			if catalog.HoldsNoValue(st) {
+			if stats.HoldsNoValue(st) {
 				return Skip
 			}
 			nan := mayHoldNaN(p.Col, st)
@@ -205,7 +205,7 @@ func compileCmp(p *expr.Cmp) Evaluator {
 		if st == nil {
 			return Maybe
 		}
-		if catalog.HoldsNoValue(st) {
+		if stats.HoldsNoValue(st) {
 			return Skip // only NULLs: no comparison is TRUE
 		}
 		nan := mayHoldNaN(p.Col, st)
@@ -275,7 +275,7 @@ func compilePrefix(p *expr.Prefix) Evaluator {
 		if st == nil {
 			return Maybe
 		}
-		if catalog.HoldsNoValue(st) {
+		if stats.HoldsNoValue(st) {
 			return Skip
 		}
 		min, max := st.Min, st.Max

@@ -8,6 +8,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/expr"
 	"rocklake/ingest"
+	"rocklake/stats"
 )
 
 // Counts are units total, kept (to read) and all-match (kept, no filter
@@ -236,14 +237,14 @@ func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBoun
 	out := make([]Result, n)
 	chunk := func(lo, hi int) {
 		// One scratch ColumnStats per column, filled at most once per file.
-		scratch := make([]catalog.ColumnStats, len(colIDs))
+		scratch := make([]stats.Column, len(colIDs))
 		filled := make([]int, len(colIDs))
 		present := make([]bool, len(colIDs))
 		for k := range filled {
 			filled[k] = -1
 		}
 		var fi int
-		unit := StatsOnly(func(colID int64) *catalog.ColumnStats {
+		unit := StatsOnly(func(colID int64) *stats.Column {
 			for k, id := range colIDs {
 				if id != colID {
 					continue
@@ -342,12 +343,12 @@ func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bo
 // consulted.
 func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataFile, b *expr.Bound, eval Evaluator, opts Options) ([]Result, []int64, []RowRange, error) {
 	n := int(f.RowGroupCount)
-	per := make([]map[int64]*catalog.ColumnStats, n)
+	per := make([]map[int64]*stats.Column, n)
 	info := make([]map[int64]catalog.RowGroupStats, n)
 	rows := make([]int64, n)
 	firsts := make([]int64, n)
 	for i := range per {
-		per[i] = map[int64]*catalog.ColumnStats{}
+		per[i] = map[int64]*stats.Column{}
 		info[i] = map[int64]catalog.RowGroupStats{}
 	}
 	haveRows := false
@@ -397,7 +398,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 			continue
 		}
 		m := per[i]
-		unit := StatsOnly(func(colID int64) *catalog.ColumnStats { return m[colID] })
+		unit := StatsOnly(func(colID int64) *stats.Column { return m[colID] })
 		out[i] = eval(unit)
 		if out[i] != Maybe || rows[i] < opts.minRows() {
 			if out[i] != Skip && opts.Pages {
@@ -444,7 +445,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 // pages splits a row group at every page boundary of every predicate column
 // and evaluates each piece with the stats of the pages covering it; pieces
 // that cannot match are dropped, the rest merged into row ranges.
-func (p *Plan) pages(fx *ingest.FileIndex, rg int, first, rows int64, b *expr.Bound, rgStats map[int64]*catalog.ColumnStats, eval Evaluator, absent func(int64, []byte) bool) (kept, total int, ranges []RowRange) {
+func (p *Plan) pages(fx *ingest.FileIndex, rg int, first, rows int64, b *expr.Bound, rgStats map[int64]*stats.Column, eval Evaluator, absent func(int64, []byte) bool) (kept, total int, ranges []RowRange) {
 	whole := []RowRange{{RowGroup: int32(rg), First: first, Count: rows}}
 	if fx == nil {
 		return 0, 0, whole
@@ -477,7 +478,7 @@ func (p *Plan) pages(fx *ingest.FileIndex, rg int, first, rows int64, b *expr.Bo
 			continue
 		}
 		total++
-		stats := func(colID int64) *catalog.ColumnStats {
+		stats := func(colID int64) *stats.Column {
 			pages, ok := colPages[colID]
 			if !ok {
 				return rgStats[colID]

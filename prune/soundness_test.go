@@ -18,6 +18,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 	"rocklake/types/typestest"
 )
@@ -532,14 +533,14 @@ func TestPruningIsSound(t *testing.T) {
 			level      string
 			file       int
 			first, end int
-			stats      map[string]*catalog.ColumnStats
+			stats      map[string]*stats.Column
 		}
 		var units []unit
 		for fi, df := range dfiles {
-			fu := unit{level: "file", file: fi, first: 0, end: int(df.RecordCount), stats: map[string]*catalog.ColumnStats{}}
+			fu := unit{level: "file", file: fi, first: 0, end: int(df.RecordCount), stats: map[string]*stats.Column{}}
 			rgUnits := map[int32]*unit{}
 			for _, col := range cols {
-				_ = rd.FileColumnStats(tb.ID, col.ID, func(id int64, s *catalog.ColumnStats) error {
+				_ = rd.FileColumnStats(tb.ID, col.ID, func(id int64, s *stats.Column) error {
 					if id == df.ID {
 						cp := *s
 						fu.stats[col.Name] = &cp
@@ -550,7 +551,7 @@ func TestPruningIsSound(t *testing.T) {
 				for _, rg := range rgs {
 					u := rgUnits[rg.Index]
 					if u == nil {
-						u = &unit{level: "row_group", file: fi, first: int(rg.FirstRow), end: int(rg.FirstRow + rg.Stats.RowCount), stats: map[string]*catalog.ColumnStats{}}
+						u = &unit{level: "row_group", file: fi, first: int(rg.FirstRow), end: int(rg.FirstRow + rg.Stats.RowCount), stats: map[string]*stats.Column{}}
 						rgUnits[rg.Index] = u
 					}
 					s := rg.Stats
@@ -571,11 +572,11 @@ func TestPruningIsSound(t *testing.T) {
 			}
 			eval := Compile(b.Pred)
 			for _, u := range units {
-				byID := map[int64]*catalog.ColumnStats{}
+				byID := map[int64]*stats.Column{}
 				for _, col := range cols {
 					byID[col.ID] = u.stats[col.Name]
 				}
-				res := eval(StatsOnly(func(id int64) *catalog.ColumnStats { return byID[id] }))
+				res := eval(StatsOnly(func(id int64) *stats.Column { return byID[id] }))
 				st.checks++
 				st.byLevel[u.level]++
 				// Rebind the reference to this file's data.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -90,14 +91,14 @@ func fakeFile(r *rand.Rand, n int, defs []catalog.ColumnDef, codecs []*types.Cod
 	}
 	for i, d := range defs {
 		lo, hi := bounds(r, n, codecs[i])
-		st := catalog.ColumnStats{
-			Min: catalog.Known(lo), Max: catalog.Known(hi), NullCount: catalog.Known(r.Int64N(20)),
+		st := stats.Column{
+			Min: stats.Known(lo), Max: stats.Known(hi), NullCount: stats.Known(r.Int64N(20)),
 			RowCount: rows, ColumnSizeBytes: 10_000 + r.Int64N(5_000), MinIsExact: true, MaxIsExact: true,
 		}
-		st.ValueCount = catalog.Known(rows - st.NullCount.V)
-		st.ContainsNull = catalog.Known(st.NullCount.V > 0)
+		st.ValueCount = stats.Known(rows - st.NullCount.V)
+		st.ContainsNull = stats.Known(st.NullCount.V > 0)
 		if codecs[i].Type().Kind == types.KindDouble {
-			st.ContainsNaN = catalog.Known(false)
+			st.ContainsNaN = stats.Known(false)
 		}
 		f.Columns = append(f.Columns, catalog.FileColumn{
 			Path: []string{d.Name}, Stats: st,

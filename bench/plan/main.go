@@ -21,6 +21,7 @@ import (
 	"rocklake/bench/internal/results"
 	"rocklake/catalog"
 	"rocklake/prune"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -100,11 +101,11 @@ func benchSize(nfiles, runs int, keep string) []Result {
 		for j := 0; j < 5000 && done < nfiles; j++ {
 			nf := catalog.NewFile{Path: fmt.Sprintf("/data/h%07d.parquet", done), RecordCount: 2000, FileSizeBytes: 100_000, RowGroupCount: 1}
 			for ci, d := range defs {
-				st := catalog.ColumnStats{RowCount: 2000, NullCount: catalog.Known[int64](0), MinIsExact: true, MaxIsExact: true}
+				st := stats.Column{RowCount: 2000, NullCount: stats.Known[int64](0), MinIsExact: true, MaxIsExact: true}
 				if ci == 0 {
-					st.Min, st.Max = catalog.Known(enc(tsC, base+int64(done)*hour)), catalog.Known(enc(tsC, base+int64(done+1)*hour-1))
+					st.Min, st.Max = stats.Known(enc(tsC, base+int64(done)*hour)), stats.Known(enc(tsC, base+int64(done+1)*hour-1))
 				} else {
-					st.Min, st.Max = catalog.Known(enc(iC, 0)), catalog.Known(enc(iC, 1_000_000))
+					st.Min, st.Max = stats.Known(enc(iC, 0)), stats.Known(enc(iC, 1_000_000))
 				}
 				nf.Columns = append(nf.Columns, catalog.FileColumn{Path: []string{d.Name}, Stats: st})
 			}

@@ -12,6 +12,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -120,21 +121,21 @@ func TestStatsShowsDuckLakeText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	encode := func(typ, text string) catalog.Maybe[[]byte] {
+	encode := func(typ, text string) stats.Maybe[[]byte] {
 		codec, _ := types.CodecFor(types.MustParseType(typ))
 		v, err := codec.Parse(text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := codec.Encode(v)
-		return catalog.Known(b)
+		return stats.Known(b)
 	}
 	tx, _ := c.Begin()
 	tx.AddFiles("t", catalog.NewFile{Path: "/data/a.parquet", RecordCount: 3, RowGroupCount: 1, Columns: []catalog.FileColumn{
-		{Path: []string{"ts"}, Stats: catalog.ColumnStats{
+		{Path: []string{"ts"}, Stats: stats.Column{
 			Min: encode("timestamptz", "2024-01-01 00:00:00+00"), Max: encode("timestamptz", "2024-01-02 12:30:00+02"),
-			NullCount: catalog.Known[int64](1), RowCount: 3, MinIsExact: true, MaxIsExact: true}},
-		{Path: []string{"price"}, Stats: catalog.ColumnStats{
+			NullCount: stats.Known[int64](1), RowCount: 3, MinIsExact: true, MaxIsExact: true}},
+		{Path: []string{"price"}, Stats: stats.Column{
 			Min: encode("decimal(10,2)", "-1.5"), Max: encode("decimal(10,2)", "99.99"), RowCount: 3}},
 	}})
 	if _, err := tx.Commit(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/engine"
 	"rocklake/kv"
+	"rocklake/stats"
 	"rocklake/types"
 )
 
@@ -69,7 +70,7 @@ func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 
 
 // boundText renders an encoded bound in DuckLake text form; nil when
 // unknown.
-func boundText(t types.Type, b catalog.Maybe[[]byte]) *string {
+func boundText(t types.Type, b stats.Maybe[[]byte]) *string {
 	if !b.Known {
 		return nil
 	}
@@ -86,7 +87,7 @@ func boundText(t types.Type, b catalog.Maybe[[]byte]) *string {
 	return &s
 }
 
-func maybePtr[T any](m catalog.Maybe[T]) *T {
+func maybePtr[T any](m stats.Maybe[T]) *T {
 	if !m.Known {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
+	"rocklake/stats"
 )
 
 // statsOutput is the JSON shape of `rocklake stats` (documented in the
@@ -142,7 +143,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 	for _, f := range files {
 		paths[f.ID] = f.Path
 	}
-	err = r.FileColumnStats(t.ID, col.ID, func(fileID int64, st *catalog.ColumnStats) error {
+	err = r.FileColumnStats(t.ID, col.ID, func(fileID int64, st *stats.Column) error {
 		rgs, err := r.RowGroupStats(t.ID, col.ID, fileID)
 		if err != nil {
 			return err
