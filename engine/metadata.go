@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rocklake/catalog"
+	"rocklake/engine/duckast"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -77,7 +78,7 @@ func metadataAnswer(tree map[string]any, refs []*tableRef, res *Result, r *catal
 			if arg == nil || arg["class"] != "COLUMN_REF" {
 				return false, nil
 			}
-			names := columnNames(arg)
+			names := duckast.ColumnNames(arg)
 			colName := names[len(names)-1]
 			if len(names) > 2 || (len(names) == 2 && !strings.EqualFold(names[0], orDefault(ref.alias, ref.table.Name))) {
 				return false, nil

@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"rocklake/catalog"
+	"rocklake/engine/duckast"
 	"rocklake/expr"
 	"rocklake/prune"
 	"rocklake/types"
@@ -28,14 +27,10 @@ type Engine struct {
 	cat *catalog.Catalog
 	db  *sql.DB
 
-	tmplMu sync.Mutex
-	tmpl   string // see whereTemplate
-
-	// DuckDB's parse of a query text, and its printing of a conjunct,
-	// depend on the text alone: repeated queries reuse them (about 0.6 ms
-	// of DuckDB round trips each time). Both are read-only once stored.
-	trees *lru.Cache[string, map[string]any]
-	texts *lru.Cache[string, string]
+	// DuckDB's parse of a query text depends on the text alone: repeated
+	// queries reuse it (a DuckDB round trip each time). Read-only once
+	// stored.
+	trees *lru.Cache[string, duckast.Tree]
 	// schemas holds, per file path and size, the schema of a file whose
 	// columns differ from its table's (see fileSchemas).
 	schemas *lru.Cache[string, fileSchema]
@@ -61,12 +56,11 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	trees, _ := lru.New[string, map[string]any](256)
-	texts, _ := lru.New[string, string](4096)
+	trees, _ := lru.New[string, duckast.Tree](256)
 	schemas, _ := lru.New[string, fileSchema](65536)
 	bound, _ := lru.New[string, []string](1024)
 	engineOpened()
-	return &Engine{cat: cat, db: db, trees: trees, texts: texts, schemas: schemas, bound: bound}, nil
+	return &Engine{cat: cat, db: db, trees: trees, schemas: schemas, bound: bound}, nil
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
@@ -117,8 +111,8 @@ type QueryOptions struct {
 	NoMetadataAnswers bool
 	// Prune tunes the planner.
 	Prune prune.Options
-	// NoParseCache parses the query and prints its conjuncts through DuckDB
-	// as if the text had never been seen (the cost of a new query).
+	// NoParseCache has DuckDB parse the query as if the text had never
+	// been seen (the cost of a new query).
 	NoParseCache bool
 }
 
@@ -206,7 +200,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 
 	tree, ok := e.trees.Get(query)
 	if !ok || opts.NoParseCache {
-		if tree, err = serialize(ctx, conn, query); err != nil && !errors.Is(err, errNotSerializable) {
+		if tree, err = serialize(ctx, conn, query); err != nil && !errors.Is(err, duckast.ErrNotSerializable) {
 			return nil, err
 		}
 		if tree != nil {
@@ -252,23 +246,22 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
-		usable, err := e.usableConjuncts(ctx, conn, ref, opts)
-		if err != nil {
-			return nil, err
+		b, used := usableConjuncts(ref, opts)
+		key := fmt.Sprintf("%d", ref.table.ID)
+		if b != nil {
+			key += "\x00" + b.Pred.String()
 		}
-		pred := strings.Join(usable, " AND ")
-		key := fmt.Sprintf("%d\x00%s", ref.table.ID, pred)
 		p, ok := plans[key]
 		if !ok {
-			if p, err = prune.PlanTable(r, ref.table.Name, pred, opts.Prune); err != nil {
+			if p, err = prune.PlanBound(r, ref.table, b, opts.Prune); err != nil {
 				return nil, err
 			}
 			plans[key] = p
 		}
-		ref.plan, ref.allConjunctsUsed = p, len(usable) == len(ref.conjuncts)
+		ref.plan, ref.allConjunctsUsed = p, used == len(ref.conjuncts)
 		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p, Predicates: []string{}}
-		if pred != "" {
-			tp.Predicates = append(tp.Predicates, pred)
+		if b != nil {
+			tp.Predicates = append(tp.Predicates, b.Text)
 		}
 		res.Tables = append(res.Tables, tp)
 		at, end, ok := nameSpan(query, ref)
@@ -301,7 +294,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			p, err := prune.PlanTable(r, t.Name, "", prune.Options{})
+			p, err := prune.PlanBound(r, t, nil, prune.Options{})
 			if err != nil {
 				return nil, err
 			}
@@ -540,27 +533,29 @@ func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]string, er
 	return cols, rows.Err()
 }
 
-// usableConjuncts prints a reference's conjuncts back as SQL and keeps
-// those the binder understands.
-func (e *Engine) usableConjuncts(ctx context.Context, conn *sql.Conn, ref *tableRef, opts QueryOptions) ([]string, error) {
+// usableConjuncts turns a reference's conjuncts (DuckDB's parse-tree
+// nodes) into the planner's expressions and binds each once against the
+// table; those the binder cannot use are left to DuckDB, which reports real
+// errors when it runs the query. used counts the conjuncts bound; b is
+// their conjunction, nil when there is none.
+func usableConjuncts(ref *tableRef, opts QueryOptions) (b *expr.Bound, used int) {
 	if opts.NoPruning || len(ref.conjuncts) == 0 {
-		return nil, nil
+		return nil, 0
 	}
-	texts, err := e.deserializeWhere(ctx, conn, ref.conjuncts, opts.NoParseCache)
-	if err != nil {
-		return nil, err
-	}
-	var usable []string
-	for _, text := range texts {
-		if text == "" {
+	var bounds []*expr.Bound
+	for _, c := range ref.conjuncts {
+		n, ok := duckast.Predicate(duckast.ExprOf(c), ref.stripQualifier)
+		if !ok {
 			continue
 		}
-		if _, err := expr.Compile(text, ref.cols); err != nil {
-			continue // DuckDB reports real errors when it runs the query
+		text := expr.Format(n)
+		bound, err := expr.Bind(n, text, ref.cols)
+		if err != nil {
+			continue
 		}
-		usable = append(usable, text)
+		bounds = append(bounds, bound)
 	}
-	return usable, nil
+	return expr.Conjoin(bounds...), len(bounds)
 }
 
 // viewFiles lists the files a plan keeps, in its order, those of them
@@ -636,201 +631,13 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 		strings.Join(sel, ", "), fileList(files, src), byName)
 }
 
-// errNotSerializable: DuckDB parses the statement but cannot give its parse
-// tree as JSON.
-var errNotSerializable = errors.New("DuckDB cannot serialise this statement")
-
 // serialize parses a query with DuckDB's parser.
-func serialize(ctx context.Context, conn *sql.Conn, query string) (map[string]any, error) {
+func serialize(ctx context.Context, conn *sql.Conn, query string) (duckast.Tree, error) {
 	var js string
 	if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", query).Scan(&js); err != nil {
 		return nil, err
 	}
-	tree, err := decodeJSON(js)
-	if err != nil {
-		return nil, err
-	}
-	if isErr, _ := tree["error"].(bool); isErr {
-		if kind, _ := tree["error_type"].(string); kind == "not implemented" {
-			return nil, errNotSerializable
-		}
-		msg, _ := tree["error_message"].(string)
-		if msg == "" {
-			msg = "DuckDB cannot parse the query"
-		}
-		return nil, errors.New(msg)
-	}
-	stmts, _ := tree["statements"].([]any)
-	if len(stmts) != 1 {
-		return nil, fmt.Errorf("expected one SELECT statement, found %d", len(stmts))
-	}
-	return tree, nil
-}
-
-func decodeJSON(s string) (map[string]any, error) {
-	dec := json.NewDecoder(strings.NewReader(quoteNonFinite(s)))
-	dec.UseNumber() // query locations are uint64: keep them exact
-	var out map[string]any
-	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("reading DuckDB's parse tree: %w", err)
-	}
-	return out, nil
-}
-
-// whereTemplate is `SELECT 1 WHERE <expr>`, whose WHERE is replaced to turn
-// one expression back into SQL text with DuckDB's own printer.
-const whereTemplatePrefix = "SELECT 1 WHERE "
-
-// whereTemplate is the parse tree of "SELECT 1 WHERE true", serialised by
-// DuckDB once per engine: a conjunct is printed back by putting it in the
-// WHERE of a copy.
-func (e *Engine) whereTemplate(ctx context.Context, conn *sql.Conn) (string, error) {
-	e.tmplMu.Lock()
-	defer e.tmplMu.Unlock()
-	if e.tmpl == "" {
-		var js string
-		if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql('SELECT 1 WHERE true')::VARCHAR").Scan(&js); err != nil {
-			return "", err
-		}
-		e.tmpl = js
-	}
-	return e.tmpl, nil
-}
-
-// deserializeWhere prints conjuncts (parse-tree nodes) back as SQL text, in
-// one DuckDB call; "" where DuckDB cannot print one.
-func (e *Engine) deserializeWhere(ctx context.Context, conn *sql.Conn, conds []map[string]any, noCache bool) ([]string, error) {
-	out := make([]string, len(conds))
-	if len(conds) == 0 {
-		return out, nil
-	}
-	// Conjuncts printed before are looked up by their parse tree's JSON.
-	keys := make([]string, len(conds))
-	var todo []int
-	for i, c := range conds {
-		b, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		keys[i] = string(b)
-		if text, ok := e.texts.Get(keys[i]); ok && !noCache {
-			out[i] = text
-		} else {
-			todo = append(todo, i)
-		}
-	}
-	if len(todo) == 0 {
-		return out, nil
-	}
-	if len(todo) < len(conds) {
-		sub := make([]map[string]any, len(todo))
-		for j, i := range todo {
-			sub[j] = conds[i]
-		}
-		texts, err := e.deserializeWhere(ctx, conn, sub, noCache)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range todo {
-			out[i] = texts[j]
-		}
-		return out, nil
-	}
-	defer func() {
-		for i, text := range out {
-			if text != "" {
-				e.texts.Add(keys[i], text)
-			}
-		}
-	}()
-	tmpl, err := e.whereTemplate(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
-	args := make([]any, len(conds))
-	calls := make([]string, len(conds))
-	for i, cond := range conds {
-		tree, err := decodeJSON(tmpl)
-		if err != nil {
-			return nil, err
-		}
-		tree["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)["where_clause"] = cond
-		var buf bytes.Buffer
-		if err := json.NewEncoder(&buf).Encode(tree); err != nil {
-			return nil, err
-		}
-		args[i], calls[i] = buf.String(), "json_deserialize_sql(?::JSON)"
-	}
-	texts := make([]any, len(conds))
-	vals := make([]sql.NullString, len(conds))
-	for i := range vals {
-		texts[i] = &vals[i]
-	}
-	if err := conn.QueryRowContext(ctx, "SELECT "+strings.Join(calls, ", "), args...).Scan(texts...); err != nil {
-		if len(conds) == 1 {
-			return out, nil
-		}
-		// One of them cannot be printed: print them one at a time.
-		for i := range conds {
-			one, err := e.deserializeWhere(ctx, conn, conds[i:i+1], noCache)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = one[0]
-		}
-		return out, nil
-	}
-	for i, v := range vals {
-		if text, ok := strings.CutPrefix(v.String, whereTemplatePrefix); v.Valid && ok {
-			out[i] = text
-		}
-	}
-	return out, nil
-}
-
-// quoteNonFinite turns the bare NaN, Infinity and -Infinity DuckDB writes
-// for non-finite DOUBLE constants (1e400) into JSON strings, which
-// doubleConstant then casts back.
-func quoteNonFinite(s string) string {
-	if !strings.Contains(s, "Infinity") && !strings.Contains(s, "NaN") {
-		return s
-	}
-	var b strings.Builder
-	inString := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inString {
-			b.WriteByte(c)
-			switch c {
-			case '\\':
-				if i+1 < len(s) {
-					i++
-					b.WriteByte(s[i])
-				}
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			b.WriteByte(c)
-			continue
-		}
-		matched := false
-		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
-			if strings.HasPrefix(s[i:], tok) {
-				b.WriteString(`"` + tok + `"`)
-				i += len(tok) - 1
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return duckast.Decode(js)
 }
 
 // quoteIdent quotes an SQL identifier.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rocklake/catalog"
+	"rocklake/engine/duckast"
 	"rocklake/prune"
 	"rocklake/types"
 )
@@ -340,29 +341,15 @@ func (w *walker) selectNode(n map[string]any, ctes map[string]bool) {
 	if !ok || len(refs) == 0 {
 		return
 	}
-	all := conjuncts(where)
+	all := duckast.Conjuncts(where)
 	for _, c := range all {
 		if ref := w.owner(c, refs, opaque); ref != nil && ref.whole == "" {
-			ref.conjuncts = append(ref.conjuncts, stripQualifiers(c, ref))
+			ref.conjuncts = append(ref.conjuncts, c)
 		}
 	}
 	for _, ref := range refs {
 		ref.foreignConjuncts = len(all) - len(ref.conjuncts)
 	}
-}
-
-// conjuncts splits a WHERE clause at its top-level ANDs.
-func conjuncts(e map[string]any) []map[string]any {
-	if e["type"] == "CONJUNCTION_AND" {
-		var out []map[string]any
-		for _, c := range e["children"].([]any) {
-			if m, ok := c.(map[string]any); ok {
-				out = append(out, conjuncts(m)...)
-			}
-		}
-		return out
-	}
-	return []map[string]any{e}
 }
 
 // owner is the one table reference all column references of an expression
@@ -405,16 +392,6 @@ func (w *walker) owner(e map[string]any, refs []*tableRef, opaque bool) *tableRe
 	return found
 }
 
-func columnNames(x map[string]any) []string {
-	raw, _ := x["column_names"].([]any)
-	out := make([]string, 0, len(raw))
-	for _, n := range raw {
-		s, _ := n.(string)
-		out = append(out, s)
-	}
-	return out
-}
-
 func hasColumn(ref *tableRef, name string) bool {
 	for _, c := range ref.cols {
 		if !c.Parent.Known && types.SameIdent(c.Name, name) {
@@ -429,7 +406,7 @@ func hasColumn(ref *tableRef, name string) bool {
 // else field b of a struct column a; a name no local table has belongs to
 // an enclosing query. Where that cannot be decided here, nil.
 func (w *walker) resolveRef(x map[string]any, refs []*tableRef, opaque bool) *tableRef {
-	names := columnNames(x)
+	names := duckast.ColumnNames(x)
 	if len(names) == 0 {
 		return nil
 	}
@@ -458,67 +435,14 @@ func (w *walker) resolveRef(x map[string]any, refs []*tableRef, opaque bool) *ta
 	return match
 }
 
-// stripQualifiers copies an expression with table qualifiers removed from
-// its column references, so the binder sees plain column paths.
-func stripQualifiers(e map[string]any, ref *tableRef) map[string]any {
-	var cp func(x any) any
-	cp = func(x any) any {
-		switch x := x.(type) {
-		case []any:
-			out := make([]any, len(x))
-			for i, y := range x {
-				out[i] = cp(y)
-			}
-			return out
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, v := range x {
-				out[k] = cp(v)
-			}
-			if x["class"] == "CONSTANT" {
-				if d := doubleConstant(x); d != nil {
-					return d
-				}
-			}
-			if x["class"] == "COLUMN_REF" {
-				names := columnNames(x)
-				if len(names) >= 2 && types.SameIdent(names[0], ref.qualifier()) && hasColumn(ref, names[1]) {
-					rest := make([]any, 0, len(names)-1)
-					for _, n := range names[1:] {
-						rest = append(rest, n)
-					}
-					out["column_names"] = rest
-				}
-			}
-			return out
-		}
-		return x
+// stripQualifier drops the reference's own qualifier from a column
+// reference's names (t.x is column x of t), so the binder sees plain
+// column paths; other dotted names are struct fields.
+func (ref *tableRef) stripQualifier(names []string) []string {
+	if len(names) >= 2 && types.SameIdent(names[0], ref.qualifier()) && hasColumn(ref, names[1]) {
+		return names[1:]
 	}
-	return cp(e).(map[string]any)
-}
-
-// doubleConstant rewrites a DOUBLE or FLOAT constant as CAST('text' AS
-// DOUBLE): DuckDB prints a DOUBLE constant like a decimal (1e3 as 1000.0),
-// and the binder must know it compares in DOUBLE, not exactly.
-func doubleConstant(x map[string]any) map[string]any {
-	v, _ := x["value"].(map[string]any)
-	if v == nil || v["is_null"] == true {
-		return nil
-	}
-	t, _ := v["type"].(map[string]any)
-	id, _ := t["id"].(string)
-	if id != "DOUBLE" && id != "FLOAT" {
-		return nil
-	}
-	text := fmt.Sprint(v["value"])
-	return map[string]any{
-		"class": "CAST", "type": "OPERATOR_CAST", "alias": "", "query_location": x["query_location"],
-		"child": map[string]any{
-			"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": x["query_location"],
-			"value": map[string]any{"type": map[string]any{"id": "VARCHAR", "type_info": nil}, "is_null": false, "value": text},
-		},
-		"cast_type": map[string]any{"id": id, "type_info": nil}, "try_cast": false,
-	}
+	return names
 }
 
 // nameSpan finds a reference's table name in the query text: the byte

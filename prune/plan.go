@@ -133,6 +133,16 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 	if err != nil {
 		return nil, err
 	}
+	return PlanBound(r, t, b, opts)
+}
+
+// PlanBound prunes a table's files and row groups for a predicate already
+// bound to its columns; nil keeps everything.
+func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) (*Plan, error) {
+	if b == nil {
+		b = &expr.Bound{Text: "true", Pred: &expr.Const{Value: true}}
+	}
+	predicate := b.Text
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, err
