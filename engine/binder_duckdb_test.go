@@ -51,6 +51,7 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkParseTreePredicates(t, db, cols, preds) // the query path binds them from DuckDB's parse tree
 	typ, _ := types.ParseType(col.typ)
 	codec, _ := types.CodecFor(typ)
 	read := quoteIdent(col.name)

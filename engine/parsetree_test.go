@@ -22,28 +22,52 @@ import (
 // a subquery) was unusable whole, and now binds with that part "may
 // match", which must then show in the bound predicate.
 
-// printedConjunct is the old route: DuckDB prints the conjunct (a DOUBLE
+// printConjuncts is the old route: DuckDB prints each conjunct (a DOUBLE
 // constant as CAST('text' AS DOUBLE), since DuckDB prints 1e3 as 1000.0),
-// and the text is parsed.
-func printedConjunct(t *testing.T, db *sql.DB, tmpl string, cond map[string]any) (string, bool) {
+// in one call where it can; ok[i] is false where it cannot.
+func printConjuncts(t *testing.T, db *sql.DB, tmpl string, conds []map[string]any) (texts []string, ok []bool) {
 	t.Helper()
-	cond = doubleConstants(cond).(map[string]any)
-	var tree map[string]any
-	dec := json.NewDecoder(strings.NewReader(tmpl))
-	dec.UseNumber()
-	if err := dec.Decode(&tree); err != nil {
-		t.Fatal(err)
+	texts, ok = make([]string, len(conds)), make([]bool, len(conds))
+	if len(conds) == 0 {
+		return
 	}
-	tree["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)["where_clause"] = cond
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(tree); err != nil {
-		t.Fatal(err)
+	args := make([]any, len(conds))
+	calls := make([]string, len(conds))
+	for i, cond := range conds {
+		var tree map[string]any
+		dec := json.NewDecoder(strings.NewReader(tmpl))
+		dec.UseNumber()
+		if err := dec.Decode(&tree); err != nil {
+			t.Fatal(err)
+		}
+		tree["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)["where_clause"] = doubleConstants(cond)
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(tree); err != nil {
+			t.Fatal(err)
+		}
+		args[i], calls[i] = buf.String(), "json_deserialize_sql(?::JSON)"
 	}
-	var text sql.NullString
-	if err := db.QueryRow("SELECT json_deserialize_sql(?::JSON)", buf.String()).Scan(&text); err != nil || !text.Valid {
-		return "", false
+	vals := make([]sql.NullString, len(conds))
+	dest := make([]any, len(conds))
+	for i := range vals {
+		dest[i] = &vals[i]
 	}
-	return strings.CutPrefix(text.String, "SELECT 1 WHERE ")
+	if err := db.QueryRow("SELECT "+strings.Join(calls, ", "), args...).Scan(dest...); err != nil {
+		if len(conds) == 1 {
+			return
+		}
+		for i := range conds { // one cannot be printed: the others still can
+			tx, k := printConjuncts(t, db, tmpl, conds[i:i+1])
+			texts[i], ok[i] = tx[0], k[0]
+		}
+		return
+	}
+	for i, v := range vals {
+		if v.Valid {
+			texts[i], ok[i] = strings.CutPrefix(v.String, "SELECT 1 WHERE ")
+		}
+	}
+	return
 }
 
 func doubleConstants(x any) any {
@@ -89,21 +113,30 @@ func checkParseTreePredicates(t *testing.T, db *sql.DB, cols []catalog.Column, p
 		t.Fatal(err)
 	}
 	n := 0
-	for _, p := range preds {
-		var js string
-		if err := db.QueryRow("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", "SELECT 1 FROM t WHERE "+p+"\n").Scan(&js); err != nil {
-			t.Fatal(err)
+	for lo := 0; lo < len(preds); lo += 256 {
+		chunk := preds[lo:min(lo+256, len(preds))]
+		var owner []string
+		var conds []map[string]any
+		for _, p := range chunk {
+			var js string
+			if err := db.QueryRow("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", "SELECT 1 FROM t WHERE "+p+"\n").Scan(&js); err != nil {
+				t.Fatal(err)
+			}
+			tree, err := duckast.Decode(js)
+			if err != nil {
+				continue // DuckDB's parser refuses it: so does the query
+			}
+			where, _ := tree.Root()["where_clause"].(map[string]any)
+			for _, c := range duckast.Conjuncts(where) {
+				owner, conds = append(owner, p), append(conds, c)
+			}
 		}
-		tree, err := duckast.Decode(js)
-		if err != nil {
-			continue // DuckDB's parser refuses it: so does the query
-		}
-		where, _ := tree.Root()["where_clause"].(map[string]any)
-		for _, c := range duckast.Conjuncts(where) {
+		texts, printed := printConjuncts(t, db, tmpl, conds)
+		for i, c := range conds {
 			n++
+			p, text := owner[i], texts[i]
 			var old *expr.Bound
-			text, printed := printedConjunct(t, db, tmpl, c)
-			if printed {
+			if printed[i] {
 				old, _ = expr.Compile(text, cols)
 			}
 			node, ok := duckast.Predicate(duckast.ExprOf(c), nil)
