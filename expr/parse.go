@@ -159,7 +159,7 @@ func Parse(text string) (Node, error) {
 	if p.tok.kind == tEOF {
 		return nil, p.errf(0, "empty predicate")
 	}
-	n, err := p.expr(0)
+	n, err := p.expr()
 	if err != nil {
 		return nil, err
 	}
@@ -357,47 +357,66 @@ func (p *parser) expectKw(kw string) error {
 
 // Precedence, lowest first: OR, AND, NOT, comparison/IS/BETWEEN/IN/LIKE,
 // || and + -, * / %, unary -, :: and primaries.
-func (p *parser) expr(minPrec int) (Node, error) {
+func (p *parser) expr() (Node, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxDepth {
 		return nil, p.errf(p.tok.pos, "expression nested deeper than %d", maxDepth)
 	}
-	return p.or()
+	return p.binary(levelOr)
 }
 
-func (p *parser) or() (Node, error) {
-	l, err := p.and()
+// Levels of left-associative binary operators, loosest first. NOT and the
+// predicates bind between AND and +, and unary minus tighter than *, so
+// the operands of AND and of * are read by those (see operand).
+const (
+	levelOr = iota
+	levelAnd
+	levelAdd
+	levelMul
+)
+
+func (p *parser) binaryOp(level int) (string, bool) {
+	switch level {
+	case levelOr:
+		return "OR", p.isKw("or")
+	case levelAnd:
+		return "AND", p.isKw("and")
+	case levelAdd:
+		return p.tok.text, p.isOp("+") || p.isOp("-") || p.isOp("||")
+	}
+	return p.tok.text, p.isOp("*") || p.isOp("/") || p.isOp("%")
+}
+
+func (p *parser) operand(level int) (Node, error) {
+	switch level {
+	case levelAnd:
+		return p.not()
+	case levelMul:
+		return p.unary()
+	}
+	return p.binary(level + 1)
+}
+
+// binary groups to the left: a - b - c is (a - b) - c, as in DuckDB.
+func (p *parser) binary(level int) (Node, error) {
+	l, err := p.operand(level)
 	if err != nil {
 		return nil, err
 	}
-	for p.isKw("or") {
+	for {
+		op, ok := p.binaryOp(level)
+		if !ok {
+			return l, nil
+		}
 		at := p.tok.pos
 		p.advance()
-		r, err := p.and()
+		r, err := p.operand(level)
 		if err != nil {
 			return nil, err
 		}
-		l = &Binary{Op: "OR", L: l, R: r, At: at}
+		l = &Binary{Op: op, L: l, R: r, At: at}
 	}
-	return l, nil
-}
-
-func (p *parser) and() (Node, error) {
-	l, err := p.not()
-	if err != nil {
-		return nil, err
-	}
-	for p.isKw("and") {
-		at := p.tok.pos
-		p.advance()
-		r, err := p.not()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: "AND", L: l, R: r, At: at}
-	}
-	return l, nil
 }
 
 func (p *parser) not() (Node, error) {
@@ -419,7 +438,7 @@ func (p *parser) not() (Node, error) {
 }
 
 func (p *parser) predicate() (Node, error) {
-	x, err := p.additive()
+	x, err := p.binary(levelAdd)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +454,7 @@ func (p *parser) predicate() (Node, error) {
 				op = "<>"
 			}
 			p.advance()
-			r, err := p.additive()
+			r, err := p.binary(levelAdd)
 			if err != nil {
 				return nil, err
 			}
@@ -444,7 +463,7 @@ func (p *parser) predicate() (Node, error) {
 			// DuckDB prints LIKE as ~~ and NOT LIKE as !~~.
 			not := p.isOp("!~~")
 			p.advance()
-			pat, err := p.additive()
+			pat, err := p.binary(levelAdd)
 			if err != nil {
 				return nil, err
 			}
@@ -452,7 +471,7 @@ func (p *parser) predicate() (Node, error) {
 		case p.isOp("~~*") || p.isOp("!~~*"):
 			not := p.isOp("!~~*")
 			p.advance()
-			pat, err := p.additive()
+			pat, err := p.binary(levelAdd)
 			if err != nil {
 				return nil, err
 			}
@@ -480,7 +499,7 @@ func (p *parser) predicate() (Node, error) {
 				if err := p.expectKw("from"); err != nil {
 					return nil, err
 				}
-				r, err := p.additive()
+				r, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
@@ -511,14 +530,14 @@ func (p *parser) predicate() (Node, error) {
 				if p.isKw("asymmetric") {
 					p.advance()
 				}
-				lo, err := p.additive()
+				lo, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
 				if err := p.expectKw("and"); err != nil {
 					return nil, err
 				}
-				hi, err := p.additive()
+				hi, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
@@ -531,7 +550,7 @@ func (p *parser) predicate() (Node, error) {
 				var list []Node
 				if !p.isOp(")") {
 					for {
-						e, err := p.expr(0)
+						e, err := p.expr()
 						if err != nil {
 							return nil, err
 						}
@@ -550,14 +569,14 @@ func (p *parser) predicate() (Node, error) {
 			case p.isKw("like") || p.isKw("ilike"):
 				name := p.tok.text
 				p.advance()
-				pat, err := p.additive()
+				pat, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
 				var esc Node
 				if p.isKw("escape") {
 					p.advance()
-					if esc, err = p.additive(); err != nil {
+					if esc, err = p.binary(levelAdd); err != nil {
 						return nil, err
 					}
 				}
@@ -577,40 +596,6 @@ func (p *parser) predicate() (Node, error) {
 			return x, nil
 		}
 	}
-}
-
-func (p *parser) additive() (Node, error) {
-	l, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("+") || p.isOp("-") || p.isOp("||") {
-		op, at := p.tok.text, p.tok.pos
-		p.advance()
-		r, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: op, L: l, R: r, At: at}
-	}
-	return l, nil
-}
-
-func (p *parser) multiplicative() (Node, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("*") || p.isOp("/") || p.isOp("%") {
-		op, at := p.tok.text, p.tok.pos
-		p.advance()
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: op, L: l, R: r, At: at}
-	}
-	return l, nil
 }
 
 func (p *parser) unary() (Node, error) {
@@ -767,7 +752,7 @@ func (p *parser) primary() (Node, error) {
 	case tOp:
 		if t.text == "(" {
 			p.advance()
-			x, err := p.expr(0)
+			x, err := p.expr()
 			if err != nil {
 				return nil, err
 			}
@@ -792,7 +777,7 @@ func (p *parser) primary() (Node, error) {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
-		x, err := p.expr(0)
+		x, err := p.expr()
 		if err != nil {
 			return nil, err
 		}
@@ -859,7 +844,7 @@ func (p *parser) ident() (Node, error) {
 				if p.isOp("*") { // count(*)
 					p.advance()
 				} else {
-					a, err := p.expr(0)
+					a, err := p.expr()
 					if err != nil {
 						return nil, err
 					}
