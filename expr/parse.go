@@ -3,6 +3,8 @@ package expr
 import (
 	"fmt"
 	"strings"
+
+	"rocklake/internal/sqllex"
 )
 
 // Node is a parsed, unbound WHERE-clause expression.
@@ -204,12 +206,12 @@ type lexer struct {
 
 func (lx *lexer) next() (token, error) {
 	s := lx.src
-	for lx.off < len(s) {
-		c := s[lx.off]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			lx.off++
-			continue
+	for {
+		lx.off = sqllex.SkipSpace(s, lx.off)
+		if lx.off >= len(s) {
+			break
 		}
+		c := s[lx.off]
 		if c == '-' && lx.off+1 < len(s) && s[lx.off+1] == '-' { // -- comment
 			for lx.off < len(s) && s[lx.off] != '\n' {
 				lx.off++
@@ -247,31 +249,18 @@ func (lx *lexer) next() (token, error) {
 	c := s[lx.off]
 	switch {
 	case c == '\'' || c == '"':
-		var sb strings.Builder
-		lx.off++
-		for {
-			if lx.off >= len(s) {
-				return token{}, &SyntaxError{Text: s, Pos: start, Msg: "unterminated quote"}
-			}
-			if s[lx.off] == c {
-				if lx.off+1 < len(s) && s[lx.off+1] == c {
-					sb.WriteByte(c)
-					lx.off += 2
-					continue
-				}
-				lx.off++
-				break
-			}
-			sb.WriteByte(s[lx.off])
-			lx.off++
+		text, end, ok := sqllex.Quoted(s, start)
+		lx.off = end
+		if !ok {
+			return token{}, &SyntaxError{Text: s, Pos: start, Msg: "unterminated quote"}
 		}
 		k := tString
 		if c == '"' {
 			k = tQIdent
 		}
-		return token{kind: k, text: sb.String(), raw: s[start:lx.off], pos: start}, nil
-	case c >= '0' && c <= '9' || (c == '.' && lx.off+1 < len(s) && s[lx.off+1] >= '0' && s[lx.off+1] <= '9'):
-		for lx.off < len(s) && (s[lx.off] >= '0' && s[lx.off] <= '9' || s[lx.off] == '.' || s[lx.off] == '_') {
+		return token{kind: k, text: text, raw: s[start:end], pos: start}, nil
+	case sqllex.IsDigit(c) || (c == '.' && lx.off+1 < len(s) && sqllex.IsDigit(s[lx.off+1])):
+		for lx.off < len(s) && (sqllex.IsDigit(s[lx.off]) || s[lx.off] == '.' || s[lx.off] == '_') {
 			lx.off++
 		}
 		if lx.off < len(s) && (s[lx.off] == 'e' || s[lx.off] == 'E') {
@@ -279,23 +268,19 @@ func (lx *lexer) next() (token, error) {
 			if j < len(s) && (s[j] == '+' || s[j] == '-') {
 				j++
 			}
-			if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			if j < len(s) && sqllex.IsDigit(s[j]) {
 				lx.off = j
-				for lx.off < len(s) && s[lx.off] >= '0' && s[lx.off] <= '9' {
+				for lx.off < len(s) && sqllex.IsDigit(s[lx.off]) {
 					lx.off++
 				}
 			}
 		}
 		raw := s[start:lx.off]
 		return token{kind: tNumber, text: strings.ReplaceAll(raw, "_", ""), raw: raw, pos: start}, nil
-	case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-		for lx.off < len(s) {
-			d := s[lx.off]
-			if d == '_' || d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' || d >= 0x80 || d == '$' {
-				lx.off++
-				continue
-			}
-			break
+	case sqllex.IsNameStart(c):
+		// '$' continues a name, as in DuckDB.
+		for lx.off < len(s) && (sqllex.IsNamePart(s[lx.off]) || s[lx.off] == '$') {
+			lx.off++
 		}
 		raw := s[start:lx.off]
 		return token{kind: tIdent, text: strings.ToLower(raw), raw: raw, pos: start}, nil
