@@ -3,6 +3,8 @@ package expr
 import (
 	"fmt"
 	"strings"
+
+	"rocklake/internal/sqllex"
 )
 
 // Node is a parsed, unbound WHERE-clause expression.
@@ -159,7 +161,7 @@ func Parse(text string) (Node, error) {
 	if p.tok.kind == tEOF {
 		return nil, p.errf(0, "empty predicate")
 	}
-	n, err := p.expr(0)
+	n, err := p.expr()
 	if err != nil {
 		return nil, err
 	}
@@ -204,12 +206,12 @@ type lexer struct {
 
 func (lx *lexer) next() (token, error) {
 	s := lx.src
-	for lx.off < len(s) {
-		c := s[lx.off]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			lx.off++
-			continue
+	for {
+		lx.off = sqllex.SkipSpace(s, lx.off)
+		if lx.off >= len(s) {
+			break
 		}
+		c := s[lx.off]
 		if c == '-' && lx.off+1 < len(s) && s[lx.off+1] == '-' { // -- comment
 			for lx.off < len(s) && s[lx.off] != '\n' {
 				lx.off++
@@ -247,31 +249,18 @@ func (lx *lexer) next() (token, error) {
 	c := s[lx.off]
 	switch {
 	case c == '\'' || c == '"':
-		var sb strings.Builder
-		lx.off++
-		for {
-			if lx.off >= len(s) {
-				return token{}, &SyntaxError{Text: s, Pos: start, Msg: "unterminated quote"}
-			}
-			if s[lx.off] == c {
-				if lx.off+1 < len(s) && s[lx.off+1] == c {
-					sb.WriteByte(c)
-					lx.off += 2
-					continue
-				}
-				lx.off++
-				break
-			}
-			sb.WriteByte(s[lx.off])
-			lx.off++
+		text, end, ok := sqllex.Quoted(s, start)
+		lx.off = end
+		if !ok {
+			return token{}, &SyntaxError{Text: s, Pos: start, Msg: "unterminated quote"}
 		}
 		k := tString
 		if c == '"' {
 			k = tQIdent
 		}
-		return token{kind: k, text: sb.String(), raw: s[start:lx.off], pos: start}, nil
-	case c >= '0' && c <= '9' || (c == '.' && lx.off+1 < len(s) && s[lx.off+1] >= '0' && s[lx.off+1] <= '9'):
-		for lx.off < len(s) && (s[lx.off] >= '0' && s[lx.off] <= '9' || s[lx.off] == '.' || s[lx.off] == '_') {
+		return token{kind: k, text: text, raw: s[start:end], pos: start}, nil
+	case sqllex.IsDigit(c) || (c == '.' && lx.off+1 < len(s) && sqllex.IsDigit(s[lx.off+1])):
+		for lx.off < len(s) && (sqllex.IsDigit(s[lx.off]) || s[lx.off] == '.' || s[lx.off] == '_') {
 			lx.off++
 		}
 		if lx.off < len(s) && (s[lx.off] == 'e' || s[lx.off] == 'E') {
@@ -279,23 +268,19 @@ func (lx *lexer) next() (token, error) {
 			if j < len(s) && (s[j] == '+' || s[j] == '-') {
 				j++
 			}
-			if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			if j < len(s) && sqllex.IsDigit(s[j]) {
 				lx.off = j
-				for lx.off < len(s) && s[lx.off] >= '0' && s[lx.off] <= '9' {
+				for lx.off < len(s) && sqllex.IsDigit(s[lx.off]) {
 					lx.off++
 				}
 			}
 		}
 		raw := s[start:lx.off]
 		return token{kind: tNumber, text: strings.ReplaceAll(raw, "_", ""), raw: raw, pos: start}, nil
-	case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-		for lx.off < len(s) {
-			d := s[lx.off]
-			if d == '_' || d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' || d >= 0x80 || d == '$' {
-				lx.off++
-				continue
-			}
-			break
+	case sqllex.IsNameStart(c):
+		// '$' continues a name, as in DuckDB.
+		for lx.off < len(s) && (sqllex.IsNamePart(s[lx.off]) || s[lx.off] == '$') {
+			lx.off++
 		}
 		raw := s[start:lx.off]
 		return token{kind: tIdent, text: strings.ToLower(raw), raw: raw, pos: start}, nil
@@ -357,47 +342,66 @@ func (p *parser) expectKw(kw string) error {
 
 // Precedence, lowest first: OR, AND, NOT, comparison/IS/BETWEEN/IN/LIKE,
 // || and + -, * / %, unary -, :: and primaries.
-func (p *parser) expr(minPrec int) (Node, error) {
+func (p *parser) expr() (Node, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxDepth {
 		return nil, p.errf(p.tok.pos, "expression nested deeper than %d", maxDepth)
 	}
-	return p.or()
+	return p.binary(levelOr)
 }
 
-func (p *parser) or() (Node, error) {
-	l, err := p.and()
+// Levels of left-associative binary operators, loosest first. NOT and the
+// predicates bind between AND and +, and unary minus tighter than *, so
+// the operands of AND and of * are read by those (see operand).
+const (
+	levelOr = iota
+	levelAnd
+	levelAdd
+	levelMul
+)
+
+func (p *parser) binaryOp(level int) (string, bool) {
+	switch level {
+	case levelOr:
+		return "OR", p.isKw("or")
+	case levelAnd:
+		return "AND", p.isKw("and")
+	case levelAdd:
+		return p.tok.text, p.isOp("+") || p.isOp("-") || p.isOp("||")
+	}
+	return p.tok.text, p.isOp("*") || p.isOp("/") || p.isOp("%")
+}
+
+func (p *parser) operand(level int) (Node, error) {
+	switch level {
+	case levelAnd:
+		return p.not()
+	case levelMul:
+		return p.unary()
+	}
+	return p.binary(level + 1)
+}
+
+// binary groups to the left: a - b - c is (a - b) - c, as in DuckDB.
+func (p *parser) binary(level int) (Node, error) {
+	l, err := p.operand(level)
 	if err != nil {
 		return nil, err
 	}
-	for p.isKw("or") {
+	for {
+		op, ok := p.binaryOp(level)
+		if !ok {
+			return l, nil
+		}
 		at := p.tok.pos
 		p.advance()
-		r, err := p.and()
+		r, err := p.operand(level)
 		if err != nil {
 			return nil, err
 		}
-		l = &Binary{Op: "OR", L: l, R: r, At: at}
+		l = &Binary{Op: op, L: l, R: r, At: at}
 	}
-	return l, nil
-}
-
-func (p *parser) and() (Node, error) {
-	l, err := p.not()
-	if err != nil {
-		return nil, err
-	}
-	for p.isKw("and") {
-		at := p.tok.pos
-		p.advance()
-		r, err := p.not()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: "AND", L: l, R: r, At: at}
-	}
-	return l, nil
 }
 
 func (p *parser) not() (Node, error) {
@@ -419,7 +423,7 @@ func (p *parser) not() (Node, error) {
 }
 
 func (p *parser) predicate() (Node, error) {
-	x, err := p.additive()
+	x, err := p.binary(levelAdd)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +439,7 @@ func (p *parser) predicate() (Node, error) {
 				op = "<>"
 			}
 			p.advance()
-			r, err := p.additive()
+			r, err := p.binary(levelAdd)
 			if err != nil {
 				return nil, err
 			}
@@ -444,7 +448,7 @@ func (p *parser) predicate() (Node, error) {
 			// DuckDB prints LIKE as ~~ and NOT LIKE as !~~.
 			not := p.isOp("!~~")
 			p.advance()
-			pat, err := p.additive()
+			pat, err := p.binary(levelAdd)
 			if err != nil {
 				return nil, err
 			}
@@ -452,7 +456,7 @@ func (p *parser) predicate() (Node, error) {
 		case p.isOp("~~*") || p.isOp("!~~*"):
 			not := p.isOp("!~~*")
 			p.advance()
-			pat, err := p.additive()
+			pat, err := p.binary(levelAdd)
 			if err != nil {
 				return nil, err
 			}
@@ -480,7 +484,7 @@ func (p *parser) predicate() (Node, error) {
 				if err := p.expectKw("from"); err != nil {
 					return nil, err
 				}
-				r, err := p.additive()
+				r, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
@@ -511,14 +515,14 @@ func (p *parser) predicate() (Node, error) {
 				if p.isKw("asymmetric") {
 					p.advance()
 				}
-				lo, err := p.additive()
+				lo, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
 				if err := p.expectKw("and"); err != nil {
 					return nil, err
 				}
-				hi, err := p.additive()
+				hi, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
@@ -531,7 +535,7 @@ func (p *parser) predicate() (Node, error) {
 				var list []Node
 				if !p.isOp(")") {
 					for {
-						e, err := p.expr(0)
+						e, err := p.expr()
 						if err != nil {
 							return nil, err
 						}
@@ -550,14 +554,14 @@ func (p *parser) predicate() (Node, error) {
 			case p.isKw("like") || p.isKw("ilike"):
 				name := p.tok.text
 				p.advance()
-				pat, err := p.additive()
+				pat, err := p.binary(levelAdd)
 				if err != nil {
 					return nil, err
 				}
 				var esc Node
 				if p.isKw("escape") {
 					p.advance()
-					if esc, err = p.additive(); err != nil {
+					if esc, err = p.binary(levelAdd); err != nil {
 						return nil, err
 					}
 				}
@@ -577,40 +581,6 @@ func (p *parser) predicate() (Node, error) {
 			return x, nil
 		}
 	}
-}
-
-func (p *parser) additive() (Node, error) {
-	l, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("+") || p.isOp("-") || p.isOp("||") {
-		op, at := p.tok.text, p.tok.pos
-		p.advance()
-		r, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: op, L: l, R: r, At: at}
-	}
-	return l, nil
-}
-
-func (p *parser) multiplicative() (Node, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("*") || p.isOp("/") || p.isOp("%") {
-		op, at := p.tok.text, p.tok.pos
-		p.advance()
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: op, L: l, R: r, At: at}
-	}
-	return l, nil
 }
 
 func (p *parser) unary() (Node, error) {
@@ -767,7 +737,7 @@ func (p *parser) primary() (Node, error) {
 	case tOp:
 		if t.text == "(" {
 			p.advance()
-			x, err := p.expr(0)
+			x, err := p.expr()
 			if err != nil {
 				return nil, err
 			}
@@ -792,7 +762,7 @@ func (p *parser) primary() (Node, error) {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
-		x, err := p.expr(0)
+		x, err := p.expr()
 		if err != nil {
 			return nil, err
 		}
@@ -859,7 +829,7 @@ func (p *parser) ident() (Node, error) {
 				if p.isOp("*") { // count(*)
 					p.advance()
 				} else {
-					a, err := p.expr(0)
+					a, err := p.expr()
 					if err != nil {
 						return nil, err
 					}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"rocklake/internal/sqllex"
 )
 
 // aliases maps every lower-cased single-word type name rocklake accepts to its
@@ -139,9 +141,7 @@ func (p *typeParser) errf(format string, args ...any) error {
 
 func (p *typeParser) next() {
 	s := p.src
-	for p.off < len(s) && (s[p.off] == ' ' || s[p.off] == '\t' || s[p.off] == '\n' || s[p.off] == '\r') {
-		p.off++
-	}
+	p.off = sqllex.SkipSpace(s, p.off)
 	start := p.off
 	if p.off >= len(s) {
 		p.tok = token{kind: tokEOF, pos: start}
@@ -150,37 +150,23 @@ func (p *typeParser) next() {
 	c := s[p.off]
 	switch {
 	case c == '"' || c == '\'':
-		var sb strings.Builder
-		p.off++
-		for {
-			if p.off >= len(s) {
-				p.tok = token{kind: tokBad, raw: s[start:], pos: start}
-				return
-			}
-			if s[p.off] == c {
-				if p.off+1 < len(s) && s[p.off+1] == c {
-					sb.WriteByte(c)
-					p.off += 2
-					continue
-				}
-				p.off++
-				break
-			}
-			sb.WriteByte(s[p.off])
-			p.off++
-		}
+		text, end, ok := sqllex.Quoted(s, start)
 		kind := tokQuoted
-		if c == '\'' {
+		switch {
+		case !ok:
+			kind = tokBad
+		case c == '\'':
 			kind = tokString
 		}
-		p.tok = token{kind: kind, text: sb.String(), raw: s[start:p.off], pos: start}
-	case c >= '0' && c <= '9':
-		for p.off < len(s) && s[p.off] >= '0' && s[p.off] <= '9' {
+		p.off = end
+		p.tok = token{kind: kind, text: text, raw: s[start:end], pos: start}
+	case sqllex.IsDigit(c):
+		for p.off < len(s) && sqllex.IsDigit(s[p.off]) {
 			p.off++
 		}
 		p.tok = token{kind: tokNumber, text: s[start:p.off], raw: s[start:p.off], pos: start}
-	case isIdentByte(c):
-		for p.off < len(s) && (isIdentByte(s[p.off]) || (s[p.off] >= '0' && s[p.off] <= '9')) {
+	case sqllex.IsNameStart(c):
+		for p.off < len(s) && sqllex.IsNamePart(s[p.off]) {
 			p.off++
 		}
 		raw := s[start:p.off]
@@ -192,10 +178,6 @@ func (p *typeParser) next() {
 		p.off++
 		p.tok = token{kind: tokBad, raw: string(c), pos: start}
 	}
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80
 }
 
 func (p *typeParser) isPunct(c string) bool { return p.tok.kind == tokPunct && p.tok.text == c }
