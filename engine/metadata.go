@@ -21,19 +21,15 @@ import (
 // left to DuckDB: a float column that may hold NaN (max is NaN there), a
 // float bound of zero (DuckDB may answer -0.0), FLOAT text (DuckDB prints
 // more digits than the shortest form).
-func metadataAnswer(tree map[string]any, refs []*tableRef, res *Result, r *catalog.Reader) (bool, error) {
+func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog.Reader) (bool, error) {
 	if len(refs) != 1 || len(res.Tables) != 1 {
 		return false, nil
 	}
-	node, _ := tree["statements"].([]any)[0].(map[string]any)["node"].(map[string]any)
-	if node["type"] != "SELECT_NODE" || !emptyList(node["group_expressions"]) || node["having"] != nil ||
-		node["qualify"] != nil || node["sample"] != nil || !emptyList(node["modifiers"]) {
+	node, ok := duckast.SelectOf(tree.Root())
+	if !ok || !node.Plain || node.Sampled {
 		return false, nil
 	}
-	if cm, ok := node["cte_map"].(map[string]any); ok && !emptyList(cm["map"]) {
-		return false, nil
-	}
-	if ft, ok := node["from_table"].(map[string]any); !ok || ft["type"] != "BASE_TABLE" || ft["sample"] != nil {
+	if ft, ok := duckast.TableRefOf(node.FromTable); !ok || ft.Type != "BASE_TABLE" || ft.Sampled {
 		return false, nil
 	}
 	ref := refs[0]
@@ -54,31 +50,24 @@ func metadataAnswer(tree map[string]any, refs []*tableRef, res *Result, r *catal
 		count += kf.Rows
 		kept = append(kept, i)
 	}
-	items, _ := node["select_list"].([]any)
 	var cols []string
 	var row []*string
-	for _, it := range items {
-		m, _ := it.(map[string]any)
-		if m == nil || m["class"] != "FUNCTION" || m["distinct"] == true || m["filter"] != nil {
+	for _, m := range node.SelectList {
+		if m == nil || m.Class != "FUNCTION" || m.Function == nil || m.Function.Aggregate {
 			return false, nil
 		}
-		if ob, ok := m["order_bys"].(map[string]any); ok && !emptyList(ob["orders"]) {
-			return false, nil
-		}
-		name, _ := m["function_name"].(string)
-		alias, _ := m["alias"].(string)
-		args, _ := m["children"].([]any)
+		name, alias, args := m.Function.Name, m.Alias, m.Children
 		switch {
 		case name == "count_star" && len(args) == 0:
 			v := fmt.Sprint(count)
 			row = append(row, &v)
 			cols = append(cols, orDefault(alias, "count_star()"))
 		case (name == "min" || name == "max") && len(args) == 1:
-			arg, _ := args[0].(map[string]any)
-			if arg == nil || arg["class"] != "COLUMN_REF" {
+			arg := args[0]
+			if arg == nil || arg.Class != "COLUMN_REF" || len(arg.ColumnNames) == 0 {
 				return false, nil
 			}
-			names := duckast.ColumnNames(arg)
+			names := arg.ColumnNames
 			colName := names[len(names)-1]
 			if len(names) > 2 || (len(names) == 2 && !strings.EqualFold(names[0], orDefault(ref.alias, ref.table.Name))) {
 				return false, nil
@@ -156,14 +145,6 @@ func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, want
 	}
 	text := codec.Format(v)
 	return &text, true, nil
-}
-
-func emptyList(x any) bool {
-	if x == nil {
-		return true
-	}
-	l, ok := x.([]any)
-	return ok && len(l) == 0
 }
 
 func orDefault(s, d string) string {

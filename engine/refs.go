@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -62,8 +61,8 @@ type tableRef struct {
 	renamed bool
 	// whole says why no conjunct may skip its files; "" when they may.
 	whole string
-	base  map[string]any // its BASE_TABLE node
-	sel   map[string]any // the SELECT whose FROM holds it; nil elsewhere
+	base  *duckast.TableRef // its BASE_TABLE node
+	sel   *duckast.Select   // the SELECT whose FROM holds it; nil elsewhere
 }
 
 // qualifier is the name the query knows the reference by.
@@ -84,7 +83,7 @@ type tableScan struct {
 
 // findTables walks the parse tree for BASE_TABLE references, checks they
 // name catalog tables (CTE names aside), and assigns WHERE conjuncts.
-func findTables(tree map[string]any, r *catalog.Reader) (*tableScan, error) {
+func findTables(tree duckast.Tree, r *catalog.Reader) (*tableScan, error) {
 	tables, err := r.Tables()
 	if err != nil {
 		return nil, err
@@ -93,7 +92,7 @@ func findTables(tree map[string]any, r *catalog.Reader) (*tableScan, error) {
 	for _, t := range tables {
 		byName[types.FoldIdent(t.Name)] = t
 	}
-	root := tree["statements"].([]any)[0].(map[string]any)["node"]
+	root := tree.Root()
 	w := &walker{r: r, byName: byName, tables: tables, seen: map[uintptr]bool{}, bindings: map[string]bool{}}
 	w.collectBindings(root)
 	w.visit(root, nil)
@@ -129,36 +128,21 @@ func (w *walker) collectBindings(n any) {
 			w.collectBindings(x)
 		}
 	case map[string]any:
-		if _, isExpr := n["class"]; !isExpr {
-			switch n["type"] {
-			case "BASE_TABLE", "SUBQUERY", "TABLE_FUNCTION", "EXPRESSION_LIST", "PIVOT", "JOIN", "COLUMN_DATA", "SHOW_REF", "DELIM_GET":
-				if a, _ := n["alias"].(string); a != "" {
-					w.bindings[types.FoldIdent(a)] = true
-				}
-				if t, _ := n["table_name"].(string); t != "" {
-					w.bindings[types.FoldIdent(t)] = true
-				}
-				if f, ok := n["function"].(map[string]any); ok {
-					if name, _ := f["function_name"].(string); name != "" {
-						w.bindings[types.FoldIdent(name)] = true
-					}
-				}
-				// DuckDB's names for FROM items written without an alias.
-				w.bindings["unnamed_subquery"], w.bindings["valueslist"] = true, true
-			}
-		}
-		if cm, ok := n["cte_map"].(map[string]any); ok {
-			if entries, ok := cm["map"].([]any); ok {
-				for _, e := range entries {
-					if em, ok := e.(map[string]any); ok {
-						if k, _ := em["key"].(string); k != "" {
-							w.bindings[types.FoldIdent(k)] = true
-						}
-					}
+		if tr, ok := duckast.TableRefOf(n); ok {
+			for _, name := range []string{tr.Alias, tr.TableName, tr.FunctionName} {
+				if name != "" {
+					w.bindings[types.FoldIdent(name)] = true
 				}
 			}
+			// DuckDB's names for FROM items written without an alias.
+			w.bindings["unnamed_subquery"], w.bindings["valueslist"] = true, true
 		}
-		for _, v := range n {
+		for _, c := range duckast.CTEs(n) {
+			if c.Name != "" {
+				w.bindings[types.FoldIdent(c.Name)] = true
+			}
+		}
+		for _, v := range duckast.Children(n) {
 			w.collectBindings(v)
 		}
 	}
@@ -191,56 +175,36 @@ func (w *walker) visit(n any, scope map[string]bool) {
 			w.visit(x, scope)
 		}
 	case map[string]any:
-		var bodies []any
-		var bodyScopes []map[string]bool
-		if cm, ok := n["cte_map"].(map[string]any); ok {
-			if entries, ok := cm["map"].([]any); ok {
-				var names []string
-				for _, e := range entries {
-					em, ok := e.(map[string]any)
-					if !ok {
-						continue
-					}
-					k, _ := em["key"].(string)
-					bodies, bodyScopes = append(bodies, em["value"]), append(bodyScopes, with(scope, names...))
-					names = append(names, k)
-				}
-				scope = with(scope, names...)
+		ctes := duckast.CTEs(n)
+		var names []string
+		for _, c := range ctes {
+			w.visit(c.Body, with(scope, names...))
+			names = append(names, c.Name)
+		}
+		scope = with(scope, names...)
+		if sel, ok := duckast.SelectOf(n); ok {
+			w.selectNode(sel, scope)
+		} else if tr, ok := duckast.TableRefOf(n); ok {
+			switch {
+			case tr.Type == "TABLE_FUNCTION":
+				w.tableFunctions = true
+			case tr.Type == "BASE_TABLE" && !w.seen[nodeID(n)]:
+				w.register(tr, scope, nil, wholeNotFrom)
 			}
 		}
-		for i, b := range bodies {
-			w.visit(b, bodyScopes[i])
-		}
-		_, isExpr := n["class"]
-		switch {
-		case !isExpr && n["type"] == "SELECT_NODE":
-			w.selectNode(n, scope)
-		case !isExpr && n["type"] == "TABLE_FUNCTION":
-			w.tableFunctions = true
-		case !isExpr && n["type"] == "BASE_TABLE" && !w.seen[nodeID(n)]:
-			w.register(n, scope, nil, wholeNotFrom)
-		}
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			if k != "cte_map" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			w.visit(n[k], scope)
+		for _, v := range duckast.Children(n) {
+			w.visit(v, scope)
 		}
 	}
 }
 
 // register records a BASE_TABLE node naming a catalog table; nil for a CTE
 // name in scope (or after an error).
-func (w *walker) register(m map[string]any, ctes map[string]bool, sel map[string]any, whole string) *tableRef {
-	w.seen[nodeID(m)] = true
-	name, _ := m["table_name"].(string)
-	schema, _ := m["schema_name"].(string)
+func (w *walker) register(m *duckast.TableRef, ctes map[string]bool, sel *duckast.Select, whole string) *tableRef {
+	w.seen[nodeID(m.Node)] = true
+	name := m.TableName
 	lname := types.FoldIdent(name)
-	if schema == "" && ctes[lname] {
+	if m.SchemaName == "" && ctes[lname] {
 		return nil
 	}
 	t, ok := w.byName[lname]
@@ -263,20 +227,18 @@ func (w *walker) register(m map[string]any, ctes map[string]bool, sel map[string
 		w.err = err
 		return nil
 	}
-	alias, _ := m["alias"].(string)
-	ref := &tableRef{table: t, cols: cols, alias: alias, base: m, sel: sel, whole: whole,
-		renamed: !emptyList(m["column_name_alias"])}
+	ref := &tableRef{table: t, cols: cols, alias: m.Alias, base: m, sel: sel, whole: whole, renamed: m.RenamesColumns}
 	w.refs = append(w.refs, ref)
 	return ref
 }
 
 // joinSides says, for the two sides of a JOIN node, why each is read whole
 // ("" where WHERE conjuncts may prune it), given why the join itself is.
-func joinSides(m map[string]any, why string) (left, right string) {
+func joinSides(m *duckast.TableRef, why string) (left, right string) {
 	if why != "" {
 		return why, why
 	}
-	switch m["ref_type"] {
+	switch m.RefType {
 	case "REGULAR", "NATURAL", "CROSS":
 	case "ASOF":
 		return wholeASOF, wholeASOF
@@ -285,7 +247,7 @@ func joinSides(m map[string]any, why string) (left, right string) {
 	default:
 		return wholeUnknownJoin, wholeUnknownJoin
 	}
-	switch m["join_type"] {
+	switch m.JoinType {
 	case "INNER":
 		return "", ""
 	case "LEFT":
@@ -302,21 +264,21 @@ func joinSides(m map[string]any, why string) (left, right string) {
 
 // selectNode registers the catalog tables in a SELECT's FROM clause and
 // gives each prunable one the WHERE conjuncts that refer only to it.
-func (w *walker) selectNode(n map[string]any, ctes map[string]bool) {
+func (w *walker) selectNode(n *duckast.Select, ctes map[string]bool) {
 	var refs []*tableRef
 	// opaque is set when the FROM holds something other than catalog
 	// tables (a subquery, a CTE, a table function): its columns are not
 	// known here, so a.b is never taken for a struct field.
 	opaque := false
-	var collect func(t any, why string)
-	collect = func(t any, why string) {
-		m, ok := t.(map[string]any)
+	var collect func(t map[string]any, why string)
+	collect = func(t map[string]any, why string) {
+		m, ok := duckast.TableRefOf(t)
 		if !ok {
 			return
 		}
-		switch m["type"] {
+		switch m.Type {
 		case "BASE_TABLE":
-			if why == "" && m["sample"] != nil {
+			if why == "" && m.Sampled {
 				why = wholeSample
 			}
 			if ref := w.register(m, ctes, n, why); ref != nil {
@@ -326,22 +288,21 @@ func (w *walker) selectNode(n map[string]any, ctes map[string]bool) {
 			}
 		case "JOIN":
 			l, r := joinSides(m, why)
-			collect(m["left"], l)
-			collect(m["right"], r)
+			collect(m.Left, l)
+			collect(m.Right, r)
 		default:
 			opaque = true
 		}
 	}
 	why := ""
-	if n["sample"] != nil {
+	if n.Sampled {
 		why = wholeSample
 	}
-	collect(n["from_table"], why)
-	where, ok := n["where_clause"].(map[string]any)
-	if !ok || len(refs) == 0 {
+	collect(n.FromTable, why)
+	if n.Where == nil || len(refs) == 0 {
 		return
 	}
-	all := duckast.Conjuncts(where)
+	all := duckast.Conjuncts(n.Where)
 	for _, c := range all {
 		if ref := w.owner(c, refs, opaque); ref != nil && ref.whole == "" {
 			ref.conjuncts = append(ref.conjuncts, c)
@@ -368,11 +329,11 @@ func (w *walker) owner(e map[string]any, refs []*tableRef, opaque bool) *tableRe
 				walk(y)
 			}
 		case map[string]any:
-			if x["class"] == "SUBQUERY" {
+			if duckast.Class(x) == "SUBQUERY" {
 				ok = false
 				return
 			}
-			if x["class"] == "COLUMN_REF" {
+			if duckast.Class(x) == "COLUMN_REF" {
 				ref := w.resolveRef(x, refs, opaque)
 				if ref == nil || ref.renamed || (found != nil && found != ref) {
 					ok = false
@@ -451,22 +412,11 @@ func (ref *tableRef) stripQualifier(names []string) []string {
 // qualified name, an offset DuckDB did not give), and the reference then
 // reads the table by its own name.
 func nameSpan(query string, ref *tableRef) (at, end int, ok bool) {
-	if s, _ := ref.base["schema_name"].(string); s != "" {
+	if ref.base.SchemaName != "" || ref.base.CatalogName != "" || !ref.base.HasAt || ref.base.At >= len(query) {
 		return 0, 0, false
 	}
-	if c, _ := ref.base["catalog_name"].(string); c != "" {
-		return 0, 0, false
-	}
-	loc, isNum := ref.base["query_location"].(json.Number)
-	if !isNum {
-		return 0, 0, false
-	}
-	n, err := loc.Int64()
-	if err != nil || n < 0 || n >= int64(len(query)) {
-		return 0, 0, false
-	}
-	at = int(n)
-	name, _ := ref.base["table_name"].(string)
+	at = ref.base.At
+	name := ref.base.TableName
 	var ident string
 	end = at
 	if query[at] == '"' {

@@ -14,7 +14,8 @@ import (
 // ("COMPARISON" / "COMPARE_EQUAL", "FUNCTION" / "FUNCTION", ...).
 type Expr struct {
 	Class, Type string
-	At          int // byte offset in the query text; 0 where DuckDB gives none
+	Alias       string // AS name, in a select list
+	At          int    // byte offset in the query text; 0 where DuckDB gives none
 
 	Children            []*Expr // CONJUNCTION, OPERATOR, FUNCTION
 	Left, Right         *Expr   // COMPARISON
@@ -63,7 +64,7 @@ func ExprOf(x any) *Expr {
 	if !ok {
 		return nil
 	}
-	e := &Expr{Class: str(m, "class"), Type: str(m, "type"), At: location(m)}
+	e := &Expr{Class: str(m, "class"), Type: str(m, "type"), Alias: str(m, "alias"), At: location(m)}
 	for _, c := range list(m, "children") {
 		e.Children = append(e.Children, ExprOf(c))
 	}

@@ -108,18 +108,24 @@ func integer(x any) int {
 	return int(i)
 }
 
-// location is a node's query_location, 0 where DuckDB gives none (it
-// writes the largest uint64 then).
+// location is a node's query_location, 0 where DuckDB gives none.
 func location(m map[string]any) int {
+	at, _ := locationOK(m)
+	return at
+}
+
+// locationOK is a node's query_location; false where DuckDB gives none (it
+// writes the largest uint64 then).
+func locationOK(m map[string]any) (int, bool) {
 	n, ok := m["query_location"].(json.Number)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	i, err := n.Int64()
 	if err != nil || i < 0 || i > math.MaxInt32 {
-		return 0
+		return 0, false
 	}
-	return int(i)
+	return int(i), true
 }
 
 // quoteNonFinite turns the bare NaN, Infinity and -Infinity DuckDB writes
