@@ -1,16 +1,14 @@
 //go:build !unix
 
-package ingest
+package pqmeta
 
 import (
 	"io/fs"
 	"os"
-
-	"rocklake/catalog"
 )
 
 // identityOf is unknown where stat has no device and inode: duplicates are
 // then found by path only.
-func identityOf(fs.FileInfo) catalog.FileIdentity { return catalog.FileIdentity{} }
+func identityOf(fs.FileInfo) FileIdentity { return FileIdentity{} }
 
 const openFlags = os.O_RDONLY
