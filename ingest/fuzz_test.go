@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
@@ -50,7 +51,7 @@ func fuzzOne(p string) {
 		return
 	}
 	_ = fi.creatable()
-	cols, err := plannedColumns(fi.columnDefs())
+	cols, err := catalog.PlanColumns(fi.columnDefs())
 	if err != nil {
 		return
 	}
