@@ -152,9 +152,9 @@ func (f *File) ChunkStats(rg int, l *Leaf, as types.Type) stats.Column {
 }
 
 // CastError says why DuckDB's cast of the file's column c to type t would
-// fail for some of the file's values, or is nil when it cannot. Only casts
-// that round, or that narrow a timestamp's range, can fail, and of those
-// only the ones Fits allows are checked; the file's exact bounds can prove
+// fail for some of the file's values, or is nil when it cannot. Of the
+// casts Fits allows, only those that round and those into timestamp_ns,
+// whose range is narrower, can fail; the file's exact bounds can prove
 // that no value is affected.
 func (f *File) CastError(c *Column, t types.Type) error {
 	if len(c.Leaves) != 1 || c.Type.Equal(t) {
