@@ -20,6 +20,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/kv"
+	"rocklake/pqmeta"
 	"rocklake/prune"
 	"rocklake/types"
 )
@@ -522,7 +523,7 @@ func TestBloomProbesFollowDuckDBCasts(t *testing.T) {
 			texts = append(texts, s)
 		}
 		rows.Close()
-		fx, err := ingest.OpenIndex(path)
+		fx, err := pqmeta.OpenIndex(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -537,7 +538,7 @@ func TestBloomProbesFollowDuckDBCasts(t *testing.T) {
 			if err := db.QueryRow(q, path, text).Scan(&n); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			absent, err := fx.BloomAbsent(0, col, v)
+			absent, err := fx.BloomAbsent(0, col.Path, col.Type, v)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}

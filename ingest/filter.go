@@ -13,6 +13,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/membership"
+	"rocklake/pqmeta"
 	"rocklake/types"
 )
 
@@ -29,31 +30,13 @@ import (
 //
 // Only flat top-level columns of integer, VARCHAR, BLOB and UUID type get
 // filters, and only where the file's type is the table's and DuckDB reads
-// each stored value as exactly one value of it (readsExactly): a filter
-// holds what DuckDB compares, one key per value. Building one reads the
-// column's data once.
+// each stored value as exactly one value of it (pqmeta.Leaf.ReadsExactly):
+// a filter holds what DuckDB compares, one key per value. Building one
+// reads the column's data once.
 const (
 	AutoFilterMinDistinct = 1000
 	AutoFilterMinRatio    = 0.9
 )
-
-// readsExactly reports whether DuckDB reads every stored value of the leaf
-// as a value of the leaf's type without rounding, so that distinct stored
-// values stay distinct: not so for nanoseconds read as a microsecond type
-// (a Parquet TIMESTAMP(NANOS) adjusted to UTC is TIMESTAMPTZ, µs), nor for
-// columns without a known decoding.
-func readsExactly(l *leaf) bool {
-	switch l.dec {
-	case decNone:
-		return false
-	case decTimeNanos:
-		return l.typ.Kind == types.KindTimeNS
-	case decTimestamp:
-		ok, per := unitOf(l.typ.Kind)
-		return ok && l.unitPerSec <= per
-	}
-	return true
-}
 
 // filterable reports whether a column type can have membership filters.
 func filterable(t types.Type) bool {
@@ -69,13 +52,13 @@ func filterable(t types.Type) bool {
 // fileFilters reads flat leaves' values from one file (opened once) and
 // builds their filters; a nil filter where the leaf holds no value.
 // nonNull counts each leaf's values.
-func fileFilters(path string, id catalog.FileIdentity, leaves []*leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
+func fileFilters(path string, id catalog.FileIdentity, leaves []*pqmeta.Leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fls, nonNull, err = nil, nil, fmt.Errorf("arrow-go: %v", r)
 		}
 	}()
-	f, _, err := openRegular(path, id)
+	f, err := pqmeta.Open(path, pqmeta.FileIdentity(id))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,17 +78,17 @@ func fileFilters(path string, id catalog.FileIdentity, leaves []*leaf, ts []type
 }
 
 // leafFilter reads one flat leaf's values and builds its filter.
-func leafFilter(rdr *file.Reader, l *leaf, t types.Type) (fl *catalog.Filter, nonNull int64, err error) {
+func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Filter, nonNull int64, err error) {
 	codec, ok := types.CodecFor(t)
-	if !ok || l.repeated || !l.typ.Equal(t) {
-		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.path, "."))
+	if !ok || l.Repeated || !l.Type.Equal(t) {
+		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.Path, "."))
 	}
 	var hashes []uint64
 	var enc []byte
 	add := func(plain []byte) error {
-		v, ok := decodeValue(l, plain, lower)
+		v, ok := l.Value(plain)
 		if !ok {
-			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.path, "."), t)
+			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.Path, "."), t)
 		}
 		if enc, err = codec.Append(enc[:0], v); err != nil {
 			return err
@@ -114,7 +97,7 @@ func leafFilter(rdr *file.Reader, l *leaf, t types.Type) (fl *catalog.Filter, no
 		return nil
 	}
 	for g := range rdr.NumRowGroups() {
-		cr, err := rdr.RowGroup(g).Column(l.index)
+		cr, err := rdr.RowGroup(g).Column(l.Index)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -129,7 +112,7 @@ func leafFilter(rdr *file.Reader, l *leaf, t types.Type) (fl *catalog.Filter, no
 		case *file.FixedLenByteArrayColumnChunkReader:
 			n, err = readPlain(cr, func(x parquet.FixedLenByteArray, _ []byte) []byte { return x }, add)
 		default:
-			return nil, 0, fmt.Errorf("column %s: physical type %T has no membership filter", strings.Join(l.path, "."), cr)
+			return nil, 0, fmt.Errorf("column %s: physical type %T has no membership filter", strings.Join(l.Path, "."), cr)
 		}
 		if err != nil {
 			return nil, 0, err
@@ -179,13 +162,13 @@ func readPlain[T any](cr batchReader[T], plain func(x T, buf []byte) []byte, add
 
 // filterLeaf is the flat leaf of a top-level column in a file, when the
 // column can have a filter there.
-func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
+func (fi *fileInfo) filterLeaf(col catalog.Column) (*pqmeta.Leaf, bool) {
 	if col.Parent.Known || !filterable(col.Type) {
 		return nil, false
 	}
-	for _, l := range fi.schema.leaves {
-		if len(l.path) == 1 && types.SameIdent(l.path[0], col.Name) {
-			return l, !l.repeated && l.variant == nil && l.typ.Equal(col.Type) && readsExactly(l)
+	for _, l := range fi.meta.Leaves {
+		if len(l.Path) == 1 && types.SameIdent(l.Path[0], col.Name) {
+			return l, !l.Repeated && l.Variant == nil && l.Type.Equal(col.Type) && l.ReadsExactly()
 		}
 	}
 	return nil, false
@@ -195,7 +178,7 @@ func (fi *fileInfo) filterLeaf(col catalog.Column) (*leaf, bool) {
 // from its first file (see the rule above).
 func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 	out := map[int64]bool{}
-	var leaves []*leaf
+	var leaves []*pqmeta.Leaf
 	var ts []types.Type
 	var ids []int64
 	for _, col := range cols {
@@ -238,7 +221,7 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 			for i := range next {
 				fi := infos[i]
 				out[i] = map[int64]*catalog.Filter{}
-				var leaves []*leaf
+				var leaves []*pqmeta.Leaf
 				var ts []types.Type
 				var ids []int64
 				for _, col := range cols {

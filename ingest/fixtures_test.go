@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/pqmeta"
 	"rocklake/stats"
 )
 
@@ -31,7 +32,7 @@ func sharedFixtures(t *testing.T) []string {
 
 // fixtureFailures are the fixtures that must be refused, with why.
 var fixtureFailures = map[string]error{
-	"PARQUET-1481.parquet": ErrCorruptFooter, // a physical type of -7 in the schema
+	"PARQUET-1481.parquet": pqmeta.ErrCorruptFooter, // a physical type of -7 in the schema
 }
 
 // TestFixtures registers every parquet-testing file (or sees it refused

@@ -13,6 +13,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
+	"rocklake/pqmeta"
 	"rocklake/types"
 )
 
@@ -333,8 +334,8 @@ func TestNonRegularFilesAreRefused(t *testing.T) {
 		}()
 		select {
 		case err := <-done:
-			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.what) {
-				t.Errorf("%s: want %v naming %s (%s), got %v", tc.name, ErrNotRegular, tc.path, tc.what, err)
+			if !errors.Is(err, pqmeta.ErrNotRegular) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.what) {
+				t.Errorf("%s: want %v naming %s (%s), got %v", tc.name, pqmeta.ErrNotRegular, tc.path, tc.what, err)
 			}
 		case <-ctx.Done():
 			t.Errorf("%s: add %v still running after 10s (blocked opening a non-regular file?)", tc.name, tc.args)
@@ -348,35 +349,5 @@ func TestNonRegularFilesAreRefused(t *testing.T) {
 	// named *.parquet holds a file.
 	if res, err := Add(c, "t", []string{filepath.Join(dir, "g")}, Options{}); err != nil || res.Files != 1 {
 		t.Fatalf("add of a directory holding a directory named *.parquet: %+v %v", res, err)
-	}
-}
-
-// A named pipe that takes a listed file's place before its footer is read
-// is opened without blocking and refused.
-func TestOpenRegularDoesNotBlock(t *testing.T) {
-	dir := realDir(t)
-	fifo := filepath.Join(dir, "pipe.parquet")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := readFooter(fifo, catalog.FileIdentity{})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrNotRegular) {
-			t.Fatalf("reading a footer from a named pipe: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("reading a footer from a named pipe blocked")
-	}
-	f := writeInts(t, filepath.Join(dir, "f.parquet"), "x", 3)
-	st, _ := os.Stat(f)
-	id := identityOf(st)
-	id.Inode++
-	if _, err := readFooter(f, id); err == nil || !strings.Contains(err.Error(), "replaced") {
-		t.Fatalf("a file that is not the one listed: %v", err)
 	}
 }

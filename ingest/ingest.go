@@ -1,3 +1,29 @@
+// Package ingest registers Parquet files in a catalog table: all of them
+// in one snapshot, or, when any cannot be read or does not fit, none.
+//
+// Add runs the registration:
+//
+//   - the arguments become files (paths.go): files, directories searched
+//     for *.parquet, globs, resolved as the operating system resolves
+//     them; each file once, by path and by device and inode; anything but
+//     a regular file refused before it is opened;
+//   - every footer is read in parallel by package pqmeta, which also maps
+//     the file's types to DuckDB's and translates its statistics;
+//   - each file is checked against the table (build.go): columns matched
+//     by name as DuckDB binds names (names.go), with file types that fit
+//     the table's and casts that cannot fail on the file's values;
+//   - its statistics per row group and per file, in the table's column
+//     types, with page-index and bloom-filter locations and VARIANT
+//     sub-field stats, and membership filters where chosen (filter.go),
+//     become its catalog registration;
+//   - one transaction commits them, retiring the files a rewrite replaces
+//     (Options.Replace), retried when another writer changed the table
+//     meanwhile.
+//
+// A table Add creates (Options.Create) takes the first file's schema.
+// Errors about a file name it; those about its kind or content wrap
+// pqmeta's ErrNotRegular, ErrNotParquet, ErrTruncated or ErrCorruptFooter,
+// and those about a file that does not fit the table ErrSchemaMismatch.
 package ingest
 
 import (
@@ -186,9 +212,10 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 		defs := infos[0].columnDefs()
 		tx.CreateTable(table, defs)
 		res.CreatedTable = true
-		// Build the columns the new table will have, to check every file
-		// against them as against an existing table.
-		if cols, err = plannedColumns(defs); err != nil {
+		// The columns CreateTable will make in this commit, computed without
+		// writing: every file is checked against them as against an
+		// existing table's.
+		if cols, err = catalog.PlanColumns(defs); err != nil {
 			return Result{}, &FileError{Path: infos[0].path, Err: err}
 		}
 	case errors.Is(err, catalog.ErrNoSuchTable):
@@ -233,12 +260,6 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 	}
 	res.Snapshot, res.Files = snap, len(nfs)
 	return res, nil
-}
-
-// plannedColumns makes the column list CreateTable will make, with paths,
-// without writing anything: a scratch in-memory catalog does the work.
-func plannedColumns(defs []catalog.ColumnDef) ([]catalog.Column, error) {
-	return catalog.PlanColumns(defs)
 }
 
 // joinErrors reports the files that failed; nothing was registered.

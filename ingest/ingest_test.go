@@ -18,6 +18,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
+	"rocklake/pqmeta"
 	"rocklake/stats"
 	"rocklake/types"
 	"rocklake/types/typestest"
@@ -266,12 +267,12 @@ func TestBadFiles(t *testing.T) {
 		path string
 		want error
 	}{
-		{"row count lies", write("lies.parquet", lies), ErrCorruptFooter},
-		{"text file", write("notes.parquet", []byte("hello, this is not parquet at all")), ErrNotParquet},
-		{"empty file", write("empty.parquet", nil), ErrNotParquet},
-		{"truncated", write("trunc.parquet", raw[:len(raw)/2]), ErrTruncated},
-		{"corrupt footer", write("corrupt.parquet", corrupt), ErrCorruptFooter},
-		{"footer length too large", write("huge.parquet", hugeLen), ErrCorruptFooter},
+		{"row count lies", write("lies.parquet", lies), pqmeta.ErrCorruptFooter},
+		{"text file", write("notes.parquet", []byte("hello, this is not parquet at all")), pqmeta.ErrNotParquet},
+		{"empty file", write("empty.parquet", nil), pqmeta.ErrNotParquet},
+		{"truncated", write("trunc.parquet", raw[:len(raw)/2]), pqmeta.ErrTruncated},
+		{"corrupt footer", write("corrupt.parquet", corrupt), pqmeta.ErrCorruptFooter},
+		{"footer length too large", write("huge.parquet", hugeLen), pqmeta.ErrCorruptFooter},
 	}
 	for _, tc := range cases {
 		c := memCatalog(t)

@@ -35,12 +35,12 @@ func caseOnlyMismatch(a, b string) bool {
 // case, Unicode's included, while DuckDB tells `Ü` from `ü`.
 func (fi *fileInfo) creatable() error {
 	seen := map[string]string{}
-	for _, c := range fi.schema.columns {
-		k := strings.ToLower(c.name)
-		if other, ok := seen[k]; ok && caseOnlyMismatch(other, c.name) {
-			return fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in the case of non-ASCII letters: DuckDB reads them as two columns, a table cannot have both", ErrSchemaMismatch, other, c.name)
+	for _, c := range fi.meta.Columns {
+		k := strings.ToLower(c.Name)
+		if other, ok := seen[k]; ok && caseOnlyMismatch(other, c.Name) {
+			return fmt.Errorf("%w: the file has columns %q and %q, whose names differ only in the case of non-ASCII letters: DuckDB reads them as two columns, a table cannot have both", ErrSchemaMismatch, other, c.Name)
 		}
-		seen[k] = c.name
+		seen[k] = c.Name
 	}
 	return nil
 }

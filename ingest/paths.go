@@ -10,13 +10,8 @@ import (
 	"strings"
 
 	"rocklake/catalog"
+	"rocklake/pqmeta"
 )
-
-// ErrNotRegular reports a path that is not a regular file: a named pipe,
-// a socket, a device, or a directory where a file was expected. Such paths
-// are refused before they are opened (opening a named pipe blocks until a
-// writer comes).
-var ErrNotRegular = errors.New("not a regular file")
 
 // target is a file to register as the operating system resolved it.
 type target struct {
@@ -67,7 +62,7 @@ func expand(args []string) (_ []target, skipped []string, _ error) {
 		if err := regular(real, st, from); err != nil {
 			return err
 		}
-		t := target{path: real, from: from, id: identityOf(st)}
+		t := target{path: real, from: from, id: catalog.FileIdentity(pqmeta.IdentityOf(st))}
 		if prev, dup := byPath[real]; dup {
 			return fmt.Errorf("%s: named twice (by %q and %q)", real, prev.from, from)
 		}
@@ -219,30 +214,15 @@ func regular(p string, st fs.FileInfo, from string) error {
 	return regularMode(p, st.Mode(), from)
 }
 
+// regularMode is regular for a mode known without a stat. A path that is
+// not a regular file is refused before anything opens it: opening a named
+// pipe blocks until a writer comes.
 func regularMode(p string, m fs.FileMode, from string) error {
-	if m.IsRegular() {
-		return nil
-	}
 	if m.IsDir() && from != p {
-		return fmt.Errorf("%s: %w, it is a directory (matched by %q): name a directory on its own to add the .parquet files below it", p, ErrNotRegular, from)
+		return fmt.Errorf("%s: %w, it is a directory (matched by %q): name a directory on its own to add the .parquet files below it", p, pqmeta.ErrNotRegular, from)
 	}
-	return fmt.Errorf("%s: %w, it is %s", p, ErrNotRegular, describeMode(m))
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
+	if err := pqmeta.CheckRegular(m); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
 	}
-	return "an irregular file"
+	return nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/expr"
-	"rocklake/ingest"
+	"rocklake/pqmeta"
 	"rocklake/stats"
 )
 
@@ -387,11 +387,11 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 		}
 	}
 	eqCols := equalityColumns(b.Pred)
-	var fx *ingest.FileIndex
+	var fx *pqmeta.FileIndex
 	var fxErr error
-	index := func() *ingest.FileIndex {
+	index := func() *pqmeta.FileIndex {
 		if fx == nil && fxErr == nil {
-			fx, fxErr = ingest.OpenIndex(f.Location(t))
+			fx, fxErr = pqmeta.OpenIndex(f.Location(t))
 		}
 		return fx
 	}
@@ -427,7 +427,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 				if err != nil {
 					return false
 				}
-				absent, err := fx.BloomAbsent(rg, c.Column, v)
+				absent, err := fx.BloomAbsent(rg, c.Path, c.Type, v)
 				return err == nil && absent
 			}
 			out[i] = eval(unit)
@@ -455,15 +455,15 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 // pages splits a row group at every page boundary of every predicate column
 // and evaluates each piece with the stats of the pages covering it; pieces
 // that cannot match are dropped, the rest merged into row ranges.
-func (p *Plan) pages(fx *ingest.FileIndex, rg int, first, rows int64, b *expr.Bound, rgStats map[int64]*stats.Column, eval Evaluator, absent func(int64, []byte) bool) (kept, total int, ranges []RowRange) {
+func (p *Plan) pages(fx *pqmeta.FileIndex, rg int, first, rows int64, b *expr.Bound, rgStats map[int64]*stats.Column, eval Evaluator, absent func(int64, []byte) bool) (kept, total int, ranges []RowRange) {
 	whole := []RowRange{{RowGroup: int32(rg), First: first, Count: rows}}
 	if fx == nil {
 		return 0, 0, whole
 	}
-	colPages := map[int64][]ingest.Page{}
+	colPages := map[int64][]pqmeta.Page{}
 	cuts := map[int64]bool{0: true, rows: true}
 	for _, c := range b.Columns {
-		pages, err := fx.Pages(rg, c.Column)
+		pages, err := fx.Pages(rg, c.Path, c.Type)
 		if err != nil || len(pages) == 0 {
 			continue // no page index: the row-group stats stand for it
 		}

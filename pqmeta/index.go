@@ -1,4 +1,4 @@
-package ingest
+package pqmeta
 
 import (
 	"encoding/binary"
@@ -9,26 +9,21 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"rocklake/catalog"
 	"rocklake/stats"
 	"rocklake/types"
 )
 
-// FileIndex opens a registered data file to read what lies below row-group
-// statistics: the page index (column index + offset index) and bloom
-// filters. Everything it cannot read is reported as unknown, never as a
-// reason to skip.
+// FileIndex reads what lies below a file's row-group statistics: the page
+// index (column index and offset index) and bloom filters. Everything it
+// cannot read is reported as unknown, never as a reason to skip.
 type FileIndex struct {
-	rdr    *file.Reader
-	schema *fileSchema
-	orders []columnOrder
-	groups []rawRowGroup
-	writer writer
-	leaves map[string]*leaf // by catalog path, folded (foldPath)
+	rdr  *file.Reader
+	file *File
 }
 
-// OpenIndex opens the file at path. arrow-go can panic on schemas and
-// indexes it does not understand: that is an error here.
+// OpenIndex opens the Parquet file at path for its page index and bloom
+// filters. arrow-go can panic on schemas and indexes it does not
+// understand: that is an error here.
 func OpenIndex(path string) (fx *FileIndex, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -36,9 +31,9 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 		}
 	}()
 	// A registered file replaced by a named pipe must not hang a plan.
-	f, _, err := openRegular(path, catalog.FileIdentity{})
+	f, err := Open(path, FileIdentity{})
 	if errors.Is(err, ErrNotRegular) {
-		return nil, &FileError{Path: path, Err: err}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err != nil {
 		return nil, err
@@ -48,38 +43,22 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 		f.Close()
 		return nil, err
 	}
-	md := rdr.MetaData()
-	fs, err := schemaOf(md)
+	meta, err := fromMetadata(rdr.MetaData())
 	if err != nil {
 		rdr.Close()
 		return nil, err
 	}
-	fx = &FileIndex{rdr: rdr, schema: fs, orders: rawColumnOrders(md), groups: rawRowGroups(md),
-		writer: writerOf(md.FileMetaData.GetCreatedBy()), leaves: map[string]*leaf{}}
-	if fx.orders != nil && len(fx.orders) != len(fs.leaves) {
-		fx.orders = nil
-	}
-	for _, l := range fs.leaves {
-		if l.path != nil {
-			fx.leaves[foldPath(l.path)] = l
-		}
-	}
-	return fx, nil
+	return &FileIndex{rdr: rdr, file: meta}, nil
 }
 
 // Close closes the file.
 func (fx *FileIndex) Close() error { return fx.rdr.Close() }
 
-func (fx *FileIndex) leaf(col catalog.Column) (*leaf, bool) {
-	l, ok := fx.leaves[foldPath(col.Path)]
-	return l, ok && !l.repeated && fits(l.typ, col.Type)
-}
-
-func (fx *FileIndex) order(i int) columnOrder {
-	if fx.orders == nil {
-		return columnOrderMissing
-	}
-	return fx.orders[i]
+// leaf is the flat leaf a table column reads, when its statistics can be
+// given in the table column's type.
+func (fx *FileIndex) leaf(path []string, as types.Type) (*Leaf, bool) {
+	l, ok := fx.file.Leaf(path)
+	return l, ok && !l.Repeated && Fits(l.Type, as)
 }
 
 // Page is one data page of a column: its rows within the row group and its
@@ -90,16 +69,17 @@ type Page struct {
 	Stats    stats.Column
 }
 
-// Pages returns a column's pages in one row group, from the page index;
-// nil when the file has no usable page index for it.
-func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error) {
+// Pages returns the pages, in row group rg, of the leaf a table column's
+// path names, with their statistics in the column's type as; nil when the
+// file has no usable page index for it.
+func (fx *FileIndex) Pages(rg int, path []string, as types.Type) (pages []Page, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			pages, err = nil, fmt.Errorf("page index: %v", r)
 		}
 	}()
-	l, ok := fx.leaf(col)
-	if !ok || rg < 0 || rg >= len(fx.groups) {
+	l, ok := fx.leaf(path, as)
+	if !ok || rg < 0 || rg >= len(fx.file.RowGroups) {
 		return nil, nil
 	}
 	pir := fx.rdr.GetPageIndexReader()
@@ -110,11 +90,11 @@ func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error)
 	if err != nil || rgr == nil {
 		return nil, err
 	}
-	ci, err := rgr.GetColumnIndex(l.index)
+	ci, err := rgr.GetColumnIndex(l.Index)
 	if err != nil || ci == nil {
 		return nil, err
 	}
-	oi, err := rgr.GetOffsetIndex(l.index)
+	oi, err := rgr.GetOffsetIndex(l.Index)
 	if err != nil || oi == nil {
 		return nil, err
 	}
@@ -127,7 +107,7 @@ func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error)
 	if ci.IsSetNullCounts() {
 		counts = ci.GetNullCounts()
 	}
-	total := fx.groups[rg].NumRows
+	total := fx.file.RowGroups[rg].Rows
 	for i, loc := range locs {
 		first := loc.FirstRowIndex
 		end := total
@@ -146,36 +126,36 @@ func (fx *FileIndex) Pages(rg int, col catalog.Column) (pages []Page, err error)
 			nc := counts[i]
 			rs.NullCount = &nc
 		}
-		ch := rawChunk{hasMeta: true, NumValues: rows, Stats: rs}
+		ch := Chunk{hasMeta: true, Values: rows, stats: rs}
 		// No writer rule here: "bounds mean no NaN" was verified for
 		// DuckDB's row-group statistics, not for page indexes.
-		st := chunkStats(l, &ch, fx.order(l.index), rows, writer{createdBy: fx.writer.createdBy})
+		st := chunkStats(l, &ch, fx.file.order(l.Index), rows, writer{createdBy: fx.file.writer.createdBy})
 		if nulls[i] {
 			st.NullCount, st.ValueCount = stats.Known(rows), stats.Known[int64](0)
 			st.ContainsNull = stats.Known(rows > 0)
 			st.ContainsNaN = stats.Known(false)
 		}
 		st.DistinctCount = stats.Maybe[int64]{}
-		pages = append(pages, Page{FirstRow: first, Rows: rows, Stats: toTableType(st, l.typ, col.Type)})
+		pages = append(pages, Page{FirstRow: first, Rows: rows, Stats: toTableType(st, l.Type, as)})
 	}
 	return pages, nil
 }
 
-// BloomAbsent reports whether the row group's bloom filter for a column
-// proves a value (in the table column's type) absent. Without a filter, or
-// when the value's bytes as the writer hashed them cannot be known, it
-// answers false.
-func (fx *FileIndex) BloomAbsent(rg int, col catalog.Column, v types.Value) (absent bool, err error) {
+// BloomAbsent reports whether row group rg's bloom filter for the leaf a
+// table column's path names proves v, a value of the column's type as,
+// absent. Without a filter, or when the value's bytes as the writer hashed
+// them cannot be known, it answers false.
+func (fx *FileIndex) BloomAbsent(rg int, path []string, as types.Type, v types.Value) (absent bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			absent, err = false, fmt.Errorf("bloom filter: %v", r)
 		}
 	}()
-	l, ok := fx.leaf(col)
+	l, ok := fx.leaf(path, as)
 	if !ok {
 		return false, nil
 	}
-	b, ok := plainBytes(l, col.Type, v)
+	b, ok := plainBytes(l, as, v)
 	if !ok {
 		return false, nil
 	}
@@ -187,7 +167,7 @@ func (fx *FileIndex) BloomAbsent(rg int, col catalog.Column, v types.Value) (abs
 	if err != nil || rgr == nil {
 		return false, err
 	}
-	bf, err := rgr.GetColumnBloomFilter(l.index)
+	bf, err := rgr.GetColumnBloomFilter(l.Index)
 	if err != nil || bf == nil {
 		return false, err
 	}
@@ -206,7 +186,7 @@ func (fx *FileIndex) BloomAbsent(rg int, col catalog.Column, v types.Value) (abs
 // TIMESTAMP(NANOS) are cut on the way to TIMESTAMP or to TIMESTAMPTZ (a
 // UTC-adjusted column, even with no schema change); one probe cannot cover
 // them. Floats fail too: ±0.0 are two encodings of one value.
-func plainBytes(l *leaf, tableType types.Type, v types.Value) ([]byte, bool) {
+func plainBytes(l *Leaf, tableType types.Type, v types.Value) ([]byte, bool) {
 	le32 := func(x uint32) []byte { return binary.LittleEndian.AppendUint32(nil, x) }
 	le64 := func(x uint64) []byte { return binary.LittleEndian.AppendUint64(nil, x) }
 	switch l.dec {
@@ -226,8 +206,8 @@ func plainBytes(l *leaf, tableType types.Type, v types.Value) ([]byte, bool) {
 		}
 		return le64(uint64(x)), true
 	}
-	if !l.typ.Equal(tableType) {
-		fv, ok := toFileType(v, tableType, l.typ)
+	if !l.Type.Equal(tableType) {
+		fv, ok := toFileType(v, tableType, l.Type)
 		if !ok {
 			return nil, false
 		}
@@ -289,13 +269,13 @@ func timeUnit(k types.Kind) int64 {
 // table's time v, when exactly one does: the file's unit must be no finer
 // than the type DuckDB reads it as and than the table's, or values were
 // rounded on the way.
-func storedTime(l *leaf, tableType types.Type, v types.Value) (int64, bool) {
+func storedTime(l *Leaf, tableType types.Type, v types.Value) (int64, bool) {
 	stored := map[decodeKind]int64{decTimeMillis: 1_000, decTimeMicros: 1_000_000, decTimeNanos: 1_000_000_000}[l.dec]
-	read, table := timeUnit(l.typ.Kind), timeUnit(tableType.Kind)
-	if read == 0 || table == 0 || stored > read || stored > table || !fits(l.typ, tableType) {
+	read, table := timeUnit(l.Type.Kind), timeUnit(tableType.Kind)
+	if read == 0 || table == 0 || stored > read || stored > table || !Fits(l.Type, tableType) {
 		return 0, false
 	}
-	if (l.typ.Kind == types.KindTimeTZ) != (tableType.Kind == types.KindTimeTZ) || v.Offset != 0 {
+	if (l.Type.Kind == types.KindTimeTZ) != (tableType.Kind == types.KindTimeTZ) || v.Offset != 0 {
 		// A file's TIMETZ values are at offset +00; DuckDB holds a value
 		// at another offset unequal to all of them, so there is nothing to
 		// probe (and no reason to trust a guess).
@@ -310,10 +290,10 @@ func storedTime(l *leaf, tableType types.Type, v types.Value) (int64, bool) {
 
 // storedTimestamp is the stored count that reads as the table's timestamp
 // v, when exactly one does (see storedTime). Infinities are never probed.
-func storedTimestamp(l *leaf, tableType types.Type, v types.Value) (int64, bool) {
-	okRead, read := unitOf(l.typ.Kind)
+func storedTimestamp(l *Leaf, tableType types.Type, v types.Value) (int64, bool) {
+	okRead, read := unitOf(l.Type.Kind)
 	okTable, table := unitOf(tableType.Kind)
-	if !okRead || !okTable || l.unitPerSec <= 0 || l.unitPerSec > read || l.unitPerSec > table || !fits(l.typ, tableType) {
+	if !okRead || !okTable || l.unitPerSec <= 0 || l.unitPerSec > read || l.unitPerSec > table || !Fits(l.Type, tableType) {
 		return 0, false
 	}
 	x := v.Int64()

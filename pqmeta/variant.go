@@ -1,4 +1,4 @@
-package ingest
+package pqmeta
 
 import (
 	"strings"
@@ -6,35 +6,37 @@ import (
 	"rocklake/types"
 )
 
-// variantLeaf places a leaf inside a VARIANT column's shredding layout:
-// the sub-field path it belongs to (DuckLake's variant_path: root, "a",
-// element, element."a") and whether it is the sub-field's typed_value
-// (typed) or its untyped value fallback.
-type variantLeaf struct {
-	column string // the VARIANT column's path, parts joined by NUL (a name may hold ".")
-	path   string
-	typed  bool
+// VariantLeaf places a leaf inside a shredded VARIANT column.
+type VariantLeaf struct {
+	// Column is the VARIANT column's path, parts joined by NUL (a name may
+	// hold ".").
+	Column string
+	// Path is the sub-field the leaf belongs to, as DuckLake's
+	// variant_path spells it: root, "a", element, element."a".
+	Path string
+	// Typed is set for the sub-field's typed_value leaf, which holds the
+	// shredded values; the untyped value fallback has it unset.
+	Typed bool
 }
 
 // variantGroup reads a VARIANT-annotated group: `metadata`, `value`, and an
 // optional `typed_value` tree. The column is a VARIANT; its leaves keep no
 // bounds of their own, but typed_value leaves feed the variant stats.
-func (w *schemaWalker) variantGroup(name string, cat, pq []string, kids int, repeated bool) (*column, error) {
+func (w *schemaWalker) variantGroup(name string, cat, pq []string, kids int, repeated bool) (*Column, error) {
 	c, err := w.structGroup(name, cat, pq, kids, repeated)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range c.leaves {
+	for _, l := range c.Leaves {
 		sub := l.parquet[len(pq):]
 		if vp, typed, ok := variantPath(sub); ok {
-			l.variant = &variantLeaf{column: strings.Join(cat, "\x00"), path: vp, typed: typed}
+			l.Variant = &VariantLeaf{Column: strings.Join(cat, "\x00"), Path: vp, Typed: typed}
 		}
 		l.keepDec = l.dec
 		l.dec = decNone
-		l.path = nil // the leaves' stats are not the column's own
+		l.Path = nil // the leaves' stats are not the column's own
 	}
-	c.typ = types.Simple(types.KindVariant)
-	c.children = nil
+	c.Type = types.Simple(types.KindVariant)
 	return c, nil
 }
 

@@ -1,4 +1,4 @@
-package ingest
+package pqmeta
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ const (
 // chunkStats translates one column chunk's statistics into the leaf's
 // DuckDB type. Everything it cannot vouch for is left unknown: a bound it
 // keeps always admits every value in the chunk.
-func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) stats.Column {
+func chunkStats(l *Leaf, ch *Chunk, order columnOrder, rows int64, w writer) stats.Column {
 	st := stats.Column{RowCount: rows}
 	isFloat := l.dec == decFloat || l.dec == decDouble || l.dec == decFloat16 || l.phys == physFloat || l.phys == physDouble
 	if !isFloat {
@@ -30,20 +30,20 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 		return st
 	}
 	st.ColumnSizeBytes = ch.CompressedSize
-	s := ch.Stats
+	s := ch.stats
 	if s == nil {
 		return st
 	}
-	if s.NullCount != nil && *s.NullCount >= 0 && !l.repeated {
+	if s.NullCount != nil && *s.NullCount >= 0 && !l.Repeated {
 		st.NullCount = stats.Known(*s.NullCount)
 		st.ContainsNull = stats.Known(*s.NullCount > 0)
 		// For a leaf outside lists and maps, num_values counts one entry per
 		// row, NULLs included.
-		if v := ch.NumValues - *s.NullCount; v >= 0 && ch.NumValues <= rows {
+		if v := ch.Values - *s.NullCount; v >= 0 && ch.Values <= rows {
 			st.ValueCount = stats.Known(v)
 		}
 	}
-	if s.DistinctCount != nil && *s.DistinctCount >= 0 && !l.repeated {
+	if s.DistinctCount != nil && *s.DistinctCount >= 0 && !l.Repeated {
 		st.DistinctCount = stats.Known(*s.DistinctCount)
 	}
 	switch {
@@ -56,7 +56,7 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 		st.ContainsNaN = stats.Known(false)
 	}
 	lo, hi, loExact, hiExact := pickBounds(l, s, order)
-	codec, ok := types.CodecFor(l.typ)
+	codec, ok := types.CodecFor(l.Type)
 	if !ok || !codec.Ordered() {
 		return st
 	}
@@ -87,7 +87,7 @@ func chunkStats(l *leaf, ch *rawChunk, order columnOrder, rows int64, w writer) 
 //     the physical type is not binary (old writers compared bytes as signed
 //     chars);
 //   - else nothing.
-func pickBounds(l *leaf, s *rawStats, order columnOrder) (lo, hi []byte, loExact, hiExact bool) {
+func pickBounds(l *Leaf, s *rawStats, order columnOrder) (lo, hi []byte, loExact, hiExact bool) {
 	stringy := l.dec == decBytes
 	usable := order == columnOrderType || (order == columnOrderIEEE754 && (l.dec == decFloat || l.dec == decDouble || l.dec == decFloat16))
 	if usable && (s.MinValue != nil || s.MaxValue != nil) {
@@ -109,7 +109,7 @@ func pickBounds(l *leaf, s *rawStats, order columnOrder) (lo, hi []byte, loExact
 // decodeBound reads a PLAIN-encoded bound as the leaf's DuckDB type and
 // returns its order-preserving encoding, rounding outward where the file's
 // unit is finer than the type's.
-func decodeBound(l *leaf, codec *types.Codec, b []byte, sd side) (enc []byte, rounded, ok bool) {
+func decodeBound(l *Leaf, codec *types.Codec, b []byte, sd side) (enc []byte, rounded, ok bool) {
 	v, ok := decodeValue(l, b, sd)
 	if !ok {
 		return nil, false, false
@@ -123,22 +123,51 @@ func decodeBound(l *leaf, codec *types.Codec, b []byte, sd side) (enc []byte, ro
 
 // wasRounded reports whether decoding b into the leaf's type dropped
 // precision (a finer file unit), so that the bound is no longer exact.
-func wasRounded(l *leaf, b []byte) bool {
+func wasRounded(l *Leaf, b []byte) bool {
 	if len(b) != 8 {
 		return false
 	}
 	x := int64(binary.LittleEndian.Uint64(b))
 	switch l.dec {
 	case decTimeNanos:
-		return l.typ.Kind != types.KindTimeNS && x%1000 != 0
+		return l.Type.Kind != types.KindTimeNS && x%1000 != 0
 	case decTimestamp:
-		_, want := unitOf(l.typ.Kind)
+		_, want := unitOf(l.Type.Kind)
 		return l.unitPerSec > want && x%(l.unitPerSec/want) != 0
 	}
 	return false
 }
 
-func decodeValue(l *leaf, b []byte, sd side) (types.Value, bool) {
+// ReadsExactly reports whether DuckDB reads every stored value of the leaf
+// as a value of the leaf's type without rounding, so that distinct stored
+// values stay distinct: not so for nanoseconds read as a microsecond type
+// (a Parquet TIMESTAMP(NANOS) adjusted to UTC is TIMESTAMPTZ, µs), nor for
+// leaves without a known decoding.
+func (l *Leaf) ReadsExactly() bool {
+	switch l.dec {
+	case decNone:
+		return false
+	case decTimeNanos:
+		return l.Type.Kind == types.KindTimeNS
+	case decTimestamp:
+		ok, per := unitOf(l.Type.Kind)
+		return ok && l.unitPerSec <= per
+	}
+	return true
+}
+
+// Value decodes one PLAIN-encoded value of the leaf as DuckDB reads it.
+// It fails on bytes that are not a value of the leaf, and on every value
+// of a leaf that does not read exactly (ReadsExactly), where it could
+// only approximate.
+func (l *Leaf) Value(plain []byte) (types.Value, bool) {
+	if !l.ReadsExactly() {
+		return types.Value{}, false
+	}
+	return decodeValue(l, plain, lower)
+}
+
+func decodeValue(l *Leaf, b []byte, sd side) (types.Value, bool) {
 	le32 := func() (uint32, bool) {
 		if len(b) != 4 {
 			return 0, false
@@ -215,7 +244,7 @@ func decodeValue(l *leaf, b []byte, sd side) (types.Value, bool) {
 		return timeOfDay(int64(u), l), ok
 	case decTimeNanos:
 		u, ok := le64()
-		if l.typ.Kind == types.KindTimeNS {
+		if l.Type.Kind == types.KindTimeNS {
 			return types.IntValue(int64(u)), ok
 		}
 		return timeOfDay(roundDiv(int64(u), 1000, sd), l), ok
@@ -224,15 +253,15 @@ func decodeValue(l *leaf, b []byte, sd side) (types.Value, bool) {
 		if !ok {
 			return types.Value{}, false
 		}
-		_, want := unitOf(l.typ.Kind)
+		_, want := unitOf(l.Type.Kind)
 		x, ok := convertUnit(int64(u), l.unitPerSec, want, sd)
 		return types.IntValue(x), ok
 	}
 	return types.Value{}, false
 }
 
-func timeOfDay(micros int64, l *leaf) types.Value {
-	if l.typ.Kind == types.KindTimeTZ {
+func timeOfDay(micros int64, l *Leaf) types.Value {
+	if l.Type.Kind == types.KindTimeTZ {
 		return types.TimeTZValue(micros, 0)
 	}
 	return types.IntValue(micros)

@@ -1,4 +1,4 @@
-package ingest
+package pqmeta
 
 import (
 	"fmt"
@@ -82,70 +82,78 @@ const (
 	orderUnsigned
 )
 
-// leaf is one primitive column chunk of the file.
-type leaf struct {
-	index      int      // position among the file's leaves (column chunks)
-	path       []string // catalog path: top-level name, then nested names
+// Leaf is one primitive column of the file: one column chunk in every row
+// group.
+type Leaf struct {
+	// Index is the leaf's position among the file's leaves, which is its
+	// column chunk's position in every row group.
+	Index int
+	// Path is the column path a table names the leaf by: top-level name,
+	// then nested names as the catalog spells them ("element", "key",
+	// "value" below lists and maps). It is nil for the leaves of a VARIANT
+	// column, whose statistics are not a table column's (see Variant).
+	Path []string
+	// Type is the DuckDB type the leaf reads as.
+	Type types.Type
+	// Repeated is set below a list or map: the chunk's counts are per
+	// element, not per row.
+	Repeated bool
+	// Variant places the leaf in a shredded VARIANT column, or is nil.
+	Variant *VariantLeaf
+
 	parquet    []string // path_in_schema
-	typ        types.Type
 	phys       int
 	typeLength int32
 	dec        decodeKind
 	unitPerSec int64 // for decTimestamp: file units per second
 	order      sortOrder
-	repeated   bool // under a list or map: counts are per element, not per row
-	variant    *variantLeaf
 	keepDec    decodeKind // a variant leaf's own decoding, for variant stats
 }
 
-// column is a column of the file as DuckDB reads it; nested columns have
-// children named as in the catalog (struct fields, "element", "key",
-// "value").
-type column struct {
-	name     string
-	typ      types.Type
-	children []*column
-	leaves   []*leaf // every leaf below (or the column itself)
+// Column is a column of the file as DuckDB reads it; File.Columns are the
+// top-level ones.
+type Column struct {
+	Name string
+	Type types.Type
+	// Leaves are every leaf below the column (or the column itself), in
+	// file order.
+	Leaves []*Leaf
 }
 
-// fileSchema is the file's schema interpreted as DuckDB types.
-type fileSchema struct {
-	columns []*column
-	leaves  []*leaf // by column chunk index
-}
-
-// schemaOf interprets a footer's schema. It never panics on what it does
-// not understand: such columns get an Unknown type and no bounds.
-func schemaOf(md *metadata.FileMetaData) (*fileSchema, error) {
+// schemaOf interprets a footer's schema: the top-level columns and every
+// leaf, by column chunk index. It never panics on what it does not
+// understand: such columns get an Unknown type and no bounds.
+func schemaOf(md *metadata.FileMetaData) ([]*Column, []*Leaf, error) {
 	els := rawSchema(md)
 	if len(els) == 0 {
-		return nil, fmt.Errorf("%w: empty schema", ErrCorruptFooter)
+		return nil, nil, fmt.Errorf("%w: empty schema", ErrCorruptFooter)
 	}
-	w := &schemaWalker{els: els, fs: &fileSchema{}}
+	w := &schemaWalker{els: els}
 	n := int(els[0].numChildren())
 	w.pos = 1
+	var cols []*Column
 	for range n {
 		c, err := w.node(nil, nil, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		w.fs.columns = append(w.fs.columns, c)
+		cols = append(cols, c)
 	}
 	if w.pos != len(els) {
-		return nil, fmt.Errorf("%w: schema has %d elements, %d used", ErrCorruptFooter, len(els), w.pos)
+		return nil, nil, fmt.Errorf("%w: schema has %d elements, %d used", ErrCorruptFooter, len(els), w.pos)
 	}
-	return w.fs, nil
+	return cols, w.leaves, nil
 }
 
 type schemaWalker struct {
-	els []*rawSchemaElement
-	pos int
-	fs  *fileSchema
+	els    []*rawSchemaElement
+	pos    int
+	leaves []*Leaf
 }
 
 // node reads the element at w.pos and its subtree. catPath is the catalog
 // path of the parent, pqPath the Parquet path.
-func (w *schemaWalker) node(catPath, pqPath []string, repeated bool) (*column, error) {
+func (w *schemaWalker) node(catPath, pqPath []string, repeated bool) (*Column, error) {
 	if w.pos >= len(w.els) {
 		return nil, fmt.Errorf("%w: schema ends early", ErrCorruptFooter)
 	}
@@ -172,7 +180,7 @@ func (w *schemaWalker) node(catPath, pqPath []string, repeated bool) (*column, e
 	if el.Converted != nil {
 		ct = *el.Converted
 	}
-	var c *column
+	var c *Column
 	var err error
 	switch {
 	case lt != nil && lt.LIST, ct == ctList:
@@ -192,38 +200,37 @@ func (w *schemaWalker) node(catPath, pqPath []string, repeated bool) (*column, e
 
 // wrapList makes a list of a repeated field that has no LIST annotation;
 // the catalog names the element "element", just below the list's name.
-func (w *schemaWalker) wrapList(at int, name string, elem *column) *column {
-	elem.name = "element"
-	for _, l := range elem.leaves {
-		p := append(append(append([]string(nil), l.path[:at+1]...), "element"), l.path[at+1:]...)
-		l.path = p
-		l.repeated = true
+func (w *schemaWalker) wrapList(at int, name string, elem *Column) *Column {
+	elem.Name = "element"
+	for _, l := range elem.Leaves {
+		p := append(append(append([]string(nil), l.Path[:at+1]...), "element"), l.Path[at+1:]...)
+		l.Path = p
+		l.Repeated = true
 	}
-	return &column{name: name, typ: types.List(elem.typ), children: []*column{elem}, leaves: elem.leaves}
+	return &Column{Name: name, Type: types.List(elem.Type), Leaves: elem.Leaves}
 }
 
-func (w *schemaWalker) structGroup(name string, cat, pq []string, kids int, repeated bool) (*column, error) {
-	c := &column{name: name}
+func (w *schemaWalker) structGroup(name string, cat, pq []string, kids int, repeated bool) (*Column, error) {
+	c := &Column{Name: name}
 	var fields []types.Field
 	for range kids {
 		ch, err := w.node(cat, pq, repeated)
 		if err != nil {
 			return nil, err
 		}
-		c.children = append(c.children, ch)
-		c.leaves = append(c.leaves, ch.leaves...)
-		fields = append(fields, types.Field{Name: ch.name, Type: ch.typ})
+		c.Leaves = append(c.Leaves, ch.Leaves...)
+		fields = append(fields, types.Field{Name: ch.Name, Type: ch.Type})
 	}
-	c.typ = types.Type{Kind: types.KindStruct, Fields: fields}
+	c.Type = types.Type{Kind: types.KindStruct, Fields: fields}
 	if len(fields) == 0 {
-		c.typ = types.Unknown("parquet_empty_struct")
+		c.Type = types.Unknown("parquet_empty_struct")
 	}
 	return c, nil
 }
 
 // list reads a LIST-annotated group, with the format's backward-compatibility
 // rules for two-level lists.
-func (w *schemaWalker) list(name string, cat, pq []string, kids int, repeated bool) (*column, error) {
+func (w *schemaWalker) list(name string, cat, pq []string, kids int, repeated bool) (*Column, error) {
 	if kids != 1 {
 		return w.unknownGroup(name, cat, pq, kids, repeated) // list group with several children
 	}
@@ -231,7 +238,7 @@ func (w *schemaWalker) list(name string, cat, pq []string, kids int, repeated bo
 	elemCat := append(append([]string(nil), cat...), "element")
 	rgPq := append(append([]string(nil), pq...), rg.Name)
 	isRepeated := rg.repeated()
-	var elem *column
+	var elem *Column
 	var err error
 	switch {
 	case !isRepeated:
@@ -264,25 +271,25 @@ func (w *schemaWalker) list(name string, cat, pq []string, kids int, repeated bo
 	if err != nil {
 		return nil, err
 	}
-	elem.name = "element"
-	for _, l := range elem.leaves {
-		l.repeated = true
+	elem.Name = "element"
+	for _, l := range elem.Leaves {
+		l.Repeated = true
 	}
-	return &column{name: name, typ: types.List(elem.typ), children: []*column{elem}, leaves: elem.leaves}, nil
+	return &Column{Name: name, Type: types.List(elem.Type), Leaves: elem.Leaves}, nil
 }
 
 // renameTop renames a subtree's root (and the matching element of its
 // leaves' catalog paths, just below prefix).
-func renameTop(c *column, prefix []string, name string) {
-	c.name = name
-	for _, l := range c.leaves {
-		if len(l.path) > len(prefix) {
-			l.path[len(prefix)] = name
+func renameTop(c *Column, prefix []string, name string) {
+	c.Name = name
+	for _, l := range c.Leaves {
+		if len(l.Path) > len(prefix) {
+			l.Path[len(prefix)] = name
 		}
 	}
 }
 
-func (w *schemaWalker) mapGroup(name string, cat, pq []string, kids int, repeated bool) (*column, error) {
+func (w *schemaWalker) mapGroup(name string, cat, pq []string, kids int, repeated bool) (*Column, error) {
 	if kids != 1 {
 		return w.unknownGroup(name, cat, pq, kids, repeated) // map group with several children
 	}
@@ -302,35 +309,34 @@ func (w *schemaWalker) mapGroup(name string, cat, pq []string, kids int, repeate
 		return nil, err
 	}
 	renameTop(val, cat, "value")
-	c := &column{name: name, children: []*column{key, val}}
-	c.leaves = append(append(c.leaves, key.leaves...), val.leaves...)
-	for _, l := range c.leaves {
-		l.repeated = true
+	c := &Column{Name: name}
+	c.Leaves = append(append(c.Leaves, key.Leaves...), val.Leaves...)
+	for _, l := range c.Leaves {
+		l.Repeated = true
 	}
-	kt, vt := key.typ, val.typ
-	c.typ = types.Type{Kind: types.KindMap, Key: &kt, Value: &vt}
+	kt, vt := key.Type, val.Type
+	c.Type = types.Type{Kind: types.KindMap, Key: &kt, Value: &vt}
 	return c, nil
 }
 
 // unknownGroup consumes a group rocklake cannot map; its leaves keep no
 // bounds and the column is stored with an Unknown type.
-func (w *schemaWalker) unknownGroup(name string, cat, pq []string, kids int, repeated bool) (*column, error) {
+func (w *schemaWalker) unknownGroup(name string, cat, pq []string, kids int, repeated bool) (*Column, error) {
 	c, err := w.structGroup(name, cat, pq, kids, repeated)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range c.leaves {
+	for _, l := range c.Leaves {
 		l.dec = decNone
-		l.repeated = true
+		l.Repeated = true
 	}
-	c.typ = types.Unknown("parquet_unsupported_group")
-	c.children = nil
+	c.Type = types.Unknown("parquet_unsupported_group")
 	return c, nil
 }
 
 // primitive maps a leaf's physical and logical (or converted) type to a
 // DuckDB type and to how its statistics decode.
-func (w *schemaWalker) primitive(el *rawSchemaElement, cat, pq []string, repeated bool) (*column, error) {
+func (w *schemaWalker) primitive(el *rawSchemaElement, cat, pq []string, repeated bool) (*Column, error) {
 	if el.Type == nil {
 		return nil, fmt.Errorf("%w: leaf %q has no physical type", ErrCorruptFooter, strings.Join(pq, "."))
 	}
@@ -338,17 +344,17 @@ func (w *schemaWalker) primitive(el *rawSchemaElement, cat, pq []string, repeate
 	if phys < physBoolean || phys > physFLBA {
 		return nil, fmt.Errorf("%w: leaf %q has physical type %d", ErrCorruptFooter, strings.Join(pq, "."), phys)
 	}
-	l := &leaf{index: len(w.fs.leaves), path: cat, parquet: pq, phys: phys, repeated: repeated}
+	l := &Leaf{Index: len(w.leaves), Path: cat, Repeated: repeated, parquet: pq, phys: phys}
 	if el.TypeLength != nil {
 		l.typeLength = *el.TypeLength
 	}
 	mapLeafType(el, l)
-	w.fs.leaves = append(w.fs.leaves, l)
-	return &column{name: el.Name, typ: l.typ, leaves: []*leaf{l}}, nil
+	w.leaves = append(w.leaves, l)
+	return &Column{Name: el.Name, Type: l.Type, Leaves: []*Leaf{l}}, nil
 }
 
-func mapLeafType(el *rawSchemaElement, l *leaf) {
-	set := func(t types.Type, d decodeKind, o sortOrder) { l.typ, l.dec, l.order = t, d, o }
+func mapLeafType(el *rawSchemaElement, l *Leaf) {
+	set := func(t types.Type, d decodeKind, o sortOrder) { l.Type, l.dec, l.order = t, d, o }
 	simple := func(k types.Kind) types.Type { return types.Simple(k) }
 	ct := -1
 	if el.Converted != nil {

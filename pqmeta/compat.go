@@ -1,4 +1,4 @@
-package ingest
+package pqmeta
 
 import (
 	"errors"
@@ -10,8 +10,8 @@ import (
 	"rocklake/types"
 )
 
-// Compatibility rules: a file column fits a table column when DuckDB's CAST
-// from the type it reads the file as to the table's type exists and keeps
+// Fits reports whether a file column DuckDB reads as type f fits a table
+// column of type t: whether DuckDB's CAST from f to t exists and keeps
 // every value, exactly or after a rounding the bounds then follow outward:
 //
 //   - the same type always fits;
@@ -38,8 +38,8 @@ import (
 // A cast that fits can still fail on some values: rounding 9.999 from
 // decimal(4,3) to decimal(3,2) gives 10.00, which DuckDB refuses ("value is
 // out of range"), and a timestamp outside 1677–2262 has no timestamp_ns.
-// castFails checks those against the file's statistics.
-func fits(f, t types.Type) bool {
+// File.CastError checks those against the file's statistics.
+func Fits(f, t types.Type) bool {
 	if f.Equal(t) {
 		return true
 	}
@@ -92,7 +92,7 @@ func isLocalTimestamp(k types.Kind) bool {
 }
 
 // convertValue converts a bound from the file's type to the table's (which
-// fits says is possible), rounding as the side says. exact is false when
+// Fits says is possible), rounding as the side says. exact is false when
 // the conversion rounded.
 func convertValue(v types.Value, f, t types.Type, sd side) (out types.Value, exact bool, ok bool) {
 	if f.Equal(t) {
@@ -139,6 +139,40 @@ func convertValue(v types.Value, f, t types.Type, sd side) (out types.Value, exa
 	return types.Value{}, false, false
 }
 
+// toTableType converts a unit's bounds from the file's type to the table
+// column's, rounding outward; a bound that cannot be converted is dropped.
+func toTableType(st stats.Column, from, to types.Type) stats.Column {
+	if from.Equal(to) {
+		return st
+	}
+	fromCodec, ok1 := types.CodecFor(from)
+	toCodec, ok2 := types.CodecFor(to)
+	conv := func(b stats.Maybe[[]byte], exact bool, sd side) (stats.Maybe[[]byte], bool) {
+		if !b.Known || !ok1 || !ok2 {
+			return stats.Maybe[[]byte]{}, false
+		}
+		v, err := fromCodec.Decode(b.V)
+		if err != nil {
+			return stats.Maybe[[]byte]{}, false
+		}
+		cv, stillExact, ok := convertValue(v, from, to, sd)
+		if !ok {
+			return stats.Maybe[[]byte]{}, false
+		}
+		out, err := toCodec.Encode(cv)
+		if err != nil {
+			return stats.Maybe[[]byte]{}, false
+		}
+		return stats.Known(out), exact && stillExact
+	}
+	st.Min, st.MinIsExact = conv(st.Min, st.MinIsExact, lower)
+	st.Max, st.MaxIsExact = conv(st.Max, st.MaxIsExact, upper)
+	if !ok2 || !toCodec.Ordered() {
+		st.Min, st.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
+	}
+	return st
+}
+
 const timestampInf = 1<<63 - 1
 
 func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
@@ -165,7 +199,7 @@ func rescale(z *big.Int, shift int, sd side) (*big.Int, bool) {
 
 // castFails says why DuckDB's cast of a file column to the table's type can
 // fail on the file's values, or nil when it cannot. Only casts that round
-// or widen a timestamp's range can fail (fits already refuses the rest):
+// or widen a timestamp's range can fail (Fits already refuses the rest):
 //
 //   - decimal(p,s) → decimal(p',s') with s' < s and p'-s' = p-s: the value
 //     rounds half away from zero, and DuckDB refuses a result of p'+1
@@ -179,7 +213,7 @@ func rescale(z *big.Int, shift int, sd side) (*big.Int, bool) {
 //     1677-09-21 to 2262-04-11) fail. Safe by exact bounds only.
 //
 // Infinities cast to infinities. A column without values cannot fail.
-func castFails(l *leaf, f, t types.Type, st stats.Column) error {
+func castFails(l *Leaf, f, t types.Type, st stats.Column) error {
 	if f.Equal(t) {
 		return nil
 	}

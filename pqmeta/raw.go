@@ -1,6 +1,10 @@
-package ingest
+package pqmeta
 
-import "github.com/apache/arrow-go/v18/parquet/metadata"
+import (
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"rocklake/stats"
+)
 
 // arrow-go keeps the footer's thrift structs in an internal package: their
 // fields can be read, but their types cannot be named outside arrow-go. The
@@ -133,25 +137,6 @@ type rawStats struct {
 	IsMaxExact         *bool
 }
 
-// rawChunk mirrors what rocklake reads of one column chunk.
-type rawChunk struct {
-	hasMeta           bool
-	NumValues         int64
-	CompressedSize    int64
-	Stats             *rawStats
-	BloomOffset       *int64
-	BloomLength       *int32
-	ColumnIndexOffset *int64
-	ColumnIndexLength *int32
-	OffsetIndexOffset *int64
-	OffsetIndexLength *int32
-}
-
-type rawRowGroup struct {
-	NumRows int64
-	Chunks  []rawChunk
-}
-
 // columnOrder of a leaf, as the footer's column_orders say.
 type columnOrder uint8
 
@@ -183,37 +168,56 @@ func rawColumnOrders(md *metadata.FileMetaData) []columnOrder {
 	return out
 }
 
-func rawRowGroups(md *metadata.FileMetaData) []rawRowGroup {
-	out := make([]rawRowGroup, 0, len(md.FileMetaData.RowGroups))
+// rowGroups reads the footer's row groups. A chunk keeps its raw
+// statistics for ChunkStats; what else a caller may need is copied into
+// its exported fields.
+func rowGroups(md *metadata.FileMetaData) []RowGroup {
+	out := make([]RowGroup, 0, len(md.FileMetaData.RowGroups))
 	for _, rg := range md.FileMetaData.RowGroups {
 		if rg == nil {
-			out = append(out, rawRowGroup{})
+			out = append(out, RowGroup{})
 			continue
 		}
-		r := rawRowGroup{NumRows: rg.NumRows, Chunks: make([]rawChunk, len(rg.Columns))}
+		r := RowGroup{Rows: rg.NumRows, Chunks: make([]Chunk, len(rg.Columns))}
 		for i, cc := range rg.Columns {
 			if cc == nil {
 				continue
 			}
 			c := &r.Chunks[i]
-			c.ColumnIndexOffset, c.ColumnIndexLength = cc.ColumnIndexOffset, cc.ColumnIndexLength
-			c.OffsetIndexOffset, c.OffsetIndexLength = cc.OffsetIndexOffset, cc.OffsetIndexLength
+			c.ColumnIndex = location(cc.ColumnIndexOffset, cc.ColumnIndexLength)
+			c.OffsetIndex = location(cc.OffsetIndexOffset, cc.OffsetIndexLength)
 			m := cc.MetaData
 			if m == nil {
 				continue
 			}
 			c.hasMeta = true
-			c.NumValues, c.CompressedSize = m.NumValues, m.TotalCompressedSize
-			c.BloomOffset, c.BloomLength = m.BloomFilterOffset, m.BloomFilterLength
+			c.Values, c.CompressedSize = m.NumValues, m.TotalCompressedSize
+			c.BloomFilter = location(m.BloomFilterOffset, m.BloomFilterLength)
 			if st := m.Statistics; st != nil {
-				c.Stats = &rawStats{
+				c.stats = &rawStats{
 					Min: st.Min, Max: st.Max, MinValue: st.MinValue, MaxValue: st.MaxValue,
 					NullCount: st.NullCount, DistinctCount: st.DistinctCount, NanCount: st.NanCount,
 					IsMinExact: st.IsMinValueExact, IsMaxExact: st.IsMaxValueExact,
+				}
+				if st.NullCount != nil {
+					c.NullCount = stats.Known(*st.NullCount)
 				}
 			}
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// location records where a page-index structure or bloom filter is. A
+// bloom filter written without its length (older writers) gets Length -1:
+// present, size unknown until its header is read.
+func location(off *int64, length *int32) Location {
+	if off == nil || *off < 0 {
+		return Location{}
+	}
+	if length == nil || *length <= 0 {
+		return Location{Offset: *off, Length: -1}
+	}
+	return Location{Offset: *off, Length: int64(*length)}
 }

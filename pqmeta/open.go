@@ -1,4 +1,4 @@
-package ingest
+package pqmeta
 
 import (
 	"bytes"
@@ -13,19 +13,76 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/thrift/lib/go/thrift"
-
-	"rocklake/catalog"
 )
 
-// ErrNotParquet, ErrTruncated and ErrCorruptFooter classify files that
-// cannot be registered.
+// ErrNotParquet, ErrTruncated and ErrCorruptFooter classify files whose
+// footer cannot be read.
 var (
 	ErrNotParquet    = errors.New("not a Parquet file")
 	ErrTruncated     = errors.New("truncated Parquet file")
 	ErrCorruptFooter = errors.New("corrupt Parquet footer")
 )
 
+// ErrNotRegular reports a path that is not a regular file: a named pipe,
+// a socket, a device, or a directory where a file was expected. Opening a
+// named pipe the ordinary way blocks until a writer comes, so Open never
+// does, and callers that list files check their modes first (CheckRegular).
+var ErrNotRegular = errors.New("not a regular file")
+
 var parquetMagic = []byte("PAR1")
+
+// FileIdentity is a file's device and inode number: every path that
+// reaches the same file (symbolic links, hard links, bind mounts) has the
+// same identity. The zero value is unknown, as it is where the platform
+// has none.
+type FileIdentity struct {
+	Device uint64
+	Inode  uint64
+}
+
+// Known reports whether the identity is known.
+func (id FileIdentity) Known() bool { return id != FileIdentity{} }
+
+// IdentityOf is the identity of the file st describes.
+func IdentityOf(st fs.FileInfo) FileIdentity { return identityOf(st) }
+
+// CheckRegular returns nil for a regular file's mode, and otherwise an
+// error wrapping ErrNotRegular that says what the file is.
+func CheckRegular(m fs.FileMode) error {
+	if m.IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%w, it is %s", ErrNotRegular, describeMode(m))
+}
+
+// Open opens a regular file for reading, without blocking on anything
+// else, and refuses anything else. When want is known, the file opened
+// must be that one: a file replaced since it was listed is refused.
+func Open(path string, want FileIdentity) (*os.File, error) {
+	f, _, err := open(path, want)
+	return f, err
+}
+
+func open(path string, want FileIdentity) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = CheckRegular(st.Mode())
+	}
+	if err == nil && want.Known() {
+		if got := identityOf(st); got.Known() && got != want {
+			err = fmt.Errorf("replaced by another file since it was listed (inode %d, was %d)", got.Inode, want.Inode)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
 
 // footer is a file's parsed footer. md embeds arrow-go's raw thrift
 // FileMetaData, which keeps what the typed API drops (column orders,
@@ -37,33 +94,9 @@ type footer struct {
 	modified  int64 // modification time, Unix nanoseconds
 }
 
-// openRegular opens a regular file for reading, without blocking on
-// anything else, and refuses anything else. When want is known, the file
-// opened must be that one: a file replaced after it was listed is refused.
-func openRegular(path string, want catalog.FileIdentity) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, openFlags, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w, it is %s", ErrNotRegular, describeMode(st.Mode()))
-	}
-	if err == nil && want.Known() {
-		if got := identityOf(st); got.Known() && got != want {
-			err = fmt.Errorf("replaced by another file while being added (inode %d, was %d)", got.Inode, want.Inode)
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, st, nil
-}
-
 // readFooter reads and decodes the footer of the Parquet file at path.
-func readFooter(path string, want catalog.FileIdentity) (*footer, error) {
-	f, st, err := openRegular(path, want)
+func readFooter(path string, want FileIdentity) (*footer, error) {
+	f, st, err := open(path, want)
 	if err != nil {
 		return nil, err
 	}
@@ -153,4 +186,22 @@ func decodeRawFooter(buf []byte) (md *metadata.FileMetaData, err error) {
 	}
 	field.Set(raw)
 	return md, nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "an irregular file"
 }

@@ -1,21 +1,19 @@
 //go:build unix
 
-package ingest
+package pqmeta
 
 import (
 	"io/fs"
 	"os"
 	"syscall"
-
-	"rocklake/catalog"
 )
 
 // identityOf is the file's device and inode.
-func identityOf(st fs.FileInfo) catalog.FileIdentity {
+func identityOf(st fs.FileInfo) FileIdentity {
 	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return catalog.FileIdentity{Device: uint64(s.Dev), Inode: uint64(s.Ino)}
+		return FileIdentity{Device: uint64(s.Dev), Inode: uint64(s.Ino)}
 	}
-	return catalog.FileIdentity{}
+	return FileIdentity{}
 }
 
 // openFlags open without waiting: a named pipe that took a listed file's
