@@ -10,8 +10,8 @@ import (
 
 	"rocklake"
 	"rocklake/catalog"
-	"rocklake/engine"
 	"rocklake/internal/pqwrite"
+	"rocklake/maintain"
 	"rocklake/types"
 )
 
@@ -97,7 +97,7 @@ func ExampleLake_Optimize() {
 	if _, err := lake.Add("readings", true, dir); err != nil {
 		panic(err)
 	}
-	res, err := lake.Optimize(context.Background(), "readings", engine.OptimizeOptions{SortBy: []string{"temp"}, RowsPerFile: 90})
+	res, err := lake.Optimize(context.Background(), "readings", maintain.OptimizeOptions{SortBy: []string{"temp"}, RowsPerFile: 90})
 	if err != nil {
 		panic(err)
 	}

@@ -4,8 +4,9 @@
 //
 // The pieces it joins live in their own packages, usable alone: catalog
 // (the DuckLake model on Pebble), ingest (footer statistics), expr and
-// prune (predicates and skipping), engine (DuckDB). This package and engine
-// link DuckDB through cgo; the others are pure Go.
+// prune (predicates and skipping), engine (queries on DuckDB), maintain
+// (rewrites and checks of a table's files). This package, engine and
+// maintain link DuckDB through cgo; the others are pure Go.
 package rocklake
 
 import (
@@ -15,6 +16,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/engine"
 	"rocklake/ingest"
+	"rocklake/maintain"
 	"rocklake/prune"
 )
 
@@ -120,16 +122,16 @@ func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
 // snapshot; the old files stay on disk for time travel until Expire and
 // Cleanup. The new files go to o.Dir, else under the catalog's rewrite
 // root (catalog.Catalog.RewriteRoot). A cancelled ctx before the commit
-// commits nothing and removes them. See engine.Optimize.
-func (l *Lake) Optimize(ctx context.Context, table string, o engine.OptimizeOptions) (*engine.OptimizeResult, error) {
-	return l.eng.Optimize(ctx, table, o)
+// commits nothing and removes them. See maintain.Optimize.
+func (l *Lake) Optimize(ctx context.Context, table string, o maintain.OptimizeOptions) (*maintain.RewriteResult, error) {
+	return maintain.Optimize(ctx, l.eng, table, o)
 }
 
-// Compact merges a table's files of fewer than rowsPerFile rows (0:
-// 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil result
-// means there was nothing to merge. See engine.Compact.
-func (l *Lake) Compact(ctx context.Context, table string, rowsPerFile int64) (*engine.OptimizeResult, error) {
-	return l.eng.Compact(ctx, table, engine.CompactOptions{RowsPerFile: rowsPerFile})
+// MergeSmallFiles merges a table's files of fewer than rowsPerFile rows
+// (0: 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil
+// result means there was nothing to merge. See maintain.MergeSmallFiles.
+func (l *Lake) MergeSmallFiles(ctx context.Context, table string, rowsPerFile int64) (*maintain.RewriteResult, error) {
+	return maintain.MergeSmallFiles(ctx, l.eng, table, maintain.MergeOptions{RowsPerFile: rowsPerFile})
 }
 
 // Expire forgets the snapshots committed before olderThan (never the
@@ -142,14 +144,14 @@ func (l *Lake) Expire(olderThan time.Time, o catalog.ExpireOptions) (*catalog.Ex
 }
 
 // Cleanup deletes the files Expire scheduled that rocklake owns (written by
-// Optimize or Compact) once they have waited o.Grace (default
+// Optimize or MergeSmallFiles) once they have waited o.Grace (default
 // catalog.DefaultGrace, an hour), and forgets the caller's own files,
 // leaving them on disk. See catalog.Cleanup.
 func (l *Lake) Cleanup(o catalog.CleanupOptions) (*catalog.CleanupResult, error) {
 	return l.cat.Cleanup(o)
 }
 
-// DeleteOrphans deletes the files Optimize or Compact wrote that no
+// DeleteOrphans deletes the files Optimize or MergeSmallFiles wrote that no
 // snapshot registered (a rewrite killed before its commit; a cancelled one
 // removes its own), once older than o.Grace, and nothing else. See
 // catalog.DeleteOrphans.

@@ -321,9 +321,11 @@ func firstSnapshotID(r kv.Reader) (int64, error) {
 	return idAt(it.Key(), 0)
 }
 
-// Compact compacts the whole store (when it supports it), so that sizes
-// measured afterwards are of live data.
-func (c *Catalog) Compact() error {
+// CompactStore compacts the whole key-value store (when it supports it,
+// see kv.Compacter), so that sizes measured afterwards are of live data.
+// Tables' data files are not touched: merging those is the rocklake
+// compact command's.
+func (c *Catalog) CompactStore() error {
 	if cp, ok := c.store.(kv.Compacter); ok {
 		return cp.Compact(nil, nil)
 	}

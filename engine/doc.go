@@ -1,7 +1,18 @@
-// Package engine runs SQL on embedded DuckDB (duckdb-go, cgo). It is the
-// only package besides the CLI that links DuckDB: the catalog, ingest and
-// pruning packages stay pure Go so that they build and test fast and embed
-// anywhere.
+// Package engine runs SQL queries over catalog tables on embedded DuckDB
+// (duckdb-go, cgo), reading only the files pruning keeps. It owns the
+// DuckDB connection setup and how a table's files are read; rewriting and
+// checking those files is package maintain's, which runs on an engine's
+// DuckDB (exported.go) and which engine never imports. The catalog,
+// ingest and pruning packages stay pure Go so that they build and test
+// fast and embed anywhere.
+//
+//	duckdb.go      Open: every connection set up alike
+//	query.go       Query: parse, plan, bind, execute (below)
+//	refs.go        the catalog tables a parse tree names, and their conjuncts
+//	metadata.go    count/min/max answered from statistics
+//	filegroups.go  files whose columns differ from their table's
+//	paths.go       paths DuckDB would glob, made plain
+//	exported.go    the catalog, DuckDB and file reading, for package maintain
 //
 // Every connection is set up alike (see Open): the session time zone is UTC,
 // so TIMESTAMPTZ and TIMETZ values print with offset +00, which is the text

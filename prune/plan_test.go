@@ -1,12 +1,9 @@
 package prune
 
 import (
-	"bytes"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"rocklake/catalog"
@@ -169,47 +166,6 @@ func TestPagesNarrowRowGroups(t *testing.T) {
 	t.Logf("pages: %d of %d kept, %d of 20000 rows", p.Pages.Kept, p.Pages.Total, rows)
 	if rows > 2000 {
 		t.Fatalf("page index kept %d rows of 20000 for 100 matches", rows)
-	}
-}
-
-func TestAnalyzeClustering(t *testing.T) {
-	dir := t.TempDir()
-	r := rand.New(rand.NewPCG(8, 9))
-	var paths []string
-	for f := range 10 {
-		var sorted, random []*types.Value
-		for i := range 100 {
-			s := types.IntValue(int64(f*100 + i))
-			x := types.IntValue(r.Int64N(1000))
-			sorted, random = append(sorted, &s), append(random, &x)
-		}
-		p := filepath.Join(dir, fmt.Sprintf("f%d.parquet", f))
-		if err := pqwrite.Write(p, []pqwrite.Column{
-			{Name: "s", Type: types.MustParseType("int64"), Values: sorted},
-			{Name: "r", Type: types.MustParseType("int64"), Values: random},
-		}, pqwrite.Options{RowGroupRows: 50}); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
-	rd := readerOf(t, "t", paths, ingest.Options{})
-	s, err := Analyze(rd, "t", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Files.AvgDepth != 1 || s.Files.MaxDepth != 1 || s.RowGroups.Units != 20 || s.RowGroups.AvgDepth != 1 || math.Abs(s.Files.PointRead-0.1) > 1e-9 {
-		t.Fatalf("sorted column: %+v %+v", s.Files, s.RowGroups)
-	}
-	x, _ := Analyze(rd, "t", "r")
-	if x.Files.AvgDepth < 9 || x.Files.PointRead < 0.5 {
-		t.Fatalf("random column: %+v", x.Files)
-	}
-	var buf bytes.Buffer
-	if err := x.SVG(&buf); err != nil || !strings.Contains(buf.String(), "<svg") || strings.Count(buf.String(), "<rect") != 10 {
-		t.Fatalf("svg: %v %s", err, buf.String())
-	}
-	if _, err := Analyze(rd, "t", "nope"); err == nil {
-		t.Fatal("unknown column must fail")
 	}
 }
 

@@ -66,7 +66,7 @@ func main() {
 		}
 	}
 	elapsed := time.Since(start)
-	if err := c.Compact(); err != nil {
+	if err := c.CompactStore(); err != nil {
 		log.Fatal(err)
 	}
 	use, err := c.SpaceUsage()

@@ -118,7 +118,7 @@ func benchSize(nfiles, runs int, keep string) []Result {
 		}
 	}
 	fmt.Printf("registered %d files x %d columns in %.1fs\n", nfiles, len(defs), time.Since(t0).Seconds())
-	if err := c.Compact(); err != nil {
+	if err := c.CompactStore(); err != nil {
 		log.Fatal(err)
 	}
 	c.Close()

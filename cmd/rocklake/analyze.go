@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"rocklake/prune"
+	"rocklake/internal/plot"
+	"rocklake/maintain"
 )
 
 func newAnalyzeCmd(g *globals) *cobra.Command {
@@ -29,7 +31,7 @@ the average fraction of units a point query and a 1% range query would read.
 				return err
 			}
 			defer done()
-			cl, err := prune.Analyze(r, args[0], column)
+			cl, err := maintain.Analyze(r, args[0], column)
 			if err != nil {
 				return err
 			}
@@ -38,7 +40,7 @@ the average fraction of units a point query and a 1% range query would read.
 				if err != nil {
 					return err
 				}
-				if err := cl.SVG(f); err != nil {
+				if err := plotFiles(f, cl); err != nil {
 					f.Close()
 					return err
 				}
@@ -57,7 +59,7 @@ the average fraction of units a point query and a 1% range query would read.
 			fmt.Fprintln(w, "LEVEL\tUNITS\tNO BOUNDS\tAVG DEPTH\tMAX DEPTH\tPOINT QUERY READS\t1% RANGE READS")
 			for _, l := range []struct {
 				name string
-				c    prune.LevelClustering
+				c    maintain.LevelClustering
 			}{{"files", cl.Files}, {"row groups", cl.RowGroups}} {
 				fmt.Fprintf(w, "%s\t%d\t%d\t%.2f\t%d\t%.1f%%\t%.1f%%\n", l.name, l.c.Units, l.c.Unbounded, l.c.AvgDepth, l.c.MaxDepth,
 					100*l.c.PointRead, 100*l.c.RangeRead)
@@ -72,4 +74,25 @@ the average fraction of units a point query and a 1% range query would read.
 	cmd.Flags().StringVar(&column, "column", "", "the column to analyze")
 	cmd.Flags().StringVar(&plot, "plot", "", "write an SVG of each file's [min, max] to this file")
 	return cmd
+}
+
+// plotFiles draws each file's [min, max] on the column as a bar, one row
+// per file in catalog order.
+func plotFiles(w io.Writer, cl *maintain.Clustering) error {
+	pos, numeric := cl.Positions()
+	axis := "value"
+	if !numeric {
+		axis = "rank of bound"
+	}
+	bars := make([]plot.Bar, len(cl.FileRanges))
+	for i, r := range cl.FileRanges {
+		bars[i] = plot.Bar{Label: r.Label, Known: r.Known}
+		if r.Known {
+			bars[i].Lo, bars[i].Hi = pos(r.Min), pos(r.Max)
+			bars[i].LoText, bars[i].HiText = cl.Text(r.Min), cl.Text(r.Max)
+		}
+	}
+	title := fmt.Sprintf("%s.%s (%s): %d files, avg overlap depth %.2f, max %d; point query reads %.1f%%, 1%% range %.1f%% of files",
+		cl.Table, cl.Column, cl.Type, len(cl.FileRanges), cl.Files.AvgDepth, cl.Files.MaxDepth, 100*cl.Files.PointRead, 100*cl.Files.RangeRead)
+	return plot.Ranges(w, title, axis, bars)
 }

@@ -24,8 +24,6 @@ func openCatalog(g *globals) (*catalog.Catalog, error) {
 	return catalog.Open(g.catalog, catalog.Options{Pebble: kv.PebbleOptions{FS: storeFS}})
 }
 
-// openReader opens the catalog and a reader at --snapshot (latest when
-// unset); done closes both.
 // openEngine opens the catalog and a DuckDB engine over it; done closes
 // both.
 func openEngine(g *globals) (*engine.Engine, func(), error) {
@@ -41,6 +39,8 @@ func openEngine(g *globals) (*engine.Engine, func(), error) {
 	return e, func() { e.Close(); c.Close() }, nil
 }
 
+// openReader opens the catalog and a reader at --snapshot (latest when
+// unset); done closes both.
 func openReader(g *globals, snapshot int64) (*catalog.Reader, func(), error) {
 	c, err := openCatalog(g)
 	if err != nil {

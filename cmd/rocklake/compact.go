@@ -6,7 +6,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"rocklake/engine"
+	"rocklake/maintain"
 )
 
 func newCompactCmd(g *globals) *cobra.Command {
@@ -37,7 +37,7 @@ commit commits nothing and deletes the new files.`,
 				return err
 			}
 			defer done()
-			res, err := e.Compact(cmd.Context(), args[0], engine.CompactOptions{RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir})
+			res, err := maintain.MergeSmallFiles(cmd.Context(), e, args[0], maintain.MergeOptions{RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir})
 			if err != nil {
 				return err
 			}

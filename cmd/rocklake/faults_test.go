@@ -149,7 +149,7 @@ func damaged(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Compact(); err != nil {
+	if err := c.CompactStore(); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()

@@ -7,8 +7,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"rocklake/engine"
 	"rocklake/internal/curve"
+	"rocklake/maintain"
 )
 
 type optimizeOutput struct {
@@ -22,7 +22,7 @@ type optimizeOutput struct {
 	Dir         string `json:"dir"`
 }
 
-func optimizeOutputOf(table string, res *engine.OptimizeResult) optimizeOutput {
+func optimizeOutputOf(table string, res *maintain.RewriteResult) optimizeOutput {
 	return optimizeOutput{Table: table, Snapshot: res.Snapshot.ID, FilesBefore: res.FilesBefore,
 		FilesAfter: res.FilesAfter, Rows: res.Rows, BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter, Dir: res.Dir}
 }
@@ -98,7 +98,7 @@ commit, nothing is committed and the new files are deleted.`,
 				return err
 			}
 			defer done()
-			res, err := e.Optimize(cmd.Context(), args[0], engine.OptimizeOptions{
+			res, err := maintain.Optimize(cmd.Context(), e, args[0], maintain.OptimizeOptions{
 				SortBy: strings.Split(sortBy, ","), Curve: kind, RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir,
 			})
 			if err != nil {

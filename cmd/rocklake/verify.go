@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"rocklake/maintain"
 
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,7 @@ non-zero when anything is wrong.`,
 			if snapshot < 0 {
 				snapshot = -1
 			}
-			rep, err := e.Verify(cmd.Context(), args[0], snapshot, deep)
+			rep, err := maintain.Verify(cmd.Context(), e, args[0], snapshot, deep)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,9 @@
 // Package demo builds the demo data set (an events table, one Parquet file
 // per hour, written with arrow-go with page indexes and bloom filters),
 // registers it, and runs a handful of queries with rocklake and with DuckDB
-// over all files, side by side.
+// over all files, side by side. It lives under the CLI, its one user,
+// because it runs queries through engine: the root internal/ packages are
+// helpers below every layer.
 package demo
 
 import (

@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
@@ -33,7 +34,7 @@ var flatTypes = []string{"int64", "int32", "varchar", "float64", "date", "boolea
 
 // contentOf is every row of t at a snapshot, sorted: equal at two
 // snapshots only when they hold the same rows.
-func contentOf(t *testing.T, e *Engine, snap int64, names []string) string {
+func contentOf(t *testing.T, e *engine.Engine, snap int64, names []string) string {
 	t.Helper()
 	sel := make([]string, len(names))
 	for i, n := range names {
@@ -43,7 +44,7 @@ func contentOf(t *testing.T, e *Engine, snap int64, names []string) string {
 }
 
 // hashOf is the row count and the per-column hash sums of t at a snapshot.
-func hashOf(t *testing.T, e *Engine, snap int64, names []string) string {
+func hashOf(t *testing.T, e *engine.Engine, snap int64, names []string) string {
 	t.Helper()
 	sel := []string{"count(*)"}
 	for _, n := range names {
@@ -90,7 +91,7 @@ func TestRewritesIgnoreColumnNames(t *testing.T) {
 			_, before, e := lakeOf(t, paths)
 			ctx := context.Background()
 			want, wantHash := contentOf(t, e, before.Snapshot.ID, names), hashOf(t, e, before.Snapshot.ID, names)
-			check := func(what string, res *OptimizeResult, err error) {
+			check := func(what string, res *RewriteResult, err error) {
 				t.Helper()
 				if err != nil {
 					t.Fatalf("%s over columns %q: %v", what, names, err)
@@ -105,7 +106,7 @@ func TestRewritesIgnoreColumnNames(t *testing.T) {
 					t.Fatalf("%s over columns %q: content hash %s, was %s", what, names, got, wantHash)
 				}
 			}
-			res, err := e.Compact(ctx, "t", CompactOptions{RowsPerFile: 100, Dir: filepath.Join(dir, "compact")})
+			res, err := MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 100, Dir: filepath.Join(dir, "compact")})
 			check("compact", res, err)
 			// Sort by rowid or __rn (the names that lost every row), and one
 			// more column.
@@ -116,13 +117,13 @@ func TestRewritesIgnoreColumnNames(t *testing.T) {
 					break
 				}
 			}
-			res, err = e.Optimize(ctx, "t", OptimizeOptions{SortBy: sortBy, RowsPerFile: 50, Dir: filepath.Join(dir, "sorted")})
+			res, err = Optimize(ctx, e, "t", OptimizeOptions{SortBy: sortBy, RowsPerFile: 50, Dir: filepath.Join(dir, "sorted")})
 			check(fmt.Sprintf("optimize --sort-by %q", sortBy), res, err)
-			res, err = e.Compact(ctx, "t", CompactOptions{RowsPerFile: 1000, Dir: filepath.Join(dir, "compact2")})
+			res, err = MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 1000, Dir: filepath.Join(dir, "compact2")})
 			check("compact after a sort", res, err)
 			for _, k := range []curve.Kind{ZOrder, Hilbert} {
 				two := []string{names[0], names[1]}
-				res, err = e.Optimize(ctx, "t", OptimizeOptions{SortBy: two, Curve: k, RowsPerFile: 70, Dir: filepath.Join(dir, string(k))})
+				res, err = Optimize(ctx, e, "t", OptimizeOptions{SortBy: two, Curve: k, RowsPerFile: 70, Dir: filepath.Join(dir, string(k))})
 				check(fmt.Sprintf("optimize --curve %s --sort-by %q", k, two), res, err)
 			}
 		})
@@ -132,7 +133,7 @@ func TestRewritesIgnoreColumnNames(t *testing.T) {
 // Nested columns go through DuckDB's own writer rather than arrow-go: the
 // same names must not fool that path either.
 func TestRewriteNamesThroughCopyWriter(t *testing.T) {
-	db, err := Open("")
+	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,13 +154,13 @@ func TestRewriteNamesThroughCopyWriter(t *testing.T) {
 	_, before, e := lakeOf(t, paths)
 	want, wantHash := contentOf(t, e, before.Snapshot.ID, names), hashOf(t, e, before.Snapshot.ID, names)
 	ctx := context.Background()
-	for _, step := range []func() (*OptimizeResult, error){
-		func() (*OptimizeResult, error) { return e.Compact(ctx, "t", CompactOptions{RowsPerFile: 50}) },
-		func() (*OptimizeResult, error) {
-			return e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"rowid"}, RowsPerFile: 20})
+	for _, step := range []func() (*RewriteResult, error){
+		func() (*RewriteResult, error) { return MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 50}) },
+		func() (*RewriteResult, error) {
+			return Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"rowid"}, RowsPerFile: 20})
 		},
-		func() (*OptimizeResult, error) {
-			return e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"select", "rowid"}, Curve: Hilbert, RowsPerFile: 40})
+		func() (*RewriteResult, error) {
+			return Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"select", "rowid"}, Curve: Hilbert, RowsPerFile: 40})
 		},
 	} {
 		res, err := step()
@@ -182,7 +183,7 @@ func TestRewriteNamesThroughCopyWriter(t *testing.T) {
 // a value altered after the write aborts the rewrite, leaves the catalog as
 // it was and removes the written files.
 func TestRewriteVerifiesBeforeCommit(t *testing.T) {
-	db, err := Open("")
+	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,12 +222,12 @@ func TestRewriteVerifiesBeforeCommit(t *testing.T) {
 		}
 		snaps, _ := c.Snapshots()
 		out := filepath.Join(dir, "out")
-		for _, run := range []func() (*OptimizeResult, error){
-			func() (*OptimizeResult, error) {
-				return e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"has space"}, RowsPerFile: 50, Dir: out})
+		for _, run := range []func() (*RewriteResult, error){
+			func() (*RewriteResult, error) {
+				return Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"has space"}, RowsPerFile: 50, Dir: out})
 			},
-			func() (*OptimizeResult, error) {
-				return e.Compact(ctx, "t", CompactOptions{RowsPerFile: 1000, Dir: out})
+			func() (*RewriteResult, error) {
+				return MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 1000, Dir: out})
 			},
 		} {
 			_, err := run()
@@ -246,7 +247,7 @@ func TestRewriteVerifiesBeforeCommit(t *testing.T) {
 // The check before commit must not stop a rewrite of any type a table can
 // hold: every column's digest is computed, and every row survives.
 func TestRewriteCheckCoversNestedAndOddTypes(t *testing.T) {
-	db, err := Open("")
+	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,14 +275,14 @@ func TestRewriteCheckCoversNestedAndOddTypes(t *testing.T) {
 	_, before, e := lakeOf(t, paths)
 	want := hashOf(t, e, before.Snapshot.ID, names)
 	ctx := context.Background()
-	res, err := e.Compact(ctx, "t", CompactOptions{RowsPerFile: 40})
+	res, err := MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := hashOf(t, e, res.Snapshot.ID, names); got != want || res.Rows != 75 {
 		t.Fatalf("compact: %d rows, content hash %s, was %s", res.Rows, got, want)
 	}
-	res, err = e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"iv", "id"}, Curve: ZOrder, RowsPerFile: 30})
+	res, err = Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"iv", "id"}, Curve: ZOrder, RowsPerFile: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ var fuzzNames = append(append([]string{}, hostileNames...), "Ünï", "naïve Ωm
 // exactHashOf is the row count and, per column, the sum of the hashes of
 // its values' exact bits (exactSQL) at a snapshot: equal only when every
 // float kept its sign and NaN payload.
-func exactHashOf(t *testing.T, e *Engine, snap int64, names []string, typs []types.Type) string {
+func exactHashOf(t *testing.T, e *engine.Engine, snap int64, names []string, typs []types.Type) string {
 	t.Helper()
 	sel := []string{"count(*)"}
 	for i, n := range names {
@@ -455,7 +456,7 @@ func TestRewriteFuzz(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	db, err := Open("")
+	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,15 +514,15 @@ func TestRewriteFuzz(t *testing.T) {
 			wantText := contentOf(t, e, snaps[0], names)
 			ctx := context.Background()
 			for step := range 4 {
-				var res *OptimizeResult
+				var res *RewriteResult
 				var what string
 				if r.IntN(3) == 0 {
-					o := CompactOptions{RowsPerFile: int64(2 + r.IntN(rows))}
+					o := MergeOptions{RowsPerFile: int64(2 + r.IntN(rows))}
 					if r.IntN(3) == 0 {
-						o = CompactOptions{TargetFileSize: int64(1+r.IntN(64)) << 10}
+						o = MergeOptions{TargetFileSize: int64(1+r.IntN(64)) << 10}
 					}
 					what = fmt.Sprintf("compact %+v", o)
-					res, err = e.Compact(ctx, "t", o)
+					res, err = MergeSmallFiles(ctx, e, "t", o)
 					if err == nil && res == nil {
 						continue // fewer than two small files
 					}
@@ -544,7 +545,7 @@ func TestRewriteFuzz(t *testing.T) {
 						o.Curve = []curve.Kind{ZOrder, Hilbert}[r.IntN(2)]
 					}
 					what = fmt.Sprintf("optimize %+v", o)
-					res, err = e.Optimize(ctx, "t", o)
+					res, err = Optimize(ctx, e, "t", o)
 				}
 				what = fmt.Sprintf("step %d, %s over columns %q of types %v", step, what, names, typs)
 				if err != nil {
@@ -573,7 +574,7 @@ func TestRewriteFuzz(t *testing.T) {
 // fuzzLake registers the files in a new table t whose columns are the
 // types rocklake reads from the files, but for the 128-bit integers the
 // fuzzer declares.
-func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Catalog, *Engine) {
+func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Catalog, *engine.Engine) {
 	t.Helper()
 	scratch, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
 	if _, err := ingest.Add(scratch, "t", paths[:1], ingest.Options{Create: true, NoAutoFilters: true}); err != nil {
@@ -611,7 +612,7 @@ func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Cat
 	if _, err := ingest.Add(c, "t", paths, ingest.Options{}); err != nil {
 		t.Fatalf("add: %v", err)
 	}
-	e, err := New(c)
+	e, err := engine.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -626,7 +627,7 @@ func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Cat
 // intact); a dictionary-encoded Parquet column merges them, and
 // DICTIONARY_SIZE_LIMIT 0 writes them plain, bit for bit.
 func TestDuckDBFloatFacts(t *testing.T) {
-	db, err := Open("")
+	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -676,7 +677,7 @@ func TestDuckDBFloatFacts(t *testing.T) {
 // Such a rewrite is refused before its commit, saying why; rows whose
 // shredding survives are rewritten.
 func TestRewriteOfVariantDecimals(t *testing.T) {
-	db, err := Open("")
+	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,7 +695,7 @@ func TestRewriteOfVariantDecimals(t *testing.T) {
 	c, before, e := lakeOf(t, []string{mixed, shredded})
 	ctx := context.Background()
 	want := answerOf(t, e, before.Snapshot.ID, "SELECT v::VARCHAR, variant_typeof(v) FROM t ORDER BY ALL")
-	_, err = e.Compact(ctx, "t", CompactOptions{})
+	_, err = MergeSmallFiles(ctx, e, "t", MergeOptions{})
 	if err != nil {
 		if !errors.Is(err, ErrRewriteMismatch) || !strings.Contains(err.Error(), "VARIANT's DECIMAL") {
 			t.Fatalf("compact: %v", err)

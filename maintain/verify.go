@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -36,8 +37,8 @@ type VerifyReport struct {
 // present in the data, each NULL count that is wrong, each
 // contains_nan=false over a NaN, and each value a membership filter rules
 // out.
-func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep bool) (*VerifyReport, error) {
-	st, err := e.openTable(snapshot, table)
+func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64, deep bool) (*VerifyReport, error) {
+	st, err := openTable(e.Catalog(), snapshot, table)
 	if err != nil {
 		return nil, err
 	}
@@ -66,14 +67,14 @@ func (e *Engine) Verify(ctx context.Context, table string, snapshot int64, deep 
 			continue
 		}
 		var rows int64
-		if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", duckPath(path)).Scan(&rows); err != nil {
+		if err := e.DB().QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", e.DuckPath(path)).Scan(&rows); err != nil {
 			bad("unreadable: %v", err)
 			continue
 		}
 		if rows != f.RecordCount {
 			bad("holds %d rows, registered as %d", rows, f.RecordCount)
 		}
-		n, err := e.verifyFile(ctx, r, t, f, path, cols, bad)
+		n, err := verifyFile(ctx, e, r, t, f, path, cols, bad)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +103,7 @@ type verifyUnit struct {
 // verifyFile checks one file's file and row-group stats, for every column
 // with ordered values, against the values DuckDB reads (cast to the
 // table's types, as queries read them), and its membership filters.
-func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string,
+func verifyFile(ctx context.Context, e *engine.Engine, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string,
 	all []catalog.Column, bad func(string, ...any)) (int, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
@@ -124,7 +125,7 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 	}
 	checked := 0
 	for i, col := range cols {
-		n, err := e.verifyFilter(ctx, r, t, pos, path, col, codecs[i], bad)
+		n, err := verifyFilter(ctx, e, r, t, pos, path, col, codecs[i], bad)
 		if err != nil {
 			return 0, err
 		}
@@ -193,7 +194,7 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 	chunk := verifyChunkFor(len(cols))
 	for lo := 0; lo < len(cols); lo += chunk {
 		hi := min(lo+chunk, len(cols))
-		n, err := e.verifyUnits(ctx, path, cols[lo:hi], codecs[lo:hi], []*verifyUnit{sliceUnit(&fileUnit, lo, hi)}, false, bad)
+		n, err := verifyUnits(ctx, e, path, cols[lo:hi], codecs[lo:hi], []*verifyUnit{sliceUnit(&fileUnit, lo, hi)}, false, bad)
 		if err != nil {
 			return 0, err
 		}
@@ -205,7 +206,7 @@ func (e *Engine) verifyFile(ctx context.Context, r *catalog.Reader, t catalog.Ta
 		for j, idx := range order {
 			units[j] = sliceUnit(rgUnits[idx], lo, hi)
 		}
-		if n, err = e.verifyUnits(ctx, path, cols[lo:hi], codecs[lo:hi], units, true, bad); err != nil {
+		if n, err = verifyUnits(ctx, e, path, cols[lo:hi], codecs[lo:hi], units, true, bad); err != nil {
 			return 0, err
 		}
 		checked += n
@@ -223,7 +224,7 @@ func sliceUnit(u *verifyUnit, lo, hi int) *verifyUnit {
 // counts of every column for every unit, and reports each stored stat the
 // data contradicts. Row groups are told apart by row number: each row
 // belongs to the last unit starting at or before it (an ASOF join).
-func (e *Engine) verifyUnits(ctx context.Context, path string, cols []catalog.Column, codecs []*types.Codec,
+func verifyUnits(ctx context.Context, e *engine.Engine, path string, cols []catalog.Column, codecs []*types.Codec,
 	units []*verifyUnit, byRowGroup bool, bad func(string, ...any)) (int, error) {
 	// FILTER clauses cost DuckDB several times the plain aggregate, so
 	// only float columns (NaN aside) have them.
@@ -251,7 +252,7 @@ func (e *Engine) verifyUnits(ctx context.Context, path string, cols []catalog.Co
 	} else {
 		q = fmt.Sprintf("SELECT 0, %s FROM read_parquet(?) d", strings.Join(aggs, ", "))
 	}
-	rows, err := e.db.QueryContext(ctx, q, duckPath(path))
+	rows, err := e.DB().QueryContext(ctx, q, e.DuckPath(path))
 	if err != nil {
 		for _, col := range cols {
 			bad("column %s: unreadable: %v", col.Name, err)
@@ -323,14 +324,14 @@ func (e *Engine) verifyUnits(ctx context.Context, path string, cols []catalog.Co
 // verifyFilter checks a file's membership filter for a column against the
 // distinct values DuckDB reads: a value the filter rules out would make
 // plans skip a file that holds it. It counts one unit when it checked.
-func (e *Engine) verifyFilter(ctx context.Context, r *catalog.Reader, t catalog.Table, pos int, path string, col catalog.Column,
+func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, t catalog.Table, pos int, path string, col catalog.Column,
 	codec *types.Codec, bad func(string, ...any)) (int, error) {
 	fl, err := r.Filters(t.ID, col.ID)
 	if err != nil || fl == nil || !fl.Has(pos) {
 		return 0, err
 	}
 	c := "d." + quoteIdent(col.Name)
-	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) d WHERE %s IS NOT NULL", c, c), duckPath(path))
+	rows, err := e.DB().QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) d WHERE %s IS NOT NULL", c, c), e.DuckPath(path))
 	if err != nil {
 		bad("column %s: unreadable: %v", col.Name, err)
 		return 1, nil

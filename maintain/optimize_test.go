@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
@@ -63,7 +64,7 @@ func TestOptimizeSortBy(t *testing.T) {
 
 	// A column that does not exist: an error naming it, nothing written.
 	snaps, _ := c.Snapshots()
-	if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"nope"}}); !errors.Is(err, catalog.ErrNoSuchColumn) || !strings.Contains(err.Error(), "nope") {
+	if _, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"nope"}}); !errors.Is(err, catalog.ErrNoSuchColumn) || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("bad sort column: %v", err)
 	}
 	if now, _ := c.Snapshots(); len(now) != len(snaps) {
@@ -71,7 +72,7 @@ func TestOptimizeSortBy(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "sorted")
-	res, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"X"}, RowsPerFile: rows, Dir: out})
+	res, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"X"}, RowsPerFile: rows, Dir: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestOptimizeSortBy(t *testing.T) {
 	// The output directory exists now: a second run into it is refused
 	// and commits nothing.
 	snaps, _ = c.Snapshots()
-	if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"x"}, Dir: out}); err == nil {
+	if _, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"x"}, Dir: out}); err == nil {
 		t.Fatal("optimize into an existing directory must fail")
 	}
 	if now, _ := c.Snapshots(); len(now) != len(snaps) {
@@ -119,7 +120,7 @@ func rowString(row []*string) string {
 	return strings.Join(parts, "|")
 }
 
-func TestCompact(t *testing.T) {
+func TestMergeSmallFiles(t *testing.T) {
 	dir := t.TempDir()
 	var paths []string
 	write := func(name string, lo, n int) {
@@ -143,7 +144,7 @@ func TestCompact(t *testing.T) {
 	q := "SELECT count(*), sum(x), min(x), max(x) FROM t WHERE x >= 10 AND x < 1200"
 	want := answerOf(t, e, before.Snapshot.ID, q)
 
-	res, err := e.Compact(ctx, "t", CompactOptions{RowsPerFile: 100, Dir: filepath.Join(dir, "merged")})
+	res, err := MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 100, Dir: filepath.Join(dir, "merged")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestCompact(t *testing.T) {
 	}
 	// Nothing small left: no snapshot.
 	snaps, _ := c.Snapshots()
-	if res, err := e.Compact(ctx, "t", CompactOptions{RowsPerFile: 100}); err != nil || res != nil {
+	if res, err := MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 100}); err != nil || res != nil {
 		t.Fatalf("second compact: %+v %v", res, err)
 	}
 	if now, _ := c.Snapshots(); len(now) != len(snaps) {
@@ -178,9 +179,9 @@ func TestCompact(t *testing.T) {
 	}
 }
 
-func answerOf(t *testing.T, e *Engine, snap int64, q string) string {
+func answerOf(t *testing.T, e *engine.Engine, snap int64, q string) string {
 	t.Helper()
-	res, err := e.Query(context.Background(), q, QueryOptions{Snapshot: snap})
+	res, err := e.Query(context.Background(), q, engine.QueryOptions{Snapshot: snap})
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
@@ -221,7 +222,7 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 		paths = append(paths, p)
 	}
 	_, before, e := lakeOf(t, paths)
-	res, err := e.Optimize(context.Background(), "t", OptimizeOptions{SortBy: []string{"c4", "c19"}, RowsPerFile: 70, Dir: filepath.Join(dir, "out")})
+	res, err := Optimize(context.Background(), e, "t", OptimizeOptions{SortBy: []string{"c4", "c19"}, RowsPerFile: 70, Dir: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 	// The rewritten files are DuckDB's: pruning over their stats must
 	// agree with a full scan, for literals at and between the values.
 	ctx := context.Background()
-	count := func(q string, o QueryOptions) string {
+	count := func(q string, o engine.QueryOptions) string {
 		o.Snapshot = res.Snapshot.ID
 		out, err := e.Query(ctx, q, o)
 		if err != nil {
@@ -249,7 +250,7 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 	checks := 0
 	for i, typ := range typs {
 		vals, err := e.Query(ctx, fmt.Sprintf("SELECT DISTINCT c%[1]d::VARCHAR FROM t WHERE c%[1]d IS NOT NULL ORDER BY 1 LIMIT 6", i),
-			QueryOptions{Snapshot: res.Snapshot.ID, NoPruning: true})
+			engine.QueryOptions{Snapshot: res.Snapshot.ID, NoPruning: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +262,7 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 			col := fmt.Sprintf("c%d", i)
 			for _, pred := range []string{"C = V", "C < V", "C >= V", "C > V OR C IS NULL", "NOT (C <= V)"} {
 				q := "SELECT count(*) FROM t WHERE " + strings.NewReplacer("C", col, "V", lit).Replace(pred)
-				if got, want := count(q, QueryOptions{}), count(q, QueryOptions{NoPruning: true}); got != want {
+				if got, want := count(q, engine.QueryOptions{}), count(q, engine.QueryOptions{NoPruning: true}); got != want {
 					t.Errorf("%s (%s): pruned %s, full scan %s", q, typ, got, want)
 				}
 				checks++
@@ -272,14 +273,14 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 }
 
 // lakeOf registers files as table t in a new in-memory catalog.
-func lakeOf(t *testing.T, paths []string) (*catalog.Catalog, ingest.Result, *Engine) {
+func lakeOf(t *testing.T, paths []string) (*catalog.Catalog, ingest.Result, *engine.Engine) {
 	t.Helper()
 	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
 	res, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(c)
+	e, err := engine.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func keptFiles(t *testing.T, c *catalog.Catalog, snap int64, pred string) int {
 
 // twoColumnLake is a table of 20 files whose rows have independent
 // uniform x and y: every file spans both columns' whole ranges.
-func twoColumnLake(t *testing.T) (string, *catalog.Catalog, ingest.Result, *Engine) {
+func twoColumnLake(t *testing.T) (string, *catalog.Catalog, ingest.Result, *engine.Engine) {
 	t.Helper()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -364,7 +365,7 @@ func TestOptimizeCurve(t *testing.T) {
 	}
 	run := func(name string, o OptimizeOptions) (float64, float64) {
 		o.RowsPerFile, o.Dir = 625, filepath.Join(dir, name)
-		res, err := e.Optimize(ctx, "t", o)
+		res, err := Optimize(ctx, e, "t", o)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -421,7 +422,7 @@ func TestOptimizeCurve(t *testing.T) {
 			t.Errorf("at the first snapshot: %s: got %s, want %s", q, got, old[q])
 		}
 	}
-	if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"x", "y"}, Curve: "peano"}); err == nil || !strings.Contains(err.Error(), "peano") {
+	if _, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"x", "y"}, Curve: "peano"}); err == nil || !strings.Contains(err.Error(), "peano") {
 		t.Errorf("unknown curve: %v", err)
 	}
 }
@@ -433,7 +434,7 @@ func TestTargetFileSize(t *testing.T) {
 	ctx := context.Background()
 	total := before.Bytes
 	target := total / 7
-	res, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"x"}, TargetFileSize: target, Dir: filepath.Join(dir, "sized")})
+	res, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"x"}, TargetFileSize: target, Dir: filepath.Join(dir, "sized")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,139 +459,15 @@ func TestTargetFileSize(t *testing.T) {
 
 	// Every file is under twice the target: compacting to that size merges
 	// all of them; to a tenth of it, none is small.
-	if res, err := e.Compact(ctx, "t", CompactOptions{TargetFileSize: target / 10}); err != nil || res != nil {
+	if res, err := MergeSmallFiles(ctx, e, "t", MergeOptions{TargetFileSize: target / 10}); err != nil || res != nil {
 		t.Fatalf("compact below every file: %+v, %v", res, err)
 	}
-	merged, err := e.Compact(ctx, "t", CompactOptions{TargetFileSize: 2 * total, Dir: filepath.Join(dir, "merged")})
+	merged, err := MergeSmallFiles(ctx, e, "t", MergeOptions{TargetFileSize: 2 * total, Dir: filepath.Join(dir, "merged")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if merged.FilesBefore != len(files) || merged.FilesAfter != 1 || merged.Rows != 40_000 {
 		t.Fatalf("compact to one file: %+v", merged)
-	}
-}
-
-// Files whose columns are in another order, or carry an extra column, are
-// read by name; files that match the table exactly are read by position.
-// Either way the answers are the table's.
-func TestFilesReadByNameOnlyWhenNeeded(t *testing.T) {
-	dir := t.TempDir()
-	i64 := types.MustParseType("int64")
-	vals := func(xs ...int64) []*types.Value {
-		out := make([]*types.Value, len(xs))
-		for i, x := range xs {
-			v := types.IntValue(x)
-			out[i] = &v
-		}
-		return out
-	}
-	write := func(name string, cols ...pqwrite.Column) string {
-		p := filepath.Join(dir, name)
-		if err := pqwrite.Write(p, cols, pqwrite.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	same := write("a.parquet", pqwrite.Column{Name: "a", Type: i64, Values: vals(1, 2)}, pqwrite.Column{Name: "b", Type: i64, Values: vals(10, 20)})
-	swapped := write("b.parquet", pqwrite.Column{Name: "b", Type: i64, Values: vals(30)}, pqwrite.Column{Name: "a", Type: i64, Values: vals(3)})
-	extra := write("c.parquet", pqwrite.Column{Name: "a", Type: i64, Values: vals(4)}, pqwrite.Column{Name: "b", Type: i64, Values: vals(40)},
-		pqwrite.Column{Name: "z", Type: i64, Values: vals(99)})
-	c, _, e := lakeOf(t, []string{same})
-	if _, err := ingest.Add(c, "t", []string{swapped, extra}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	rd, _ := c.Read(catalog.Latest)
-	defer rd.Close()
-	tb, _ := rd.Table("t")
-	files, _ := rd.Files(tb.ID)
-	match := map[string]bool{}
-	for _, f := range files {
-		match[filepath.Base(f.Path)] = f.ColumnsMatchTable
-	}
-	if !match["a.parquet"] || match["b.parquet"] || match["c.parquet"] {
-		t.Fatalf("ColumnsMatchTable: %v", match)
-	}
-	for q, want := range map[string]string{
-		"SELECT sum(a), sum(b) FROM t":                   "10|100",
-		"SELECT sum(a), sum(b) FROM t WHERE b < 25":      "3|30",
-		"SELECT sum(a), sum(b) FROM t WHERE b > 25":      "7|70",
-		"SELECT a, b FROM t WHERE a = 3":                 "3|30",
-		"SELECT list(a ORDER BY a) FROM t WHERE b <= 20": "[1, 2]",
-	} {
-		if got := answerOf(t, e, catalog.Latest, q); got != want {
-			t.Errorf("%s: got %q, want %q", q, got, want)
-		}
-	}
-}
-
-// Past listParamMin kept files the file list goes to DuckDB as a
-// parameter; answers do not change, for all files or some, twice in a row
-// on the same pooled connection.
-func TestManyFilesAsParameter(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
-	var total int64
-	for f := range listParamMin + 6 {
-		v := types.IntValue(int64(f))
-		p := filepath.Join(dir, fmt.Sprintf("f%03d.parquet", f))
-		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: []*types.Value{&v}}}, pqwrite.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-		total += int64(f)
-	}
-	_, _, e := lakeOf(t, paths)
-	for range 2 {
-		for q, want := range map[string]string{
-			"SELECT count(*), sum(x) FROM t":             fmt.Sprintf("%d|%d", len(paths), total),
-			"SELECT count(*), sum(x) FROM t WHERE x > 2": fmt.Sprintf("%d|%d", len(paths)-3, total-3),
-			"SELECT count(*), sum(x) FROM t WHERE x < 2": "2|1",
-		} {
-			if got := answerOf(t, e, catalog.Latest, q); got != want {
-				t.Errorf("%s: got %q, want %q", q, got, want)
-			}
-		}
-	}
-}
-
-// A repeated query reuses DuckDB's parse; a stale parse never changes an
-// answer: the same text after a commit, and the parse cache off, agree.
-func TestParseCacheKeepsAnswers(t *testing.T) {
-	_, c, before, e := twoColumnLake(t)
-	q := "SELECT count(*), sum(x) FROM t WHERE y >= 5000 AND y < 5100"
-	first := answerOf(t, e, catalog.Latest, q)
-	if got := answerOf(t, e, catalog.Latest, q); got != first {
-		t.Fatalf("repeat: %s vs %s", got, first)
-	}
-	// Remove half the files: the cached parse must not carry a stale plan.
-	rd, _ := c.Read(before.Snapshot.ID)
-	tb, _ := rd.Table("t")
-	files, _ := rd.Files(tb.ID)
-	rd.Close()
-	tx, _ := c.Begin()
-	for _, f := range files[:10] {
-		tx.RemoveFiles("t", f.ID)
-	}
-	if _, err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	cached := answerOf(t, e, catalog.Latest, q)
-	res, err := e.Query(context.Background(), q, QueryOptions{Snapshot: catalog.Latest, NoParseCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fresh := rowString(res.Rows[0]); cached != fresh || cached == first {
-		t.Fatalf("after removing files: cached parse %s, fresh parse %s, before %s", cached, fresh, first)
-	}
-	if old := answerOf(t, e, before.Snapshot.ID, q); old != first {
-		t.Fatalf("time travel: %s, want %s", old, first)
-	}
-	var names []string
-	for _, p := range res.Phases {
-		names = append(names, p.Name)
-	}
-	if strings.Join(names, ",") != "parse,plan,bind,execute" {
-		t.Errorf("phases %v", names)
 	}
 }
 
@@ -628,29 +505,15 @@ func TestParseTextFastPaths(t *testing.T) {
 	}
 }
 
-// Review regressions: a trailing semicolon or -- comment, a CTE that
-// shadows a table only in its own scope, two curve rewrites in a row on
-// one engine, and rewriting files that hold no rows.
-func TestQueryTextEdgesAndRepeatRewrites(t *testing.T) {
+// Two curve rewrites in a row on one engine both commit, the second with
+// the curve function the first registered; a table of files without rows
+// is rewritten by retiring them and writing nothing.
+func TestRepeatCurveRewritesAndEmptyFiles(t *testing.T) {
 	dir, c, _, e := twoColumnLake(t)
 	want := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(x) FROM t WHERE x < 100")
-	for _, q := range []string{
-		"SELECT count(*), sum(x) FROM t WHERE x < 100;",
-		"SELECT count(*), sum(x) FROM t WHERE x < 100 ; \n",
-		"SELECT count(*), sum(x) FROM t WHERE x < 100 -- trailing comment",
-	} {
-		if got := answerOf(t, e, catalog.Latest, q); got != want {
-			t.Errorf("%q: %s, want %s", q, got, want)
-		}
-	}
-	// The CTE named t hides the table only inside the first subquery.
-	q := "SELECT (WITH t AS (SELECT 1 AS x) SELECT max(x) FROM t), (SELECT count(*) FROM t WHERE x < 100)"
-	if got, n := answerOf(t, e, catalog.Latest, q), strings.Split(want, "|")[0]; got != "1|"+n {
-		t.Errorf("scoped CTE: %s, want 1|%s", got, n)
-	}
 	ctx := context.Background()
 	for i := range 2 {
-		if _, err := e.Optimize(ctx, "t", OptimizeOptions{SortBy: []string{"x", "y"}, Curve: Hilbert, RowsPerFile: 5000,
+		if _, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"x", "y"}, Curve: Hilbert, RowsPerFile: 5000,
 			Dir: filepath.Join(dir, fmt.Sprintf("h%d", i))}); err != nil {
 			t.Fatalf("curve rewrite %d: %v", i, err)
 		}
@@ -667,7 +530,7 @@ func TestQueryTextEdgesAndRepeatRewrites(t *testing.T) {
 	if _, err := ingest.Add(c, "e", []string{empty}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Optimize(ctx, "e", OptimizeOptions{SortBy: []string{"x"}, Dir: filepath.Join(dir, "e-out")})
+	res, err := Optimize(ctx, e, "e", OptimizeOptions{SortBy: []string{"x"}, Dir: filepath.Join(dir, "e-out")})
 	if err != nil || res.FilesBefore != 1 || res.FilesAfter != 0 {
 		t.Fatalf("optimize of an empty file: %+v, %v", res, err)
 	}

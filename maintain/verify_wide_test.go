@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
@@ -79,10 +80,10 @@ func TestVerifyWideOddNames(t *testing.T) {
 	if _, err := ingest.Add(c, "t", []string{good, liar}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	e, _ := New(c)
+	e, _ := engine.New(c)
 	defer e.Close()
 	start := time.Now()
-	rep, err := e.Verify(context.Background(), "t", catalog.Latest, true)
+	rep, err := Verify(context.Background(), e, "t", catalog.Latest, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +129,9 @@ func TestVerifyFileRowNumberColumn(t *testing.T) {
 	if _, err := ingest.Add(c, "t", []string{good, liar}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	e, _ := New(c)
+	e, _ := engine.New(c)
 	defer e.Close()
-	rep, err := e.Verify(context.Background(), "t", catalog.Latest, true)
+	rep, err := Verify(context.Background(), e, "t", catalog.Latest, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,8 @@
-package prune
+package maintain
 
 import (
 	"bytes"
 	"fmt"
-	"html"
-	"io"
-	"math"
 	"math/big"
 	"sort"
 
@@ -86,7 +83,7 @@ func Analyze(r *catalog.Reader, table, column string) (*Clustering, error) {
 		}
 	}
 	var num func([]byte) float64
-	if pos, numeric := cl.positions(); numeric {
+	if pos, numeric := cl.Positions(); numeric {
 		num = pos
 	}
 	cl.Files = measure(cl.FileRanges, num)
@@ -222,11 +219,12 @@ func (c *Clustering) Text(b []byte) string {
 	return c.codec.Format(v)
 }
 
-// position maps a bound to a number for plotting: the value itself for
-// numbers and times, else its rank among all bounds.
-func (c *Clustering) positions() (func([]byte) float64, bool) {
+// Positions maps a bound to a number, to measure distances and to plot
+// bounds on an axis: the value itself for numbers and times (numeric),
+// else its rank among the files' bounds.
+func (c *Clustering) Positions() (pos func([]byte) float64, numeric bool) {
 	k := c.codec.Type().Kind
-	numeric := k != types.KindVarchar && k != types.KindBlob && k != types.KindUUID && k != types.KindEnum && k != types.KindBoolean
+	numeric = k != types.KindVarchar && k != types.KindBlob && k != types.KindUUID && k != types.KindEnum && k != types.KindBoolean
 	if numeric {
 		return func(b []byte) float64 {
 			v, err := c.codec.Decode(b)
@@ -254,55 +252,4 @@ func (c *Clustering) positions() (func([]byte) float64, bool) {
 	return func(b []byte) float64 {
 		return float64(sort.Search(len(all), func(i int) bool { return bytes.Compare(all[i], b) >= 0 }))
 	}, false
-}
-
-// SVG draws each file's [min, max] as a horizontal bar, one row per file in
-// catalog order, so that overlaps (and unbounded files, drawn across the
-// whole width in red) show at a glance.
-func (c *Clustering) SVG(w io.Writer) error {
-	pos, numeric := c.positions()
-	lo, hi := math.Inf(1), math.Inf(-1)
-	var loB, hiB []byte
-	for _, r := range c.FileRanges {
-		if r.Known {
-			if p := pos(r.Min); p < lo {
-				lo, loB = p, r.Min
-			}
-			if p := pos(r.Max); p > hi {
-				hi, hiB = p, r.Max
-			}
-		}
-	}
-	if math.IsInf(lo, 0) || hi <= lo {
-		lo, hi = 0, 1
-	}
-	const width, left, barH = 900.0, 10.0, 6.0
-	n := len(c.FileRanges)
-	height := 60 + float64(n)*(barH+2)
-	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*(width-2*left) }
-	axis := "value"
-	if !numeric {
-		axis = "rank of bound"
-	}
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", width, height)
-	fmt.Fprintf(w, `<text x="%.0f" y="16">%s.%s (%s): %d files, avg overlap depth %.2f, max %d; point query reads %.1f%%, 1%% range %.1f%% of files</text>`+"\n",
-		left, html.EscapeString(c.Table), html.EscapeString(c.Column), html.EscapeString(c.Type), n, c.Files.AvgDepth, c.Files.MaxDepth,
-		100*c.Files.PointRead, 100*c.Files.RangeRead)
-	for i, r := range c.FileRanges {
-		y := 30 + float64(i)*(barH+2)
-		if !r.Known {
-			fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#d62728"><title>%s: no bounds</title></rect>`+"\n",
-				left, y, width-2*left, barH, html.EscapeString(r.Label))
-			continue
-		}
-		x0, x1 := x(pos(r.Min)), x(pos(r.Max))
-		fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#1f77b4"><title>%s: [%s, %s]</title></rect>`+"\n",
-			x0, y, math.Max(x1-x0, 1), barH, html.EscapeString(r.Label), html.EscapeString(c.Text(r.Min)), html.EscapeString(c.Text(r.Max)))
-	}
-	if loB != nil {
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">x axis (%s): %s … %s</text>`+"\n", left, height-10, axis,
-			html.EscapeString(c.Text(loB)), html.EscapeString(c.Text(hiB)))
-	}
-	_, err := fmt.Fprintln(w, "</svg>")
-	return err
 }

@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
@@ -40,10 +41,10 @@ func TestVerify(t *testing.T) {
 	if _, err := ingest.Add(c, "t", []string{good, liar, gone, grown}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	e, _ := New(c)
+	e, _ := engine.New(c)
 	defer e.Close()
 	ctx := context.Background()
-	rep, err := e.Verify(ctx, "t", catalog.Latest, true)
+	rep, err := Verify(ctx, e, "t", catalog.Latest, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestVerify(t *testing.T) {
 	}
 	_ = os.Remove(gone)
 	_ = os.WriteFile(grown, append(mustRead(t, grown), 0), 0o644)
-	rep, err = e.Verify(ctx, "t", catalog.Latest, false)
+	rep, err = Verify(ctx, e, "t", catalog.Latest, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +109,12 @@ func TestVerifyMembershipFilters(t *testing.T) {
 	if _, err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(c)
+	e, err := engine.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	rep, err := e.Verify(context.Background(), "t", catalog.Latest, true)
+	rep, err := Verify(context.Background(), e, "t", catalog.Latest, true)
 	if err != nil {
 		t.Fatal(err)
 	}

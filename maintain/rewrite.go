@@ -1,58 +1,28 @@
-package engine
+package maintain
 
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/duckdb/duckdb-go/v2"
 
 	"rocklake/catalog"
+	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
 
-// OptimizeOptions steer a rewrite.
-type OptimizeOptions struct {
-	// SortBy names top-level columns; rows are written in that order, or,
-	// with Curve, along a space-filling curve through all of them.
-	SortBy []string
-	// Curve, when set, orders rows by their position along a Z-order or
-	// Hilbert curve over the SortBy columns' ranks, so that every new file
-	// covers a narrow box of each column instead of a narrow range of the
-	// first only.
-	Curve curve.Kind
-	// RowsPerFile sizes the new files (default 1,000,000 rows).
-	RowsPerFile int64
-	// TargetFileSize, when positive, sizes the new files in bytes instead:
-	// rows per file follow the bytes per row of the input, then of the
-	// files already written.
-	TargetFileSize int64
-	// Dir receives the new files; it must not exist yet. Default: a new
-	// directory under the catalog's rewrite root (Catalog.RewriteRoot),
-	// named by the table's id and the snapshot, never by its name.
-	Dir string
-}
-
-// The curves OptimizeOptions.Curve takes.
-const (
-	ZOrder  = curve.ZOrder
-	Hilbert = curve.Hilbert
-)
-
-// OptimizeResult says what a rewrite did.
-type OptimizeResult struct {
+// RewriteResult says what a rewrite (Optimize, MergeSmallFiles) did.
+type RewriteResult struct {
 	Snapshot    catalog.Snapshot
 	FilesBefore int
 	FilesAfter  int
@@ -60,52 +30,6 @@ type OptimizeResult struct {
 	Dir         string
 	// BytesBefore and BytesAfter total the old and the new files' sizes.
 	BytesBefore, BytesAfter int64
-}
-
-// ErrNothingToOptimize reports a table without live files.
-var ErrNothingToOptimize = errors.New("the table has no files to rewrite")
-
-// Optimize rewrites a table's live files sorted by columns, so that each
-// new file covers a narrow range of them, and swaps them in for the old
-// files in one snapshot. The old files stay on disk and readable by time
-// travel. When the commit fails (another writer retired one of the files
-// meanwhile), the new files are deleted and the catalog is unchanged.
-func (e *Engine) Optimize(ctx context.Context, table string, o OptimizeOptions) (res *OptimizeResult, err error) {
-	if len(o.SortBy) == 0 {
-		return nil, errors.New("optimize: no sort column given")
-	}
-	if o.Curve != "" {
-		if _, err := curve.Parse(string(o.Curve)); err != nil {
-			return nil, fmt.Errorf("optimize: %w", err)
-		}
-		if len(o.SortBy) > curve.MaxDims {
-			return nil, fmt.Errorf("optimize: a curve takes at most %d columns, got %d", curve.MaxDims, len(o.SortBy))
-		}
-	}
-	st, err := e.openTable(catalog.Latest, table)
-	if err != nil {
-		return nil, err
-	}
-	defer st.r.Close()
-	t := st.t
-	var order []string
-	for _, s := range o.SortBy {
-		found := false
-		for i, c := range topLevel(st.cols) {
-			if strings.EqualFold(c.Name, strings.TrimSpace(s)) {
-				order, found = append(order, slot(i)), true
-				break
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("%w: %q in table %q", catalog.ErrNoSuchColumn, s, t.Name)
-		}
-	}
-	if len(st.files) == 0 {
-		return nil, fmt.Errorf("%s: %w", t.Name, ErrNothingToOptimize)
-	}
-	return e.rewrite(ctx, st, st.files, rewriteSpec{order: order, curve: o.Curve,
-		sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "optimize"})
 }
 
 // sizing says how large the new files are: bytes when positive, else rows
@@ -142,6 +66,9 @@ func (z sizing) next(left int64, bytesPerRow float64) int64 {
 // slot is the name of the i-th top-level column inside a rewrite.
 func slot(i int) string { return "c" + strconv.Itoa(i) }
 
+// quoteIdent quotes a name as a DuckDB identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
 // topLevel returns the table's top-level columns, in order.
 func topLevel(cols []catalog.Column) []catalog.Column {
 	var out []catalog.Column
@@ -155,13 +82,13 @@ func topLevel(cols []catalog.Column) []catalog.Column {
 
 // slotSQL reads files as the table's columns renamed to their slots, by
 // position, so that no name is resolved.
-func slotSQL(t catalog.Table, cols []catalog.Column, files []string) string {
+func slotSQL(e *engine.Engine, t catalog.Table, cols []catalog.Column, files []string) string {
 	top := topLevel(cols)
 	slots := make([]string, len(top))
 	for i := range top {
 		slots[i] = slot(i)
 	}
-	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", viewSQL(t, cols, files, "", true), strings.Join(slots, ", "))
+	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", e.ReadFilesSQL(t, cols, files), strings.Join(slots, ", "))
 }
 
 // digestSQL returns one row over exprs, expressions over the slot columns
@@ -329,14 +256,14 @@ var ErrRewriteMismatch = errors.New("the written files do not hold the rows read
 // checkRewrite compares what a rewrite read (the slot columns of tmp) with
 // what it wrote (the new files, read back as the table reads them): row
 // count and every column's content digest.
-func checkRewrite(ctx context.Context, conn *sql.Conn, st *tableState, tmp string, typs []types.Type, written []string) error {
+func checkRewrite(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, tmp string, typs []types.Type, written []string) error {
 	top := topLevel(st.cols)
 	exprs := exactSlots(typs)
 	read, err := digest(ctx, conn, tmp, exprs)
 	if err != nil {
 		return fmt.Errorf("digest of the rows read: %w", err)
 	}
-	wrote, err := digest(ctx, conn, "("+slotSQL(st.t, st.cols, written)+")", exprs)
+	wrote, err := digest(ctx, conn, "("+slotSQL(e, st.t, st.cols, written)+")", exprs)
 	if err != nil {
 		return fmt.Errorf("digest of the files written: %w", err)
 	}
@@ -374,7 +301,7 @@ type rewriteSpec struct {
 // rewrite writes the rows of files (in sp's order, or in their present
 // order) to new files in sp.dir and swaps them in for files in one
 // snapshot.
-func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.DataFile, sp rewriteSpec) (res *OptimizeResult, err error) {
+func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []catalog.DataFile, sp rewriteSpec) (res *RewriteResult, err error) {
 	t, cols := st.t, st.cols
 	what, dir := sp.what, sp.dir
 	paths := make([]string, len(files))
@@ -390,7 +317,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		// table's name may be "../x" or "a/b"). A catalog without a
 		// directory (in memory) has no root: the rewrites of its tables
 		// share one beside the files, never nested in an earlier one.
-		if root = e.cat.RewriteRoot(); root == "" {
+		if root = e.Catalog().RewriteRoot(); root == "" {
 			base := filepath.Dir(paths[0])
 			if catalog.IsRewriteDir(base) {
 				root = filepath.Dir(filepath.Dir(base))
@@ -415,7 +342,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		}
 	}()
 
-	conn, err := e.db.Conn(ctx)
+	conn, err := e.DB().Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +357,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	// The temporary table holds the slot columns (and rn, curve), none
 	// named by the user, so its rowid is DuckDB's row id.
 	const tmp = "__rocklake_rewrite"
-	src := slotSQL(t, cols, paths)
+	src := slotSQL(e, t, cols, paths)
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", tmp, src)
 	// rn is qualified by the table: the COPY below names its output
 	// columns after the user's, and an unqualified ORDER BY rn would sort by
@@ -451,7 +378,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		src = fmt.Sprintf("SELECT *, %s FROM (%s)", strings.Join(copies, ", "), src)
 		key := strings.Join(keys, ", ")
 		if sp.curve != "" {
-			if src, err = e.curveSQL(conn, sp.curve, keys, src); err != nil {
+			if src, err = curveSQL(ctx, e, sp.curve, keys, src); err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
 			key = curveKey + ", " + key
@@ -482,7 +409,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	}
 	if rows == 0 {
 		// Files without rows: nothing to write, only retire them.
-		tx, err := e.cat.Begin()
+		tx, err := e.Catalog().Begin()
 		if err != nil {
 			return nil, err
 		}
@@ -491,7 +418,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		if err != nil {
 			return nil, fmt.Errorf("%s: retiring empty files: %w", what, err)
 		}
-		return &OptimizeResult{Snapshot: snap, FilesBefore: len(files), BytesBefore: inputBytes}, nil
+		return &RewriteResult{Snapshot: snap, FilesBefore: len(files), BytesBefore: inputBytes}, nil
 	}
 	w, err := newArrowWriter(st)
 	if err != nil {
@@ -577,7 +504,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		afterWrite(written)
 	}
 	// Nothing is committed unless the files hold exactly the rows read.
-	if err := checkRewrite(ctx, conn, st, tmp, typs, written); err != nil {
+	if err := checkRewrite(ctx, e, conn, st, tmp, typs, written); err != nil {
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
 	// An interrupt up to here leaves the catalog as it was and removes
@@ -587,7 +514,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 	}
 	// The new files are rocklake's own: cleanup may delete them, and the
 	// directory made for them, once no kept snapshot reads them.
-	added, err := ingest.Add(e.cat, t.Name, []string{dir}, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake})
+	added, err := ingest.Add(e.Catalog(), t.Name, []string{dir}, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake})
 	if err != nil {
 		return nil, fmt.Errorf("%s: registering the rewritten files: %w", what, err)
 	}
@@ -598,7 +525,7 @@ func (e *Engine) rewrite(ctx context.Context, st *tableState, files []catalog.Da
 		// old files).
 		return nil, fmt.Errorf("%s: wrote %d rows but registered %d at snapshot %d", what, rows, added.Rows, added.Snapshot.ID)
 	}
-	return &OptimizeResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir,
+	return &RewriteResult{Snapshot: added.Snapshot, FilesBefore: len(files), FilesAfter: n, Rows: rows, Dir: dir,
 		BytesBefore: inputBytes, BytesAfter: outBytes}, nil
 }
 
@@ -833,108 +760,6 @@ func parseText(codec *types.Codec, k types.Kind, s string) (types.Value, error) 
 	return codec.Parse(s)
 }
 
-// curveKey is the column curveSQL adds; src's columns are slots, so it
-// meets none of them.
-const curveKey = "curve"
-
-// curveSQL wraps src so that every row gains its position along the curve
-// through the order columns. Each column is first mapped to its rank,
-// scaled to curve.Bits buckets: ranks, not values, so that skewed or
-// non-numeric columns (strings, timestamps) spread evenly over the curve,
-// and equal values share a bucket. NULLs rank last.
-func (e *Engine) curveSQL(conn *sql.Conn, kind curve.Kind, order []string, src string) (string, error) {
-	// A UDF lives in DuckDB's shared catalog: register it once per engine
-	// (registering it again, or concurrently, fails).
-	fn := "rocklake_curve_" + string(kind)
-	v, _ := e.udfs.LoadOrStore(kind, &udfOnce{})
-	u := v.(*udfOnce)
-	u.once.Do(func() { u.err = duckdb.RegisterScalarUDF(conn, fn, curveUDF{kind}) })
-	if u.err != nil {
-		return "", fmt.Errorf("registering %s: %w", fn, u.err)
-	}
-	bits := curve.Bits(len(order))
-	var ranks, args, drop []string
-	for i, c := range order {
-		k := fmt.Sprintf("k%d", i)
-		ranks = append(ranks, fmt.Sprintf("((rank() OVER (ORDER BY %s NULLS LAST) - 1) * %d // count(*) OVER ())::UBIGINT AS %s",
-			c, int64(1)<<bits, k))
-		args, drop = append(args, k), append(drop, k)
-	}
-	return fmt.Sprintf("SELECT * EXCLUDE (%s), %s(%d::UTINYINT, %s) AS %s FROM (SELECT *, %s FROM (%s))",
-		strings.Join(drop, ", "), fn, bits, strings.Join(args, ", "), curveKey, strings.Join(ranks, ", "), src), nil
-}
-
-type udfOnce struct {
-	once sync.Once
-	err  error
-}
-
-// curveUDF is the DuckDB scalar function (bits UTINYINT, bucket UBIGINT...)
-// → position UBIGINT.
-type curveUDF struct{ kind curve.Kind }
-
-func (f curveUDF) Config() duckdb.ScalarFuncConfig {
-	u8, _ := duckdb.NewTypeInfo(duckdb.TYPE_UTINYINT)
-	u64, _ := duckdb.NewTypeInfo(duckdb.TYPE_UBIGINT)
-	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{u8}, VariadicTypeInfo: u64, ResultTypeInfo: u64}
-}
-
-func (f curveUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
-		bits, ok := values[0].(uint8)
-		if !ok || len(values)-1 > curve.MaxDims {
-			return nil, fmt.Errorf("curve: bad arguments %v", values)
-		}
-		var buf [curve.MaxDims]uint32
-		x := buf[:len(values)-1]
-		for i, v := range values[1:] {
-			u, ok := v.(uint64)
-			if !ok {
-				return nil, fmt.Errorf("curve: bucket %v is %T, want uint64", v, v)
-			}
-			x[i] = uint32(u)
-		}
-		return f.kind.Index(x, int(bits)), nil
-	}}
-}
-
-// CompactOptions steer Compact.
-type CompactOptions struct {
-	// RowsPerFile is the size of the merged files; files with fewer rows
-	// are merged (default 1,000,000).
-	RowsPerFile int64
-	// TargetFileSize, when positive, sizes in bytes instead: files smaller
-	// than it are merged into files of about that size.
-	TargetFileSize int64
-	// Dir receives the merged files; it must not exist yet. Default: as
-	// OptimizeOptions.Dir.
-	Dir string
-}
-
-// Compact merges a table's small files into larger ones, keeping the rows'
-// order, and swaps them in in one snapshot. Fewer than two small files:
-// nothing to do, no snapshot, a nil result.
-func (e *Engine) Compact(ctx context.Context, table string, o CompactOptions) (*OptimizeResult, error) {
-	if o.RowsPerFile <= 0 {
-		o.RowsPerFile = 1_000_000
-	}
-	st, err := e.openTable(catalog.Latest, table)
-	if err != nil {
-		return nil, err
-	}
-	defer st.r.Close()
-	var small []catalog.DataFile
-	for _, f := range st.files {
-		if o.TargetFileSize > 0 && f.FileSizeBytes < o.TargetFileSize || o.TargetFileSize <= 0 && f.RecordCount < o.RowsPerFile {
-			small = append(small, f)
-		}
-	}
-	if len(small) < 2 {
-		return nil, nil
-	}
-	return e.rewrite(ctx, st, small, rewriteSpec{sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "compact"})
-}
-
 // tableState is a table as a snapshot sees it.
 type tableState struct {
 	r     *catalog.Reader
@@ -945,8 +770,8 @@ type tableState struct {
 
 // openTable reads a table, its columns and its live files at a snapshot;
 // the caller closes st.r.
-func (e *Engine) openTable(snapshot int64, table string) (*tableState, error) {
-	r, err := e.cat.Read(snapshot)
+func openTable(cat *catalog.Catalog, snapshot int64, table string) (*tableState, error) {
+	r, err := cat.Read(snapshot)
 	if err != nil {
 		return nil, err
 	}

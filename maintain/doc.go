@@ -1,0 +1,27 @@
+// Package maintain keeps a catalog's tables in shape: it rewrites a
+// table's files so that their statistics prune (Optimize: a sort, or a
+// Z-order or Hilbert curve through several columns), merges small files
+// into larger ones (MergeSmallFiles, the rocklake compact command), checks
+// files and their stored statistics against the data (Verify), and
+// measures how well a column's bounds separate files and row groups
+// (Analyze), to choose a sort key.
+//
+//	optimize.go  Optimize, and the curve function it registers in DuckDB
+//	merge.go     MergeSmallFiles
+//	rewrite.go   the rewrite both share: read, order, write, check, commit
+//	verify.go    Verify
+//	analyze.go   Analyze (statistics alone, no DuckDB)
+//
+// Rewrites and checks run on an engine's DuckDB and read files through
+// it, exactly as queries read them: what a rewrite checks before its
+// commit is what queries will see. engine knows nothing of this package.
+//
+// A rewrite reads the files into a temporary table, writes new files in
+// one pass (arrow-go, with a page index and bloom filters, or DuckDB's
+// COPY for types arrow-go is not given), compares the rows read with the
+// files written bit for bit, and swaps the new files in for the old ones
+// in one snapshot. Nothing is committed when they differ, when ctx is
+// cancelled first, or when another writer retired one of the old files;
+// the new files are then removed. The old files stay on disk for time
+// travel until expire and cleanup.
+package maintain
