@@ -2,17 +2,19 @@
 // (duckdb-go, cgo), reading only the files pruning keeps. It owns the
 // DuckDB connection setup and how a table's files are read; rewriting and
 // checking those files is package maintain's, which runs on an engine's
-// DuckDB (exported.go) and which engine never imports. The catalog,
+// DuckDB (shared.go) and which engine never imports. The catalog,
 // ingest and pruning packages stay pure Go so that they build and test
 // fast and embed anywhere.
 //
 //	duckdb.go      Open: every connection set up alike
 //	query.go       Query: parse, plan, bind, execute (below)
 //	refs.go        the catalog tables a parse tree names, and their conjuncts
+//	duckast/       DuckDB's parse tree (JSON) read into typed nodes, and a
+//	               WHERE conjunct into the planner's expression
 //	metadata.go    count/min/max answered from statistics
 //	filegroups.go  files whose columns differ from their table's
 //	paths.go       paths DuckDB would glob, made plain
-//	exported.go    the catalog, DuckDB and file reading, for package maintain
+//	shared.go      the catalog, DuckDB and file reading, for package maintain
 //
 // Every connection is set up alike (see Open): the session time zone is UTC,
 // so TIMESTAMPTZ and TIMETZ values print with offset +00, which is the text
@@ -24,9 +26,10 @@
 //	         query text): every reference to a catalog table, and for each
 //	         the WHERE conjuncts that may skip its files (refs.go says
 //	         which: inner joins and preserved sides of outer joins only)
-//	plan     conjuncts naming one reference's columns are printed back by
-//	         DuckDB (json_deserialize_sql, one call, cached per conjunct),
-//	         bound (package expr) and pruned (package prune), per reference
+//	plan     conjuncts naming one reference's columns are read from the
+//	         parse tree into the planner's expression (duckast), bound
+//	         once to the table's columns (package expr) and pruned
+//	         (prune.PlanBound), per reference; no SQL text in between
 //	metadata count/min/max answered from statistics when they prove it;
 //	         DuckDB still binds the query over empty views, for its errors
 //	         and its column names

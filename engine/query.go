@@ -47,7 +47,7 @@ type Engine struct {
 	mixedOnce sync.Once
 	mixed     *sql.DB
 	mixedErr  error
-	udfs      sync.Map // curve.Kind → *udfOnce: registered once per engine
+	udfs      sync.Map // function name → *udfOnce: registered once per engine (RegisterScalarUDF)
 }
 
 // New opens an in-memory DuckDB for a catalog.
@@ -96,7 +96,8 @@ func (e *Engine) mixedDB() (*sql.DB, error) {
 	return e.mixed, e.mixedErr
 }
 
-// DB is the DuckDB handle, for callers that compare with DuckDB directly.
+// DB is the DuckDB handle, for callers that run SQL of their own on it
+// (table maintenance, tests comparing with DuckDB directly).
 func (e *Engine) DB() *sql.DB { return e.db }
 
 // QueryOptions tune Query. The zero value reads the latest snapshot.

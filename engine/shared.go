@@ -10,10 +10,9 @@ import (
 	"rocklake/catalog"
 )
 
-// The methods below serve packages that run SQL of their own on an
-// engine's DuckDB (package maintain): they read a table's files exactly as
-// queries read them, so that what they write and check is what queries
-// see.
+// An engine's DuckDB shared with packages that run SQL of their own on it
+// (package maintain): they read a table's files exactly as queries read
+// them, so that what they write and check is what queries see.
 
 // Catalog is the catalog the engine reads.
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
