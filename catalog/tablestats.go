@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"sync"
 
 	"rocklake/catalog/catalogpb"
@@ -187,18 +186,9 @@ func mergeVariant(into, v *VariantStats) {
 		into.Min, into.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 		return
 	}
-	into.Min = pickBound(into.Min, v.Min, -1)
-	into.Max = pickBound(into.Max, v.Max, +1)
-}
-
-func pickBound(a, b stats.Maybe[[]byte], want int) stats.Maybe[[]byte] {
-	if !a.Known || !b.Known {
-		return stats.Maybe[[]byte]{}
-	}
-	if bytes.Compare(b.V, a.V)*want > 0 {
-		return b
-	}
-	return a
+	// Variant bounds carry no exactness: only their values merge.
+	into.Min, _ = stats.MergeBound(into.Min, false, v.Min, false, stats.Lower)
+	into.Max, _ = stats.MergeBound(into.Max, false, v.Max, false, stats.Higher)
 }
 
 // colAcc folds unit stats into table-level column stats.
@@ -257,8 +247,8 @@ func (a *colAcc) add(st *stats.Column) {
 		return
 	}
 	c := &a.cs
-	c.Min, c.MinIsExact = stats.MergeBound(c.Min, c.MinIsExact, u.Min, u.MinIsExact, -1)
-	c.Max, c.MaxIsExact = stats.MergeBound(c.Max, c.MaxIsExact, u.Max, u.MaxIsExact, +1)
+	c.Min, c.MinIsExact = stats.MergeBound(c.Min, c.MinIsExact, u.Min, u.MinIsExact, stats.Lower)
+	c.Max, c.MaxIsExact = stats.MergeBound(c.Max, c.MaxIsExact, u.Max, u.MaxIsExact, stats.Higher)
 }
 
 func (ts *TableStats) toPB(snap Snapshot) *catalogpb.TableStats {
