@@ -8,6 +8,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/engine/duckast"
+	"rocklake/internal/sqllex"
 	"rocklake/prune"
 	"rocklake/types"
 )
@@ -420,25 +421,12 @@ func nameSpan(query string, ref *tableRef) (at, end int, ok bool) {
 	var ident string
 	end = at
 	if query[at] == '"' {
-		var b strings.Builder
-		for end = at + 1; ; end++ {
-			if end >= len(query) {
-				return 0, 0, false
-			}
-			if query[end] == '"' {
-				if end+1 < len(query) && query[end+1] == '"' {
-					b.WriteByte('"')
-					end++
-					continue
-				}
-				end++
-				break
-			}
-			b.WriteByte(query[end])
+		var ok bool
+		if ident, end, ok = sqllex.Quoted(query, at); !ok {
+			return 0, 0, false
 		}
-		ident = b.String()
 	} else {
-		for end < len(query) && isIdentByte(query[end]) {
+		for end < len(query) && isNameByte(query[end]) {
 			end++
 		}
 		ident = query[at:end]
@@ -451,10 +439,6 @@ func nameSpan(query string, ref *tableRef) (at, end int, ok bool) {
 		return 0, 0, false
 	}
 	return at, end, true
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c == '$' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
 // textEdit replaces query[at:end] with text.
@@ -493,7 +477,7 @@ func namedIn(query string, tables []catalog.Table) []catalog.Table {
 			}
 			i += from
 			j := i + len(name)
-			if (i == 0 || !isIdentByte(lq[i-1])) && (j == len(lq) || !isIdentByte(lq[j])) {
+			if (i == 0 || !isNameByte(lq[i-1])) && (j == len(lq) || !isNameByte(lq[j])) {
 				out = append(out, t)
 				break
 			}
@@ -502,3 +486,7 @@ func namedIn(query string, tables []catalog.Table) []catalog.Table {
 	}
 	return out
 }
+
+// isNameByte reports whether c may continue an unquoted name in DuckDB's
+// SQL ('$' included, as in a$b).
+func isNameByte(c byte) bool { return sqllex.IsNamePart(c) || c == '$' }
