@@ -152,8 +152,8 @@ type Result struct {
 }
 
 // Phase is one step of a query and its duration: "parse" (DuckDB parses
-// the query; tables and conjuncts found), "plan" (conjuncts printed back by
-// DuckDB, bound and pruned), "metadata" (the answer from statistics),
+// the query; tables and conjuncts found), "plan" (conjuncts read from the
+// parse tree, bound and pruned), "metadata" (the answer from statistics),
 // "bind" (the kept files handed to DuckDB as views) and "execute" (DuckDB
 // runs the query; rows read).
 type Phase struct {
