@@ -133,11 +133,22 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 	if err != nil {
 		return nil, err
 	}
+	return PlanBound(r, t, b, opts)
+}
+
+// PlanBound prunes a table's files and row groups for a predicate already
+// bound to the table's columns (expr.Bind, expr.Compile), at the reader's
+// snapshot; t must come from the same reader. A nil b keeps everything, as
+// the predicate "true" does.
+func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) (*Plan, error) {
+	if b == nil {
+		b = &expr.Bound{Text: "true", Pred: &expr.Const{Value: true}}
+	}
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: predicate, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
+	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: b.Text, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
 	plan.Files.Total, plan.RowGroups.Total, plan.Bytes.Total = fs.Len(), int(fs.TotalRowGroups), fs.TotalBytes
 	eval := Compile(b.Pred)
 
