@@ -25,12 +25,14 @@ import (
 //	              arrays (scanned per plan), DataFile rows (read for kept files)
 //	ColumnBounds  one column's file stats aligned with the FileSet:
 //	              flags[i]           uint16, which fields are known
+//	              facts[i]           stats.Facts, what they prove (for checks
+//	                                 over many files without Fill)
 //	              nulls, values, rows []int64
 //	              min, max           fixed-width: w bytes per file in one array;
 //	                                 variable: one array + offsets (n+1)
 //
-// An int64 or timestamp column costs 42 bytes per file: 2 of flags, 24 of
-// counts, 16 of bounds.
+// An int64 or timestamp column costs 43 bytes per file: 3 of flags and
+// facts, 24 of counts, 16 of bounds.
 //
 // Both are cached under (table, next_file_id, schema_version[, column]).
 // A table's live files change only by adding (next_file_id advances) or
@@ -90,6 +92,7 @@ const (
 // It is shared: read it, never modify it.
 type ColumnBounds struct {
 	flags               []uint16
+	facts               []stats.Facts
 	nulls, values, rows []int64
 	min, max            boundArray
 	built
@@ -147,7 +150,7 @@ func (cb *ColumnBounds) BytesPerFile() float64 {
 }
 
 func (cb *ColumnBounds) memory() int64 {
-	n := int64(len(cb.flags))*(2+8+8+8) + int64(len(cb.min.data)+len(cb.max.data))
+	n := int64(len(cb.flags))*(2+1+8+8+8) + int64(len(cb.min.data)+len(cb.max.data))
 	return n + 8*int64(len(cb.min.off)+len(cb.max.off))
 }
 
@@ -396,6 +399,15 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		return nil, err
 	}
 	cb.min, cb.max = packBounds(mins), packBounds(maxs)
+	// Derived from Fill, so that the facts and the stats they summarise
+	// cannot disagree.
+	cb.facts = make([]stats.Facts, n)
+	var st stats.Column
+	for i := range n {
+		if cb.Fill(i, &st) {
+			cb.facts[i] = stats.FactsOf(&st)
+		}
+	}
 	r.c.plan.put(k, cb, cb.memory())
 	return cb, nil
 }
@@ -469,13 +481,7 @@ func packBounds(bs [][]byte) boundArray {
 	return boundArray{data: data, off: off}
 }
 
-// The accessors below serve vectorised checks over many files; they alias
-// the cache (do not modify what they return).
-
-// HasStats says whether file i has a stats row for the column.
-func (cb *ColumnBounds) HasStats(i int) bool { return cb.flags[i]&cbHasStats != 0 }
-
-// MinBound is file i's lower bound, if known.
+// MinBound is file i's lower bound, if known (it aliases the cache).
 func (cb *ColumnBounds) MinBound(i int) ([]byte, bool) {
 	if cb.flags[i]&cbHasMin == 0 {
 		return nil, false
@@ -483,13 +489,29 @@ func (cb *ColumnBounds) MinBound(i int) ([]byte, bool) {
 	return cb.min.at(i), true
 }
 
-// MaxBound is file i's upper bound, if known.
+// MaxBound is file i's upper bound, if known (it aliases the cache).
 func (cb *ColumnBounds) MaxBound(i int) ([]byte, bool) {
 	if cb.flags[i]&cbHasMax == 0 {
 		return nil, false
 	}
 	return cb.max.at(i), true
 }
+
+// Words lays the column out for checks over many files that compare bounds
+// as machine words: when every known bound is 8 bytes wide, file i's bounds
+// are min[8i:8i+8] and max[8i:8i+8], big-endian (so that word order is byte
+// order), and facts[i] says which are known; ok is false otherwise. The
+// slices alias the cache: do not modify them.
+func (cb *ColumnBounds) Words() (min, max []byte, facts []stats.Facts, ok bool) {
+	w8 := func(b *boundArray) bool { return b.off == nil && (b.w == 8 || b.data == nil) }
+	if !w8(&cb.min) || !w8(&cb.max) {
+		return nil, nil, nil, false
+	}
+	return cb.min.data, cb.max.data, cb.facts, true
+}
+
+// HasStats says whether file i has a stats row for the column.
+func (cb *ColumnBounds) HasStats(i int) bool { return cb.flags[i]&cbHasStats != 0 }
 
 // NoNaN says the stats prove file i holds no NaN.
 func (cb *ColumnBounds) NoNaN(i int) bool {

@@ -190,6 +190,10 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					min, max, facts, words := cb.Words()
+					if col.Name != "s" && !words {
+						t.Fatalf("snapshot %d column %s: bigint bounds not laid out as words", id, col.Name)
+					}
 					for i := range files {
 						var st stats.Column
 						got := &st
@@ -198,6 +202,18 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 						}
 						if g, w := planFields(got), planFields(want[i]); g != w {
 							t.Fatalf("snapshot %d column %s file %d:\n got %s\nwant %s", id, col.Name, files[i].ID, g, w)
+						}
+						if !words {
+							continue
+						}
+						f := stats.FactsOf(want[i])
+						if facts[i] != f {
+							t.Fatalf("snapshot %d column %s file %d: facts %08b, want %08b", id, col.Name, files[i].ID, facts[i], f)
+						}
+						if f&stats.FactMin != 0 && string(min[8*i:8*i+8]) != string(want[i].Min.V) ||
+							f&stats.FactMax != 0 && string(max[8*i:8*i+8]) != string(want[i].Max.V) {
+							t.Fatalf("snapshot %d column %s file %d: words %x %x, want %x %x", id, col.Name, files[i].ID,
+								min[8*i:8*i+8], max[8*i:8*i+8], want[i].Min.V, want[i].Max.V)
 						}
 					}
 				}

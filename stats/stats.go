@@ -145,3 +145,40 @@ func Merge(units []Column) Column {
 	}
 	return out
 }
+
+// Facts is what one unit's statistics prove on their own, one bit each: the
+// form in which a check over many units reads them (the catalog keeps them
+// per file beside the bounds). The zero value is a unit without statistics.
+type Facts uint8
+
+const (
+	FactStats    Facts = 1 << iota // the unit has statistics for the column
+	FactMin                        // Min is known
+	FactMax                        // Max is known
+	FactMinExact                   // MinIsExact
+	FactMaxExact                   // MaxIsExact
+	FactNoNull                     // NoNulls
+	FactNoNaN                      // ContainsNaN is known false
+	FactNoValue                    // HoldsNoValue
+)
+
+// FactsOf reads a unit's facts from its statistics (nil: none).
+func FactsOf(st *Column) Facts {
+	if st == nil {
+		return 0
+	}
+	f := FactStats
+	set := func(cond bool, bit Facts) {
+		if cond {
+			f |= bit
+		}
+	}
+	set(st.Min.Known, FactMin)
+	set(st.Max.Known, FactMax)
+	set(st.MinIsExact, FactMinExact)
+	set(st.MaxIsExact, FactMaxExact)
+	set(NoNulls(st), FactNoNull)
+	set(st.ContainsNaN.Known && !st.ContainsNaN.V, FactNoNaN)
+	set(HoldsNoValue(st), FactNoValue)
+	return f
+}
