@@ -53,6 +53,9 @@ type FileSet struct {
 	// Totals over all files.
 	TotalRowGroups int64
 	TotalBytes     int64
+	// EmptyFiles is the number of files without rows (a planner skips
+	// them; with none it need not look).
+	EmptyFiles int
 
 	built // where it was built, to extend it after appends
 }
@@ -313,6 +316,9 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
 		s.TotalRowGroups += int64(f.RowGroupCount)
 		s.TotalBytes += f.FileSizeBytes
+		if f.RecordCount == 0 {
+			s.EmptyFiles++
+		}
 	}
 	r.c.plan.put(k, s, s.memory())
 	return s, nil
@@ -508,37 +514,6 @@ func (cb *ColumnBounds) Words() (min, max []byte, facts []stats.Facts, ok bool) 
 		return nil, nil, nil, false
 	}
 	return cb.min.data, cb.max.data, cb.facts, true
-}
-
-// HasStats says whether file i has a stats row for the column.
-func (cb *ColumnBounds) HasStats(i int) bool { return cb.flags[i]&cbHasStats != 0 }
-
-// NoNaN says the stats prove file i holds no NaN.
-func (cb *ColumnBounds) NoNaN(i int) bool {
-	return cb.flags[i]&(cbHasContainsNaN|cbContainsNaN) == cbHasContainsNaN
-}
-
-// Width8 says every known bound is 8 bytes wide, so that MinWord and
-// MaxWord may be used: big-endian words, whose order is the bytes' order.
-func (cb *ColumnBounds) Width8() bool {
-	ok := func(b *boundArray) bool { return b.off == nil && (b.w == 8 || b.data == nil) }
-	return ok(&cb.min) && ok(&cb.max)
-}
-
-// MinWord is file i's lower bound as a word (Width8 only), if known.
-func (cb *ColumnBounds) MinWord(i int) (uint64, bool) {
-	if cb.flags[i]&cbHasMin == 0 {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(cb.min.data[i*8:]), true
-}
-
-// MaxWord is file i's upper bound as a word (Width8 only), if known.
-func (cb *ColumnBounds) MaxWord(i int) (uint64, bool) {
-	if cb.flags[i]&cbHasMax == 0 {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(cb.max.data[i*8:]), true
 }
 
 // FilterSet holds one column's membership filters aligned with a FileSet.

@@ -1,9 +1,32 @@
 // Package prune decides, from statistics alone, which units of a table
-// (files, row groups) cannot hold a row matching a predicate.
+// (files, row groups, pieces of row groups) cannot hold a row matching a
+// predicate.
 //
-// An evaluator is built once per bound predicate (package expr) and is one
-// closure per predicate node; evaluating a unit asks it for the unit's
-// column stats and answers:
+// Every level is read through one interface, column-major (one column's
+// statistics over all the level's units side by side), and decided by one
+// evaluator:
+//
+//	Statistics    Units() n; Column(id) ColumnStats
+//	ColumnStats   Fill(i, *stats.Column): unit i's min, max, null, value and
+//	              row counts, exactness, NaN; and, found by type assertion:
+//	  WordBounds  8-byte bounds as arrays over the units, compared as words
+//	  Membership  Absent(i, v): a filter proves v absent from unit i
+//
+//	level         units                       Statistics
+//	files         a table's files             catalog.ColumnBounds (words),
+//	                                          + FilterSet for = columns
+//	row groups    a kept file's row groups    catalog.RowGroupStats,
+//	                                          + the file's bloom filters
+//	pages         a row group cut at every    the file's page index, else the
+//	              page boundary of every      row group's stats, + its bloom
+//	              predicate column            filters
+//
+// The evaluator is built once per bound predicate (package expr), one
+// closure per predicate node, and decides a batch of units at a time under
+// a selection: an AND stops evaluating a unit at its first Skip, an OR at
+// its first AllMatch. A comparison states its conditions once (cmpResult);
+// on a column offering WordBounds it tests them in a tight loop through a
+// table derived from that statement. For each unit the answer is
 //
 //	Skip      no row of the unit can make the predicate TRUE: do not read it
 //	Maybe     some row may: read it and filter
@@ -15,12 +38,10 @@
 // matches one; -0.0 = +0.0 (the encodings are equal). A missing, partial or
 // undecodable statistic means Maybe, never an error and never a skip.
 //
-// PlanTable works from the top down:
+// PlanTable (PlanBound for a bound predicate) works from the top down:
 //
-//	files       the catalog's cached column-major stats (catalog.ColumnBounds);
-//	            a prefilter skips runs of files for AND/OR trees of
-//	            comparisons, then the evaluator decides the rest, in parallel
-//	            chunks; = and IN also ask the membership filters
+//	files       the catalog's cached column-major stats, in parallel chunks;
+//	            = (and IN) also ask the catalog's membership filters
 //	row groups  stored per-row-group stats of the files kept
 //	bloom/pages the file's own bloom filters and page index, for row groups
 //	            still undecided and large enough (Options.IndexMinRows)
@@ -28,6 +49,9 @@ package prune
 
 import (
 	"bytes"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
 
 	"rocklake/expr"
 	"rocklake/kv"
@@ -46,121 +70,302 @@ const (
 
 func (r Result) String() string { return [...]string{"maybe", "skip", "all-match"}[r] }
 
-// Stats returns a unit's statistics for a column id, or nil when the unit
-// has none for it.
-type Stats func(colID int64) *stats.Column
-
-// Unit is what an evaluator may ask of a unit: its stats, and optionally
-// whether a bloom filter proves a value (encoded in the column's type)
-// absent from it.
-type Unit struct {
-	Stats  Stats
-	Absent func(colID int64, value []byte) bool
+// Statistics is what the evaluator reads: a set of units and, column by
+// column, their statistics side by side.
+type Statistics interface {
+	// Units is the number of units; they are numbered from 0.
+	Units() int
+	// Column is a column's statistics over the units, nil when no unit has
+	// any (every node reading the column is then Maybe).
+	Column(id int64) ColumnStats
 }
 
-// Evaluator answers for one unit.
-type Evaluator func(u *Unit) Result
+// ColumnStats is one column's statistics over a Statistics' units. It may
+// also offer WordBounds and Membership, found by type assertion.
+type ColumnStats interface {
+	// Fill writes unit i's statistics into st; false when the unit has
+	// none. The bounds written may alias the implementation's memory.
+	Fill(i int, st *stats.Column) bool
+}
 
-// StatsOnly wraps a stats function as a Unit.
-func StatsOnly(st Stats) *Unit { return &Unit{Stats: st} }
+// WordBounds is a ColumnStats whose bounds may be read as arrays over the
+// units, for comparisons that test many units in a tight loop. When ok,
+// every known bound is 8 bytes: unit i's are min[8i:8i+8] and max[8i:8i+8],
+// big-endian (word order is byte order), and facts[i] is
+// stats.FactsOf(unit i's Fill).
+type WordBounds interface {
+	Words() (min, max []byte, facts []stats.Facts, ok bool)
+}
 
-// Compile builds the evaluator of a bound predicate.
-func Compile(p expr.Pred) Evaluator {
+// Membership is a ColumnStats that can prove a value absent from a unit
+// (a bloom filter, the catalog's membership filter): Absent reports that
+// unit i holds no value encoded as value (in the column's type).
+type Membership interface {
+	Absent(i int, value []byte) bool
+}
+
+// batchUnits is the number of units a node decides per call: large enough
+// to amortise the call, small enough that selections and results stay in
+// the first-level cache.
+const batchUnits = 1024
+
+// A node decides the units sel of a batch (offsets from run.base, in
+// increasing order), writing out[k] for each k in sel; out has one entry
+// per unit of the batch. It must not modify sel.
+type node func(r *run, sel []int32, out []Result)
+
+// program is a compiled predicate: a node tree and the columns its leaves
+// read, by slot. It is immutable: runs evaluate it concurrently.
+type program struct {
+	root  node
+	slots []int64 // column id of each slot
+	temps int     // And/Or nodes, each with its own scratch in a run
+}
+
+// run is one goroutine's evaluation of a program over a Statistics.
+type run struct {
+	p      *program
+	words  bool // use WordBounds where offered (off: the scalar path only)
+	cols   []ColumnStats
+	wb     []wordBounds
+	member []Membership
+	base   int
+	st     stats.Column // scratch for Fill
+	res    [][]Result   // per temp
+	sels   [][]int32    // per temp
+	sel    []int32      // the units of a batch to decide
+	all    []int32      // 0, 1, 2, ...: every unit of a batch
+	// wordUnits counts the units comparisons decided from words (tests
+	// read it to know the fast path ran).
+	wordUnits int
+}
+
+type wordBounds struct {
+	min, max []byte
+	facts    []stats.Facts
+	ok       bool
+}
+
+func compile(p expr.Pred) *program {
+	pr := &program{}
+	pr.root = pr.node(p)
+	return pr
+}
+
+func (pr *program) newRun() *run {
+	n := len(pr.slots)
+	r := &run{p: pr, words: true, cols: make([]ColumnStats, n), wb: make([]wordBounds, n), member: make([]Membership, n),
+		res: make([][]Result, pr.temps), sels: make([][]int32, pr.temps)}
+	return r
+}
+
+// slot numbers a column for the leaves that read it.
+func (pr *program) slot(id int64) int {
+	for k, s := range pr.slots {
+		if s == id {
+			return k
+		}
+	}
+	pr.slots = append(pr.slots, id)
+	return len(pr.slots) - 1
+}
+
+// bind points the run at s: each column resolved once, not per unit.
+func (r *run) bind(s Statistics) {
+	for k, id := range r.p.slots {
+		c := s.Column(id)
+		r.cols[k], r.wb[k], r.member[k] = c, wordBounds{}, nil
+		if c == nil {
+			continue
+		}
+		if w, ok := c.(WordBounds); ok && r.words {
+			wb := &r.wb[k]
+			wb.min, wb.max, wb.facts, wb.ok = w.Words()
+			// The word path reads every unit's words, known or not; a side
+			// without any bound may come as no array at all (then the
+			// scalar path decides, as rarely as that happens).
+			n := 8 * len(wb.facts)
+			wb.ok = wb.ok && len(wb.min) >= n && len(wb.max) >= n
+		}
+		r.member[k], _ = c.(Membership)
+	}
+}
+
+// eval decides units [lo, hi) of s into out[lo:hi]. A unit with
+// rows[i] == 0 (rows may be nil) holds nothing to read: Skip, unevaluated.
+func (r *run) eval(s Statistics, lo, hi int, rows []int64, out []Result) {
+	r.bind(s)
+	r.evalBound(lo, hi, rows, out)
+}
+
+// evalBound is eval on the Statistics bound last.
+func (r *run) evalBound(lo, hi int, rows []int64, out []Result) {
+	if n := min(hi-lo, batchUnits); len(r.all) < n {
+		r.sel, r.all = make([]int32, 0, n), make([]int32, n)
+		for i := range r.all {
+			r.all[i] = int32(i)
+		}
+	}
+	for b := lo; b < hi; b += batchUnits {
+		e := min(b+batchUnits, hi)
+		sel := r.all[:e-b]
+		if rows != nil {
+			sel = r.sel[:0]
+			for i, n := range rows[b:e] {
+				if n == 0 {
+					out[b+i] = Skip
+					continue
+				}
+				sel = append(sel, int32(i))
+			}
+		}
+		r.base = b
+		if len(sel) > 0 {
+			r.p.root(r, sel, out[b:e])
+		}
+	}
+}
+
+// scratch is temp t's result and selection buffers for n units.
+func (r *run) scratch(t, n int) ([]Result, []int32) {
+	if len(r.res[t]) < n {
+		r.res[t] = make([]Result, n)
+		r.sels[t] = make([]int32, n)
+	}
+	return r.res[t][:n], r.sels[t][:n]
+}
+
+func (pr *program) node(p expr.Pred) node {
 	switch p := p.(type) {
 	case *expr.Const:
+		res := Skip
 		if p.Value {
-			return func(*Unit) Result { return AllMatch }
+			res = AllMatch
 		}
-		return func(*Unit) Result { return Skip }
+		return constant(res)
 	case *expr.And:
-		subs := compileAll(p.Args)
-		return func(u *Unit) Result {
-			all := true
-			for _, e := range subs {
-				switch e(u) {
-				case Skip:
-					return Skip
-				case Maybe:
-					all = false
-				}
-			}
-			if all {
-				return AllMatch
-			}
-			return Maybe
-		}
+		return pr.combine(p.Args, Skip)
 	case *expr.Or:
-		subs := compileAll(p.Args)
-		return func(u *Unit) Result {
-			skip := true
-			for _, e := range subs {
-				switch e(u) {
-				case AllMatch:
-					return AllMatch
-				case Maybe:
-					skip = false
-				}
-			}
-			if skip {
-				return Skip
-			}
-			return Maybe
-		}
+		return pr.combine(p.Args, AllMatch)
 	case *expr.NullTest:
-		id := p.Col.ID
-		return func(u *Unit) Result { return nullTest(u.Stats(id), p.Not) }
+		not := p.Not
+		return pr.leaf(p.Col.ID, func(st *stats.Column) Result { return nullTest(st, not) })
 	case *expr.Cmp:
-		return compileCmp(p)
+		if p.NaN {
+			op, float := p.Op, isFloat(p.Col)
+			return pr.leaf(p.Col.ID, func(st *stats.Column) Result { return cmpNaN(op, float, stats.FactsOf(st)) })
+		}
+		return pr.cmp(p)
 	case *expr.Prefix:
-		return compilePrefix(p)
+		return pr.leaf(p.Col.ID, prefix(p))
 	case *expr.IsNaN:
-		id := p.Col.ID
-		return func(u *Unit) Result {
-			st := u.Stats(id)
-			switch {
-			case st == nil:
-				return Maybe
-			case stats.HoldsNoValue(st):
-				return Skip
-			case !p.Not && st.ContainsNaN.Known && !st.ContainsNaN.V:
-				return Skip
-			case p.Not && st.ContainsNaN.Known && !st.ContainsNaN.V && noNulls(st):
-				return AllMatch
-			}
-			return Maybe
+		not := p.Not
+		return pr.leaf(p.Col.ID, func(st *stats.Column) Result { return isNaN(st, not) })
+	}
+	// Opaque, and InSet (the binder writes IN as an OR of =): may match.
+	return constant(Maybe)
+}
+
+func constant(res Result) node {
+	return func(_ *run, sel []int32, out []Result) {
+		for _, k := range sel {
+			out[k] = res
 		}
 	}
-	return func(*Unit) Result { return Maybe }
 }
 
-func compileAll(ps []expr.Pred) []Evaluator {
-	out := make([]Evaluator, len(ps))
-	for i, p := range ps {
-		out[i] = Compile(p)
+// combine is AND (stop Skip) or OR (stop AllMatch): a unit takes the
+// first stop any argument answers, and arguments after it are not
+// evaluated for it; otherwise Maybe if any argument said Maybe, else the
+// arguments' common answer (AllMatch for AND, Skip for OR).
+func (pr *program) combine(args []expr.Pred, stop Result) node {
+	subs := make([]node, len(args))
+	for i, a := range args {
+		subs[i] = pr.node(a)
 	}
-	return out
+	var merge [3][3]Result // merge[so far][next argument]
+	for a := range merge {
+		for b := range merge[a] {
+			switch x, y := Result(a), Result(b); {
+			case x == stop || y == stop:
+				merge[a][b] = stop
+			case x == Maybe || y == Maybe:
+				merge[a][b] = Maybe
+			default:
+				merge[a][b] = x
+			}
+		}
+	}
+	if len(subs) == 0 { // the empty AND is TRUE, the empty OR FALSE
+		if stop == Skip {
+			return constant(AllMatch)
+		}
+		return constant(Skip)
+	}
+	t := pr.temps
+	pr.temps++
+	return func(r *run, sel []int32, out []Result) {
+		subs[0](r, sel, out)
+		if len(subs) == 1 {
+			return
+		}
+		tmp, live := r.scratch(t, len(out))
+		// The units still undecided, compacted without branches into live
+		// (written no faster than cur, which may be live, is read).
+		n := 0
+		for _, k := range sel {
+			live[n] = k
+			n += b2i(out[k] != stop)
+		}
+		for _, sub := range subs[1:] {
+			if n == 0 {
+				return
+			}
+			cur := live[:n]
+			sub(r, cur, tmp)
+			n = 0
+			for _, k := range cur {
+				res := merge[out[k]][tmp[k]]
+				out[k] = res
+				live[n] = k
+				n += b2i(res != stop)
+			}
+		}
+	}
 }
 
-func noNulls(st *stats.Column) bool {
-	return (st.NullCount.Known && st.NullCount.V == 0) || (st.ContainsNull.Known && !st.ContainsNull.V)
+// leaf is a node deciding one unit at a time from its stats.
+func (pr *program) leaf(id int64, decide func(*stats.Column) Result) node {
+	slot := pr.slot(id)
+	return func(r *run, sel []int32, out []Result) {
+		col := r.cols[slot]
+		for _, k := range sel {
+			if col != nil && col.Fill(r.base+int(k), &r.st) {
+				out[k] = decide(&r.st)
+			} else {
+				out[k] = Maybe
+			}
+		}
+	}
+}
+
+func isFloat(c *expr.Column) bool {
+	return c.Type.Kind == types.KindFloat || c.Type.Kind == types.KindDouble
 }
 
 func nullTest(st *stats.Column, not bool) Result {
-	if st == nil {
-		return Maybe
-	}
 	empty := stats.HoldsNoValue(st)
 	if not { // IS NOT NULL
 		switch {
 		case empty:
 			return Skip
-		case noNulls(st):
+		case stats.NoNulls(st):
 			return AllMatch
 		}
 		return Maybe
 	}
 	switch {
-	case noNulls(st) && st.RowCount > 0:
+	case stats.NoNulls(st) && st.RowCount > 0:
 		return Skip
 	case empty && st.ValueCount.Known && st.ValueCount.V == 0:
 		return AllMatch
@@ -168,113 +373,290 @@ func nullTest(st *stats.Column, not bool) Result {
 	return Maybe
 }
 
-// mayHoldNaN is true unless the stats say the unit holds no NaN.
-func mayHoldNaN(c *expr.Column, st *stats.Column) bool {
-	k := c.Type.Kind
-	if k != types.KindFloat && k != types.KindDouble {
-		return false
+func isNaN(st *stats.Column, not bool) Result {
+	switch {
+	case stats.HoldsNoValue(st):
+		return Skip
+	case !not && st.ContainsNaN.Known && !st.ContainsNaN.V:
+		return Skip
+	case not && st.ContainsNaN.Known && !st.ContainsNaN.V && stats.NoNulls(st):
+		return AllMatch
 	}
-	return !(st.ContainsNaN.Known && !st.ContainsNaN.V)
+	return Maybe
 }
 
-func compileCmp(p *expr.Cmp) Evaluator {
-	id, v, op := p.Col.ID, p.Value, p.Op
-	if p.NaN {
-		return func(u *Unit) Result {
-			st := u.Stats(id)
-			if st == nil {
-				return Maybe
-			}
-			if stats.HoldsNoValue(st) {
-				return Skip
-			}
-			nan := mayHoldNaN(p.Col, st)
-			switch op {
-			case expr.OpEq, expr.OpGe: // only NaN is = or >= NaN
-				if !nan {
-					return Skip
-				}
-			case expr.OpGt: // nothing is above NaN
-				return Skip
-			}
-			return Maybe
-		}
+// order is how a unit's bound compares with a comparison's literal.
+type order uint8
+
+const (
+	unknown order = iota // the bound is missing
+	below
+	equal
+	above
+)
+
+func orderOf(b stats.Maybe[[]byte], v []byte) order {
+	if !b.Known {
+		return unknown
 	}
-	return func(u *Unit) Result {
-		st := u.Stats(id)
-		if st == nil {
-			return Maybe
-		}
-		if stats.HoldsNoValue(st) {
-			return Skip // only NULLs: no comparison is TRUE
-		}
-		nan := mayHoldNaN(p.Col, st)
-		min, max := st.Min, st.Max
-		cmpMin := func() int { return bytes.Compare(min.V, v) } // min vs v
-		cmpMax := func() int { return bytes.Compare(max.V, v) }
-		// allOK says every row satisfies the comparison, given the check
-		// on exact bounds that follows.
-		allOK := p.Exact && noNulls(st) && !nan
-		switch op {
-		case expr.OpEq:
-			if (min.Known && cmpMin() > 0) || (max.Known && cmpMax() < 0) {
-				return Skip
-			}
-			if u.Absent != nil && u.Absent(id, v) {
-				return Skip // a bloom filter says v is not there
-			}
-			if allOK && min.Known && max.Known && st.MinIsExact && st.MaxIsExact && cmpMin() == 0 && cmpMax() == 0 {
-				return AllMatch
-			}
-		case expr.OpNe:
-			if !nan && min.Known && max.Known && cmpMin() == 0 && cmpMax() == 0 {
-				return Skip // every value equals v
-			}
-			if allOK && ((min.Known && st.MinIsExact && cmpMin() > 0) || (max.Known && st.MaxIsExact && cmpMax() < 0)) {
-				return AllMatch
-			}
-		case expr.OpLt:
-			if min.Known && cmpMin() >= 0 {
-				return Skip // NaN is never below v
-			}
-			if allOK && max.Known && st.MaxIsExact && cmpMax() < 0 {
-				return AllMatch
-			}
-		case expr.OpLe:
-			if min.Known && cmpMin() > 0 {
-				return Skip
-			}
-			if allOK && max.Known && st.MaxIsExact && cmpMax() <= 0 {
-				return AllMatch
-			}
-		case expr.OpGt:
-			if !nan && max.Known && cmpMax() <= 0 {
-				return Skip // a NaN would be above v
-			}
-			if allOK && min.Known && st.MinIsExact && cmpMin() > 0 {
-				return AllMatch
-			}
-		case expr.OpGe:
-			if !nan && max.Known && cmpMax() < 0 {
-				return Skip
-			}
-			if allOK && min.Known && st.MinIsExact && cmpMin() >= 0 {
-				return AllMatch
-			}
-		}
+	return order(int(equal) + bytes.Compare(b.V, v))
+}
+
+// wordOrder is written without branches: bounds vary unpredictably.
+func wordOrder(b, v uint64) order { return order(int(equal) + b2i(b > v) - b2i(b < v)) }
+
+// cmpResult decides "column op literal" for a unit from its facts and how
+// its bounds compare with the literal: the one statement of a comparison's
+// skip and all-match conditions, which the scalar and the word paths both
+// read (the word path through cmpTable). exact is expr.Cmp.Exact; float
+// says the column can hold NaN, which sorts above every number.
+func cmpResult(op expr.Op, exact, float bool, f stats.Facts, lo, hi order) Result {
+	if f&stats.FactStats == 0 {
 		return Maybe
 	}
+	if f&stats.FactNoValue != 0 {
+		return Skip // only NULLs: no comparison is TRUE
+	}
+	nan := float && f&stats.FactNoNaN == 0
+	minExact, maxExact := f&stats.FactMinExact != 0, f&stats.FactMaxExact != 0
+	// allOK says every row satisfies the comparison, given the check on
+	// exact bounds that follows.
+	allOK := exact && f&stats.FactNoNull != 0 && !nan
+	switch op {
+	case expr.OpEq:
+		if lo == above || hi == below {
+			return Skip
+		}
+		if allOK && minExact && maxExact && lo == equal && hi == equal {
+			return AllMatch
+		}
+	case expr.OpNe:
+		if !nan && lo == equal && hi == equal {
+			return Skip // every value equals v
+		}
+		if allOK && (minExact && lo == above || maxExact && hi == below) {
+			return AllMatch
+		}
+	case expr.OpLt:
+		if lo == equal || lo == above {
+			return Skip // NaN is never below v
+		}
+		if allOK && maxExact && hi == below {
+			return AllMatch
+		}
+	case expr.OpLe:
+		if lo == above {
+			return Skip
+		}
+		if allOK && maxExact && (hi == below || hi == equal) {
+			return AllMatch
+		}
+	case expr.OpGt:
+		if !nan && (hi == below || hi == equal) {
+			return Skip // a NaN would be above v
+		}
+		if allOK && minExact && lo == above {
+			return AllMatch
+		}
+	case expr.OpGe:
+		if !nan && hi == below {
+			return Skip
+		}
+		if allOK && minExact && (lo == above || lo == equal) {
+			return AllMatch
+		}
+	}
+	return Maybe
 }
 
-// compilePrefix: the strings starting with P are exactly [P, PrefixEnd(P)).
-func compilePrefix(p *expr.Prefix) Evaluator {
-	id, pre := p.Col.ID, p.Prefix
-	end := kv.PrefixEnd(pre) // nil: no upper end (P is all 0xff, or empty)
-	return func(u *Unit) Result {
-		st := u.Stats(id)
-		if st == nil {
-			return Maybe
+// cmpNaN decides "column op NaN".
+func cmpNaN(op expr.Op, float bool, f stats.Facts) Result {
+	switch {
+	case f&stats.FactStats == 0:
+		return Maybe
+	case f&stats.FactNoValue != 0:
+		return Skip
+	}
+	nan := float && f&stats.FactNoNaN == 0
+	switch op {
+	case expr.OpEq, expr.OpGe: // only NaN is = or >= NaN
+		if !nan {
+			return Skip
 		}
+	case expr.OpGt: // nothing is above NaN
+		return Skip
+	}
+	return Maybe
+}
+
+// A cmpTable is cmpResult for one (op, exact, float), for the word path:
+// each unit's decision is a load from r, indexed by facts<<4 | lo<<2 | hi.
+// A bound the facts say is unknown reads as unknown whatever its order, so
+// that the word path may compare a unit's words, known or not.
+type cmpTable struct {
+	r [1 << 12]Result
+	// first is the bound (stats.FactMin or FactMax) that proves Skip on
+	// its own wherever the two do (more knowledge never undoes a Skip), or
+	// 0 when neither can alone (<>). The word path reads it first, and the
+	// other only for the units it did not skip: a selective range reads
+	// about one word per unit.
+	first stats.Facts
+}
+
+var cmpTables [6][2][2]struct {
+	once sync.Once
+	t    cmpTable
+}
+
+func tableFor(op expr.Op, exact, float bool) *cmpTable {
+	e := &cmpTables[op][b2i(exact)][b2i(float)]
+	e.once.Do(func() {
+		t := &e.t
+		for i := range t.r {
+			f, lo, hi := stats.Facts(i>>4), order(i>>2&3), order(i&3)
+			if f&stats.FactMin == 0 {
+				lo = unknown
+			}
+			if f&stats.FactMax == 0 {
+				hi = unknown
+			}
+			t.r[i] = cmpResult(op, exact, float, f, lo, hi)
+		}
+		for _, side := range []stats.Facts{stats.FactMin, stats.FactMax} {
+			alone := ^(stats.FactMin | stats.FactMax) | side // forget the other bound
+			useful, sound := false, true
+			for i := range t.r {
+				f := stats.Facts(i >> 4)
+				if t.r[int(f&alone)<<4|i&15] != Skip {
+					continue
+				}
+				useful = useful || f&(stats.FactStats|stats.FactNoValue) == stats.FactStats
+				sound = sound && t.r[i] == Skip
+			}
+			if useful && sound {
+				t.first = side
+				break
+			}
+		}
+	})
+	return &e.t
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// cmpLeaf is a comparison with a value literal.
+type cmpLeaf struct {
+	slot         int
+	op           expr.Op
+	v            []byte
+	exact, float bool
+	w            uint64 // v as a word, when 8 bytes
+	table        *cmpTable
+}
+
+func (pr *program) cmp(p *expr.Cmp) node {
+	c := &cmpLeaf{slot: pr.slot(p.Col.ID), op: p.Op, v: p.Value, exact: p.Exact, float: isFloat(p.Col)}
+	if len(c.v) == 8 {
+		c.w = binary.BigEndian.Uint64(c.v)
+		c.table = tableFor(c.op, c.exact, c.float)
+	}
+	return func(r *run, sel []int32, out []Result) {
+		col := r.cols[c.slot]
+		switch {
+		case col == nil:
+			for _, k := range sel {
+				out[k] = Maybe
+			}
+		case r.wb[c.slot].ok && c.table != nil:
+			c.words(r, sel, out)
+		default:
+			c.scalar(r, col, sel, out)
+		}
+	}
+}
+
+func (c *cmpLeaf) scalar(r *run, col ColumnStats, sel []int32, out []Result) {
+	m := r.member[c.slot]
+	for _, k := range sel {
+		i := r.base + int(k)
+		if !col.Fill(i, &r.st) {
+			out[k] = Maybe
+			continue
+		}
+		f := stats.FactsOf(&r.st)
+		out[k] = c.membership(m, i, f, cmpResult(c.op, c.exact, c.float, f, orderOf(r.st.Min, c.v), orderOf(r.st.Max, c.v)))
+	}
+}
+
+func (c *cmpLeaf) words(r *run, sel []int32, out []Result) {
+	w, b, n := &r.wb[c.slot], r.base, len(out)
+	facts := w.facts[b : b+n]
+	mins, maxs := w.min[8*b:8*(b+n)], w.max[8*b:8*(b+n)]
+	if c.table.first == stats.FactMax {
+		wordCmp(sel, out, facts, maxs, mins, 0, 2, ^stats.FactMin, c.w, c.table)
+	} else {
+		wordCmp(sel, out, facts, mins, maxs, 2, 0, ^stats.FactMax, c.w, c.table)
+	}
+	if m := r.member[c.slot]; m != nil {
+		for _, k := range sel {
+			out[k] = c.membership(m, b+int(k), facts[k], out[k])
+		}
+	}
+	r.wordUnits += len(sel)
+}
+
+// wordCmp is the word path's loop, apart so that its few variables stay
+// in registers: the first bound's words (at bit fs of the table index),
+// then, where the table does not say Skip from the facts (masked by alone)
+// and the first bound, the second's (at bit ss).
+func wordCmp(sel []int32, out []Result, facts []stats.Facts, first, second []byte, fs, ss uint, alone stats.Facts, v uint64, t *cmpTable) {
+	n := len(facts)
+	out, first, second = out[:n], first[:8*n], second[:8*n]
+	if t.first == 0 {
+		alone = 0 // no bound proves Skip alone: facts 0 read as no stats
+	}
+	if len(sel) == n { // every unit (a selection is increasing): no indirection
+		for k := range n {
+			f := facts[k]
+			a := int(wordOrder(binary.BigEndian.Uint64(first[8*k:]), v)) << fs
+			res := t.r[int(f&alone)<<4|a]
+			if res != Skip {
+				res = t.r[int(f)<<4|a|int(wordOrder(binary.BigEndian.Uint64(second[8*k:]), v))<<ss]
+			}
+			out[k] = res
+		}
+		return
+	}
+	for _, k := range sel {
+		f := facts[k]
+		a := int(wordOrder(binary.BigEndian.Uint64(first[8*k:]), v)) << fs
+		res := t.r[int(f&alone)<<4|a]
+		if res != Skip {
+			res = t.r[int(f)<<4|a|int(wordOrder(binary.BigEndian.Uint64(second[8*k:]), v))<<ss]
+		}
+		out[k] = res
+	}
+}
+
+// membership asks a unit's membership filter about an = its bounds did not
+// rule out (a unit without stats is not asked).
+func (c *cmpLeaf) membership(m Membership, i int, f stats.Facts, res Result) Result {
+	if m != nil && c.op == expr.OpEq && res != Skip && f&stats.FactStats != 0 && m.Absent(i, c.v) {
+		return Skip
+	}
+	return res
+}
+
+// prefix: the strings starting with P are exactly [P, PrefixEnd(P)).
+func prefix(p *expr.Prefix) func(*stats.Column) Result {
+	pre := p.Prefix
+	end := kv.PrefixEnd(pre) // nil: no upper end (P is all 0xff, or empty)
+	return func(st *stats.Column) Result {
 		if stats.HoldsNoValue(st) {
 			return Skip
 		}
@@ -286,7 +668,7 @@ func compilePrefix(p *expr.Prefix) Evaluator {
 			switch {
 			case below || above:
 				return Skip
-			case p.Exact && inside && noNulls(st):
+			case p.Exact && inside && stats.NoNulls(st):
 				return AllMatch
 			}
 			return Maybe
@@ -294,9 +676,93 @@ func compilePrefix(p *expr.Prefix) Evaluator {
 		switch {
 		case inside:
 			return Skip // every value has the prefix
-		case p.Exact && (below || above) && noNulls(st):
+		case p.Exact && (below || above) && stats.NoNulls(st):
 			return AllMatch
 		}
 		return Maybe
 	}
+}
+
+// Stats returns one unit's statistics for a column id, or nil when the
+// unit has none for it.
+type Stats func(colID int64) *stats.Column
+
+// Unit is one unit as tools and tests hold it: its stats, and optionally
+// whether a filter proves a value (encoded in the column's type) absent.
+type Unit struct {
+	Stats  Stats
+	Absent func(colID int64, value []byte) bool
+}
+
+// Evaluator answers for one unit.
+type Evaluator func(u *Unit) Result
+
+// StatsOnly wraps a stats function as a Unit.
+func StatsOnly(st Stats) *Unit { return &Unit{Stats: st} }
+
+// Compile builds the evaluator of a bound predicate for one unit at a
+// time: the planner's evaluator over a Statistics of one unit. It is safe
+// for concurrent use.
+func Compile(p expr.Pred) Evaluator {
+	pr := compile(p)
+	var idle atomic.Pointer[oneUnit]
+	return func(u *Unit) Result {
+		o := idle.Swap(nil)
+		if o == nil {
+			o = newOneUnit(pr)
+		}
+		o.u = u
+		o.run.evalBound(0, 1, nil, o.out[:])
+		res := o.out[0]
+		o.u = nil
+		idle.Store(o)
+		return res
+	}
+}
+
+// oneUnit is a Unit as a Statistics, with its run bound to it: kept between
+// calls so that an evaluation allocates nothing.
+type oneUnit struct {
+	u    *Unit
+	run  *run
+	cols []oneColumn
+	out  [1]Result
+}
+
+type oneColumn struct {
+	o  *oneUnit
+	id int64
+}
+
+func newOneUnit(pr *program) *oneUnit {
+	o := &oneUnit{run: pr.newRun(), cols: make([]oneColumn, len(pr.slots))}
+	for k, id := range pr.slots {
+		o.cols[k] = oneColumn{o: o, id: id}
+	}
+	o.run.bind(o) // the columns read o.u at each call
+	return o
+}
+
+func (o *oneUnit) Units() int { return 1 }
+
+func (o *oneUnit) Column(id int64) ColumnStats {
+	for k := range o.cols {
+		if o.cols[k].id == id {
+			return &o.cols[k]
+		}
+	}
+	return nil
+}
+
+func (c *oneColumn) Fill(_ int, st *stats.Column) bool {
+	p := c.o.u.Stats(c.id)
+	if p == nil {
+		return false
+	}
+	*st = *p
+	return true
+}
+
+func (c *oneColumn) Absent(_ int, value []byte) bool {
+	return c.o.u.Absent != nil && c.o.u.Absent(c.id, value)
 }

@@ -168,17 +168,26 @@ func FactsOf(st *Column) Facts {
 		return 0
 	}
 	f := FactStats
-	set := func(cond bool, bit Facts) {
-		if cond {
-			f |= bit
-		}
+	if st.Min.Known {
+		f |= FactMin
 	}
-	set(st.Min.Known, FactMin)
-	set(st.Max.Known, FactMax)
-	set(st.MinIsExact, FactMinExact)
-	set(st.MaxIsExact, FactMaxExact)
-	set(NoNulls(st), FactNoNull)
-	set(st.ContainsNaN.Known && !st.ContainsNaN.V, FactNoNaN)
-	set(HoldsNoValue(st), FactNoValue)
+	if st.Max.Known {
+		f |= FactMax
+	}
+	if st.MinIsExact {
+		f |= FactMinExact
+	}
+	if st.MaxIsExact {
+		f |= FactMaxExact
+	}
+	if NoNulls(st) {
+		f |= FactNoNull
+	}
+	if st.ContainsNaN.Known && !st.ContainsNaN.V {
+		f |= FactNoNaN
+	}
+	if HoldsNoValue(st) {
+		f |= FactNoValue
+	}
 	return f
 }
