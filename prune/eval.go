@@ -489,18 +489,19 @@ func cmpNaN(op expr.Op, float bool, f stats.Facts) Result {
 	return Maybe
 }
 
-// A cmpTable is cmpResult for one (op, exact, float), for the word path:
-// each unit's decision is a load from r, indexed by facts<<4 | lo<<2 | hi.
-// A bound the facts say is unknown reads as unknown whatever its order, so
-// that the word path may compare a unit's words, known or not.
+// A cmpTable is cmpResult for one (op, exact, float), for the word path.
+// Its bounds are read in an order: first the one that proves Skip on its
+// own wherever the two do (the max for > and >=, the min for < and <=;
+// more knowledge never undoes a Skip), then the other only for the units
+// the first did not skip, so that a selective range reads about one word
+// per unit. A bound the facts say is unknown reads as unknown whatever the
+// order of its word, so that every unit's words may be compared.
 type cmpTable struct {
+	first stats.Facts // stats.FactMin or FactMax
+	// alone[facts<<2 | first] is Skip where the first bound proves it.
+	alone [1 << 10]Result
+	// r[facts<<4 | first<<2 | second] is the unit's Result.
 	r [1 << 12]Result
-	// first is the bound (stats.FactMin or FactMax) that proves Skip on
-	// its own wherever the two do (more knowledge never undoes a Skip), or
-	// 0 when neither can alone (<>). The word path reads it first, and the
-	// other only for the units it did not skip: a selective range reads
-	// about one word per unit.
-	first stats.Facts
 }
 
 var cmpTables [6][2][2]struct {
@@ -512,31 +513,47 @@ func tableFor(op expr.Op, exact, float bool) *cmpTable {
 	e := &cmpTables[op][b2i(exact)][b2i(float)]
 	e.once.Do(func() {
 		t := &e.t
-		for i := range t.r {
-			f, lo, hi := stats.Facts(i>>4), order(i>>2&3), order(i&3)
+		// res decides from the facts and the orders of the first and
+		// second bound (as facts and orders come from a unit's words).
+		res := func(first stats.Facts, f stats.Facts, a, b order) Result {
+			lo, hi := a, b
+			if first == stats.FactMax {
+				lo, hi = b, a
+			}
 			if f&stats.FactMin == 0 {
 				lo = unknown
 			}
 			if f&stats.FactMax == 0 {
 				hi = unknown
 			}
-			t.r[i] = cmpResult(op, exact, float, f, lo, hi)
+			return cmpResult(op, exact, float, f, lo, hi)
 		}
+		t.first = stats.FactMin
+		found := false
 		for _, side := range []stats.Facts{stats.FactMin, stats.FactMax} {
-			alone := ^(stats.FactMin | stats.FactMax) | side // forget the other bound
+			other := (stats.FactMin | stats.FactMax) ^ side
 			useful, sound := false, true
 			for i := range t.r {
-				f := stats.Facts(i >> 4)
-				if t.r[int(f&alone)<<4|i&15] != Skip {
+				f, a, b := stats.Facts(i>>4), order(i>>2&3), order(i&3)
+				if res(side, f&^other, a, b) != Skip {
 					continue
 				}
 				useful = useful || f&(stats.FactStats|stats.FactNoValue) == stats.FactStats
-				sound = sound && t.r[i] == Skip
+				sound = sound && res(side, f, a, b) == Skip
 			}
 			if useful && sound {
-				t.first = side
+				t.first, found = side, true
 				break
 			}
+		}
+		other := (stats.FactMin | stats.FactMax) ^ t.first
+		for i := range t.alone {
+			if f, a := stats.Facts(i>>2), order(i&3); found && res(t.first, f&^other, a, unknown) == Skip {
+				t.alone[i] = Skip
+			}
+		}
+		for i := range t.r {
+			t.r[i] = res(t.first, stats.Facts(i>>4), order(i>>2&3), order(i&3))
 		}
 	})
 	return &e.t
@@ -596,11 +613,14 @@ func (c *cmpLeaf) scalar(r *run, col ColumnStats, sel []int32, out []Result) {
 func (c *cmpLeaf) words(r *run, sel []int32, out []Result) {
 	w, b, n := &r.wb[c.slot], r.base, len(out)
 	facts := w.facts[b : b+n]
-	mins, maxs := w.min[8*b:8*(b+n)], w.max[8*b:8*(b+n)]
+	first, second := w.min[8*b:8*(b+n)], w.max[8*b:8*(b+n)]
 	if c.table.first == stats.FactMax {
-		wordCmp(sel, out, facts, maxs, mins, 0, 2, ^stats.FactMin, c.w, c.table)
+		first, second = second, first
+	}
+	if len(sel) == n { // every unit (a selection is increasing)
+		wordCmpAll(out, facts, first, second, c.w, c.table)
 	} else {
-		wordCmp(sel, out, facts, mins, maxs, 2, 0, ^stats.FactMax, c.w, c.table)
+		wordCmp(sel, out, facts, first, second, c.w, c.table)
 	}
 	if m := r.member[c.slot]; m != nil {
 		for _, k := range sel {
@@ -610,34 +630,29 @@ func (c *cmpLeaf) words(r *run, sel []int32, out []Result) {
 	r.wordUnits += len(sel)
 }
 
-// wordCmp is the word path's loop, apart so that its few variables stay
-// in registers: the first bound's words (at bit fs of the table index),
-// then, where the table does not say Skip from the facts (masked by alone)
-// and the first bound, the second's (at bit ss).
-func wordCmp(sel []int32, out []Result, facts []stats.Facts, first, second []byte, fs, ss uint, alone stats.Facts, v uint64, t *cmpTable) {
-	n := len(facts)
-	out, first, second = out[:n], first[:8*n], second[:8*n]
-	if t.first == 0 {
-		alone = 0 // no bound proves Skip alone: facts 0 read as no stats
-	}
-	if len(sel) == n { // every unit (a selection is increasing): no indirection
-		for k := range n {
-			f := facts[k]
-			a := int(wordOrder(binary.BigEndian.Uint64(first[8*k:]), v)) << fs
-			res := t.r[int(f&alone)<<4|a]
-			if res != Skip {
-				res = t.r[int(f)<<4|a|int(wordOrder(binary.BigEndian.Uint64(second[8*k:]), v))<<ss]
-			}
-			out[k] = res
-		}
-		return
-	}
+// wordCmp and wordCmpAll are the word path's loops (over a selection, and
+// over every unit without indirection), apart and with few variables so
+// that these stay in registers.
+func wordCmp(sel []int32, out []Result, facts []stats.Facts, first, second []byte, v uint64, t *cmpTable) {
 	for _, k := range sel {
-		f := facts[k]
-		a := int(wordOrder(binary.BigEndian.Uint64(first[8*k:]), v)) << fs
-		res := t.r[int(f&alone)<<4|a]
+		f := int(facts[k])
+		a := int(wordOrder(binary.BigEndian.Uint64(first[8*k:8*k+8]), v))
+		res := t.alone[f<<2|a]
 		if res != Skip {
-			res = t.r[int(f)<<4|a|int(wordOrder(binary.BigEndian.Uint64(second[8*k:]), v))<<ss]
+			res = t.r[f<<4|a<<2|int(wordOrder(binary.BigEndian.Uint64(second[8*k:8*k+8]), v))]
+		}
+		out[k] = res
+	}
+}
+
+func wordCmpAll(out []Result, facts []stats.Facts, first, second []byte, v uint64, t *cmpTable) {
+	facts = facts[:len(out)]
+	for k := range out {
+		f := int(facts[k])
+		a := int(wordOrder(binary.BigEndian.Uint64(first[8*k:8*k+8]), v))
+		res := t.alone[f<<2|a]
+		if res != Skip {
+			res = t.r[f<<4|a<<2|int(wordOrder(binary.BigEndian.Uint64(second[8*k:8*k+8]), v))]
 		}
 		out[k] = res
 	}
