@@ -155,7 +155,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		rows = fs.RecordCounts
 	}
 	results := evalFiles(prog, files, rows)
-	rgr := &rowGroupReader{r: r, tableID: t.ID}
+	rgr := &rowGroupReader{r: r, tableID: t.ID, eqCols: equalityColumns(b.Pred)}
 	defer rgr.close()
 	var rr *run // row groups and pages: one run for the plan
 	for i, res := range results {
@@ -253,8 +253,7 @@ func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bo
 // and the page index. ranges lists the row ranges to read when pages were
 // consulted.
 func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.DataFile, b *expr.Bound, rr *run, opts Options) ([]Result, []int64, []RowRange, error) {
-	eqCols := equalityColumns(b.Pred)
-	rgs, err := rgr.read(f, b, eqCols)
+	rgs, err := rgr.read(f, b)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -546,9 +546,9 @@ func TestPruningIsSound(t *testing.T) {
 				checkUnits(t, &ck, b, s, func(i int) (refPred, int, int) { return fps[i], 0, int(dfiles[i].RecordCount) }, text, where(level))
 				byLevel[level] += s.n
 			}
-			eq := equalityColumns(b.Pred)
+			rgr.eqCols = equalityColumns(b.Pred)
 			for fi, df := range dfiles {
-				rgs, err := rgr.read(df, b, eq)
+				rgs, err := rgr.read(df, b)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -121,6 +121,7 @@ type rowGroups struct {
 type rowGroupReader struct {
 	r       *catalog.Reader
 	tableID int64
+	eqCols  map[int64]bool // the columns under = (equalityColumns)
 	cursors map[int64]*catalog.RowGroupCursor
 }
 
@@ -131,7 +132,7 @@ func (g *rowGroupReader) close() {
 	g.cursors = nil
 }
 
-func (g *rowGroupReader) read(f catalog.DataFile, b *expr.Bound, eqCols map[int64]bool) (*rowGroups, error) {
+func (g *rowGroupReader) read(f catalog.DataFile, b *expr.Bound) (*rowGroups, error) {
 	n := int(f.RowGroupCount)
 	rg := &rowGroups{unitStats: newUnitStats(n, b), rows: make([]int64, n), firsts: make([]int64, n), bloom: make([]bool, n)}
 	for k, c := range b.Columns {
@@ -157,7 +158,7 @@ func (g *rowGroupReader) read(f catalog.DataFile, b *expr.Bound, eqCols map[int6
 				rg.rows[x.Index] = st.RowCount
 				rg.firsts[x.Index] = x.FirstRow
 				rg.haveRows = true
-				if eqCols[c.ID] && x.BloomFilter.Length != 0 {
+				if g.eqCols[c.ID] && x.BloomFilter.Length != 0 {
 					rg.bloom[x.Index] = true
 				}
 			}
