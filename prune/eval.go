@@ -119,6 +119,7 @@ type node func(r *run, sel []int32, out []Result)
 type program struct {
 	root  node
 	slots []int64 // column id of each slot
+	uses  []int   // leaves reading each slot
 	temps int     // And/Or nodes, each with its own scratch in a run
 }
 
@@ -130,7 +131,9 @@ type run struct {
 	wb     []wordBounds
 	member []Membership
 	base   int
-	st     stats.Column // scratch for Fill
+	st     stats.Column // Fill's scratch for a column one leaf reads
+	filled []filled     // per slot, for a column several leaves read
+	batch  uint32       // numbers the batches, for filled
 	res    [][]Result   // per temp
 	sels   [][]int32    // per temp
 	sel    []int32      // the units of a batch to decide
@@ -138,6 +141,17 @@ type run struct {
 	// wordUnits counts the units comparisons decided from words (tests
 	// read it to know the fast path ran).
 	wordUnits int
+}
+
+// filled holds a slot's Fill results for the units of the current batch,
+// so that a unit's stats are filled once however many leaves read the
+// column (BETWEEN, IN, a range and an IS NOT NULL): at[k] == run.batch
+// when unit k's are here.
+type filled struct {
+	at    []uint32
+	ok    []bool
+	st    []stats.Column
+	facts []stats.Facts
 }
 
 type wordBounds struct {
@@ -155,7 +169,7 @@ func compile(p expr.Pred) *program {
 func (pr *program) newRun() *run {
 	n := len(pr.slots)
 	r := &run{p: pr, words: true, cols: make([]ColumnStats, n), wb: make([]wordBounds, n), member: make([]Membership, n),
-		res: make([][]Result, pr.temps), sels: make([][]int32, pr.temps)}
+		filled: make([]filled, n), res: make([][]Result, pr.temps), sels: make([][]int32, pr.temps)}
 	return r
 }
 
@@ -163,10 +177,11 @@ func (pr *program) newRun() *run {
 func (pr *program) slot(id int64) int {
 	for k, s := range pr.slots {
 		if s == id {
+			pr.uses[k]++
 			return k
 		}
 	}
-	pr.slots = append(pr.slots, id)
+	pr.slots, pr.uses = append(pr.slots, id), append(pr.uses, 1)
 	return len(pr.slots) - 1
 }
 
@@ -220,10 +235,45 @@ func (r *run) evalBound(lo, hi int, rows []int64, out []Result) {
 			}
 		}
 		r.base = b
+		if r.batch++; r.batch == 0 { // wrapped: forget every stamp
+			for k := range r.filled {
+				clear(r.filled[k].at)
+			}
+			r.batch = 1
+		}
 		if len(sel) > 0 {
 			r.p.root(r, sel, out[b:e])
 		}
 	}
+}
+
+// unit is unit k of the batch's stats for a slot's column (nil: none),
+// and their facts.
+func (r *run) unit(slot int, k int32) (*stats.Column, stats.Facts) {
+	if r.p.uses[slot] < 2 {
+		if col := r.cols[slot]; col != nil && col.Fill(r.base+int(k), &r.st) {
+			return &r.st, stats.FactsOf(&r.st)
+		}
+		return nil, 0
+	}
+	c := &r.filled[slot]
+	if int(k) >= len(c.at) {
+		n := len(r.all)
+		c.at, c.ok, c.st, c.facts = make([]uint32, n), make([]bool, n), make([]stats.Column, n), make([]stats.Facts, n)
+	}
+	if c.at[k] != r.batch {
+		c.at[k] = r.batch
+		col := r.cols[slot]
+		c.ok[k] = col != nil && col.Fill(r.base+int(k), &c.st[k])
+		c.facts[k] = 0
+		if c.ok[k] {
+			c.facts[k] = stats.FactsOf(&c.st[k])
+		}
+	}
+	if !c.ok[k] {
+		return nil, 0
+	}
+	return &c.st[k], c.facts[k]
 }
 
 // scratch is temp t's result and selection buffers for n units.
@@ -338,10 +388,15 @@ func (pr *program) combine(args []expr.Pred, stop Result) node {
 func (pr *program) leaf(id int64, decide func(*stats.Column) Result) node {
 	slot := pr.slot(id)
 	return func(r *run, sel []int32, out []Result) {
-		col := r.cols[slot]
+		if r.cols[slot] == nil {
+			for _, k := range sel {
+				out[k] = Maybe
+			}
+			return
+		}
 		for _, k := range sel {
-			if col != nil && col.Fill(r.base+int(k), &r.st) {
-				out[k] = decide(&r.st)
+			if st, _ := r.unit(slot, k); st != nil {
+				out[k] = decide(st)
 			} else {
 				out[k] = Maybe
 			}
@@ -592,21 +647,24 @@ func (pr *program) cmp(p *expr.Cmp) node {
 		case r.wb[c.slot].ok && c.table != nil:
 			c.words(r, sel, out)
 		default:
-			c.scalar(r, col, sel, out)
+			c.scalar(r, sel, out)
 		}
 	}
 }
 
-func (c *cmpLeaf) scalar(r *run, col ColumnStats, sel []int32, out []Result) {
+func (c *cmpLeaf) scalar(r *run, sel []int32, out []Result) {
 	m := r.member[c.slot]
 	for _, k := range sel {
-		i := r.base + int(k)
-		if !col.Fill(i, &r.st) {
+		st, f := r.unit(c.slot, k)
+		if st == nil {
 			out[k] = Maybe
 			continue
 		}
-		f := stats.FactsOf(&r.st)
-		out[k] = c.membership(m, i, f, cmpResult(c.op, c.exact, c.float, f, orderOf(r.st.Min, c.v), orderOf(r.st.Max, c.v)))
+		res := cmpResult(c.op, c.exact, c.float, f, orderOf(st.Min, c.v), orderOf(st.Max, c.v))
+		if m != nil {
+			res = c.membership(m, r.base+int(k), f, res)
+		}
+		out[k] = res
 	}
 }
 
