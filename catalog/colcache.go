@@ -340,7 +340,8 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	mins, maxs := make([][]byte, n), make([][]byte, n)
-	from := int64(0)
+	cb.facts = make([]stats.Facts, n)
+	from, fresh := int64(0), 0 // files from index fresh on are read here
 	if base, _ := r.c.plan.base(k).(*ColumnBounds); base != nil {
 		n0 := len(base.flags)
 		ok, err := r.extendBase(tableID, fs, base.built, n0)
@@ -353,11 +354,12 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 			copy(cb.nulls, base.nulls)
 			copy(cb.values, base.values)
 			copy(cb.rows, base.rows)
+			copy(cb.facts, base.facts)
 			for i := range n0 {
 				mins[i], _ = base.MinBound(i)
 				maxs[i], _ = base.MaxBound(i)
 			}
-			from = base.nextFileID
+			from, fresh = base.nextFileID, n0
 		}
 	}
 	var p catalogpb.ColumnStats
@@ -407,9 +409,8 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	cb.min, cb.max = packBounds(mins), packBounds(maxs)
 	// Derived from Fill, so that the facts and the stats they summarise
 	// cannot disagree.
-	cb.facts = make([]stats.Facts, n)
 	var st stats.Column
-	for i := range n {
+	for i := fresh; i < n; i++ {
 		if cb.Fill(i, &st) {
 			cb.facts[i] = stats.FactsOf(&st)
 		}
