@@ -272,13 +272,14 @@ func readerOf(t *testing.T, table string, paths []string, opts ingest.Options) *
 }
 
 // PlanBound on an already bound predicate plans exactly as PlanTable does
-// from the text; a nil predicate keeps everything, as "true" does.
+// from the text; a nil predicate keeps everything, as "true" does, but the
+// empty file (the fifth).
 func TestPlanBoundMatchesPlanTable(t *testing.T) {
 	dir := t.TempDir()
 	var paths []string
-	for f := range 4 {
+	for f := range 5 {
 		var xs []*types.Value
-		for i := range 300 {
+		for i := range 300 * min(1, 4-f) {
 			v := types.IntValue(int64(f*300 + i))
 			xs = append(xs, &v)
 		}
@@ -295,7 +296,7 @@ func TestPlanBoundMatchesPlanTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	cols, _ := rd.Columns(tb.ID)
-	for _, pred := range []string{"x BETWEEN 250 AND 420", "x = 7 OR x > 1150", "x IS NULL", "true"} {
+	for pred, files := range map[string]int{"x BETWEEN 250 AND 420": 2, "x = 7 OR x > 1150": 2, "x IS NULL": 0, "true": 4} {
 		want, err := PlanTable(rd, "t", pred, Options{Pages: true, IndexMinRows: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -311,13 +312,16 @@ func TestPlanBoundMatchesPlanTable(t *testing.T) {
 		if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w {
 			t.Errorf("%s:\n PlanBound %s\n PlanTable %s", pred, g, w)
 		}
+		if got.Files.Kept != files || got.Predicate != pred || got.Bound != b.Pred.String() {
+			t.Errorf("%s: %s (%q, %q), want %d files", pred, got, got.Predicate, got.Bound, files)
+		}
 	}
 	all, err := PlanBound(rd, tb, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, _ := PlanTable(rd, "t", "", Options{})
-	if all.Files.Kept != 4 || all.Predicate != want.Predicate || all.Bound != want.Bound || all.String() != want.String() {
+	if all.Files.Kept != 4 || all.Files.Total != 5 || all.Predicate != want.Predicate || all.Bound != want.Bound || all.String() != want.String() {
 		t.Errorf("nil predicate: %s (%q, %q), want %s (%q, %q)", all, all.Predicate, all.Bound, want, want.Predicate, want.Bound)
 	}
 }
