@@ -504,17 +504,13 @@ func (cb *ColumnBounds) MaxBound(i int) ([]byte, bool) {
 	return cb.max.at(i), true
 }
 
-// Words lays the column out for checks over many files that compare bounds
-// as machine words: when every known bound is 8 bytes wide, file i's bounds
-// are min[8i:8i+8] and max[8i:8i+8], big-endian (so that word order is byte
-// order), and facts[i] says which are known; ok is false otherwise. The
-// slices alias the cache: do not modify them.
-func (cb *ColumnBounds) Words() (min, max []byte, facts []stats.Facts, ok bool) {
-	w8 := func(b *boundArray) bool { return b.off == nil && (b.w == 8 || b.data == nil) }
-	if !w8(&cb.min) || !w8(&cb.max) {
-		return nil, nil, nil, false
-	}
-	return cb.min.data, cb.max.data, cb.facts, true
+// BoundArrays gives the column's bounds as arrays over the files, and per
+// file what its statistics prove (stats.FactsOf its Fill): for checks over
+// many files that read bounds without Fill. They alias the cache: do not
+// modify them.
+func (cb *ColumnBounds) BoundArrays() (min, max stats.BoundArray, facts []stats.Facts) {
+	return stats.BoundArray{Data: cb.min.data, Off: cb.min.off, W: cb.min.w},
+		stats.BoundArray{Data: cb.max.data, Off: cb.max.off, W: cb.max.w}, cb.facts
 }
 
 // FilterSet holds one column's membership filters aligned with a FileSet.

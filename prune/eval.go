@@ -9,11 +9,12 @@
 //	Statistics    Units() n; Column(id) ColumnStats
 //	ColumnStats   Fill(i, *stats.Column): unit i's min, max, null, value and
 //	              row counts, exactness, NaN; and, found by type assertion:
-//	  WordBounds  8-byte bounds as arrays over the units, compared as words
+//	  BoundArrays the bounds as arrays over the units (compared as
+//	              machine words where 1 to 8 bytes wide)
 //	  Membership  Absent(i, v): a filter proves v absent from unit i
 //
 //	level         units                       Statistics
-//	files         a table's files             catalog.ColumnBounds (words),
+//	files         a table's files             catalog.ColumnBounds (arrays),
 //	                                          + FilterSet for = columns
 //	row groups    a kept file's row groups    catalog.RowGroupStats,
 //	                                          + the file's bloom filters
@@ -25,7 +26,7 @@
 // closure per predicate node, and decides a batch of units at a time under
 // a selection: an AND stops evaluating a unit at its first Skip, an OR at
 // its first AllMatch. A comparison states its conditions once (cmpResult);
-// on a column offering WordBounds it tests them in a tight loop through a
+// on a column offering BoundArrays it tests them in a tight loop through a
 // table derived from that statement. For each unit the answer is
 //
 //	Skip      no row of the unit can make the predicate TRUE: do not read it
@@ -81,20 +82,21 @@ type Statistics interface {
 }
 
 // ColumnStats is one column's statistics over a Statistics' units. It may
-// also offer WordBounds and Membership, found by type assertion.
+// also offer BoundArrays and Membership, found by type assertion.
 type ColumnStats interface {
 	// Fill writes unit i's statistics into st; false when the unit has
 	// none. The bounds written may alias the implementation's memory.
 	Fill(i int, st *stats.Column) bool
 }
 
-// WordBounds is a ColumnStats whose bounds may be read as arrays over the
-// units, for comparisons that test many units in a tight loop. When ok,
-// every known bound is 8 bytes: unit i's are min[8i:8i+8] and max[8i:8i+8],
-// big-endian (word order is byte order), and facts[i] is
-// stats.FactsOf(unit i's Fill).
-type WordBounds interface {
-	Words() (min, max []byte, facts []stats.Facts, ok bool)
+// BoundArrays is a ColumnStats whose bounds may be read as arrays over the
+// units (stats.BoundArray), for comparisons that test many units in a
+// tight loop without Fill: unit i's bounds are min.At(i) and max.At(i)
+// where facts[i], stats.FactsOf(unit i's Fill), says they are known. Where
+// both sides are fixed-width arrays of 1, 2, 4 or 8 bytes, the bounds are
+// compared as machine words.
+type BoundArrays interface {
+	BoundArrays() (min, max stats.BoundArray, facts []stats.Facts)
 }
 
 // Membership is a ColumnStats that can prove a value absent from a unit
@@ -126,9 +128,9 @@ type program struct {
 // run is one goroutine's evaluation of a program over a Statistics.
 type run struct {
 	p      *program
-	words  bool // use WordBounds where offered (off: the scalar path only)
+	fast   paths // the fast paths used where offered (tests turn them off)
 	cols   []ColumnStats
-	wb     []wordBounds
+	arr    []arrays
 	member []Membership
 	base   int
 	st     stats.Column // Fill's scratch for a column one leaf reads
@@ -138,9 +140,9 @@ type run struct {
 	sels   [][]int32    // per temp
 	sel    []int32      // the units of a batch to decide
 	all    []int32      // 0, 1, 2, ...: every unit of a batch
-	// wordUnits counts the units comparisons decided from words (tests
-	// read it to know the fast path ran).
-	wordUnits int
+	// wordUnits and byteUnits count the units comparisons decided on the
+	// fast paths (tests read them to know the paths ran).
+	wordUnits, byteUnits int
 }
 
 // filled holds a slot's Fill results for the units of the current batch,
@@ -154,10 +156,20 @@ type filled struct {
 	facts []stats.Facts
 }
 
-type wordBounds struct {
-	min, max []byte
+// paths are a comparison's fast paths over BoundArrays.
+type paths uint8
+
+const (
+	wordPath  paths = 1 << iota // fixed-width bounds as machine words
+	bytesPath                   // any bounds, as bytes
+)
+
+// arrays are a slot's BoundArrays for the run's Statistics.
+type arrays struct {
+	min, max stats.BoundArray
 	facts    []stats.Facts
-	ok       bool
+	ok       bool // offered, covering every unit
+	w        int  // the word width (1, 2, 4, 8), or 0: no word path
 }
 
 func compile(p expr.Pred) *program {
@@ -168,7 +180,7 @@ func compile(p expr.Pred) *program {
 
 func (pr *program) newRun() *run {
 	n := len(pr.slots)
-	r := &run{p: pr, words: true, cols: make([]ColumnStats, n), wb: make([]wordBounds, n), member: make([]Membership, n),
+	r := &run{p: pr, fast: wordPath | bytesPath, cols: make([]ColumnStats, n), arr: make([]arrays, n), member: make([]Membership, n),
 		filled: make([]filled, n), res: make([][]Result, pr.temps), sels: make([][]int32, pr.temps)}
 	return r
 }
@@ -189,18 +201,22 @@ func (pr *program) slot(id int64) int {
 func (r *run) bind(s Statistics) {
 	for k, id := range r.p.slots {
 		c := s.Column(id)
-		r.cols[k], r.wb[k], r.member[k] = c, wordBounds{}, nil
+		r.cols[k], r.arr[k], r.member[k] = c, arrays{}, nil
 		if c == nil {
 			continue
 		}
-		if w, ok := c.(WordBounds); ok && r.words {
-			wb := &r.wb[k]
-			wb.min, wb.max, wb.facts, wb.ok = w.Words()
-			// The word path reads every unit's words, known or not; a side
-			// without any bound may come as no array at all (then the
-			// scalar path decides, as rarely as that happens).
-			n := 8 * len(wb.facts)
-			wb.ok = wb.ok && len(wb.min) >= n && len(wb.max) >= n
+		if b, ok := c.(BoundArrays); ok && r.fast&bytesPath != 0 {
+			a, n := &r.arr[k], s.Units()
+			a.min, a.max, a.facts = b.BoundArrays()
+			a.ok = len(a.facts) >= n
+			// The word path reads every unit's words, known or not, so
+			// both sides must be whole arrays of one width (a side without
+			// any bound may come as none).
+			w := a.min.W
+			if a.ok && r.fast&wordPath != 0 && a.min.Off == nil && a.max.Off == nil && a.max.W == w &&
+				(w == 1 || w == 2 || w == 4 || w == 8) && len(a.min.Data) >= w*n && len(a.max.Data) >= w*n {
+				a.w = w
+			}
 		}
 		r.member[k], _ = c.(Membership)
 	}
@@ -450,12 +466,7 @@ const (
 	above
 )
 
-func orderOf(b stats.Maybe[[]byte], v []byte) order {
-	if !b.Known {
-		return unknown
-	}
-	return order(int(equal) + bytes.Compare(b.V, v))
-}
+func orderOf(b stats.Maybe[[]byte], v []byte) order { return bytesOrder(b.V, b.Known, v) }
 
 // wordOrder is written without branches: bounds vary unpredictably.
 func wordOrder(b, v uint64) order { return order(int(equal) + b2i(b > v) - b2i(b < v)) }
@@ -627,15 +638,17 @@ type cmpLeaf struct {
 	op           expr.Op
 	v            []byte
 	exact, float bool
-	w            uint64 // v as a word, when 8 bytes
+	w            uint64 // v as a word, when at most 8 bytes
 	table        *cmpTable
 }
 
 func (pr *program) cmp(p *expr.Cmp) node {
 	c := &cmpLeaf{slot: pr.slot(p.Col.ID), op: p.Op, v: p.Value, exact: p.Exact, float: isFloat(p.Col)}
-	if len(c.v) == 8 {
-		c.w = binary.BigEndian.Uint64(c.v)
-		c.table = tableFor(c.op, c.exact, c.float)
+	c.table = tableFor(c.op, c.exact, c.float)
+	if n := len(c.v); n <= 8 {
+		for _, x := range c.v {
+			c.w = c.w<<8 | uint64(x)
+		}
 	}
 	return func(r *run, sel []int32, out []Result) {
 		col := r.cols[c.slot]
@@ -644,8 +657,10 @@ func (pr *program) cmp(p *expr.Cmp) node {
 			for _, k := range sel {
 				out[k] = Maybe
 			}
-		case r.wb[c.slot].ok && c.table != nil:
+		case r.arr[c.slot].w != 0 && r.arr[c.slot].w == len(c.v):
 			c.words(r, sel, out)
+		case r.arr[c.slot].ok:
+			c.bytes(r, sel, out)
 		default:
 			c.scalar(r, sel, out)
 		}
@@ -669,15 +684,18 @@ func (c *cmpLeaf) scalar(r *run, sel []int32, out []Result) {
 }
 
 func (c *cmpLeaf) words(r *run, sel []int32, out []Result) {
-	w, b, n := &r.wb[c.slot], r.base, len(out)
-	facts := w.facts[b : b+n]
-	first, second := w.min[8*b:8*(b+n)], w.max[8*b:8*(b+n)]
+	a, b, n := &r.arr[c.slot], r.base, len(out)
+	w, facts := a.w, a.facts[b:b+n]
+	first, second := a.min.Data[w*b:w*(b+n)], a.max.Data[w*b:w*(b+n)]
 	if c.table.first == stats.FactMax {
 		first, second = second, first
 	}
-	if len(sel) == n { // every unit (a selection is increasing)
+	switch {
+	case w < 8:
+		narrowCmp(sel, out, facts, first, second, w, c.w, c.table)
+	case len(sel) == n: // every unit (a selection is increasing)
 		wordCmpAll(out, facts, first, second, c.w, c.table)
-	} else {
+	default:
 		wordCmp(sel, out, facts, first, second, c.w, c.table)
 	}
 	if m := r.member[c.slot]; m != nil {
@@ -714,6 +732,65 @@ func wordCmpAll(out []Result, facts []stats.Facts, first, second []byte, v uint6
 		}
 		out[k] = res
 	}
+}
+
+// bytes is the fast path for bounds of any width: each unit's bounds read
+// alone (not the whole Fill), compared as bytes, decided by the table.
+func (c *cmpLeaf) bytes(r *run, sel []int32, out []Result) {
+	arr, b, t := &r.arr[c.slot], r.base, c.table
+	facts := arr.facts[b : b+len(out)]
+	first, second := &arr.min, &arr.max
+	if t.first == stats.FactMax {
+		first, second = second, first
+	}
+	for _, k := range sel {
+		// Unknown bounds compare as whatever is stored: the table reads
+		// them as unknown by the facts.
+		i, f := b+int(k), int(facts[k])
+		a := int(equal) + bytes.Compare(first.At(i), c.v)
+		res := t.alone[f<<2|a]
+		if res != Skip {
+			res = t.r[f<<4|a<<2|int(equal)+bytes.Compare(second.At(i), c.v)]
+		}
+		out[k] = res
+	}
+	if m := r.member[c.slot]; m != nil {
+		for _, k := range sel {
+			out[k] = c.membership(m, b+int(k), facts[k], out[k])
+		}
+	}
+	r.byteUnits += len(sel)
+}
+
+func bytesOrder(b []byte, known bool, v []byte) order {
+	if !known {
+		return unknown
+	}
+	return order(int(equal) + bytes.Compare(b, v))
+}
+
+// narrowCmp is wordCmp for bounds of 1, 2 or 4 bytes: a switch on the
+// width in each unit, which the branch predictor learns at once.
+func narrowCmp(sel []int32, out []Result, facts []stats.Facts, first, second []byte, w int, v uint64, t *cmpTable) {
+	for _, k := range sel {
+		f := int(facts[k])
+		a := int(wordOrder(narrowWord(first, int(k), w), v))
+		res := t.alone[f<<2|a]
+		if res != Skip {
+			res = t.r[f<<4|a<<2|int(wordOrder(narrowWord(second, int(k), w), v))]
+		}
+		out[k] = res
+	}
+}
+
+func narrowWord(b []byte, i, w int) uint64 {
+	switch w {
+	case 4:
+		return uint64(binary.BigEndian.Uint32(b[4*i : 4*i+4]))
+	case 2:
+		return uint64(binary.BigEndian.Uint16(b[2*i : 2*i+2]))
+	}
+	return uint64(b[i])
 }
 
 // membership asks a unit's membership filter about an = its bounds did not

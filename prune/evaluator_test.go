@@ -15,8 +15,8 @@ import (
 )
 
 // memStats is a Statistics held in memory, for the evaluator's own tests:
-// words are offered exactly as the catalog offers them (every known bound
-// 8 bytes wide), membership only where a test gives it.
+// words are offered as the catalog offers them, membership only where a
+// test gives it.
 type memStats struct {
 	n    int
 	ids  []int64
@@ -35,40 +35,59 @@ func (s *memStats) Column(id int64) ColumnStats {
 
 type memColumn struct {
 	units    []*stats.Column
-	min, max []byte
+	min, max stats.BoundArray
 	facts    []stats.Facts
-	ok       bool
 }
 
+// newMemColumn lays units out as the catalog does: each side's bounds in
+// one array, fixed-width where every known bound has one width, with
+// offsets otherwise, and none for a side no unit has a bound on. Where a
+// unit's bound is unknown the array holds garbage, which the evaluator
+// must not read as a bound.
 func newMemColumn(units []*stats.Column) *memColumn {
-	c := &memColumn{units: units, ok: true, min: make([]byte, 8*len(units)), max: make([]byte, 8*len(units)),
-		facts: make([]stats.Facts, len(units))}
+	c := &memColumn{units: units, facts: make([]stats.Facts, len(units))}
 	for i, st := range units {
 		c.facts[i] = stats.FactsOf(st)
-		if st == nil {
-			continue
-		}
-		for _, b := range []struct {
-			m   stats.Maybe[[]byte]
-			dst []byte
-		}{{st.Min, c.min}, {st.Max, c.max}} {
-			if b.m.Known {
-				c.ok = c.ok && len(b.m.V) == 8
-				copy(b.dst[8*i:8*i+8], b.m.V)
+	}
+	pack := func(side func(*stats.Column) stats.Maybe[[]byte]) stats.BoundArray {
+		w := -1
+		for _, st := range units {
+			if st == nil || !side(st).Known {
+				continue
+			}
+			switch n := len(side(st).V); {
+			case w == -1:
+				w = n
+			case w != n:
+				w = -2
 			}
 		}
+		var a stats.BoundArray
+		switch {
+		case w == -1:
+			return a
+		case w >= 0:
+			a.W = w
+		default:
+			a.Off = []uint64{0}
+		}
+		for _, st := range units {
+			b := []byte("\xa5stale bound\xff")
+			if st != nil && side(st).Known {
+				b = side(st).V
+			}
+			if a.Off == nil {
+				b = append(append([]byte(nil), b...), make([]byte, w)...)[:w]
+			}
+			a.Data = append(a.Data, b...)
+			if a.Off != nil {
+				a.Off = append(a.Off, uint64(len(a.Data)))
+			}
+		}
+		return a
 	}
-	// As the catalog does: a side no unit has a bound for has no array.
-	var all stats.Facts
-	for _, f := range c.facts {
-		all |= f
-	}
-	if all&stats.FactMin == 0 {
-		c.min = nil
-	}
-	if all&stats.FactMax == 0 {
-		c.max = nil
-	}
+	c.min = pack(func(st *stats.Column) stats.Maybe[[]byte] { return st.Min })
+	c.max = pack(func(st *stats.Column) stats.Maybe[[]byte] { return st.Max })
 	return c
 }
 
@@ -80,7 +99,9 @@ func (c *memColumn) Fill(i int, st *stats.Column) bool {
 	return true
 }
 
-func (c *memColumn) Words() ([]byte, []byte, []stats.Facts, bool) { return c.min, c.max, c.facts, c.ok }
+func (c *memColumn) BoundArrays() (stats.BoundArray, stats.BoundArray, []stats.Facts) {
+	return c.min, c.max, c.facts
+}
 
 // memMember adds membership: absent(i, v) must be sound.
 type memMember struct {
@@ -245,13 +266,13 @@ func memUnitStats(r *rand.Rand, c *rcol, first, end int) *stats.Column {
 
 // evalChecks counts what the evaluator suites checked.
 type evalChecks struct {
-	units, wordUnits, agree, oneUnit, reference, skips, allMatch int
+	units, wordUnits, byteUnits, agree, oneUnit, reference, skips, allMatch int
 }
 
 // TestEvaluatorOnRandomStats: on random units (data drawn, statistics
 // derived from it and weakened), for random predicates,
-//   - the word path and the scalar path give the same Result for every
-//     unit, and so does the one-unit Evaluator (Compile);
+//   - the word path, the bytes path and the scalar path give the same
+//     Result for every unit, and so does the one-unit Evaluator (Compile);
 //   - every Skip holds no row for which the predicate is TRUE, every
 //     AllMatch no row for which it is not (the row-by-row reference);
 //
@@ -328,37 +349,41 @@ func TestEvaluatorOnRandomStats(t *testing.T) {
 			checkUnits(t, &ck, b, s, func(i int) (refPred, int, int) { return p, firsts[i], firsts[i+1] }, text, fmt.Sprintf("seed %d round %d", seed, round))
 		}
 	}
-	t.Logf("%d units x predicates (%d comparisons decided from words): %d word/scalar agreements, %d one-unit agreements, %d reference checks (%d skips, %d all-match)",
-		ck.units, ck.wordUnits, ck.agree, ck.oneUnit, ck.reference, ck.skips, ck.allMatch)
-	if ck.wordUnits < ck.units/10 || ck.skips == 0 || ck.allMatch == 0 {
+	t.Logf("%d units x predicates (comparisons decided: %d from words, %d from bytes): %d word/bytes/scalar agreements, %d one-unit agreements, %d reference checks (%d skips, %d all-match)",
+		ck.units, ck.wordUnits, ck.byteUnits, ck.agree, ck.oneUnit, ck.reference, ck.skips, ck.allMatch)
+	if ck.wordUnits < ck.units/10 || ck.byteUnits < ck.units/10 || ck.skips == 0 || ck.allMatch == 0 {
 		t.Errorf("the suite does not exercise the evaluator: %+v", ck)
 	}
 }
 
 // checkUnits evaluates a bound predicate (text) over every unit of s with
-// the word path and without, and one unit at a time through Compile; they
-// must agree, and each decided unit is checked against the reference over
-// its rows [lo, hi) (unit).
+// the fast paths (words, bytes) and without, and one unit at a time through
+// Compile; they must agree, and each decided unit is checked against the
+// reference over its rows [lo, hi) (unit).
 func checkUnits(t *testing.T, ck *evalChecks, b *expr.Bound, s Statistics, unit func(i int) (p refPred, lo, hi int), text, where string) []Result {
 	t.Helper()
 	prog := compile(b.Pred)
 	n := s.Units()
-	words, scalar := make([]Result, n), make([]Result, n)
-	rw, rs := prog.newRun(), prog.newRun()
-	rs.words = false
+	// The planner's run (every fast path its columns offer), one with the
+	// bytes path only, and one with the scalar path only.
+	words, bytes, scalar := make([]Result, n), make([]Result, n), make([]Result, n)
+	rw, rb, rs := prog.newRun(), prog.newRun(), prog.newRun()
+	rb.fast, rs.fast = bytesPath, 0
 	rw.eval(s, 0, n, nil, words)
+	rb.eval(s, 0, n, nil, bytes)
 	rs.eval(s, 0, n, nil, scalar)
 	ck.wordUnits += rw.wordUnits
-	if rs.wordUnits != 0 {
-		t.Fatalf("%s: the scalar run read words", where)
+	ck.byteUnits += rb.byteUnits
+	if rb.wordUnits+rs.wordUnits+rs.byteUnits != 0 {
+		t.Fatalf("%s: a run took a path it was denied", where)
 	}
 	one := Compile(b.Pred)
 	var st stats.Column
 	for i := range n {
 		ck.units++
-		if words[i] != scalar[i] {
-			t.Fatalf("%s: unit %d: word path %s, scalar path %s\n  predicate: %s\n  bound: %s\n  stats: %s",
-				where, i, words[i], scalar[i], text, b.Pred, unitText(s, b, i, &st))
+		if words[i] != scalar[i] || bytes[i] != scalar[i] {
+			t.Fatalf("%s: unit %d: word path %s, bytes path %s, scalar path %s\n  predicate: %s\n  bound: %s\n  stats: %s",
+				where, i, words[i], bytes[i], scalar[i], text, b.Pred, unitText(s, b, i, &st))
 		}
 		ck.agree++
 		u := &Unit{Stats: func(id int64) *stats.Column {

@@ -484,7 +484,7 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int) (*catalog.Catal
 
 // TestPruningIsSound is the differential suite on real files: every unit
 // the planner's Statistics present at every level, evaluated by the one
-// evaluator (with the word path and without: they must agree), is checked
+// evaluator (with its fast paths and without: they must agree), is checked
 // against the reference row by row: a Skip holds no row for which the
 // predicate is TRUE, an AllMatch no row for which it is not. The levels:
 // files (the catalog's column-major stats, with its membership filters and
@@ -629,10 +629,10 @@ func TestPruningIsSound(t *testing.T) {
 		rd.Close()
 	}
 	checks := ck.agree + ck.oneUnit + ck.reference + byLevel["plan"]
-	t.Logf("%d checks: %d units x predicates %v, each a word/scalar agreement, a one-unit agreement and a reference check (%d skipped, %d all-match; %d comparisons decided from words), and %d plan checks",
-		checks, ck.units, byLevel, ck.skips, ck.allMatch, ck.wordUnits, byLevel["plan"])
-	if ck.wordUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 {
-		t.Errorf("a level went unchecked: %v, %d comparisons from words", byLevel, ck.wordUnits)
+	t.Logf("%d checks: %d units x predicates %v, each a word/bytes/scalar agreement, a one-unit agreement and a reference check (%d skipped, %d all-match; comparisons decided: %d from words, %d from bytes), and %d plan checks",
+		checks, ck.units, byLevel, ck.skips, ck.allMatch, ck.wordUnits, ck.byteUnits, byLevel["plan"])
+	if ck.wordUnits == 0 || ck.byteUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 {
+		t.Errorf("a level or path went unchecked: %v, comparisons from words %d, from bytes %d", byLevel, ck.wordUnits, ck.byteUnits)
 	}
 }
 

@@ -191,3 +191,22 @@ func FactsOf(st *Column) Facts {
 	}
 	return f
 }
+
+// BoundArray holds one side (the mins or the maxes) of many units' bounds
+// in one array, as a column-major store keeps them: unit i's bound is
+// Data[Off[i]:Off[i+1]], or with Off nil Data[i*W:(i+1)*W], every bound
+// then W bytes wide. Where a unit's bound is unknown (its Facts say so),
+// At returns whatever is stored there.
+type BoundArray struct {
+	Data []byte
+	Off  []uint64
+	W    int
+}
+
+// At is unit i's bound.
+func (a *BoundArray) At(i int) []byte {
+	if a.Off == nil {
+		return a.Data[i*a.W : (i+1)*a.W : (i+1)*a.W]
+	}
+	return a.Data[a.Off[i]:a.Off[i+1]:a.Off[i+1]]
+}
