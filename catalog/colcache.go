@@ -25,12 +25,14 @@ import (
 //	              arrays (scanned per plan), DataFile rows (read for kept files)
 //	ColumnBounds  one column's file stats aligned with the FileSet:
 //	              flags[i]           uint16, which fields are known
+//	              facts[i]           stats.Facts, what they prove (for checks
+//	                                 over many files without Fill)
 //	              nulls, values, rows []int64
 //	              min, max           fixed-width: w bytes per file in one array;
 //	                                 variable: one array + offsets (n+1)
 //
-// An int64 or timestamp column costs 42 bytes per file: 2 of flags, 24 of
-// counts, 16 of bounds.
+// An int64 or timestamp column costs 43 bytes per file: 3 of flags and
+// facts, 24 of counts, 16 of bounds.
 //
 // Both are cached under (table, next_file_id, schema_version[, column]).
 // A table's live files change only by adding (next_file_id advances) or
@@ -51,6 +53,9 @@ type FileSet struct {
 	// Totals over all files.
 	TotalRowGroups int64
 	TotalBytes     int64
+	// EmptyFiles is the number of files without rows (a planner skips
+	// them; with none it need not look).
+	EmptyFiles int
 
 	built // where it was built, to extend it after appends
 }
@@ -90,6 +95,7 @@ const (
 // It is shared: read it, never modify it.
 type ColumnBounds struct {
 	flags               []uint16
+	facts               []stats.Facts
 	nulls, values, rows []int64
 	min, max            boundArray
 	built
@@ -147,7 +153,7 @@ func (cb *ColumnBounds) BytesPerFile() float64 {
 }
 
 func (cb *ColumnBounds) memory() int64 {
-	n := int64(len(cb.flags))*(2+8+8+8) + int64(len(cb.min.data)+len(cb.max.data))
+	n := int64(len(cb.flags))*(2+1+8+8+8) + int64(len(cb.min.data)+len(cb.max.data))
 	return n + 8*int64(len(cb.min.off)+len(cb.max.off))
 }
 
@@ -310,6 +316,9 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
 		s.TotalRowGroups += int64(f.RowGroupCount)
 		s.TotalBytes += f.FileSizeBytes
+		if f.RecordCount == 0 {
+			s.EmptyFiles++
+		}
 	}
 	r.c.plan.put(k, s, s.memory())
 	return s, nil
@@ -331,7 +340,8 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	mins, maxs := make([][]byte, n), make([][]byte, n)
-	from := int64(0)
+	cb.facts = make([]stats.Facts, n)
+	from, fresh := int64(0), 0 // files from index fresh on are read here
 	if base, _ := r.c.plan.base(k).(*ColumnBounds); base != nil {
 		n0 := len(base.flags)
 		ok, err := r.extendBase(tableID, fs, base.built, n0)
@@ -344,11 +354,12 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 			copy(cb.nulls, base.nulls)
 			copy(cb.values, base.values)
 			copy(cb.rows, base.rows)
+			copy(cb.facts, base.facts)
 			for i := range n0 {
 				mins[i], _ = base.MinBound(i)
 				maxs[i], _ = base.MaxBound(i)
 			}
-			from = base.nextFileID
+			from, fresh = base.nextFileID, n0
 		}
 	}
 	var p catalogpb.ColumnStats
@@ -396,6 +407,14 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		return nil, err
 	}
 	cb.min, cb.max = packBounds(mins), packBounds(maxs)
+	// Derived from Fill, so that the facts and the stats they summarise
+	// cannot disagree.
+	var st stats.Column
+	for i := fresh; i < n; i++ {
+		if cb.Fill(i, &st) {
+			cb.facts[i] = stats.FactsOf(&st)
+		}
+	}
 	r.c.plan.put(k, cb, cb.memory())
 	return cb, nil
 }
@@ -469,13 +488,7 @@ func packBounds(bs [][]byte) boundArray {
 	return boundArray{data: data, off: off}
 }
 
-// The accessors below serve vectorised checks over many files; they alias
-// the cache (do not modify what they return).
-
-// HasStats says whether file i has a stats row for the column.
-func (cb *ColumnBounds) HasStats(i int) bool { return cb.flags[i]&cbHasStats != 0 }
-
-// MinBound is file i's lower bound, if known.
+// MinBound is file i's lower bound, if known (it aliases the cache).
 func (cb *ColumnBounds) MinBound(i int) ([]byte, bool) {
 	if cb.flags[i]&cbHasMin == 0 {
 		return nil, false
@@ -483,7 +496,7 @@ func (cb *ColumnBounds) MinBound(i int) ([]byte, bool) {
 	return cb.min.at(i), true
 }
 
-// MaxBound is file i's upper bound, if known.
+// MaxBound is file i's upper bound, if known (it aliases the cache).
 func (cb *ColumnBounds) MaxBound(i int) ([]byte, bool) {
 	if cb.flags[i]&cbHasMax == 0 {
 		return nil, false
@@ -491,32 +504,13 @@ func (cb *ColumnBounds) MaxBound(i int) ([]byte, bool) {
 	return cb.max.at(i), true
 }
 
-// NoNaN says the stats prove file i holds no NaN.
-func (cb *ColumnBounds) NoNaN(i int) bool {
-	return cb.flags[i]&(cbHasContainsNaN|cbContainsNaN) == cbHasContainsNaN
-}
-
-// Width8 says every known bound is 8 bytes wide, so that MinWord and
-// MaxWord may be used: big-endian words, whose order is the bytes' order.
-func (cb *ColumnBounds) Width8() bool {
-	ok := func(b *boundArray) bool { return b.off == nil && (b.w == 8 || b.data == nil) }
-	return ok(&cb.min) && ok(&cb.max)
-}
-
-// MinWord is file i's lower bound as a word (Width8 only), if known.
-func (cb *ColumnBounds) MinWord(i int) (uint64, bool) {
-	if cb.flags[i]&cbHasMin == 0 {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(cb.min.data[i*8:]), true
-}
-
-// MaxWord is file i's upper bound as a word (Width8 only), if known.
-func (cb *ColumnBounds) MaxWord(i int) (uint64, bool) {
-	if cb.flags[i]&cbHasMax == 0 {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(cb.max.data[i*8:]), true
+// BoundArrays gives the column's bounds as arrays over the files, and per
+// file what its statistics prove (stats.FactsOf its Fill): for checks over
+// many files that read bounds without Fill. They alias the cache: do not
+// modify them.
+func (cb *ColumnBounds) BoundArrays() (min, max stats.BoundArray, facts []stats.Facts) {
+	return stats.BoundArray{Data: cb.min.data, Off: cb.min.off, W: cb.min.w},
+		stats.BoundArray{Data: cb.max.data, Off: cb.max.off, W: cb.max.w}, cb.facts
 }
 
 // FilterSet holds one column's membership filters aligned with a FileSet.

@@ -190,6 +190,14 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					min, max, facts := cb.BoundArrays()
+					bounded := false // a width needs some bound known
+					for _, st := range want {
+						bounded = bounded || st != nil && (st.Min.Known || st.Max.Known)
+					}
+					if col.Name != "s" && bounded && (min.Off != nil || max.Off != nil || min.W != 8 && max.W != 8) {
+						t.Fatalf("snapshot %d column %s: bigint bounds not 8 bytes wide in one array: %d %d", id, col.Name, min.W, max.W)
+					}
 					for i := range files {
 						var st stats.Column
 						got := &st
@@ -198,6 +206,15 @@ func TestColumnBoundsMatchStoredStats(t *testing.T) {
 						}
 						if g, w := planFields(got), planFields(want[i]); g != w {
 							t.Fatalf("snapshot %d column %s file %d:\n got %s\nwant %s", id, col.Name, files[i].ID, g, w)
+						}
+						f := stats.FactsOf(want[i])
+						if facts[i] != f {
+							t.Fatalf("snapshot %d column %s file %d: facts %08b, want %08b", id, col.Name, files[i].ID, facts[i], f)
+						}
+						if f&stats.FactMin != 0 && string(min.At(i)) != string(want[i].Min.V) ||
+							f&stats.FactMax != 0 && string(max.At(i)) != string(want[i].Max.V) {
+							t.Fatalf("snapshot %d column %s file %d: arrays give %x %x, want %x %x", id, col.Name, files[i].ID,
+								min.At(i), max.At(i), want[i].Min.V, want[i].Max.V)
 						}
 					}
 				}

@@ -7,8 +7,6 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/expr"
-	"rocklake/pqmeta"
-	"rocklake/stats"
 )
 
 // Counts are units total, kept (to read) and all-match (kept, no filter
@@ -65,9 +63,6 @@ type Plan struct {
 	Bloom     BloomCounts `json:"bloom"`
 	Bytes     Bytes       `json:"bytes"`
 	KeptFiles []KeptFile  `json:"kept_files"`
-
-	cursors map[int64]*catalog.RowGroupCursor // open while planning
-
 }
 
 // BloomCounts are the row groups whose bloom filters were read, and of
@@ -137,53 +132,32 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 }
 
 // PlanBound prunes a table's files and row groups for a predicate already
-// bound to its columns; nil keeps everything.
+// bound to the table's columns (expr.Bind, expr.Compile), at the reader's
+// snapshot; t must come from the same reader. A nil b keeps everything, as
+// the predicate "true" does.
 func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) (*Plan, error) {
 	if b == nil {
 		b = &expr.Bound{Text: "true", Pred: &expr.Const{Value: true}}
 	}
-	predicate := b.Text
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: predicate, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
+	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: b.Text, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
 	plan.Files.Total, plan.RowGroups.Total, plan.Bytes.Total = fs.Len(), int(fs.TotalRowGroups), fs.TotalBytes
-	eval := Compile(b.Pred)
-
-	// File level: each predicate column's stats, column-major and cached
-	// by the catalog, aligned with the file set.
-	colIDs := make([]int64, len(b.Columns))
-	bounds := make([]*catalog.ColumnBounds, len(b.Columns))
-	for i, c := range b.Columns {
-		if bounds[i], err = r.ColumnBounds(t.ID, c.ID); err != nil {
-			return nil, err
-		}
-		colIDs[i] = c.ID
+	prog := compile(b.Pred)
+	files, err := fileStatistics(r, t.ID, fs, b, opts)
+	if err != nil {
+		return nil, err
 	}
-	// Membership filters of the columns under = (and IN).
-	var filters map[int64]*catalog.FilterSet
-	if !opts.NoFilters {
-		for id := range equalityColumns(b.Pred) {
-			fl, err := r.Filters(t.ID, id)
-			if err != nil {
-				return nil, err
-			}
-			if fl != nil {
-				if filters == nil {
-					filters = map[int64]*catalog.FilterSet{}
-				}
-				filters[id] = fl
-			}
-		}
+	var rows []int64 // an empty file is skipped: there is nothing to read
+	if fs.EmptyFiles > 0 {
+		rows = fs.RecordCounts
 	}
-	results := evalFiles(fs, colIDs, bounds, filters, eval, compilePrefilter(b.Pred, colIDs, bounds))
-	defer func() {
-		for _, c := range plan.cursors {
-			c.Close()
-		}
-		plan.cursors = nil
-	}()
+	results := evalFiles(prog, files, rows)
+	rgr := &rowGroupReader{r: r, tableID: t.ID, eqCols: equalityColumns(b.Pred)}
+	defer rgr.close()
+	var rr *run // row groups and pages: one run for the plan
 	for i, res := range results {
 		if res == Skip {
 			continue
@@ -197,7 +171,10 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 			plan.keep(kf, f, f.RecordCount, res == AllMatch, int(f.RowGroupCount))
 			continue
 		}
-		rgRes, rgRows, ranges, err := plan.planRowGroups(r, t, f, b, eval, opts)
+		if rr == nil {
+			rr = prog.newRun()
+		}
+		rgRes, rgRows, ranges, err := plan.planRowGroups(rgr, t, f, b, rr, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -231,77 +208,18 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	return plan, nil
 }
 
-// prefilterCheck, set by tests, sees the evaluator's answer (from stats
-// alone) for every file the prefilter skipped: it must be Skip.
-var prefilterCheck func(Result)
-
 // parallelFiles is the table size from which files are evaluated in
 // parallel (tests lower it to run the parallel path on small tables).
 var parallelFiles = 1 << 15
 
-// evalFiles evaluates every file, in parallel chunks for large tables.
-// An empty file is skipped: there is nothing to read.
-func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBounds, filters map[int64]*catalog.FilterSet,
-	eval Evaluator, pf prefilter) []Result {
-	n := fs.Len()
+// evalFiles evaluates every file, in parallel chunks for large tables;
+// a file with rows[i] == 0 is skipped (rows may be nil).
+func evalFiles(prog *program, s Statistics, rows []int64) []Result {
+	n := s.Units()
 	out := make([]Result, n)
-	chunk := func(lo, hi int) {
-		// One scratch ColumnStats per column, filled at most once per file.
-		scratch := make([]stats.Column, len(colIDs))
-		filled := make([]int, len(colIDs))
-		present := make([]bool, len(colIDs))
-		for k := range filled {
-			filled[k] = -1
-		}
-		var fi int
-		unit := StatsOnly(func(colID int64) *stats.Column {
-			for k, id := range colIDs {
-				if id != colID {
-					continue
-				}
-				if filled[k] != fi {
-					filled[k], present[k] = fi, bounds[k].Fill(fi, &scratch[k])
-				}
-				if !present[k] {
-					return nil
-				}
-				return &scratch[k]
-			}
-			return nil
-		})
-		if filters != nil {
-			unit.Absent = func(colID int64, value []byte) bool {
-				fl := filters[colID]
-				return fl != nil && !fl.MayContain(fi, value)
-			}
-		}
-		var skip []bool
-		if pf != nil {
-			skip = make([]bool, hi-lo)
-			pf(lo, skip)
-		}
-		for fi = lo; fi < hi; fi++ {
-			if fs.RecordCounts[fi] == 0 {
-				out[fi] = Skip
-				continue
-			}
-			if skip != nil && skip[fi-lo] {
-				out[fi] = Skip
-				if prefilterCheck != nil {
-					// Against stats alone: the prefilter never asks filters.
-					absent := unit.Absent
-					unit.Absent = nil
-					prefilterCheck(eval(unit))
-					unit.Absent = absent
-				}
-				continue
-			}
-			out[fi] = eval(unit)
-		}
-	}
 	workers := runtime.GOMAXPROCS(0)
 	if n < parallelFiles || workers < 2 {
-		chunk(0, n)
+		prog.newRun().eval(s, 0, n, rows, out)
 		return out
 	}
 	var wg sync.WaitGroup
@@ -310,28 +228,11 @@ func evalFiles(fs *catalog.FileSet, colIDs []int64, bounds []*catalog.ColumnBoun
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			chunk(lo, hi)
+			prog.newRun().eval(s, lo, hi, rows, out)
 		}(lo, min(lo+per, n))
 	}
 	wg.Wait()
 	return out
-}
-
-// rowGroups reads a kept file's row-group stats for a column through one
-// cursor per column for the whole plan (files come in id order).
-func (p *Plan) rowGroups(r *catalog.Reader, tableID, columnID, fileID int64) ([]catalog.RowGroupStats, error) {
-	c := p.cursors[columnID]
-	if c == nil {
-		var err error
-		if c, err = r.RowGroupCursor(tableID, columnID); err != nil {
-			return nil, err
-		}
-		if p.cursors == nil {
-			p.cursors = map[int64]*catalog.RowGroupCursor{}
-		}
-		p.cursors[columnID] = c
-	}
-	return c.Stats(fileID)
 }
 
 func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bool, allMatchRGs int) {
@@ -351,47 +252,17 @@ func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bo
 // then, for row groups still undecided and large enough, from bloom filters
 // and the page index. ranges lists the row ranges to read when pages were
 // consulted.
-func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataFile, b *expr.Bound, eval Evaluator, opts Options) ([]Result, []int64, []RowRange, error) {
-	n := int(f.RowGroupCount)
-	per := make([]map[int64]*stats.Column, n)
-	info := make([]map[int64]catalog.RowGroupStats, n)
-	rows := make([]int64, n)
-	firsts := make([]int64, n)
-	for i := range per {
-		per[i] = map[int64]*stats.Column{}
-		info[i] = map[int64]catalog.RowGroupStats{}
+func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.DataFile, b *expr.Bound, rr *run, opts Options) ([]Result, []int64, []RowRange, error) {
+	rgs, err := rgr.read(f, b)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	haveRows := false
-	for _, c := range b.Columns {
-		rgs, err := p.rowGroups(r, t.ID, c.ID, f.ID)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		for _, rg := range rgs {
-			if int(rg.Index) < n && rg.Index >= 0 {
-				st := rg.Stats
-				per[rg.Index][c.ID] = &st
-				info[rg.Index][c.ID] = rg
-				rows[rg.Index] = st.RowCount
-				firsts[rg.Index] = rg.FirstRow
-				haveRows = true
-			}
-		}
-	}
-	if !haveRows {
-		// No row-group stats for any predicate column (e.g. the predicate
-		// names none): spread the file's rows evenly for the byte estimate.
-		for i := range rows {
-			rows[i] = f.RecordCount / int64(max(n, 1))
-			firsts[i] = int64(i) * rows[i]
-		}
-	}
-	eqCols := equalityColumns(b.Pred)
-	var fx *pqmeta.FileIndex
+	n, rows, firsts := rgs.n, rgs.rows, rgs.firsts
+	var fx *fileIndex
 	var fxErr error
-	index := func() *pqmeta.FileIndex {
+	index := func() *fileIndex {
 		if fx == nil && fxErr == nil {
-			fx, fxErr = pqmeta.OpenIndex(f.Location(t))
+			fx, fxErr = openIndex(f.Location(t))
 		}
 		return fx
 	}
@@ -401,36 +272,28 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 		}
 	}()
 	out := make([]Result, n)
+	var empty []int64 // an empty row group is skipped, when rows are known
+	if rgs.haveRows {
+		empty = rows
+	}
+	rr.eval(rgs, 0, n, empty, out)
 	var ranges []RowRange
-	for i := range per {
-		if haveRows && rows[i] == 0 {
-			out[i] = Skip // an empty row group
+	for i := range n {
+		if rgs.haveRows && rows[i] == 0 {
 			continue
 		}
-		m := per[i]
-		unit := StatsOnly(func(colID int64) *stats.Column { return m[colID] })
-		out[i] = eval(unit)
 		if out[i] != Maybe || rows[i] < opts.minRows() {
 			if out[i] != Skip && opts.Pages {
 				ranges = append(ranges, RowRange{RowGroup: int32(i), First: firsts[i], Count: rows[i]})
 			}
 			continue
 		}
-		if !opts.NoBloom && hasBloom(info[i], eqCols) && p.bloomWorthIt() && index() != nil {
-			rg := i
-			unit.Absent = func(colID int64, value []byte) bool {
-				c := columnByID(b, colID)
-				if c == nil || c.Codec == nil {
-					return false
-				}
-				v, err := c.Codec.Decode(value)
-				if err != nil {
-					return false
-				}
-				absent, err := fx.BloomAbsent(rg, c.Path, c.Type, v)
-				return err == nil && absent
-			}
-			out[i] = eval(unit)
+		// bloom is set when this row group's bloom filters were read; the
+		// page level then asks them too.
+		var bloom *withBloom
+		if !opts.NoBloom && rgs.bloom[i] && p.bloomWorthIt() && index() != nil {
+			bloom = &withBloom{Statistics: rgs, fx: fx, b: b, rg: -1}
+			rr.eval(bloom, i, i+1, nil, out)
 			p.Bloom.Probed++
 			if out[i] == Skip {
 				p.Bloom.Skipped++
@@ -439,7 +302,7 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 		if out[i] == Skip || !opts.Pages {
 			continue
 		}
-		kept, total, keptRanges := p.pages(index(), i, firsts[i], rows[i], b, m, eval, unit.Absent)
+		kept, total, keptRanges := p.pages(index(), i, firsts[i], rows[i], b, rgs, bloom != nil, rr)
 		p.Pages.Evaluated = true
 		p.Pages.Total += total
 		p.Pages.Kept += kept
@@ -452,58 +315,31 @@ func (p *Plan) planRowGroups(r *catalog.Reader, t catalog.Table, f catalog.DataF
 	return out, rows, ranges, nil
 }
 
-// pages splits a row group at every page boundary of every predicate column
-// and evaluates each piece with the stats of the pages covering it; pieces
-// that cannot match are dropped, the rest merged into row ranges.
-func (p *Plan) pages(fx *pqmeta.FileIndex, rg int, first, rows int64, b *expr.Bound, rgStats map[int64]*stats.Column, eval Evaluator, absent func(int64, []byte) bool) (kept, total int, ranges []RowRange) {
+// pages evaluates the pieces of row group rg (see pieces), with its bloom
+// filters when they were read; pieces that cannot match are dropped, the
+// rest merged into row ranges.
+func (p *Plan) pages(fx *fileIndex, rg int, first, rows int64, b *expr.Bound, rgs *rowGroups, bloom bool, rr *run) (kept, total int, ranges []RowRange) {
 	whole := []RowRange{{RowGroup: int32(rg), First: first, Count: rows}}
 	if fx == nil {
 		return 0, 0, whole
 	}
-	colPages := map[int64][]pqmeta.Page{}
-	cuts := map[int64]bool{0: true, rows: true}
-	for _, c := range b.Columns {
-		pages, err := fx.Pages(rg, c.Path, c.Type)
-		if err != nil || len(pages) == 0 {
-			continue // no page index: the row-group stats stand for it
-		}
-		colPages[c.ID] = pages
-		for _, pg := range pages {
-			cuts[pg.FirstRow] = true
-		}
-	}
-	if len(colPages) == 0 {
+	ps, cuts := pieces(fx, rg, rows, b, rgs.unitStats)
+	if ps == nil {
 		return 0, 0, whole
 	}
-	var bounds []int64
-	for x := range cuts {
-		if x >= 0 && x <= rows {
-			bounds = append(bounds, x)
-		}
+	var s Statistics = ps
+	if bloom {
+		s = &withBloom{Statistics: ps, fx: fx, b: b, rg: rg}
 	}
-	sortInt64s(bounds)
-	for k := 0; k+1 < len(bounds); k++ {
-		lo, hi := bounds[k], bounds[k+1]
-		if lo == hi {
-			continue
-		}
+	out := make([]Result, ps.n)
+	rr.eval(s, 0, ps.n, nil, out)
+	for k, res := range out {
 		total++
-		stats := func(colID int64) *stats.Column {
-			pages, ok := colPages[colID]
-			if !ok {
-				return rgStats[colID]
-			}
-			for i := range pages {
-				if pages[i].FirstRow <= lo && lo < pages[i].FirstRow+pages[i].Rows {
-					return &pages[i].Stats
-				}
-			}
-			return nil
-		}
-		if eval(&Unit{Stats: stats, Absent: absent}) == Skip {
+		if res == Skip {
 			continue
 		}
 		kept++
+		lo, hi := cuts[k], cuts[k+1]
 		if n := len(ranges); n > 0 && ranges[n-1].First+ranges[n-1].Count == first+lo {
 			ranges[n-1].Count += hi - lo
 		} else {
@@ -511,14 +347,6 @@ func (p *Plan) pages(fx *pqmeta.FileIndex, rg int, first, rows int64, b *expr.Bo
 		}
 	}
 	return kept, total, ranges
-}
-
-func sortInt64s(x []int64) {
-	for i := 1; i < len(x); i++ {
-		for j := i; j > 0 && x[j] < x[j-1]; j-- {
-			x[j], x[j-1] = x[j-1], x[j]
-		}
-	}
 }
 
 // equalityColumns lists the columns compared with = (or IN) in a predicate:
@@ -544,15 +372,6 @@ func equalityColumns(p expr.Pred) map[int64]bool {
 	}
 	walk(p)
 	return out
-}
-
-func hasBloom(info map[int64]catalog.RowGroupStats, cols map[int64]bool) bool {
-	for id := range cols {
-		if rg, ok := info[id]; ok && rg.BloomFilter.Length != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func columnByID(b *expr.Bound, id int64) *expr.Column {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
+	"rocklake/expr"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
@@ -224,4 +225,59 @@ func readerOf(t *testing.T, table string, paths []string, opts ingest.Options) *
 	}
 	t.Cleanup(func() { rd.Close() })
 	return rd
+}
+
+// PlanBound on an already bound predicate plans exactly as PlanTable does
+// from the text; a nil predicate keeps everything, as "true" does, but the
+// empty file (the fifth).
+func TestPlanBoundMatchesPlanTable(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for f := range 5 {
+		var xs []*types.Value
+		for i := range 300 * min(1, 4-f) {
+			v := types.IntValue(int64(f*300 + i))
+			xs = append(xs, &v)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("f%d.parquet", f))
+		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: xs}},
+			pqwrite.Options{RowGroupRows: 100, PageIndex: true, PageBytes: 256}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	rd := readerOf(t, "t", paths, ingest.Options{})
+	tb, err := rd.Table("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rd.Columns(tb.ID)
+	for pred, files := range map[string]int{"x BETWEEN 250 AND 420": 2, "x = 7 OR x > 1150": 2, "x IS NULL": 0, "true": 4} {
+		want, err := PlanTable(rd, "t", pred, Options{Pages: true, IndexMinRows: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := expr.Compile(pred, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := PlanBound(rd, tb, b, Options{Pages: true, IndexMinRows: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w {
+			t.Errorf("%s:\n PlanBound %s\n PlanTable %s", pred, g, w)
+		}
+		if got.Files.Kept != files || got.Predicate != pred || got.Bound != b.Pred.String() {
+			t.Errorf("%s: %s (%q, %q), want %d files", pred, got, got.Predicate, got.Bound, files)
+		}
+	}
+	all, err := PlanBound(rd, tb, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := PlanTable(rd, "t", "", Options{})
+	if all.Files.Kept != 4 || all.Files.Total != 5 || all.Predicate != want.Predicate || all.Bound != want.Bound || all.String() != want.String() {
+		t.Errorf("nil predicate: %s (%q, %q), want %s (%q, %q)", all, all.Predicate, all.Bound, want, want.Predicate, want.Bound)
+	}
 }

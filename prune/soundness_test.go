@@ -8,9 +8,9 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"rocklake/catalog"
@@ -18,7 +18,6 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/kv"
-	"rocklake/stats"
 	"rocklake/types"
 	"rocklake/types/typestest"
 )
@@ -483,14 +482,15 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int) (*catalog.Catal
 	return c, files
 }
 
-type suiteStats struct {
-	checks, skips, allMatch int
-	byLevel                 map[string]int
-}
-
-// TestPruningIsSound is the differential suite: for every unit the
-// evaluator skips, the reference evaluator finds no row for which the
-// predicate is TRUE; for every all-match unit, every row is TRUE.
+// TestPruningIsSound is the differential suite on real files: every unit
+// the planner's Statistics present at every level, evaluated by the one
+// evaluator (with its fast paths and without: they must agree), is checked
+// against the reference row by row: a Skip holds no row for which the
+// predicate is TRUE, an AllMatch no row for which it is not. The levels:
+// files (the catalog's column-major stats, with its membership filters and
+// without), row groups, row groups with their bloom filters, and the pieces
+// of every row group with a page index; and every third predicate the whole
+// planner, with bloom filters and page indexes read everywhere.
 func TestPruningIsSound(t *testing.T) {
 	seed := *seedArg
 	if seed == 0 {
@@ -500,69 +500,31 @@ func TestPruningIsSound(t *testing.T) {
 	if *longRun > 0 {
 		target = *longRun
 	}
-	t.Logf("seed %d, target %d checks (rerun: go test ./prune -run TestPruningIsSound -prune.seed %d)", seed, target, seed)
+	t.Logf("seed %d, target %d file and row-group checks (rerun: go test ./prune -run TestPruningIsSound -prune.seed %d)", seed, target, seed)
 	// Plans evaluate files in parallel chunks here, as on large tables.
 	defer func(n int) { parallelFiles = n }(parallelFiles)
 	parallelFiles = 2
-	// Every file the bulk prefilter skips, the evaluator must skip too.
-	var preSkips, preWrong atomic.Int64
-	prefilterCheck = func(r Result) {
-		preSkips.Add(1)
-		if r != Skip {
-			preWrong.Add(1)
-		}
-	}
-	defer func() {
-		prefilterCheck = nil
-		t.Logf("prefilter skipped %d files, %d of them not skipped by the evaluator", preSkips.Load(), preWrong.Load())
-		if preWrong.Load() > 0 || preSkips.Load() == 0 {
-			t.Errorf("prefilter: %d skips, %d the evaluator would keep", preSkips.Load(), preWrong.Load())
-		}
-	}()
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	dir := t.TempDir()
-	st := suiteStats{byLevel: map[string]int{}}
-	for round := 0; st.checks < target; round++ {
+	var ck evalChecks
+	byLevel := map[string]int{}
+	for round := 0; byLevel["file"]+byLevel["row_group"]+byLevel["plan"] < target; round++ {
 		c, files := genTable(t, r, dir, round)
 		rd, _ := c.Read(catalog.Latest)
 		tb, _ := rd.Table("t")
 		cols, _ := rd.Columns(tb.ID)
-		dfiles, _ := rd.Files(tb.ID)
-		// Every unit's stats, by column name.
-		type unit struct {
-			level      string
-			file       int
-			first, end int
-			stats      map[string]*stats.Column
+		fs, err := rd.FileSet(tb.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var units []unit
+		dfiles := fs.Files
+		fxs := make([]*fileIndex, len(dfiles))
 		for fi, df := range dfiles {
-			fu := unit{level: "file", file: fi, first: 0, end: int(df.RecordCount), stats: map[string]*stats.Column{}}
-			rgUnits := map[int32]*unit{}
-			for _, col := range cols {
-				_ = rd.FileColumnStats(tb.ID, col.ID, func(id int64, s *stats.Column) error {
-					if id == df.ID {
-						cp := *s
-						fu.stats[col.Name] = &cp
-					}
-					return nil
-				})
-				rgs, _ := rd.RowGroupStats(tb.ID, col.ID, df.ID)
-				for _, rg := range rgs {
-					u := rgUnits[rg.Index]
-					if u == nil {
-						u = &unit{level: "row_group", file: fi, first: int(rg.FirstRow), end: int(rg.FirstRow + rg.Stats.RowCount), stats: map[string]*stats.Column{}}
-						rgUnits[rg.Index] = u
-					}
-					s := rg.Stats
-					u.stats[col.Name] = &s
-				}
-			}
-			units = append(units, fu)
-			for _, u := range rgUnits {
-				units = append(units, *u)
+			if fxs[fi], err = openIndex(df.Location(tb)); err != nil {
+				t.Fatalf("round %d: %v", round, err)
 			}
 		}
+		rgr := &rowGroupReader{r: rd, tableID: tb.ID}
 		for pi := range 60 {
 			p := genPred(r, files[0], 2)
 			text := p.sql()
@@ -570,39 +532,57 @@ func TestPruningIsSound(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d round %d: %s: %v", seed, round, text, err)
 			}
-			eval := Compile(b.Pred)
-			for _, u := range units {
-				byID := map[int64]*stats.Column{}
-				for _, col := range cols {
-					byID[col.ID] = u.stats[col.Name]
+			// The reference on each file's data.
+			fps := make([]refPred, len(dfiles))
+			for fi := range dfiles {
+				fps[fi] = rebind(p, files[0], files[fi])
+			}
+			where := func(level string) string { return fmt.Sprintf("seed %d round %d %s", seed, round, level) }
+			for level, o := range map[string]Options{"file": {}, "file_no_filters": {NoFilters: true}} {
+				s, err := fileStatistics(rd, tb.ID, fs, b, o)
+				if err != nil {
+					t.Fatal(err)
 				}
-				res := eval(StatsOnly(func(id int64) *stats.Column { return byID[id] }))
-				st.checks++
-				st.byLevel[u.level]++
-				// Rebind the reference to this file's data.
-				fp := rebind(p, files[0], files[u.file])
-				switch res {
-				case Skip:
-					st.skips++
-					for row := u.first; row < u.end; row++ {
-						if fp.eval(row) == tTrue {
-							t.Fatalf("UNSOUND SKIP (seed %d round %d) %s rows [%d,%d) of file %d: row %d matches\n  predicate: %s\n  bound: %s",
-								seed, round, u.level, u.first, u.end, u.file, row, text, b.Pred)
-						}
+				checkUnits(t, &ck, b, s, func(i int) (refPred, int, int) { return fps[i], 0, int(dfiles[i].RecordCount) }, text, where(level))
+				byLevel[level] += s.n
+			}
+			rgr.eqCols = equalityColumns(b.Pred)
+			for fi, df := range dfiles {
+				rgs, err := rgr.read(df, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rgs.haveRows {
+					continue // no row-group stats: nothing places the units' rows
+				}
+				rowsOf := func(i int) (refPred, int, int) {
+					return fps[fi], int(rgs.firsts[i]), int(rgs.firsts[i] + rgs.rows[i])
+				}
+				checkUnits(t, &ck, b, rgs, rowsOf, text, where("row group"))
+				byLevel["row_group"] += rgs.n
+				if slices.Contains(rgs.bloom, true) {
+					checkUnits(t, &ck, b, &withBloom{Statistics: rgs, fx: fxs[fi], b: b, rg: -1}, rowsOf, text, where("bloom"))
+					byLevel["bloom"] += rgs.n
+				}
+				for i := range rgs.n {
+					ps, cuts := pieces(fxs[fi], i, rgs.rows[i], b, rgs.unitStats)
+					if ps == nil {
+						continue
 					}
-				case AllMatch:
-					st.allMatch++
-					for row := u.first; row < u.end; row++ {
-						if fp.eval(row) != tTrue {
-							t.Fatalf("WRONG ALL-MATCH (seed %d round %d) %s rows [%d,%d) of file %d: row %d does not match\n  predicate: %s\n  bound: %s",
-								seed, round, u.level, u.first, u.end, u.file, row, text, b.Pred)
-						}
+					var s Statistics = ps
+					if rgs.bloom[i] {
+						s = &withBloom{Statistics: ps, fx: fxs[fi], b: b, rg: i}
 					}
+					first := int(rgs.firsts[i])
+					checkUnits(t, &ck, b, s, func(k int) (refPred, int, int) {
+						return fps[fi], first + int(cuts[k]), first + int(cuts[k+1])
+					}, text, where(fmt.Sprintf("row group %d piece", i)))
+					byLevel["page"] += ps.n
 				}
 			}
-			// The whole planner, with bloom filters and page indexes read
-			// for every row group: no row it leaves out may match. (Every
-			// third predicate: opening files is the slow part.)
+			// The whole planner: no row it leaves out may match. (Every
+			// third predicate: it repeats the levels above, through the
+			// cost rules.)
 			if pi%3 != 0 {
 				continue
 			}
@@ -610,8 +590,7 @@ func TestPruningIsSound(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d round %d: plan %s: %v", seed, round, text, err)
 			}
-			st.byLevel["page"] += plan.Pages.Total
-			st.checks += plan.Pages.Total + len(dfiles)
+			byLevel["plan"] += plan.Pages.Total + len(dfiles)
 			for fi, df := range dfiles {
 				kept := make([]bool, df.RecordCount)
 				allMatch := false
@@ -631,9 +610,8 @@ func TestPruningIsSound(t *testing.T) {
 						}
 					}
 				}
-				fp := rebind(p, files[0], files[fi])
 				for row, k := range kept {
-					got := fp.eval(row)
+					got := fps[fi].eval(row)
 					if !k && got == tTrue {
 						t.Fatalf("UNSOUND PLAN (seed %d round %d) file %d row %d matches but is not read\n  predicate: %s\n  bound: %s\n  plan: %s",
 							seed, round, fi, row, text, b.Pred, plan)
@@ -644,9 +622,18 @@ func TestPruningIsSound(t *testing.T) {
 				}
 			}
 		}
+		rgr.close()
+		for _, fx := range fxs {
+			fx.Close()
+		}
 		rd.Close()
 	}
-	t.Logf("%d (unit, predicate) checks: %v; %d skipped, %d all-match", st.checks, st.byLevel, st.skips, st.allMatch)
+	checks := ck.agree + ck.oneUnit + ck.reference + byLevel["plan"]
+	t.Logf("%d checks: %d units x predicates %v, each a word/bytes/scalar agreement, a one-unit agreement and a reference check (%d skipped, %d all-match; comparisons decided: %d from words, %d from bytes), and %d plan checks",
+		checks, ck.units, byLevel, ck.skips, ck.allMatch, ck.wordUnits, ck.byteUnits, byLevel["plan"])
+	if ck.wordUnits == 0 || ck.byteUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 {
+		t.Errorf("a level or path went unchecked: %v, comparisons from words %d, from bytes %d", byLevel, ck.wordUnits, ck.byteUnits)
+	}
 }
 
 // rebind points a reference predicate built on one file's columns at

@@ -145,3 +145,68 @@ func Merge(units []Column) Column {
 	}
 	return out
 }
+
+// Facts is what one unit's statistics prove on their own, one bit each: the
+// form in which a check over many units reads them (the catalog keeps them
+// per file beside the bounds). The zero value is a unit without statistics.
+type Facts uint8
+
+const (
+	FactStats    Facts = 1 << iota // the unit has statistics for the column
+	FactMin                        // Min is known
+	FactMax                        // Max is known
+	FactMinExact                   // MinIsExact
+	FactMaxExact                   // MaxIsExact
+	FactNoNull                     // NoNulls
+	FactNoNaN                      // ContainsNaN is known false
+	FactNoValue                    // HoldsNoValue
+)
+
+// FactsOf reads a unit's facts from its statistics (nil: none).
+func FactsOf(st *Column) Facts {
+	if st == nil {
+		return 0
+	}
+	f := FactStats
+	if st.Min.Known {
+		f |= FactMin
+	}
+	if st.Max.Known {
+		f |= FactMax
+	}
+	if st.MinIsExact {
+		f |= FactMinExact
+	}
+	if st.MaxIsExact {
+		f |= FactMaxExact
+	}
+	if NoNulls(st) {
+		f |= FactNoNull
+	}
+	if st.ContainsNaN.Known && !st.ContainsNaN.V {
+		f |= FactNoNaN
+	}
+	if HoldsNoValue(st) {
+		f |= FactNoValue
+	}
+	return f
+}
+
+// BoundArray holds one side (the mins or the maxes) of many units' bounds
+// in one array, as a column-major store keeps them: unit i's bound is
+// Data[Off[i]:Off[i+1]], or with Off nil Data[i*W:(i+1)*W], every bound
+// then W bytes wide. Where a unit's bound is unknown (its Facts say so),
+// At returns whatever is stored there.
+type BoundArray struct {
+	Data []byte
+	Off  []uint64
+	W    int
+}
+
+// At is unit i's bound.
+func (a *BoundArray) At(i int) []byte {
+	if a.Off == nil {
+		return a.Data[i*a.W : (i+1)*a.W : (i+1)*a.W]
+	}
+	return a.Data[a.Off[i]:a.Off[i+1]:a.Off[i+1]]
+}
