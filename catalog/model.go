@@ -59,6 +59,18 @@ type Column struct {
 	Path []string
 }
 
+// TopLevel returns the columns that are not nested fields of another, in
+// order: the table's columns as a query names them.
+func TopLevel(cols []Column) []Column {
+	var out []Column
+	for _, c := range cols {
+		if !c.Parent.Known {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // DataFile is a Parquet file registered in a table.
 type DataFile struct {
 	ID             int64

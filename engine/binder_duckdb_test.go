@@ -13,6 +13,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/expr"
 	"rocklake/ingest"
+	"rocklake/internal/sqllex"
 	"rocklake/kv"
 	"rocklake/prune"
 	"rocklake/stats"
@@ -54,9 +55,9 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 	checkParseTreePredicates(t, db, cols, preds) // the query path binds them from DuckDB's parse tree
 	typ, _ := types.ParseType(col.typ)
 	codec, _ := types.CodecFor(typ)
-	read := quoteIdent(col.name)
+	read := sqllex.QuoteName(col.name)
 	if col.read != "" {
-		read = fmt.Sprintf(col.read, quoteIdent(col.name))
+		read = fmt.Sprintf(col.read, sqllex.QuoteName(col.name))
 	}
 	var values []string
 	for _, v := range col.values {
@@ -67,7 +68,7 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 	if hold == "" {
 		hold = types.DuckDBName(typ)
 	}
-	src := fmt.Sprintf("(SELECT v::%s AS %s FROM (VALUES %s) t(v))", hold, quoteIdent(col.name), strings.Join(values, ", "))
+	src := fmt.Sprintf("(SELECT v::%s AS %s FROM (VALUES %s) t(v))", hold, sqllex.QuoteName(col.name), strings.Join(values, ", "))
 	// The stats come from the catalog type's text; the predicate sees the
 	// column as DuckDB reads it.
 	var rows []binderRow
@@ -77,7 +78,7 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 		b, bindErr := expr.Compile(p, cols)
 		if bindErr != nil {
 			var probe int
-			q := fmt.Sprintf("SELECT count(*) FROM (SELECT %s AS %s FROM %s) WHERE %s\n", read, quoteIdent(col.name), src, p)
+			q := fmt.Sprintf("SELECT count(*) FROM (SELECT %s AS %s FROM %s) WHERE %s\n", read, sqllex.QuoteName(col.name), src, p)
 			if db.QueryRow(q).Scan(&probe) == nil {
 				t.Errorf("%s %s: %q: rocklake refuses it (%v), DuckDB runs it", col.name, col.typ, p, bindErr)
 			}
@@ -95,7 +96,7 @@ func checkBinder(t *testing.T, db *sql.DB, col binderColumn, preds []string) (ch
 			sel[i] = fmt.Sprintf("coalesce((%s\n), false)", p)
 		}
 		return db.Query(fmt.Sprintf("SELECT %s::VARCHAR, %s FROM (SELECT %s AS %s, %s AS __v FROM %s)",
-			"__v", strings.Join(sel, ", "), read, quoteIdent(col.name), quoteIdent(col.name), src))
+			"__v", strings.Join(sel, ", "), read, sqllex.QuoteName(col.name), sqllex.QuoteName(col.name), src))
 	}
 	res, err := query(kept)
 	if err != nil {

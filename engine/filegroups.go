@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"rocklake/catalog"
+	"rocklake/internal/sqllex"
 	"rocklake/types"
 )
 
@@ -157,17 +158,17 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 			src := "NULL"
 			for _, n := range names {
 				if types.SameIdent(n, c.Name) {
-					src = quoteIdent(n)
+					src = sqllex.QuoteName(n)
 					break
 				}
 			}
 			switch {
 			case dt != "":
-				sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", src, dt, quoteIdent(c.Name)))
+				sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", src, dt, sqllex.QuoteName(c.Name)))
 			case src == "NULL":
-				sel = append(sel, fmt.Sprintf("CAST(NULL AS VARCHAR) AS %s", quoteIdent(c.Name)))
+				sel = append(sel, fmt.Sprintf("CAST(NULL AS VARCHAR) AS %s", sqllex.QuoteName(c.Name)))
 			default:
-				sel = append(sel, fmt.Sprintf("%s AS %s", src, quoteIdent(c.Name)))
+				sel = append(sel, fmt.Sprintf("%s AS %s", src, sqllex.QuoteName(c.Name)))
 			}
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false)",

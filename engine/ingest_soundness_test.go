@@ -12,6 +12,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
+	"rocklake/internal/sqllex"
 	"rocklake/kv"
 	"rocklake/stats"
 	"rocklake/types"
@@ -58,7 +59,7 @@ func checkFileAgainstDuckDB(t *testing.T, db *sql.DB, path string, rep *soundnes
 			t.Fatalf("%s %s: no stats row", path, col.Name)
 		}
 		q := fmt.Sprintf(`SELECT file_row_number, CAST(%s AS VARCHAR) FROM read_parquet(?, file_row_number = true) ORDER BY 1`,
-			quoteIdent(col.Name))
+			sqllex.QuoteName(col.Name))
 		rows, err := db.Query(q, path)
 		if err != nil {
 			return err

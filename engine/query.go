@@ -17,6 +17,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/engine/duckast"
 	"rocklake/expr"
+	"rocklake/internal/sqllex"
 	"rocklake/prune"
 	"rocklake/types"
 )
@@ -281,9 +282,9 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			continue
 		}
 		v := addView(ref.table, ref.cols, p)
-		text := quoteIdent(v.name)
+		text := sqllex.QuoteName(v.name)
 		if ref.alias == "" {
-			text += " AS " + quoteIdent(ref.table.Name)
+			text += " AS " + sqllex.QuoteName(ref.table.Name)
 		}
 		edits = append(edits, textEdit{at, end, text})
 	}
@@ -417,8 +418,8 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	// and dropped, with the variables, in one more.
 	var create []string
 	for i, v := range views {
-		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", quoteIdent(v.name), sqls[i]))
-		cleanup = append(cleanup, "DROP VIEW IF EXISTS temp."+quoteIdent(v.name)+";")
+		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", sqllex.QuoteName(v.name), sqls[i]))
+		cleanup = append(cleanup, "DROP VIEW IF EXISTS temp."+sqllex.QuoteName(v.name)+";")
 	}
 	prefix := strings.Join(create, "")
 	if opts.Explain {
@@ -489,7 +490,7 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 			continue
 		}
 		done[ref.table.ID] = true
-		name := quoteIdent(ref.table.Name)
+		name := sqllex.QuoteName(ref.table.Name)
 		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, viewSQL(ref.table, ref.cols, nil, "", false)))
 		*cleanup = append(*cleanup, "DROP VIEW IF EXISTS temp."+name+";")
 	}
@@ -619,9 +620,9 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 		}
 		dt := types.DuckDBName(c.Type)
 		if dt == "" {
-			sel = append(sel, quoteIdent(c.Name))
+			sel = append(sel, sqllex.QuoteName(c.Name))
 		} else {
-			sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c.Name), dt, quoteIdent(c.Name)))
+			sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", sqllex.QuoteName(c.Name), dt, sqllex.QuoteName(c.Name)))
 		}
 	}
 	if len(files) == 0 {
@@ -634,7 +635,7 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 			if dt == "" {
 				dt = "VARCHAR"
 			}
-			nulls = append(nulls, fmt.Sprintf("CAST(NULL AS %s) AS %s", dt, quoteIdent(c.Name)))
+			nulls = append(nulls, fmt.Sprintf("CAST(NULL AS %s) AS %s", dt, sqllex.QuoteName(c.Name)))
 		}
 		return "SELECT " + strings.Join(nulls, ", ") + " WHERE false"
 	}
@@ -651,6 +652,3 @@ func (e *Engine) serialize(ctx context.Context, query string) (duckast.Tree, err
 	}
 	return duckast.Decode(js)
 }
-
-// quoteIdent quotes an SQL identifier.
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

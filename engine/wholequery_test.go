@@ -51,6 +51,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
+	"rocklake/internal/sqllex"
 	"rocklake/kv"
 	"rocklake/types"
 )
@@ -820,8 +821,8 @@ func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") +
 func (b *wqBuild) writeDuckDB(t *testing.T, db *sql.DB, f *wqFile) {
 	var names, nulls []string
 	for _, fc := range f.cols {
-		names = append(names, quoteIdent(fc.name))
-		nulls = append(nulls, "NULL::"+fc.ft.duck+" AS "+quoteIdent(fc.name))
+		names = append(names, sqllex.QuoteName(fc.name))
+		nulls = append(nulls, "NULL::"+fc.ft.duck+" AS "+sqllex.QuoteName(fc.name))
 	}
 	if f.extra {
 		names = append(names, "extra")
@@ -1032,10 +1033,10 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 		var defs, casts []string
 		for _, c := range tb.cols {
 			dt := types.DuckDBName(c.typ)
-			defs = append(defs, quoteIdent(c.name)+" "+dt)
-			casts = append(casts, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c.name), dt, quoteIdent(c.name)))
+			defs = append(defs, sqllex.QuoteName(c.name)+" "+dt)
+			casts = append(casts, fmt.Sprintf("CAST(%s AS %s) AS %s", sqllex.QuoteName(c.name), dt, sqllex.QuoteName(c.name)))
 		}
-		if _, err := b.oracleMat.Exec(fmt.Sprintf("CREATE TABLE %s (%s)", quoteIdent(tb.name), strings.Join(defs, ", "))); err != nil {
+		if _, err := b.oracleMat.Exec(fmt.Sprintf("CREATE TABLE %s (%s)", sqllex.QuoteName(tb.name), strings.Join(defs, ", "))); err != nil {
 			t.Fatal(err)
 		}
 		var parts []string
@@ -1046,23 +1047,23 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 			}
 			sel := fmt.Sprintf("SELECT %s FROM read_parquet(%s)", strings.Join(casts, ", "), sqlQuote(link))
 			parts = append(parts, sel)
-			if _, err := b.oracleMat.Exec(fmt.Sprintf("INSERT INTO %s %s", quoteIdent(tb.name), sel)); err != nil {
+			if _, err := b.oracleMat.Exec(fmt.Sprintf("INSERT INTO %s %s", sqllex.QuoteName(tb.name), sel)); err != nil {
 				t.Fatalf("seed %d: the oracle cannot read %s as table %s: %v\n%s", b.seed, p, tb.name, err, b.describe())
 			}
 		}
 		if len(parts) == 0 { // ingest refused every file of the table
 			var nulls []string
 			for _, c := range tb.cols {
-				nulls = append(nulls, fmt.Sprintf("CAST(NULL AS %s) AS %s", types.DuckDBName(c.typ), quoteIdent(c.name)))
+				nulls = append(nulls, fmt.Sprintf("CAST(NULL AS %s) AS %s", types.DuckDBName(c.typ), sqllex.QuoteName(c.name)))
 			}
 			parts = append(parts, "SELECT "+strings.Join(nulls, ", ")+" WHERE false")
 		}
-		if _, err := db.Exec(fmt.Sprintf("CREATE VIEW %s AS %s", quoteIdent(tb.name), strings.Join(parts, "\nUNION ALL "))); err != nil {
+		if _, err := db.Exec(fmt.Sprintf("CREATE VIEW %s AS %s", sqllex.QuoteName(tb.name), strings.Join(parts, "\nUNION ALL "))); err != nil {
 			t.Fatal(err)
 		}
 		// Literals are drawn from the values the table holds.
 		for _, c := range tb.cols {
-			rows, err := b.oracleMat.Query(fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) AS v FROM %s WHERE %s IS NOT NULL ORDER BY v", quoteIdent(c.name), quoteIdent(tb.name), quoteIdent(c.name)))
+			rows, err := b.oracleMat.Query(fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) AS v FROM %s WHERE %s IS NOT NULL ORDER BY v", sqllex.QuoteName(c.name), sqllex.QuoteName(tb.name), sqllex.QuoteName(c.name)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1131,9 +1132,9 @@ func (g *wqGen) col(rel wqRel) *wqCol { return pick(g.r, rel.t.cols) }
 
 func (g *wqGen) ref(rel wqRel, c *wqCol) string {
 	if rel.qual == "" {
-		return quoteIdent(c.name)
+		return sqllex.QuoteName(c.name)
 	}
-	return rel.qual + "." + quoteIdent(c.name)
+	return rel.qual + "." + sqllex.QuoteName(c.name)
 }
 
 // colOf is a column of rel of one of the kinds, or nil.
@@ -1550,7 +1551,7 @@ func (g *wqGen) metaAggs(rel wqRel) string {
 func (g *wqGen) simple(t *wqTable, q *wqQuery) (string, wqRel) {
 	r := g.r
 	rel := wqRel{t: t}
-	from := quoteIdent(t.name)
+	from := sqllex.QuoteName(t.name)
 	if r.IntN(3) == 0 {
 		rel.qual = g.alias()
 		from += " " + rel.qual
@@ -1636,7 +1637,7 @@ func (g *wqGen) query() wqQuery {
 		if kind == "CROSS JOIN" {
 			on = ""
 		}
-		from := fmt.Sprintf("%s %s %s %s %s%s", quoteIdent(a.t.name), a.qual, kind, quoteIdent(b.t.name), b.qual, on)
+		from := fmt.Sprintf("%s %s %s %s %s%s", sqllex.QuoteName(a.t.name), a.qual, kind, sqllex.QuoteName(b.t.name), b.qual, on)
 		rels := []wqRel{a, b}
 		if kind == "SEMI JOIN" || kind == "ANTI JOIN" {
 			rels = rels[:1]
@@ -1687,22 +1688,22 @@ func (g *wqGen) query() wqQuery {
 		by := b
 		by.t = &bt
 		s = fmt.Sprintf("SELECT %s, %s FROM %s %s %s %s %s ON %s%s", g.columns(a), g.ref(b, y),
-			quoteIdent(a.t.name), a.qual, join, quoteIdent(b.t.name), b.qual, on, g.where(a, by))
+			sqllex.QuoteName(a.t.name), a.qual, join, sqllex.QuoteName(b.t.name), b.qual, on, g.where(a, by))
 	case n < 18:
 		g.tag("positional")
 		q.rowOrder = true
 		a, b := g.twoRels()
-		s = fmt.Sprintf("SELECT %s FROM %s %s POSITIONAL JOIN %s %s%s", g.columns(a, b), quoteIdent(a.t.name), a.qual, quoteIdent(b.t.name), b.qual, g.where(a, b))
+		s = fmt.Sprintf("SELECT %s FROM %s %s POSITIONAL JOIN %s %s%s", g.columns(a, b), sqllex.QuoteName(a.t.name), a.qual, sqllex.QuoteName(b.t.name), b.qual, g.where(a, b))
 	case n < 20:
 		g.tag("lateral")
 		a, b := g.twoRels()
 		x, y := g.pair(a, b)
 		inner := fmt.Sprintf("SELECT %s AS m FROM %s %s WHERE %s %s %s", pick(r, []string{"max(" + g.ref(b, g.col(b)) + ")", "count(*)"}),
-			quoteIdent(b.t.name), b.qual, g.ref(b, y), pick(r, []string{"=", "<=", ">"}), g.ref(a, x))
+			sqllex.QuoteName(b.t.name), b.qual, g.ref(b, y), pick(r, []string{"=", "<=", ">"}), g.ref(a, x))
 		if r.IntN(2) == 0 {
 			inner += " AND " + g.pred(b, 1)
 		}
-		s = fmt.Sprintf("SELECT %s, l.m FROM %s %s, LATERAL (%s) l%s", g.columns(a), quoteIdent(a.t.name), a.qual, inner, g.where(a))
+		s = fmt.Sprintf("SELECT %s, l.m FROM %s %s, LATERAL (%s) l%s", g.columns(a), sqllex.QuoteName(a.t.name), a.qual, inner, g.where(a))
 	case n < 24:
 		a, b := g.twoRels()
 		x, y := g.pair(a, b)
@@ -1710,23 +1711,23 @@ func (g *wqGen) query() wqQuery {
 		switch r.IntN(5) {
 		case 0:
 			g.tag("in-subquery")
-			sub = fmt.Sprintf("%s %sIN (SELECT %s FROM %s %s%s)", g.ref(a, x), pick(r, []string{"", "NOT "}), g.ref(b, y), quoteIdent(b.t.name), b.qual, g.where(b))
+			sub = fmt.Sprintf("%s %sIN (SELECT %s FROM %s %s%s)", g.ref(a, x), pick(r, []string{"", "NOT "}), g.ref(b, y), sqllex.QuoteName(b.t.name), b.qual, g.where(b))
 		case 1:
 			g.tag("exists-correlated")
-			sub = fmt.Sprintf("%sEXISTS (SELECT 1 FROM %s %s WHERE %s = %s AND %s)", pick(r, []string{"", "NOT "}), quoteIdent(b.t.name), b.qual, g.ref(b, y), g.ref(a, x), g.pred(b, 1))
+			sub = fmt.Sprintf("%sEXISTS (SELECT 1 FROM %s %s WHERE %s = %s AND %s)", pick(r, []string{"", "NOT "}), sqllex.QuoteName(b.t.name), b.qual, g.ref(b, y), g.ref(a, x), g.pred(b, 1))
 		case 2:
 			g.tag("scalar-subquery")
-			sub = fmt.Sprintf("%s %s (SELECT %s(%s) FROM %s %s%s)", g.ref(a, x), pick(r, cmpOps), pick(r, []string{"min", "max"}), g.ref(b, y), quoteIdent(b.t.name), b.qual, g.where(b))
+			sub = fmt.Sprintf("%s %s (SELECT %s(%s) FROM %s %s%s)", g.ref(a, x), pick(r, cmpOps), pick(r, []string{"min", "max"}), g.ref(b, y), sqllex.QuoteName(b.t.name), b.qual, g.where(b))
 		case 3:
 			g.tag("correlated-scalar")
-			sub = fmt.Sprintf("(SELECT count(*) FROM %s %s WHERE %s < %s) > %d", quoteIdent(b.t.name), b.qual, g.ref(b, y), g.ref(a, x), r.IntN(5))
+			sub = fmt.Sprintf("(SELECT count(*) FROM %s %s WHERE %s < %s) > %d", sqllex.QuoteName(b.t.name), b.qual, g.ref(b, y), g.ref(a, x), r.IntN(5))
 		default:
 			g.tag("select-subquery")
-			s = fmt.Sprintf("SELECT %s, (SELECT count(*) FROM %s %s%s) AS n FROM %s %s%s", g.columns(a), quoteIdent(b.t.name), b.qual, g.where(b), quoteIdent(a.t.name), a.qual, g.where(a))
+			s = fmt.Sprintf("SELECT %s, (SELECT count(*) FROM %s %s%s) AS n FROM %s %s%s", g.columns(a), sqllex.QuoteName(b.t.name), b.qual, g.where(b), sqllex.QuoteName(a.t.name), a.qual, g.where(a))
 		}
 		if s == "" {
 			w := g.where(a)
-			s = fmt.Sprintf("SELECT %s FROM %s %s%s", pick(r, []string{g.columns(a), g.metaAggs(a)}), quoteIdent(a.t.name), a.qual, addConj(w, sub))
+			s = fmt.Sprintf("SELECT %s FROM %s %s%s", pick(r, []string{g.columns(a), g.metaAggs(a)}), sqllex.QuoteName(a.t.name), a.qual, addConj(w, sub))
 		}
 	case n < 27:
 		g.tag("cte")
@@ -1740,23 +1741,23 @@ func (g *wqGen) query() wqQuery {
 		}
 		mat := pick(r, []string{"", "", "MATERIALIZED ", "NOT MATERIALIZED "})
 		rel := wqRel{t: t}
-		body := "SELECT * FROM " + quoteIdent(t.name) + g.where(rel)
+		body := "SELECT * FROM " + sqllex.QuoteName(t.name) + g.where(rel)
 		if r.IntN(3) == 0 {
 			body = inner
-			s = fmt.Sprintf("WITH %s AS %s(%s) SELECT count(*) FROM %s", quoteIdent(name), mat, body, quoteIdent(name))
+			s = fmt.Sprintf("WITH %s AS %s(%s) SELECT count(*) FROM %s", sqllex.QuoteName(name), mat, body, sqllex.QuoteName(name))
 		} else {
 			outer := ""
 			if r.IntN(2) == 0 {
 				outer = g.where(rel)
 			}
-			s = fmt.Sprintf("WITH %s AS %s(%s) SELECT %s FROM %s%s", quoteIdent(name), mat, body, pick(r, []string{"*", g.metaAggs(rel), g.aggs(rel)}), quoteIdent(name), outer)
+			s = fmt.Sprintf("WITH %s AS %s(%s) SELECT %s FROM %s%s", sqllex.QuoteName(name), mat, body, pick(r, []string{"*", g.metaAggs(rel), g.aggs(rel)}), sqllex.QuoteName(name), outer)
 		}
 	case n < 29:
 		op := pick(r, []string{"UNION", "UNION ALL", "INTERSECT", "EXCEPT", "INTERSECT ALL", "EXCEPT ALL"})
 		g.tag("setop")
 		a, b := wqRel{t: g.table()}, wqRel{t: g.table()}
 		x, y := g.pair(a, b)
-		s = fmt.Sprintf("SELECT %s FROM %s%s %s SELECT %s FROM %s%s", g.ref(a, x), quoteIdent(a.t.name), g.where(a), op, g.ref(b, y), quoteIdent(b.t.name), g.where(b))
+		s = fmt.Sprintf("SELECT %s FROM %s%s %s SELECT %s FROM %s%s", g.ref(a, x), sqllex.QuoteName(a.t.name), g.where(a), op, g.ref(b, y), sqllex.QuoteName(b.t.name), g.where(b))
 	case n < 31:
 		g.tag("sample")
 		q.sampled = true
@@ -1765,13 +1766,13 @@ func (g *wqGen) query() wqQuery {
 		seed := r.IntN(1000)
 		switch r.IntN(4) {
 		case 0:
-			s = fmt.Sprintf("SELECT %s FROM %s TABLESAMPLE %d%% (bernoulli, %d)%s", g.aggs(rel), quoteIdent(t.name), 1+r.IntN(60), seed, g.where(rel))
+			s = fmt.Sprintf("SELECT %s FROM %s TABLESAMPLE %d%% (bernoulli, %d)%s", g.aggs(rel), sqllex.QuoteName(t.name), 1+r.IntN(60), seed, g.where(rel))
 		case 1:
-			s = fmt.Sprintf("SELECT %s FROM %s TABLESAMPLE reservoir(%d ROWS) REPEATABLE (%d)%s", g.aggs(rel), quoteIdent(t.name), 1+r.IntN(50), seed, g.where(rel))
+			s = fmt.Sprintf("SELECT %s FROM %s TABLESAMPLE reservoir(%d ROWS) REPEATABLE (%d)%s", g.aggs(rel), sqllex.QuoteName(t.name), 1+r.IntN(50), seed, g.where(rel))
 		case 2:
-			s = fmt.Sprintf("SELECT %s FROM %s%s USING SAMPLE %d%% (system, %d)", g.aggs(rel), quoteIdent(t.name), g.where(rel), 1+r.IntN(60), seed)
+			s = fmt.Sprintf("SELECT %s FROM %s%s USING SAMPLE %d%% (system, %d)", g.aggs(rel), sqllex.QuoteName(t.name), g.where(rel), 1+r.IntN(60), seed)
 		default:
-			s = fmt.Sprintf("SELECT %s FROM %s%s USING SAMPLE %d ROWS (reservoir, %d)", g.columns(rel), quoteIdent(t.name), g.where(rel), 1+r.IntN(30), seed)
+			s = fmt.Sprintf("SELECT %s FROM %s%s USING SAMPLE %d ROWS (reservoir, %d)", g.columns(rel), sqllex.QuoteName(t.name), g.where(rel), 1+r.IntN(30), seed)
 		}
 	case n < 34:
 		t := g.table()
@@ -1798,21 +1799,21 @@ func (g *wqGen) query() wqQuery {
 				in = fmt.Sprintf(" IN (%s, %s)", g.lit(on), g.lit(on))
 			}
 			grp := g.col(rel)
-			using := pick(r, []string{"count(*)", "max(" + quoteIdent(t.cols[0].name) + ")"})
+			using := pick(r, []string{"count(*)", "max(" + sqllex.QuoteName(t.cols[0].name) + ")"})
 			if r.IntN(2) == 0 {
-				s = fmt.Sprintf("SELECT * FROM (PIVOT %s ON %s%s USING %s GROUP BY %s)%s", quoteIdent(t.name), quoteIdent(on.name), in, using, quoteIdent(grp.name),
+				s = fmt.Sprintf("SELECT * FROM (PIVOT %s ON %s%s USING %s GROUP BY %s)%s", sqllex.QuoteName(t.name), sqllex.QuoteName(on.name), in, using, sqllex.QuoteName(grp.name),
 					pick(r, []string{"", " WHERE " + g.pred(wqRel{t: &wqTable{cols: []*wqCol{grp}}}, 1)}))
 			} else {
-				s = fmt.Sprintf("PIVOT (SELECT * FROM %s%s) ON %s%s USING %s GROUP BY %s", quoteIdent(t.name), g.where(rel), quoteIdent(on.name), in, using, quoteIdent(grp.name))
+				s = fmt.Sprintf("PIVOT (SELECT * FROM %s%s) ON %s%s USING %s GROUP BY %s", sqllex.QuoteName(t.name), g.where(rel), sqllex.QuoteName(on.name), in, using, sqllex.QuoteName(grp.name))
 			}
 		} else {
 			g.tag("unpivot")
 			c1, c2 := g.col(rel), g.col(rel)
 			if c1.typ.Equal(c2.typ) && c1 != c2 {
-				s = fmt.Sprintf("SELECT n, count(*), count(DISTINCT v) FROM (UNPIVOT %s ON %s, %s INTO NAME n VALUE v)%s GROUP BY n", quoteIdent(t.name), quoteIdent(c1.name), quoteIdent(c2.name),
+				s = fmt.Sprintf("SELECT n, count(*), count(DISTINCT v) FROM (UNPIVOT %s ON %s, %s INTO NAME n VALUE v)%s GROUP BY n", sqllex.QuoteName(t.name), sqllex.QuoteName(c1.name), sqllex.QuoteName(c2.name),
 					pick(r, []string{"", " WHERE v IS NOT NULL", " WHERE " + g.pred(wqRel{t: &wqTable{cols: []*wqCol{{name: "v", typ: c1.typ, kind: c1.kind, sample: c1.sample}}}}, 1)}))
 			} else {
-				s = fmt.Sprintf("SELECT * FROM (UNPIVOT %s ON %s INTO NAME n VALUE v)%s", quoteIdent(t.name), quoteIdent(c1.name), g.where(rel))
+				s = fmt.Sprintf("SELECT * FROM (UNPIVOT %s ON %s INTO NAME n VALUE v)%s", sqllex.QuoteName(t.name), sqllex.QuoteName(c1.name), g.where(rel))
 			}
 		}
 	default:
@@ -1843,7 +1844,7 @@ func (g *wqGen) query() wqQuery {
 				rcols[i] = &cp
 			}
 			rrel := wqRel{t: &wqTable{name: t.name, cols: rcols}}
-			s = fmt.Sprintf("SELECT %s FROM %s AS s(%s)%s", pick(r, []string{"*", g.metaAggs(rrel)}), quoteIdent(t.name), strings.Join(names, ", "), g.where(rrel))
+			s = fmt.Sprintf("SELECT %s FROM %s AS s(%s)%s", pick(r, []string{"*", g.metaAggs(rrel)}), sqllex.QuoteName(t.name), strings.Join(names, ", "), g.where(rrel))
 		}
 	}
 	q.sql = s

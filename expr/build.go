@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"rocklake/internal/sqllex"
 	"sort"
 	"strings"
 )
@@ -98,7 +99,7 @@ func format(sb *strings.Builder, n Node) {
 			if i > 0 {
 				sb.WriteByte('.')
 			}
-			sb.WriteString(quoteIdent(p))
+			sb.WriteString(sqllex.QuoteName(p))
 		}
 	case *Lit:
 		var text string
@@ -200,5 +201,3 @@ func format(sb *strings.Builder, n Node) {
 		sb.WriteString("<" + n.What + ">")
 	}
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

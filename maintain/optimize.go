@@ -71,7 +71,7 @@ func Optimize(ctx context.Context, e *engine.Engine, table string, o OptimizeOpt
 	var order []string
 	for _, s := range o.SortBy {
 		found := false
-		for i, c := range topLevel(st.cols) {
+		for i, c := range catalog.TopLevel(st.cols) {
 			if strings.EqualFold(c.Name, strings.TrimSpace(s)) {
 				order, found = append(order, slot(i)), true
 				break

@@ -18,6 +18,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
+	"rocklake/internal/sqllex"
 	"rocklake/types"
 )
 
@@ -66,24 +67,10 @@ func (z sizing) next(left int64, bytesPerRow float64) int64 {
 // slot is the name of the i-th top-level column inside a rewrite.
 func slot(i int) string { return "c" + strconv.Itoa(i) }
 
-// quoteIdent quotes a name as a DuckDB identifier.
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// topLevel returns the table's top-level columns, in order.
-func topLevel(cols []catalog.Column) []catalog.Column {
-	var out []catalog.Column
-	for _, c := range cols {
-		if !c.Parent.Known {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // slotSQL reads files as the table's columns renamed to their slots, by
 // position, so that no name is resolved.
 func slotSQL(e *engine.Engine, t catalog.Table, cols []catalog.Column, files []string) string {
-	top := topLevel(cols)
+	top := catalog.TopLevel(cols)
 	slots := make([]string, len(top))
 	for i := range top {
 		slots[i] = slot(i)
@@ -257,7 +244,7 @@ var ErrRewriteMismatch = errors.New("the written files do not hold the rows read
 // what it wrote (the new files, read back as the table reads them): row
 // count and every column's content digest.
 func checkRewrite(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, tmp string, typs []types.Type, written []string) error {
-	top := topLevel(st.cols)
+	top := catalog.TopLevel(st.cols)
 	exprs := exactSlots(typs)
 	read, err := digest(ctx, conn, tmp, exprs)
 	if err != nil {
@@ -281,7 +268,7 @@ func checkRewrite(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tab
 				hint = " (a VARIANT's DECIMAL keeps its precision in Parquet only where the writer shreds it: values of other shapes in the same files read back as DECIMAL(38,s))"
 			}
 			return fmt.Errorf("%w: column %s holds other values than were read (hash sum %s, read %s)%s",
-				ErrRewriteMismatch, quoteIdent(c.Name), wrote[i+1], read[i+1], hint)
+				ErrRewriteMismatch, sqllex.QuoteName(c.Name), wrote[i+1], read[i+1], hint)
 		}
 	}
 	if n := len(top) + 1; read[n] != wrote[n] {
@@ -387,7 +374,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			tmp, strings.Join(keys, ", "), key, src)
 		rn = tmp + ".rn"
 	}
-	top := topLevel(cols)
+	top := catalog.TopLevel(cols)
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
 	}
@@ -540,7 +527,7 @@ func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, from s
 	var wide []int
 	var checks []string
 	for i, c := range top {
-		named[i] = slot(i) + " AS " + quoteIdent(c.Name)
+		named[i] = slot(i) + " AS " + sqllex.QuoteName(c.Name)
 		if k := c.Type.Kind; k == types.KindHugeInt || k == types.KindUHugeInt {
 			wide = append(wide, i)
 			signed := fmt.Sprintf("%s BETWEEN -9223372036854775808 AND 9223372036854775807", slot(i))
@@ -563,12 +550,12 @@ func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, from s
 		for j, i := range wide {
 			switch {
 			case fit[2*j]:
-				named[i] = slot(i) + "::BIGINT AS " + quoteIdent(top[i].Name)
+				named[i] = slot(i) + "::BIGINT AS " + sqllex.QuoteName(top[i].Name)
 			case fit[2*j+1]:
-				named[i] = slot(i) + "::UBIGINT AS " + quoteIdent(top[i].Name)
+				named[i] = slot(i) + "::UBIGINT AS " + sqllex.QuoteName(top[i].Name)
 			default:
 				return "", fmt.Errorf("column %s (%s) holds values no 64-bit Parquet integer type holds together",
-					quoteIdent(top[i].Name), top[i].Type)
+					sqllex.QuoteName(top[i].Name), top[i].Type)
 			}
 		}
 	}

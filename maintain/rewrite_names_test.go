@@ -16,6 +16,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
+	"rocklake/internal/sqllex"
 	"rocklake/kv"
 	"rocklake/types"
 	"rocklake/types/typestest"
@@ -38,7 +39,7 @@ func contentOf(t *testing.T, e *engine.Engine, snap int64, names []string) strin
 	t.Helper()
 	sel := make([]string, len(names))
 	for i, n := range names {
-		sel[i] = quoteIdent(n) + "::VARCHAR"
+		sel[i] = sqllex.QuoteName(n) + "::VARCHAR"
 	}
 	return answerOf(t, e, snap, "SELECT "+strings.Join(sel, ", ")+" FROM t ORDER BY ALL")
 }
@@ -48,7 +49,7 @@ func hashOf(t *testing.T, e *engine.Engine, snap int64, names []string) string {
 	t.Helper()
 	sel := []string{"count(*)"}
 	for _, n := range names {
-		sel = append(sel, fmt.Sprintf("sum(hash(%s))::VARCHAR", quoteIdent(n)))
+		sel = append(sel, fmt.Sprintf("sum(hash(%s))::VARCHAR", sqllex.QuoteName(n)))
 	}
 	return answerOf(t, e, snap, "SELECT "+strings.Join(sel, ", ")+" FROM t")
 }
@@ -440,7 +441,7 @@ func exactHashOf(t *testing.T, e *engine.Engine, snap int64, names []string, typ
 	t.Helper()
 	sel := []string{"count(*)"}
 	for i, n := range names {
-		sel = append(sel, fmt.Sprintf("sum(hash(%s))::VARCHAR", exactSQL(quoteIdent(n), typs[i], 0)))
+		sel = append(sel, fmt.Sprintf("sum(hash(%s))::VARCHAR", exactSQL(sqllex.QuoteName(n), typs[i], 0)))
 	}
 	return answerOf(t, e, snap, "SELECT "+strings.Join(sel, ", ")+" FROM t")
 }
@@ -495,7 +496,7 @@ func TestRewriteFuzz(t *testing.T) {
 				}
 				quoted := make([]string, len(names))
 				for i, n := range names {
-					quoted[i] = quoteIdent(n)
+					quoted[i] = sqllex.QuoteName(n)
 				}
 				p := filepath.Join(dir, fmt.Sprintf("f%d.parquet", f))
 				q := fmt.Sprintf("COPY (SELECT * FROM (VALUES %s) AS v(%s)) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE %d)",
@@ -588,7 +589,7 @@ func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Cat
 	cols, _ := rd.Columns(tb.ID)
 	rd.Close()
 	var defs []catalog.ColumnDef
-	for i, col := range topLevel(cols) {
+	for i, col := range catalog.TopLevel(cols) {
 		typ := col.Type.String()
 		switch {
 		case fts[i].table != "":

@@ -11,6 +11,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/engine"
+	"rocklake/internal/sqllex"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -230,7 +231,7 @@ func verifyUnits(ctx context.Context, e *engine.Engine, path string, cols []cata
 	// only float columns (NaN aside) have them.
 	aggs := []string{"count(*)"}
 	for _, col := range cols {
-		c := "d." + quoteIdent(col.Name)
+		c := "d." + sqllex.QuoteName(col.Name)
 		if dt := types.DuckDBName(col.Type); dt != "" {
 			c = fmt.Sprintf("CAST(%s AS %s)", c, dt)
 		}
@@ -330,7 +331,7 @@ func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, t ca
 	if err != nil || fl == nil || !fl.Has(pos) {
 		return 0, err
 	}
-	c := "d." + quoteIdent(col.Name)
+	c := "d." + sqllex.QuoteName(col.Name)
 	rows, err := e.DB().QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT CAST(%s AS VARCHAR) FROM read_parquet(?) d WHERE %s IS NOT NULL", c, c), e.DuckPath(path))
 	if err != nil {
 		bad("column %s: unreadable: %v", col.Name, err)

@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"rocklake/internal/sqllex"
 	"strings"
 )
 
@@ -67,7 +68,7 @@ func DuckDBName(t Type) string {
 			if ft == "" {
 				return ""
 			}
-			fs = append(fs, quoteName(f.Name)+" "+ft)
+			fs = append(fs, sqllex.QuoteName(f.Name)+" "+ft)
 		}
 		return "STRUCT(" + strings.Join(fs, ", ") + ")"
 	case KindMap:
@@ -88,6 +89,3 @@ func DuckDBName(t Type) string {
 	}
 	return strings.ToUpper(t.String())
 }
-
-// quoteName quotes an identifier for DuckDB.
-func quoteName(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -103,17 +103,6 @@ func show[T any](p *T) string {
 	return fmt.Sprint(*p)
 }
 
-// topLevel drops nested child columns.
-func topLevel(cols []catalog.Column) []catalog.Column {
-	var out []catalog.Column
-	for _, c := range cols {
-		if !c.Parent.Known {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // parseTypeOrUnknown reads a stored type text, Unknown when it does not
 // parse (it then shows no bounds).
 func parseTypeOrUnknown(s string) types.Type {

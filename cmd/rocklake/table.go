@@ -140,7 +140,7 @@ func newTableListCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out = append(out, tableSummary{Name: t.Name, Columns: len(topLevel(cols)), Files: ts.FileCount,
+				out = append(out, tableSummary{Name: t.Name, Columns: len(catalog.TopLevel(cols)), Files: ts.FileCount,
 					Records: ts.RecordCount, FileSizeBytes: ts.FileSizeBytes})
 			}
 			if g.format == formatJSON {
@@ -248,7 +248,7 @@ func columnTree(cols []catalog.Column) []columnInfo {
 		return ci
 	}
 	var out []columnInfo
-	for _, c := range topLevel(cols) {
+	for _, c := range catalog.TopLevel(cols) {
 		out = append(out, build(c))
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"rocklake/expr"
+	"rocklake/internal/sqllex"
 )
 
 // Expr is one expression node of DuckDB's parse tree, with the fields of
@@ -144,7 +145,7 @@ func (t *LogicalType) SQL() (string, bool) {
 		if t.Name == "" {
 			return "", false
 		}
-		return `"` + strings.ReplaceAll(t.Name, `"`, `""`) + `"`, true
+		return sqllex.QuoteName(t.Name), true
 	case "STRUCT", "MAP", "UNION", "ENUM", "INVALID", "UNKNOWN", "ANY":
 		return "", false
 	}

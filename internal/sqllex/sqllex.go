@@ -45,6 +45,10 @@ func Quoted(s string, off int) (text string, end int, ok bool) {
 	}
 }
 
+// QuoteName writes a name as a quoted identifier ("…", the quote doubled
+// inside), which DuckDB reads back as exactly that name.
+func QuoteName(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
 // IsNameStart reports whether an unquoted name (an identifier or a
 // keyword) may start with c. Every byte of a multi-byte UTF-8 character
 // counts as a letter, as in DuckDB, whatever the character.
