@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,22 +8,17 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
-	"rocklake/types"
 )
 
 // FuzzRegister feeds mutated Parquet files to the registration built from
 // them (the decoder itself is pqmeta's FuzzInspect): a clear error or a
 // registration, never a panic or a hang.
 func FuzzRegister(f *testing.F) {
-	dir := f.TempDir()
-	r := rand.New(rand.NewPCG(1, 2))
-	for i, typ := range []string{"int64", "varchar", "float64", "decimal(38,10)", "timestamptz"} {
-		p := filepath.Join(dir, "seed.parquet")
-		col := randomColumn(r, "c", types.MustParseType(typ), 20)
-		if err := pqwrite.Write(p, []pqwrite.Column{col}, pqwrite.Options{RowGroupRows: int64(5 + i), PageIndex: true}); err != nil {
-			f.Fatal(err)
-		}
-		b, _ := os.ReadFile(p)
+	seeds, err := pqwrite.SeedFiles(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, b := range seeds {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

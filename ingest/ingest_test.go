@@ -21,7 +21,6 @@ import (
 	"rocklake/pqmeta"
 	"rocklake/stats"
 	"rocklake/types"
-	"rocklake/types/typestest"
 )
 
 func memCatalog(t *testing.T) *catalog.Catalog {
@@ -138,24 +137,6 @@ func readAs(c pqwrite.Column) (typ types.Type, vals []*types.Value, readable boo
 	return types.Simple(types.KindTimestamp), out, readable
 }
 
-// randomColumn draws a column: NULLs in a random proportion (none, all,
-// half, or a random share), NaNs among floats, extremes mixed in.
-func randomColumn(r *rand.Rand, name string, typ types.Type, n int) pqwrite.Column {
-	nullShare := []float64{0, 1, 0.5, r.Float64()}[r.IntN(4)]
-	vals := make([]*types.Value, n)
-	for i := range vals {
-		if r.Float64() < nullShare {
-			continue
-		}
-		v := typestest.Random(r, typ)
-		if (typ.Kind == types.KindFloat || typ.Kind == types.KindDouble) && r.IntN(10) == 0 {
-			v = types.FloatValue(math.NaN())
-		}
-		vals[i] = &v
-	}
-	return pqwrite.Column{Name: name, Type: typ, Values: vals}
-}
-
 // TestRandomFilesAreSound writes random files with arrow-go, registers them
 // and checks every stored bound and count against the data written.
 func TestRandomFilesAreSound(t *testing.T) {
@@ -170,7 +151,7 @@ func TestRandomFilesAreSound(t *testing.T) {
 		var cols []pqwrite.Column
 		n := []int{0, 1, 2, 37, 300}[r.IntN(5)]
 		for i, ti := range r.Perm(len(randomTypes))[:3+r.IntN(5)] {
-			cols = append(cols, randomColumn(r, fmt.Sprintf("c%d", i), types.MustParseType(randomTypes[ti]), n))
+			cols = append(cols, pqwrite.RandomColumn(r, fmt.Sprintf("c%d", i), types.MustParseType(randomTypes[ti]), n))
 		}
 		opts := pqwrite.Options{
 			RowGroupRows: int64(1 + r.IntN(max(n, 1))), PageIndex: r.IntN(2) == 0,
@@ -229,7 +210,7 @@ func TestBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.parquet")
 	r := rand.New(rand.NewPCG(1, 1))
-	if err := pqwrite.Write(good, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("int64"), 50)}, pqwrite.Options{}); err != nil {
+	if err := pqwrite.Write(good, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("int64"), 50)}, pqwrite.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(good)
@@ -287,7 +268,7 @@ func TestBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	good2 := filepath.Join(dir, "good2.parquet")
-	_ = pqwrite.Write(good2, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("int64"), 5)}, pqwrite.Options{})
+	_ = pqwrite.Write(good2, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("int64"), 5)}, pqwrite.Options{})
 	before, _ := c.Snapshots()
 	for _, args := range [][]string{
 		{good2, cases[2].path},                         // a truncated file among good ones
@@ -305,7 +286,7 @@ func TestBadFiles(t *testing.T) {
 	}
 	// A schema that does not fit.
 	strFile := filepath.Join(dir, "str.parquet")
-	_ = pqwrite.Write(strFile, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("varchar"), 5)}, pqwrite.Options{})
+	_ = pqwrite.Write(strFile, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("varchar"), 5)}, pqwrite.Options{})
 	_, err = Add(c, "t", []string{strFile}, Options{})
 	if !errors.Is(err, ErrSchemaMismatch) || !bytes.Contains([]byte(err.Error()), []byte("str.parquet")) {
 		t.Fatalf("string into an integer column: %v", err)
@@ -432,7 +413,7 @@ func TestReplace(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	mk := func(name string) string {
 		p := filepath.Join(dir, name)
-		if err := pqwrite.Write(p, []pqwrite.Column{randomColumn(r, "x", types.MustParseType("int64"), 20)}, pqwrite.Options{}); err != nil {
+		if err := pqwrite.Write(p, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("int64"), 20)}, pqwrite.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		return p
