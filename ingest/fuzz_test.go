@@ -1,42 +1,17 @@
 package ingest
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"rocklake/catalog"
-	"rocklake/internal/pqwrite"
+	"rocklake/internal/testkit"
 )
 
 // FuzzRegister feeds mutated Parquet files to the registration built from
 // them (the decoder itself is pqmeta's FuzzInspect): a clear error or a
 // registration, never a panic or a hang.
 func FuzzRegister(f *testing.F) {
-	seeds, err := pqwrite.SeedFiles(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, b := range seeds {
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(t.TempDir(), "f.parquet")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			fuzzOne(p)
-		}()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("hang: no answer in 5s")
-		}
-	})
+	testkit.FuzzParquet(f, fuzzOne)
 }
 
 func fuzzOne(p string) {

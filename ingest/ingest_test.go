@@ -17,6 +17,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
+	"rocklake/internal/testkit"
 	"rocklake/kv"
 	"rocklake/pqmeta"
 	"rocklake/stats"
@@ -151,7 +152,7 @@ func TestRandomFilesAreSound(t *testing.T) {
 		var cols []pqwrite.Column
 		n := []int{0, 1, 2, 37, 300}[r.IntN(5)]
 		for i, ti := range r.Perm(len(randomTypes))[:3+r.IntN(5)] {
-			cols = append(cols, pqwrite.RandomColumn(r, fmt.Sprintf("c%d", i), types.MustParseType(randomTypes[ti]), n))
+			cols = append(cols, testkit.RandomColumn(r, fmt.Sprintf("c%d", i), types.MustParseType(randomTypes[ti]), n))
 		}
 		opts := pqwrite.Options{
 			RowGroupRows: int64(1 + r.IntN(max(n, 1))), PageIndex: r.IntN(2) == 0,
@@ -210,7 +211,7 @@ func TestBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.parquet")
 	r := rand.New(rand.NewPCG(1, 1))
-	if err := pqwrite.Write(good, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("int64"), 50)}, pqwrite.Options{}); err != nil {
+	if err := pqwrite.Write(good, []pqwrite.Column{testkit.RandomColumn(r, "x", types.MustParseType("int64"), 50)}, pqwrite.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(good)
@@ -268,7 +269,7 @@ func TestBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	good2 := filepath.Join(dir, "good2.parquet")
-	_ = pqwrite.Write(good2, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("int64"), 5)}, pqwrite.Options{})
+	_ = pqwrite.Write(good2, []pqwrite.Column{testkit.RandomColumn(r, "x", types.MustParseType("int64"), 5)}, pqwrite.Options{})
 	before, _ := c.Snapshots()
 	for _, args := range [][]string{
 		{good2, cases[2].path},                         // a truncated file among good ones
@@ -286,7 +287,7 @@ func TestBadFiles(t *testing.T) {
 	}
 	// A schema that does not fit.
 	strFile := filepath.Join(dir, "str.parquet")
-	_ = pqwrite.Write(strFile, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("varchar"), 5)}, pqwrite.Options{})
+	_ = pqwrite.Write(strFile, []pqwrite.Column{testkit.RandomColumn(r, "x", types.MustParseType("varchar"), 5)}, pqwrite.Options{})
 	_, err = Add(c, "t", []string{strFile}, Options{})
 	if !errors.Is(err, ErrSchemaMismatch) || !bytes.Contains([]byte(err.Error()), []byte("str.parquet")) {
 		t.Fatalf("string into an integer column: %v", err)
@@ -413,7 +414,7 @@ func TestReplace(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	mk := func(name string) string {
 		p := filepath.Join(dir, name)
-		if err := pqwrite.Write(p, []pqwrite.Column{pqwrite.RandomColumn(r, "x", types.MustParseType("int64"), 20)}, pqwrite.Options{}); err != nil {
+		if err := pqwrite.Write(p, []pqwrite.Column{testkit.RandomColumn(r, "x", types.MustParseType("int64"), 20)}, pqwrite.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		return p

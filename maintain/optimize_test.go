@@ -15,6 +15,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
+	"rocklake/internal/testkit"
 	"rocklake/kv"
 	"rocklake/prune"
 	"rocklake/types"
@@ -308,27 +309,7 @@ func keptFiles(t *testing.T, c *catalog.Catalog, snap int64, pred string) int {
 func twoColumnLake(t *testing.T) (string, *catalog.Catalog, ingest.Result, *engine.Engine) {
 	t.Helper()
 	dir := t.TempDir()
-	r := rand.New(rand.NewPCG(3, 4))
-	var paths []string
-	for f := range 20 {
-		xs, ys, zs := make([]*types.Value, 2000), make([]*types.Value, 2000), make([]*types.Value, 2000)
-		for i := range xs {
-			x, y := types.IntValue(r.Int64N(10_000)), types.IntValue(r.Int64N(10_000))
-			z := types.StringValue(fmt.Sprintf("s%05d", r.IntN(100_000)))
-			xs[i], ys[i], zs[i] = &x, &y, &z
-			if r.IntN(100) == 0 {
-				ys[i] = nil
-			}
-		}
-		p := filepath.Join(dir, fmt.Sprintf("f%02d.parquet", f))
-		err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: xs},
-			{Name: "y", Type: types.MustParseType("int64"), Values: ys},
-			{Name: "z", Type: types.MustParseType("varchar"), Values: zs}}, pqwrite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
+	paths := testkit.TwoColumnFiles(t, dir)
 	c, res, e := lakeOf(t, paths)
 	return dir, c, res, e
 }
