@@ -203,7 +203,9 @@ func TestParseTreePredicatesMatchPrinting(t *testing.T) {
 			"CASE WHEN "+c+" > 1 THEN true ELSE false END", c+" = 1 AND CASE WHEN true THEN "+c+" > 2 END",
 			"("+c+" = 1 AND "+c+" COLLATE nocase = 'a') OR "+c+" > 5", c+" > (SELECT 1)", "coalesce("+c+", 1) = 1",
 			c+" = ANY([1, 2])", c+" IN (SELECT 1)", "main.prefix("+c+", 'a')", "pg_catalog.prefix("+c+", 'a')",
-			c+" = 1 AND "+c+" = 2 AND ("+c+" = 3 OR "+c+" < 4)", c+" = 1::VARCHAR(10)", c+" = '1'::\"varchar\"")
+			c+" = 1 AND "+c+" = 2 AND ("+c+" = 3 OR "+c+" < 4)", c+" = 1::VARCHAR(10)", c+" = '1'::\"varchar\"",
+			"NOT ("+c+" = 1 OR "+c+" = 2)", "NOT ("+c+" > 1 AND "+c+" < 5)", "NOT (NOT "+c+" IS NULL)", c+" IN ()",
+			c+" NOT IN ()", c+" IN (1)", c+" LIKE 'a\\%' ESCAPE '\\'", c+" NOT LIKE 'a_%' ESCAPE '_'")
 	}
 	n := checkParseTreePredicates(t, db, cols, preds)
 	t.Logf("%d conjuncts of %d predicates bound both ways", n, len(preds))

@@ -24,9 +24,11 @@ func (n *Unknown) Pos() int { return n.At }
 // makes of CAST('…' AS T), else a Cast.
 func CastTo(x Node, typ string, at int) Node { return castNode(x, typ, at) }
 
-// Negate is unary minus as the parser folds it: the sign of an untyped
-// number literal (or of a FLOAT, DOUBLE or DECIMAL one, whose negation is
-// exact) flips in place; anything else is a Unary.
+// Negate is unary minus as DuckDB folds it: the sign of an untyped number
+// literal flips in place (- -3 is 3), and so does a FLOAT, DOUBLE or
+// DECIMAL one's (-1.5::FLOAT is -(1.5::FLOAT): their negation is exact);
+// anything else, an integer of a given type included (it can overflow),
+// is a Unary.
 func Negate(x Node, at int) Node {
 	if l, ok := x.(*Lit); ok && l.Kind == LitNumber && (l.Type == "" || negatableType(l.Type)) {
 		if t, neg := strings.CutPrefix(l.Text, "-"); neg {

@@ -596,33 +596,13 @@ func (p *parser) unary() (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l, ok := x.(*Lit); ok && l.Kind == LitNumber && l.Type == "" {
-			if op == "-" {
-				// - -3 is 3: the sign flips, as DuckDB folds it.
-				if t, neg := strings.CutPrefix(l.Text, "-"); neg {
-					l.Text = t
-				} else {
-					l.Text = "-" + l.Text
-				}
-			}
-			l.At = at
-			return l, nil
-		}
-		if l, ok := x.(*Lit); ok && l.Kind == LitNumber && op == "-" && negatableType(l.Type) {
-			// -1.5::FLOAT is -(1.5::FLOAT): the negation of a float or
-			// decimal is exact.
-			if t, neg := strings.CutPrefix(l.Text, "-"); neg {
-				l.Text = t
-			} else {
-				l.Text = "-" + l.Text
-			}
-			l.At = at
-			return l, nil
-		}
 		if op == "+" {
+			if l, ok := x.(*Lit); ok && l.Kind == LitNumber && l.Type == "" {
+				l.At = at
+			}
 			return x, nil
 		}
-		return &Unary{Op: "-", X: x, At: at}, nil
+		return Negate(x, at), nil
 	}
 	return p.postfix()
 }
