@@ -23,6 +23,7 @@
 //	0E table   column  path               VariantStats      table-wide sub-fields
 //	0F table   file                       FileToDelete      expired, awaiting cleanup
 //	10 table   column  file               MembershipFilter  distinct values of a column in a file
+//	11                                    fence      random bytes every write replaces, on condition
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -47,10 +48,16 @@
 // consistent store snapshot, so it never sees half a commit, and time travel
 // is reading an older snapshot id.
 //
-// Commits are serialised in the process. A transaction remembers the
+// Commits are serialised in the process by a mutex, and across processes
+// that share a store (PostgreSQL) by the fence: every write replaces key
+// 11 on condition that it still holds what the writer read, so a commit
+// built on a snapshot that is no longer the newest writes nothing and is
+// built again on the newer one (fence.go). A transaction remembers the
 // snapshot it began at; if another commit landed since and touched one of
 // its tables (or created a name it creates), Commit fails with ErrConflict
 // and writes nothing; otherwise it applies on top of the newest snapshot.
+// Each snapshot row carries its commit's random token, so that a commit
+// whose outcome the store could not report is found, not made twice.
 //
 // # Table stats
 //

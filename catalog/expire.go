@@ -135,6 +135,13 @@ type ExpireResult struct {
 func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResult, error) {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
+	// Expiring again after a lost attempt is harmless: no token needed.
+	return retryWrites("expire snapshots", func(bool) (*ExpireResult, error) {
+		return c.expireOnce(olderThan, dryRun)
+	})
+}
+
+func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, error) {
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
 		return nil, err
@@ -273,6 +280,9 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 	if dryRun || b.Len() == 0 {
 		return res, nil
 	}
+	if err := fence(kvs, b); err != nil {
+		return nil, err
+	}
 	if err := b.Commit(); err != nil {
 		return nil, fmt.Errorf("expire snapshots: %w", err)
 	}
@@ -371,6 +381,13 @@ func (c *Catalog) ScheduledFiles() ([]ScheduledFile, error) {
 func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
+	// Between reading which files no row names and deleting them, no
+	// other process may register one of them again.
+	newBatch, release, err := c.writeLock()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	grace := o.Grace
 	if grace == 0 {
 		grace = DefaultGrace
@@ -407,7 +424,7 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 	}
 	res := &CleanupResult{Failed: map[string]error{}}
 	due := c.now().Add(-max(grace, 0))
-	b := c.store.NewBatch()
+	b := newBatch()
 	defer b.Close()
 	dirs := map[string]bool{} // directories of deleted rewrite outputs
 	var stopped error
@@ -445,7 +462,11 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		}
 	}
 	if !dryRun && b.Len() > 0 {
-		if err := b.Commit(); err != nil {
+		err := fence(kvs, b)
+		if err == nil {
+			err = b.Commit()
+		}
+		if err != nil {
 			return nil, fmt.Errorf("cleanup: %w", err)
 		}
 	}

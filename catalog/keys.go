@@ -24,6 +24,7 @@ const (
 	tagTableVariantStats byte = 0x0E // 0E table column path            → VariantStats
 	tagFileToDelete      byte = 0x0F // 0F table file                   → FileToDelete (expired, awaiting cleanup)
 	tagFileFilter        byte = 0x10 // 10 table column file            → MembershipFilter
+	tagFence             byte = 0x11 // 11                              → random bytes every write replaces (fence.go)
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -44,6 +45,7 @@ var allTags = map[string]byte{
 	"table_variant_stats": tagTableVariantStats,
 	"file_to_delete":      tagFileToDelete,
 	"file_filter":         tagFileFilter,
+	"fence":               tagFence,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

@@ -58,6 +58,13 @@ type OrphanFile struct {
 func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
+	// A rewrite in another process registers its files at its commit:
+	// none may land between reading the known files and deleting.
+	_, release, err := c.writeLock()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	grace := o.Grace
 	if grace == 0 {
 		grace = DefaultGrace

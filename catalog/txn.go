@@ -101,10 +101,11 @@ type Filter struct {
 // Operations are checked against the newest state at Commit; a failed
 // commit writes nothing.
 type Txn struct {
-	c    *Catalog
-	base int64
-	ops  []op
-	done bool
+	c     *Catalog
+	base  int64
+	ops   []op
+	done  bool
+	token []byte
 }
 
 type opKind uint8
@@ -180,10 +181,27 @@ func (t *Txn) Commit() (Snapshot, error) {
 	if len(t.ops) == 0 {
 		return Snapshot{}, errors.New("catalog: nothing to commit")
 	}
+	token := uuid.New()
+	t.token = token[:]
 	c := t.c
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
+	return retryWrites("commit", func(unknown bool) (Snapshot, error) {
+		if unknown {
+			// The store could not say whether an earlier attempt landed:
+			// look for it before trying again, so that it lands once.
+			if s, ok, err := t.findCommitted(); err != nil || ok {
+				return s, err
+			}
+		}
+		return t.commitOnce()
+	})
+}
 
+// commitOnce builds the commit on the newest snapshot and writes it on
+// condition that no other writer wrote since it read (the fence).
+func (t *Txn) commitOnce() (Snapshot, error) {
+	c := t.c
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
 		return Snapshot{}, err
@@ -226,13 +244,36 @@ func (t *Txn) Commit() (Snapshot, error) {
 			return Snapshot{}, err
 		}
 	}
-	if err := w.finish(); err != nil {
+	if err := w.finish(t.token); err != nil {
+		return Snapshot{}, err
+	}
+	if err := fence(kvs, w.batch); err != nil {
 		return Snapshot{}, err
 	}
 	if err := w.batch.Commit(); err != nil {
 		return Snapshot{}, fmt.Errorf("commit snapshot %d: %w", w.next.ID, err)
 	}
 	return w.next, nil
+}
+
+// findCommitted looks for this transaction's snapshot after its base.
+func (t *Txn) findCommitted() (Snapshot, bool, error) {
+	it, err := t.c.store.NewIter(key(tagSnapshot, t.base+1), key(tagSnapshot+1))
+	if err != nil {
+		return Snapshot{}, false, err
+	}
+	defer it.Close()
+	var p catalogpb.Snapshot
+	for ok := it.First(); ok; ok = it.Next() {
+		p.Reset()
+		if err := decodeValue(it.Value(), &p); err != nil {
+			return Snapshot{}, false, fmt.Errorf("snapshot row %x: %w", it.Key(), err)
+		}
+		if bytes.Equal(p.CommitToken, t.token) {
+			return snapshotFromPB(&p), true, nil
+		}
+	}
+	return Snapshot{}, false, it.Error()
 }
 
 // tableState is what a commit knows of one table it touches.
@@ -1045,7 +1086,7 @@ func (w *commitWriter) variants(ts *tableState, col Column) ([]VariantStats, err
 	return mergeVariantLists(lists), nil
 }
 
-func (w *commitWriter) finish() error {
+func (w *commitWriter) finish(token []byte) error {
 	narrowed := false
 	for _, ts := range w.tables {
 		if ts.dropped {
@@ -1103,6 +1144,7 @@ func (w *commitWriter) finish() error {
 	w.put(key(tagSnapshot, w.next.ID), &catalogpb.Snapshot{
 		Id: w.next.ID, TimeUnixMicros: w.next.Time.UnixMicro(), SchemaVersion: w.next.SchemaVersion,
 		NextCatalogId: w.next.NextCatalogID, NextFileId: w.next.NextFileID, Changes: &w.changes,
+		CommitToken: token,
 	})
 	return w.writeErr
 }

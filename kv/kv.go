@@ -18,6 +18,16 @@ var (
 	ErrNotFound = errors.New("kv: key not found")
 	// ErrLocked is returned when another process holds the store.
 	ErrLocked = errors.New("kv: store is in use by another process")
+	// ErrConditionFailed is returned by Commit when a condition set with
+	// Expect did not hold; nothing was written.
+	ErrConditionFailed = errors.New("kv: a condition of the batch no longer holds")
+	// ErrUnknownOutcome is returned by Commit when the store stopped
+	// answering after the batch was handed to it: it may or may not have
+	// been applied. A caller that must know looks for what it wrote.
+	// ErrUnavailable wraps failures to reach a networked store (a lost
+	// connection, a server shutting down): trying again later may work.
+	ErrUnavailable    = errors.New("kv: the store is unavailable")
+	ErrUnknownOutcome = errors.New("kv: the store stopped answering during the commit; it may or may not have been applied")
 )
 
 // Reader reads keys. Values returned by Get belong to the caller.
@@ -56,6 +66,13 @@ type Snapshot interface {
 type Batch interface {
 	Set(key, value []byte) error
 	Delete(key []byte) error
+	// Expect makes Commit conditional: it applies the batch only if key
+	// holds value at that moment (a nil value: the key is absent), checked
+	// atomically with the writes, and otherwise writes nothing and fails
+	// with ErrConditionFailed. Writers that read, decide and write (the
+	// catalog's commits) stay correct this way when other writers, in
+	// this process or in others sharing the store, commit in between.
+	Expect(key, value []byte) error
 	// Len is the number of writes collected.
 	Len() int
 	Commit() error
@@ -75,6 +92,17 @@ type Store interface {
 // measured sizes reflect live data.
 type Compacter interface {
 	Compact(lower, upper []byte) error
+}
+
+// WriteLocker is implemented by stores that many processes share.
+// LockWrites holds off every batch commit in every process, except those
+// of batches made by the returned newBatch, until release is called or
+// the process holding the lock dies. It is for the few writers that act
+// outside the store between reading and writing (deleting files), where a
+// failed condition would come too late. A store that one process owns
+// does not need it: there, the catalog's own mutex is enough.
+type WriteLocker interface {
+	LockWrites() (newBatch func() Batch, release func() error, err error)
 }
 
 // Sizer is implemented by stores that can report their size on disk, in

@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/google/btree"
@@ -159,6 +160,7 @@ type memOp struct {
 type memBatch struct {
 	m      *memStore
 	ops    []memOp
+	expect []memOp // del: the key must be absent
 	closed bool
 }
 
@@ -178,6 +180,14 @@ func (b *memBatch) Delete(key []byte) error {
 	return nil
 }
 
+func (b *memBatch) Expect(key, value []byte) error {
+	if b.closed {
+		return errors.New("kv: condition on a closed batch")
+	}
+	b.expect = append(b.expect, memOp{k: append([]byte{}, key...), v: append([]byte{}, value...), del: value == nil})
+	return nil
+}
+
 func (b *memBatch) Len() int { return len(b.ops) }
 
 func (b *memBatch) Commit() error {
@@ -189,6 +199,12 @@ func (b *memBatch) Commit() error {
 	defer b.m.mu.Unlock()
 	if b.m.closed {
 		return errClosed
+	}
+	for _, e := range b.expect {
+		v, err := memGet(b.m.tree, e.k)
+		if e.del != errors.Is(err, ErrNotFound) || (!e.del && !bytes.Equal(v, e.v)) {
+			return fmt.Errorf("%w (key %x)", ErrConditionFailed, e.k)
+		}
 	}
 	for _, op := range b.ops {
 		if op.del {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -41,6 +43,8 @@ type pebbleStore struct {
 	readOnly bool
 	writeErr error
 	closed   atomic.Bool
+	// commitMu makes a batch's conditions and its writes one step.
+	commitMu sync.Mutex
 }
 
 // OpenPebble opens the Pebble store in dir. It fails with ErrLocked when
@@ -365,12 +369,46 @@ func (p pebbleIter) Close() error           { return p.s.classify(p.it.Close()) 
 type pebbleBatch struct {
 	b      *pebble.Batch
 	st     *pebbleStore
+	expect []expectation
 	closed bool
 }
+
+type expectation struct{ k, v []byte } // v nil: absent
 
 func (p *pebbleBatch) Set(key, value []byte) error { return p.b.Set(key, value, nil) }
 func (p *pebbleBatch) Delete(key []byte) error     { return p.b.Delete(key, nil) }
 func (p *pebbleBatch) Len() int                    { return int(p.b.Count()) }
+
+func (p *pebbleBatch) Expect(key, value []byte) error {
+	if p.closed {
+		return errors.New("kv: condition on a closed batch")
+	}
+	e := expectation{k: append([]byte{}, key...)}
+	if value != nil {
+		e.v = append([]byte{}, value...)
+	}
+	p.expect = append(p.expect, e)
+	return nil
+}
+
+// holds checks the batch's conditions; the caller holds commitMu.
+func (p *pebbleBatch) holds() error {
+	for _, e := range p.expect {
+		v, err := p.st.Get(e.k)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if e.v == nil {
+				continue
+			}
+		case err != nil:
+			return err
+		case e.v != nil && bytes.Equal(v, e.v):
+			continue
+		}
+		return fmt.Errorf("%w (key %x)", ErrConditionFailed, e.k)
+	}
+	return nil
+}
 
 // Commit writes the batch with fsync: a catalog commit must survive a crash
 // once it has been acknowledged.
@@ -384,6 +422,12 @@ func (p *pebbleBatch) Commit() error {
 		return p.st.refuseWrite()
 	}
 	if err := p.st.checkSpace(len(p.b.Repr())); err != nil {
+		_ = p.b.Close()
+		return err
+	}
+	p.st.commitMu.Lock()
+	defer p.st.commitMu.Unlock()
+	if err := p.holds(); err != nil {
 		_ = p.b.Close()
 		return err
 	}

@@ -11,12 +11,11 @@
 package catalogpb
 
 import (
+	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
+	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
-
-	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
-	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 )
 
 const (
@@ -167,8 +166,12 @@ type Snapshot struct {
 	NextCatalogId  int64                  `protobuf:"varint,4,opt,name=next_catalog_id,json=nextCatalogId,proto3" json:"next_catalog_id,omitempty"`
 	NextFileId     int64                  `protobuf:"varint,5,opt,name=next_file_id,json=nextFileId,proto3" json:"next_file_id,omitempty"`
 	Changes        *Changes               `protobuf:"bytes,6,opt,name=changes,proto3" json:"changes,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A random token the committing transaction chose: after a commit whose
+	// outcome the store could not report, the writer finds its own snapshot
+	// by it instead of committing twice.
+	CommitToken   []byte `protobuf:"bytes,7,opt,name=commit_token,json=commitToken,proto3" json:"commit_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -239,6 +242,13 @@ func (x *Snapshot) GetNextFileId() int64 {
 func (x *Snapshot) GetChanges() *Changes {
 	if x != nil {
 		return x.Changes
+	}
+	return nil
+}
+
+func (x *Snapshot) GetCommitToken() []byte {
+	if x != nil {
+		return x.CommitToken
 	}
 	return nil
 }
@@ -1591,7 +1601,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0eformat_version\x18\x01 \x01(\rR\rformatVersion\x12!\n" +
 	"\fcatalog_uuid\x18\x02 \x01(\tR\vcatalogUuid\x12.\n" +
 	"\x13created_unix_micros\x18\x03 \x01(\x03R\x11createdUnixMicros\x12\x1b\n" +
-	"\tdata_root\x18\x04 \x01(\tR\bdataRoot\"\xed\x01\n" +
+	"\tdata_root\x18\x04 \x01(\tR\bdataRoot\"\x90\x02\n" +
 	"\bSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12(\n" +
 	"\x10time_unix_micros\x18\x02 \x01(\x03R\x0etimeUnixMicros\x12%\n" +
@@ -1599,7 +1609,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0fnext_catalog_id\x18\x04 \x01(\x03R\rnextCatalogId\x12 \n" +
 	"\fnext_file_id\x18\x05 \x01(\x03R\n" +
 	"nextFileId\x126\n" +
-	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\"\xae\x02\n" +
+	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\x12!\n" +
+	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\xae\x02\n" +
 	"\aChanges\x12'\n" +
 	"\x0fcreated_schemas\x18\x01 \x03(\x03R\x0ecreatedSchemas\x12%\n" +
 	"\x0ecreated_tables\x18\x02 \x03(\x03R\rcreatedTables\x12%\n" +

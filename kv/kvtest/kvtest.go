@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"rocklake/kv"
 )
@@ -37,6 +38,11 @@ func Run(t *testing.T, b Backend) {
 		{"IteratorPointInTime", testIteratorPointInTime},
 		{"CallerOwnsBuffers", testBuffers},
 		{"ConcurrentBatches", testConcurrentBatches},
+		{"Conditions", testConditions},
+		{"CompareAndSwapRace", testCompareAndSwapRace},
+		{"LargeBatch", testLargeBatch},
+		{"LongScans", testLongScans},
+		{"WriteLock", testWriteLock},
 		{"Durability", testDurability},
 	}
 	for _, tc := range tests {
@@ -336,4 +342,255 @@ func testDurability(t *testing.T, b Backend) {
 	if mustGet(t, s, "b") != "2" {
 		t.Fatal("value lost across reopen")
 	}
+}
+
+func testConditions(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "k", "1", "e", "")
+	commit := func(expect map[string]*string) error {
+		bt := s.NewBatch()
+		for k, v := range expect {
+			var want []byte
+			if v != nil {
+				want = []byte(*v)
+			}
+			if err := bt.Expect([]byte(k), want); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = bt.Set([]byte("w"), []byte("written"))
+		return bt.Commit()
+	}
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name   string
+		expect map[string]*string
+		ok     bool
+	}{
+		{"value matches", map[string]*string{"k": str("1")}, true},
+		{"absent key absent", map[string]*string{"missing": nil}, true},
+		{"empty value is present", map[string]*string{"e": str("")}, true},
+		{"value differs", map[string]*string{"k": str("2")}, false},
+		{"present but expected absent", map[string]*string{"k": nil}, false},
+		{"empty value is not absent", map[string]*string{"e": nil}, false},
+		{"absent but expected a value", map[string]*string{"missing": str("")}, false},
+		{"one of two fails", map[string]*string{"k": str("1"), "missing": str("x")}, false},
+	} {
+		bt := s.NewBatch()
+		_ = bt.Delete([]byte("w"))
+		if err := bt.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		err := commit(tc.expect)
+		_, getErr := s.Get([]byte("w"))
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.ok && getErr != nil:
+			t.Errorf("%s: write missing after a successful commit: %v", tc.name, getErr)
+		case !tc.ok && !errors.Is(err, kv.ErrConditionFailed):
+			t.Errorf("%s: Commit = %v, want ErrConditionFailed", tc.name, err)
+		case !tc.ok && !errors.Is(getErr, kv.ErrNotFound):
+			t.Errorf("%s: a failed condition let the write through", tc.name)
+		}
+	}
+}
+
+// testCompareAndSwapRace increments one counter from many goroutines, each
+// read-decide-write guarded by Expect: no increment may be lost or doubled.
+func testCompareAndSwapRace(t *testing.T, b Backend) {
+	s := b.Open(t)
+	const workers, each = 6, 15
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < each; {
+				old, err := s.Get([]byte("n"))
+				if err != nil && !errors.Is(err, kv.ErrNotFound) {
+					t.Error(err)
+					return
+				}
+				n := 0
+				if old != nil {
+					fmt.Sscan(string(old), &n)
+				}
+				bt := s.NewBatch()
+				_ = bt.Expect([]byte("n"), old)
+				_ = bt.Set([]byte("n"), fmt.Appendf(nil, "%d", n+1))
+				_ = bt.Set(fmt.Appendf(nil, "log/%06d", n+1), []byte("x"))
+				err = bt.Commit()
+				if errors.Is(err, kv.ErrConditionFailed) {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				done++
+				mu.Lock()
+				acked++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if got := mustGet(t, s, "n"); got != fmt.Sprint(acked) || acked != workers*each {
+		t.Fatalf("counter %s after %d acknowledged increments, want %d", got, acked, workers*each)
+	}
+	if n := len(keys(t, s, []byte("log/"), []byte("log0"))); n != acked {
+		t.Fatalf("%d log entries, want %d", n, acked)
+	}
+}
+
+// testLargeBatch commits more and bigger writes than any one message or
+// statement of a networked backend would carry.
+func testLargeBatch(t *testing.T, b Backend) {
+	s := b.Open(t)
+	const n = 30000
+	val := bytes.Repeat([]byte("v"), 700)
+	bt := s.NewBatch()
+	for i := range n {
+		_ = bt.Set(fmt.Appendf(nil, "big/%06d", i), val)
+	}
+	_ = bt.Set([]byte("big/000007"), []byte("last"))
+	_ = bt.Delete([]byte("big/000008"))
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, s, []byte("big/"), []byte("big0")); len(got) != n-1 {
+		t.Fatalf("%d keys, want %d", len(got), n-1)
+	}
+	if mustGet(t, s, "big/000007") != "last" {
+		t.Fatal("last write in a large batch must win")
+	}
+	bt = s.NewBatch()
+	for i := range n {
+		_ = bt.Delete(fmt.Appendf(nil, "big/%06d", i))
+	}
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, s, []byte("big/"), []byte("big0")); len(got) != 0 {
+		t.Fatalf("%d keys left after deleting all", len(got))
+	}
+}
+
+// testLongScans walks a range longer than any backend's page of rows, in
+// both directions, turning around and seeking on the way.
+func testLongScans(t *testing.T, b Backend) {
+	s := b.Open(t)
+	const n = 5000
+	bt := s.NewBatch()
+	for i := range n {
+		_ = bt.Set(fmt.Appendf(nil, "s%05d", i), fmt.Appendf(nil, "%d", i))
+	}
+	_ = bt.Set([]byte("r"), nil)
+	_ = bt.Set([]byte("t"), nil)
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	it, err := snap.NewIter([]byte("s"), []byte("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	at := func(ok bool, i int, what string) {
+		t.Helper()
+		want := fmt.Sprintf("s%05d", i)
+		if i < 0 || i >= n {
+			if ok || it.Valid() {
+				t.Fatalf("%s: at %q, want exhausted", what, it.Key())
+			}
+			return
+		}
+		if !ok || !it.Valid() || string(it.Key()) != want || string(it.Value()) != fmt.Sprint(i) {
+			t.Fatalf("%s: valid=%v key=%q, want %q", what, ok, it.Key(), want)
+		}
+	}
+	i := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		at(true, i, "forward")
+		i++
+	}
+	if i != n {
+		t.Fatalf("forward scan saw %d keys, want %d", i, n)
+	}
+	i = n - 1
+	for ok := it.Last(); ok; ok = it.Prev() {
+		at(true, i, "backward")
+		i--
+	}
+	if i != -1 {
+		t.Fatalf("backward scan stopped at %d", i)
+	}
+	// Turn around in the middle of pages, many times.
+	at(it.SeekGE([]byte("s02500")), 2500, "seek")
+	pos := 2500
+	for step := range 3000 {
+		if (step/7)%2 == 0 {
+			pos++
+			at(it.Next(), pos, "next")
+		} else {
+			pos--
+			at(it.Prev(), pos, "prev")
+		}
+	}
+	at(it.SeekGE([]byte("s04999x")), n, "seek past the end")
+	at(it.Last(), n-1, "last")
+	at(it.Next(), n, "next past the end")
+	at(it.SeekGE([]byte("a")), 0, "seek below the range")
+	at(it.Prev(), -1, "prev before the start")
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testWriteLock: while one writer holds the lock, other batches wait; the
+// holder's own batches go through.
+func testWriteLock(t *testing.T, b Backend) {
+	s := b.Open(t)
+	l, ok := s.(kv.WriteLocker)
+	if !ok {
+		t.Skip("the backend is owned by one process and needs no write lock")
+	}
+	newBatch, release, err := l.LockWrites()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		bt := s.NewBatch()
+		_ = bt.Set([]byte("other"), []byte("1"))
+		done <- bt.Commit()
+	}()
+	own := newBatch()
+	_ = own.Set([]byte("own"), []byte("1"))
+	if err := own.Commit(); err != nil {
+		t.Fatalf("the lock holder's batch: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a batch committed while another writer held the lock (err %v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := s.Get([]byte("other")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatal("a held-off batch is visible")
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the held-off batch after release: %v", err)
+	}
+	mustGet(t, s, "other")
+	mustGet(t, s, "own")
 }

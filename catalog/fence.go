@@ -1,0 +1,86 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+
+	"rocklake/kv"
+)
+
+// The fence (key 11) is a random value every catalog write replaces, on
+// condition that it still holds the value the writer read: a writer that
+// read, decided and wrote while another writer wrote in between fails
+// with kv.ErrConditionFailed and nothing written, and tries again on the
+// newer state. Within one process commitMu already serialises writers;
+// the fence is what serialises them across processes sharing one store
+// (PostgreSQL), where snapshot ids must stay dense and a conflict check
+// must see every commit before its own.
+
+// fence adds the fence's condition and its new value to b.
+func fence(r kv.Reader, b kv.Batch) error {
+	old, err := r.Get(key(tagFence))
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return err
+	}
+	if err := b.Expect(key(tagFence), old); err != nil {
+		return err
+	}
+	v := uuid.New()
+	return b.Set(key(tagFence), v[:])
+}
+
+const (
+	maxWriteAttempts = 400
+	writeRetryFor    = time.Minute
+)
+
+// retryWrites runs a write until it lands, trying again (with backoff)
+// while another writer's write came first, and while the store, having
+// lost an attempt whose outcome it could not report, is unavailable. fn
+// is told when an earlier attempt's outcome is unknown, so that it can
+// look for what that attempt wrote instead of writing it twice.
+func retryWrites[T any](what string, fn func(unknown bool) (T, error)) (T, error) {
+	start := time.Now()
+	unknown := false
+	for attempt := 0; ; attempt++ {
+		v, err := fn(unknown)
+		switch {
+		case err == nil:
+			return v, nil
+		case errors.Is(err, kv.ErrUnknownOutcome):
+			unknown = true
+		case errors.Is(err, kv.ErrConditionFailed):
+		case unknown && errors.Is(err, kv.ErrUnavailable):
+		case unknown:
+			return v, fmt.Errorf("%s: an earlier attempt was cut off and whether it landed cannot be checked: %w", what, err)
+		default:
+			return v, err
+		}
+		if attempt+1 >= maxWriteAttempts || time.Since(start) > writeRetryFor {
+			if unknown {
+				return v, fmt.Errorf("%s: an attempt was cut off and the catalog could not be read to check whether it landed (%d attempts in %s): %w",
+					what, attempt+1, time.Since(start).Round(time.Millisecond), err)
+			}
+			return v, fmt.Errorf("%s: gave up after %d attempts in %s, other writers kept writing first: %w",
+				what, attempt+1, time.Since(start).Round(time.Millisecond), err)
+		}
+		d := time.Millisecond << min(attempt, 8)
+		d = min(d, 250*time.Millisecond)
+		time.Sleep(d/2 + time.Duration(rand.Int64N(int64(d))))
+	}
+}
+
+// writeLock holds off other processes' writes, on stores that many
+// processes share, for maintenance that acts outside the catalog (deletes
+// files) between reading it and writing it. Batches for the catalog's own
+// writes meanwhile come from newBatch.
+func (c *Catalog) writeLock() (newBatch func() kv.Batch, release func() error, err error) {
+	if l, ok := c.store.(kv.WriteLocker); ok {
+		return l.LockWrites()
+	}
+	return c.store.NewBatch, func() error { return nil }, nil
+}

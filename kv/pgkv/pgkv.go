@@ -1,0 +1,399 @@
+// Package pgkv is a kv.Store in PostgreSQL, so that many processes on many
+// machines can share one catalog.
+//
+// # Layout
+//
+// One table in one schema (the first entry of the connection's
+// search_path; public by default) holds every key:
+//
+//	rocklake_kv (k bytea PRIMARY KEY, v bytea NOT NULL)
+//
+// bytea compares as unsigned bytes, so the primary key's B-tree orders
+// keys exactly as kv requires, and every range scan is an index scan with
+// both bounds in the index condition.
+//
+// # Reads
+//
+// A snapshot is a REPEATABLE READ, READ ONLY transaction on a connection
+// of its own, begun and pinned with one round trip. An iterator reads
+// pages of rows through the index, small at first (a point lookup costs a
+// short page) and four times larger each time up to pageMax, so that a
+// scan of n rows costs O(log n) round trips at first and n/pageMax after.
+// A store-level iterator gets a snapshot of its own, closed with it.
+//
+// # Writes
+//
+// A batch commits as one READ COMMITTED transaction that first takes an
+// exclusive transaction-level advisory lock for the schema, then checks
+// the batch's conditions, then deletes and upserts (in chunks, as arrays).
+// The lock serialises the writers of one catalog across every process, so
+// the conditions are exact; readers never wait for it. Failures that
+// leave nothing written — serialization failures, deadlocks, unique
+// violations (SQLSTATE 40001, 40P01, 23505), lock timeouts, and
+// connections lost before COMMIT was sent — are retried with backoff for
+// Options.RetryFor, decided by SQLSTATE and by pgconn's SafeToRetry, never
+// by message text. A connection lost after COMMIT was sent leaves the
+// outcome unknown: Commit then fails with kv.ErrUnknownOutcome, and the
+// caller decides (the catalog looks for its commit token).
+//
+// kv.WriteLocker is a session-level advisory lock on the same key, held on
+// a connection of its own: batches made through it pass (a session never
+// waits for its own advisory lock), every other batch waits.
+package pgkv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"rocklake/kv"
+)
+
+// TableName is the one table the store keeps in its schema.
+const TableName = "rocklake_kv"
+
+var (
+	// ErrNoStore reports a database (or schema) without the store's table.
+	ErrNoStore = errors.New("holds no rocklake catalog")
+	// ErrForeign reports a schema that holds tables of something else.
+	ErrForeign = errors.New("holds tables that are not rocklake's")
+)
+
+// Options tune Open and Init. The zero value is the default.
+type Options struct {
+	// MaxConns bounds the pool (default 16). Each open snapshot and each
+	// store-level iterator holds one connection until closed.
+	MaxConns int32
+	// RetryFor bounds how long a batch commit retries failures that left
+	// nothing written (default 20s; negative: no retry).
+	RetryFor time.Duration
+	// Timeout bounds one statement's wait for a connection and a reply
+	// (default 60s).
+	Timeout time.Duration
+}
+
+// Store is the PostgreSQL store. It is safe for concurrent use.
+type Store struct {
+	pool     *pgxpool.Pool
+	schema   string
+	table    string // quoted schema.table
+	lockKey  int64
+	retryFor time.Duration
+	timeout  time.Duration
+	redacted string
+}
+
+var libpqKeyword = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout|application_name|options|target_session_attrs)\s*=`)
+
+// IsLocation says whether s names a PostgreSQL database rather than a
+// directory: a postgres:// or postgresql:// URL, or libpq's keyword=value
+// form.
+func IsLocation(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || libpqKeyword.MatchString(l)
+}
+
+// Redact returns a location fit for messages: the password (in the URL's
+// user info, a password parameter or keyword) replaced by "xxxxx".
+func Redact(loc string) string {
+	if u, err := url.Parse(loc); err == nil && u.Scheme != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		for k := range q {
+			if strings.EqualFold(k, "password") {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return passwordKeyword.ReplaceAllString(loc, "${1}xxxxx")
+}
+
+var passwordKeyword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+func (o Options) withDefaults() Options {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 16
+	}
+	if o.RetryFor == 0 {
+		o.RetryFor = 20 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	return o
+}
+
+func connect(ctx context.Context, loc string, o Options) (*Store, error) {
+	o = o.withDefaults()
+	cfg, err := pgxpool.ParseConfig(loc)
+	if err != nil {
+		// pgx's parse errors name the location with its password masked;
+		// ours is masked again in case a form slips past it.
+		return nil, fmt.Errorf("catalog location %s: %s", Redact(loc), strings.ReplaceAll(err.Error(), loc, Redact(loc)))
+	}
+	cfg.MaxConns = o.MaxConns
+	cfg.MinConns = 0
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "rocklake"
+	}
+	schema := "public"
+	if sp := cfg.ConnConfig.RuntimeParams["search_path"]; sp != "" {
+		first := strings.TrimSpace(strings.Split(sp, ",")[0])
+		if unq, ok := strings.CutPrefix(first, `"`); ok {
+			first = strings.ReplaceAll(strings.TrimSuffix(unq, `"`), `""`, `"`)
+		} else {
+			first = strings.ToLower(first)
+		}
+		if first != "" && first != "$user" {
+			schema = first
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte("rocklake\x00" + schema))
+	s := &Store{
+		schema: schema, table: pgx.Identifier{schema, TableName}.Sanitize(),
+		lockKey: int64(h.Sum64()), retryFor: o.RetryFor, timeout: o.Timeout,
+		redacted: describe(cfg.ConnConfig.Config, schema),
+	}
+	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", s.redacted, err)
+	}
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("catalog %s: %w", s.redacted, err)
+	}
+	c.Release()
+	return s, nil
+}
+
+// describe names a database for messages, without its password.
+func describe(c pgconn.Config, schema string) string {
+	d := fmt.Sprintf("postgres://%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+	if schema != "public" {
+		d += " (schema " + schema + ")"
+	}
+	return d
+}
+
+// Open opens the store in the database loc names. It fails with ErrNoStore
+// when the schema holds no store (create one with Init).
+func Open(ctx context.Context, loc string, o Options) (*Store, error) {
+	s, err := connect(ctx, loc, o)
+	if err != nil {
+		return nil, err
+	}
+	var exists bool
+	err = s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.table).Scan(&exists)
+	if err == nil && !exists {
+		err = ErrNoStore
+	}
+	if err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("%s: %w", s.redacted, err)
+	}
+	return s, nil
+}
+
+// Init creates the schema (when missing) and the store's table in it, and
+// opens the store. It refuses a schema that holds any other table, view or
+// sequence; a schema that already holds the store is opened as it is.
+func Init(ctx context.Context, loc string, o Options) (*Store, error) {
+	s, err := connect(ctx, loc, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.init(ctx); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("%s: %w", s.redacted, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	var others []string
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relkind IN ('r','p','v','m','f','S')
+		  AND c.relname <> $2 ORDER BY 1 LIMIT 5`, s.schema, TableName)
+	if err != nil {
+		return err
+	}
+	others, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	if len(others) > 0 {
+		return fmt.Errorf("schema %s %w (%s); give rocklake a database or a schema of its own (search_path=NAME in the URL)", s.schema, ErrForeign, strings.Join(others, ", "))
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, s.lockKey); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s;
+			CREATE TABLE IF NOT EXISTS %s (k bytea PRIMARY KEY, v bytea NOT NULL)`,
+			pgx.Identifier{s.schema}.Sanitize(), s.table))
+		return err
+	})
+}
+
+// Schema is the schema the store lives in.
+func (s *Store) Schema() string { return s.schema }
+
+// String names the store's database without its password.
+func (s *Store) String() string { return s.redacted }
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// wrap says which database failed, without credentials.
+func (s *Store) wrap(err error) error {
+	if err == nil || errors.Is(err, kv.ErrNotFound) || errors.Is(err, kv.ErrConditionFailed) {
+		return err
+	}
+	if unavailable(err) {
+		return fmt.Errorf("catalog database %s: %w: %w", s.redacted, kv.ErrUnavailable, err)
+	}
+	return fmt.Errorf("catalog database %s: %w", s.redacted, err)
+}
+
+// unavailable says the server could not be reached or went away, as
+// opposed to answering with an error about the request.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	}
+	return !errors.Is(err, context.Canceled)
+}
+
+// Get reads one key outside any snapshot.
+func (s *Store) Get(key []byte) ([]byte, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return get(ctx, s.pool, s, key)
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func get(ctx context.Context, q querier, s *Store, key []byte) ([]byte, error) {
+	var v []byte
+	err := q.QueryRow(ctx, `SELECT v FROM `+s.table+` WHERE k = $1`, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, kv.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}
+
+// NewIter opens a snapshot for the iterator alone.
+func (s *Store) NewIter(lower, upper []byte) (kv.Iterator, error) {
+	snap, err := s.newSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	it := newIter(snap, lower, upper)
+	it.own = true
+	return it, nil
+}
+
+// NewBatch starts a batch.
+func (s *Store) NewBatch() kv.Batch { return &batch{s: s} }
+
+// Close closes every connection.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// DiskSize is the table's size with its index and TOAST data.
+func (s *Store) DiskSize() (int64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT pg_total_relation_size($1)`, s.table).Scan(&n)
+	return n, s.wrap(err)
+}
+
+// RangeDiskSize estimates a key range's share of the table: the stored
+// sizes of its keys and values, with each row's header.
+func (s *Store) RangeDiskSize(lower, upper []byte) (int64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	where, args := rangeWhere(lower, upper)
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_column_size(k) + pg_column_size(v) + 24), 0)::bigint FROM `+s.table+where, args...).Scan(&n)
+	return n, s.wrap(err)
+}
+
+func rangeWhere(lower, upper []byte) (string, []any) {
+	var conds []string
+	var args []any
+	if lower != nil {
+		args = append(args, lower)
+		conds = append(conds, fmt.Sprintf("k >= $%d", len(args)))
+	}
+	if upper != nil {
+		args = append(args, upper)
+		conds = append(conds, fmt.Sprintf("k < $%d", len(args)))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// retryable says a failed attempt before COMMIT may be tried again: it
+// wrote nothing, and the cause may pass. Any failure before COMMIT rolls
+// the transaction back; what matters is whether trying again can help.
+// Server errors decide by SQLSTATE: serialization failure, deadlock,
+// unique violation, lock not available, and the classes of lost
+// connections and shutdowns (08, 57P); every other server error (a
+// missing table, a refused password) is final. A failure that is not a
+// server error is the network's or a timeout's: worth another try.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return !errors.Is(err, kv.ErrConditionFailed) && !errors.Is(err, context.Canceled)
+	}
+	switch pe.Code {
+	case "40001", "40P01", "23505", "55P03":
+		return true
+	}
+	return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+}
+
+// backoff sleeps before attempt n (from 0): exponential from 2 ms, capped
+// at 500 ms, with full jitter so that retrying writers spread out.
+func backoff(n int) {
+	d := 2 * time.Millisecond << min(n, 8)
+	d = min(d, 500*time.Millisecond)
+	time.Sleep(time.Duration(rand.Int64N(int64(d)) + int64(d)/4))
+}

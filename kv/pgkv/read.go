@@ -1,0 +1,240 @@
+package pgkv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"rocklake/kv"
+)
+
+const (
+	pageMin = 32
+	pageMax = 16384
+)
+
+// snapshot is one REPEATABLE READ transaction on a connection of its own.
+// Its methods may be called from many goroutines: each query holds mu for
+// its round trip (rows are read whole before it is released).
+type snapshot struct {
+	s      *Store
+	mu     sync.Mutex
+	conn   *pgxpool.Conn
+	closed bool
+}
+
+// NewSnapshot begins a read-only transaction and pins its snapshot in the
+// same round trip (REPEATABLE READ takes it at the first statement, not at
+// BEGIN).
+func (s *Store) NewSnapshot() (kv.Snapshot, error) { return s.newSnapshot() }
+
+func (s *Store) newSnapshot() (*snapshot, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if _, err := conn.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1`); err != nil {
+		conn.Release()
+		return nil, s.wrap(err)
+	}
+	return &snapshot{s: s, conn: conn}, nil
+}
+
+func (sn *snapshot) Get(key []byte) ([]byte, error) {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if sn.closed {
+		return nil, errors.New("kv: read from a closed snapshot")
+	}
+	ctx, cancel := sn.s.ctx()
+	defer cancel()
+	return get(ctx, sn.conn, sn.s, key)
+}
+
+func (sn *snapshot) NewIter(lower, upper []byte) (kv.Iterator, error) {
+	return newIter(sn, lower, upper), nil
+}
+
+// Close ends the transaction. A connection left in a broken or busy state
+// is destroyed by the pool rather than reused.
+func (sn *snapshot) Close() error {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if sn.closed {
+		return nil
+	}
+	sn.closed = true
+	ctx, cancel := sn.s.ctx()
+	defer cancel()
+	_, err := sn.conn.Exec(ctx, `ROLLBACK`)
+	sn.conn.Release()
+	if err != nil && sn.conn.Conn().IsClosed() {
+		return nil // the transaction ended with its connection
+	}
+	return sn.s.wrap(err)
+}
+
+type pair struct{ k, v []byte }
+
+// page reads up to n rows after (forward) or before (backward) from,
+// within [lower, upper); a nil from starts at the bound.
+func (sn *snapshot) page(forward bool, from []byte, inclusive bool, lower, upper []byte, n int) ([]pair, error) {
+	var conds []string
+	var args []any
+	add := func(op string, b []byte) {
+		args = append(args, b)
+		conds = append(conds, fmt.Sprintf("k %s $%d", op, len(args)))
+	}
+	order := "k"
+	if forward {
+		switch {
+		case from != nil && (lower == nil || bytes.Compare(from, lower) >= 0):
+			add(map[bool]string{true: ">=", false: ">"}[inclusive], from)
+		case lower != nil:
+			add(">=", lower)
+		}
+		if upper != nil {
+			add("<", upper)
+		}
+	} else {
+		order = "k DESC"
+		switch {
+		case from != nil && (upper == nil || bytes.Compare(from, upper) < 0):
+			add(map[bool]string{true: "<=", false: "<"}[inclusive], from)
+		case upper != nil:
+			add("<", upper)
+		}
+		if lower != nil {
+			add(">=", lower)
+		}
+	}
+	q := `SELECT k, v FROM ` + sn.s.table
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	args = append(args, n)
+	q += fmt.Sprintf(" ORDER BY %s LIMIT $%d", order, len(args))
+
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if sn.closed {
+		return nil, errors.New("kv: read from a closed snapshot")
+	}
+	ctx, cancel := sn.s.ctx()
+	defer cancel()
+	rows, err := sn.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, sn.s.wrap(err)
+	}
+	out := make([]pair, 0, min(n, 1024))
+	for rows.Next() {
+		// The driver reuses its buffers: RawValues are copied out.
+		raw := rows.RawValues()
+		out = append(out, pair{k: bytes.Clone(raw[0]), v: append([]byte{}, raw[1]...)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sn.s.wrap(err)
+	}
+	return out, nil
+}
+
+// iter pages through a snapshot. rows holds the current page in the
+// direction it was read (ascending forward, descending backward); moving
+// against that direction reads a new page from the current key.
+type iter struct {
+	sn           *snapshot
+	lower, upper []byte
+	rows         []pair
+	pos          int
+	forward      bool
+	more         bool // the page was full: rows may follow it
+	next         int  // the size of the next page
+	err          error
+	own          bool // the snapshot is the iterator's and closes with it
+	closed       bool
+}
+
+func newIter(sn *snapshot, lower, upper []byte) *iter {
+	return &iter{sn: sn, lower: bytes.Clone(lower), upper: bytes.Clone(upper), pos: -1}
+}
+
+// load reads a page starting at from and positions on its first row.
+func (it *iter) load(forward bool, from []byte, inclusive, fresh bool) bool {
+	if it.closed {
+		it.err = errors.New("kv: iterator is closed")
+	}
+	if it.err != nil {
+		it.rows, it.pos = nil, -1
+		return false
+	}
+	if fresh || forward != it.forward {
+		it.next = pageMin
+	}
+	n := it.next
+	it.next = min(it.next*4, pageMax)
+	rows, err := it.sn.page(forward, from, inclusive, it.lower, it.upper, n)
+	if err != nil {
+		it.err = err
+		it.rows, it.pos = nil, -1
+		return false
+	}
+	it.rows, it.forward, it.more = rows, forward, len(rows) == n
+	if len(rows) == 0 {
+		it.pos = -1
+		return false
+	}
+	it.pos = 0
+	return true
+}
+
+func (it *iter) First() bool { return it.load(true, nil, true, true) }
+func (it *iter) Last() bool  { return it.load(false, nil, true, true) }
+
+func (it *iter) SeekGE(key []byte) bool { return it.load(true, bytes.Clone(key), true, true) }
+
+// step moves one row in a direction.
+func (it *iter) step(forward bool) bool {
+	if !it.Valid() {
+		return false
+	}
+	if forward != it.forward {
+		return it.load(forward, it.rows[it.pos].k, false, false)
+	}
+	if it.pos+1 < len(it.rows) {
+		it.pos++
+		return true
+	}
+	if !it.more {
+		it.rows, it.pos = nil, -1
+		return false
+	}
+	return it.load(forward, it.rows[it.pos].k, false, false)
+}
+
+func (it *iter) Next() bool { return it.step(true) }
+func (it *iter) Prev() bool { return it.step(false) }
+
+func (it *iter) Valid() bool   { return !it.closed && it.pos >= 0 && it.pos < len(it.rows) }
+func (it *iter) Key() []byte   { return it.rows[it.pos].k }
+func (it *iter) Value() []byte { return it.rows[it.pos].v }
+func (it *iter) Error() error  { return it.err }
+
+func (it *iter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	it.rows = nil
+	if it.own {
+		if err := it.sn.Close(); err != nil && it.err == nil {
+			return err
+		}
+	}
+	return it.err
+}

@@ -1,0 +1,233 @@
+package pgkv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"rocklake/kv"
+)
+
+// chunkBytes bounds the keys and values one statement carries, far below
+// the protocol's 1 GB message limit and kind to the server's memory.
+const chunkBytes = 8 << 20
+
+type write struct {
+	v   []byte
+	del bool
+}
+
+type batch struct {
+	s      *Store
+	keys   [][]byte         // first-write order, for deterministic statements
+	writes map[string]write // the last write of each key wins
+	expect []pair           // v nil: absent
+	// conn, when set, is the write lock's connection: the batch runs
+	// there and needs no lock of its own.
+	conn   *pgxpool.Conn
+	closed bool
+	n      int
+}
+
+func (b *batch) put(key []byte, w write) error {
+	if b.closed {
+		return errors.New("kv: write to a closed batch")
+	}
+	if b.writes == nil {
+		b.writes = map[string]write{}
+	}
+	if _, ok := b.writes[string(key)]; !ok {
+		b.keys = append(b.keys, bytes.Clone(key))
+	}
+	b.writes[string(key)] = w
+	b.n++
+	return nil
+}
+
+func (b *batch) Set(key, value []byte) error {
+	v := append([]byte{}, value...)
+	return b.put(key, write{v: v})
+}
+
+func (b *batch) Delete(key []byte) error { return b.put(key, write{del: true}) }
+
+func (b *batch) Expect(key, value []byte) error {
+	if b.closed {
+		return errors.New("kv: condition on a closed batch")
+	}
+	e := pair{k: bytes.Clone(key)}
+	if value != nil {
+		e.v = append([]byte{}, value...)
+	}
+	b.expect = append(b.expect, e)
+	return nil
+}
+
+func (b *batch) Len() int { return b.n }
+
+func (b *batch) Close() error {
+	b.closed = true
+	return nil
+}
+
+// Commit applies the batch in one transaction, retrying failures that
+// wrote nothing for up to Options.RetryFor.
+func (b *batch) Commit() error {
+	if b.closed {
+		return errors.New("kv: commit of a closed batch")
+	}
+	b.closed = true
+	s := b.s
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		sent, err := b.attempt()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, kv.ErrConditionFailed):
+			return err
+		case sent:
+			return fmt.Errorf("catalog database %s: %w (the connection was lost after COMMIT was sent: %v)", s.redacted, kv.ErrUnknownOutcome, err)
+		case s.retryFor < 0 || time.Since(start) > s.retryFor || !retryable(err):
+			if attempt > 0 {
+				return fmt.Errorf("%w (after %d attempts in %s)", s.wrap(err), attempt+1, time.Since(start).Round(time.Millisecond))
+			}
+			return s.wrap(err)
+		}
+		if b.conn != nil && b.conn.Conn().IsClosed() {
+			// The lock went with its connection: the batch may not run
+			// elsewhere as if it still held it.
+			return s.wrap(fmt.Errorf("the connection holding the write lock was lost: %w", err))
+		}
+		backoff(attempt)
+	}
+}
+
+// attempt runs one transaction; sent says COMMIT went out, so that a
+// failure leaves the outcome unknown.
+func (b *batch) attempt() (sent bool, err error) {
+	s := b.s
+	ctx, cancel := s.ctx()
+	defer cancel()
+	conn := b.conn
+	if conn == nil {
+		conn, err = s.pool.Acquire(ctx)
+		if err != nil {
+			return false, err
+		}
+		defer conn.Release()
+	}
+	begin := `BEGIN ISOLATION LEVEL READ COMMITTED`
+	if b.conn == nil {
+		begin += fmt.Sprintf(`; SELECT pg_advisory_xact_lock(%d)`, s.lockKey)
+	}
+	if _, err := conn.Exec(ctx, begin); err != nil {
+		rollback(conn)
+		return false, err
+	}
+	if err := b.apply(ctx, conn); err != nil {
+		rollback(conn)
+		return false, err
+	}
+	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) || pgconn.SafeToRetry(err) {
+			return false, err // the server refused it, or never got it
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+func rollback(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = conn.Exec(ctx, `ROLLBACK`)
+}
+
+func (b *batch) apply(ctx context.Context, conn *pgxpool.Conn) error {
+	s := b.s
+	for _, e := range b.expect {
+		v, err := get(ctx, conn, s, e.k)
+		absent := errors.Is(err, kv.ErrNotFound)
+		if err != nil && !absent {
+			return err
+		}
+		if absent != (e.v == nil) || (!absent && !bytes.Equal(v, e.v)) {
+			return fmt.Errorf("%w (key %x)", kv.ErrConditionFailed, e.k)
+		}
+	}
+	var dels, setK, setV [][]byte
+	size := 0
+	flush := func() error {
+		if len(dels) > 0 {
+			if _, err := conn.Exec(ctx, `DELETE FROM `+s.table+` WHERE k = ANY($1::bytea[])`, dels); err != nil {
+				return err
+			}
+		}
+		if len(setK) > 0 {
+			if _, err := conn.Exec(ctx, `INSERT INTO `+s.table+` (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+				ON CONFLICT (k) DO UPDATE SET v = excluded.v`, setK, setV); err != nil {
+				return err
+			}
+		}
+		dels, setK, setV, size = dels[:0], setK[:0], setV[:0], 0
+		return nil
+	}
+	for _, k := range b.keys {
+		w := b.writes[string(k)]
+		if w.del {
+			dels = append(dels, k)
+		} else {
+			setK, setV = append(setK, k), append(setV, w.v)
+		}
+		size += len(k) + len(w.v) + 8
+		if size >= chunkBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// LockWrites takes the write lock on a connection of its own. Batches
+// made by newBatch run on that connection; release ends the lock (and
+// losing the connection ends it too, so a dead holder never blocks the
+// catalog).
+func (s *Store) LockWrites() (newBatch func() kv.Batch, release func() error, err error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, s.wrap(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, s.lockKey); err != nil {
+		conn.Release()
+		return nil, nil, s.wrap(err)
+	}
+	released := false
+	newBatch = func() kv.Batch { return &batch{s: s, conn: conn} }
+	release = func() error {
+		if released {
+			return nil
+		}
+		released = true
+		ctx, cancel := s.ctx()
+		defer cancel()
+		_, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, s.lockKey)
+		if err != nil {
+			// A connection that cannot say unlock must not go back to
+			// the pool still holding the lock.
+			_ = conn.Conn().Close(ctx)
+		}
+		conn.Release()
+		return s.wrap(err)
+	}
+	return newBatch, release, nil
+}
