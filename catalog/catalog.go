@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
+	"rocklake/kv/pgkv"
 )
 
 // formatVersion is the layout version written in the Meta row.
@@ -51,6 +53,9 @@ type Catalog struct {
 	now      func() time.Time
 	dataRoot string
 
+	// location names a catalog in a database, without credentials.
+	location string
+
 	commitMu sync.Mutex
 	stats    statsCache
 	plan     planCache
@@ -70,6 +75,8 @@ type Options struct {
 	// Pebble tunes the embedded store Create and Open open: ReadOnly, or
 	// the file system (tests inject faults through it). Create is theirs.
 	Pebble kv.PebbleOptions
+	// Postgres tunes the store of a catalog in PostgreSQL.
+	Postgres pgkv.Options
 }
 
 func (o Options) cacheBytes() int64 {
@@ -87,8 +94,14 @@ func (o Options) now() func() time.Time {
 }
 
 // Create makes a new catalog in dir (created if missing, which must
-// otherwise be empty) with snapshot 0 holding the schema "main".
+// otherwise be empty) with snapshot 0 holding the schema "main". A
+// PostgreSQL location (pgkv.IsLocation) makes it in that database instead,
+// in the schema its search_path names first (public by default), which
+// must hold nothing else.
 func Create(dir string, opts Options) (*Catalog, error) {
+	if pgkv.IsLocation(dir) {
+		return createPostgres(dir, opts)
+	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		if c, err := Open(dir, opts); err == nil {
 			c.Close()
@@ -128,8 +141,12 @@ func Create(dir string, opts Options) (*Catalog, error) {
 	return c, nil
 }
 
-// Open opens the catalog in dir.
+// Open opens the catalog in dir, or in the PostgreSQL database a
+// location names (pgkv.IsLocation).
 func Open(dir string, opts Options) (*Catalog, error) {
+	if pgkv.IsLocation(dir) {
+		return openPostgres(dir, opts)
+	}
 	po := opts.Pebble
 	po.Create = false
 	store, err := kv.OpenPebble(dir, po)
@@ -247,8 +264,18 @@ func (c *Catalog) DataRoot() string { return c.dataRoot }
 // Close closes the catalog and its store.
 func (c *Catalog) Close() error { return c.store.Close() }
 
-// Dir is the catalog's directory ("" for a catalog in a memory store).
+// Dir is the catalog's directory ("" for a catalog in a database or in a
+// memory store).
 func (c *Catalog) Dir() string { return c.dir }
+
+// Location names the catalog for messages: its directory, or its database
+// without credentials.
+func (c *Catalog) Location() string {
+	if c.location != "" {
+		return c.location
+	}
+	return c.dir
+}
 
 // Store exposes the key-value store, for tools that measure it.
 func (c *Catalog) Store() kv.Store { return c.store }
@@ -354,4 +381,38 @@ func (c *Catalog) SpaceUsage() (map[string]int64, error) {
 	}
 	out["total"] = total
 	return out, nil
+}
+
+func createPostgres(loc string, opts Options) (*Catalog, error) {
+	store, err := pgkv.Init(context.Background(), loc, opts.Postgres)
+	if err != nil {
+		return nil, fmt.Errorf("create catalog: %w", err)
+	}
+	c, err := CreateInStore(store, opts)
+	if err != nil {
+		store.Close()
+		if errors.Is(err, ErrExists) {
+			return nil, fmt.Errorf("%s: %w", store, ErrExists)
+		}
+		return nil, fmt.Errorf("create catalog %s: %w", store, err)
+	}
+	c.location = store.String()
+	return c, nil
+}
+
+func openPostgres(loc string, opts Options) (*Catalog, error) {
+	store, err := pgkv.Open(context.Background(), loc, opts.Postgres)
+	if errors.Is(err, pgkv.ErrNoStore) {
+		return nil, fmt.Errorf("%w: %w (create one with `rocklake init`)", err, ErrNotCatalog)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := OpenStore(store, opts)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("%s: %w", store, err)
+	}
+	c.location = store.String()
+	return c, nil
 }

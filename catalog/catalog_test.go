@@ -13,6 +13,7 @@ import (
 
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -28,7 +29,7 @@ func TestTagsAreDistinct(t *testing.T) {
 	if tagFileColumnStats != 0x09 {
 		t.Fatal("file column stats keep DuckLake's tag 0x09")
 	}
-	if len(allTags) != 15 {
+	if len(allTags) != 16 {
 		t.Fatalf("allTags lists %d tags; update it with every new tag", len(allTags))
 	}
 }
@@ -68,7 +69,7 @@ func fixedNow() func() time.Time {
 
 func newMemCatalog(t *testing.T) *Catalog {
 	t.Helper()
-	c, err := CreateInStore(kv.NewMemory(), Options{Now: fixedNow()})
+	c, err := CreateInStore(kvtest.Store(t), Options{Now: fixedNow()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/membership"
 	"rocklake/stats"
 )
@@ -63,7 +63,7 @@ func randomStats(t *testing.T, r *rand.Rand, typ string) stats.Column {
 func TestColumnBoundsMatchStoredStats(t *testing.T) {
 	for _, budget := range []int64{0, 3000, -1} {
 		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
-			c, err := CreateInStore(kv.NewMemory(), Options{Now: fixedNow(), CacheBytes: budget})
+			c, err := CreateInStore(kvtest.Store(t), Options{Now: fixedNow(), CacheBytes: budget})
 			if err != nil {
 				t.Fatal(err)
 			}

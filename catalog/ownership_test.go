@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 )
 
 // clockCatalog is a catalog whose clock the test moves.
 func clockCatalog(t *testing.T) (*Catalog, *time.Time) {
 	t.Helper()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c, err := CreateInStore(kv.NewMemory(), Options{Now: func() time.Time { return now }})
+	c, err := CreateInStore(kvtest.Store(t), Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"rocklake/expr"
 	"rocklake/ingest"
 	"rocklake/internal/sqllex"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/prune"
 	"rocklake/stats"
 	"rocklake/types"
@@ -431,7 +431,7 @@ func TestDottedNamesAgainstDuckDB(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

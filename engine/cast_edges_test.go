@@ -10,7 +10,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 )
 
 // castEdgeLake is table t over three files whose values sit where DuckDB's
@@ -39,7 +39,7 @@ func castEdgeLake(t *testing.T) (*sql.DB, *Engine, string) {
 		}
 		files = append(files, p)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", files, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/prune"
 )
 
@@ -27,7 +27,7 @@ type scenarioQuery struct {
 // runScenario registers files in a fresh catalog and checks each query.
 func runScenario(t *testing.T, db *sql.DB, name string, files []string, queries []scenarioQuery) {
 	t.Helper()
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", files, ingest.Options{Create: true}); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -13,7 +13,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/internal/sqllex"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -31,7 +31,7 @@ type soundnessReport struct {
 // only when DuckDB itself cannot read the file.
 func checkFileAgainstDuckDB(t *testing.T, db *sql.DB, path string, rep *soundnessReport) error {
 	t.Helper()
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

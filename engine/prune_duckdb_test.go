@@ -12,7 +12,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/expr"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/prune"
 	"rocklake/stats"
 )
@@ -79,7 +79,7 @@ func TestPlannerAgreesWithDuckDB(t *testing.T) {
 		}
 		paths = append(paths, path)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

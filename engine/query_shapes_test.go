@@ -11,7 +11,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 )
 
 // shapesFixture is two tables u and t, clustered by id so that WHERE
@@ -57,7 +57,7 @@ func newShapesFixture(t *testing.T) *shapesFixture {
 		write(fmt.Sprintf("ta%d.parquet", f), "SELECT 999999::INTEGER AS id, 1::INTEGER AS v, 1.0::DOUBLE AS x, true AS b, 1::DECIMAL(9,3) AS dec, {'id': 1} AS u")
 		write(fmt.Sprintf("tz%d.parquet", f), "SELECT 1 AS zz")
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "u", us, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestQueryEvolvedFiles(t *testing.T) {
 		}
 		return p
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	tx, _ := c.Begin()
 	tx.CreateTable("dec", []catalog.ColumnDef{{Name: "c", Type: "DECIMAL(18,10)"}, {Name: "k", Type: "INTEGER"}})
 	tx.CreateTable("ts", []catalog.ColumnDef{{Name: "t", Type: "TIMESTAMP"}})
@@ -332,7 +332,7 @@ func TestQueryTopNOverMixedTypes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "tn", files, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestQueryNeverGlobsAPathTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t1", []string{reg}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

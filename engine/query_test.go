@@ -12,7 +12,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 )
 
 // queryFixture is two catalog tables written by DuckDB over several files,
@@ -60,7 +60,7 @@ func newQueryFixture(t *testing.T) *queryFixture {
 		write("users-0.parquet", "SELECT i::INTEGER AS id, 'user-' || i AS name, (18 + i % 60)::INTEGER AS age FROM range(0, 250) r(i)"),
 		write("users-1.parquet", "SELECT i::INTEGER AS id, 'user-' || i AS name, (18 + i % 60)::INTEGER AS age FROM range(250, 500) r(i)"),
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "events", first, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

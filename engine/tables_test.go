@@ -8,13 +8,13 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/internal/testkit"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 )
 
 // lakeOf registers files as table t in a new in-memory catalog.
 func lakeOf(t *testing.T, paths []string) (*catalog.Catalog, ingest.Result, *Engine) {
 	t.Helper()
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	res, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/pqmeta"
 	"rocklake/prune"
 	"rocklake/types"
@@ -169,7 +169,7 @@ func duckDBType(db *sql.DB, path, col string) (string, error) {
 // top-level columns' types by lower-cased name.
 func registeredTypes(t *testing.T, path string) map[string]types.Type {
 	t.Helper()
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +482,7 @@ func TestBloomProbesFollowDuckDBCasts(t *testing.T) {
 	for i, tc := range cases {
 		path := filepath.Join(dir, fmt.Sprintf("b%d.parquet", i))
 		writeRaw(t, path, tc.col, true)
-		c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+		c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -611,7 +611,7 @@ func TestAddRefusesCastsThatFail(t *testing.T) {
 	for i, tc := range cases {
 		path := filepath.Join(dir, fmt.Sprintf("o%d.parquet", i))
 		writeRaw(t, path, tc.col, tc.stats)
-		c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+		c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/ingest"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 )
 
@@ -33,7 +33,7 @@ func TestDuckDBVariantStats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", []string{f1}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

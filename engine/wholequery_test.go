@@ -52,7 +52,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
 	"rocklake/internal/sqllex"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 )
 
@@ -854,7 +854,7 @@ func (b *wqBuild) writeDuckDB(t *testing.T, db *sql.DB, f *wqFile) {
 // register creates the tables with their declared types and adds their
 // files, by name or by directory, in one or two snapshots.
 func (b *wqBuild) register(t *testing.T, r *rand.Rand) {
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/internal/pqwrite"
 	"rocklake/internal/testkit"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/pqmeta"
 	"rocklake/stats"
 	"rocklake/types"
@@ -26,7 +26,7 @@ import (
 
 func memCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestCaseCollidingColumnsAreRefused(t *testing.T) {
 	if err := pqwrite.Write(bad, []pqwrite.Column{{Name: "ID", Type: i64, Values: vals(1000)}, {Name: "id", Type: i64, Values: vals(0)}}, pqwrite.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := Add(c, "t", []string{good}, Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 )
 
@@ -42,7 +42,7 @@ func clusteredFiles(t *testing.T) []string {
 }
 
 func TestAnalyzeClustering(t *testing.T) {
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", clusteredFiles(t), ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
 	"rocklake/internal/testkit"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/prune"
 	"rocklake/types"
 	"rocklake/types/typestest"
@@ -276,7 +276,7 @@ func TestOptimizeKeepsEveryType(t *testing.T) {
 // lakeOf registers files as table t in a new in-memory catalog.
 func lakeOf(t *testing.T, paths []string) (*catalog.Catalog, ingest.Result, *engine.Engine) {
 	t.Helper()
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	res, err := ingest.Add(c, "t", paths, ingest.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)

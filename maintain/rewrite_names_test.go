@@ -17,7 +17,7 @@ import (
 	"rocklake/internal/curve"
 	"rocklake/internal/pqwrite"
 	"rocklake/internal/sqllex"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 	"rocklake/types/typestest"
 )
@@ -577,7 +577,7 @@ func TestRewriteFuzz(t *testing.T) {
 // fuzzer declares.
 func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Catalog, *engine.Engine) {
 	t.Helper()
-	scratch, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	scratch, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(scratch, "t", paths[:1], ingest.Options{Create: true, NoAutoFilters: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +601,7 @@ func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Cat
 		}
 		defs = append(defs, catalog.ColumnDef{Name: names[i], Type: typ})
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	tx, err := c.Begin()
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/membership"
 	"rocklake/stats"
 	"rocklake/types"
@@ -37,7 +37,7 @@ func TestVerify(t *testing.T) {
 	}
 	good, liar, gone, grown := mk("good.parquet", 100), mk("liar.parquet", 100), mk("gone.parquet", 10), mk("grown.parquet", 10)
 	lieAboutMax(t, liar, 20) // row group 0 holds 0..49
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", []string{good, liar, gone, grown}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestVerifyMembershipFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", []string{good}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"rocklake/engine"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 )
 
@@ -76,7 +76,7 @@ func TestVerifyWideOddNames(t *testing.T) {
 	}
 	lied := verifyChunk + 5
 	lieAboutColumnMax(t, liar, 1, lied, int64(50+lied)) // row group 1 holds 40+lied .. 79+lied
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", []string{good, liar}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestVerifyFileRowNumberColumn(t *testing.T) {
 		}
 	}
 	lieAboutColumnMax(t, liar, 0, 1, 10)
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", []string{good, liar}, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"rocklake/catalog"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -17,7 +17,7 @@ import (
 // its kept files are files of that snapshot, and a plan of "true" keeps
 // exactly the snapshot's files.
 func TestPlanningDuringCommits(t *testing.T) {
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	tx, _ := c.Begin()
 	tx.CreateTable("t", []catalog.ColumnDef{{Name: "x", Type: "bigint"}})
 	if _, err := tx.Commit(); err != nil {

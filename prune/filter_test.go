@@ -10,7 +10,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 )
 
@@ -64,7 +64,7 @@ func TestMembershipFilters(t *testing.T) {
 			second = append(second, p)
 		}
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if _, err := ingest.Add(c, "t", first, ingest.Options{Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestMembershipFilterOptions(t *testing.T) {
 	if err := pqwrite.Write(p, []pqwrite.Column{{Name: "x", Type: types.MustParseType("float64"), Values: vals}}, pqwrite.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	for _, cols := range [][]string{{"x"}, {"nope"}} {
 		_, err := ingest.Add(c, "t", []string{p}, ingest.Options{Create: true, FilterColumns: cols})
 		if err == nil || !strings.Contains(err.Error(), cols[0]) {

@@ -10,7 +10,7 @@ import (
 	"rocklake/expr"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 )
 
@@ -211,7 +211,7 @@ func TestBloomProbesStopWhenUseless(t *testing.T) {
 // reads its latest snapshot (closed when the test ends).
 func readerOf(t *testing.T, table string, paths []string, opts ingest.Options) *catalog.Reader {
 	t.Helper()
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"rocklake/expr"
 	"rocklake/ingest"
 	"rocklake/internal/pqwrite"
-	"rocklake/kv"
+	"rocklake/kv/kvtest"
 	"rocklake/types"
 	"rocklake/types/typestest"
 )
@@ -425,7 +425,7 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int) (*catalog.Catal
 	for _, i := range r.Perm(len(prunableTypes))[:ncols] {
 		colTypes = append(colTypes, types.MustParseType(prunableTypes[i]))
 	}
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

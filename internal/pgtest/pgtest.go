@@ -549,7 +549,7 @@ func (c *Cluster) launch() (*server, error) {
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off",
 		"-c", "full_page_writes=off",
-		"-c", "max_connections=200",
+		"-c", "max_connections=600",
 		"-c", "shared_buffers=64MB")
 	cmd.Dir = c.dir
 	cmd.Env = childEnv()

@@ -71,8 +71,10 @@ var (
 
 // Options tune Open and Init. The zero value is the default.
 type Options struct {
-	// MaxConns bounds the pool (default 16). Each open snapshot and each
-	// store-level iterator holds one connection until closed.
+	// MaxConns bounds the pool (default 32). Each open snapshot and each
+	// store-level iterator holds one connection until closed, and one
+	// catalog commit nests up to five (the caller's readers, its own
+	// snapshot, the write).
 	MaxConns int32
 	// RetryFor bounds how long a batch commit retries failures that left
 	// nothing written (default 20s; negative: no retry).
@@ -126,7 +128,7 @@ var passwordKeyword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*
 
 func (o Options) withDefaults() Options {
 	if o.MaxConns <= 0 {
-		o.MaxConns = 16
+		o.MaxConns = 32
 	}
 	if o.RetryFor == 0 {
 		o.RetryFor = 20 * time.Second
@@ -284,6 +286,20 @@ func unavailable(err error) bool {
 		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
 	}
 	return !errors.Is(err, context.Canceled)
+}
+
+// acquire takes a connection, saying so when the pool is exhausted rather
+// than only that a deadline passed.
+func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		st := s.pool.Stat()
+		if st.AcquiredConns() >= st.MaxConns() {
+			return nil, s.wrap(fmt.Errorf("all %d connections are in use by open readers and writers (raise the pool size or close readers): %w", st.MaxConns(), err))
+		}
+		return nil, s.wrap(err)
+	}
+	return conn, nil
 }
 
 // Get reads one key outside any snapshot.

@@ -35,9 +35,9 @@ func (s *Store) NewSnapshot() (kv.Snapshot, error) { return s.newSnapshot() }
 func (s *Store) newSnapshot() (*snapshot, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.acquire(ctx)
 	if err != nil {
-		return nil, s.wrap(err)
+		return nil, err
 	}
 	if _, err := conn.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1`); err != nil {
 		conn.Release()

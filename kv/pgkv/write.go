@@ -116,7 +116,7 @@ func (b *batch) attempt() (sent bool, err error) {
 	defer cancel()
 	conn := b.conn
 	if conn == nil {
-		conn, err = s.pool.Acquire(ctx)
+		conn, err = s.acquire(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -203,9 +203,9 @@ func (b *batch) apply(ctx context.Context, conn *pgxpool.Conn) error {
 func (s *Store) LockWrites() (newBatch func() kv.Batch, release func() error, err error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.acquire(ctx)
 	if err != nil {
-		return nil, nil, s.wrap(err)
+		return nil, nil, err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, s.lockKey); err != nil {
 		conn.Release()

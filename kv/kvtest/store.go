@@ -1,0 +1,68 @@
+package kvtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"rocklake/internal/pgtest"
+	"rocklake/kv"
+	"rocklake/kv/pgkv"
+)
+
+// BackendEnv names the environment variable that picks the store Store
+// gives: unset or "memory" for an in-memory store, "postgres" for a
+// PostgreSQL store (on pgtest's server), so that the same tests check
+// every backend the catalog runs on.
+const BackendEnv = "ROCKLAKE_TEST_CATALOG"
+
+var perTest sync.Map // testing.TB → database URL
+
+var schemaSeq struct {
+	sync.Mutex
+	n int
+}
+
+// Store is a new, empty store for a test's catalog, of the backend
+// BackendEnv picks. A PostgreSQL store lives in a schema of its own within
+// one database per test, so that tests making many catalogs stay cheap.
+// Packages that use it with PostgreSQL call pgtest.Main from TestMain.
+func Store(tb testing.TB) kv.Store {
+	tb.Helper()
+	switch b := os.Getenv(BackendEnv); b {
+	case "", "memory":
+		return kv.NewMemory()
+	case "postgres":
+	default:
+		tb.Fatalf("%s=%q: want memory or postgres", BackendEnv, b)
+	}
+	db, ok := perTest.Load(tb)
+	if !ok {
+		db = pgtest.URL(tb)
+		perTest.Store(tb, db)
+		tb.Cleanup(func() { perTest.Delete(tb) })
+	}
+	schemaSeq.Lock()
+	schemaSeq.n++
+	schema := fmt.Sprintf("catalog_%d", schemaSeq.n)
+	schemaSeq.Unlock()
+	u, err := url.Parse(db.(string))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := pgkv.Init(context.Background(), u.String(), pgkv.Options{MaxConns: 8})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Postgres says whether Store gives PostgreSQL stores.
+func Postgres() bool { return os.Getenv(BackendEnv) == "postgres" }

@@ -1,0 +1,12 @@
+package maintain
+
+import (
+	"os"
+	"testing"
+
+	"rocklake/internal/pgtest"
+)
+
+// TestMain stops the PostgreSQL server that tests on that backend start
+// (ROCKLAKE_TEST_CATALOG=postgres, see kvtest.Store).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
