@@ -50,6 +50,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -93,7 +94,12 @@ type Store struct {
 	retryFor time.Duration
 	timeout  time.Duration
 	redacted string
+	trips    atomic.Int64
 }
+
+// RoundTrips counts the statements the store has sent, for tests and
+// benchmarks that check reads are batched.
+func (s *Store) RoundTrips() int64 { return s.trips.Load() }
 
 var libpqKeyword = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout|application_name|options|target_session_attrs)\s*=`)
 
@@ -315,6 +321,7 @@ type querier interface {
 }
 
 func get(ctx context.Context, q querier, s *Store, key []byte) ([]byte, error) {
+	s.trips.Add(1)
 	var v []byte
 	err := q.QueryRow(ctx, `SELECT v FROM `+s.table+` WHERE k = $1`, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {

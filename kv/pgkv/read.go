@@ -39,6 +39,7 @@ func (s *Store) newSnapshot() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.trips.Add(1)
 	if _, err := conn.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1`); err != nil {
 		conn.Release()
 		return nil, s.wrap(err)
@@ -72,6 +73,7 @@ func (sn *snapshot) Close() error {
 	sn.closed = true
 	ctx, cancel := sn.s.ctx()
 	defer cancel()
+	sn.s.trips.Add(1)
 	_, err := sn.conn.Exec(ctx, `ROLLBACK`)
 	sn.conn.Release()
 	if err != nil && sn.conn.Conn().IsClosed() {
@@ -128,6 +130,7 @@ func (sn *snapshot) page(forward bool, from []byte, inclusive bool, lower, upper
 	}
 	ctx, cancel := sn.s.ctx()
 	defer cancel()
+	sn.s.trips.Add(1)
 	rows, err := sn.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, sn.s.wrap(err)
