@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"rocklake/internal/pgtest"
 	"rocklake/kv"
@@ -56,7 +57,7 @@ func Store(tb testing.TB) kv.Store {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	s, err := pgkv.Init(context.Background(), u.String(), pgkv.Options{MaxConns: 8})
+	s, err := pgkv.Init(context.Background(), u.String(), pgkv.Options{MaxConns: 8, IdleTimeout: 500 * time.Millisecond})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -83,6 +83,11 @@ type Options struct {
 	// Timeout bounds one statement's wait for a connection and a reply
 	// (default 60s).
 	Timeout time.Duration
+	// IdleTimeout closes connections left idle this long (default: pgx's,
+	// 30 minutes):
+	// a process holding many stores open (tests) need not keep a server
+	// process per idle connection.
+	IdleTimeout time.Duration
 }
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
@@ -155,6 +160,10 @@ func connect(ctx context.Context, loc string, o Options) (*Store, error) {
 	}
 	cfg.MaxConns = o.MaxConns
 	cfg.MinConns = 0
+	if o.IdleTimeout > 0 {
+		cfg.MaxConnIdleTime = o.IdleTimeout
+		cfg.HealthCheckPeriod = min(cfg.HealthCheckPeriod, o.IdleTimeout)
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
