@@ -83,10 +83,9 @@ type Options struct {
 	// Timeout bounds one statement's wait for a connection and a reply
 	// (default 60s).
 	Timeout time.Duration
-	// IdleTimeout closes connections left idle this long (default: pgx's,
-	// 30 minutes):
-	// a process holding many stores open (tests) need not keep a server
-	// process per idle connection.
+	// IdleTimeout closes connections left idle this long (default pgx's,
+	// 30 minutes): a process holding many stores open (tests) need not
+	// keep a server process per idle connection.
 	IdleTimeout time.Duration
 }
 
