@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -271,4 +272,36 @@ func closedPort(t *testing.T) int {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	return port
+}
+
+// TestPostgresFromEnvironment: what the location leaves out comes from
+// PostgreSQL's own PG* variables and password file, as for psql.
+func TestPostgresFromEnvironment(t *testing.T) {
+	loc, password := pgCatalog(t)
+	k := secretKeeper{t, []string{password}}
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	passfile := filepath.Join(t.TempDir(), "pgpass")
+	line := strings.Join([]string{u.Hostname(), u.Port(), db, u.User.Username(), password}, ":") + "\n"
+	if err := os.WriteFile(passfile, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{
+		"PGHOST": u.Hostname(), "PGPORT": u.Port(), "PGUSER": u.User.Username(), "PGDATABASE": db,
+		"PGSSLMODE": "disable", "PGPASSFILE": passfile, "PGPASSWORD": "",
+	} {
+		t.Setenv(name, v)
+	}
+	if out := k.mustRun("--catalog", "postgres://", "init"); !strings.HasPrefix(out, "created catalog "+named+u.Port()+"/"+db+":") {
+		t.Fatal(k.hide("init from PG* and the password file: %q", out))
+	}
+	t.Setenv("PGPASSFILE", filepath.Join(t.TempDir(), "none"))
+	k.fails([]string{"--catalog", "dbname=" + db, "snapshots"}, named, "password authentication failed")
+	t.Setenv("PGPASSWORD", password)
+	if out := k.mustRun("--catalog", "dbname="+db, "snapshots"); !strings.Contains(out, "created schemas [0]") {
+		t.Fatal(k.hide("snapshots with PGPASSWORD: %q", out))
+	}
 }
