@@ -57,3 +57,12 @@ func oneLine(s string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// schemaError says what a refused CREATE SCHEMA or CREATE TABLE needs.
+func schemaError(schema string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" {
+		return fmt.Errorf("%w; creating the catalog needs a role that may create the schema %s in the database, or a schema it may create tables in (search_path=NAME in the URL)", err, schema)
+	}
+	return err
+}

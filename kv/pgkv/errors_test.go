@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"rocklake/internal/pgtest"
@@ -103,4 +104,55 @@ func closedPort(t *testing.T) int {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	return port
+}
+
+// TestInitInAGrantedSchema: a role that may not create schemas makes its
+// catalog in a schema an administrator gave it, and is told what it lacks
+// when the schema is missing.
+func TestInitInAGrantedSchema(t *testing.T) {
+	admin := pgtest.URL(t)
+	ctx := context.Background()
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := "rl_limited_" + strings.TrimPrefix(u.Path, "/rl_")
+	role = role[:min(len(role), 60)]
+	const rolePassword = "limited-role-pw-1"
+	exec := func(sql string) error {
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	ident := pgx.Identifier{role}.Sanitize()
+	if err := exec(`CREATE ROLE ` + ident + ` LOGIN PASSWORD '` + rolePassword + `'; CREATE SCHEMA given AUTHORIZATION ` + ident); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := exec(`DROP OWNED BY ` + ident + `; DROP ROLE ` + ident); err != nil {
+			t.Error(err)
+		}
+	})
+	as := func(schema string) string {
+		c := *u
+		c.User = url.UserPassword(role, rolePassword)
+		q := c.Query()
+		q.Set("search_path", schema)
+		c.RawQuery = q.Encode()
+		return c.String()
+	}
+	s, err := pgkv.Init(ctx, as("given"), pgkv.Options{})
+	if err != nil {
+		t.Fatalf("init in a schema the role owns: %v", err)
+	}
+	s.Close()
+	_, err = pgkv.Init(ctx, as("missing"), pgkv.Options{})
+	var pe *pgconn.PgError
+	if err == nil || !errors.As(err, &pe) || pe.Code != "42501" || !strings.Contains(err.Error(), "may create the schema missing") {
+		t.Fatalf("init in a schema the role may not create: %v", err)
+	}
 }

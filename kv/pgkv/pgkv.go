@@ -258,10 +258,20 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, s.lockKey); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s;
-			CREATE TABLE IF NOT EXISTS %s (k bytea PRIMARY KEY, v bytea NOT NULL)`,
-			pgx.Identifier{s.schema}.Sanitize(), s.table))
-		return err
+		// CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even
+		// when the schema exists, which a role given a schema of its own
+		// by an administrator lacks: only a missing schema is created.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.schema).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+				return schemaError(s.schema, err)
+			}
+		}
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (k bytea PRIMARY KEY, v bytea NOT NULL)`)
+		return schemaError(s.schema, err)
 	})
 }
 
