@@ -210,6 +210,15 @@ type corruptError struct {
 func (e *corruptError) Error() string   { return e.msg }
 func (e *corruptError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
 
+// notCatalogError matches ErrNotCatalog and the error it reports.
+type notCatalogError struct {
+	msg string
+	err error
+}
+
+func (e *notCatalogError) Error() string   { return e.msg }
+func (e *notCatalogError) Unwrap() []error { return []error{ErrNotCatalog, e.err} }
+
 // CreateInStore writes a new catalog into an empty store.
 func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
 	if _, err := store.Get(key(tagMeta)); err == nil {
@@ -413,7 +422,9 @@ func createPostgres(loc string, opts Options) (*Catalog, error) {
 func openPostgres(loc string, opts Options) (*Catalog, error) {
 	store, err := pgkv.Open(context.Background(), loc, opts.Postgres)
 	if errors.Is(err, pgkv.ErrNoStore) {
-		return nil, fmt.Errorf("%w: %w (create one with `rocklake init`)", err, ErrNotCatalog)
+		// pgkv's text already says there is no catalog; ErrNotCatalog is
+		// for callers that test for it.
+		return nil, &notCatalogError{msg: err.Error() + " (create one with `rocklake init`)", err: err}
 	}
 	if err != nil {
 		return nil, err

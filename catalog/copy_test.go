@@ -165,6 +165,9 @@ func TestCopyPebblePostgresPebble(t *testing.T) {
 	}
 
 	pgLoc := pgtest.URL(t)
+	if _, err := Open(pgLoc, Options{}); !errors.Is(err, ErrNotCatalog) || strings.Count(err.Error(), "catalog") > 1 {
+		t.Fatalf("open an empty database: %v; want ErrNotCatalog, said once", err)
+	}
 	var progress []CopyProgress
 	// Small batches and progress steps, so that this small catalog
 	// takes many of each.

@@ -197,7 +197,7 @@ func TestPostgresCatalogErrors(t *testing.T) {
 		k.fails(append([]string{"--catalog", noDatabase}, cmd...), named, `database "rl_missing_db" does not exist`)
 		k.fails(append([]string{"--catalog", refused}, cmd...), named, "refused the connection")
 	}
-	k.fails([]string{"--catalog", loc, "snapshots"}, named, "not a rocklake catalog", "rocklake init")
+	k.fails([]string{"--catalog", loc, "snapshots"}, named, "holds no rocklake catalog", "rocklake init")
 
 	foreign, fpw := pgCatalog(t)
 	k.secrets = append(k.secrets, fpw)
