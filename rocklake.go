@@ -3,7 +3,7 @@
 // a predicate needs, and run DuckDB queries over only those files.
 //
 // The pieces it joins live in their own packages, usable alone: catalog
-// (the DuckLake model on Pebble), ingest (footer statistics), expr and
+// (the DuckLake model on Pebble or PostgreSQL), ingest (footer statistics), expr and
 // prune (predicates and skipping), engine (queries on DuckDB), maintain
 // (rewrites and checks of a table's files). This package, engine and
 // maintain link DuckDB through cgo; the others are pure Go.
@@ -34,22 +34,28 @@ type Option func(*catalog.Options)
 // The root is stored in the catalog; Open reads it back.
 func WithDataRoot(dir string) Option { return func(o *catalog.Options) { o.DataRoot = dir } }
 
-// Create makes a new catalog in dir.
-func Create(dir string, opts ...Option) (*Lake, error) {
+// Create makes a new catalog at loc: a directory (created if missing,
+// otherwise empty), or a PostgreSQL database named by a postgres:// URL or
+// libpq's keyword=value form, where the catalog lives in the schema the
+// URL's search_path names first (public by default), which must hold
+// nothing else. PostgreSQL's PG* environment variables and ~/.pgpass fill
+// in what the location leaves out. Errors never show the password.
+func Create(loc string, opts ...Option) (*Lake, error) {
 	var o catalog.Options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c, err := catalog.Create(dir, o)
+	c, err := catalog.Create(loc, o)
 	if err != nil {
 		return nil, err
 	}
 	return wrap(c)
 }
 
-// Open opens the catalog in dir.
-func Open(dir string) (*Lake, error) {
-	c, err := catalog.Open(dir, catalog.Options{})
+// Open opens the catalog at loc, a directory or a PostgreSQL location as
+// for Create.
+func Open(loc string) (*Lake, error) {
+	c, err := catalog.Open(loc, catalog.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,29 @@ func Create(dir string, opts Options) (*Catalog, error) {
 		}
 		return nil, fmt.Errorf("%s: directory is not empty and is not a catalog; choose an empty or new directory", dir)
 	}
+	store, err := newDirStore(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := CreateInStore(store, opts)
+	if err != nil {
+		store.Close()
+		return nil, storeError(dir, err)
+	}
+	// The batch's commit records snapshot 0 but cannot report a failure
+	// to; here, before anything depends on the catalog, one is an error.
+	if err := store.h.advance(0); err != nil {
+		store.Close()
+		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
+	}
+	c.dir = dir
+	return c, nil
+}
+
+// newDirStore makes a new, empty store in dir (created if missing) with
+// its head record, as every catalog directory starts: Create writes a new
+// catalog into it, Copy an existing one.
+func newDirStore(dir string, opts Options) (*recordingStore, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create catalog: %w", err)
 	}
@@ -120,25 +143,12 @@ func Create(dir string, opts Options) (*Catalog, error) {
 	if err != nil {
 		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
 	}
-	c, err := CreateInStore(store, opts)
-	if err != nil {
-		store.Close()
-		return nil, storeError(dir, err)
-	}
 	h, err := openHeadRecord(dir)
-	if err == nil {
-		err = h.advance(0)
-		if err != nil {
-			h.close()
-		}
-	}
 	if err != nil {
 		store.Close()
 		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
 	}
-	c.store = &recordingStore{Store: store, h: h}
-	c.dir = dir
-	return c, nil
+	return &recordingStore{Store: store, h: h}, nil
 }
 
 // Open opens the catalog in dir, or in the PostgreSQL database a
@@ -199,6 +209,15 @@ type corruptError struct {
 
 func (e *corruptError) Error() string   { return e.msg }
 func (e *corruptError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
+
+// notCatalogError matches ErrNotCatalog and the error it reports.
+type notCatalogError struct {
+	msg string
+	err error
+}
+
+func (e *notCatalogError) Error() string   { return e.msg }
+func (e *notCatalogError) Unwrap() []error { return []error{ErrNotCatalog, e.err} }
 
 // CreateInStore writes a new catalog into an empty store.
 func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
@@ -403,7 +422,9 @@ func createPostgres(loc string, opts Options) (*Catalog, error) {
 func openPostgres(loc string, opts Options) (*Catalog, error) {
 	store, err := pgkv.Open(context.Background(), loc, opts.Postgres)
 	if errors.Is(err, pgkv.ErrNoStore) {
-		return nil, fmt.Errorf("%w: %w (create one with `rocklake init`)", err, ErrNotCatalog)
+		// pgkv's text already says there is no catalog; ErrNotCatalog is
+		// for callers that test for it.
+		return nil, &notCatalogError{msg: err.Error() + " (create one with `rocklake init`)", err: err}
 	}
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ snapshot is made. With --target-file-size (e.g. 128MB) files smaller than it
 are merged into files of about that size.
 
 The merged files go to --dir, else to <catalog>.files/table-<id>/compact-<snapshot>/
-beside the catalog (as optimize). An interrupt (Ctrl-C, SIGTERM) before the
+beside the catalog, or elsewhere as optimize says. An interrupt (Ctrl-C, SIGTERM) before the
 commit commits nothing and deletes the new files.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +57,6 @@ commit commits nothing and deletes the new files.`,
 	}
 	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 1_000_000, "rows per merged file; files with fewer rows are merged")
 	cmd.Flags().StringVar(&target, "target-file-size", "", "merge files under this size into files of about it, e.g. 128MB (instead of --rows-per-file)")
-	cmd.Flags().StringVar(&dir, "dir", "", "directory for the merged files (must not exist; default: <catalog>.files/table-<id>/compact-<snapshot>)")
+	cmd.Flags().StringVar(&dir, "dir", "", "directory for the merged files (must not exist; default: <catalog>.files/table-<id>/compact-<snapshot>, or as said above)")
 	return markInterruptible(cmd)
 }

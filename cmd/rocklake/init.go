@@ -13,12 +13,23 @@ func newInitCmd(g *globals) *cobra.Command {
 	var dataRoot string
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create a new, empty catalog in the --catalog directory",
-		Long: `Create a new, empty catalog in the --catalog directory.
+		Short: "Create a new, empty catalog in the --catalog directory or database",
+		Long: `Create a new, empty catalog in the --catalog directory (created if missing; it
+must otherwise be empty) or PostgreSQL database.
+
+In a database, the catalog is one table, rocklake_kv, in the schema the URL's
+search_path names first (public by default; postgres://…/db?search_path=lake
+for a schema "lake"), which init creates when missing. A schema that already
+holds other tables is refused: give rocklake a database or a schema of its
+own. A location that already holds a catalog is refused too, never
+overwritten.
 
 With --data-root DIR the catalog only ever registers data files that lie
 under DIR (after resolving symbolic links and ".."): add refuses any other
 path. The root is stored in the catalog, so later commands need not repeat it.`,
+		Example: `  rocklake init --catalog ./lake
+  rocklake init --catalog 'postgres://rocklake@db.internal:5432/lakes?search_path=sales'   # password from PGPASSWORD or ~/.pgpass
+  rocklake init --catalog postgres://rocklake@localhost/lakes --data-root /srv/data`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dataRoot != "" {
@@ -36,9 +47,9 @@ path. The root is stored in the catalog, so later commands need not repeat it.`,
 			}
 			defer c.Close()
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"catalog": g.catalog, "snapshot": 0, "data_root": c.DataRoot()})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"catalog": c.Location(), "snapshot": 0, "data_root": c.DataRoot()})
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created catalog %s (snapshot 0, schema main)\n", g.catalog)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created catalog %s: snapshot 0, no tables yet\n", c.Location())
 			if err == nil && c.DataRoot() != "" {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "data files must lie under %s\n", c.DataRoot())
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rocklake/catalog"
+	"rocklake/internal/pgtest"
 	"rocklake/internal/pqwrite"
 	"rocklake/types"
 )
@@ -29,7 +30,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Main stops the PostgreSQL server the tests of catalogs in a
+	// database start.
+	os.Exit(pgtest.Main(m))
 }
 
 // cli starts the CLI as a process.

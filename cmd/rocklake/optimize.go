@@ -69,8 +69,9 @@ tighter; Z-order is cheaper to compute.
 
 Where the new files go: --dir (which must not exist), else
 <catalog>.files/table-<id>/optimize-<snapshot>/ beside the catalog (under
-<data root>/_rocklake/ when the catalog has a data root), named by the table's
-id, never its name. That directory is rocklake's: cleanup deletes its files
+<data root>/_rocklake/ when the catalog has a data root; for a catalog in a
+database without one, under _rocklake/ beside the table's files), named by the
+table's id, never its name. That directory is rocklake's: cleanup deletes its files
 once no kept snapshot reads them, and add does not register them as yours.
 
 The old files are left on disk: earlier snapshots still read them until
@@ -111,7 +112,7 @@ commit, nothing is committed and the new files are deleted.`,
 	cmd.Flags().StringVar(&curveName, "curve", "", "order along a space-filling curve through the --sort-by columns: zorder or hilbert")
 	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 1_000_000, "rows per new file")
 	cmd.Flags().StringVar(&target, "target-file-size", "", "bytes per new file, e.g. 128MB (instead of --rows-per-file)")
-	cmd.Flags().StringVar(&dir, "dir", "", "directory for the new files (must not exist; default: <catalog>.files/table-<id>/optimize-<snapshot>)")
+	cmd.Flags().StringVar(&dir, "dir", "", "directory for the new files (must not exist; default: <catalog>.files/table-<id>/optimize-<snapshot>, or as said above)")
 	return markInterruptible(cmd)
 }
 

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"rocklake/kv/pgkv"
 )
 
 // globals are the flags every command shares.
@@ -33,9 +35,14 @@ func newRootCmd() *cobra.Command {
 		Use:   "rocklake",
 		Short: "A lakehouse catalog and scan planner for Parquet tables",
 		Long: `rocklake keeps a catalog of Parquet tables (snapshots, files and per-file,
-per-row-group and per-page column statistics) in an embedded key-value store,
-and uses those statistics to skip every file, row group and page that cannot
-hold a matching row before running the query on embedded DuckDB.`,
+per-row-group and per-page column statistics) in an embedded key-value store
+or in a PostgreSQL database, and uses those statistics to skip every file, row
+group and page that cannot hold a matching row before running the query on
+embedded DuckDB.
+
+--catalog (or ROCKLAKE_CATALOG) is a directory, or a PostgreSQL location: a
+postgres:// URL or libpq's "host=... dbname=..." form; the PG* environment
+variables and ~/.pgpass fill in what it leaves out.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,9 +61,11 @@ hold a matching row before running the query on embedded DuckDB.`,
 		},
 	}
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
-		"catalog directory (env ROCKLAKE_CATALOG)")
+		"catalog directory or PostgreSQL URL (env ROCKLAKE_CATALOG)")
+	// Help prints the default, and ROCKLAKE_CATALOG may hold a password.
+	root.PersistentFlags().Lookup("catalog").DefValue = pgkv.Redact(defaultCatalog())
 	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv)")
-	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g))
+	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g))
 	markUsageErrors(root)
 	return root
 }

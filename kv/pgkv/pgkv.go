@@ -116,7 +116,8 @@ func IsLocation(s string) bool {
 }
 
 // Redact returns a location fit for messages: the password (in the URL's
-// user info, a password parameter or keyword) replaced by "xxxxx".
+// user info, a password or sslpassword parameter or keyword) replaced by
+// "xxxxx".
 func Redact(loc string) string {
 	if u, err := url.Parse(loc); err == nil && u.Scheme != "" {
 		if _, ok := u.User.Password(); ok {
@@ -124,17 +125,24 @@ func Redact(loc string) string {
 		}
 		q := u.Query()
 		for k := range q {
-			if strings.EqualFold(k, "password") {
+			if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
 				q.Set(k, "xxxxx")
 			}
 		}
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
+	// A URL that does not parse (a stray % or space in the password) has
+	// no certain boundaries: everything between the user name and the
+	// last @ is masked, more than the password rather than less.
+	loc = brokenURLPassword.ReplaceAllString(loc, "${1}:xxxxx@")
 	return passwordKeyword.ReplaceAllString(loc, "${1}xxxxx")
 }
 
-var passwordKeyword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+var (
+	passwordKeyword   = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+	brokenURLPassword = regexp.MustCompile(`(?is)^(\s*postgres(?:ql)?://[^:@/]*):.*@`)
+)
 
 func (o Options) withDefaults() Options {
 	if o.MaxConns <= 0 {
@@ -190,12 +198,12 @@ func connect(ctx context.Context, loc string, o Options) (*Store, error) {
 	}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %s: %w", s.redacted, err)
+		return nil, connectError(s.redacted, err)
 	}
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		s.pool.Close()
-		return nil, fmt.Errorf("catalog %s: %w", s.redacted, err)
+		return nil, connectError(s.redacted, err)
 	}
 	c.Release()
 	return s, nil
@@ -264,10 +272,20 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, s.lockKey); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %s;
-			CREATE TABLE IF NOT EXISTS %s (k bytea PRIMARY KEY, v bytea NOT NULL)`,
-			pgx.Identifier{s.schema}.Sanitize(), s.table))
-		return err
+		// CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even
+		// when the schema exists, which a role given a schema of its own
+		// by an administrator lacks: only a missing schema is created.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.schema).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+				return schemaError(s.schema, err)
+			}
+		}
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (k bytea PRIMARY KEY, v bytea NOT NULL)`)
+		return schemaError(s.schema, err)
 	})
 }
 
