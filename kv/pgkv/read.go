@@ -73,8 +73,11 @@ func (sn *snapshot) Close() error {
 	ctx, cancel := sn.s.ctx()
 	defer cancel()
 	_, err := sn.conn.Exec(ctx, `ROLLBACK`)
+	// Asked before Release: a released pool connection has no
+	// connection to ask about.
+	lost := sn.conn.Conn().IsClosed()
 	sn.conn.Release()
-	if err != nil && sn.conn.Conn().IsClosed() {
+	if err != nil && lost {
 		return nil // the transaction ended with its connection
 	}
 	return sn.s.wrap(err)
