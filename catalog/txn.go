@@ -172,7 +172,9 @@ func (t *Txn) RemoveFiles(table string, fileIDs ...int64) {
 
 // Commit writes one snapshot with every change, in one synced batch, or
 // nothing. It fails with ErrConflict when a snapshot committed since Begin
-// changed a table this transaction changes.
+// changed a table this transaction changes. An error matching
+// kv.ErrUnknownOutcome (test for it first: it may match ErrConflict too)
+// means an attempt was cut off and may have landed.
 func (t *Txn) Commit() (Snapshot, error) {
 	if t.done {
 		return Snapshot{}, errors.New("catalog: transaction already committed")

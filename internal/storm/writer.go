@@ -95,10 +95,11 @@ func runWriter(s spec) error {
 		switch {
 		case err == nil:
 			e.Ev, e.Snap = evAck, snap.ID
+		case errors.Is(err, kv.ErrUnknownOutcome):
+			// First: an unknown outcome may also match ErrConflict.
+			e.Ev, e.Err, e.Unavailable = evUnknown, err.Error(), errors.Is(err, kv.ErrUnavailable)
 		case errors.Is(err, catalog.ErrConflict):
 			e.Ev, e.Err = evRefused, err.Error()
-		case errors.Is(err, kv.ErrUnknownOutcome):
-			e.Ev, e.Err, e.Unavailable = evUnknown, err.Error(), errors.Is(err, kv.ErrUnavailable)
 		default:
 			e.Ev, e.Err, e.Unavailable = evFailed, err.Error(), errors.Is(err, kv.ErrUnavailable)
 		}
