@@ -103,8 +103,11 @@ func TestStorm(t *testing.T) {
 		t.Error("no reader checked a snapshot")
 	}
 	for id, w := range rep.ByWriter {
-		if w.Acknowledged == 0 {
-			t.Errorf("writer %d (table %s) had no commit acknowledged", id, w.Table)
+		// A commit in flight at the deadline still ends: a solo writer
+		// always has one acknowledged, however slow; a shared writer
+		// may lose every race, but its commits come back.
+		if w.Table == storm.SharedTable && w.Acknowledged+w.Refused == 0 || w.Table != storm.SharedTable && w.Acknowledged == 0 {
+			t.Errorf("writer %d (table %s): %d commits acknowledged, %d refused", id, w.Table, w.Acknowledged, w.Refused)
 		}
 	}
 }
