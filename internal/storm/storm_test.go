@@ -22,8 +22,9 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
-// stormDuration is how long TestStorm runs: ROCKLAKE_STORM_SECONDS for a
-// long run, else a few seconds (fewer under the race detector).
+// stormDuration is how long TestStorm (and TestStormTerminate, when set)
+// runs: ROCKLAKE_STORM_SECONDS for a long run, else a few seconds (fewer
+// under the race detector).
 func stormDuration(t *testing.T) time.Duration {
 	if s := os.Getenv("ROCKLAKE_STORM_SECONDS"); s != "" {
 		n, err := strconv.ParseFloat(s, 64)
@@ -177,7 +178,9 @@ func TestStormTerminate(t *testing.T) {
 		SharedWriters: 2, SoloWriters: 2, Readers: 2,
 		Duration: 4 * time.Second, Seed: 3,
 	}
-	if raceEnabled {
+	if os.Getenv("ROCKLAKE_STORM_SECONDS") != "" {
+		cfg.Duration = stormDuration(t)
+	} else if raceEnabled {
 		cfg.Duration = 3 * time.Second
 	}
 	ctx := context.Background()
