@@ -149,7 +149,10 @@ func Check(cfg Config) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		if len(entries) == 0 || entries[0].Ev != evStart {
+		if len(entries) == 0 {
+			continue // killed before its first line: it did nothing
+		}
+		if entries[0].Ev != evStart {
 			bad("%s does not begin with its start", path)
 			continue
 		}
