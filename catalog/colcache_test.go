@@ -242,3 +242,74 @@ func TestPackBounds(t *testing.T) {
 		}
 	}
 }
+
+// A handle that planned a table extends its cached file set and bounds
+// when another handle on the same store (as another process would)
+// appended since, reading only the new rows; after a removal it rebuilds
+// them. Either way it serves exactly the store's state.
+func TestPlanCacheExtendsAcrossHandles(t *testing.T) {
+	store := kvtest.Store(t)
+	a, err := CreateInStore(store, Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenStore(store, Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, b, func(tx *Txn) {
+		tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}})
+		tx.AddFiles("t", intFile(t, "/d/a", 0, 9, 0), intFile(t, "/d/b", 10, 19, 0))
+	})
+	// planA plans t through A and returns its files' upper bounds and how
+	// many cache entries were built by extending older ones meanwhile.
+	planA := func() (maxes []string, extended int64) {
+		t.Helper()
+		before := extensions.Load()
+		r, err := a.Read(Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tb, _ := r.Table("t")
+		fs, err := r.FileSet(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, err := r.ColumnBounds(tb.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs.Len() != cb.Len() {
+			t.Fatalf("file set of %d, bounds of %d", fs.Len(), cb.Len())
+		}
+		for i := range fs.Len() {
+			hi, _ := cb.MaxBound(i)
+			maxes = append(maxes, decodeInt(t, stats.Known(hi)))
+		}
+		return maxes, extensions.Load() - before
+	}
+	if got, _ := planA(); fmt.Sprint(got) != "[9 19]" {
+		t.Fatalf("A plans %v", got)
+	}
+	s := commit(t, b, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/c", 100, 199, 0)) })
+	got, extended := planA()
+	if fmt.Sprint(got) != "[9 19 199]" {
+		t.Fatalf("A plans %v after B's append", got)
+	}
+	if extended != 2 {
+		t.Errorf("after B's append, A extended %d cache entries, want 2 (the file set and the bounds)", extended)
+	}
+	rb, _ := b.Read(s.ID)
+	tb, _ := rb.Table("t")
+	files, _ := rb.Files(tb.ID)
+	rb.Close()
+	commit(t, b, func(tx *Txn) { tx.RemoveFiles("t", files[0].ID) })
+	got, extended = planA()
+	if fmt.Sprint(got) != "[19 199]" {
+		t.Fatalf("A plans %v after B's removal", got)
+	}
+	if extended != 0 {
+		t.Errorf("after B's removal, A extended %d cache entries; a removal must rebuild them", extended)
+	}
+}

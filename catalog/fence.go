@@ -33,10 +33,11 @@ func fence(r kv.Reader, b kv.Batch) error {
 	return b.Set(key(tagFence), v[:])
 }
 
-const (
-	maxWriteAttempts = 400
-	writeRetryFor    = time.Minute
-)
+const maxWriteAttempts = 400
+
+// writeRetryFor bounds retryWrites (a variable so that tests of giving up
+// need not wait it out).
+var writeRetryFor = time.Minute
 
 // retryWrites runs a write until it lands, trying again (with backoff)
 // while another writer's write came first, and while the store, having
@@ -56,14 +57,17 @@ func retryWrites[T any](what string, fn func(unknown bool) (T, error)) (T, error
 		case errors.Is(err, kv.ErrConditionFailed):
 		case unknown && errors.Is(err, kv.ErrUnavailable):
 		case unknown:
-			return v, fmt.Errorf("%s: an earlier attempt was cut off and whether it landed cannot be checked: %w", what, err)
+			// The error must say the outcome is unknown whatever else it
+			// matches: a caller that takes it for "nothing written" (as
+			// ErrConflict or a plain failure promise) writes twice.
+			return v, fmt.Errorf("%s: an earlier attempt was cut off and whether it landed cannot be checked: %w: %w", what, kv.ErrUnknownOutcome, err)
 		default:
 			return v, err
 		}
 		if attempt+1 >= maxWriteAttempts || time.Since(start) > writeRetryFor {
 			if unknown {
-				return v, fmt.Errorf("%s: an attempt was cut off and the catalog could not be read to check whether it landed (%d attempts in %s): %w",
-					what, attempt+1, time.Since(start).Round(time.Millisecond), err)
+				return v, fmt.Errorf("%s: an attempt was cut off and the catalog could not be read to check whether it landed (%d attempts in %s): %w: %w",
+					what, attempt+1, time.Since(start).Round(time.Millisecond), kv.ErrUnknownOutcome, err)
 			}
 			return v, fmt.Errorf("%s: gave up after %d attempts in %s, other writers kept writing first: %w",
 				what, attempt+1, time.Since(start).Round(time.Millisecond), err)

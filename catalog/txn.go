@@ -172,7 +172,9 @@ func (t *Txn) RemoveFiles(table string, fileIDs ...int64) {
 
 // Commit writes one snapshot with every change, in one synced batch, or
 // nothing. It fails with ErrConflict when a snapshot committed since Begin
-// changed a table this transaction changes.
+// changed a table this transaction changes. An error matching
+// kv.ErrUnknownOutcome (test for it first: it may match ErrConflict too)
+// means an attempt was cut off and may have landed.
 func (t *Txn) Commit() (Snapshot, error) {
 	if t.done {
 		return Snapshot{}, errors.New("catalog: transaction already committed")
@@ -456,15 +458,30 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 			ids[tb.ID] = tb.Name
 		}
 	}
-	for s := t.base + 1; s <= w.head.ID; s++ {
-		snap, err := readSnapshot(w.r.kvs, s)
-		if errors.Is(err, ErrNoSuchSnapshot) {
-			return fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, s, t.base)
+	// One range scan over the snapshots since the base: a transaction
+	// that is far behind (one that lost the fence to other writers again
+	// and again) would otherwise pay a round trip per snapshot on a
+	// networked store, and the longer its attempt, the likelier it loses
+	// again.
+	it, err := w.r.kvs.NewIter(key(tagSnapshot, t.base+1), key(tagSnapshot, w.head.ID+1))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	expired := func(s int64) error {
+		return fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, s, t.base)
+	}
+	s := t.base + 1
+	var p catalogpb.Snapshot
+	for ok := it.First(); ok; ok = it.Next() {
+		p.Reset()
+		if err := decodeValue(it.Value(), &p); err != nil {
+			return fmt.Errorf("snapshot row %x: %w", it.Key(), err)
 		}
-		if err != nil {
-			return err
+		if p.Id != s {
+			return expired(s)
 		}
-		ch := snap.Changes
+		ch := snapshotFromPB(&p).Changes
 		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables} {
 			for _, id := range list {
 				if name, ok := ids[id]; ok {
@@ -477,6 +494,13 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 				return fmt.Errorf("%w: table %q was created by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, strings.TrimPrefix(n, "0."), s, t.base)
 			}
 		}
+		s++
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if s <= w.head.ID {
+		return expired(s)
 	}
 	return nil
 }

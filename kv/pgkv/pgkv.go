@@ -15,7 +15,9 @@
 // # Reads
 //
 // A snapshot is a REPEATABLE READ, READ ONLY transaction on a connection
-// of its own, begun and pinned with one round trip. An iterator reads
+// of its own, begun and pinned with one round trip (on the next pooled
+// connection when the server ended the first while it sat idle: a
+// terminated backend, a restart). An iterator reads
 // pages of rows through the index, small at first (a point lookup costs a
 // short page) and four times larger each time up to pageMax, so that a
 // scan of n rows costs O(log n) round trips at first and n/pageMax after.
@@ -97,6 +99,7 @@ type Store struct {
 	lockKey  int64
 	retryFor time.Duration
 	timeout  time.Duration
+	maxConns int32
 	redacted string
 	trips    atomic.Int64
 }
@@ -193,7 +196,7 @@ func connect(ctx context.Context, loc string, o Options) (*Store, error) {
 	h.Write([]byte("rocklake\x00" + schema))
 	s := &Store{
 		schema: schema, table: pgx.Identifier{schema, TableName}.Sanitize(),
-		lockKey: int64(h.Sum64()), retryFor: o.RetryFor, timeout: o.Timeout,
+		lockKey: int64(h.Sum64()), retryFor: o.RetryFor, timeout: o.Timeout, maxConns: o.MaxConns,
 		redacted: describe(cfg.ConnConfig.Config, schema),
 	}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)

@@ -2,8 +2,11 @@ package pgkv_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"rocklake/internal/pgtest"
 	"rocklake/kv"
@@ -37,4 +40,88 @@ func TestConformance(t *testing.T) {
 			return s2
 		},
 	})
+}
+
+// A snapshot whose connection the server ended (a terminated backend, a
+// restart) closes without error: its transaction ended with the
+// connection.
+func TestSnapshotCloseAfterLostConnection(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	s, err := pgkv.Init(ctx, url, pgkv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sn, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'rocklake' AND datname = current_database()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no backend of the store was terminated")
+	}
+	if _, err := sn.Get([]byte("k")); !errors.Is(err, kv.ErrUnavailable) {
+		t.Errorf("Get on a terminated snapshot: %v, want kv.ErrUnavailable", err)
+	}
+	if err := sn.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// Connections the server ended while they sat idle in the pool (a
+// terminated backend, a restart) cost no failed read: a snapshot begins
+// on a live connection, while one can be had.
+func TestSnapshotSkipsDeadPooledConnections(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	s, err := pgkv.Init(ctx, url, pgkv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Several idle connections in the pool.
+	var snaps []kv.Snapshot
+	for range 4 {
+		sn, err := s.NewSnapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, sn)
+	}
+	for _, sn := range snaps {
+		if err := sn.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'rocklake' AND datname = current_database()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n < 4 {
+		t.Fatalf("%d backends of the store terminated, want its 4 idle ones", n)
+	}
+	sn, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatalf("a snapshot after the pool's connections were terminated: %v", err)
+	}
+	if _, err := sn.Get([]byte("k")); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("Get: %v, want kv.ErrNotFound", err)
+	}
+	sn.Close()
 }

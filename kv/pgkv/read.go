@@ -35,16 +35,27 @@ func (s *Store) NewSnapshot() (kv.Snapshot, error) { return s.newSnapshot() }
 func (s *Store) newSnapshot() (*snapshot, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	conn, err := s.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.trips.Add(1)
-	if _, err := conn.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1`); err != nil {
+	for tries := 0; ; tries++ {
+		conn, err := s.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.trips.Add(1)
+		_, err = conn.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1`)
+		if err == nil {
+			return &snapshot{s: s, conn: conn}, nil
+		}
+		lost := conn.Conn().IsClosed()
 		conn.Release()
-		return nil, s.wrap(err)
+		// A connection the server ended while it sat idle in the pool (a
+		// terminated backend, a restart) fails here having read nothing,
+		// and the pool drops it: the next is tried, up to as many as the
+		// pool holds. A server that is down fails the dial in acquire,
+		// at once.
+		if !lost || tries >= int(s.maxConns) {
+			return nil, s.wrap(err)
+		}
 	}
-	return &snapshot{s: s, conn: conn}, nil
 }
 
 func (sn *snapshot) Get(key []byte) ([]byte, error) {
@@ -75,8 +86,11 @@ func (sn *snapshot) Close() error {
 	defer cancel()
 	sn.s.trips.Add(1)
 	_, err := sn.conn.Exec(ctx, `ROLLBACK`)
+	// Asked before Release: a released pool connection has no
+	// connection to ask about.
+	lost := sn.conn.Conn().IsClosed()
 	sn.conn.Release()
-	if err != nil && sn.conn.Conn().IsClosed() {
+	if err != nil && lost {
 		return nil // the transaction ended with its connection
 	}
 	return sn.s.wrap(err)

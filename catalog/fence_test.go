@@ -1,0 +1,153 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"rocklake/kv"
+	"rocklake/kv/kvtest"
+)
+
+// unknownStore makes batch commits report kv.ErrUnknownOutcome, having
+// applied the batch or not, as a store that lost its connection after
+// COMMIT was sent does; and can then make every read fail.
+type unknownStore struct {
+	kv.Store
+	mu      sync.Mutex
+	next    []bool // per coming commit: apply it, then report the outcome unknown
+	readErr error  // set by a faulted commit: what reads then fail with
+	failOn  error
+}
+
+func (s *unknownStore) NewBatch() kv.Batch { return &unknownBatch{Batch: s.Store.NewBatch(), s: s} }
+
+func (s *unknownStore) reads() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readErr
+}
+
+func (s *unknownStore) Get(k []byte) ([]byte, error) {
+	if err := s.reads(); err != nil {
+		return nil, err
+	}
+	return s.Store.Get(k)
+}
+
+func (s *unknownStore) NewIter(lo, hi []byte) (kv.Iterator, error) {
+	if err := s.reads(); err != nil {
+		return nil, err
+	}
+	return s.Store.NewIter(lo, hi)
+}
+
+func (s *unknownStore) NewSnapshot() (kv.Snapshot, error) {
+	if err := s.reads(); err != nil {
+		return nil, err
+	}
+	return s.Store.NewSnapshot()
+}
+
+type unknownBatch struct {
+	kv.Batch
+	s *unknownStore
+}
+
+func (b *unknownBatch) Commit() error {
+	b.s.mu.Lock()
+	if len(b.s.next) == 0 {
+		b.s.mu.Unlock()
+		return b.Batch.Commit()
+	}
+	apply := b.s.next[0]
+	b.s.next = b.s.next[1:]
+	b.s.readErr = b.s.failOn
+	b.s.mu.Unlock()
+	if apply {
+		if err := b.Batch.Commit(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("injected: %w", kv.ErrUnknownOutcome)
+}
+
+func newUnknownCatalog(t *testing.T) (*Catalog, *unknownStore) {
+	t.Helper()
+	s := &unknownStore{Store: kvtest.Store(t)}
+	c, err := CreateInStore(s, Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("a", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	return c, s
+}
+
+func liveFiles(t *testing.T, c *Catalog) int {
+	t.Helper()
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, _ := r.Table("a")
+	files, err := r.Files(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
+}
+
+// A commit whose write was applied but reported unknown is found by its
+// token: Commit returns its snapshot, and it is there once. One whose
+// write was lost is written again, once.
+func TestCommitResolvesUnknownOutcome(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprint("applied=", applied), func(t *testing.T) {
+			c, s := newUnknownCatalog(t)
+			s.next = []bool{applied}
+			tx, _ := c.Begin()
+			tx.AddFiles("a", intFile(t, "/a/1", 0, 9, 0))
+			snap, err := tx.Commit()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snap.ID != 2 || liveFiles(t, c) != 1 {
+				t.Errorf("snapshot %d with %d files, want snapshot 2 with 1", snap.ID, liveFiles(t, c))
+			}
+			if snaps, _ := c.Snapshots(); len(snaps) != 3 {
+				t.Errorf("%d snapshots, want 3", len(snaps))
+			}
+		})
+	}
+}
+
+// When the store cannot be read to find out whether a cut-off commit
+// landed, Commit's error must say the outcome is unknown (it did land
+// here): a caller that takes it for "nothing written" and commits again
+// writes twice.
+func TestCommitUncheckableOutcomeIsUnknown(t *testing.T) {
+	for _, readErr := range []error{errors.New("injected read failure"), fmt.Errorf("injected: %w", kv.ErrUnavailable)} {
+		t.Run(readErr.Error(), func(t *testing.T) {
+			// An unavailable store is retried until writeRetryFor.
+			defer func(d time.Duration) { writeRetryFor = d }(writeRetryFor)
+			writeRetryFor = 300 * time.Millisecond
+			c, s := newUnknownCatalog(t)
+			s.next, s.failOn = []bool{true}, readErr
+			tx, _ := c.Begin()
+			tx.AddFiles("a", intFile(t, "/a/1", 0, 9, 0))
+			_, err := tx.Commit()
+			if !errors.Is(err, kv.ErrUnknownOutcome) {
+				t.Errorf("Commit: %v; want an error matching kv.ErrUnknownOutcome", err)
+			}
+			s.mu.Lock()
+			s.readErr = nil
+			s.mu.Unlock()
+			if n := liveFiles(t, c); n != 1 {
+				t.Errorf("%d files, want the 1 the cut-off commit wrote", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package storm
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"rocklake/catalog"
+	"rocklake/kv"
+	"rocklake/kv/pgkv"
+)
+
+// countingStore passes everything to the PostgreSQL store and counts how
+// its batch commits end: the catalog retries a refused condition (another
+// writer came first) and resolves an unknown outcome inside Commit, where
+// a caller cannot see it, and these counts are how often it had to. It
+// hides the store's kv.WriteLocker, which only maintenance (expire,
+// cleanup) uses and no worker runs.
+type countingStore struct {
+	kv.Store
+	conditionFailed atomic.Int64
+	unknown         atomic.Int64
+}
+
+func (s *countingStore) NewBatch() kv.Batch { return &countingBatch{Batch: s.Store.NewBatch(), s: s} }
+
+type countingBatch struct {
+	kv.Batch
+	s *countingStore
+}
+
+func (b *countingBatch) Commit() error {
+	err := b.Batch.Commit()
+	switch {
+	case errors.Is(err, kv.ErrConditionFailed):
+		b.s.conditionFailed.Add(1)
+	case errors.Is(err, kv.ErrUnknownOutcome):
+		b.s.unknown.Add(1)
+	}
+	return err
+}
+
+// openCatalog opens the catalog as catalog.Open does for a PostgreSQL
+// location, through a countingStore.
+func openCatalog(loc string, o pgkv.Options) (*catalog.Catalog, *countingStore, error) {
+	st, err := pgkv.Open(context.Background(), loc, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs := &countingStore{Store: st}
+	c, err := catalog.OpenStore(cs, catalog.Options{Postgres: o})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return c, cs, nil
+}

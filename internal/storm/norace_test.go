@@ -1,0 +1,5 @@
+//go:build !race
+
+package storm_test
+
+const raceEnabled = false
