@@ -250,19 +250,17 @@ func (r *Reader) extendable(tableID int64, b built) (bool, error) {
 	if b.snap >= r.snap.ID || r.snap.ID-b.snap > maxExtendSnapshots {
 		return false, nil
 	}
-	for id := b.snap + 1; id <= r.snap.ID; id++ {
-		s, err := readSnapshot(r.kvs, id)
-		if errors.Is(err, ErrNoSuchSnapshot) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
+	errShrunk := errors.New("files removed")
+	err := scanSnapshots(r.kvs, b.snap+1, r.snap.ID, func(s Snapshot) error {
 		if slices.Contains(s.Changes.DeletedFromTables, tableID) || slices.Contains(s.Changes.DroppedTables, tableID) {
-			return false, nil
+			return errShrunk
 		}
+		return nil
+	})
+	if errors.Is(err, errShrunk) || errors.Is(err, ErrNoSuchSnapshot) {
+		return false, nil
 	}
-	return true, nil
+	return err == nil, err
 }
 
 func (r *Reader) cacheKey(tableID, column int64) cacheKey {

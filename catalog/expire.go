@@ -136,7 +136,7 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	// Expiring again after a lost attempt is harmless: no token needed.
-	return retryWrites("expire snapshots", func(bool) (*ExpireResult, error) {
+	return retryWrites("expire snapshots", func(attempt) (*ExpireResult, error) {
 		return c.expireOnce(olderThan, dryRun)
 	})
 }

@@ -35,27 +35,47 @@ func fence(r kv.Reader, b kv.Batch) error {
 
 const maxWriteAttempts = 400
 
+// unavailableFor bounds how long a write retries a store that stopped
+// answering before anything was sent.
+const unavailableFor = 5 * time.Second
+
+// attempt is what retryWrites tells a write about the attempts before it.
+type attempt struct {
+	unknown bool // one was cut off after it was sent: it may have landed
+	lost    int  // how many lost the fence to another writer
+}
+
 // writeRetryFor bounds retryWrites (a variable so that tests of giving up
 // need not wait it out).
 var writeRetryFor = time.Minute
 
 // retryWrites runs a write until it lands, trying again (with backoff)
-// while another writer's write came first, and while the store, having
-// lost an attempt whose outcome it could not report, is unavailable. fn
-// is told when an earlier attempt's outcome is unknown, so that it can
-// look for what that attempt wrote instead of writing it twice.
-func retryWrites[T any](what string, fn func(unknown bool) (T, error)) (T, error) {
+// while another writer's write came first, while the store, having lost
+// an attempt whose outcome it could not report, is unavailable, and for a
+// few seconds while it is unavailable before anything was sent. fn is
+// told when an earlier attempt's outcome is unknown, so that it can look
+// for what that attempt wrote instead of writing it twice, and how many
+// attempts lost the fence.
+func retryWrites[T any](what string, fn func(attempt) (T, error)) (T, error) {
 	start := time.Now()
+	var a attempt
 	unknown := false
 	for attempt := 0; ; attempt++ {
-		v, err := fn(unknown)
+		a.unknown = unknown
+		v, err := fn(a)
 		switch {
 		case err == nil:
 			return v, nil
 		case errors.Is(err, kv.ErrUnknownOutcome):
 			unknown = true
 		case errors.Is(err, kv.ErrConditionFailed):
+			a.lost++
 		case unknown && errors.Is(err, kv.ErrUnavailable):
+		case errors.Is(err, kv.ErrUnavailable) && time.Since(start) < unavailableFor:
+			// Nothing was written (a write cut off after it was sent says
+			// ErrUnknownOutcome): a connection ended under the attempt's
+			// reads, a server restarting. Ride through a short outage;
+			// fail a long one.
 		case unknown:
 			// The error must say the outcome is unknown whatever else it
 			// matches: a caller that takes it for "nothing written" (as
@@ -72,8 +92,13 @@ func retryWrites[T any](what string, fn func(unknown bool) (T, error)) (T, error
 			return v, fmt.Errorf("%s: gave up after %d attempts in %s, other writers kept writing first: %w",
 				what, attempt+1, time.Since(start).Round(time.Millisecond), err)
 		}
-		d := time.Millisecond << min(attempt, 8)
-		d = min(d, 250*time.Millisecond)
+		// A lost fence means another writer made progress: try again
+		// soon, jittered so that losers spread out. A store that is not
+		// answering gets exponential backoff.
+		d := time.Millisecond * time.Duration(1+min(a.lost, 4))
+		if !errors.Is(err, kv.ErrConditionFailed) {
+			d = min(time.Millisecond<<min(attempt, 8), 250*time.Millisecond)
+		}
 		time.Sleep(d/2 + time.Duration(rand.Int64N(int64(d))))
 	}
 }

@@ -188,21 +188,36 @@ func (t *Txn) Commit() (Snapshot, error) {
 	c := t.c
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
-	return retryWrites("commit", func(unknown bool) (Snapshot, error) {
-		if unknown {
+	return retryWrites("commit", func(a attempt) (Snapshot, error) {
+		if a.unknown {
 			// The store could not say whether an earlier attempt landed:
 			// look for it before trying again, so that it lands once.
 			if s, ok, err := t.findCommitted(); err != nil || ok {
 				return s, err
 			}
 		}
-		return t.commitOnce()
+		if l, ok := c.store.(kv.WriteLocker); ok && a.lost >= lockAfterLosses {
+			// Optimism has failed a few times: writers to other tables
+			// keep landing first. Holding the write lock for one attempt
+			// bounds the wait instead of racing on.
+			newBatch, release, err := l.LockWrites()
+			if err != nil {
+				return Snapshot{}, err
+			}
+			defer release()
+			return t.commitOnce(newBatch)
+		}
+		return t.commitOnce(c.store.NewBatch)
 	})
 }
 
+// lockAfterLosses is how many times a commit loses the fence before it
+// takes the store's write lock for its next attempt.
+const lockAfterLosses = 6
+
 // commitOnce builds the commit on the newest snapshot and writes it on
 // condition that no other writer wrote since it read (the fence).
-func (t *Txn) commitOnce() (Snapshot, error) {
+func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	c := t.c
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
@@ -220,7 +235,7 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID,
 		},
 		tables: map[string]*tableState{},
-		batch:  c.store.NewBatch(),
+		batch:  newBatch(),
 	}
 	defer w.batch.Close()
 	if head.ID != t.base {
@@ -458,30 +473,8 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 			ids[tb.ID] = tb.Name
 		}
 	}
-	// One range scan over the snapshots since the base: a transaction
-	// that is far behind (one that lost the fence to other writers again
-	// and again) would otherwise pay a round trip per snapshot on a
-	// networked store, and the longer its attempt, the likelier it loses
-	// again.
-	it, err := w.r.kvs.NewIter(key(tagSnapshot, t.base+1), key(tagSnapshot, w.head.ID+1))
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	expired := func(s int64) error {
-		return fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, s, t.base)
-	}
-	s := t.base + 1
-	var p catalogpb.Snapshot
-	for ok := it.First(); ok; ok = it.Next() {
-		p.Reset()
-		if err := decodeValue(it.Value(), &p); err != nil {
-			return fmt.Errorf("snapshot row %x: %w", it.Key(), err)
-		}
-		if p.Id != s {
-			return expired(s)
-		}
-		ch := snapshotFromPB(&p).Changes
+	err = scanSnapshots(w.r.kvs, t.base+1, w.head.ID, func(snap Snapshot) error {
+		ch, s := snap.Changes, snap.ID
 		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables} {
 			for _, id := range list {
 				if name, ok := ids[id]; ok {
@@ -494,13 +487,57 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 				return fmt.Errorf("%w: table %q was created by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, strings.TrimPrefix(n, "0."), s, t.base)
 			}
 		}
-		s++
+		return nil
+	})
+	var gone *missingSnapshot
+	if errors.As(err, &gone) {
+		return fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, gone.id, t.base)
+	}
+	return err
+}
+
+// missingSnapshot reports a gap in a range of snapshots (expired ones).
+type missingSnapshot struct{ id int64 }
+
+func (e *missingSnapshot) Error() string {
+	return fmt.Sprintf("snapshot %d: %v", e.id, ErrNoSuchSnapshot)
+}
+func (e *missingSnapshot) Unwrap() error { return ErrNoSuchSnapshot }
+
+// scanSnapshots calls fn for each snapshot from..to in order, in one range
+// scan: a reader far behind the head (a commit that lost the fence again
+// and again, a plan cache extended over many commits) would otherwise pay
+// a round trip per snapshot on a networked store. A gap fails with
+// *missingSnapshot.
+func scanSnapshots(r kv.Reader, from, to int64, fn func(Snapshot) error) error {
+	if from > to {
+		return nil
+	}
+	it, err := r.NewIter(key(tagSnapshot, from), key(tagSnapshot, to+1))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	want := from
+	var p catalogpb.Snapshot
+	for ok := it.First(); ok; ok = it.Next() {
+		p.Reset()
+		if err := decodeValue(it.Value(), &p); err != nil {
+			return fmt.Errorf("snapshot row %x: %w", it.Key(), err)
+		}
+		if p.Id != want {
+			return &missingSnapshot{want}
+		}
+		if err := fn(snapshotFromPB(&p)); err != nil {
+			return err
+		}
+		want++
 	}
 	if err := it.Error(); err != nil {
 		return err
 	}
-	if s <= w.head.ID {
-		return expired(s)
+	if want <= to {
+		return &missingSnapshot{want}
 	}
 	return nil
 }

@@ -14,8 +14,9 @@ import (
 // its batch commits end: the catalog retries a refused condition (another
 // writer came first) and resolves an unknown outcome inside Commit, where
 // a caller cannot see it, and these counts are how often it had to. It
-// hides the store's kv.WriteLocker, which only maintenance (expire,
-// cleanup) uses and no worker runs.
+// passes the store's kv.WriteLocker through: a commit that keeps losing
+// the fence takes the lock, and hiding it would starve the storm's
+// writers as no real catalog is.
 type countingStore struct {
 	kv.Store
 	conditionFailed atomic.Int64
@@ -23,6 +24,14 @@ type countingStore struct {
 }
 
 func (s *countingStore) NewBatch() kv.Batch { return &countingBatch{Batch: s.Store.NewBatch(), s: s} }
+
+func (s *countingStore) LockWrites() (func() kv.Batch, func() error, error) {
+	newBatch, release, err := s.Store.(kv.WriteLocker).LockWrites()
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() kv.Batch { return &countingBatch{Batch: newBatch(), s: s} }, release, nil
+}
 
 type countingBatch struct {
 	kv.Batch
