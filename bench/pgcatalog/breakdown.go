@@ -201,7 +201,7 @@ func (b bench) coldBreakdown(backends []backend, pred string, kept int) []Figure
 			}
 		}
 	}
-	rtt, server, fetch, pages, err := replay(backends[1].loc, last.t.scans)
+	rep, err := replay(backends[1].loc, last.t.scans)
 	if err != nil {
 		fatalf("replay: %v", err)
 	}
@@ -213,44 +213,62 @@ func (b bench) coldBreakdown(backends []backend, pred string, kept int) []Figure
 		return d
 	}
 	kvPG := results.MedianMS(in[1])
-	trips := float64(last.trips) * results.MS(rtt)
+	rtt := results.MS(rep.rtt)
+	trips := float64(last.trips) * rtt
 	var out []Figure
 	add := func(name, unit string, p, q float64) {
 		out = append(out, Figure{Name: name, Unit: unit, Pebble: p, Postgres: q, Ratio: ratio(q, p)})
 	}
+	sv, used, fresh := results.MS(rep.server), results.MS(rep.fetchUsed), results.MS(rep.fetchNew)
 	add("Read + PlanTable, through a timed store", "ms", results.MedianMS(total[0]), results.MedianMS(total[1]))
 	add("  inside the store's calls", "ms", results.MedianMS(in[0]), kvPG)
-	add(fmt.Sprintf("    round trips: %d x %.3f ms (SELECT 1)", last.trips, results.MS(rtt)), "ms", 0, trips)
-	sv, fe := results.MS(server), results.MS(fetch)
-	sc := float64(pages) * results.MS(rtt)
-	add(fmt.Sprintf("    server execution (EXPLAIN ANALYZE of the %d pages)", pages), "ms", 0, sv)
-	add("    server sending, transfer, pgx reading rows", "ms", 0, fe-sv-sc)
-	add("    rest: pgkv copying rows, the timer", "ms", 0, kvPG-trips-fe+sc)
+	add(fmt.Sprintf("    round trips: %d x %.3f ms (SELECT 1)", last.trips, rtt), "ms", 0, trips)
+	add(fmt.Sprintf("    server executing the %d pages (EXPLAIN ANALYZE)", rep.pages), "ms", 0, sv)
+	add("    server sending, transfer, pgx reading rows", "ms", 0, used-sv-float64(rep.pages)*rtt)
+	add("    a new connection's first reads, over a used one's", "ms", 0, fresh-used)
+	add("    rest: pgkv copying rows, the timer", "ms", 0, kvPG-trips-fresh+float64(rep.pages)*rtt)
 	add("  outside: catalog decoding and pruning", "ms", results.MedianMS(outside(0)), results.MedianMS(outside(1)))
 	add("  rows read", "", float64(last.t.rows), float64(last.t.rows))
 	add("  bytes of keys and values read", "KB", float64(last.t.bytes)/1000, float64(last.t.bytes)/1000)
 	return out
 }
 
-// replay measures on one connection the latency of an empty statement
-// (median of 200), and for the plan's scans that read more than a row,
-// page by page as pgkv reads them (pageMin rows, then four times more up
-// to pageMax, as in kv/pgkv/read.go): the time to fetch each page through
-// pgx, reading rows in place but copying nothing, and the server's
-// execution time of the same query (EXPLAIN ANALYZE); each page's times
-// are the median of 3, summed. pages counts the queries.
-func replay(loc string, scans []*scanRec) (rtt, server, fetch time.Duration, pages int, err error) {
+// replayed is what replay measured.
+type replayed struct {
+	rtt       time.Duration // an empty statement, median of 200
+	pages     int           // page queries
+	fetchNew  time.Duration // the pages fetched once, on a new connection
+	fetchUsed time.Duration // the same, on that connection afterwards (medians of 3)
+	server    time.Duration // the server's execution of the pages (EXPLAIN ANALYZE, medians of 3)
+}
+
+// replay reads the plan's scans that returned more than a row again, page
+// by page as pgkv reads them (pageMin rows, then four times more up to
+// pageMax, as in kv/pgkv/read.go), through pgx, reading rows in place but
+// copying nothing: first once on a new connection, as a cold plan does,
+// then again on the same connection, with the server's execution time of
+// each page (EXPLAIN ANALYZE) and the latency of an empty statement.
+func replay(loc string, scans []*scanRec) (rep replayed, err error) {
 	const pageMin, pageMax = 32, 16384
-	err = withConn(loc, func(ctx context.Context, conn *pgx.Conn) error {
-		var ds []time.Duration
-		for range 200 {
-			t0 := time.Now()
-			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
-				return err
-			}
-			ds = append(ds, time.Since(t0))
+	type page struct {
+		q    string
+		args []any
+	}
+	var pages []page
+	fetch := func(ctx context.Context, conn *pgx.Conn, q string, args []any) (n int, last []byte, d time.Duration, err error) {
+		t0 := time.Now()
+		rows, err := conn.Query(ctx, q, args...)
+		if err != nil {
+			return 0, nil, 0, err
 		}
-		rtt = median(ds)
+		for rows.Next() {
+			n++
+			last = rows.RawValues()[0]
+		}
+		last = append([]byte(nil), last...)
+		return n, last, time.Since(t0), rows.Err()
+	}
+	err = withConn(loc, func(ctx context.Context, conn *pgx.Conn) error {
 		for _, s := range scans {
 			if s.rows <= 1 {
 				continue
@@ -273,51 +291,55 @@ func replay(loc string, scans []*scanRec) (rtt, server, fetch time.Duration, pag
 					q += " WHERE " + strings.Join(conds, " AND ")
 				}
 				q += fmt.Sprintf(" ORDER BY k LIMIT $%d", len(args))
-				var fetches, execs []time.Duration
-				var last []byte
-				got := 0
-				for range 3 {
-					t0 := time.Now()
-					rows, err := conn.Query(ctx, q, args...)
-					if err != nil {
-						return err
-					}
-					got = 0
-					for rows.Next() {
-						got++
-						if got == n {
-							last = append(last[:0], rows.RawValues()[0]...)
-						}
-					}
-					if err := rows.Err(); err != nil {
-						return err
-					}
-					fetches = append(fetches, time.Since(t0))
-					var raw []byte
-					if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) "+q, args...).Scan(&raw); err != nil {
-						return err
-					}
-					var plan []struct {
-						Execution float64 `json:"Execution Time"`
-						Planning  float64 `json:"Planning Time"`
-					}
-					if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
-						return fmt.Errorf("EXPLAIN output %.200s: %v", raw, err)
-					}
-					execs = append(execs, time.Duration((plan[0].Execution+plan[0].Planning)*float64(time.Millisecond)))
+				got, last, d, err := fetch(ctx, conn, q, args)
+				if err != nil {
+					return err
 				}
-				fetch += median(fetches)
-				server += median(execs)
-				pages++
+				rep.fetchNew += d
+				pages = append(pages, page{q, args})
 				if got < n {
 					break
 				}
-				from, op = append([]byte(nil), last...), ">"
+				from, op = last, ">"
 			}
 		}
+		rep.pages = len(pages)
+		for _, p := range pages {
+			var fetches, execs []time.Duration
+			for range 3 {
+				_, _, d, err := fetch(ctx, conn, p.q, p.args)
+				if err != nil {
+					return err
+				}
+				fetches = append(fetches, d)
+				var raw []byte
+				if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) "+p.q, p.args...).Scan(&raw); err != nil {
+					return err
+				}
+				var plan []struct {
+					Execution float64 `json:"Execution Time"`
+					Planning  float64 `json:"Planning Time"`
+				}
+				if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
+					return fmt.Errorf("EXPLAIN output %.200s: %v", raw, err)
+				}
+				execs = append(execs, time.Duration((plan[0].Execution+plan[0].Planning)*float64(time.Millisecond)))
+			}
+			rep.fetchUsed += median(fetches)
+			rep.server += median(execs)
+		}
+		var ds []time.Duration
+		for range 200 {
+			t0 := time.Now()
+			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+				return err
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		rep.rtt = median(ds)
 		return nil
 	})
-	return rtt, server, fetch, pages, err
+	return rep, err
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -104,6 +104,7 @@ func main() {
 	pgURL := flag.String("postgres", "", "postgres:// URL of a database to use (each size in a schema of its own, dropped at the end); default: start a private cluster")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the cold plans (both backends) at the largest size to this file")
 	breakdown := flag.Bool("breakdown", true, "split the cold plan's time: inside the store, the server, round trips, the rest")
+	cluster := flag.Bool("cluster", true, "at the end of each size, CLUSTER the PostgreSQL table on its key and time cold plans again")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	flag.Parse()
 	ns, err := results.Sizes(*sizes, 2)
@@ -145,7 +146,7 @@ func main() {
 	rep.FsyncP50 = results.MS(fsync)
 	fmt.Printf("fsync of a 4 KiB write in %s: p50 %.2f ms (Pebble pays one per commit; the private PostgreSQL cluster none)\n", os.TempDir(), results.MS(fsync))
 
-	b := bench{runs: *runs, warm: *warm, commits: *commits, writers: *writers, seconds: *seconds, batch: *batch, breakdown: *breakdown}
+	b := bench{runs: *runs, warm: *warm, commits: *commits, writers: *writers, seconds: *seconds, batch: *batch, breakdown: *breakdown, cluster: *cluster}
 	largest := slices.Max(ns)
 	for _, n := range ns {
 		b.cpuprofile = ""
@@ -170,7 +171,7 @@ func main() {
 type bench struct {
 	runs, warm, commits, writers, seconds, batch int
 	cpuprofile                                   string
-	breakdown                                    bool
+	breakdown, cluster                           bool
 }
 
 // backend is one catalog location.
@@ -335,6 +336,30 @@ func (b bench) size(n int, pgBase, work string) Size {
 		}
 	}
 
+	// The heap of a table in PostgreSQL keeps rows in the order they were
+	// inserted, so the rows of one column's stats lie spread over every
+	// page, among the other columns' rows; CLUSTER puts them in key order
+	// once (a later insert is not), which is what Pebble's sorted files
+	// have always.
+	var clustered [2][]time.Duration
+	if b.cluster {
+		if err := withConn(pgLoc, func(ctx context.Context, conn *pgx.Conn) error {
+			_, err := conn.Exec(ctx, "CLUSTER "+pgkv.TableName+" USING "+pgkv.TableName+"_pkey; ANALYZE "+pgkv.TableName)
+			return err
+		}); err != nil {
+			fatal(err)
+		}
+		for range b.runs {
+			for i, be := range backends {
+				r := cold(be, pred.SQL)
+				if r.kept != kept {
+					fatalf("after CLUSTER, the cold plan kept %d files on %s, before %d", r.kept, be.name, kept)
+				}
+				clustered[i] = append(clustered[i], r.open+r.plan)
+			}
+		}
+	}
+
 	s := Size{Files: n, Kept: kept, Breakdown: breakdown}
 	add := func(name, unit string, p, q float64) {
 		s.Figures = append(s.Figures, Figure{Files: n, Name: name, Unit: unit, Pebble: p, Postgres: q, Ratio: ratio(q, p)})
@@ -367,6 +392,10 @@ func (b bench) size(n int, pgBase, work string) Size {
 	add(fmt.Sprintf("%d writers: commit p50", b.writers), "ms", percentileMS(conc[0].lat, 0.5), percentileMS(conc[1].lat, 0.5))
 	add(fmt.Sprintf("%d writers: commit p99", b.writers), "ms", percentileMS(conc[0].lat, 0.99), percentileMS(conc[1].lat, 0.99))
 	add(fmt.Sprintf("%d writers: read round trips per commit (PostgreSQL)", b.writers), "", 0, float64(conc[1].trips)/float64(max(conc[1].commits, 1)))
+	if b.cluster {
+		p, q = med(clustered)
+		add(fmt.Sprintf("cold plan, PG heap in key order (CLUSTER), median of %d", b.runs), "ms", p, q)
+	}
 	printTable(s)
 	return s
 }
@@ -498,7 +527,7 @@ func printTable(s Size) {
 }
 
 func printFigures(fs []Figure) {
-	fmt.Printf("%-56s %12s %12s %10s\n", "", "Pebble", "PostgreSQL", "PG/Pebble")
+	fmt.Printf("%-60s %12s %12s %10s\n", "", "Pebble", "PostgreSQL", "PG/Pebble")
 	for _, f := range fs {
 		unit := ""
 		if f.Unit != "" {
@@ -506,10 +535,10 @@ func printFigures(fs []Figure) {
 		}
 		name := f.Name + unit
 		if f.Pebble == 0 {
-			fmt.Printf("%-56s %12s %12s %10s\n", name, "", num(f.Postgres), "")
+			fmt.Printf("%-60s %12s %12s %10s\n", name, "", num(f.Postgres), "")
 			continue
 		}
-		fmt.Printf("%-56s %12s %12s %9.2fx\n", name, num(f.Pebble), num(f.Postgres), f.Ratio)
+		fmt.Printf("%-60s %12s %12s %9.2fx\n", name, num(f.Pebble), num(f.Postgres), f.Ratio)
 	}
 }
 
