@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -224,8 +227,14 @@ func (b bench) coldBreakdown(backends []backend, pred string, kept int) []Figure
 	add("  inside the store's calls", "ms", results.MedianMS(in[0]), kvPG)
 	add(fmt.Sprintf("    round trips: %d x %.3f ms (SELECT 1)", last.trips, rtt), "ms", 0, trips)
 	add(fmt.Sprintf("    server executing the %d pages (EXPLAIN ANALYZE)", rep.pages), "ms", 0, sv)
+	add("      8 KiB blocks they visit (shared_buffers hits + reads)", "", 0, float64(rep.hits+rep.reads))
+	add("      of which read into shared_buffers", "", 0, float64(rep.reads))
 	add("    server sending, transfer, pgx reading rows", "ms", 0, used-sv-float64(rep.pages)*rtt)
 	add("    a new connection's first reads, over a used one's", "ms", 0, fresh-used)
+	if rep.faultsNew >= 0 {
+		add("      server process's minor page faults, new connection", "", 0, float64(rep.faultsNew))
+		add("      the same, a used connection", "", 0, float64(rep.faultsUsed))
+	}
 	add("    rest: pgkv copying rows, the timer", "ms", 0, kvPG-trips-fresh+float64(rep.pages)*rtt)
 	add("  outside: catalog decoding and pruning", "ms", results.MedianMS(outside(0)), results.MedianMS(outside(1)))
 	add("  rows read", "", float64(last.t.rows), float64(last.t.rows))
@@ -237,38 +246,137 @@ func (b bench) coldBreakdown(backends []backend, pred string, kept int) []Figure
 type replayed struct {
 	rtt       time.Duration // an empty statement, median of 200
 	pages     int           // page queries
-	fetchNew  time.Duration // the pages fetched once, on a new connection
-	fetchUsed time.Duration // the same, on that connection afterwards (medians of 3)
+	fetchNew  time.Duration // the pages fetched once on a new connection (medians of 3 connections)
+	fetchUsed time.Duration // the same, on a connection that has read them before (medians of 3)
 	server    time.Duration // the server's execution of the pages (EXPLAIN ANALYZE, medians of 3)
+	hits      int64         // blocks the pages found in shared buffers
+	reads     int64         // blocks they read in (from the OS cache or disk)
+	// The server process's minor page faults over one pass, on a new
+	// connection and on a used one; -1 where /proc does not show them.
+	faultsNew, faultsUsed int64
+}
+
+type pageQuery struct {
+	q    string
+	args []any
 }
 
 // replay reads the plan's scans that returned more than a row again, page
 // by page as pgkv reads them (pageMin rows, then four times more up to
 // pageMax, as in kv/pgkv/read.go), through pgx, reading rows in place but
-// copying nothing: first once on a new connection, as a cold plan does,
-// then again on the same connection, with the server's execution time of
-// each page (EXPLAIN ANALYZE) and the latency of an empty statement.
+// copying nothing: once on each of three new connections, as a cold plan
+// does, then three more times on the last of them, then three times with
+// the server's execution time of each page (EXPLAIN ANALYZE); and it
+// measures the latency of an empty statement. Every pass goes over all
+// the pages in the plan's order, so that the server's buffers hold what
+// they hold during a plan.
 func replay(loc string, scans []*scanRec) (rep replayed, err error) {
-	const pageMin, pageMax = 32, 16384
-	type page struct {
-		q    string
-		args []any
+	pages, err := pagesOf(loc, scans)
+	if err != nil {
+		return rep, err
 	}
-	var pages []page
-	fetch := func(ctx context.Context, conn *pgx.Conn, q string, args []any) (n int, last []byte, d time.Duration, err error) {
-		t0 := time.Now()
-		rows, err := conn.Query(ctx, q, args...)
+	rep.pages = len(pages)
+	pass := func(ctx context.Context, conn *pgx.Conn, into [][]time.Duration) (faults int64, err error) {
+		var pid uint32
+		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			return 0, err
+		}
+		f0 := minorFaults(pid)
+		for i, p := range pages {
+			t0 := time.Now()
+			rows, err := conn.Query(ctx, p.q, p.args...)
+			if err != nil {
+				return 0, err
+			}
+			for rows.Next() {
+				_ = rows.RawValues()
+			}
+			if err := rows.Err(); err != nil {
+				return 0, err
+			}
+			into[i] = append(into[i], time.Since(t0))
+		}
+		if f0 < 0 {
+			return -1, nil
+		}
+		return minorFaults(pid) - f0, nil
+	}
+	fresh := make([][]time.Duration, len(pages))
+	used := make([][]time.Duration, len(pages))
+	execs := make([][]time.Duration, len(pages))
+	var faults []time.Duration // as counts, for median
+	for c := range 3 {
+		err := withConn(loc, func(ctx context.Context, conn *pgx.Conn) error {
+			f, err := pass(ctx, conn, fresh)
+			if err != nil {
+				return err
+			}
+			faults = append(faults, time.Duration(f))
+			if c < 2 {
+				return nil
+			}
+			for k := range 3 {
+				f, err := pass(ctx, conn, used)
+				if err != nil {
+					return err
+				}
+				if k == 2 {
+					rep.faultsUsed = f
+				}
+			}
+			for k := range 3 {
+				for i, p := range pages {
+					var raw []byte
+					if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) "+p.q, p.args...).Scan(&raw); err != nil {
+						return err
+					}
+					var plan []struct {
+						Execution float64 `json:"Execution Time"`
+						Planning  float64 `json:"Planning Time"`
+						Plan      struct {
+							Hit  int64 `json:"Shared Hit Blocks"`
+							Read int64 `json:"Shared Read Blocks"`
+						}
+					}
+					if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
+						return fmt.Errorf("EXPLAIN output %.200s: %v", raw, err)
+					}
+					execs[i] = append(execs[i], time.Duration((plan[0].Execution+plan[0].Planning)*float64(time.Millisecond)))
+					if k == 0 {
+						rep.hits += plan[0].Plan.Hit
+						rep.reads += plan[0].Plan.Read
+					}
+				}
+			}
+			var ds []time.Duration
+			for range 200 {
+				t0 := time.Now()
+				if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+					return err
+				}
+				ds = append(ds, time.Since(t0))
+			}
+			rep.rtt = median(ds)
+			return nil
+		})
 		if err != nil {
-			return 0, nil, 0, err
+			return rep, err
 		}
-		for rows.Next() {
-			n++
-			last = rows.RawValues()[0]
-		}
-		last = append([]byte(nil), last...)
-		return n, last, time.Since(t0), rows.Err()
 	}
-	err = withConn(loc, func(ctx context.Context, conn *pgx.Conn) error {
+	for i := range pages {
+		rep.fetchNew += median(fresh[i])
+		rep.fetchUsed += median(used[i])
+		rep.server += median(execs[i])
+	}
+	rep.faultsNew = int64(median(faults))
+	return rep, nil
+}
+
+// pagesOf lists the page queries pgkv sends for the scans.
+func pagesOf(loc string, scans []*scanRec) ([]pageQuery, error) {
+	const pageMin, pageMax = 32, 16384
+	var pages []pageQuery
+	err := withConn(loc, func(ctx context.Context, conn *pgx.Conn) error {
 		for _, s := range scans {
 			if s.rows <= 1 {
 				continue
@@ -291,55 +399,54 @@ func replay(loc string, scans []*scanRec) (rep replayed, err error) {
 					q += " WHERE " + strings.Join(conds, " AND ")
 				}
 				q += fmt.Sprintf(" ORDER BY k LIMIT $%d", len(args))
-				got, last, d, err := fetch(ctx, conn, q, args)
+				pages = append(pages, pageQuery{q, args})
+				rows, err := conn.Query(ctx, q, args...)
 				if err != nil {
 					return err
 				}
-				rep.fetchNew += d
-				pages = append(pages, page{q, args})
+				got := 0
+				var last []byte
+				for rows.Next() {
+					got++
+					last = rows.RawValues()[0]
+				}
+				last = append([]byte(nil), last...)
+				if err := rows.Err(); err != nil {
+					return err
+				}
 				if got < n {
 					break
 				}
 				from, op = last, ">"
 			}
 		}
-		rep.pages = len(pages)
-		for _, p := range pages {
-			var fetches, execs []time.Duration
-			for range 3 {
-				_, _, d, err := fetch(ctx, conn, p.q, p.args)
-				if err != nil {
-					return err
-				}
-				fetches = append(fetches, d)
-				var raw []byte
-				if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) "+p.q, p.args...).Scan(&raw); err != nil {
-					return err
-				}
-				var plan []struct {
-					Execution float64 `json:"Execution Time"`
-					Planning  float64 `json:"Planning Time"`
-				}
-				if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
-					return fmt.Errorf("EXPLAIN output %.200s: %v", raw, err)
-				}
-				execs = append(execs, time.Duration((plan[0].Execution+plan[0].Planning)*float64(time.Millisecond)))
-			}
-			rep.fetchUsed += median(fetches)
-			rep.server += median(execs)
-		}
-		var ds []time.Duration
-		for range 200 {
-			t0 := time.Now()
-			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
-				return err
-			}
-			ds = append(ds, time.Since(t0))
-		}
-		rep.rtt = median(ds)
 		return nil
 	})
-	return rep, err
+	return pages, err
+}
+
+// minorFaults is a process's count of minor page faults so far (field 10
+// of /proc/PID/stat), or -1 if it cannot be read (a server elsewhere).
+func minorFaults(pid uint32) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis, where field 3 (state) starts.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 8 {
+		return -1
+	}
+	n, err := strconv.ParseInt(f[7], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func median(ds []time.Duration) time.Duration {

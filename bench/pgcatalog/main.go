@@ -20,6 +20,13 @@
 //     Pebble directory opens only once, so there the writers share one
 //     handle.
 //
+// With -cluster, the cold plans are then timed again after CLUSTER has put
+// the PostgreSQL table in key order (the warm plans and commits run on it
+// afterwards); with -breakdown, each set of cold plans is followed by
+// timed ones that split the time between the store and the catalog, and
+// the PostgreSQL store's share between round trips, the server and the
+// client, by replaying its page queries.
+//
 // The table printed gives each figure for both backends and the ratio
 // PostgreSQL / Pebble; -json writes the same. The files kept by the cold
 // plans must be the same on both backends, or the command fails.
@@ -75,6 +82,8 @@ type Size struct {
 	Kept      int      `json:"kept_files"`
 	Figures   []Figure `json:"figures"`
 	Breakdown []Figure `json:"cold_plan_breakdown,omitempty"`
+	// BreakdownClustered is the breakdown again after CLUSTER.
+	BreakdownClustered []Figure `json:"cold_plan_breakdown_after_cluster,omitempty"`
 }
 
 // Report is the JSON output.
@@ -104,7 +113,7 @@ func main() {
 	pgURL := flag.String("postgres", "", "postgres:// URL of a database to use (each size in a schema of its own, dropped at the end); default: start a private cluster")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the cold plans (both backends) at the largest size to this file")
 	breakdown := flag.Bool("breakdown", true, "split the cold plan's time: inside the store, the server, round trips, the rest")
-	cluster := flag.Bool("cluster", true, "at the end of each size, CLUSTER the PostgreSQL table on its key and time cold plans again")
+	cluster := flag.Bool("cluster", true, "after the cold plans, CLUSTER the PostgreSQL table on its key and time them again (the later figures run on the clustered table)")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	flag.Parse()
 	ns, err := results.Sizes(*sizes, 2)
@@ -279,6 +288,37 @@ func (b bench) size(n int, pgBase, work string) Size {
 		}
 	}
 
+	// The heap of a table in PostgreSQL keeps rows in the order they were
+	// inserted, so the rows of one column's stats lie spread over every
+	// page, among the other columns' rows; CLUSTER puts them in key order
+	// once (a later insert is not), which is what Pebble's sorted files
+	// have always.
+	var clustered [2][]time.Duration
+	var clusteredBreakdown []Figure
+	if b.cluster {
+		if err := withConn(pgLoc, func(ctx context.Context, conn *pgx.Conn) error {
+			_, err := conn.Exec(ctx, "CLUSTER "+pgkv.TableName+" USING "+pgkv.TableName+"_pkey; ANALYZE "+pgkv.TableName)
+			return err
+		}); err != nil {
+			fatal(err)
+		}
+		for range b.runs {
+			for i, be := range backends {
+				r := cold(be, pred.SQL)
+				if r.kept != kept {
+					fatalf("after CLUSTER, the cold plan kept %d files on %s, before %d", r.kept, be.name, kept)
+				}
+				clustered[i] = append(clustered[i], r.open+r.plan)
+			}
+		}
+		if b.breakdown {
+			clusteredBreakdown = b.coldBreakdown(backends, pred.SQL, kept)
+			for i := range clusteredBreakdown {
+				clusteredBreakdown[i].Files = n
+			}
+		}
+	}
+
 	// Warm plans and commits on open catalogs.
 	cats := [2]*catalog.Catalog{backends[0].open(), backends[1].open()}
 	var warmPlan, warmAll [2][]time.Duration
@@ -336,31 +376,7 @@ func (b bench) size(n int, pgBase, work string) Size {
 		}
 	}
 
-	// The heap of a table in PostgreSQL keeps rows in the order they were
-	// inserted, so the rows of one column's stats lie spread over every
-	// page, among the other columns' rows; CLUSTER puts them in key order
-	// once (a later insert is not), which is what Pebble's sorted files
-	// have always.
-	var clustered [2][]time.Duration
-	if b.cluster {
-		if err := withConn(pgLoc, func(ctx context.Context, conn *pgx.Conn) error {
-			_, err := conn.Exec(ctx, "CLUSTER "+pgkv.TableName+" USING "+pgkv.TableName+"_pkey; ANALYZE "+pgkv.TableName)
-			return err
-		}); err != nil {
-			fatal(err)
-		}
-		for range b.runs {
-			for i, be := range backends {
-				r := cold(be, pred.SQL)
-				if r.kept != kept {
-					fatalf("after CLUSTER, the cold plan kept %d files on %s, before %d", r.kept, be.name, kept)
-				}
-				clustered[i] = append(clustered[i], r.open+r.plan)
-			}
-		}
-	}
-
-	s := Size{Files: n, Kept: kept, Breakdown: breakdown}
+	s := Size{Files: n, Kept: kept, Breakdown: breakdown, BreakdownClustered: clusteredBreakdown}
 	add := func(name, unit string, p, q float64) {
 		s.Figures = append(s.Figures, Figure{Files: n, Name: name, Unit: unit, Pebble: p, Postgres: q, Ratio: ratio(q, p)})
 	}
@@ -377,6 +393,10 @@ func (b bench) size(n int, pgBase, work string) Size {
 	p, q = med(coldPlan)
 	add("  of which Read + PlanTable", "ms", p, q)
 	add("  round trips (PostgreSQL)", "", 0, float64(medianInt(trips)))
+	if b.cluster {
+		p, q = med(clustered)
+		add(fmt.Sprintf("cold plan, PG heap in key order (CLUSTER), median of %d", b.runs), "ms", p, q)
+	}
 	p, q = med(warmPlan)
 	add(fmt.Sprintf("warm plan: PlanTable, median of %d", b.warm), "ms", p, q)
 	p, q = med(warmAll)
@@ -392,10 +412,6 @@ func (b bench) size(n int, pgBase, work string) Size {
 	add(fmt.Sprintf("%d writers: commit p50", b.writers), "ms", percentileMS(conc[0].lat, 0.5), percentileMS(conc[1].lat, 0.5))
 	add(fmt.Sprintf("%d writers: commit p99", b.writers), "ms", percentileMS(conc[0].lat, 0.99), percentileMS(conc[1].lat, 0.99))
 	add(fmt.Sprintf("%d writers: read round trips per commit (PostgreSQL)", b.writers), "", 0, float64(conc[1].trips)/float64(max(conc[1].commits, 1)))
-	if b.cluster {
-		p, q = med(clustered)
-		add(fmt.Sprintf("cold plan, PG heap in key order (CLUSTER), median of %d", b.runs), "ms", p, q)
-	}
 	printTable(s)
 	return s
 }
@@ -523,6 +539,10 @@ func printTable(s Size) {
 	if len(s.Breakdown) > 0 {
 		fmt.Printf("\ncold plan of %d files, where the time goes (median of the runs; a timer around every store call):\n", s.Files)
 		printFigures(s.Breakdown)
+	}
+	if len(s.BreakdownClustered) > 0 {
+		fmt.Printf("\nthe same after CLUSTER (PostgreSQL heap in key order):\n")
+		printFigures(s.BreakdownClustered)
 	}
 }
 
