@@ -100,6 +100,11 @@ type Report struct {
 	Notes     []string `json:"notes"`
 	GoVersion string   `json:"go"`
 	CPUs      int      `json:"cpus"`
+	// The machine's load averages (1, 5, 15 min) at the start and at
+	// the end: other work shares it, and the turns spread that over both
+	// backends, but not over the figures of one backend taken apart.
+	LoadStart string `json:"load_start"`
+	LoadEnd   string `json:"load_end"`
 }
 
 func main() {
@@ -125,7 +130,8 @@ func main() {
 	}
 
 	rep := Report{
-		Runs: *runs, Warm: *warm, Commits: *commits, Writers: *writers, Seconds: *seconds, Batch: *batch,
+		LoadStart: loadAvg(),
+		Runs:      *runs, Warm: *warm, Commits: *commits, Writers: *writers, Seconds: *seconds, Batch: *batch,
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 	}
 	base := *pgURL
@@ -144,6 +150,7 @@ func main() {
 		rep.Postgres = "-postgres " + pgkv.Redact(base)
 	}
 	fmt.Printf("PostgreSQL: %s\n", rep.Postgres)
+	fmt.Printf("%d CPUs, load average %s\n", rep.CPUs, rep.LoadStart)
 
 	work, err := os.MkdirTemp("", "rocklake-bench-pgcatalog-")
 	if err != nil {
@@ -172,6 +179,8 @@ func main() {
 	if *pgURL == "" {
 		rep.Notes = append(rep.Notes, "the private PostgreSQL cluster runs with fsync off: its commits skip the flush Pebble's make (see fsync p50)")
 	}
+	rep.LoadEnd = loadAvg()
+	fmt.Printf("\nload average at the end %s\n", rep.LoadEnd)
 	if err := results.WriteJSON(*jsonOut, rep); err != nil {
 		fatal(err)
 	}
@@ -686,4 +695,17 @@ func fatalf(format string, v ...any) {
 		cleanups[i]()
 	}
 	log.Fatalf(format, v...)
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages, "" where unknown.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
