@@ -152,6 +152,21 @@ func main() {
 	fmt.Printf("PostgreSQL: %s\n", rep.Postgres)
 	fmt.Printf("%d CPUs, load average %s\n", rep.CPUs, rep.LoadStart)
 
+	rep.Notes = []string{
+		fmt.Sprintf("concurrent commits: on PostgreSQL %d catalog handles, one per writer; on Pebble %d goroutines on one handle (a Pebble directory opens once)", *writers, *writers),
+		"PostgreSQL round trips count the statements pgkv's reads send (snapshots, pages, gets), not a commit's writes",
+		"cold plan = catalog.Open + Read + prune.PlanTable (FilesOnly) of the one-column ts range; warm plan = PlanTable on an open catalog, as bench/plan times it",
+	}
+	if *pgURL == "" {
+		rep.Notes = append(rep.Notes, "the private PostgreSQL cluster runs with fsync off: its commits skip the flush Pebble's make (see fsync p50)")
+	}
+	if *cluster {
+		rep.Notes = append(rep.Notes, "the CLUSTER row times cold plans again after CLUSTER has put the PostgreSQL table in key order; the warm plans and commits after it run on that table")
+	}
+	for _, n := range rep.Notes {
+		fmt.Printf("note: %s\n", n)
+	}
+
 	work, err := os.MkdirTemp("", "rocklake-bench-pgcatalog-")
 	if err != nil {
 		fatal(err)
@@ -170,14 +185,6 @@ func main() {
 			b.cpuprofile = *cpuprofile
 		}
 		rep.Sizes = append(rep.Sizes, b.size(n, base, work))
-	}
-	rep.Notes = []string{
-		fmt.Sprintf("concurrent commits: on PostgreSQL %d catalog handles, one per writer; on Pebble %d goroutines on one handle (a Pebble directory opens once)", *writers, *writers),
-		"PostgreSQL round trips count the statements pgkv's reads send (snapshots, pages, gets), not a commit's writes",
-		"cold plan = catalog.Open + Read + prune.PlanTable (FilesOnly) of the one-column ts range; warm plan = PlanTable on an open catalog, as bench/plan times it",
-	}
-	if *pgURL == "" {
-		rep.Notes = append(rep.Notes, "the private PostgreSQL cluster runs with fsync off: its commits skip the flush Pebble's make (see fsync p50)")
 	}
 	rep.LoadEnd = loadAvg()
 	fmt.Printf("\nload average at the end %s\n", rep.LoadEnd)
@@ -417,7 +424,7 @@ func (b bench) size(n int, pgBase, work string) Size {
 	add("one-file commit p99", "ms", p, q)
 	add("  read round trips per commit (PostgreSQL)", "", 0, float64(medianInt(commitTrips)))
 	rate := func(r concurrentResult) float64 { return float64(r.commits) / r.elapsed.Seconds() }
-	add(fmt.Sprintf("%d writers: commits/s", b.writers), "1/s", rate(conc[0]), rate(conc[1]))
+	add(fmt.Sprintf("%d writers: commits/s (Pebble: one shared handle)", b.writers), "1/s", rate(conc[0]), rate(conc[1]))
 	add(fmt.Sprintf("%d writers: commit p50", b.writers), "ms", percentileMS(conc[0].lat, 0.5), percentileMS(conc[1].lat, 0.5))
 	add(fmt.Sprintf("%d writers: commit p99", b.writers), "ms", percentileMS(conc[0].lat, 0.99), percentileMS(conc[1].lat, 0.99))
 	add(fmt.Sprintf("%d writers: read round trips per commit (PostgreSQL)", b.writers), "", 0, float64(conc[1].trips)/float64(max(conc[1].commits, 1)))
