@@ -19,10 +19,9 @@ import (
 	"time"
 
 	"rocklake/bench/internal/results"
+	"rocklake/bench/internal/synth"
 	"rocklake/catalog"
 	"rocklake/prune"
-	"rocklake/stats"
-	"rocklake/types"
 )
 
 // Result is one predicate at one table size.
@@ -80,58 +79,19 @@ func benchSize(nfiles, runs int, keep string) []Result {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defs := []catalog.ColumnDef{{Name: "ts", Type: "timestamptz"}, {Name: "user_id", Type: "int64"}}
-	for i := 2; i < 10; i++ {
-		defs = append(defs, catalog.ColumnDef{Name: fmt.Sprintf("c%d", i), Type: "int64"})
-	}
-	tx, _ := c.Begin()
-	tx.CreateTable("events", defs)
-	if _, err := tx.Commit(); err != nil {
+	t0 := time.Now()
+	if err := synth.Build(c, nfiles, 5000); err != nil {
 		log.Fatal(err)
 	}
-	tsC, _ := types.CodecFor(types.Simple(types.KindTimestampTZ))
-	iC, _ := types.CodecFor(types.Simple(types.KindBigInt))
-	enc := func(c *types.Codec, x int64) []byte { b, _ := c.Encode(types.IntValue(x)); return b }
-	const hour = int64(3_600_000_000)
-	base := int64(1_704_067_200_000_000)
-	t0 := time.Now()
-	for done := 0; done < nfiles; {
-		tx, _ := c.Begin()
-		var nfs []catalog.NewFile
-		for j := 0; j < 5000 && done < nfiles; j++ {
-			nf := catalog.NewFile{Path: fmt.Sprintf("/data/h%07d.parquet", done), RecordCount: 2000, FileSizeBytes: 100_000, RowGroupCount: 1}
-			for ci, d := range defs {
-				st := stats.Column{RowCount: 2000, NullCount: stats.Known[int64](0), MinIsExact: true, MaxIsExact: true}
-				if ci == 0 {
-					st.Min, st.Max = stats.Known(enc(tsC, base+int64(done)*hour)), stats.Known(enc(tsC, base+int64(done+1)*hour-1))
-				} else {
-					st.Min, st.Max = stats.Known(enc(iC, 0)), stats.Known(enc(iC, 1_000_000))
-				}
-				nf.Columns = append(nf.Columns, catalog.FileColumn{Path: []string{d.Name}, Stats: st})
-			}
-			nfs = append(nfs, nf)
-			done++
-		}
-		tx.AddFiles("events", nfs...)
-		if _, err := tx.Commit(); err != nil {
-			log.Fatal(err)
-		}
-	}
-	fmt.Printf("registered %d files x %d columns in %.1fs\n", nfiles, len(defs), time.Since(t0).Seconds())
+	fmt.Printf("registered %d files x %d columns in %.1fs\n", nfiles, len(synth.Columns()), time.Since(t0).Seconds())
 	if err := c.CompactStore(); err != nil {
 		log.Fatal(err)
 	}
 	c.Close()
-	mid := time.UnixMicro(base + int64(nfiles/2)*hour).UTC().Format("2006-01-02 15:04:05+00")
-	next := time.UnixMicro(base + int64(nfiles/2+1)*hour).UTC().Format("2006-01-02 15:04:05+00")
-	preds := map[string]string{
-		"one column (ts range)":        fmt.Sprintf("ts >= '%s' AND ts < '%s'", mid, next),
-		"two columns (ts AND user_id)": fmt.Sprintf("ts >= '%s' AND ts < '%s' AND user_id = 5", mid, next),
-		"half the files kept":          fmt.Sprintf("ts >= '%s' AND user_id = 5", mid),
-	}
-	names := []string{"one column (ts range)", "two columns (ts AND user_id)", "half the files kept"}
+	preds := synth.Predicates(nfiles)
 	var out []Result
-	for _, name := range names {
+	for _, pred := range preds {
+		name := pred.Name
 		// Cold: opening the catalog (Pebble) and the first plan, which
 		// decodes the stats from Pebble; warm: later plans, from the cache.
 		t := time.Now()
@@ -146,7 +106,7 @@ func benchSize(nfiles, runs int, keep string) []Result {
 			if i > 0 {
 				t = time.Now()
 			}
-			p, err := prune.PlanTable(r, "events", preds[name], prune.Options{FilesOnly: true})
+			p, err := prune.PlanTable(r, synth.Table, pred.SQL, prune.Options{FilesOnly: true})
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -155,7 +115,7 @@ func benchSize(nfiles, runs int, keep string) []Result {
 			r.Close()
 		}
 		r, _ := c.Read(catalog.Latest)
-		tb, _ := r.Table("events")
+		tb, _ := r.Table(synth.Table)
 		col, _ := r.Column(tb.ID, "ts")
 		cb, _ := r.ColumnBounds(tb.ID, col.ID)
 		r.Close()
@@ -179,7 +139,7 @@ func benchSize(nfiles, runs int, keep string) []Result {
 		r, _ := c.Read(catalog.Latest)
 		defer r.Close()
 		t := time.Now()
-		p, err := prune.PlanTable(r, "events", preds["one column (ts range)"], prune.Options{FilesOnly: true})
+		p, err := prune.PlanTable(r, synth.Table, preds[0].SQL, prune.Options{FilesOnly: true})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -191,7 +151,7 @@ func benchSize(nfiles, runs int, keep string) []Result {
 	for i := range runs {
 		tx, _ := c.Begin()
 		nf := catalog.NewFile{Path: fmt.Sprintf("/data/appended%03d.parquet", i), RecordCount: 2000, FileSizeBytes: 100_000, RowGroupCount: 1}
-		tx.AddFiles("events", nf)
+		tx.AddFiles(synth.Table, nf)
 		if _, err := tx.Commit(); err != nil {
 			log.Fatal(err)
 		}

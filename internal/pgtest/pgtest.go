@@ -37,6 +37,18 @@
 //
 // The password appears only inside the URLs handed to tests; pgtest never
 // logs it.
+//
+// Programs (benchmarks) that want a server of their own, with no testing.TB
+// to fail or clean up through, call Launch, then CreateDatabase, and Close
+// when done:
+//
+//	c, err := pgtest.Launch()
+//	…
+//	defer c.Close()
+//	url, err := c.CreateDatabase("bench")
+//
+// Launch starts a private cluster like Start (same binaries, same
+// settings, so fsync is off) and ignores ROCKLAKE_TEST_POSTGRES.
 package pgtest
 
 import (
@@ -121,6 +133,35 @@ func Start(tb testing.TB) *Cluster {
 	return c
 }
 
+// Launch starts a private cluster for a program rather than a test; the
+// caller stops it with Close. The binaries and settings are Start's.
+func Launch() (*Cluster, error) {
+	env, err := environment()
+	if err != nil {
+		return nil, err
+	}
+	return newCluster(env)
+}
+
+// Close stops a cluster of Launch (or Start) for good, immediately, and
+// removes its directory with the data. Closing it again does nothing.
+func (c *Cluster) Close() error {
+	if c.external != nil {
+		return errors.New("pgtest: Close: this cluster is the external server of ROCKLAKE_TEST_POSTGRES, not ours to stop")
+	}
+	return c.shutdown()
+}
+
+// CreateDatabase creates a database named name and returns its
+// postgres:// URL (with the password). Unlike NewDatabase, nothing drops
+// it: it goes with the cluster.
+func (c *Cluster) CreateDatabase(name string) (string, error) {
+	if _, err := c.admin("CREATE DATABASE " + pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("pgtest: create database %s: %w", name, err)
+	}
+	return c.databaseURL(name), nil
+}
+
 var shared struct {
 	mu  sync.Mutex
 	c   *Cluster
@@ -188,10 +229,11 @@ func Main(m *testing.M) int {
 func (c *Cluster) NewDatabase(tb testing.TB) string {
 	tb.Helper()
 	name := databaseName(tb.Name())
-	ident := pgx.Identifier{name}.Sanitize()
-	if _, err := c.admin("CREATE DATABASE " + ident); err != nil {
-		tb.Fatalf("pgtest: create database %s: %v", name, err)
+	u, err := c.CreateDatabase(name)
+	if err != nil {
+		tb.Fatal(err)
 	}
+	ident := pgx.Identifier{name}.Sanitize()
 	tb.Cleanup(func() {
 		if c.external == nil {
 			c.mu.Lock()
@@ -205,7 +247,7 @@ func (c *Cluster) NewDatabase(tb testing.TB) string {
 			tb.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
-	return c.databaseURL(name)
+	return u
 }
 
 // AdminURL is the URL of the postgres database as the superuser (for an

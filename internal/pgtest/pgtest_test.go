@@ -164,3 +164,49 @@ func TestWrongPasswordRefused(t *testing.T) {
 		t.Fatalf("wrong password: %v; want SQLSTATE 28P01 (invalid_password)", err)
 	}
 }
+
+func TestLaunchForPrograms(t *testing.T) {
+	c, err := pgtest.Launch()
+	if err != nil {
+		// Start skips without the binaries, unless they are required.
+		if os.Getenv("ROCKLAKE_REQUIRE_POSTGRES") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			c.Close()
+		}
+	}()
+	u, err := c.CreateDatabase("bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dbName(t, u) != "bench" {
+		t.Fatalf("URL %s names database %q, want bench", u, dbName(t, u))
+	}
+	conn := connect(t, u)
+	var one int
+	if err := conn.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("SELECT 1: %d, %v", one, err)
+	}
+	conn.Close(context.Background())
+	if _, err := c.CreateDatabase("bench"); err == nil {
+		t.Fatal("a second database named bench was created")
+	}
+	closed = true
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if down, err := pgx.Connect(ctx, u); err == nil {
+		down.Close(ctx)
+		t.Fatal("the server accepts connections after Close")
+	}
+}

@@ -15,6 +15,9 @@ import (
 const (
 	pageMin = 32
 	pageMax = 16384
+	// arenaChunk is the size of the buffers a page's rows are copied
+	// into; a row larger than it gets a buffer of its own size.
+	arenaChunk = 64 << 10
 )
 
 // snapshot is one REPEATABLE READ transaction on a connection of its own.
@@ -149,11 +152,25 @@ func (sn *snapshot) page(forward bool, from []byte, inclusive bool, lower, upper
 	if err != nil {
 		return nil, sn.s.wrap(err)
 	}
-	out := make([]pair, 0, min(n, 1024))
+	// A page is asked for n rows only after the page before came full, so
+	// it is sized for n: growing it by appends cost more than its rows.
+	out := make([]pair, 0, n)
+	var arena []byte
 	for rows.Next() {
-		// The driver reuses its buffers: RawValues are copied out.
+		// The driver reuses its buffers: RawValues are copied out, into
+		// arena chunks shared by many rows rather than two allocations a
+		// row. Each key and value is capped at its length, so an append
+		// to one reallocates instead of overwriting its neighbour.
 		raw := rows.RawValues()
-		out = append(out, pair{k: bytes.Clone(raw[0]), v: append([]byte{}, raw[1]...)})
+		k, v := raw[0], raw[1]
+		if len(arena)+len(k)+len(v) > cap(arena) {
+			arena = make([]byte, 0, max(arenaChunk, len(k)+len(v)))
+		}
+		a := len(arena)
+		arena = append(arena, k...)
+		b := len(arena)
+		arena = append(arena, v...)
+		out = append(out, pair{k: arena[a:b:b], v: arena[b:len(arena):len(arena)]})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, sn.s.wrap(err)
