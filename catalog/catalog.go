@@ -59,6 +59,7 @@ type Catalog struct {
 	commitMu sync.Mutex
 	stats    statsCache
 	plan     planCache
+	defs     defCache
 }
 
 // Options tune Create and Open. The zero value is the default.

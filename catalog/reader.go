@@ -22,6 +22,10 @@ type Reader struct {
 	c    *Catalog
 	kvs  kv.Snapshot
 	snap Snapshot
+	// head says snap was the newest snapshot when the reader opened: every
+	// row it sees is then one no commit has ended, the condition for
+	// sharing definitions through defCache.
+	head bool
 
 	liveMu sync.Mutex
 	live   map[int64]map[int64]bool // table → live file ids, filled lazily
@@ -43,7 +47,7 @@ func (c *Catalog) Read(id int64) (*Reader, error) {
 		kvs.Close()
 		return nil, err
 	}
-	return &Reader{c: c, kvs: kvs, snap: s}, nil
+	return &Reader{c: c, kvs: kvs, snap: s, head: id == Latest}, nil
 }
 
 // Close releases the reader's view.
@@ -77,6 +81,11 @@ func scanPrefix(r *Reader, prefix []byte, fn func(k, v []byte) error) error {
 
 // Tables lists the tables visible at the reader's snapshot, by name.
 func (r *Reader) Tables() ([]Table, error) {
+	if r.head {
+		if t, ok := r.c.defs.getTables(r.snap.SchemaVersion); ok {
+			return t, nil
+		}
+	}
 	var out []Table
 	err := scanPrefix(r, key(tagTable), func(k, v []byte) error {
 		var p catalogpb.Table
@@ -89,6 +98,9 @@ func (r *Reader) Tables() ([]Table, error) {
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if err == nil && r.head {
+		r.c.defs.putTables(r.snap.SchemaVersion, out)
+	}
 	return out, err
 }
 
@@ -122,6 +134,11 @@ func noSuchTable(name string, tables []Table, snap int64) error {
 // Columns lists a table's columns visible at the snapshot, in order, nested
 // children after their parents.
 func (r *Reader) Columns(tableID int64) ([]Column, error) {
+	if r.head {
+		if c, ok := r.c.defs.getColumns(r.snap.SchemaVersion, tableID); ok {
+			return c, nil
+		}
+	}
 	var out []Column
 	err := scanPrefix(r, key(tagColumn, tableID), func(k, v []byte) error {
 		var p catalogpb.Column
@@ -140,7 +157,11 @@ func (r *Reader) Columns(tableID int64) ([]Column, error) {
 	if err != nil {
 		return nil, err
 	}
-	return treeOrder(out), nil
+	out = treeOrder(out)
+	if r.head {
+		r.c.defs.putColumns(r.snap.SchemaVersion, tableID, out)
+	}
+	return out, nil
 }
 
 // treeOrder sorts columns depth-first: each parent, then its children, by

@@ -229,7 +229,7 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	w := &commitWriter{
-		c: c, r: &Reader{c: c, kvs: kvs, snap: head}, head: head,
+		c: c, r: &Reader{c: c, kvs: kvs, snap: head, head: true}, head: head,
 		next: Snapshot{
 			ID: head.ID + 1, Time: c.now().UTC(), SchemaVersion: head.SchemaVersion,
 			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID,
