@@ -196,28 +196,13 @@ func (t *Txn) Commit() (Snapshot, error) {
 				return s, err
 			}
 		}
-		if l, ok := c.store.(kv.WriteLocker); ok && a.lost >= lockAfterLosses {
-			// Optimism has failed a few times: writers to other tables
-			// keep landing first. Holding the write lock for one attempt
-			// bounds the wait instead of racing on.
-			newBatch, release, err := l.LockWrites()
-			if err != nil {
-				return Snapshot{}, err
-			}
-			defer release()
-			return t.commitOnce(newBatch)
-		}
-		return t.commitOnce(c.store.NewBatch)
+		return t.commitOnce()
 	})
 }
 
-// lockAfterLosses is how many times a commit loses the fence before it
-// takes the store's write lock for its next attempt.
-const lockAfterLosses = 6
-
 // commitOnce builds the commit on the newest snapshot and writes it on
 // condition that no other writer wrote since it read (the fence).
-func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
+func (t *Txn) commitOnce() (Snapshot, error) {
 	c := t.c
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
@@ -235,7 +220,7 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID,
 		},
 		tables: map[string]*tableState{},
-		batch:  newBatch(),
+		batch:  c.store.NewBatch(),
 	}
 	defer w.batch.Close()
 	if head.ID != t.base {
