@@ -31,12 +31,18 @@
 // PostgreSQL / Pebble; -json writes the same. The files kept by the cold
 // plans must be the same on both backends, or the command fails.
 //
+// With -storm N, the many-process storm of internal/storm then runs for N
+// seconds on PostgreSQL alone: 4 writer processes on one table, 4 on
+// tables of their own, 4 reader processes (this program, run again as
+// workers), and the catalog is checked against every writer's log; a lost,
+// doubled or torn commit fails the command.
+//
 // PostgreSQL is a private cluster the command starts and removes
 // (internal/pgtest: 127.0.0.1, fsync off, so its commits skip the disk
 // flush Pebble's make), or, with -postgres, the database of that URL,
 // where each size gets a schema of its own, dropped at the end.
 //
-//	go run ./bench/pgcatalog -files 10000,100000 -json bench/results/pgcatalog.json
+//	go run ./bench/pgcatalog -files 10000,100000 -storm 60 -json bench/results/pgcatalog.json
 package main
 
 import (
@@ -62,6 +68,7 @@ import (
 	"rocklake/bench/internal/synth"
 	"rocklake/catalog"
 	"rocklake/internal/pgtest"
+	"rocklake/internal/storm"
 	"rocklake/kv/pgkv"
 	"rocklake/prune"
 )
@@ -88,18 +95,21 @@ type Size struct {
 
 // Report is the JSON output.
 type Report struct {
-	Postgres  string   `json:"postgres"`
-	Runs      int      `json:"cold_runs"`
-	Warm      int      `json:"warm_runs"`
-	Commits   int      `json:"one_file_commits"`
-	Writers   int      `json:"writers"`
-	Seconds   int      `json:"seconds_per_backend"`
-	Batch     int      `json:"files_per_build_commit"`
-	FsyncP50  float64  `json:"fsync_4k_p50_ms"`
-	Sizes     []Size   `json:"sizes"`
-	Notes     []string `json:"notes"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
+	Postgres string   `json:"postgres"`
+	Runs     int      `json:"cold_runs"`
+	Warm     int      `json:"warm_runs"`
+	Commits  int      `json:"one_file_commits"`
+	Writers  int      `json:"writers"`
+	Seconds  int      `json:"seconds_per_backend"`
+	Batch    int      `json:"files_per_build_commit"`
+	FsyncP50 float64  `json:"fsync_4k_p50_ms"`
+	Sizes    []Size   `json:"sizes"`
+	Notes    []string `json:"notes"`
+	// Storm is the many-process run (-storm): writer and reader processes
+	// on one PostgreSQL catalog, checked afterwards.
+	Storm     *StormResult `json:"storm,omitempty"`
+	GoVersion string       `json:"go"`
+	CPUs      int          `json:"cpus"`
 	// The machine's load averages (1, 5, 15 min) at the start and at
 	// the end: other work shares it, and the turns spread that over both
 	// backends, but not over the figures of one backend taken apart.
@@ -107,7 +117,29 @@ type Report struct {
 	LoadEnd   string `json:"load_end"`
 }
 
+// StormResult is what the many-process run measured and checked.
+type StormResult struct {
+	SharedWriters int     `json:"shared_table_writers"`
+	SoloWriters   int     `json:"own_table_writers"`
+	Readers       int     `json:"readers"`
+	Seconds       float64 `json:"seconds"`
+	Acknowledged  int     `json:"commits_acknowledged"`
+	Refused       int     `json:"commits_refused_conflict"`
+	Failed        int     `json:"commits_failed"`
+	Unknown       int     `json:"commits_unknown_outcome"`
+	FenceRetries  int     `json:"fence_retries"`
+	CommitsPerSec float64 `json:"commits_per_second"`
+	P50MS         float64 `json:"commit_p50_ms"`
+	P99MS         float64 `json:"commit_p99_ms"`
+	MaxMS         float64 `json:"commit_max_ms"`
+	ReadsChecked  int64   `json:"snapshots_checked_by_readers"`
+	Violations    int     `json:"violations"`
+}
+
 func main() {
+	// The storm's writer and reader processes are this program again.
+	storm.MaybeWorker()
+	stormSecs := flag.Int("storm", 0, "after the sizes, run the many-process storm for this many seconds (4 writers on one table, 4 on tables of their own, 4 readers, each an OS process) and check the catalog; 0 skips it")
 	sizes := flag.String("files", "10000,100000", "files in the table; several sizes comma-separated")
 	runs := flag.Int("runs", 5, "cold plans per backend")
 	warm := flag.Int("warm", 50, "warm plans per backend")
@@ -185,6 +217,9 @@ func main() {
 			b.cpuprofile = *cpuprofile
 		}
 		rep.Sizes = append(rep.Sizes, b.size(n, base, work))
+	}
+	if *stormSecs > 0 {
+		rep.Storm = runStorm(base, work, *stormSecs)
 	}
 	rep.LoadEnd = loadAvg()
 	fmt.Printf("\nload average at the end %s\n", rep.LoadEnd)
@@ -715,4 +750,33 @@ func loadAvg() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// runStorm runs the storm on a schema of its own and fails loudly when
+// the check finds a lost, doubled or torn commit.
+func runStorm(base, work string, secs int) *StormResult {
+	u, err := url.Parse(base)
+	if err != nil {
+		fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", "storm")
+	u.RawQuery = q.Encode()
+	dir := filepath.Join(work, "storm")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatal(err)
+	}
+	fmt.Printf("\n== storm: 4 writers on one table, 4 on tables of their own, 4 readers, %d s (each an OS process)\n", secs)
+	r, err := storm.Run(storm.Config{Catalog: u.String(), Dir: dir, Duration: time.Duration(secs) * time.Second})
+	fmt.Println(r.String())
+	if err != nil {
+		fatalf("storm: %v", err)
+	}
+	return &StormResult{
+		SharedWriters: 4, SoloWriters: 4, Readers: r.Readers, Seconds: r.Elapsed.Seconds(),
+		Acknowledged: r.Acknowledged, Refused: r.Refused, Failed: r.Failed, Unknown: r.Unknown,
+		FenceRetries: r.Retries, CommitsPerSec: r.CommitsPerSec,
+		P50MS: results.MS(r.CommitP50), P99MS: results.MS(r.CommitP99), MaxMS: results.MS(r.CommitMax),
+		ReadsChecked: r.ReadsChecked, Violations: len(r.Violations),
+	}
 }
