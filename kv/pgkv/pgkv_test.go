@@ -57,16 +57,7 @@ func TestSnapshotCloseAfterLostConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	var n int
-	if err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'rocklake' AND datname = current_database()`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	n := terminateBackends(t, ctx, url)
 	if n == 0 {
 		t.Fatal("no backend of the store was terminated")
 	}
@@ -103,16 +94,7 @@ func TestSnapshotSkipsDeadPooledConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	var n int
-	if err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'rocklake' AND datname = current_database()`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	n := terminateBackends(t, ctx, url)
 	if n < 4 {
 		t.Fatalf("%d backends of the store terminated, want its 4 idle ones", n)
 	}
@@ -124,4 +106,21 @@ func TestSnapshotSkipsDeadPooledConnections(t *testing.T) {
 		t.Errorf("Get: %v, want kv.ErrNotFound", err)
 	}
 	sn.Close()
+}
+
+// terminateBackends ends every rocklake connection to url's database, as
+// an administrator or a restart would, and says how many it ended.
+func terminateBackends(t *testing.T, ctx context.Context, url string) int {
+	t.Helper()
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'rocklake' AND datname = current_database()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package pgkv
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,14 +62,24 @@ func (s *Store) newSnapshot() (*snapshot, error) {
 	}
 }
 
-func (sn *snapshot) Get(key []byte) ([]byte, error) {
+// use takes the snapshot's connection for one round trip; done gives it
+// back.
+func (sn *snapshot) use() (ctx context.Context, done func(), err error) {
 	sn.mu.Lock()
-	defer sn.mu.Unlock()
 	if sn.closed {
-		return nil, errors.New("kv: read from a closed snapshot")
+		sn.mu.Unlock()
+		return nil, nil, errors.New("kv: read from a closed snapshot")
 	}
 	ctx, cancel := sn.s.ctx()
-	defer cancel()
+	return ctx, func() { cancel(); sn.mu.Unlock() }, nil
+}
+
+func (sn *snapshot) Get(key []byte) ([]byte, error) {
+	ctx, done, err := sn.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	return get(ctx, sn.conn, sn.s, key)
 }
 
@@ -140,13 +151,11 @@ func (sn *snapshot) page(forward bool, from []byte, inclusive bool, lower, upper
 	args = append(args, n)
 	q += fmt.Sprintf(" ORDER BY %s LIMIT $%d", order, len(args))
 
-	sn.mu.Lock()
-	defer sn.mu.Unlock()
-	if sn.closed {
-		return nil, errors.New("kv: read from a closed snapshot")
+	ctx, done, err := sn.use()
+	if err != nil {
+		return nil, err
 	}
-	ctx, cancel := sn.s.ctx()
-	defer cancel()
+	defer done()
 	sn.s.trips.Add(1)
 	rows, err := sn.conn.Query(ctx, q, args...)
 	if err != nil {
