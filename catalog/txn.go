@@ -317,6 +317,7 @@ type commitWriter struct {
 	ddl      bool
 	changes  catalogpb.Changes
 	writeErr error
+	fetched  map[string][]byte // head keys prefetched in one round trip (nil: missing)
 }
 
 func (w *commitWriter) put(k []byte, m proto.Message) {
@@ -390,6 +391,46 @@ func (w *commitWriter) loadFiles(ts *tableState) error {
 	return nil
 }
 
+// prefetchIndexes reads the path and identity index entries of the files
+// an append checks, in one round trip where the store can (a networked
+// store would otherwise pay one or two per file).
+func (w *commitWriter) prefetchIndexes(ts *tableState, files []NewFile) error {
+	mg, ok := w.r.kvs.(kv.MultiGetter)
+	if !ok || ts.created || len(files) < 2 {
+		return nil
+	}
+	keys := make([][]byte, 0, 2*len(files))
+	for _, nf := range files {
+		keys = append(keys, keyWithString(tagFilePath, nf.Path, ts.t.ID))
+		if nf.Identity.Known() {
+			keys = append(keys, identityKey(ts.t.ID, nf.Identity))
+		}
+	}
+	vals, err := mg.GetMany(keys)
+	if err != nil {
+		return err
+	}
+	if w.fetched == nil {
+		w.fetched = map[string][]byte{}
+	}
+	for i, k := range keys {
+		w.fetched[string(k)] = vals[i]
+	}
+	return nil
+}
+
+// get reads a key of the head, from what prefetchIndexes read when it
+// read it (a missing key is a nil value there).
+func (w *commitWriter) get(k []byte) ([]byte, error) {
+	if v, ok := w.fetched[string(k)]; ok {
+		if v == nil {
+			return nil, kv.ErrNotFound
+		}
+		return v, nil
+	}
+	return w.r.kvs.Get(k)
+}
+
 // livePathID reports the live file at a path in the table, if any: one
 // added by this commit, else the head's through the path index.
 func (w *commitWriter) livePathID(ts *tableState, path string) (int64, bool, error) {
@@ -399,7 +440,7 @@ func (w *commitWriter) livePathID(ts *tableState, path string) (int64, bool, err
 	if ts.gonePaths[path] || ts.created {
 		return 0, false, nil
 	}
-	raw, err := w.r.kvs.Get(keyWithString(tagFilePath, path, ts.t.ID))
+	raw, err := w.get(keyWithString(tagFilePath, path, ts.t.ID))
 	if errors.Is(err, kv.ErrNotFound) {
 		return 0, false, nil
 	}
@@ -749,6 +790,9 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 	if err := w.seedStats(ts); err != nil {
 		return err
 	}
+	if err := w.prefetchIndexes(ts, files); err != nil {
+		return err
+	}
 	for _, nf := range files {
 		if nf.Path == "" {
 			return fmt.Errorf("%w data file: empty path", ErrInvalid)
@@ -875,7 +919,7 @@ func (w *commitWriter) liveIdentity(ts *tableState, nf NewFile) (DataFile, bool,
 	if ts.goneIdents[nf.Identity] || ts.created {
 		return DataFile{}, false, nil
 	}
-	raw, err := w.r.kvs.Get(identityKey(ts.t.ID, nf.Identity))
+	raw, err := w.get(identityKey(ts.t.ID, nf.Identity))
 	if errors.Is(err, kv.ErrNotFound) {
 		return DataFile{}, false, nil
 	}

@@ -105,6 +105,13 @@ type WriteLocker interface {
 	LockWrites() (newBatch func() Batch, release func() error, err error)
 }
 
+// MultiGetter is implemented by readers that fetch many keys in one round
+// trip (a networked store). GetMany returns each key's value, nil for a
+// missing key (a present empty value is a non-nil empty slice).
+type MultiGetter interface {
+	GetMany(keys [][]byte) ([][]byte, error)
+}
+
 // Sizer is implemented by stores that can report their size on disk, in
 // all and for a key range.
 type Sizer interface {

@@ -43,6 +43,7 @@ func Run(t *testing.T, b Backend) {
 		{"LargeBatch", testLargeBatch},
 		{"LongScans", testLongScans},
 		{"WriteLock", testWriteLock},
+		{"GetMany", testGetMany},
 		{"Durability", testDurability},
 	}
 	for _, tc := range tests {
@@ -593,4 +594,33 @@ func testWriteLock(t *testing.T, b Backend) {
 	}
 	mustGet(t, s, "other")
 	mustGet(t, s, "own")
+}
+
+func testGetMany(t *testing.T, b Backend) {
+	s := b.Open(t)
+	set(t, s, "a", "1", "e", "", "c", "3")
+	snap, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	mg, ok := snap.(kv.MultiGetter)
+	if !ok {
+		t.Skip("the backend's snapshots read one key at a time")
+	}
+	set(t, s, "a", "changed")
+	got, err := mg.GetMany([][]byte{[]byte("c"), []byte("missing"), []byte("e"), []byte("a"), []byte("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"3", "<nil>", "", "1", "3"}
+	for i, v := range got {
+		g := string(v)
+		if v == nil {
+			g = "<nil>"
+		}
+		if g != want[i] {
+			t.Errorf("GetMany[%d] = %q, want %q (missing keys nil, empty values empty, as of the snapshot)", i, g, want[i])
+		}
+	}
 }

@@ -83,6 +83,43 @@ func (sn *snapshot) Get(key []byte) ([]byte, error) {
 	return get(ctx, sn.conn, sn.s, key)
 }
 
+// GetMany reads many keys in one statement per chunk: a commit checks
+// every new file's path this way instead of a round trip per file.
+func (sn *snapshot) GetMany(keys [][]byte) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	at := make(map[string][]int, len(keys))
+	for i, k := range keys {
+		at[string(k)] = append(at[string(k)], i)
+	}
+	const chunk = 10000
+	for lo := 0; lo < len(keys); lo += chunk {
+		part := keys[lo:min(lo+chunk, len(keys))]
+		err := func() error {
+			ctx, done, err := sn.use()
+			if err != nil {
+				return err
+			}
+			defer done()
+			sn.s.trips.Add(1)
+			rows, err := sn.conn.Query(ctx, `SELECT k, v FROM `+sn.s.table+` WHERE k = ANY($1::bytea[])`, part)
+			if err != nil {
+				return sn.s.wrap(err)
+			}
+			for rows.Next() {
+				raw := rows.RawValues()
+				for _, i := range at[string(raw[0])] {
+					out[i] = append([]byte{}, raw[1]...)
+				}
+			}
+			return sn.s.wrap(rows.Err())
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func (sn *snapshot) NewIter(lower, upper []byte) (kv.Iterator, error) {
 	return newIter(sn, lower, upper), nil
 }
