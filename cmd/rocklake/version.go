@@ -25,15 +25,11 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Short: "Print the rocklake, Go and DuckDB versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			duck, err := engine.DuckDBVersion()
-			if err != nil {
-				return err
-			}
-			info := versionInfo{Version: version, Go: runtime.Version(), DuckDB: duck}
+			info := versionInfo{Version: version, Go: runtime.Version(), DuckDB: engine.DuckDBVersion()}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), info)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "rocklake %s (%s, DuckDB %s)\n", info.Version, info.Go, info.DuckDB)
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "rocklake %s (%s, DuckDB %s)\n", info.Version, info.Go, info.DuckDB)
 			return err
 		},
 	}
