@@ -144,7 +144,7 @@ func newDirStore(dir string, opts Options) (*recordingStore, error) {
 	if err != nil {
 		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
 	}
-	h, err := openHeadRecord(dir)
+	h, err := openHeadRecord(dir, false)
 	if err != nil {
 		store.Close()
 		return nil, storeError(dir, fmt.Errorf("create catalog %s: %w", dir, err))
@@ -174,7 +174,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 		store.Close()
 		return nil, storeError(dir, fmt.Errorf("%s: %w", dir, err))
 	}
-	h, err := openHeadRecord(dir)
+	h, err := openHeadRecord(dir, po.ReadOnly)
 	if err != nil {
 		store.Close()
 		return nil, storeError(dir, err)

@@ -223,7 +223,7 @@ func TestCopyPebblePostgresPebble(t *testing.T) {
 	if got := describeCatalog(t, round); got != want {
 		t.Fatalf("copied back reads differently:\n%s\nwant\n%s", got, want)
 	}
-	h, err := openHeadRecord(back)
+	h, err := openHeadRecord(back, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,15 +44,29 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type headRecord struct {
 	mu   sync.Mutex
-	f    *os.File
+	f    *os.File // nil when read-only and there is no record yet
 	last int64
 	ok   bool
+	// readOnly records nothing: the catalog's store was opened read-only.
+	readOnly bool
 }
 
-// openHeadRecord opens (creating when missing) the record in dir and reads
-// it; ok is false when it holds no valid slot.
-func openHeadRecord(dir string) (*headRecord, error) {
+// openHeadRecord opens the record in dir and reads it; ok is false when it
+// holds no valid slot. A read-write open creates it when missing; a
+// read-only one writes nothing, so that readers leave the directory as
+// they found it and pay for no sync.
+func openHeadRecord(dir string, readOnly bool) (*headRecord, error) {
 	path := filepath.Join(dir, HeadRecordFile)
+	if readOnly {
+		f, err := os.Open(path)
+		if os.IsNotExist(err) {
+			return &headRecord{readOnly: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return readHeadRecord(path, &headRecord{f: f, readOnly: true})
+	}
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -65,16 +79,19 @@ func openHeadRecord(dir string) (*headRecord, error) {
 			d.Close()
 		}
 	}
-	h := &headRecord{f: f}
+	return readHeadRecord(path, &headRecord{f: f})
+}
+
+func readHeadRecord(path string, h *headRecord) (*headRecord, error) {
 	buf := make([]byte, 2*headSlot)
-	n, _ := f.ReadAt(buf, 0)
+	n, _ := h.f.ReadAt(buf, 0)
 	for s := 0; s+headSlot <= n; s += headSlot {
 		if id, ok := decodeHeadSlot(buf[s : s+headSlot]); ok && (!h.ok || id > h.last) {
 			h.last, h.ok = id, true
 		}
 	}
 	if n > 0 && !h.ok {
-		f.Close()
+		h.f.Close()
 		return nil, fmt.Errorf("%s: %w: no valid record in %d bytes", path, ErrCorrupt, n)
 	}
 	return h, nil
@@ -98,6 +115,9 @@ func (h *headRecord) advance(id int64) error {
 	if h.ok && id <= h.last {
 		return nil
 	}
+	if h.readOnly {
+		return kv.ErrReadOnly
+	}
 	b := make([]byte, headSlot)
 	copy(b, headMagic)
 	binary.BigEndian.PutUint32(b[4:8], headVersion)
@@ -113,7 +133,12 @@ func (h *headRecord) advance(id int64) error {
 	return nil
 }
 
-func (h *headRecord) close() error { return h.f.Close() }
+func (h *headRecord) close() error {
+	if h.f == nil {
+		return nil
+	}
+	return h.f.Close()
+}
 
 // checkHead compares the store's newest snapshot with the record: a store
 // behind the record lost acknowledged commits. A store ahead of it (a crash
@@ -128,7 +153,8 @@ func checkHead(dir string, store kv.Store, h *headRecord) error {
 			"the store's log or tables lost acknowledged writes. Nothing was changed and no commit is possible; "+
 			"restore the catalog directory from a backup", ErrLostSnapshot, h.last, head.ID, HeadRecordFile, h.last)
 	}
-	// A full disk may refuse this; the record then lags, which is safe.
+	// A full disk or a read-only open may refuse this; the record then
+	// lags, which is safe.
 	_ = h.advance(head.ID)
 	return nil
 }
