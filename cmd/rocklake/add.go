@@ -92,7 +92,7 @@ own.`,
   rocklake add events staging/day-42/ --take-ownership`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			c, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}

@@ -19,15 +19,28 @@ import (
 // tests wrap the real one to inject faults.
 var storeFS vfs.FS
 
+// access says whether a command commits to the catalog.
+type access bool
+
+const (
+	// reading opens a directory catalog's store read-only: a read-write
+	// open replays and flushes the log, writes a new log, manifest and
+	// OPTIONS file and syncs each (several milliseconds of a reader's
+	// start), and loads table statistics in the background. The
+	// directory stays locked as before.
+	reading access = true
+	writing access = false
+)
+
 // openCatalog opens the catalog named by --catalog.
-func openCatalog(g *globals) (*catalog.Catalog, error) {
-	return catalog.Open(g.catalog, catalog.Options{Pebble: kv.PebbleOptions{FS: storeFS}})
+func openCatalog(g *globals, a access) (*catalog.Catalog, error) {
+	return catalog.Open(g.catalog, catalog.Options{Pebble: kv.PebbleOptions{FS: storeFS, ReadOnly: bool(a)}})
 }
 
 // openEngine opens the catalog and a DuckDB engine over it; done closes
 // both.
-func openEngine(g *globals) (*engine.Engine, func(), error) {
-	c, err := openCatalog(g)
+func openEngine(g *globals, a access) (*engine.Engine, func(), error) {
+	c, err := openCatalog(g, a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,7 +55,7 @@ func openEngine(g *globals) (*engine.Engine, func(), error) {
 // openReader opens the catalog and a reader at --snapshot (latest when
 // unset); done closes both.
 func openReader(g *globals, snapshot int64) (*catalog.Reader, func(), error) {
-	c, err := openCatalog(g)
+	c, err := openCatalog(g, reading)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,7 +130,7 @@ func parseTypeOrUnknown(s string) types.Type {
 // commits it: the shape of every command that changes a table's
 // definition.
 func commitOne(g *globals, change func(tx *catalog.Txn)) (catalog.Snapshot, error) {
-	c, err := openCatalog(g)
+	c, err := openCatalog(g, writing)
 	if err != nil {
 		return catalog.Snapshot{}, err
 	}

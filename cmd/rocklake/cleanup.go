@@ -78,7 +78,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 			if grace < 0 {
 				return fmt.Errorf("--grace %s: want a duration of 0s or more", grace)
 			}
-			c, err := openCatalog(g)
+			c, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}

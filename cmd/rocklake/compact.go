@@ -32,7 +32,7 @@ commit commits nothing and deletes the new files.`,
 			if err != nil {
 				return err
 			}
-			e, done, err := openEngine(g)
+			e, done, err := openEngine(g, writing)
 			if err != nil {
 				return err
 			}

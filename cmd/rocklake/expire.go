@@ -55,7 +55,7 @@ retentionDurationCheck).`,
 			if err != nil {
 				return err
 			}
-			c, err := openCatalog(g)
+			c, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}

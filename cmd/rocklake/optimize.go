@@ -94,7 +94,7 @@ commit, nothing is committed and the new files are deleted.`,
 					return err
 				}
 			}
-			e, done, err := openEngine(g)
+			e, done, err := openEngine(g, writing)
 			if err != nil {
 				return err
 			}

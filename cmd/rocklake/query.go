@@ -31,7 +31,7 @@ it was registered fails the query, naming it.
   rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, done, err := openEngine(g)
+			e, done, err := openEngine(g, reading)
 			if err != nil {
 				return err
 			}

@@ -21,7 +21,7 @@ nothing is removed.`,
   rocklake files events --format json   # the registered paths`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g)
+			c, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}

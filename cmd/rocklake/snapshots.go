@@ -25,7 +25,7 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 		Short: "List the catalog's snapshots and what each changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openCatalog(g)
+			c, err := openCatalog(g, reading)
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,36 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"rocklake/engine"
 )
+
+// storeState is every file of a catalog directory with its size and
+// modification time, but for LOCK, which every open takes.
+func storeState(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, e.Name(), fi.Size(), fi.ModTime())
+	}
+	return b.String()
+}
 
 // TestOnlySQLOpensDuckDB: DuckDB's start costs a new process more than the
 // rest of its start-up, so only the commands that run SQL may pay for it.
@@ -42,5 +66,37 @@ func TestOnlySQLOpensDuckDB(t *testing.T) {
 	mustRun(t, "--catalog", dir, "query", "SELECT count(*) FROM events")
 	if engine.Opened() == before {
 		t.Fatal("query ran SQL without DuckDB: the count does not see opens")
+	}
+}
+
+// TestReadersWriteNothing: commands that only read open the store
+// read-only, leaving every file of the catalog directory as it was.
+func TestReadersWriteNothing(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "lake")
+	paths := writeEvents(t, filepath.Join(base, "data"), 2)
+	mustRun(t, "--catalog", dir, "init")
+	mustRun(t, "--catalog", dir, "add", "events", paths[0], paths[1], "--create")
+	want := storeState(t, dir)
+	for _, args := range [][]string{
+		{"snapshots"},
+		{"stats", "events"},
+		{"table", "list"},
+		{"table", "describe", "events"},
+		{"files", "events"},
+		{"plan", "events", "user_id = 3"},
+		{"analyze", "events", "--column", "user_id"},
+		{"query", "SELECT count(*) FROM events"},
+		{"verify", "events"},
+	} {
+		mustRun(t, append([]string{"--catalog", dir}, args...)...)
+		if got := storeState(t, dir); got != want {
+			t.Fatalf("rocklake %s changed the catalog directory:\n%s\nwas\n%s", strings.Join(args, " "), got, want)
+		}
+	}
+	// Writers still commit after readers.
+	out := mustRun(t, "--catalog", dir, "table", "create", "other", "id BIGINT")
+	if !strings.Contains(out, "snapshot") {
+		t.Fatalf("table create after readers: %q", out)
 	}
 }

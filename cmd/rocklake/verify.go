@@ -27,7 +27,7 @@ its file holds: the command to run after an incident. The exit code is
 non-zero when anything is wrong.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, done, err := openEngine(g)
+			e, done, err := openEngine(g, reading)
 			if err != nil {
 				return err
 			}
