@@ -36,7 +36,7 @@ type Result struct {
 
 func main() {
 	sizes := flag.String("files", "100000", "files in the table; several sizes comma-separated")
-	runs := flag.Int("runs", 7, "timed plans per predicate")
+	runs := flag.Int("runs", 7, "timed plans per predicate: the first cold, the rest warm (at least 2)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the planning runs to this file")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	keep := flag.String("keep", "", "keep each catalog under this directory (plan-N/lake), e.g. to time `rocklake plan` in a new process")
@@ -49,6 +49,9 @@ func main() {
 	ns, err := results.Sizes(*sizes, 2)
 	if err != nil {
 		log.Fatalf("-files: %v", err)
+	}
+	if *runs < 2 {
+		log.Fatalf("-runs %d: at least 2 (one cold plan, then the warm ones the median is taken of)", *runs)
 	}
 	var all []Result
 	for _, n := range ns {
