@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"rocklake/bench/internal/events"
 	"rocklake/bench/internal/results"
 	"rocklake/catalog"
 	"rocklake/engine"
@@ -77,37 +78,6 @@ func main() {
 	}
 }
 
-const hourUS = int64(3_600_000_000)
-const base = int64(1_704_067_200_000_000) // 2024-01-01 00:00:00 UTC
-
-// generate writes n hourly files with DuckDB: ts inside the hour, a random
-// high-cardinality user_id, one of 20 categories, an amount.
-func generate(db *sql.DB, data string, n, rows int) error {
-	if _, err := os.Stat(filepath.Join(data, "COMPLETE")); err == nil {
-		return nil
-	}
-	os.RemoveAll(data)
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	for h := range n {
-		q := fmt.Sprintf(`COPY (SELECT make_timestamptz(%d + (i * %d // %d)) AS ts,
-			hash(i, %d) %% 1000000000000 AS user_id,
-			'cat' || (hash(i, %d, 1) %% 20)::VARCHAR AS category,
-			((hash(i, %d, 2) %% 100000) / 100)::DECIMAL(10,2) AS amount
-			FROM range(%d) r(i) ORDER BY ts) TO '%s' (FORMAT parquet)`,
-			base+int64(h)*hourUS, hourUS, rows, h, h, h, rows, filepath.Join(data, fmt.Sprintf("h%06d.parquet", h)))
-		if _, err := db.Exec(q); err != nil {
-			return err
-		}
-		if (h+1)%1000 == 0 {
-			fmt.Fprintf(os.Stderr, "  wrote %d of %d files (%.0fs)\n", h+1, n, time.Since(t0).Seconds())
-		}
-	}
-	return os.WriteFile(filepath.Join(data, "COMPLETE"), nil, 0o644)
-}
-
 func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 	ctx := context.Background()
 	data := filepath.Join(dir, "data")
@@ -124,7 +94,7 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 	}
 	defer oracleDB.Close()
 	fmt.Printf("== %d files x %d rows (%s)\n", n, rows, data)
-	if err := generate(duck, data, n, rows); err != nil {
+	if err := events.Generate(duck, data, n, rows); err != nil {
 		return nil, fmt.Errorf("writing the data: %w", err)
 	}
 	lakeDir := filepath.Join(dir, "lake")
@@ -149,12 +119,10 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 	var uid int64
 	mid := n / 2
 	if err := duck.QueryRow(fmt.Sprintf("SELECT user_id FROM read_parquet('%s') LIMIT 1",
-		filepath.Join(data, fmt.Sprintf("h%06d.parquet", mid)))).Scan(&uid); err != nil {
+		events.File(data, mid))).Scan(&uid); err != nil {
 		return nil, err
 	}
-	ts := func(h int) string {
-		return time.UnixMicro(base + int64(h)*hourUS).UTC().Format("2006-01-02 15:04:05+00")
-	}
+	ts := events.TS
 	last := n - max(1, n/100)
 	queries := []struct{ name, where, sel string }{
 		{"one hour", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid), ts(mid+1)), "count(*), sum(amount)"},

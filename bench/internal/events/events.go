@@ -1,0 +1,58 @@
+// Package events writes the benches' events table: DuckDB-written Parquet
+// files, one per hour, shared by bench/query and bench/procs so that both
+// measure the same data.
+package events
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// HourUS is an hour in microseconds.
+const HourUS = int64(3_600_000_000)
+
+// Base is the first file's hour: 2024-01-01 00:00:00 UTC, in microseconds.
+const Base = int64(1_704_067_200_000_000)
+
+// File is the path of hour h's file in data.
+func File(data string, h int) string {
+	return filepath.Join(data, fmt.Sprintf("h%06d.parquet", h))
+}
+
+// TS is the start of hour h as a TIMESTAMPTZ literal's text.
+func TS(h int) string {
+	return time.UnixMicro(Base + int64(h)*HourUS).UTC().Format("2006-01-02 15:04:05+00")
+}
+
+// Generate writes n hourly files with DuckDB: ts inside the hour, a random
+// high-cardinality user_id, one of 20 categories, an amount. A data
+// directory marked COMPLETE is kept as it is, so that large sets are
+// written once and reused.
+func Generate(db *sql.DB, data string, n, rows int) error {
+	if _, err := os.Stat(filepath.Join(data, "COMPLETE")); err == nil {
+		return nil
+	}
+	os.RemoveAll(data)
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for h := range n {
+		q := fmt.Sprintf(`COPY (SELECT make_timestamptz(%d + (i * %d // %d)) AS ts,
+			hash(i, %d) %% 1000000000000 AS user_id,
+			'cat' || (hash(i, %d, 1) %% 20)::VARCHAR AS category,
+			((hash(i, %d, 2) %% 100000) / 100)::DECIMAL(10,2) AS amount
+			FROM range(%d) r(i) ORDER BY ts) TO '%s' (FORMAT parquet)`,
+			Base+int64(h)*HourUS, HourUS, rows, h, h, h, rows, File(data, h))
+		if _, err := db.Exec(q); err != nil {
+			return err
+		}
+		if (h+1)%1000 == 0 {
+			fmt.Fprintf(os.Stderr, "  wrote %d of %d files (%.0fs)\n", h+1, n, time.Since(t0).Seconds())
+		}
+	}
+	return os.WriteFile(filepath.Join(data, "COMPLETE"), nil, 0o644)
+}
