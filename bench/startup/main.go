@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"rocklake/bench/internal/baseline"
 	"rocklake/bench/internal/results"
 	"rocklake/bench/internal/synth"
 	"rocklake/catalog"
@@ -106,14 +107,14 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 
-	root, err := moduleRoot()
+	root, err := baseline.ModuleRoot()
 	if err != nil {
 		log.Fatal(err)
 	}
 	bins := []struct{ name, path string }{{"rocklake", *rocklake}}
 	if bins[0].path == "" {
 		bins[0].path = filepath.Join(tmp, "rocklake")
-		build(root, bins[0].path, "./cmd/rocklake")
+		baseline.GoBuild(root, bins[0].path, "./cmd/rocklake")
 	}
 	if *compare != "" {
 		for _, nv := range strings.Split(*compare, ",") {
@@ -227,31 +228,6 @@ func runOnce(j *job) (wall, cpu time.Duration, err error) {
 // baselines are the paths of the programs rocklake is measured against.
 type baselines struct{ hello, linked, selectOne string }
 
-const selectOneSrc = `package main
-
-import (
-	"database/sql"
-	"fmt"
-	"os"
-
-	_ "github.com/duckdb/duckdb-go/v2"
-)
-
-func main() {
-	db, err := sql.Open("duckdb", "")
-	if err == nil {
-		var n int
-		if err = db.QueryRow("SELECT 1").Scan(&n); err == nil {
-			err = db.Close()
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-`
-
 const linkedSrc = `package main
 
 import (
@@ -273,60 +249,13 @@ func main() { fmt.Print("") }
 // buildBaselines writes the baseline programs into a module of their own,
 // whose go.mod is rocklake's (its versions, its go.sum), and builds them.
 func buildBaselines(root, tmp string) baselines {
-	mod := filepath.Join(tmp, "baseline")
-	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	gomod = bytes.Replace(gomod, []byte("module rocklake\n"), []byte("module baseline\n"), 1)
-	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	files := map[string][]byte{
-		"go.mod": gomod, "go.sum": gosum,
-		"selectone/main.go": []byte(selectOneSrc),
-		"linked/main.go":    []byte(linkedSrc),
-		"hello/main.go":     []byte(helloSrc),
-	}
-	for name, b := range files {
-		p := filepath.Join(mod, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			log.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			log.Fatal(err)
-		}
-	}
 	b := baselines{filepath.Join(tmp, "hello"), filepath.Join(tmp, "linked"), filepath.Join(tmp, "selectone")}
-	build(mod, b.hello, "./hello")
-	build(mod, b.linked, "./linked")
-	build(mod, b.selectOne, "./selectone")
+	baseline.Build(root, filepath.Join(tmp, "baseline"), map[string]string{
+		"selectone/main.go": baseline.SelectOneSrc,
+		"linked/main.go":    linkedSrc,
+		"hello/main.go":     helloSrc,
+	}, map[string]string{"./hello": b.hello, "./linked": b.linked, "./selectone": b.selectOne})
 	return b
-}
-
-// build runs go build in dir; -mod=mod lets the baseline module leave
-// unused requirements in its go.mod.
-func build(dir, out, pkg string) {
-	fmt.Printf("building %s\n", out)
-	cmd := exec.Command("go", "build", "-mod=mod", "-o", out, pkg)
-	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		log.Fatalf("go build %s: %v", pkg, err)
-	}
-}
-
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("run this inside the rocklake module")
-	}
-	return filepath.Dir(gomod), nil
 }
 
 // makeCatalog registers n files of synthetic statistics into a new

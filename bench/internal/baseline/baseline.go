@@ -1,0 +1,165 @@
+// Package baseline builds the small Go programs that rocklake's processes
+// are measured against. They are written to a module of their own whose
+// go.mod is rocklake's, so that they link exactly rocklake's duckdb-go:
+// there is no DuckDB CLI to compare with, and one of another version
+// would measure a different DuckDB.
+package baseline
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// SelectOneSrc opens an in-memory DuckDB, runs SELECT 1 and exits: the
+// least a process using DuckDB pays.
+const SelectOneSrc = `package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+func main() {
+	db, err := sql.Open("duckdb", "")
+	if err == nil {
+		var n int
+		if err = db.QueryRow("SELECT 1").Scan(&n); err == nil {
+			err = db.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+`
+
+// RunSQLSrc opens an in-memory DuckDB, runs the SELECT given as its
+// argument and prints the result as CSV, a header and then every value
+// in DuckDB's text form (as rocklake query --format csv prints it), so
+// that the two can be compared.
+const RunSQLSrc = `package main
+
+import (
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"os"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+func main() {
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(query string) error {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// DuckDB casts, not Go: a DECIMAL prints with its scale, as DuckDB
+	// itself would print it.
+	rows, err := db.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + query + ")")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(os.Stdout)
+	w.Write(cols)
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	rec := make([]string, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			rec[i] = v.String
+		}
+		w.Write(rec)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	w.Flush()
+	return w.Error()
+}
+`
+
+// Build writes files (path in the module: source) into a module at dir,
+// with rocklake's go.mod and go.sum from root renamed to module baseline,
+// and builds each main package pkgs names (the key: its directory in the
+// module) to the value's path.
+func Build(root, dir string, files, pkgs map[string]string) {
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	gomod = bytes.Replace(gomod, []byte("module rocklake\n"), []byte("module baseline\n"), 1)
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	all := map[string][]byte{"go.mod": gomod, "go.sum": gosum}
+	for name, src := range files {
+		all[name] = []byte(src)
+	}
+	for name, b := range all {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for pkg, out := range pkgs {
+		GoBuild(dir, out, pkg)
+	}
+}
+
+// GoBuild runs go build in dir; -mod=mod lets the baseline module leave
+// unused requirements in its go.mod.
+func GoBuild(dir, out, pkg string) {
+	fmt.Printf("building %s\n", out)
+	cmd := exec.Command("go", "build", "-mod=mod", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("go build %s: %v", pkg, err)
+	}
+}
+
+// ModuleRoot is the directory of the go.mod of the module the command runs
+// in, which must be rocklake's.
+func ModuleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run this inside the rocklake module")
+	}
+	return filepath.Dir(gomod), nil
+}
