@@ -1,0 +1,501 @@
+// Command procs compares whole new processes, as a user at a shell would
+// run them, on bench/query's events table (DuckDB-written Parquet files,
+// one per hour, -rows rows each; written once under -dir and reused):
+//
+//   - rocklake: `rocklake query` (built here from ./cmd/rocklake) on a
+//     catalog made by `rocklake init` and `rocklake add events DATA
+//     --create`, which builds membership filters for user_id;
+//   - glob: a new DuckDB process over read_parquet('DATA/*.parquet');
+//   - exact files: a new DuckDB process over exactly the files holding a
+//     matching row, found once by a full scan in this process.
+//
+// There is no DuckDB CLI to run, so a "DuckDB process" is a Go program
+// linking rocklake's own duckdb-go (built from rocklake's go.mod, see
+// bench/internal/baseline) that opens an in-memory DuckDB, runs the SQL
+// given as its argument and prints the rows. Every query runs -runs times
+// per contender, the contenders one after another within a round (the
+// order rotating) so that a load change on the machine falls on all of
+// them alike, after one warm-up round; medians are printed and written as
+// JSON (-json). The printed answers must agree, or the bench stops. Beside
+// the full count(*), which rocklake answers from the catalog, the DuckDB
+// SELECT 1 program shows what a DuckDB process costs before any work.
+// `rocklake plan` of each WHERE is timed too, in the same rounds but not
+// compared: it is rocklake's catalog work without DuckDB.
+//
+// -plan-catalog DIR also times `rocklake plan` in a new process over the
+// catalog bench/plan keeps (-keep DIR), with its peak memory; it is made
+// by `go run ./bench/plan -files 1000000 -runs 2 -keep DIR`.
+//
+//	go run ./bench/procs -sizes 1000,10000 -dir /tmp/bprocs -runs 5 -json bench/results/procs.json
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"rocklake/bench/internal/baseline"
+	"rocklake/bench/internal/events"
+	"rocklake/bench/internal/results"
+	"rocklake/bench/internal/synth"
+	"rocklake/engine"
+)
+
+// Result is one query at one table size; times are medians of new
+// processes' wall clock (CPU: user + system).
+type Result struct {
+	Files       int     `json:"files"`
+	Query       string  `json:"query"`
+	SQL         string  `json:"sql"`
+	Answer      string  `json:"answer"`
+	ExactFiles  int     `json:"exact_files"`
+	KeptFiles   int     `json:"rocklake_files_kept"`
+	RocklakeMS  float64 `json:"rocklake_ms"`
+	RocklakeCPU float64 `json:"rocklake_cpu_ms"`
+	GlobMS      float64 `json:"glob_ms"`
+	GlobCPU     float64 `json:"glob_cpu_ms"`
+	ExactMS     float64 `json:"exact_ms"`
+	ExactCPU    float64 `json:"exact_cpu_ms"`
+	// ExactIsGlob: every file matches, so the exact contender reads the
+	// glob (a list of them all would also pass the kernel's limit on one
+	// argument, 128 KiB, at 10,000 files).
+	ExactIsGlob bool    `json:"exact_is_glob,omitempty"`
+	PlanMS      float64 `json:"rocklake_plan_ms"`
+	SelectOneMS float64 `json:"duckdb_select_1_ms,omitempty"`
+	VsExact     float64 `json:"rocklake_over_exact"`
+	GlobOver    float64 `json:"glob_over_rocklake"`
+	VsSelectOne float64 `json:"rocklake_over_select_1,omitempty"`
+	MaxRSSKB    struct {
+		Rocklake int64 `json:"rocklake"`
+		Glob     int64 `json:"glob"`
+		Exact    int64 `json:"exact"`
+	} `json:"max_rss_kb"`
+}
+
+// PlanProcess is `rocklake plan` over a large catalog in a new process.
+type PlanProcess struct {
+	Catalog   string  `json:"catalog"`
+	Predicate string  `json:"predicate"`
+	Runs      int     `json:"runs"`
+	WallMS    float64 `json:"wall_ms"`
+	CPUMS     float64 `json:"cpu_ms"`
+	MaxRSSKB  int64   `json:"max_rss_kb"`
+	Kept      int     `json:"files_kept"`
+	Total     int     `json:"files_total"`
+}
+
+// Output is the JSON written with -json.
+type Output struct {
+	Runs    int          `json:"runs"`
+	Rows    int          `json:"rows_per_file"`
+	Setup   []Setup      `json:"setup"`
+	Results []Result     `json:"results"`
+	Plan    *PlanProcess `json:"plan_process,omitempty"`
+}
+
+// Setup is the catalog made for one size by the CLI.
+type Setup struct {
+	Files        int     `json:"files"`
+	AddSeconds   float64 `json:"add_seconds"`
+	CatalogBytes int64   `json:"catalog_bytes"`
+}
+
+// proc is one command line, timed over all rounds.
+type proc struct {
+	args        []string
+	wall, cpu   []time.Duration
+	rss         int64 // the largest of the runs' peaks, KiB
+	answer      string
+	compareRows bool // its output is an answer to check
+}
+
+func main() {
+	sizes := flag.String("sizes", "1000,10000", "table sizes (files), comma-separated")
+	rows := flag.Int("rows", 2000, "rows per file")
+	runs := flag.Int("runs", 5, "timed rounds (at least 1; 5 or more for a median worth the name)")
+	dir := flag.String("dir", "", "where the data sets and catalogs live (data kept and reused; default: a temporary directory)")
+	jsonOut := flag.String("json", "", "write the results here as JSON")
+	planCatalog := flag.String("plan-catalog", "", "also time `rocklake plan` over DIR/plan-N/lake, kept by bench/plan -keep DIR (skipped when empty)")
+	planFiles := flag.Int("plan-files", 1_000_000, "N in -plan-catalog's plan-N")
+	flag.Parse()
+	if *runs < 1 {
+		log.Fatal("-runs must be at least 1")
+	}
+	ns, err := results.Sizes(*sizes, 2)
+	if err != nil {
+		log.Fatalf("-sizes: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", "rocklake-bench-procs-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	root := *dir
+	if root == "" {
+		root = filepath.Join(tmp, "data")
+	}
+	mod, err := baseline.ModuleRoot()
+	if err != nil {
+		log.Fatal(err)
+	}
+	bin := bins{rocklake: filepath.Join(tmp, "rocklake"), runSQL: filepath.Join(tmp, "runsql"), selectOne: filepath.Join(tmp, "selectone")}
+	baseline.GoBuild(mod, bin.rocklake, "./cmd/rocklake")
+	baseline.Build(mod, filepath.Join(tmp, "baseline"), map[string]string{
+		"runsql/main.go":    baseline.RunSQLSrc,
+		"selectone/main.go": baseline.SelectOneSrc,
+	}, map[string]string{"./runsql": bin.runSQL, "./selectone": bin.selectOne})
+
+	out := Output{Runs: *runs, Rows: *rows}
+	for _, n := range ns {
+		setup, res := benchSize(bin, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
+		out.Setup = append(out.Setup, setup)
+		out.Results = append(out.Results, res...)
+	}
+	printTable(out)
+	if *planCatalog != "" {
+		out.Plan = planProcess(bin.rocklake, filepath.Join(*planCatalog, fmt.Sprintf("plan-%d", *planFiles), "lake"), *planFiles, *runs)
+	}
+	if err := results.WriteJSON(*jsonOut, out); err != nil {
+		log.Fatal(err)
+	}
+}
+
+type bins struct{ rocklake, runSQL, selectOne string }
+
+func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
+	data := filepath.Join(dir, "data")
+	// This process's DuckDB writes the data and finds the exact files; it
+	// is never timed.
+	duck, err := engine.Open("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer duck.Close()
+	fmt.Printf("== %d files x %d rows (%s)\n", n, rows, data)
+	if err := events.Generate(duck, data, n, rows); err != nil {
+		log.Fatalf("writing the data: %v", err)
+	}
+
+	// The catalog is made anew each time, by the CLI as a user would, so
+	// that it is what the rocklake under test writes.
+	lake := filepath.Join(dir, "cli-lake")
+	if err := os.RemoveAll(lake); err != nil {
+		log.Fatal(err)
+	}
+	mustRun(bin.rocklake, "--catalog", lake, "init")
+	t0 := time.Now()
+	mustRun(bin.rocklake, "--catalog", lake, "add", "events", data, "--create")
+	setup := Setup{Files: n, AddSeconds: time.Since(t0).Seconds(), CatalogBytes: dirBytes(lake)}
+	fmt.Printf("rocklake init + add --create: %.2fs, catalog %d bytes\n", setup.AddSeconds, setup.CatalogBytes)
+
+	glob := filepath.Join(data, "*.parquet")
+	uid := pickUserID(duck, glob, data, n)
+	ts := events.TS
+	mid, last := n/2, n-max(1, n/100)
+	queries := []struct{ name, where, sel string }{
+		{"one hour", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid), ts(mid+1)), "count(*), sum(amount)"},
+		{"user_id = v", fmt.Sprintf("user_id = %d", uid), "count(*), sum(amount)"},
+		{"category AND last 1%", fmt.Sprintf("category = 'cat7' AND ts >= '%s'", ts(last)), "count(*), sum(amount)"},
+		{"full count(*)", "", "count(*)"},
+	}
+
+	type qjob struct {
+		res                                    Result
+		rocklake, glob, exact, plan, selectOne *proc
+	}
+	var jobs []*qjob
+	for _, q := range queries {
+		where := ""
+		if q.where != "" {
+			where = " WHERE " + q.where
+		}
+		exact := exactFiles(duck, glob, where)
+		if len(exact) == 0 {
+			log.Fatalf("%s: no file holds a matching row", q.name)
+		}
+		exactSrc := "read_parquet([" + strings.Join(quoteAll(exact), ", ") + "])"
+		exactIsGlob := len(exact) == n
+		if exactIsGlob {
+			exactSrc = fmt.Sprintf("read_parquet('%s')", glob)
+		}
+		sqlFor := func(src string) string { return fmt.Sprintf("SELECT %s FROM %s%s", q.sel, src, where) }
+		j := &qjob{
+			res:      Result{Files: n, Query: q.name, SQL: sqlFor("events"), ExactFiles: len(exact), ExactIsGlob: exactIsGlob},
+			rocklake: &proc{args: []string{bin.rocklake, "--catalog", lake, "--format", "csv", "query", sqlFor("events")}, compareRows: true},
+			glob:     &proc{args: []string{bin.runSQL, sqlFor(fmt.Sprintf("read_parquet('%s')", glob))}, compareRows: true},
+			exact:    &proc{args: []string{bin.runSQL, sqlFor(exactSrc)}, compareRows: true},
+		}
+		pred := q.where
+		if pred == "" {
+			pred = "true"
+		}
+		j.plan = &proc{args: []string{bin.rocklake, "--catalog", lake, "--format", "json", "plan", "events", pred}}
+		if q.where == "" {
+			j.selectOne = &proc{args: []string{bin.selectOne}}
+		}
+		jobs = append(jobs, j)
+	}
+
+	// Round 0 warms the page cache and is not counted.
+	for round := range runs + 1 {
+		for _, j := range jobs {
+			ps := []*proc{j.rocklake, j.glob, j.exact, j.plan}
+			if j.selectOne != nil {
+				ps = append(ps, j.selectOne)
+			}
+			// Rotate the order so that no contender always follows another.
+			for k := range ps {
+				p := ps[(k+round)%len(ps)]
+				stdout, wall, cpu, rss := runProc(p.args)
+				if p.compareRows {
+					ans, err := answer(stdout)
+					if err != nil {
+						log.Fatalf("%s: %v in %q", j.res.Query, err, stdout)
+					}
+					p.answer = ans
+				}
+				if p == j.plan && round == 0 {
+					var pl struct {
+						Files struct{ Kept int } `json:"files"`
+					}
+					if err := json.Unmarshal(stdout, &pl); err != nil {
+						log.Fatalf("rocklake plan --format json: %v", err)
+					}
+					j.res.KeptFiles = pl.Files.Kept
+				}
+				if round == 0 {
+					continue
+				}
+				p.wall, p.cpu, p.rss = append(p.wall, wall), append(p.cpu, cpu), max(p.rss, rss)
+			}
+			// Every run's answers are checked, not only the first's.
+			if !sameNumbers(j.rocklake.answer, j.glob.answer) || j.glob.answer != j.exact.answer {
+				log.Fatalf("%s at %d files: answers differ: rocklake %q, glob %q, exact files %q",
+					j.res.Query, n, j.rocklake.answer, j.glob.answer, j.exact.answer)
+			}
+		}
+	}
+
+	var out []Result
+	for _, j := range jobs {
+		r := j.res
+		r.Answer = j.glob.answer
+		r.RocklakeMS, r.RocklakeCPU = results.MedianMS(j.rocklake.wall), results.MedianMS(j.rocklake.cpu)
+		r.GlobMS, r.GlobCPU = results.MedianMS(j.glob.wall), results.MedianMS(j.glob.cpu)
+		r.ExactMS, r.ExactCPU = results.MedianMS(j.exact.wall), results.MedianMS(j.exact.cpu)
+		r.PlanMS = results.MedianMS(j.plan.wall)
+		r.VsExact, r.GlobOver = round2(r.RocklakeMS/r.ExactMS), round2(r.GlobMS/r.RocklakeMS)
+		if j.selectOne != nil {
+			r.SelectOneMS = results.MedianMS(j.selectOne.wall)
+			r.VsSelectOne = round2(r.RocklakeMS / r.SelectOneMS)
+		}
+		r.MaxRSSKB.Rocklake, r.MaxRSSKB.Glob, r.MaxRSSKB.Exact = j.rocklake.rss, j.glob.rss, j.exact.rss
+		out = append(out, r)
+	}
+	return setup, out
+}
+
+// pickUserID takes the first user_id of the middle file, or of a later one
+// if that value also occurs in more than two files: the query is meant to
+// need one or two files, which min/max bounds of a random id cannot find.
+func pickUserID(duck *sql.DB, glob, data string, n int) int64 {
+	for h := n / 2; h < n; h++ {
+		var uid int64
+		if err := duck.QueryRow(fmt.Sprintf("SELECT user_id FROM read_parquet('%s') LIMIT 1", events.File(data, h))).Scan(&uid); err != nil {
+			log.Fatal(err)
+		}
+		if k := len(exactFiles(duck, glob, fmt.Sprintf(" WHERE user_id = %d", uid))); k <= 2 {
+			return uid
+		}
+	}
+	log.Fatal("no user_id in one or two files")
+	return 0
+}
+
+// exactFiles are the files holding a row that passes where, by a full scan.
+func exactFiles(duck *sql.DB, glob, where string) []string {
+	rs, err := duck.Query(fmt.Sprintf("SELECT DISTINCT filename FROM read_parquet('%s', filename=true)%s ORDER BY 1", glob, where))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rs.Close()
+	var files []string
+	for rs.Next() {
+		var f string
+		if err := rs.Scan(&f); err != nil {
+			log.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if err := rs.Err(); err != nil {
+		log.Fatal(err)
+	}
+	return files
+}
+
+func quoteAll(paths []string) []string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = "'" + strings.ReplaceAll(p, "'", "''") + "'"
+	}
+	return q
+}
+
+// runProc runs args as a new process and returns its standard output, its
+// wall time, its CPU time (user + system) and its peak resident set (KiB,
+// as Linux reports ru_maxrss).
+func runProc(args []string) (stdout []byte, wall, cpu time.Duration, maxRSS int64) {
+	cmd := exec.Command(args[0], args[1:]...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	t := time.Now()
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("%s: %v: %s", shortArgs(args), err, strings.TrimSpace(e.String()))
+	}
+	wall = time.Since(t)
+	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		maxRSS = ru.Maxrss
+	}
+	return o.Bytes(), wall, cpu, maxRSS
+}
+
+func mustRun(args ...string) {
+	runProc(args)
+}
+
+// shortArgs is a command line for a message, with a long SQL (a list of
+// files) cut.
+func shortArgs(args []string) string {
+	s := strings.Join(args, " ")
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// answer is a CSV result's data rows, the header left out (rocklake and
+// DuckDB may name an aggregate's column alike or not), as v|v|…; rows.
+func answer(out []byte) (string, error) {
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		return "", err
+	}
+	if len(recs) < 2 {
+		return "", fmt.Errorf("no result rows")
+	}
+	var b strings.Builder
+	for _, r := range recs[1:] {
+		b.WriteString(strings.Join(r, "|"))
+		b.WriteString(";")
+	}
+	return b.String(), nil
+}
+
+// sameNumbers compares answers whose decimals may print with a different
+// number of digits (a view's casts in rocklake), as bench/query does.
+func sameNumbers(a, b string) bool {
+	if a == b {
+		return true
+	}
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ';' })
+	}
+	as, bs := split(a), split(b)
+	if len(as) != len(bs) || strings.Count(a, ";") != strings.Count(b, ";") {
+		return false
+	}
+	for i := range as {
+		x, e1 := strconv.ParseFloat(as[i], 64)
+		y, e2 := strconv.ParseFloat(bs[i], 64)
+		if as[i] != bs[i] && (e1 != nil || e2 != nil || x != y) {
+			return false
+		}
+	}
+	return true
+}
+
+func printTable(out Output) {
+	fmt.Printf("\nnew processes, median of %d rounds (wall ms; CPU ms in brackets); each round runs every contender once\n", out.Runs)
+	fmt.Printf("%6s %-21s %6s %6s %16s %16s %16s %9s %9s %8s  %s\n",
+		"FILES", "QUERY", "EXACT", "KEPT", "ROCKLAKE", "EXACT FILES", "GLOB", "RL/EXACT", "GLOB/RL", "RL PLAN", "ANSWER")
+	for _, r := range out.Results {
+		exact := fmt.Sprint(r.ExactFiles)
+		if r.ExactIsGlob {
+			exact += "*"
+		}
+		fmt.Printf("%6d %-21s %6s %6d %16s %16s %16s %8.2fx %8.1fx %8.2f  %s\n",
+			r.Files, r.Query, exact, r.KeptFiles, msCPU(r.RocklakeMS, r.RocklakeCPU), msCPU(r.ExactMS, r.ExactCPU),
+			msCPU(r.GlobMS, r.GlobCPU), r.VsExact, r.GlobOver, r.PlanMS, r.Answer)
+	}
+	fmt.Println("EXACT: files holding a matching row (* all of them: that contender reads the glob); KEPT: files rocklake's plan keeps;")
+	fmt.Println("RL PLAN: `rocklake plan` of the same WHERE alone, in a new process (catalog work, no DuckDB)")
+	for _, r := range out.Results {
+		if r.SelectOneMS > 0 {
+			fmt.Printf("%6d files: full count(*): rocklake %.2f ms, DuckDB SELECT 1 process %.2f ms: rocklake/SELECT 1 %.2fx\n",
+				r.Files, r.RocklakeMS, r.SelectOneMS, r.VsSelectOne)
+		}
+	}
+	for _, r := range out.Results {
+		fmt.Printf("%6d files, %-21s peak RSS MiB: rocklake %6.1f  exact files %6.1f  glob %6.1f\n", r.Files, r.Query,
+			float64(r.MaxRSSKB.Rocklake)/1024, float64(r.MaxRSSKB.Exact)/1024, float64(r.MaxRSSKB.Glob)/1024)
+	}
+}
+
+func msCPU(wall, cpu float64) string { return fmt.Sprintf("%.1f (%.1f)", wall, cpu) }
+
+// planProcess times `rocklake plan` of bench/plan's one-column range
+// predicate over a large catalog, each run a new process.
+func planProcess(rocklake, lake string, n, runs int) *PlanProcess {
+	if _, err := os.Stat(lake); err != nil {
+		log.Fatalf("-plan-catalog: %v (make it with go run ./bench/plan -files %d -runs 2 -keep DIR)", err, n)
+	}
+	pred := synth.Predicates(n)[0].SQL
+	args := []string{rocklake, "--catalog", lake, "--format", "json", "plan", synth.Table, pred}
+	p := &PlanProcess{Catalog: lake, Predicate: pred, Runs: runs}
+	var wall, cpu []time.Duration
+	// The first run warms the page cache and is not counted.
+	for i := range runs + 1 {
+		stdout, w, c, rss := runProc(args)
+		if i == 0 {
+			var pl struct {
+				Files struct{ Total, Kept int } `json:"files"`
+			}
+			if err := json.Unmarshal(stdout, &pl); err != nil {
+				log.Fatalf("rocklake plan --format json: %v", err)
+			}
+			p.Kept, p.Total = pl.Files.Kept, pl.Files.Total
+			continue
+		}
+		wall, cpu, p.MaxRSSKB = append(wall, w), append(cpu, c), max(p.MaxRSSKB, rss)
+	}
+	p.WallMS, p.CPUMS = results.MedianMS(wall), results.MedianMS(cpu)
+	fmt.Printf("\nrocklake plan %s %q over %s, new process, median of %d: wall %.1f ms, CPU %.1f ms, peak RSS %.1f MiB; %d of %d files kept\n",
+		synth.Table, pred, lake, runs, p.WallMS, p.CPUMS, float64(p.MaxRSSKB)/1024, p.Kept, p.Total)
+	return p
+}
+
+func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
