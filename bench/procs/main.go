@@ -282,7 +282,7 @@ func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
 				p.wall, p.cpu = append(p.wall, wall), append(p.cpu, cpu)
 			}
 			// Every run's answers are checked, not only the first's.
-			if !sameNumbers(j.rocklake.answer, j.glob.answer) || j.glob.answer != j.exact.answer {
+			if !results.SameAnswer(j.rocklake.answer, j.glob.answer) || j.glob.answer != j.exact.answer {
 				log.Fatalf("%s at %d files: answers differ: rocklake %q, glob %q, exact files %q",
 					j.res.Query, n, j.rocklake.answer, j.glob.answer, j.exact.answer)
 			}
@@ -438,29 +438,6 @@ func answer(out []byte) (string, error) {
 		b.WriteString(";")
 	}
 	return b.String(), nil
-}
-
-// sameNumbers compares answers whose decimals may print with a different
-// number of digits (a view's casts in rocklake), as bench/query does.
-func sameNumbers(a, b string) bool {
-	if a == b {
-		return true
-	}
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ';' })
-	}
-	as, bs := split(a), split(b)
-	if len(as) != len(bs) || strings.Count(a, ";") != strings.Count(b, ";") {
-		return false
-	}
-	for i := range as {
-		x, e1 := strconv.ParseFloat(as[i], 64)
-		y, e2 := strconv.ParseFloat(bs[i], 64)
-		if as[i] != bs[i] && (e1 != nil || e2 != nil || x != y) {
-			return false
-		}
-	}
-	return true
 }
 
 func printTable(out Output) {

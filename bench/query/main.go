@@ -18,7 +18,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -212,7 +211,7 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !sameNumbers(got, gAns) || oAns != gAns {
+			if !results.SameAnswer(got, gAns) || oAns != gAns {
 				return nil, fmt.Errorf("%s: rocklake %q, glob %q, oracle %q", q.name, got, gAns, oAns)
 			}
 			want = gAns
@@ -234,24 +233,4 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// sameNumbers compares answers whose decimals DuckDB may print with a
-// different number of digits through a view's casts.
-func sameNumbers(a, b string) bool {
-	if a == b {
-		return true
-	}
-	as, bs := strings.Split(a, "|"), strings.Split(b, "|")
-	if len(as) != len(bs) {
-		return false
-	}
-	for i := range as {
-		x, e1 := strconv.ParseFloat(as[i], 64)
-		y, e2 := strconv.ParseFloat(bs[i], 64)
-		if as[i] != bs[i] && (e1 != nil || e2 != nil || x != y) {
-			return false
-		}
-	}
-	return true
 }
