@@ -98,17 +98,17 @@ var wqKnownBroken = map[string]string{
 	// type for cast (BOOLEAN -> DATE)"); read with other files, it answers.
 	// Tagged only where rocklake reading every file equals the oracle.
 	"duckdb-cast-bug": "DuckDB fails over exactly the kept files with an internal cast error",
-	// DuckDB 1.5.6's sort-based ASOF join matches rows it must not once an
-	// input holds 64 or more rows whose equality key is NULL: over 40 keyed
-	// rows and 100 NULL-keyed ones, `a ASOF JOIN b ON a.k = b.k AND a.c >=
-	// b.c` gives 40 rows where 36 match (duckdb/duckdb#23933, fixed upstream
-	// by duckdb/duckdb#24199, after 1.5.6). Whether it shows depends on how
-	// the input is read (a table or a union of file scans), so rocklake and
-	// the oracle can give two different answers over the same rows. Tagged
-	// only where rocklake reading every file gives rocklake's answer (so
-	// pruning changed nothing) and that same read, with DuckDB's
-	// nested-loop ASOF join forced, gives the oracle's.
-	"duckdb-asof-null": "DuckDB 1.5.6's sort-based ASOF join matches rows with NULL keys (duckdb/duckdb#23933)",
+	// DuckDB 1.5.6's sort-based ASOF join (planned once the left side has
+	// 64 rows or more) pairs a row whose inequality column is NULL with
+	// another row: over 100 rows with 10 NULLs in c, `a ASOF JOIN b ON a.k =
+	// b.k AND a.c >= b.c` gives 100 rows where 90 match (duckdb/duckdb#23933,
+	// fixed upstream by duckdb/duckdb#24199, after 1.5.6). Whether it shows
+	// depends on DuckDB's estimate of the left side (a table or a union of
+	// file scans), so rocklake and the oracle can give two different answers
+	// over the same rows. Tagged only where rocklake reading every file gives
+	// rocklake's answer (so pruning changed nothing) and that same read,
+	// with DuckDB's nested-loop ASOF join forced, gives the oracle's.
+	"duckdb-asof-null": "DuckDB 1.5.6's sort-based ASOF join pairs rows whose inequality column is NULL (duckdb/duckdb#23933)",
 }
 
 // wqKind is a column's family: which table types it may have and which
