@@ -24,6 +24,8 @@
 //	0F table   file                       FileToDelete      expired, awaiting cleanup
 //	10 table   column  file               MembershipFilter  distinct values of a column in a file
 //	11                                    fence      random bytes every write replaces, on condition
+//	12 table   column  level  first          MembershipSlab    files of one slab of signatures
+//	13 table   column  level  first  group(4) MembershipGroup  a slab's words, block-major
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -31,6 +33,11 @@
 // returns exactly the rows it needs, in file order, without touching the
 // stats of other columns. Row-group stats follow the same order for the
 // same reason.
+//
+// Rows 12 and 13 are the membership index: per column, the files'
+// signatures in slabs, so that a probe of `col = v` reads one group per
+// slab (8 bytes per file) and then only the candidates' filters
+// (membership.go draws it).
 //
 // # Values
 //

@@ -246,7 +246,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if tableGone {
 			res.TablesForgotten++
 			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
-				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter} {
+				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
+				tagMemberSlab, tagMemberGroup} {
 				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}

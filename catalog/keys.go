@@ -25,6 +25,8 @@ const (
 	tagFileToDelete      byte = 0x0F // 0F table file                   → FileToDelete (expired, awaiting cleanup)
 	tagFileFilter        byte = 0x10 // 10 table column file            → MembershipFilter
 	tagFence             byte = 0x11 // 11                              → random bytes every write replaces (fence.go)
+	tagMemberSlab        byte = 0x12 // 12 table column level first     → MembershipSlab (membership.go)
+	tagMemberGroup       byte = 0x13 // 13 table column level first group(4) → MembershipGroup
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -46,6 +48,8 @@ var allTags = map[string]byte{
 	"file_to_delete":      tagFileToDelete,
 	"file_filter":         tagFileFilter,
 	"fence":               tagFence,
+	"membership_slab":     tagMemberSlab,
+	"membership_group":    tagMemberGroup,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort
@@ -76,4 +80,9 @@ func idAt(k []byte, i int) (int64, error) {
 		return 0, fmt.Errorf("catalog: key %x too short for id %d", k, i)
 	}
 	return int64(binary.BigEndian.Uint64(k[off:])), nil
+}
+
+// groupKey uses 4 bytes for the group ordinal.
+func groupKey(table, column, level, first int64, group int) []byte {
+	return binary.BigEndian.AppendUint32(key(tagMemberGroup, table, column, level, first), uint32(group))
 }

@@ -95,6 +95,11 @@ type Filter struct {
 	Kind     string
 	Data     []byte
 	Distinct int64
+	// Signature, when set, is the file's membership signature
+	// (membership.BuildSignature over the same values): the commit adds it
+	// to the column's slabs, the catalog-wide index a probe reads a few
+	// bytes of per file (membership.go).
+	Signature []uint64
 }
 
 // Txn collects changes that Commit applies as one new snapshot, atomically.
@@ -300,6 +305,7 @@ type tableState struct {
 	seeded     bool
 	varLists   map[int64][][]VariantStats // new files' variant stats per column
 	varsLoaded bool
+	sigs       map[int64][]fileSig // new files' membership signatures per column
 }
 
 type addedFile struct {
@@ -880,6 +886,15 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 					return fmt.Errorf("%w file %s column %q: membership filter of kind %q: %v", ErrInvalid, nf.Path, strings.Join(fc.Path, "."), fl.Kind, err)
 				}
 				w.put(key(tagFileFilter, ts.t.ID, col.ID, f.ID), &catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
+				if fl.Signature != nil {
+					if err := checkSignature(fl.Signature); err != nil {
+						return fmt.Errorf("%w file %s column %q: %v", ErrInvalid, nf.Path, strings.Join(fc.Path, "."), err)
+					}
+					if ts.sigs == nil {
+						ts.sigs = map[int64][]fileSig{}
+					}
+					ts.sigs[col.ID] = append(ts.sigs[col.ID], fileSig{f.ID, fl.Signature})
+				}
 			}
 		}
 		for _, c := range ts.cols {
@@ -1225,6 +1240,9 @@ func (w *commitWriter) finish(token []byte) error {
 			}
 		}
 		w.put(key(tagTableStats, ts.t.ID), ts.stats.toPB(w.next))
+		if err := w.writeSlabs(ts); err != nil {
+			return err
+		}
 	}
 	w.next.Changes = Changes{
 		CreatedTables: w.changes.CreatedTables, DroppedTables: w.changes.DroppedTables,

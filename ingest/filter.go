@@ -126,7 +126,8 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 	if err != nil {
 		return nil, 0, err
 	}
-	return &catalog.Filter{Kind: membership.Kind, Data: data, Distinct: int64(distinct)}, nonNull, nil
+	sig := membership.BuildSignature(hashes, membership.SignatureBlocks(distinct))
+	return &catalog.Filter{Kind: membership.Kind, Data: data, Distinct: int64(distinct), Signature: sig}, nonNull, nil
 }
 
 // batchReader is arrow-go's typed column chunk reader.

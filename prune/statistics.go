@@ -29,12 +29,12 @@ func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *ex
 		}
 		var col ColumnStats = cb
 		if eq[c.ID] && !opts.NoFilters {
-			fl, err := r.Filters(tableID, c.ID)
+			mi, err := r.MemberIndex(tableID, c.ID)
 			if err != nil {
 				return nil, err
 			}
-			if fl != nil {
-				col = filteredFiles{cb, fl}
+			if mi != nil {
+				col = filteredFiles{cb, mi}
 			}
 		}
 		s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
@@ -51,13 +51,14 @@ func (s *fileStats) Column(id int64) ColumnStats {
 	return nil
 }
 
-// filteredFiles is a column's file stats with its membership filters.
+// filteredFiles is a column's file stats with its membership index (the
+// files' filters, probed through the column's slabs).
 type filteredFiles struct {
 	*catalog.ColumnBounds
-	fl *catalog.FilterSet
+	mi *catalog.MemberIndex
 }
 
-func (c filteredFiles) Absent(i int, value []byte) bool { return !c.fl.MayContain(i, value) }
+func (c filteredFiles) Absent(i int, value []byte) bool { return c.mi.Absent(i, value) }
 
 // unitStats holds statistics unit by unit: a file's row groups, or the
 // pieces of a row group.

@@ -1592,6 +1592,134 @@ func (x *MembershipFilter) GetDistinctCount() int64 {
 	return 0
 }
 
+// MembershipSlab heads a slab of membership signatures (package
+// membership): the files it covers, in the order of their words in each
+// group, and the signatures' shape. Its groups are MembershipGroup rows.
+type MembershipSlab struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Kind   string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Blocks int32                  `protobuf:"varint,2,opt,name=blocks,proto3" json:"blocks,omitempty"`
+	// level is the slab's merge tier: a slab written by one commit is level
+	// 0; merging slabs of level l makes one of level l+1.
+	Level   int32   `protobuf:"varint,3,opt,name=level,proto3" json:"level,omitempty"`
+	FileIds []int64 `protobuf:"varint,4,rep,packed,name=file_ids,json=fileIds,proto3" json:"file_ids,omitempty"`
+	// groups is the number of MembershipGroup rows (membership.Groups).
+	Groups        int32 `protobuf:"varint,5,opt,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MembershipSlab) Reset() {
+	*x = MembershipSlab{}
+	mi := &file_catalog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MembershipSlab) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MembershipSlab) ProtoMessage() {}
+
+func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
+func (*MembershipSlab) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *MembershipSlab) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *MembershipSlab) GetBlocks() int32 {
+	if x != nil {
+		return x.Blocks
+	}
+	return 0
+}
+
+func (x *MembershipSlab) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *MembershipSlab) GetFileIds() []int64 {
+	if x != nil {
+		return x.FileIds
+	}
+	return nil
+}
+
+func (x *MembershipSlab) GetGroups() int32 {
+	if x != nil {
+		return x.Groups
+	}
+	return 0
+}
+
+// MembershipGroup is one stored group of a slab: consecutive blocks, each
+// one little-endian word per file.
+type MembershipGroup struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Words         []byte                 `protobuf:"bytes,1,opt,name=words,proto3" json:"words,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MembershipGroup) Reset() {
+	*x = MembershipGroup{}
+	mi := &file_catalog_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MembershipGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MembershipGroup) ProtoMessage() {}
+
+func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
+func (*MembershipGroup) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *MembershipGroup) GetWords() []byte {
+	if x != nil {
+		return x.Words
+	}
+	return nil
+}
+
 var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
@@ -1760,7 +1888,15 @@ const file_catalog_proto_rawDesc = "" +
 	"\x10MembershipFilter\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
-	"\x0edistinct_count\x18\x03 \x01(\x03R\rdistinctCount*e\n" +
+	"\x0edistinct_count\x18\x03 \x01(\x03R\rdistinctCount\"\x85\x01\n" +
+	"\x0eMembershipSlab\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06blocks\x18\x02 \x01(\x05R\x06blocks\x12\x14\n" +
+	"\x05level\x18\x03 \x01(\x05R\x05level\x12\x19\n" +
+	"\bfile_ids\x18\x04 \x03(\x03R\afileIds\x12\x16\n" +
+	"\x06groups\x18\x05 \x01(\x05R\x06groups\"'\n" +
+	"\x0fMembershipGroup\x12\x14\n" +
+	"\x05words\x18\x01 \x01(\fR\x05words*e\n" +
 	"\tOwnership\x12\x18\n" +
 	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +
 	"\x0eOWNERSHIP_USER\x10\x01\x12\x13\n" +
@@ -1780,7 +1916,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -1799,6 +1935,8 @@ var file_catalog_proto_goTypes = []any{
 	(*TableColumnStats)(nil), // 14: rocklake.catalog.v1.TableColumnStats
 	(*FileToDelete)(nil),     // 15: rocklake.catalog.v1.FileToDelete
 	(*MembershipFilter)(nil), // 16: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 17: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 18: rocklake.catalog.v1.MembershipGroup
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -1834,7 +1972,7 @@ func file_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
