@@ -191,7 +191,7 @@ func (w *commitWriter) mergeSlabs(table, col, level int64, blocks int, from []*s
 	var files []fileSig
 	for _, s := range from {
 		if s.sigs == nil {
-			if err := w.readSlab(table, col, s); err != nil {
+			if err := readSlab(w.r, table, col, s); err != nil {
 				return nil, err
 			}
 		}
@@ -212,9 +212,10 @@ func (w *commitWriter) mergeSlabs(table, col, level int64, blocks int, from []*s
 	return chunkSlabs(level, blocks, files), nil
 }
 
-func (w *commitWriter) readSlab(table, col int64, s *slab) error {
+// readSlab reads a stored slab's signatures.
+func readSlab(r *Reader, table, col int64, s *slab) error {
 	groups := make([][]byte, 0, s.groups)
-	err := scanPrefix(w.r, key(tagMemberGroup, table, col, s.level, s.first), func(k, v []byte) error {
+	err := scanPrefix(r, key(tagMemberGroup, table, col, s.level, s.first), func(k, v []byte) error {
 		var p catalogpb.MembershipGroup
 		if err := decodeValue(v, &p); err != nil {
 			return fmt.Errorf("membership group %x: %w", k, err)
@@ -495,4 +496,75 @@ func (m *MemberIndex) getMany(keys [][]byte) ([][]byte, error) {
 		m.bytes.Add(int64(len(v)))
 	}
 	return vals, nil
+}
+
+// SignatureReader reads single files' signatures out of their slabs, for
+// checks that compare them with the data (rocklake verify). It keeps the
+// last slab it decoded: ask in file id order.
+type SignatureReader struct {
+	r             *Reader
+	table, column int64
+	heads         []slab // loaded on first use; sigs of one at a time
+	loaded        bool
+	cur           *slab
+}
+
+// Signatures returns a reader of the column's file signatures.
+func (r *Reader) Signatures(tableID, columnID int64) *SignatureReader {
+	return &SignatureReader{r: r, table: tableID, column: columnID}
+}
+
+// Of is file's signature, or false when no slab holds one for it.
+func (s *SignatureReader) Of(fileID int64) ([]uint64, bool, error) {
+	if !s.loaded {
+		err := scanPrefix(s.r, key(tagMemberSlab, s.table, s.column), func(k, v []byte) error {
+			var p catalogpb.MembershipSlab
+			if err := decodeValue(v, &p); err != nil {
+				return fmt.Errorf("membership slab %x: %w", k, err)
+			}
+			if p.Kind != membership.SigKind {
+				return nil
+			}
+			level, err := idAt(k, 2)
+			if err != nil {
+				return err
+			}
+			first, err := idAt(k, 3)
+			if err != nil {
+				return err
+			}
+			s.heads = append(s.heads, slab{level: level, first: first, ids: p.FileIds, blocks: int(p.Blocks), groups: int(p.Groups), stored: true})
+			return nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		s.loaded = true
+	}
+	find := func(sl *slab) int {
+		if sl == nil {
+			return -1
+		}
+		if j, ok := slices.BinarySearch(sl.ids, fileID); ok {
+			return j
+		}
+		return -1
+	}
+	if j := find(s.cur); j >= 0 {
+		return s.cur.sigs[j], true, nil
+	}
+	for k := range s.heads {
+		h := &s.heads[k]
+		j := find(h)
+		if j < 0 {
+			continue
+		}
+		sl := *h
+		if err := readSlab(s.r, s.table, s.column, &sl); err != nil {
+			return nil, false, err
+		}
+		s.cur = &sl
+		return sl.sigs[j], true, nil
+	}
+	return nil, false, nil
 }

@@ -12,6 +12,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/engine"
 	"rocklake/internal/sqllex"
+	"rocklake/membership"
 	"rocklake/stats"
 	"rocklake/types"
 )
@@ -36,8 +37,8 @@ type VerifyReport struct {
 // its registered size. With deep, it also reads every column of every row
 // group through DuckDB and reports each stored bound that excludes a value
 // present in the data, each NULL count that is wrong, each
-// contains_nan=false over a NaN, and each value a membership filter rules
-// out.
+// contains_nan=false over a NaN, and each value a membership filter or
+// the membership index's signature rules out.
 func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64, deep bool) (*VerifyReport, error) {
 	st, err := openTable(e.Catalog(), snapshot, table)
 	if err != nil {
@@ -46,6 +47,7 @@ func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64,
 	defer st.r.Close()
 	r, t, files, cols := st.r, st.t, st.files, st.cols
 	rep := &VerifyReport{Table: t.Name, Snapshot: r.Snapshot().ID, Files: len(files), Problems: []Problem{}}
+	sigs := map[int64]*catalog.SignatureReader{}
 	for _, f := range files {
 		path := f.Location(t)
 		bad := func(format string, args ...any) {
@@ -75,7 +77,7 @@ func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64,
 		if rows != f.RecordCount {
 			bad("holds %d rows, registered as %d", rows, f.RecordCount)
 		}
-		n, err := verifyFile(ctx, e, r, t, f, path, cols, bad)
+		n, err := verifyFile(ctx, e, r, sigs, t, f, path, cols, bad)
 		if err != nil {
 			return nil, err
 		}
@@ -104,8 +106,8 @@ type verifyUnit struct {
 // verifyFile checks one file's file and row-group stats, for every column
 // with ordered values, against the values DuckDB reads (cast to the
 // table's types, as queries read them), and its membership filters.
-func verifyFile(ctx context.Context, e *engine.Engine, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string,
-	all []catalog.Column, bad func(string, ...any)) (int, error) {
+func verifyFile(ctx context.Context, e *engine.Engine, r *catalog.Reader, sigs map[int64]*catalog.SignatureReader, t catalog.Table,
+	f catalog.DataFile, path string, all []catalog.Column, bad func(string, ...any)) (int, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return 0, err
@@ -126,7 +128,12 @@ func verifyFile(ctx context.Context, e *engine.Engine, r *catalog.Reader, t cata
 	}
 	checked := 0
 	for i, col := range cols {
-		n, err := verifyFilter(ctx, e, r, t, pos, path, col, codecs[i], bad)
+		sr := sigs[col.ID]
+		if sr == nil {
+			sr = r.Signatures(t.ID, col.ID)
+			sigs[col.ID] = sr
+		}
+		n, err := verifyFilter(ctx, e, r, sr, t, pos, f.ID, path, col, codecs[i], bad)
 		if err != nil {
 			return 0, err
 		}
@@ -325,10 +332,14 @@ func verifyUnits(ctx context.Context, e *engine.Engine, path string, cols []cata
 // verifyFilter checks a file's membership filter for a column against the
 // distinct values DuckDB reads: a value the filter rules out would make
 // plans skip a file that holds it. It counts one unit when it checked.
-func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, t catalog.Table, pos int, path string, col catalog.Column,
+func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, sigs *catalog.SignatureReader, t catalog.Table, pos int, fileID int64, path string, col catalog.Column,
 	codec *types.Codec, bad func(string, ...any)) (int, error) {
 	fl, err := r.Filters(t.ID, col.ID)
 	if err != nil || fl == nil || !fl.Has(pos) {
+		return 0, err
+	}
+	sig, hasSig, err := sigs.Of(fileID)
+	if err != nil {
 		return 0, err
 	}
 	c := "d." + sqllex.QuoteName(col.Name)
@@ -339,6 +350,7 @@ func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, t ca
 	}
 	defer rows.Close()
 	missing, first := 0, ""
+	sigMissing, sigFirst := 0, ""
 	for rows.Next() {
 		var text string
 		if err := rows.Scan(&text); err != nil {
@@ -358,12 +370,21 @@ func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, t ca
 			}
 			missing++
 		}
+		if hasSig && !membership.SignatureMayContain(sig, membership.Hash(enc)) {
+			if sigMissing == 0 {
+				sigFirst = text
+			}
+			sigMissing++
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return 1, err
 	}
 	if missing > 0 {
 		bad("column %s: the membership filter rules out %d values the file holds (first: %s)", col.Name, missing, first)
+	}
+	if sigMissing > 0 {
+		bad("column %s: the membership index's signature rules out %d values the file holds (first: %s)", col.Name, sigMissing, sigFirst)
 	}
 	return 1, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,7 +88,8 @@ func TestVerifyMembershipFilters(t *testing.T) {
 	}
 	good := filepath.Join(dir, "good.parquet")
 	bad := filepath.Join(dir, "bad.parquet")
-	for _, p := range []string{good, bad} {
+	badSig := filepath.Join(dir, "badsig.parquet")
+	for _, p := range []string{good, bad, badSig} {
 		if err := pqwrite.Write(p, []pqwrite.Column{{Name: "id", Type: types.MustParseType("int64"), Values: ids}}, pqwrite.Options{}); err != nil {
 			t.Fatal(err)
 		}
@@ -109,6 +111,29 @@ func TestVerifyMembershipFilters(t *testing.T) {
 	if _, err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	// One whose filter is right and whose signature (in the membership
+	// index) holds other values.
+	codec, _ := types.CodecFor(types.MustParseType("int64"))
+	var hs []uint64
+	for _, v := range ids {
+		e, err := codec.Encode(*v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, membership.Hash(e))
+	}
+	right, d, err := membership.Build(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ = c.Begin()
+	tx.AddFiles("t", catalog.NewFile{Path: badSig, RecordCount: 1500, FileSizeBytes: st.Size(), RowGroupCount: 1,
+		Columns: []catalog.FileColumn{{Path: []string{"id"}, Stats: stats.Column{RowCount: 1500},
+			Filter: &catalog.Filter{Kind: membership.Kind, Data: right, Distinct: int64(d),
+				Signature: membership.BuildSignature([]uint64{1, 2, 3}, membership.SignatureBlocks(d))}}}})
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 	e, err := engine.New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +147,9 @@ func TestVerifyMembershipFilters(t *testing.T) {
 	for _, p := range rep.Problems {
 		found = append(found, filepath.Base(p.Path)+": "+p.What)
 	}
-	if len(found) != 1 || !strings.HasPrefix(found[0], "bad.parquet: column id: the membership filter rules out 1500 values") {
+	slices.Sort(found)
+	if len(found) != 2 || !strings.HasPrefix(found[0], "bad.parquet: column id: the membership filter rules out 1500 values") ||
+		!strings.HasPrefix(found[1], "badsig.parquet: column id: the membership index's signature rules out 1") {
 		t.Fatalf("problems: %q", found)
 	}
 }
