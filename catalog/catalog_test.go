@@ -29,7 +29,7 @@ func TestTagsAreDistinct(t *testing.T) {
 	if tagFileColumnStats != 0x09 {
 		t.Fatal("file column stats keep DuckLake's tag 0x09")
 	}
-	if len(allTags) != 18 {
+	if len(allTags) != 22 {
 		t.Fatalf("allTags lists %d tags; update it with every new tag", len(allTags))
 	}
 }

@@ -45,7 +45,6 @@ import (
 // FileSet is a table's live files at a snapshot, in file id order. It is
 // shared: read it, never modify it.
 type FileSet struct {
-	Files         []DataFile
 	IDs           []int64
 	RecordCounts  []int64
 	RowGroupCount []int32
@@ -56,6 +55,15 @@ type FileSet struct {
 	// EmptyFiles is the number of files without rows (a planner skips
 	// them; with none it need not look).
 	EmptyFiles int
+
+	table int64
+	// files holds the files' rows as far as they were read (Reader.FileAt):
+	// all of them when built from rows, on demand when built from blocks.
+	files []atomic.Pointer[DataFile]
+	// blocks is set when the set was built from file blocks (blocks.go):
+	// each block's first id and its files' positions here.
+	blocks     []fsBlock
+	fromBlocks bool
 
 	built // where it was built, to extend it after appends
 }
@@ -68,10 +76,16 @@ type built struct{ snap, nextFileID int64 }
 // Len is the number of files.
 func (s *FileSet) Len() int { return len(s.IDs) }
 
+// memory counts the rows FileAt may keep as if all were read: an entry's
+// size is charged once, when it is cached.
 func (s *FileSet) memory() int64 {
-	n := int64(len(s.Files)) * int64(unsafe.Sizeof(DataFile{})+8+8+4+8)
-	for i := range s.Files {
-		n += int64(len(s.Files[i].Path) + len(s.Files[i].Format))
+	n := int64(len(s.IDs)) * int64(unsafe.Sizeof(DataFile{})+8+8+8+4+8+4)
+	for i := range s.files {
+		if f := s.files[i].Load(); f != nil {
+			n += int64(len(f.Path) + len(f.Format))
+		} else {
+			n += 64 // a path, when it is read
+		}
 	}
 	return n
 }
@@ -274,9 +288,35 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 	if v, ok := r.c.plan.get(k).(*FileSet); ok {
 		return v, nil
 	}
+	blocks, err := r.readsBlocks(tableID)
+	if err != nil {
+		return nil, err
+	}
+	if blocks {
+		base, _ := r.c.plan.base(k).(*FileSet)
+		if base != nil {
+			ok, err := r.extendable(tableID, base.built)
+			if err != nil {
+				return nil, err
+			}
+			if ok && base.fromBlocks {
+				extensions.Add(1)
+			} else {
+				base = nil
+			}
+		}
+		s, err := r.blocksFileSet(tableID, base)
+		if err != nil {
+			return nil, err
+		}
+		r.c.plan.put(k, s, s.memory())
+		return s, nil
+	}
 	var files []DataFile
-	var err error
 	base, _ := r.c.plan.base(k).(*FileSet)
+	if base != nil && base.fromBlocks {
+		base = nil
+	}
 	if base != nil {
 		ok, err := r.extendable(tableID, base.built)
 		if err != nil {
@@ -289,7 +329,10 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 	if base != nil {
 		extensions.Add(1)
 		// Only the rows of files added since base: one short range scan.
-		files = append(make([]DataFile, 0, len(base.Files)+64), base.Files...)
+		files = make([]DataFile, len(base.IDs), len(base.IDs)+64)
+		for i := range base.files {
+			files[i] = *base.files[i].Load()
+		}
 		var p catalogpb.DataFile
 		err = r.scan(key(tagDataFile, tableID, base.nextFileID), kv.PrefixEnd(key(tagDataFile, tableID)), func(k, v []byte) error {
 			p.Reset()
@@ -307,10 +350,12 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &FileSet{Files: files, IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
+	s := &FileSet{IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
 		RowGroupCount: make([]int32, len(files)), SizeBytes: make([]int64, len(files)),
+		table: tableID, files: make([]atomic.Pointer[DataFile], len(files)),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	for i, f := range files {
+		s.files[i].Store(&files[i])
 		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
 		s.TotalRowGroups += int64(f.RowGroupCount)
 		s.TotalBytes += f.FileSizeBytes
@@ -360,6 +405,12 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 			from, fresh = base.nextFileID, n0
 		}
 	}
+	if fs.fromBlocks {
+		if err := r.blocksColumnBounds(fs, tableID, columnID, from, cb, mins, maxs); err != nil {
+			return nil, err
+		}
+		return r.finishBounds(k, cb, mins, maxs, fresh), nil
+	}
 	var p catalogpb.ColumnStats
 	err = scanAligned(r, fs, key(tagFileColumnStats, tableID, columnID), from, func(i int, fileID int64, v []byte) error {
 		p.Reset()
@@ -404,17 +455,23 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.finishBounds(k, cb, mins, maxs, fresh), nil
+}
+
+// finishBounds packs the bounds, derives the facts of files from fresh on
+// and caches cb.
+func (r *Reader) finishBounds(k cacheKey, cb *ColumnBounds, mins, maxs [][]byte, fresh int) *ColumnBounds {
 	cb.min, cb.max = packBounds(mins), packBounds(maxs)
 	// Derived from Fill, so that the facts and the stats they summarise
 	// cannot disagree.
 	var st stats.Column
-	for i := fresh; i < n; i++ {
+	for i := fresh; i < len(cb.flags); i++ {
 		if cb.Fill(i, &st) {
 			cb.facts[i] = stats.FactsOf(&st)
 		}
 	}
 	r.c.plan.put(k, cb, cb.memory())
-	return cb, nil
+	return cb
 }
 
 // scanAligned scans rows keyed prefix | file id, for files from id from

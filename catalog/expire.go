@@ -10,6 +10,8 @@ import (
 	"sort"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"rocklake/catalog/catalogpb"
 	"rocklake/kv"
 )
@@ -243,11 +245,35 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if err != nil {
 			return nil, err
 		}
+		if !tableGone {
+			forgot := map[int64]bool{}
+			for _, f := range files {
+				if f.f.TableID == t.Id {
+					forgot[f.f.ID] = true
+				}
+			}
+			put := func(k []byte, m proto.Message) error {
+				if dryRun {
+					return nil
+				}
+				v, err := encodeValue(m)
+				if err != nil {
+					return err
+				}
+				return b.Set(k, v)
+			}
+			err := expireBlocks(kvs, t.Id, colIDs, oldest.ID, forgot,
+				func(k []byte, m *catalogpb.FileBlock) error { return put(k, m) },
+				func(k []byte, m *catalogpb.StatsBlock) error { return put(k, m) }, del)
+			if err != nil {
+				return nil, err
+			}
+		}
 		if tableGone {
 			res.TablesForgotten++
 			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
 				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
-				tagMemberSlab, tagMemberGroup} {
+				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagRemovedFiles, tagBlocksMarker} {
 				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}

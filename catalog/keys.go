@@ -27,6 +27,10 @@ const (
 	tagFence             byte = 0x11 // 11                              → random bytes every write replaces (fence.go)
 	tagMemberSlab        byte = 0x12 // 12 table column level first     → MembershipSlab (membership.go)
 	tagMemberGroup       byte = 0x13 // 13 table column level first group(4) → MembershipGroup
+	tagFileBlock         byte = 0x14 // 14 table first                  → FileBlock (blocks.go)
+	tagStatsBlock        byte = 0x15 // 15 table column first           → StatsBlock
+	tagRemovedFiles      byte = 0x16 // 16 table end                    → RemovedFiles
+	tagBlocksMarker      byte = 0x17 // 17 table                        → FileBlocks: the blocks are complete
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -50,6 +54,10 @@ var allTags = map[string]byte{
 	"fence":               tagFence,
 	"membership_slab":     tagMemberSlab,
 	"membership_group":    tagMemberGroup,
+	"file_block":          tagFileBlock,
+	"stats_block":         tagStatsBlock,
+	"removed_files":       tagRemovedFiles,
+	"blocks_marker":       tagBlocksMarker,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

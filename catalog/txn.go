@@ -306,6 +306,9 @@ type tableState struct {
 	varLists   map[int64][][]VariantStats // new files' variant stats per column
 	varsLoaded bool
 	sigs       map[int64][]fileSig // new files' membership signatures per column
+	// blocks: the table's files are all in file blocks (blocks.go);
+	// blocksKnown: blocks was read.
+	blocks, blocksKnown bool
 }
 
 type addedFile struct {
@@ -1241,6 +1244,9 @@ func (w *commitWriter) finish(token []byte) error {
 		}
 		w.put(key(tagTableStats, ts.t.ID), ts.stats.toPB(w.next))
 		if err := w.writeSlabs(ts); err != nil {
+			return err
+		}
+		if err := w.writeBlocks(ts); err != nil {
 			return err
 		}
 	}

@@ -583,14 +583,20 @@ func viewFiles(r *catalog.Reader, t catalog.Table, p *prune.Plan, stamps map[str
 	for _, kf := range p.KeptFiles {
 		files = append(files, kf.Path)
 		i, ok := slices.BinarySearch(fs.IDs, kf.FileID)
-		if !ok || !fs.Files[i].ColumnsMatchTable {
+		var f catalog.DataFile
+		if ok {
+			if f, err = r.FileAt(fs, i); err != nil {
+				return nil, nil, err
+			}
+		}
+		if !ok || !f.ColumnsMatchTable {
 			if odd == nil {
 				odd = map[string]bool{}
 			}
 			odd[kf.Path] = true
 		}
 		if ok {
-			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: fs.Files[i].ModifiedUnixNanos}
+			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: f.ModifiedUnixNanos}
 		}
 	}
 	return files, odd, nil

@@ -162,7 +162,10 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		if res == Skip {
 			continue
 		}
-		f := fs.Files[i]
+		f, err := r.FileAt(fs, i)
+		if err != nil {
+			return nil, err
+		}
 		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, AllMatch: res == AllMatch}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
 			for i := int32(0); i < f.RowGroupCount; i++ {

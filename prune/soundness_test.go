@@ -517,7 +517,12 @@ func TestPruningIsSound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dfiles := fs.Files
+		dfiles := make([]catalog.DataFile, fs.Len())
+		for i := range dfiles {
+			if dfiles[i], err = rd.FileAt(fs, i); err != nil {
+				t.Fatal(err)
+			}
+		}
 		fxs := make([]*fileIndex, len(dfiles))
 		for fi, df := range dfiles {
 			if fxs[fi], err = openIndex(df.Location(tb)); err != nil {

@@ -1720,6 +1720,271 @@ func (x *MembershipGroup) GetWords() []byte {
 	return nil
 }
 
+// FileBlock is files one commit added to a table, column-major: a
+// planner's file list is these arrays, concatenated (blocks.go).
+type FileBlock struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	BeginSnapshot  int64                  `protobuf:"varint,1,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
+	Ids            []int64                `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	RecordCounts   []int64                `protobuf:"varint,3,rep,packed,name=record_counts,json=recordCounts,proto3" json:"record_counts,omitempty"`
+	RowGroupCounts []int32                `protobuf:"varint,4,rep,packed,name=row_group_counts,json=rowGroupCounts,proto3" json:"row_group_counts,omitempty"`
+	Sizes          []int64                `protobuf:"varint,5,rep,packed,name=sizes,proto3" json:"sizes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *FileBlock) Reset() {
+	*x = FileBlock{}
+	mi := &file_catalog_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileBlock) ProtoMessage() {}
+
+func (x *FileBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
+func (*FileBlock) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *FileBlock) GetBeginSnapshot() int64 {
+	if x != nil {
+		return x.BeginSnapshot
+	}
+	return 0
+}
+
+func (x *FileBlock) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *FileBlock) GetRecordCounts() []int64 {
+	if x != nil {
+		return x.RecordCounts
+	}
+	return nil
+}
+
+func (x *FileBlock) GetRowGroupCounts() []int32 {
+	if x != nil {
+		return x.RowGroupCounts
+	}
+	return nil
+}
+
+func (x *FileBlock) GetSizes() []int64 {
+	if x != nil {
+		return x.Sizes
+	}
+	return nil
+}
+
+// StatsBlock is one column's statistics of a FileBlock's files, aligned
+// with its ids (file i at index i). flags are the planner's (which fields
+// are known, colcache.go); a file without stats for the column has flags
+// 0. Bounds are concatenated, each with its length.
+type StatsBlock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Flags         []uint32               `protobuf:"varint,1,rep,packed,name=flags,proto3" json:"flags,omitempty"`
+	NullCounts    []int64                `protobuf:"varint,2,rep,packed,name=null_counts,json=nullCounts,proto3" json:"null_counts,omitempty"`
+	ValueCounts   []int64                `protobuf:"varint,3,rep,packed,name=value_counts,json=valueCounts,proto3" json:"value_counts,omitempty"`
+	RowCounts     []int64                `protobuf:"varint,4,rep,packed,name=row_counts,json=rowCounts,proto3" json:"row_counts,omitempty"`
+	Mins          []byte                 `protobuf:"bytes,5,opt,name=mins,proto3" json:"mins,omitempty"`
+	MinLengths    []uint32               `protobuf:"varint,6,rep,packed,name=min_lengths,json=minLengths,proto3" json:"min_lengths,omitempty"`
+	Maxs          []byte                 `protobuf:"bytes,7,opt,name=maxs,proto3" json:"maxs,omitempty"`
+	MaxLengths    []uint32               `protobuf:"varint,8,rep,packed,name=max_lengths,json=maxLengths,proto3" json:"max_lengths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatsBlock) Reset() {
+	*x = StatsBlock{}
+	mi := &file_catalog_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatsBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatsBlock) ProtoMessage() {}
+
+func (x *StatsBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
+func (*StatsBlock) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *StatsBlock) GetFlags() []uint32 {
+	if x != nil {
+		return x.Flags
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetNullCounts() []int64 {
+	if x != nil {
+		return x.NullCounts
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetValueCounts() []int64 {
+	if x != nil {
+		return x.ValueCounts
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetRowCounts() []int64 {
+	if x != nil {
+		return x.RowCounts
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetMins() []byte {
+	if x != nil {
+		return x.Mins
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetMinLengths() []uint32 {
+	if x != nil {
+		return x.MinLengths
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetMaxs() []byte {
+	if x != nil {
+		return x.Maxs
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetMaxLengths() []uint32 {
+	if x != nil {
+		return x.MaxLengths
+	}
+	return nil
+}
+
+// RemovedFiles is the files one commit removed from a table.
+type RemovedFiles struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []int64                `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemovedFiles) Reset() {
+	*x = RemovedFiles{}
+	mi := &file_catalog_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemovedFiles) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemovedFiles) ProtoMessage() {}
+
+func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
+func (*RemovedFiles) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RemovedFiles) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+// FileBlocks marks a table whose every file is in its file blocks: set
+// when the table is created, so readers know the blocks are complete.
+type FileBlocks struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileBlocks) Reset() {
+	*x = FileBlocks{}
+	mi := &file_catalog_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileBlocks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileBlocks) ProtoMessage() {}
+
+func (x *FileBlocks) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
+func (*FileBlocks) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{21}
+}
+
 var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
@@ -1896,7 +2161,31 @@ const file_catalog_proto_rawDesc = "" +
 	"\bfile_ids\x18\x04 \x03(\x03R\afileIds\x12\x16\n" +
 	"\x06groups\x18\x05 \x01(\x05R\x06groups\"'\n" +
 	"\x0fMembershipGroup\x12\x14\n" +
-	"\x05words\x18\x01 \x01(\fR\x05words*e\n" +
+	"\x05words\x18\x01 \x01(\fR\x05words\"\xa9\x01\n" +
+	"\tFileBlock\x12%\n" +
+	"\x0ebegin_snapshot\x18\x01 \x01(\x03R\rbeginSnapshot\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\x03R\x03ids\x12#\n" +
+	"\rrecord_counts\x18\x03 \x03(\x03R\frecordCounts\x12(\n" +
+	"\x10row_group_counts\x18\x04 \x03(\x05R\x0erowGroupCounts\x12\x14\n" +
+	"\x05sizes\x18\x05 \x03(\x03R\x05sizes\"\xef\x01\n" +
+	"\n" +
+	"StatsBlock\x12\x14\n" +
+	"\x05flags\x18\x01 \x03(\rR\x05flags\x12\x1f\n" +
+	"\vnull_counts\x18\x02 \x03(\x03R\n" +
+	"nullCounts\x12!\n" +
+	"\fvalue_counts\x18\x03 \x03(\x03R\vvalueCounts\x12\x1d\n" +
+	"\n" +
+	"row_counts\x18\x04 \x03(\x03R\trowCounts\x12\x12\n" +
+	"\x04mins\x18\x05 \x01(\fR\x04mins\x12\x1f\n" +
+	"\vmin_lengths\x18\x06 \x03(\rR\n" +
+	"minLengths\x12\x12\n" +
+	"\x04maxs\x18\a \x01(\fR\x04maxs\x12\x1f\n" +
+	"\vmax_lengths\x18\b \x03(\rR\n" +
+	"maxLengths\" \n" +
+	"\fRemovedFiles\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\x03R\x03ids\"\f\n" +
+	"\n" +
+	"FileBlocks*e\n" +
 	"\tOwnership\x12\x18\n" +
 	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +
 	"\x0eOWNERSHIP_USER\x10\x01\x12\x13\n" +
@@ -1916,7 +2205,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -1937,6 +2226,10 @@ var file_catalog_proto_goTypes = []any{
 	(*MembershipFilter)(nil), // 16: rocklake.catalog.v1.MembershipFilter
 	(*MembershipSlab)(nil),   // 17: rocklake.catalog.v1.MembershipSlab
 	(*MembershipGroup)(nil),  // 18: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 19: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 20: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 21: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 22: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -1972,7 +2265,7 @@ func file_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -90,7 +90,11 @@ func plan(t *testing.T, c *catalog.Catalog, snap int64) planned {
 		return codec.Format(v)
 	}
 	p := planned{snap: r.Snapshot().ID, rows: ts.RecordCount}
-	for i, f := range fs.Files {
+	for i := range fs.Len() {
+		f, err := r.FileAt(fs, i)
+		if err != nil {
+			t.Fatal(err)
+		}
 		p.paths = append(p.paths, f.Path)
 		var st stats.Column
 		if !cb.Fill(i, &st) {

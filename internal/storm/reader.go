@@ -237,8 +237,12 @@ func checkReader(r *catalog.Reader, k int) (violations []string, err error) {
 			continue
 		}
 		for i, f := range files {
-			if fs.IDs[i] != f.ID || fs.Files[i].Path != f.Path || fs.RecordCounts[i] != f.RecordCount {
-				bad("table %s: cached file %d is %d %q (%d records), the row is %d %q (%d)", t.Name, i, fs.IDs[i], fs.Files[i].Path, fs.RecordCounts[i], f.ID, f.Path, f.RecordCount)
+			g, err := r.FileAt(fs, i)
+			if err != nil {
+				return nil, err
+			}
+			if fs.IDs[i] != f.ID || g.Path != f.Path || fs.RecordCounts[i] != f.RecordCount {
+				bad("table %s: cached file %d is %d %q (%d records), the row is %d %q (%d)", t.Name, i, fs.IDs[i], g.Path, fs.RecordCounts[i], f.ID, f.Path, f.RecordCount)
 				break
 			}
 			w, seq, j, ok := parsePath(f.Path)

@@ -1,0 +1,170 @@
+package catalog
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"rocklake/kv/kvtest"
+	"rocklake/stats"
+)
+
+// A table's FileSet and ColumnBounds, built from its file blocks, equal
+// what its rows say at every kept snapshot, through random appends,
+// removals and expiries, with the plan cache on (extending entries after
+// appends) and off; and a table made before blocks existed (no marker) is
+// read from its rows.
+func TestBlocksEqualRows(t *testing.T) {
+	for _, budget := range []int64{0, -1} {
+		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
+			store := kvtest.Store(t)
+			c, err := CreateInStore(store, Options{Now: fixedNow(), CacheBytes: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(21, uint64(budget)))
+			commit(t, c, func(tx *Txn) {
+				tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}})
+				tx.CreateTable("old", []ColumnDef{{Name: "x", Type: "bigint"}})
+			})
+			// "old" stands for a table made before blocks: no marker.
+			rd, _ := c.Read(Latest)
+			old, _ := rd.Table("old")
+			rd.Close()
+			b := store.NewBatch()
+			if err := b.Delete(key(tagBlocksMarker, old.ID)); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			b.Close()
+			var live map[string][]int64 = map[string][]int64{}
+			path := 0
+			for step := range 60 {
+				switch {
+				case step%9 == 8:
+					// Expire everything before a recent snapshot.
+					snaps, _ := c.Snapshots()
+					cut := snaps[max(0, len(snaps)-1-r.IntN(4))]
+					if _, err := c.ExpireSnapshots(cut.Time, false); err != nil {
+						t.Fatal(err)
+					}
+				case step%4 == 3:
+					for _, tb := range []string{"t", "old"} {
+						if len(live[tb]) < 2 {
+							continue
+						}
+						var gone []int64
+						for _, id := range live[tb] {
+							if r.IntN(3) == 0 {
+								gone = append(gone, id)
+							}
+						}
+						if len(gone) > 0 {
+							commit(t, c, func(tx *Txn) { tx.RemoveFiles(tb, gone...) })
+						}
+					}
+				default:
+					for _, tb := range []string{"t", "old"} {
+						var nfs []NewFile
+						for range 1 + r.IntN(30) {
+							path++
+							nf := NewFile{Path: fmt.Sprintf("/d/%d", path), RecordCount: r.Int64N(3) * 10, RowGroupCount: int32(r.IntN(3)), FileSizeBytes: r.Int64N(1000)}
+							for _, col := range []struct{ name, typ string }{{"x", "int64"}, {"s", "varchar"}} {
+								if (tb == "old" && col.name == "s") || r.IntN(5) == 0 {
+									continue
+								}
+								nf.Columns = append(nf.Columns, FileColumn{Path: []string{col.name}, Stats: randomStats(t, r, col.typ)})
+							}
+							nfs = append(nfs, nf)
+						}
+						commit(t, c, func(tx *Txn) { tx.AddFiles(tb, nfs...) })
+					}
+				}
+				snaps, err := c.Snapshots()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range snaps {
+					checkFileSetAgainstRows(t, c, s.ID, live, s.ID == snaps[len(snaps)-1].ID)
+				}
+			}
+		})
+	}
+}
+
+func checkFileSetAgainstRows(t *testing.T, c *Catalog, snap int64, live map[string][]int64, latest bool) {
+	t.Helper()
+	rd, err := c.Read(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	tables, err := rd.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		files, err := rd.Files(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if latest {
+			live[tb.Name] = live[tb.Name][:0]
+			for _, f := range files {
+				live[tb.Name] = append(live[tb.Name], f.ID)
+			}
+		}
+		fs, err := rd.FileSet(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := tb.Name == "t"; fs.fromBlocks != want {
+			t.Fatalf("snapshot %d table %s: built from blocks %v, want %v", snap, tb.Name, fs.fromBlocks, want)
+		}
+		if fs.Len() != len(files) {
+			t.Fatalf("snapshot %d table %s: file set of %d, %d files", snap, tb.Name, fs.Len(), len(files))
+		}
+		var rgs, bytes int64
+		empty := 0
+		for i, f := range files {
+			g, err := rd.FileAt(fs, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.End = f.End
+			if g != f || fs.IDs[i] != f.ID || fs.RecordCounts[i] != f.RecordCount || fs.RowGroupCount[i] != f.RowGroupCount || fs.SizeBytes[i] != f.FileSizeBytes {
+				t.Fatalf("snapshot %d table %s file %d: %+v (%d %d %d %d) vs %+v", snap, tb.Name, i, g, fs.IDs[i], fs.RecordCounts[i], fs.RowGroupCount[i], fs.SizeBytes[i], f)
+			}
+			rgs, bytes = rgs+int64(f.RowGroupCount), bytes+f.FileSizeBytes
+			if f.RecordCount == 0 {
+				empty++
+			}
+		}
+		if fs.TotalRowGroups != rgs || fs.TotalBytes != bytes || fs.EmptyFiles != empty {
+			t.Fatalf("snapshot %d table %s: totals %d/%d/%d, want %d/%d/%d", snap, tb.Name, fs.TotalRowGroups, fs.TotalBytes, fs.EmptyFiles, rgs, bytes, empty)
+		}
+		cols, _ := rd.Columns(tb.ID)
+		for _, col := range cols {
+			want, err := rd.ColumnStatsOf(tb.ID, col.ID, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cb, err := rd.ColumnBounds(tb.ID, col.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range files {
+				var st stats.Column
+				got := "none"
+				if cb.Fill(i, &st) {
+					got = planFields(&st)
+				}
+				if w := planFields(want[i]); got != w {
+					t.Fatalf("snapshot %d table %s column %s file %d: cached %s, stored %s", snap, tb.Name, col.Name, files[i].ID, got, w)
+				}
+			}
+		}
+	}
+}
