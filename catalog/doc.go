@@ -26,6 +26,10 @@
 //	11                                    fence      random bytes every write replaces, on condition
 //	12 table   column  level  first          MembershipSlab    files of one slab of signatures
 //	13 table   column  level  first  group(4) MembershipGroup  a slab's words, block-major
+//	14 table   first                         FileBlock         a commit's new files, column-major
+//	15 table   column  first                 StatsBlock        their stats of one column
+//	16 table   end                           RemovedFiles      the files a commit removed
+//	17 table                                 FileBlocks        the table's files are all in blocks
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -38,6 +42,10 @@
 // signatures in slabs, so that a probe of `col = v` reads one group per
 // slab (8 bytes per file) and then only the candidates' filters
 // (membership.go draws it).
+//
+// Rows 14 to 17 are the same files and stats again, column-major, one
+// value per commit instead of one row per file: what planning reads
+// (blocks.go draws it).
 //
 // # Values
 //

@@ -155,6 +155,15 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		rows = fs.RecordCounts
 	}
 	results := evalFiles(prog, files, rows)
+	var kept []int
+	for i, res := range results {
+		if res != Skip {
+			kept = append(kept, i)
+		}
+	}
+	if err := r.PrefetchFiles(fs, kept); err != nil {
+		return nil, err
+	}
 	rgr := &rowGroupReader{r: r, tableID: t.ID, eqCols: equalityColumns(b.Pred)}
 	defer rgr.close()
 	var rr *run // row groups and pages: one run for the plan
