@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,44 +88,119 @@ func (w *commitWriter) writeBlocks(ts *tableState) error {
 	}
 	for lo := 0; lo < len(ts.added); lo += blockFiles {
 		files := ts.added[lo:min(lo+blockFiles, len(ts.added))]
-		fb := &catalogpb.FileBlock{BeginSnapshot: w.next.ID}
+		n := len(files)
+		fb := &catalogpb.FileBlock{BeginSnapshot: w.next.ID, Count: int32(n),
+			Ids: make([]byte, 0, 8*n), RecordCounts: make([]byte, 0, 8*n), RowGroupCounts: make([]byte, 0, 4*n), Sizes: make([]byte, 0, 8*n)}
 		for _, af := range files {
 			f := af.f
-			fb.Ids = append(fb.Ids, f.ID)
-			fb.RecordCounts = append(fb.RecordCounts, f.RecordCount)
-			fb.RowGroupCounts = append(fb.RowGroupCounts, f.RowGroupCount)
-			fb.Sizes = append(fb.Sizes, f.FileSizeBytes)
+			fb.Ids = le.AppendUint64(fb.Ids, uint64(f.ID))
+			fb.RecordCounts = le.AppendUint64(fb.RecordCounts, uint64(f.RecordCount))
+			fb.RowGroupCounts = le.AppendUint32(fb.RowGroupCounts, uint32(f.RowGroupCount))
+			fb.Sizes = le.AppendUint64(fb.Sizes, uint64(f.FileSizeBytes))
 		}
 		first := files[0].f.ID
 		w.put(key(tagFileBlock, ts.t.ID, first), fb)
 		for _, c := range ts.cols {
-			var sb *catalogpb.StatsBlock
+			var sb *statsBlockBuilder
 			for j, af := range files {
 				fc := af.fc[c.ID]
-				if fc == nil {
-					continue
-				}
-				if sb == nil {
-					sb = &catalogpb.StatsBlock{Flags: make([]uint32, len(files)), NullCounts: make([]int64, len(files)),
-						ValueCounts: make([]int64, len(files)), RowCounts: make([]int64, len(files)),
-						MinLengths: make([]uint32, len(files)), MaxLengths: make([]uint32, len(files))}
-				}
-				st := &fc.Stats
-				sb.Flags[j] = uint32(statsFlags(st))
-				sb.NullCounts[j], sb.ValueCounts[j], sb.RowCounts[j] = st.NullCount.V, st.ValueCount.V, st.RowCount
-				if st.Min.Known {
-					sb.Mins, sb.MinLengths[j] = append(sb.Mins, st.Min.V...), uint32(len(st.Min.V))
-				}
-				if st.Max.Known {
-					sb.Maxs, sb.MaxLengths[j] = append(sb.Maxs, st.Max.V...), uint32(len(st.Max.V))
+				switch {
+				case fc == nil && sb == nil:
+				case fc == nil:
+					sb.add(nil)
+				default:
+					if sb == nil {
+						sb = newStatsBlockBuilder(n)
+						for range j {
+							sb.add(nil)
+						}
+					}
+					sb.add(&fc.Stats)
 				}
 			}
 			if sb != nil {
-				w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb)
+				for sb.len() < n {
+					sb.add(nil)
+				}
+				w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb.b)
 			}
 		}
 	}
 	return w.writeErr
+}
+
+var le = binary.LittleEndian
+
+// statsBlockBuilder appends files' stats to a StatsBlock.
+type statsBlockBuilder struct{ b *catalogpb.StatsBlock }
+
+func newStatsBlockBuilder(n int) *statsBlockBuilder {
+	return &statsBlockBuilder{&catalogpb.StatsBlock{Flags: make([]byte, 0, 2*n), NullCounts: make([]byte, 0, 8*n),
+		ValueCounts: make([]byte, 0, 8*n), RowCounts: make([]byte, 0, 8*n), MinLengths: make([]byte, 0, 4*n), MaxLengths: make([]byte, 0, 4*n)}}
+}
+
+func (s *statsBlockBuilder) len() int { return int(s.b.Count) }
+
+// add appends a file's stats (nil: none).
+func (s *statsBlockBuilder) add(st *stats.Column) {
+	b := s.b
+	b.Count++
+	if st == nil {
+		b.Flags = le.AppendUint16(b.Flags, 0)
+		b.NullCounts, b.ValueCounts, b.RowCounts = le.AppendUint64(b.NullCounts, 0), le.AppendUint64(b.ValueCounts, 0), le.AppendUint64(b.RowCounts, 0)
+		b.MinLengths, b.MaxLengths = le.AppendUint32(b.MinLengths, 0), le.AppendUint32(b.MaxLengths, 0)
+		return
+	}
+	b.Flags = le.AppendUint16(b.Flags, statsFlags(st))
+	b.NullCounts = le.AppendUint64(b.NullCounts, uint64(st.NullCount.V))
+	b.ValueCounts = le.AppendUint64(b.ValueCounts, uint64(st.ValueCount.V))
+	b.RowCounts = le.AppendUint64(b.RowCounts, uint64(st.RowCount))
+	var ml, xl int
+	if st.Min.Known {
+		b.Mins, ml = append(b.Mins, st.Min.V...), len(st.Min.V)
+	}
+	if st.Max.Known {
+		b.Maxs, xl = append(b.Maxs, st.Max.V...), len(st.Max.V)
+	}
+	b.MinLengths, b.MaxLengths = le.AppendUint32(b.MinLengths, uint32(ml)), le.AppendUint32(b.MaxLengths, uint32(xl))
+}
+
+// statsView reads a stored StatsBlock after checking its arrays.
+type statsView struct {
+	b      *catalogpb.StatsBlock
+	n      int
+	mo, xo []int // bound offsets, n+1 each
+}
+
+func viewStats(b *catalogpb.StatsBlock) (*statsView, error) {
+	n := int(b.Count)
+	if n < 0 || len(b.Flags) != 2*n || len(b.NullCounts) != 8*n || len(b.ValueCounts) != 8*n || len(b.RowCounts) != 8*n ||
+		len(b.MinLengths) != 4*n || len(b.MaxLengths) != 4*n {
+		return nil, fmt.Errorf("%w: stats block arrays do not hold %d files", ErrCorrupt, n)
+	}
+	v := &statsView{b: b, n: n, mo: make([]int, n+1), xo: make([]int, n+1)}
+	for j := range n {
+		v.mo[j+1] = v.mo[j] + int(le.Uint32(b.MinLengths[4*j:]))
+		v.xo[j+1] = v.xo[j] + int(le.Uint32(b.MaxLengths[4*j:]))
+	}
+	if v.mo[n] != len(b.Mins) || v.xo[n] != len(b.Maxs) {
+		return nil, fmt.Errorf("%w: stats block bounds of %d and %d bytes, lengths say %d and %d", ErrCorrupt, len(b.Mins), len(b.Maxs), v.mo[n], v.xo[n])
+	}
+	return v, nil
+}
+
+func (v *statsView) flags(j int) uint16 { return le.Uint16(v.b.Flags[2*j:]) }
+func (v *statsView) min(j int) []byte   { return v.b.Mins[v.mo[j]:v.mo[j+1]:v.mo[j+1]] }
+func (v *statsView) max(j int) []byte   { return v.b.Maxs[v.xo[j]:v.xo[j+1]:v.xo[j+1]] }
+
+// checkFileBlock says how many files a stored FileBlock holds, after
+// checking its arrays.
+func checkFileBlock(fb *catalogpb.FileBlock) (int, error) {
+	n := int(fb.Count)
+	if n <= 0 || len(fb.Ids) != 8*n || len(fb.RecordCounts) != 8*n || len(fb.RowGroupCounts) != 4*n || len(fb.Sizes) != 8*n {
+		return 0, fmt.Errorf("%w: file block arrays do not hold %d files", ErrCorrupt, n)
+	}
+	return n, nil
 }
 
 // statsFlags is the planner's flags of a file's stats for a column.
@@ -199,30 +275,42 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fb catalogpb.FileBlock
+	// Decode the visible blocks first, then size the arrays once.
+	var blocks []*catalogpb.FileBlock
+	total := len(fs.IDs)
 	err = r.scan(lower, kv.PrefixEnd(key(tagFileBlock, tableID)), func(k, v []byte) error {
-		fb.Reset()
-		if err := decodeValue(v, &fb); err != nil {
+		fb := &catalogpb.FileBlock{}
+		if err := decodeValue(v, fb); err != nil {
 			return fmt.Errorf("file block %x: %w", k, err)
 		}
-		n := len(fb.Ids)
-		if len(fb.RecordCounts) != n || len(fb.RowGroupCounts) != n || len(fb.Sizes) != n || n == 0 {
-			return fmt.Errorf("%w: file block %x has arrays of %d, %d, %d and %d", ErrCorrupt, k, n, len(fb.RecordCounts), len(fb.RowGroupCounts), len(fb.Sizes))
+		n, err := checkFileBlock(fb)
+		if err != nil {
+			return fmt.Errorf("file block %x: %w", k, err)
 		}
-		if fb.BeginSnapshot > s {
-			return nil
+		if fb.BeginSnapshot <= s {
+			blocks, total = append(blocks, fb), total+n
 		}
-		b := fsBlock{first: fb.Ids[0], pos: make([]int32, n)}
-		for j, id := range fb.Ids {
-			if removed[id] {
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	fs.IDs, fs.RecordCounts = slices.Grow(fs.IDs, total-len(fs.IDs)), slices.Grow(fs.RecordCounts, total-len(fs.RecordCounts))
+	fs.RowGroupCount, fs.SizeBytes = slices.Grow(fs.RowGroupCount, total-len(fs.RowGroupCount)), slices.Grow(fs.SizeBytes, total-len(fs.SizeBytes))
+	for _, fb := range blocks {
+		n := int(fb.Count)
+		b := fsBlock{first: int64(le.Uint64(fb.Ids)), pos: make([]int32, n)}
+		for j := range n {
+			id := int64(le.Uint64(fb.Ids[8*j:]))
+			if len(removed) > 0 && removed[id] {
 				b.pos[j] = -1
 				continue
 			}
 			if k := len(fs.IDs); k > 0 && fs.IDs[k-1] >= id {
-				return fmt.Errorf("%w: file block %x: file %d after %d", ErrCorrupt, k, id, fs.IDs[k-1])
+				return nil, fmt.Errorf("%w: file blocks of table %d: file %d after %d", ErrCorrupt, tableID, id, fs.IDs[k-1])
 			}
 			b.pos[j] = int32(len(fs.IDs))
-			rows, rgs, size := fb.RecordCounts[j], fb.RowGroupCounts[j], fb.Sizes[j]
+			rows, rgs, size := int64(le.Uint64(fb.RecordCounts[8*j:])), int32(le.Uint32(fb.RowGroupCounts[4*j:])), int64(le.Uint64(fb.Sizes[8*j:]))
 			fs.IDs, fs.RecordCounts, fs.RowGroupCount, fs.SizeBytes = append(fs.IDs, id), append(fs.RecordCounts, rows), append(fs.RowGroupCount, rgs), append(fs.SizeBytes, size)
 			fs.TotalRowGroups += int64(rgs)
 			fs.TotalBytes += size
@@ -231,10 +319,6 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 			}
 		}
 		fs.blocks = append(fs.blocks, b)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	fs.files = make([]atomic.Pointer[DataFile], len(fs.IDs))
 	if base != nil {
@@ -271,31 +355,29 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if err := decodeValue(v, &sb); err != nil {
 			return fmt.Errorf("stats block %x: %w", k, err)
 		}
-		pos := fs.blocks[bi].pos
-		n := len(pos)
-		if len(sb.Flags) != n || len(sb.NullCounts) != n || len(sb.ValueCounts) != n || len(sb.RowCounts) != n ||
-			len(sb.MinLengths) != n || len(sb.MaxLengths) != n {
-			return fmt.Errorf("%w: stats block %x does not have %d files", ErrCorrupt, k, n)
+		sv, err := viewStats(&sb)
+		if err != nil {
+			return fmt.Errorf("stats block %x: %w", k, err)
 		}
-		var mo, xo int
+		pos := fs.blocks[bi].pos
+		if sv.n != len(pos) {
+			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, len(pos))
+		}
 		for j, p := range pos {
-			f := uint16(sb.Flags[j])
-			ml, xl := int(sb.MinLengths[j]), int(sb.MaxLengths[j])
-			if mo+ml > len(sb.Mins) || xo+xl > len(sb.Maxs) {
-				return fmt.Errorf("%w: stats block %x: bounds past the end", ErrCorrupt, k)
-			}
-			min, max := sb.Mins[mo:mo+ml:mo+ml], sb.Maxs[xo:xo+xl:xo+xl]
-			mo, xo = mo+ml, xo+xl
+			f := sv.flags(j)
 			if p < 0 || f&cbHasStats == 0 {
 				continue
 			}
 			i := int(p)
-			cb.flags[i], cb.nulls[i], cb.values[i], cb.rows[i] = f, sb.NullCounts[j], sb.ValueCounts[j], sb.RowCounts[j]
+			cb.flags[i] = f
+			cb.nulls[i] = int64(le.Uint64(sb.NullCounts[8*j:]))
+			cb.values[i] = int64(le.Uint64(sb.ValueCounts[8*j:]))
+			cb.rows[i] = int64(le.Uint64(sb.RowCounts[8*j:]))
 			if f&cbHasMin != 0 {
-				mins[i] = min
+				mins[i] = sv.min(j)
 			}
 			if f&cbHasMax != 0 {
-				maxs[i] = max
+				maxs[i] = sv.max(j)
 			}
 		}
 		return nil
@@ -344,33 +426,40 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 		if err := decodeValue(v, &fb); err != nil {
 			return fmt.Errorf("file block %x: %w", k, err)
 		}
+		n, err := checkFileBlock(&fb)
+		if err != nil {
+			return fmt.Errorf("file block %x: %w", k, err)
+		}
 		var keep []int
-		for j, id := range fb.Ids {
-			if !forgotten[id] {
+		for j := range n {
+			if !forgotten[int64(le.Uint64(fb.Ids[8*j:]))] {
 				keep = append(keep, j)
 			}
 		}
-		if len(keep) == len(fb.Ids) {
+		if len(keep) == n {
 			return nil
 		}
 		// A rewritten block that keeps its first file keeps its key: it is
 		// set, never deleted and set in one batch.
-		first := fb.Ids[0]
-		if len(keep) == 0 || fb.Ids[keep[0]] != first {
+		first := int64(le.Uint64(fb.Ids))
+		var nfirst int64 = -1
+		if len(keep) > 0 {
+			nfirst = int64(le.Uint64(fb.Ids[8*keep[0]:]))
+		}
+		if nfirst != first {
 			if err := del(k); err != nil {
 				return err
 			}
 		}
-		var nfb *catalogpb.FileBlock
-		if len(keep) > 0 {
-			nfb = &catalogpb.FileBlock{BeginSnapshot: fb.BeginSnapshot}
+		if nfirst >= 0 {
+			nfb := &catalogpb.FileBlock{BeginSnapshot: fb.BeginSnapshot, Count: int32(len(keep))}
 			for _, j := range keep {
-				nfb.Ids = append(nfb.Ids, fb.Ids[j])
-				nfb.RecordCounts = append(nfb.RecordCounts, fb.RecordCounts[j])
-				nfb.RowGroupCounts = append(nfb.RowGroupCounts, fb.RowGroupCounts[j])
-				nfb.Sizes = append(nfb.Sizes, fb.Sizes[j])
+				nfb.Ids = append(nfb.Ids, fb.Ids[8*j:8*j+8]...)
+				nfb.RecordCounts = append(nfb.RecordCounts, fb.RecordCounts[8*j:8*j+8]...)
+				nfb.RowGroupCounts = append(nfb.RowGroupCounts, fb.RowGroupCounts[4*j:4*j+4]...)
+				nfb.Sizes = append(nfb.Sizes, fb.Sizes[8*j:8*j+8]...)
 			}
-			if err := put(key(tagFileBlock, tableID, nfb.Ids[0]), nfb); err != nil {
+			if err := put(key(tagFileBlock, tableID, nfirst), nfb); err != nil {
 				return err
 			}
 		}
@@ -387,106 +476,37 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 			if err := decodeValue(raw, &sb); err != nil {
 				return fmt.Errorf("stats block %x: %w", sk, err)
 			}
-			if nfb == nil || nfb.Ids[0] != first {
+			sv, err := viewStats(&sb)
+			if err != nil {
+				return fmt.Errorf("stats block %x: %w", sk, err)
+			}
+			if sv.n != n {
+				return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, sk, sv.n, n)
+			}
+			if nfirst != first {
 				if err := del(sk); err != nil {
 					return err
 				}
 			}
-			if nfb == nil {
+			if nfirst < 0 {
 				continue
 			}
-			if len(sb.Flags) != len(fb.Ids) {
-				return fmt.Errorf("%w: stats block %x does not have %d files", ErrCorrupt, sk, len(fb.Ids))
-			}
-			nsb := &catalogpb.StatsBlock{}
-			var mo, xo int
-			offs := make([][2]int, len(fb.Ids))
-			for j := range fb.Ids {
-				offs[j] = [2]int{mo, xo}
-				mo, xo = mo+int(sb.MinLengths[j]), xo+int(sb.MaxLengths[j])
-			}
-			if mo > len(sb.Mins) || xo > len(sb.Maxs) {
-				return fmt.Errorf("%w: stats block %x: bounds past the end", ErrCorrupt, sk)
-			}
+			nb := newStatsBlockBuilder(len(keep))
 			for _, j := range keep {
-				nsb.Flags = append(nsb.Flags, sb.Flags[j])
-				nsb.NullCounts = append(nsb.NullCounts, sb.NullCounts[j])
-				nsb.ValueCounts = append(nsb.ValueCounts, sb.ValueCounts[j])
-				nsb.RowCounts = append(nsb.RowCounts, sb.RowCounts[j])
-				nsb.MinLengths = append(nsb.MinLengths, sb.MinLengths[j])
-				nsb.MaxLengths = append(nsb.MaxLengths, sb.MaxLengths[j])
-				nsb.Mins = append(nsb.Mins, sb.Mins[offs[j][0]:offs[j][0]+int(sb.MinLengths[j])]...)
-				nsb.Maxs = append(nsb.Maxs, sb.Maxs[offs[j][1]:offs[j][1]+int(sb.MaxLengths[j])]...)
+				nb.b.Count++
+				nb.b.Flags = append(nb.b.Flags, sb.Flags[2*j:2*j+2]...)
+				nb.b.NullCounts = append(nb.b.NullCounts, sb.NullCounts[8*j:8*j+8]...)
+				nb.b.ValueCounts = append(nb.b.ValueCounts, sb.ValueCounts[8*j:8*j+8]...)
+				nb.b.RowCounts = append(nb.b.RowCounts, sb.RowCounts[8*j:8*j+8]...)
+				nb.b.MinLengths = append(nb.b.MinLengths, sb.MinLengths[4*j:4*j+4]...)
+				nb.b.MaxLengths = append(nb.b.MaxLengths, sb.MaxLengths[4*j:4*j+4]...)
+				nb.b.Mins = append(nb.b.Mins, sv.min(j)...)
+				nb.b.Maxs = append(nb.b.Maxs, sv.max(j)...)
 			}
-			if err := putStats(key(tagStatsBlock, tableID, col, nfb.Ids[0]), nsb); err != nil {
+			if err := putStats(key(tagStatsBlock, tableID, col, nfirst), nb.b); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-// prefetchScan is the share of a table's files beyond which PrefetchFiles
-// reads every row in one scan instead of asking for each.
-const prefetchScan = 16
-
-// PrefetchFiles reads the rows of fs's files at the given positions that
-// no reader has read yet, in as few round trips as the store allows (one
-// range scan when they are many), so that FileAt then finds them.
-func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
-	var missing []int
-	for _, i := range positions {
-		if fs.files[i].Load() == nil {
-			missing = append(missing, i)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	store := func(i int, raw []byte) error {
-		var p catalogpb.DataFile
-		if err := decodeValue(raw, &p); err != nil {
-			return fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, err)
-		}
-		f := dataFileFromPB(&p)
-		fs.files[i].Store(&f)
-		return nil
-	}
-	if len(missing) > 256 && len(missing)*prefetchScan > fs.Len() {
-		return scanAligned(r, fs, key(tagDataFile, fs.table), 0, func(i int, _ int64, v []byte) error {
-			if fs.files[i].Load() != nil {
-				return nil
-			}
-			return store(i, v)
-		})
-	}
-	keys := make([][]byte, len(missing))
-	for k, i := range missing {
-		keys[k] = key(tagDataFile, fs.table, fs.IDs[i])
-	}
-	var vals [][]byte
-	if mg, ok := r.kvs.(kv.MultiGetter); ok {
-		var err error
-		if vals, err = mg.GetMany(keys); err != nil {
-			return err
-		}
-	} else {
-		vals = make([][]byte, len(keys))
-		for k := range keys {
-			v, err := r.kvs.Get(keys[k])
-			if err != nil && !errors.Is(err, kv.ErrNotFound) {
-				return err
-			}
-			vals[k] = v
-		}
-	}
-	for k, i := range missing {
-		if vals[k] == nil {
-			return fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, kv.ErrNotFound)
-		}
-		if err := store(i, vals[k]); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1721,14 +1721,17 @@ func (x *MembershipGroup) GetWords() []byte {
 }
 
 // FileBlock is files one commit added to a table, column-major: a
-// planner's file list is these arrays, concatenated (blocks.go).
+// planner's file list is these arrays, concatenated (blocks.go). Each
+// array is count fixed-width little-endian values, so that reading one is
+// a copy, not a varint loop.
 type FileBlock struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	BeginSnapshot  int64                  `protobuf:"varint,1,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
-	Ids            []int64                `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
-	RecordCounts   []int64                `protobuf:"varint,3,rep,packed,name=record_counts,json=recordCounts,proto3" json:"record_counts,omitempty"`
-	RowGroupCounts []int32                `protobuf:"varint,4,rep,packed,name=row_group_counts,json=rowGroupCounts,proto3" json:"row_group_counts,omitempty"`
-	Sizes          []int64                `protobuf:"varint,5,rep,packed,name=sizes,proto3" json:"sizes,omitempty"`
+	Count          int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Ids            []byte                 `protobuf:"bytes,3,opt,name=ids,proto3" json:"ids,omitempty"`                                               // u64 each, ascending
+	RecordCounts   []byte                 `protobuf:"bytes,4,opt,name=record_counts,json=recordCounts,proto3" json:"record_counts,omitempty"`         // u64
+	RowGroupCounts []byte                 `protobuf:"bytes,5,opt,name=row_group_counts,json=rowGroupCounts,proto3" json:"row_group_counts,omitempty"` // u32
+	Sizes          []byte                 `protobuf:"bytes,6,opt,name=sizes,proto3" json:"sizes,omitempty"`                                           // u64
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1770,28 +1773,35 @@ func (x *FileBlock) GetBeginSnapshot() int64 {
 	return 0
 }
 
-func (x *FileBlock) GetIds() []int64 {
+func (x *FileBlock) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *FileBlock) GetIds() []byte {
 	if x != nil {
 		return x.Ids
 	}
 	return nil
 }
 
-func (x *FileBlock) GetRecordCounts() []int64 {
+func (x *FileBlock) GetRecordCounts() []byte {
 	if x != nil {
 		return x.RecordCounts
 	}
 	return nil
 }
 
-func (x *FileBlock) GetRowGroupCounts() []int32 {
+func (x *FileBlock) GetRowGroupCounts() []byte {
 	if x != nil {
 		return x.RowGroupCounts
 	}
 	return nil
 }
 
-func (x *FileBlock) GetSizes() []int64 {
+func (x *FileBlock) GetSizes() []byte {
 	if x != nil {
 		return x.Sizes
 	}
@@ -1799,19 +1809,21 @@ func (x *FileBlock) GetSizes() []int64 {
 }
 
 // StatsBlock is one column's statistics of a FileBlock's files, aligned
-// with its ids (file i at index i). flags are the planner's (which fields
-// are known, colcache.go); a file without stats for the column has flags
-// 0. Bounds are concatenated, each with its length.
+// with its ids (file i at index i), fixed-width little-endian arrays of
+// count values. flags are the planner's (which fields are known,
+// colcache.go); a file without stats for the column has flags 0. Bounds
+// are concatenated, each with its length.
 type StatsBlock struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Flags         []uint32               `protobuf:"varint,1,rep,packed,name=flags,proto3" json:"flags,omitempty"`
-	NullCounts    []int64                `protobuf:"varint,2,rep,packed,name=null_counts,json=nullCounts,proto3" json:"null_counts,omitempty"`
-	ValueCounts   []int64                `protobuf:"varint,3,rep,packed,name=value_counts,json=valueCounts,proto3" json:"value_counts,omitempty"`
-	RowCounts     []int64                `protobuf:"varint,4,rep,packed,name=row_counts,json=rowCounts,proto3" json:"row_counts,omitempty"`
-	Mins          []byte                 `protobuf:"bytes,5,opt,name=mins,proto3" json:"mins,omitempty"`
-	MinLengths    []uint32               `protobuf:"varint,6,rep,packed,name=min_lengths,json=minLengths,proto3" json:"min_lengths,omitempty"`
-	Maxs          []byte                 `protobuf:"bytes,7,opt,name=maxs,proto3" json:"maxs,omitempty"`
-	MaxLengths    []uint32               `protobuf:"varint,8,rep,packed,name=max_lengths,json=maxLengths,proto3" json:"max_lengths,omitempty"`
+	Count         int32                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	Flags         []byte                 `protobuf:"bytes,2,opt,name=flags,proto3" json:"flags,omitempty"`                                // u16
+	NullCounts    []byte                 `protobuf:"bytes,3,opt,name=null_counts,json=nullCounts,proto3" json:"null_counts,omitempty"`    // u64
+	ValueCounts   []byte                 `protobuf:"bytes,4,opt,name=value_counts,json=valueCounts,proto3" json:"value_counts,omitempty"` // u64
+	RowCounts     []byte                 `protobuf:"bytes,5,opt,name=row_counts,json=rowCounts,proto3" json:"row_counts,omitempty"`       // u64
+	MinLengths    []byte                 `protobuf:"bytes,6,opt,name=min_lengths,json=minLengths,proto3" json:"min_lengths,omitempty"`    // u32
+	Mins          []byte                 `protobuf:"bytes,7,opt,name=mins,proto3" json:"mins,omitempty"`
+	MaxLengths    []byte                 `protobuf:"bytes,8,opt,name=max_lengths,json=maxLengths,proto3" json:"max_lengths,omitempty"` // u32
+	Maxs          []byte                 `protobuf:"bytes,9,opt,name=maxs,proto3" json:"maxs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1846,30 +1858,44 @@ func (*StatsBlock) Descriptor() ([]byte, []int) {
 	return file_catalog_proto_rawDescGZIP(), []int{19}
 }
 
-func (x *StatsBlock) GetFlags() []uint32 {
+func (x *StatsBlock) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *StatsBlock) GetFlags() []byte {
 	if x != nil {
 		return x.Flags
 	}
 	return nil
 }
 
-func (x *StatsBlock) GetNullCounts() []int64 {
+func (x *StatsBlock) GetNullCounts() []byte {
 	if x != nil {
 		return x.NullCounts
 	}
 	return nil
 }
 
-func (x *StatsBlock) GetValueCounts() []int64 {
+func (x *StatsBlock) GetValueCounts() []byte {
 	if x != nil {
 		return x.ValueCounts
 	}
 	return nil
 }
 
-func (x *StatsBlock) GetRowCounts() []int64 {
+func (x *StatsBlock) GetRowCounts() []byte {
 	if x != nil {
 		return x.RowCounts
+	}
+	return nil
+}
+
+func (x *StatsBlock) GetMinLengths() []byte {
+	if x != nil {
+		return x.MinLengths
 	}
 	return nil
 }
@@ -1881,9 +1907,9 @@ func (x *StatsBlock) GetMins() []byte {
 	return nil
 }
 
-func (x *StatsBlock) GetMinLengths() []uint32 {
+func (x *StatsBlock) GetMaxLengths() []byte {
 	if x != nil {
-		return x.MinLengths
+		return x.MaxLengths
 	}
 	return nil
 }
@@ -1891,13 +1917,6 @@ func (x *StatsBlock) GetMinLengths() []uint32 {
 func (x *StatsBlock) GetMaxs() []byte {
 	if x != nil {
 		return x.Maxs
-	}
-	return nil
-}
-
-func (x *StatsBlock) GetMaxLengths() []uint32 {
-	if x != nil {
-		return x.MaxLengths
 	}
 	return nil
 }
@@ -2161,27 +2180,29 @@ const file_catalog_proto_rawDesc = "" +
 	"\bfile_ids\x18\x04 \x03(\x03R\afileIds\x12\x16\n" +
 	"\x06groups\x18\x05 \x01(\x05R\x06groups\"'\n" +
 	"\x0fMembershipGroup\x12\x14\n" +
-	"\x05words\x18\x01 \x01(\fR\x05words\"\xa9\x01\n" +
+	"\x05words\x18\x01 \x01(\fR\x05words\"\xbf\x01\n" +
 	"\tFileBlock\x12%\n" +
-	"\x0ebegin_snapshot\x18\x01 \x01(\x03R\rbeginSnapshot\x12\x10\n" +
-	"\x03ids\x18\x02 \x03(\x03R\x03ids\x12#\n" +
-	"\rrecord_counts\x18\x03 \x03(\x03R\frecordCounts\x12(\n" +
-	"\x10row_group_counts\x18\x04 \x03(\x05R\x0erowGroupCounts\x12\x14\n" +
-	"\x05sizes\x18\x05 \x03(\x03R\x05sizes\"\xef\x01\n" +
+	"\x0ebegin_snapshot\x18\x01 \x01(\x03R\rbeginSnapshot\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x10\n" +
+	"\x03ids\x18\x03 \x01(\fR\x03ids\x12#\n" +
+	"\rrecord_counts\x18\x04 \x01(\fR\frecordCounts\x12(\n" +
+	"\x10row_group_counts\x18\x05 \x01(\fR\x0erowGroupCounts\x12\x14\n" +
+	"\x05sizes\x18\x06 \x01(\fR\x05sizes\"\x85\x02\n" +
 	"\n" +
 	"StatsBlock\x12\x14\n" +
-	"\x05flags\x18\x01 \x03(\rR\x05flags\x12\x1f\n" +
-	"\vnull_counts\x18\x02 \x03(\x03R\n" +
+	"\x05count\x18\x01 \x01(\x05R\x05count\x12\x14\n" +
+	"\x05flags\x18\x02 \x01(\fR\x05flags\x12\x1f\n" +
+	"\vnull_counts\x18\x03 \x01(\fR\n" +
 	"nullCounts\x12!\n" +
-	"\fvalue_counts\x18\x03 \x03(\x03R\vvalueCounts\x12\x1d\n" +
+	"\fvalue_counts\x18\x04 \x01(\fR\vvalueCounts\x12\x1d\n" +
 	"\n" +
-	"row_counts\x18\x04 \x03(\x03R\trowCounts\x12\x12\n" +
-	"\x04mins\x18\x05 \x01(\fR\x04mins\x12\x1f\n" +
-	"\vmin_lengths\x18\x06 \x03(\rR\n" +
+	"row_counts\x18\x05 \x01(\fR\trowCounts\x12\x1f\n" +
+	"\vmin_lengths\x18\x06 \x01(\fR\n" +
 	"minLengths\x12\x12\n" +
-	"\x04maxs\x18\a \x01(\fR\x04maxs\x12\x1f\n" +
-	"\vmax_lengths\x18\b \x03(\rR\n" +
-	"maxLengths\" \n" +
+	"\x04mins\x18\a \x01(\fR\x04mins\x12\x1f\n" +
+	"\vmax_lengths\x18\b \x01(\fR\n" +
+	"maxLengths\x12\x12\n" +
+	"\x04maxs\x18\t \x01(\fR\x04maxs\" \n" +
 	"\fRemovedFiles\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\x03R\x03ids\"\f\n" +
 	"\n" +
