@@ -510,3 +510,67 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 		return nil
 	})
 }
+// prefetchScan is the share of a table's files beyond which PrefetchFiles
+// reads every row in one scan instead of asking for each.
+const prefetchScan = 16
+
+// PrefetchFiles reads the rows of fs's files at the given positions that
+// no reader has read yet, in as few round trips as the store allows (one
+// range scan when they are many), so that FileAt then finds them.
+func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
+	var missing []int
+	for _, i := range positions {
+		if fs.files[i].Load() == nil {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	store := func(i int, raw []byte) error {
+		var p catalogpb.DataFile
+		if err := decodeValue(raw, &p); err != nil {
+			return fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, err)
+		}
+		f := dataFileFromPB(&p)
+		fs.files[i].Store(&f)
+		return nil
+	}
+	if len(missing) > 256 && len(missing)*prefetchScan > fs.Len() {
+		return scanAligned(r, fs, key(tagDataFile, fs.table), 0, func(i int, _ int64, v []byte) error {
+			if fs.files[i].Load() != nil {
+				return nil
+			}
+			return store(i, v)
+		})
+	}
+	keys := make([][]byte, len(missing))
+	for k, i := range missing {
+		keys[k] = key(tagDataFile, fs.table, fs.IDs[i])
+	}
+	var vals [][]byte
+	if mg, ok := r.kvs.(kv.MultiGetter); ok {
+		var err error
+		if vals, err = mg.GetMany(keys); err != nil {
+			return err
+		}
+	} else {
+		vals = make([][]byte, len(keys))
+		for k := range keys {
+			v, err := r.kvs.Get(keys[k])
+			if err != nil && !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
+			vals[k] = v
+		}
+	}
+	for k, i := range missing {
+		if vals[k] == nil {
+			return fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, kv.ErrNotFound)
+		}
+		if err := store(i, vals[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
