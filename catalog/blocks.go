@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,19 +88,15 @@ func (w *commitWriter) writeBlocks(ts *tableState) error {
 	for lo := 0; lo < len(ts.added); lo += blockFiles {
 		files := ts.added[lo:min(lo+blockFiles, len(ts.added))]
 		n := len(files)
-		fb := &catalogpb.FileBlock{BeginSnapshot: w.next.ID, Count: int32(n),
-			Ids: make([]byte, 0, 8*n), RecordCounts: make([]byte, 0, 8*n), RowGroupCounts: make([]byte, 0, 4*n), Sizes: make([]byte, 0, 8*n)}
-		for _, af := range files {
+		fb := &fileBlock{begin: w.next.ID, ids: make([]int64, n), rows: make([]int64, n), rgs: make([]int64, n), sizes: make([]int64, n)}
+		for j, af := range files {
 			f := af.f
-			fb.Ids = le.AppendUint64(fb.Ids, uint64(f.ID))
-			fb.RecordCounts = le.AppendUint64(fb.RecordCounts, uint64(f.RecordCount))
-			fb.RowGroupCounts = le.AppendUint32(fb.RowGroupCounts, uint32(f.RowGroupCount))
-			fb.Sizes = le.AppendUint64(fb.Sizes, uint64(f.FileSizeBytes))
+			fb.ids[j], fb.rows[j], fb.rgs[j], fb.sizes[j] = f.ID, f.RecordCount, int64(f.RowGroupCount), f.FileSizeBytes
 		}
 		first := files[0].f.ID
-		w.put(key(tagFileBlock, ts.t.ID, first), fb)
+		w.put(key(tagFileBlock, ts.t.ID, first), fb.encode())
 		for _, c := range ts.cols {
-			var sb *statsBlockBuilder
+			var sb *statsBlock
 			for j, af := range files {
 				fc := af.fc[c.ID]
 				switch {
@@ -110,7 +105,7 @@ func (w *commitWriter) writeBlocks(ts *tableState) error {
 					sb.add(nil)
 				default:
 					if sb == nil {
-						sb = newStatsBlockBuilder(n)
+						sb = &statsBlock{}
 						for range j {
 							sb.add(nil)
 						}
@@ -119,88 +114,11 @@ func (w *commitWriter) writeBlocks(ts *tableState) error {
 				}
 			}
 			if sb != nil {
-				for sb.len() < n {
-					sb.add(nil)
-				}
-				w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb.b)
+				w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb.encode())
 			}
 		}
 	}
 	return w.writeErr
-}
-
-var le = binary.LittleEndian
-
-// statsBlockBuilder appends files' stats to a StatsBlock.
-type statsBlockBuilder struct{ b *catalogpb.StatsBlock }
-
-func newStatsBlockBuilder(n int) *statsBlockBuilder {
-	return &statsBlockBuilder{&catalogpb.StatsBlock{Flags: make([]byte, 0, 2*n), NullCounts: make([]byte, 0, 8*n),
-		ValueCounts: make([]byte, 0, 8*n), RowCounts: make([]byte, 0, 8*n), MinLengths: make([]byte, 0, 4*n), MaxLengths: make([]byte, 0, 4*n)}}
-}
-
-func (s *statsBlockBuilder) len() int { return int(s.b.Count) }
-
-// add appends a file's stats (nil: none).
-func (s *statsBlockBuilder) add(st *stats.Column) {
-	b := s.b
-	b.Count++
-	if st == nil {
-		b.Flags = le.AppendUint16(b.Flags, 0)
-		b.NullCounts, b.ValueCounts, b.RowCounts = le.AppendUint64(b.NullCounts, 0), le.AppendUint64(b.ValueCounts, 0), le.AppendUint64(b.RowCounts, 0)
-		b.MinLengths, b.MaxLengths = le.AppendUint32(b.MinLengths, 0), le.AppendUint32(b.MaxLengths, 0)
-		return
-	}
-	b.Flags = le.AppendUint16(b.Flags, statsFlags(st))
-	b.NullCounts = le.AppendUint64(b.NullCounts, uint64(st.NullCount.V))
-	b.ValueCounts = le.AppendUint64(b.ValueCounts, uint64(st.ValueCount.V))
-	b.RowCounts = le.AppendUint64(b.RowCounts, uint64(st.RowCount))
-	var ml, xl int
-	if st.Min.Known {
-		b.Mins, ml = append(b.Mins, st.Min.V...), len(st.Min.V)
-	}
-	if st.Max.Known {
-		b.Maxs, xl = append(b.Maxs, st.Max.V...), len(st.Max.V)
-	}
-	b.MinLengths, b.MaxLengths = le.AppendUint32(b.MinLengths, uint32(ml)), le.AppendUint32(b.MaxLengths, uint32(xl))
-}
-
-// statsView reads a stored StatsBlock after checking its arrays.
-type statsView struct {
-	b      *catalogpb.StatsBlock
-	n      int
-	mo, xo []int // bound offsets, n+1 each
-}
-
-func viewStats(b *catalogpb.StatsBlock) (*statsView, error) {
-	n := int(b.Count)
-	if n < 0 || len(b.Flags) != 2*n || len(b.NullCounts) != 8*n || len(b.ValueCounts) != 8*n || len(b.RowCounts) != 8*n ||
-		len(b.MinLengths) != 4*n || len(b.MaxLengths) != 4*n {
-		return nil, fmt.Errorf("%w: stats block arrays do not hold %d files", ErrCorrupt, n)
-	}
-	v := &statsView{b: b, n: n, mo: make([]int, n+1), xo: make([]int, n+1)}
-	for j := range n {
-		v.mo[j+1] = v.mo[j] + int(le.Uint32(b.MinLengths[4*j:]))
-		v.xo[j+1] = v.xo[j] + int(le.Uint32(b.MaxLengths[4*j:]))
-	}
-	if v.mo[n] != len(b.Mins) || v.xo[n] != len(b.Maxs) {
-		return nil, fmt.Errorf("%w: stats block bounds of %d and %d bytes, lengths say %d and %d", ErrCorrupt, len(b.Mins), len(b.Maxs), v.mo[n], v.xo[n])
-	}
-	return v, nil
-}
-
-func (v *statsView) flags(j int) uint16 { return le.Uint16(v.b.Flags[2*j:]) }
-func (v *statsView) min(j int) []byte   { return v.b.Mins[v.mo[j]:v.mo[j+1]:v.mo[j+1]] }
-func (v *statsView) max(j int) []byte   { return v.b.Maxs[v.xo[j]:v.xo[j+1]:v.xo[j+1]] }
-
-// checkFileBlock says how many files a stored FileBlock holds, after
-// checking its arrays.
-func checkFileBlock(fb *catalogpb.FileBlock) (int, error) {
-	n := int(fb.Count)
-	if n <= 0 || len(fb.Ids) != 8*n || len(fb.RecordCounts) != 8*n || len(fb.RowGroupCounts) != 4*n || len(fb.Sizes) != 8*n {
-		return 0, fmt.Errorf("%w: file block arrays do not hold %d files", ErrCorrupt, n)
-	}
-	return n, nil
 }
 
 // statsFlags is the planner's flags of a file's stats for a column.
@@ -276,19 +194,19 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 		return nil, err
 	}
 	// Decode the visible blocks first, then size the arrays once.
-	var blocks []*catalogpb.FileBlock
+	var blocks []fileBlockView
 	total := len(fs.IDs)
 	err = r.scan(lower, kv.PrefixEnd(key(tagFileBlock, tableID)), func(k, v []byte) error {
 		fb := &catalogpb.FileBlock{}
 		if err := decodeValue(v, fb); err != nil {
 			return fmt.Errorf("file block %x: %w", k, err)
 		}
-		n, err := checkFileBlock(fb)
+		bv, err := viewFileBlock(fb)
 		if err != nil {
 			return fmt.Errorf("file block %x: %w", k, err)
 		}
 		if fb.BeginSnapshot <= s {
-			blocks, total = append(blocks, fb), total+n
+			blocks, total = append(blocks, bv), total+bv.n
 		}
 		return nil
 	})
@@ -297,11 +215,11 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	}
 	fs.IDs, fs.RecordCounts = slices.Grow(fs.IDs, total-len(fs.IDs)), slices.Grow(fs.RecordCounts, total-len(fs.RecordCounts))
 	fs.RowGroupCount, fs.SizeBytes = slices.Grow(fs.RowGroupCount, total-len(fs.RowGroupCount)), slices.Grow(fs.SizeBytes, total-len(fs.SizeBytes))
-	for _, fb := range blocks {
-		n := int(fb.Count)
-		b := fsBlock{first: int64(le.Uint64(fb.Ids)), pos: make([]int32, n)}
+	for _, bv := range blocks {
+		n := bv.n
+		b := fsBlock{first: bv.ids.at(0), pos: make([]int32, n)}
 		for j := range n {
-			id := int64(le.Uint64(fb.Ids[8*j:]))
+			id := bv.ids.at(j)
 			if len(removed) > 0 && removed[id] {
 				b.pos[j] = -1
 				continue
@@ -310,7 +228,7 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 				return nil, fmt.Errorf("%w: file blocks of table %d: file %d after %d", ErrCorrupt, tableID, id, fs.IDs[k-1])
 			}
 			b.pos[j] = int32(len(fs.IDs))
-			rows, rgs, size := int64(le.Uint64(fb.RecordCounts[8*j:])), int32(le.Uint32(fb.RowGroupCounts[4*j:])), int64(le.Uint64(fb.Sizes[8*j:]))
+			rows, rgs, size := bv.rows.at(j), int32(bv.rgs.at(j)), bv.sizes.at(j)
 			fs.IDs, fs.RecordCounts, fs.RowGroupCount, fs.SizeBytes = append(fs.IDs, id), append(fs.RecordCounts, rows), append(fs.RowGroupCount, rgs), append(fs.SizeBytes, size)
 			fs.TotalRowGroups += int64(rgs)
 			fs.TotalBytes += size
@@ -364,15 +282,12 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, len(pos))
 		}
 		for j, p := range pos {
-			f := sv.flags(j)
+			f := sv.flag(j)
 			if p < 0 || f&cbHasStats == 0 {
 				continue
 			}
 			i := int(p)
-			cb.flags[i] = f
-			cb.nulls[i] = int64(le.Uint64(sb.NullCounts[8*j:]))
-			cb.values[i] = int64(le.Uint64(sb.ValueCounts[8*j:]))
-			cb.rows[i] = int64(le.Uint64(sb.RowCounts[8*j:]))
+			cb.flags[i], cb.nulls[i], cb.values[i], cb.rows[i] = f, sv.nulls.at(j), sv.values.at(j), sv.rows.at(j)
 			if f&cbHasMin != 0 {
 				mins[i] = sv.min(j)
 			}
@@ -426,25 +341,25 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 		if err := decodeValue(v, &fb); err != nil {
 			return fmt.Errorf("file block %x: %w", k, err)
 		}
-		n, err := checkFileBlock(&fb)
+		bv, err := viewFileBlock(&fb)
 		if err != nil {
 			return fmt.Errorf("file block %x: %w", k, err)
 		}
 		var keep []int
-		for j := range n {
-			if !forgotten[int64(le.Uint64(fb.Ids[8*j:]))] {
+		for j := range bv.n {
+			if !forgotten[bv.ids.at(j)] {
 				keep = append(keep, j)
 			}
 		}
-		if len(keep) == n {
+		if len(keep) == bv.n {
 			return nil
 		}
 		// A rewritten block that keeps its first file keeps its key: it is
 		// set, never deleted and set in one batch.
-		first := int64(le.Uint64(fb.Ids))
+		first := bv.ids.at(0)
 		var nfirst int64 = -1
 		if len(keep) > 0 {
-			nfirst = int64(le.Uint64(fb.Ids[8*keep[0]:]))
+			nfirst = bv.ids.at(keep[0])
 		}
 		if nfirst != first {
 			if err := del(k); err != nil {
@@ -452,14 +367,12 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 			}
 		}
 		if nfirst >= 0 {
-			nfb := &catalogpb.FileBlock{BeginSnapshot: fb.BeginSnapshot, Count: int32(len(keep))}
+			nfb := &fileBlock{begin: fb.BeginSnapshot}
 			for _, j := range keep {
-				nfb.Ids = append(nfb.Ids, fb.Ids[8*j:8*j+8]...)
-				nfb.RecordCounts = append(nfb.RecordCounts, fb.RecordCounts[8*j:8*j+8]...)
-				nfb.RowGroupCounts = append(nfb.RowGroupCounts, fb.RowGroupCounts[4*j:4*j+4]...)
-				nfb.Sizes = append(nfb.Sizes, fb.Sizes[8*j:8*j+8]...)
+				nfb.ids, nfb.rows = append(nfb.ids, bv.ids.at(j)), append(nfb.rows, bv.rows.at(j))
+				nfb.rgs, nfb.sizes = append(nfb.rgs, bv.rgs.at(j)), append(nfb.sizes, bv.sizes.at(j))
 			}
-			if err := put(key(tagFileBlock, tableID, nfirst), nfb); err != nil {
+			if err := put(key(tagFileBlock, tableID, nfirst), nfb.encode()); err != nil {
 				return err
 			}
 		}
@@ -480,8 +393,8 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 			if err != nil {
 				return fmt.Errorf("stats block %x: %w", sk, err)
 			}
-			if sv.n != n {
-				return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, sk, sv.n, n)
+			if sv.n != bv.n {
+				return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, sk, sv.n, bv.n)
 			}
 			if nfirst != first {
 				if err := del(sk); err != nil {
@@ -491,25 +404,14 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 			if nfirst < 0 {
 				continue
 			}
-			nb := newStatsBlockBuilder(len(keep))
-			for _, j := range keep {
-				nb.b.Count++
-				nb.b.Flags = append(nb.b.Flags, sb.Flags[2*j:2*j+2]...)
-				nb.b.NullCounts = append(nb.b.NullCounts, sb.NullCounts[8*j:8*j+8]...)
-				nb.b.ValueCounts = append(nb.b.ValueCounts, sb.ValueCounts[8*j:8*j+8]...)
-				nb.b.RowCounts = append(nb.b.RowCounts, sb.RowCounts[8*j:8*j+8]...)
-				nb.b.MinLengths = append(nb.b.MinLengths, sb.MinLengths[4*j:4*j+4]...)
-				nb.b.MaxLengths = append(nb.b.MaxLengths, sb.MaxLengths[4*j:4*j+4]...)
-				nb.b.Mins = append(nb.b.Mins, sv.min(j)...)
-				nb.b.Maxs = append(nb.b.Maxs, sv.max(j)...)
-			}
-			if err := putStats(key(tagStatsBlock, tableID, col, nfirst), nb.b); err != nil {
+			if err := putStats(key(tagStatsBlock, tableID, col, nfirst), sv.keep(keep).encode()); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 }
+
 // prefetchScan is the share of a table's files beyond which PrefetchFiles
 // reads every row in one scan instead of asking for each.
 const prefetchScan = 16

@@ -1722,16 +1722,15 @@ func (x *MembershipGroup) GetWords() []byte {
 
 // FileBlock is files one commit added to a table, column-major: a
 // planner's file list is these arrays, concatenated (blocks.go). Each
-// array is count fixed-width little-endian values, so that reading one is
-// a copy, not a varint loop.
+// array is count frame-of-reference integers (blockcodec.go).
 type FileBlock struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	BeginSnapshot  int64                  `protobuf:"varint,1,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
 	Count          int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
-	Ids            []byte                 `protobuf:"bytes,3,opt,name=ids,proto3" json:"ids,omitempty"`                                               // u64 each, ascending
-	RecordCounts   []byte                 `protobuf:"bytes,4,opt,name=record_counts,json=recordCounts,proto3" json:"record_counts,omitempty"`         // u64
-	RowGroupCounts []byte                 `protobuf:"bytes,5,opt,name=row_group_counts,json=rowGroupCounts,proto3" json:"row_group_counts,omitempty"` // u32
-	Sizes          []byte                 `protobuf:"bytes,6,opt,name=sizes,proto3" json:"sizes,omitempty"`                                           // u64
+	Ids            []byte                 `protobuf:"bytes,3,opt,name=ids,proto3" json:"ids,omitempty"` // ascending
+	RecordCounts   []byte                 `protobuf:"bytes,4,opt,name=record_counts,json=recordCounts,proto3" json:"record_counts,omitempty"`
+	RowGroupCounts []byte                 `protobuf:"bytes,5,opt,name=row_group_counts,json=rowGroupCounts,proto3" json:"row_group_counts,omitempty"`
+	Sizes          []byte                 `protobuf:"bytes,6,opt,name=sizes,proto3" json:"sizes,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1809,20 +1808,20 @@ func (x *FileBlock) GetSizes() []byte {
 }
 
 // StatsBlock is one column's statistics of a FileBlock's files, aligned
-// with its ids (file i at index i), fixed-width little-endian arrays of
-// count values. flags are the planner's (which fields are known,
-// colcache.go); a file without stats for the column has flags 0. Bounds
-// are concatenated, each with its length.
+// with its ids (file i at index i): arrays of count frame-of-reference
+// integers (blockcodec.go). flags are the planner's (which fields are
+// known, colcache.go); a file without stats for the column has flags 0.
+// Bounds are concatenated, each with its length.
 type StatsBlock struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Count         int32                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
-	Flags         []byte                 `protobuf:"bytes,2,opt,name=flags,proto3" json:"flags,omitempty"`                                // u16
-	NullCounts    []byte                 `protobuf:"bytes,3,opt,name=null_counts,json=nullCounts,proto3" json:"null_counts,omitempty"`    // u64
-	ValueCounts   []byte                 `protobuf:"bytes,4,opt,name=value_counts,json=valueCounts,proto3" json:"value_counts,omitempty"` // u64
-	RowCounts     []byte                 `protobuf:"bytes,5,opt,name=row_counts,json=rowCounts,proto3" json:"row_counts,omitempty"`       // u64
-	MinLengths    []byte                 `protobuf:"bytes,6,opt,name=min_lengths,json=minLengths,proto3" json:"min_lengths,omitempty"`    // u32
+	Flags         []byte                 `protobuf:"bytes,2,opt,name=flags,proto3" json:"flags,omitempty"`
+	NullCounts    []byte                 `protobuf:"bytes,3,opt,name=null_counts,json=nullCounts,proto3" json:"null_counts,omitempty"`
+	ValueCounts   []byte                 `protobuf:"bytes,4,opt,name=value_counts,json=valueCounts,proto3" json:"value_counts,omitempty"`
+	RowCounts     []byte                 `protobuf:"bytes,5,opt,name=row_counts,json=rowCounts,proto3" json:"row_counts,omitempty"`
+	MinLengths    []byte                 `protobuf:"bytes,6,opt,name=min_lengths,json=minLengths,proto3" json:"min_lengths,omitempty"`
 	Mins          []byte                 `protobuf:"bytes,7,opt,name=mins,proto3" json:"mins,omitempty"`
-	MaxLengths    []byte                 `protobuf:"bytes,8,opt,name=max_lengths,json=maxLengths,proto3" json:"max_lengths,omitempty"` // u32
+	MaxLengths    []byte                 `protobuf:"bytes,8,opt,name=max_lengths,json=maxLengths,proto3" json:"max_lengths,omitempty"`
 	Maxs          []byte                 `protobuf:"bytes,9,opt,name=maxs,proto3" json:"maxs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
