@@ -24,7 +24,7 @@ the average fraction of units a point query and a 1% range query would read.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if column == "" {
-				return fmt.Errorf("--column is required")
+				return usagef("--column is required")
 			}
 			r, done, err := openReader(g, snapshot)
 			if err != nil {

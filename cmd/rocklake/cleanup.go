@@ -76,7 +76,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace < 0 {
-				return fmt.Errorf("--grace %s: want a duration of 0s or more", grace)
+				return usagef("--grace %s: want a duration of 0s or more", grace)
 			}
 			c, err := openCatalog(g, writing)
 			if err != nil {

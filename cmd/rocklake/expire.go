@@ -116,7 +116,7 @@ func nonNil(s []string) []string {
 func parseCutoff(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return time.Time{}, fmt.Errorf("--older-than is required (e.g. 7d, 36h, or 2026-01-02T15:04:05Z)")
+		return time.Time{}, usagef("--older-than is required (e.g. 7d, 36h, or 2026-01-02T15:04:05Z)")
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
@@ -125,13 +125,13 @@ func parseCutoff(s string, now time.Time) (time.Time, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(days, 64)
 		if err != nil || n < 0 || n > 1e5 {
-			return time.Time{}, fmt.Errorf("--older-than %q: want a number of days such as 7d", s)
+			return time.Time{}, usagef("--older-than %q: want a number of days such as 7d", s)
 		}
 		d = time.Duration(n * 24 * float64(time.Hour))
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil || d < 0 {
-			return time.Time{}, fmt.Errorf("--older-than %q: want an age such as 7d, 36h or 90m, or an RFC 3339 time", s)
+			return time.Time{}, usagef("--older-than %q: want an age such as 7d, 36h or 90m, or an RFC 3339 time", s)
 		}
 	}
 	return now.Add(-d), nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -30,15 +31,20 @@ func optimizeOutputOf(table string, res *maintain.RewriteResult) optimizeOutput 
 // fileSizing reads --rows-per-file and --target-file-size; they exclude
 // each other.
 func fileSizing(cmd *cobra.Command, target string) (int64, error) {
+	if f := cmd.Flags().Lookup("rows-per-file"); f != nil && f.Changed {
+		if n, err := strconv.ParseInt(f.Value.String(), 10, 64); err != nil || n < 1 {
+			return 0, usagef("--rows-per-file %s: want 1 or more", f.Value.String())
+		}
+	}
 	if target == "" {
 		return 0, nil
 	}
 	if cmd.Flags().Changed("rows-per-file") {
-		return 0, fmt.Errorf("give --rows-per-file or --target-file-size, not both")
+		return 0, usagef("give --rows-per-file or --target-file-size, not both")
 	}
 	n, err := humanize.ParseBytes(target)
 	if err != nil || n == 0 || n > 1<<50 {
-		return 0, fmt.Errorf("--target-file-size %q: want a size such as 128MB or 64MiB", target)
+		return 0, usagef("--target-file-size %q: want a size such as 128MB or 64MiB", target)
 	}
 	return int64(n), nil
 }
@@ -82,7 +88,7 @@ commit, nothing is committed and the new files are deleted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(sortBy) == "" {
-				return fmt.Errorf("--sort-by is required")
+				return usagef("--sort-by is required")
 			}
 			targetBytes, err := fileSizing(cmd, target)
 			if err != nil {
@@ -91,7 +97,7 @@ commit, nothing is committed and the new files are deleted.`,
 			var kind curve.Kind
 			if curveName != "" {
 				if kind, err = curve.Parse(curveName); err != nil {
-					return err
+					return usageError{err}
 				}
 			}
 			e, done, err := openEngine(g, writing)

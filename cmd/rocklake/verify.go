@@ -23,8 +23,8 @@ func newVerifyCmd(g *globals) *cobra.Command {
 every column of every row group through DuckDB and reports each stored bound
 that excludes a value present in the data, each wrong NULL count, each
 contains_nan=false over a NaN and each membership filter that rules out a value
-its file holds: the command to run after an incident. The exit code is
-non-zero when anything is wrong.`,
+its file holds: the command to run after an incident. The exit status is 3
+when anything is wrong (1 when the check itself failed, 2 for a usage error).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, done, err := openEngine(g, reading)
