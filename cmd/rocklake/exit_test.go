@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -55,42 +56,88 @@ func TestExitStatus(t *testing.T) {
 	dir := exitCatalog(t)
 	for _, c := range []struct {
 		want int
+		code string // the error code --format json gives
 		args []string
 	}{
-		{0, []string{"version"}},
-		{0, []string{"query", "SELECT count(*) FROM events"}},
-		{0, []string{"verify", "events"}},
-		{2, []string{"frobnicate"}},
-		{2, []string{"table"}},
-		{2, []string{"snapshots", "--bogus"}},
-		{2, []string{"stats"}},
-		{2, []string{"stats", "events", "--snapshot", "abc"}},
-		{2, []string{"stats", "events", "--snapshot", "-5"}},
-		{2, []string{"query", "--format", "xml", "SELECT 1"}},
-		{2, []string{"expire", "--older-than", "seven days"}},
-		{2, []string{"expire"}},
-		{2, []string{"cleanup", "--grace", "-1h"}},
-		{2, []string{"compact", "events", "--rows-per-file", "0"}},
-		{2, []string{"compact", "events", "--target-file-size", "huge"}},
-		{2, []string{"optimize", "events"}},
-		{2, []string{"optimize", "events", "--sort-by", "user_id", "--curve", "peano"}},
-		{2, []string{"analyze", "events"}},
-		{1, []string{"stats", "nosuch"}},
-		{1, []string{"query", "SELECT nosuch FROM events"}},
-		{1, []string{"query", "SELECT * FROM nosuch"}},
-		{1, []string{"table", "create", "events", "id INT"}},
-		{3, []string{"verify", "gone"}},
+		{0, "", []string{"version"}},
+		{0, "", []string{"query", "SELECT count(*) FROM events"}},
+		{0, "", []string{"verify", "events"}},
+		{2, codeUsage, []string{"frobnicate"}},
+		{2, codeUsage, []string{"table"}},
+		{2, codeUsage, []string{"snapshots", "--bogus"}},
+		{2, codeUsage, []string{"stats"}},
+		{2, codeUsage, []string{"stats", "events", "--snapshot", "abc"}},
+		{2, codeUsage, []string{"stats", "events", "--snapshot", "-5"}},
+		{2, codeUsage, []string{"expire", "--older-than", "seven days"}},
+		{2, codeUsage, []string{"expire"}},
+		{2, codeUsage, []string{"cleanup", "--grace", "-1h"}},
+		{2, codeUsage, []string{"compact", "events", "--rows-per-file", "0"}},
+		{2, codeUsage, []string{"compact", "events", "--target-file-size", "huge"}},
+		{2, codeUsage, []string{"optimize", "events"}},
+		{2, codeUsage, []string{"optimize", "events", "--sort-by", "user_id", "--curve", "peano"}},
+		{2, codeUsage, []string{"analyze", "events"}},
+		{1, codeNotFound, []string{"stats", "nosuch"}},
+		{1, codeNotFound, []string{"files", "events", "--snapshot", "99"}},
+		{1, codeQuery, []string{"query", "SELECT nosuch FROM events"}},
+		{1, codeExists, []string{"table", "create", "events", "id INT"}},
+		{1, codeInvalid, []string{"add", "events", "../../go.mod"}},
+		{3, codeCheckFailed, []string{"verify", "gone"}},
 	} {
-		code, _, stderr := runProcess(t, "", append([]string{"--catalog", dir}, c.args...)...)
-		if code != c.want {
-			t.Errorf("rocklake %s: exit %d, want %d (stderr %q)", strings.Join(c.args, " "), code, c.want, stderr)
-		}
-		if c.want != 0 && c.want != 3 && !strings.HasPrefix(stderr, "rocklake: ") {
-			t.Errorf("rocklake %s: stderr %q, want one rocklake: line", strings.Join(c.args, " "), stderr)
+		for _, format := range []string{formatText, formatJSON} {
+			args := append([]string{"--catalog", dir}, c.args...)
+			if format == formatJSON {
+				args = append(args, "--format", "json")
+			}
+			line := strings.Join(args[2:], " ")
+			code, stdout, stderr := runProcess(t, "", args...)
+			if code != c.want {
+				t.Errorf("rocklake %s: exit %d, want %d (stderr %q)", line, code, c.want, stderr)
+				continue
+			}
+			switch {
+			case c.want == 0:
+				if stderr != "" && format == formatJSON && !strings.HasPrefix(stderr, "(") {
+					t.Errorf("rocklake %s succeeded with stderr %q", line, stderr)
+				}
+			case format == formatText:
+				if c.want != exitProblems && !strings.HasPrefix(stderr, "rocklake: ") {
+					t.Errorf("rocklake %s: stderr %q, want a rocklake: message", line, stderr)
+				}
+			default:
+				// One JSON object on one line, with the code of the kind of
+				// failure and the same message as the text form.
+				var e errorJSON
+				if err := json.Unmarshal([]byte(stderr), &e); err != nil || strings.Count(stderr, "\n") != 1 {
+					t.Errorf("rocklake %s: stderr is not one JSON line (%v): %q", line, err, stderr)
+					continue
+				}
+				if e.Error.Code != c.code || e.Error.Message == "" || strings.HasPrefix(e.Error.Message, "rocklake:") {
+					t.Errorf("rocklake %s: error %+v, want code %q and a message", line, e.Error, c.code)
+				}
+				if c.want != exitProblems && stdout != "" {
+					t.Errorf("rocklake %s failed but printed %q", line, stdout)
+				}
+			}
 		}
 	}
 	// Nothing the failed commands did changed the catalog.
 	if _, out, _ := runProcess(t, "", "--catalog", dir, "snapshots"); strings.Count(out, "\n") != 4 {
 		t.Errorf("snapshots after the failures:\n%s", out)
+	}
+}
+
+// TestJSONErrorKeepsPasswordsOut: a PostgreSQL location's password never
+// reaches an error message, in either format.
+func TestJSONErrorKeepsPasswordsOut(t *testing.T) {
+	loc := "postgres://someone:s3cretPassw0rd@127.0.0.1:1/nodb?connect_timeout=1"
+	for _, format := range []string{formatText, formatJSON} {
+		code, stdout, stderr := runProcess(t, "", "--catalog", loc, "--format", format, "snapshots")
+		if code != exitFailure || strings.Contains(stdout+stderr, "s3cretPassw0rd") || !strings.Contains(stderr, "someone") {
+			t.Errorf("--format %s: exit %d, output %q %q; want exit 1 naming the user, not the password", format, code, stdout, stderr)
+		}
+		var e errorJSON
+		if format == formatJSON && (json.Unmarshal([]byte(stderr), &e) != nil || e.Error.Code != codeUnavailable) {
+			t.Errorf("a server that refuses the connection: %q, want code %q", stderr, codeUnavailable)
+		}
 	}
 }
