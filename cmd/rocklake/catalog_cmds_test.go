@@ -286,11 +286,13 @@ func TestQueryAndDemoCommands(t *testing.T) {
 	}
 	js := mustRun(t, "--catalog", lake, "--format", "json", "query", "SELECT count(*) FROM events")
 	var res struct {
-		Columns  []string    `json:"columns"`
-		Rows     [][]*string `json:"rows"`
-		Metadata bool        `json:"answered_from_metadata"`
+		Columns  []struct{ Name, Type string } `json:"columns"`
+		Rows     []map[string]any              `json:"rows"`
+		RowCount int                           `json:"row_count"`
+		Metadata bool                          `json:"answered_from_metadata"`
 	}
-	if err := json.Unmarshal([]byte(js), &res); err != nil || *res.Rows[0][0] != "8000" || !res.Metadata {
+	if err := json.Unmarshal([]byte(js), &res); err != nil || len(res.Rows) != 1 || res.Rows[0]["count_star()"] != float64(8000) ||
+		res.RowCount != 1 || !res.Metadata || res.Columns[0].Type != "BIGINT" {
 		t.Fatalf("json query: %v %s", err, js)
 	}
 	if _, err := run(t, "--catalog", lake, "query", "SELECT * FROM nosuch"); err == nil || !strings.Contains(err.Error(), "tables: events") {
