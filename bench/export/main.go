@@ -54,6 +54,7 @@ import (
 const copySrc = `package main
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 

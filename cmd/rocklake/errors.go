@@ -50,7 +50,7 @@ func errorCode(err error) string {
 	var vf errVerifyFailed
 	var de *duckdb.Error
 	var pe *fs.PathError
-	var ne net.Error
+	var ne *net.OpError // not net.Error: *fs.PathError has its methods too
 	is := func(targets ...error) bool {
 		for _, t := range targets {
 			if errors.Is(err, t) {

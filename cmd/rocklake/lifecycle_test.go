@@ -26,7 +26,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"snapshots", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"stats", "t", "--snapshot", "abc"}, `invalid argument "abc"`},
 		{[]string{"stats", "t", "--snapshot", "-5"}, "--snapshot -5: a snapshot id is 0 or more"},
-		{[]string{"query"}, "accepts 1 arg"},
+		{[]string{"query"}, "query needs SQL"},
+		{[]string{"query", "SELECT 1", "-c", "SELECT 2"}, "not from an argument and -c"},
+		{[]string{"query", "-c", "-- nothing"}, "holds no SQL statement"},
 		{[]string{"version", "--format", "xml"}, `not "xml"`},
 	} {
 		out, err := run(t, append([]string{"--catalog", dir}, c.args...)...)

@@ -4,19 +4,21 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"rocklake/engine"
+	"rocklake/internal/sqllex"
 )
 
 func newQueryCmd(g *globals) *cobra.Command {
 	var snapshot int64
 	var explain, noPrune bool
-	var null string
+	var null, command, file string
 	cmd := &cobra.Command{
-		Use:   "query 'SQL'",
+		Use:   "query ['SQL' | -c SQL | -f FILE | -]",
 		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match",
 		Long: `query runs any DuckDB SELECT that names catalog tables. DuckDB's parser finds
 every reference to a table and each SELECT's WHERE clause; the conjuncts that
@@ -27,6 +29,13 @@ outer join, ASOF and POSITIONAL joins and sampled tables are read whole
 (--explain says which and why). DuckDB then runs the query as written, each
 reference reading its own kept files. A file that changed or disappeared since
 it was registered fails the query, naming it.
+
+The SQL comes as the argument, -c SQL, -f FILE, or - (standard input), as
+psql and duckdb take it. A script of several statements (separated by ;)
+runs them in order, printing each one's rows (a blank line between them in
+the text formats; one JSON document each with --format json); the first
+statement that fails stops the script, its error naming its number and line.
+
 Rows print as DuckDB produces them. --format text (or table, the default) is
 an aligned table whose column widths fit the first 1,000 rows; csv and tsv
 have a header line; jsonl is one JSON object per row; json is one document:
@@ -38,9 +47,20 @@ at most 15 significant digits, finite floats), else strings of DuckDB's text
 structs and maps as JSON; NULL as null. A row object repeats no key: a
 repeated column name gets _1, _2, ... appended.`,
 		Example: `  rocklake query "SELECT kind, count(*) FROM events WHERE ts >= '2024-01-01' GROUP BY kind"
-  rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json`,
-		Args: cobra.ExactArgs(1),
+  rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json
+  rocklake query -c "SELECT * FROM events" --format csv > events.csv
+  rocklake query -f report.sql --format jsonl
+  echo "SELECT count(*) FROM events" | rocklake query -`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			script, name, err := queryScript(cmd, args, command, file)
+			if err != nil {
+				return err
+			}
+			stmts := sqllex.Split(script)
+			if len(stmts) == 0 {
+				return usagef("%s holds no SQL statement", name)
+			}
 			e, done, err := openEngine(g, reading)
 			if err != nil {
 				return err
@@ -51,9 +71,22 @@ repeated column name gets _1, _2, ... appended.`,
 				nullText = &null
 			}
 			opts := engine.QueryOptions{Snapshot: snapshot, Explain: explain, NoPruning: noPrune}
-			return runQuery(cmd, e, g.format, args[0], opts, nullText)
+			for i, st := range stmts {
+				if i > 0 && (g.format == formatText || g.format == formatTable) {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				if err := runQuery(cmd, e, g.format, st.Text, opts, nullText); err != nil {
+					if len(stmts) > 1 {
+						return fmt.Errorf("%s, statement %d of %d (line %d): %w", name, i+1, len(stmts), st.Line, err)
+					}
+					return err
+				}
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&command, "command", "c", "", "the SQL to run (instead of the argument)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "read the SQL from this file (- for standard input)")
 	addSnapshotFlag(cmd, &snapshot)
 	cmd.Flags().BoolVar(&explain, "explain", false, "print, per table, the files and row groups kept, then DuckDB's plan")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "read every file (to compare with)")
@@ -155,4 +188,48 @@ func plural[N ~int | ~int64](n N, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// queryScript is the SQL query runs, from exactly one of the argument, -c,
+// -f FILE and - (standard input), and a name for it in messages.
+func queryScript(cmd *cobra.Command, args []string, command, file string) (script, name string, err error) {
+	var given []string
+	if len(args) == 1 {
+		given = append(given, "an argument")
+	}
+	if cmd.Flags().Changed("command") {
+		given = append(given, "-c")
+	}
+	if cmd.Flags().Changed("file") {
+		given = append(given, "-f")
+	}
+	switch {
+	case len(given) == 0:
+		return "", "", usagef("query needs SQL: an argument, -c SQL, -f FILE or - (standard input) (see `rocklake query --help`)")
+	case len(given) > 1:
+		return "", "", usagef("query takes the SQL once, not from %s", strings.Join(given, " and "))
+	}
+	read := func(path string) (string, string, error) {
+		if path == "-" {
+			b, err := io.ReadAll(cmd.InOrStdin())
+			if err != nil {
+				return "", "", fmt.Errorf("reading standard input: %w", err)
+			}
+			return string(b), "standard input", nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", err
+		}
+		return string(b), path, nil
+	}
+	switch {
+	case cmd.Flags().Changed("file"):
+		return read(file)
+	case cmd.Flags().Changed("command"):
+		return command, "the -c SQL", nil
+	case args[0] == "-":
+		return read("-")
+	}
+	return args[0], "the SQL", nil
 }
