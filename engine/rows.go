@@ -120,7 +120,14 @@ type Decimal struct {
 
 // String is DuckDB's text of the value: every digit of the scale.
 func (d Decimal) String() string {
-	s := new(big.Int).Abs(d.Unscaled).String()
+	var s string
+	if d.Unscaled.IsInt64() && d.Unscaled.Int64() != math.MinInt64 {
+		// Most decimals fit 64 bits; big.Int's String costs several times
+		// more per value.
+		s = strconv.FormatInt(max(d.Unscaled.Int64(), -d.Unscaled.Int64()), 10)
+	} else {
+		s = new(big.Int).Abs(d.Unscaled).String()
+	}
 	if d.Scale > 0 {
 		if len(s) <= d.Scale {
 			s = strings.Repeat("0", d.Scale-len(s)+1) + s
@@ -145,6 +152,7 @@ type Rows struct {
 	cols  []Column
 	kinds []kind
 	scan  []any
+	ptrs  []any // &scan[i], for Scan
 	vals  []any
 	text  [][]*string // the answer from statistics
 	next  int
@@ -199,6 +207,10 @@ func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritt
 	}
 	r.rows = rows
 	r.scan = make([]any, len(cols))
+	r.ptrs = make([]any, len(cols))
+	for i := range r.scan {
+		r.ptrs[i] = &r.scan[i]
+	}
 	r.vals = make([]any, len(cols))
 	return r, nil
 }
@@ -255,11 +267,7 @@ func (r *Rows) Next() bool {
 		r.err = r.rows.Err()
 		return false
 	}
-	ptrs := make([]any, len(r.scan))
-	for i := range r.scan {
-		ptrs[i] = &r.scan[i]
-	}
-	if err := r.rows.Scan(ptrs...); err != nil {
+	if err := r.rows.Scan(r.ptrs...); err != nil {
 		r.err = err
 		return false
 	}
