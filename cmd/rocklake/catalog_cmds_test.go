@@ -97,6 +97,18 @@ func TestTableCreateErrors(t *testing.T) {
 			t.Errorf("rocklake %s changed the catalog", strings.Join(args, " "))
 		}
 	}
+	// A column list that ends early says so, and names no ")" the user
+	// did not write.
+	for spec, want := range map[string]string{
+		"id INT,":  `invalid column list "id INT," at offset 7: expected a column name, found the end of the list`,
+		"id INT, ": `invalid column list "id INT, " at offset 8: expected a column name, found the end of the list`,
+		"":         `invalid column list "" at offset 0: expected a column name, found the end of the list`,
+	} {
+		_, err := run(t, "--catalog", dir, "table", "create", "u", spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("table create u %q: %v, want %q", spec, err, want)
+		}
+	}
 }
 
 func TestNotACatalogAndLocked(t *testing.T) {
@@ -218,7 +230,7 @@ func TestAddCommand(t *testing.T) {
 		t.Fatal("failed adds changed the catalog")
 	}
 	text := mustRun(t, "--catalog", dir, "add", "t", filepath.Join(data, "c*.parquet"))
-	if !strings.Contains(text, "added 1 files, 3 rows") {
+	if !strings.Contains(text, "added 1 file, 3 rows") {
 		t.Fatalf("glob add: %q", text)
 	}
 }
@@ -406,7 +418,7 @@ func TestOptimizeCommand(t *testing.T) {
 	}
 	// The three 30-row files merge into one of 90 rows; then nothing is small.
 	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
-	if !strings.Contains(out, "3 small files -> 1 files (90 rows, ") {
+	if !strings.Contains(out, "3 small files -> 1 file (90 rows, ") {
 		t.Fatalf("compact: %q", out)
 	}
 	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
@@ -536,7 +548,7 @@ func TestAddMembershipFilters(t *testing.T) {
 			kLine = l
 		}
 	}
-	if !strings.Contains(idLine, "1 files") || !strings.HasSuffix(strings.TrimSpace(kLine), "-") {
+	if !strings.Contains(idLine, "1 file,") || !strings.HasSuffix(strings.TrimSpace(kLine), "-") {
 		t.Fatalf("describe:\n%s", out)
 	}
 	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) FROM t WHERE id = 7919"); !strings.Contains(q, "1") {

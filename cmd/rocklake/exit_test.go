@@ -141,3 +141,30 @@ func TestJSONErrorKeepsPasswordsOut(t *testing.T) {
 		}
 	}
 }
+
+// TestWordingOfOne: counts of one read as English, and --snapshot's help
+// names its default once.
+func TestWordingOfOne(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "lake")
+	paths := writeEvents(t, filepath.Join(base, "data"), 1)
+	mustRun(t, "--catalog", dir, "init")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", "create", "one", "id BIGINT"}, "created table one (1 column) at snapshot 1"},
+		{[]string{"add", "events", paths[0], "--create"}, "added 1 file, 30 rows,"},
+		{[]string{"add", "events", paths[0], "--skip-existing"}, "all 1 file is registered already"},
+		{[]string{"verify", "events"}, "1 file checked, 0 problems"},
+		{[]string{"query", "SELECT count(*) FROM events"}, "(1 row in "},
+		{[]string{"rm", "events", paths[0]}, "removed 1 file from events"},
+		{[]string{"expire", "--older-than", "0s", "--allow-short-retention", "--dry-run"}, "would expire 3 snapshots (0..2)"},
+		{[]string{"stats", "--help"}, "read as of this snapshot id (default latest)\n"},
+	} {
+		out := mustRun(t, append([]string{"--catalog", dir}, c.args...)...)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("rocklake %s:\n%s\nwant %q", strings.Join(c.args, " "), out, c.want)
+		}
+	}
+}

@@ -86,15 +86,15 @@ retentionDurationCheck).`,
 				_, err = fmt.Fprintf(w, "no snapshot older than %s; oldest kept: %d\n", cutoff.Format(time.RFC3339), out.OldestKept)
 				return err
 			}
-			fmt.Fprintf(w, "%s %d snapshots (%d..%d); oldest kept: %d (%s)\n", verb, len(res.Expired), res.Expired[0],
+			fmt.Fprintf(w, "%s %s (%d..%d); oldest kept: %d (%s)\n", verb, plural(len(res.Expired), "snapshot", "snapshots"), res.Expired[0],
 				res.Expired[len(res.Expired)-1], out.OldestKept, res.OldestKept.Time.Format(time.RFC3339))
 			forgot, scheduled := "forgot", "scheduled"
 			if dryRun {
 				forgot, scheduled = "would forget", "would be scheduled"
 			}
-			fmt.Fprintf(w, "%s %d files and %d dropped tables; %d files %s for cleanup: %d rocklake's own, which cleanup deletes, %d the user's, which stay on disk\n",
-				forgot, out.FilesForgotten, out.TablesForgotten, len(out.Scheduled), scheduled,
-				len(out.Deletable), len(out.Scheduled)-len(out.Deletable))
+			fmt.Fprintf(w, "%s %s and %s; %s %s for cleanup: %d rocklake's own, which cleanup deletes, %d the user's, which stay on disk\n",
+				forgot, plural(out.FilesForgotten, "file", "files"), plural(out.TablesForgotten, "dropped table", "dropped tables"),
+				plural(len(out.Scheduled), "file", "files"), scheduled, len(out.Deletable), len(out.Scheduled)-len(out.Deletable))
 			return nil
 		},
 	}

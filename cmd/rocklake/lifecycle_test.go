@@ -105,7 +105,7 @@ func TestTableLifecycle(t *testing.T) {
 		t.Fatalf("rm of an unregistered path: %v", err)
 	}
 	out := mustRun(t, "--catalog", dir, "rm", "ev", paths[1])
-	if !strings.Contains(out, "removed 1 files from ev at snapshot 2") {
+	if !strings.Contains(out, "removed 1 file from ev at snapshot 2") {
 		t.Fatalf("rm: %q", out)
 	}
 	if n := count(); n != "10" {
@@ -186,7 +186,7 @@ func TestAddSkipExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = mustRun(t, "--catalog", dir, "add", "ev", data, "--skip-existing")
-	if !strings.Contains(out, "added 1 files, 10 rows") || !strings.Contains(out, "2 files already registered, left out") {
+	if !strings.Contains(out, "added 1 file, 10 rows") || !strings.Contains(out, "2 files already registered, left out") {
 		t.Fatalf("add of one new file: %q", out)
 	}
 	res := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) AS n, count(DISTINCT day) AS d FROM ev")

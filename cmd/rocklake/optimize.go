@@ -127,8 +127,8 @@ func printRewrite(cmd *cobra.Command, g *globals, verb, what string, out optimiz
 	if g.format == formatJSON {
 		return writeJSON(cmd.OutOrStdout(), out)
 	}
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %d %sfiles -> %d files (%d rows, %s -> %s) in %s, snapshot %d\n",
-		verb, out.Table, out.FilesBefore, what, out.FilesAfter, out.Rows,
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s -> %s (%s, %s -> %s) in %s, snapshot %d\n",
+		verb, out.Table, plural(out.FilesBefore, what+"file", what+"files"), plural(out.FilesAfter, "file", "files"), plural(out.Rows, "row", "rows"),
 		humanize.IBytes(uint64(out.BytesBefore)), humanize.IBytes(uint64(out.BytesAfter)), out.Dir, out.Snapshot)
 	return err
 }

@@ -182,14 +182,6 @@ func printExplain(w io.Writer, res *engine.Result) {
 	fmt.Fprintln(w, res.Explain)
 }
 
-// plural is "1 row", "2 rows".
-func plural[N ~int | ~int64](n N, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // queryScript is the SQL query runs, from exactly one of the argument, -c,
 // -f FILE and - (standard input), and a name for it in messages.
 func queryScript(cmd *cobra.Command, args []string, command, file string) (script, name string, err error) {

@@ -68,7 +68,7 @@ nothing is removed.`,
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "removed": len(ids), "snapshot": snap.ID})
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "removed %d files from %s at snapshot %d (the files stay on disk)\n", len(ids), t.Name, snap.ID)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "removed %s from %s at snapshot %d (the files stay on disk)\n", plural(len(ids), "file", "files"), t.Name, snap.ID)
 			return err
 		},
 	}

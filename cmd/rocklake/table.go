@@ -52,7 +52,7 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "columns": len(defs), "snapshot": snap.ID})
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s (%d columns) at snapshot %d\n", args[0], len(defs), snap.ID)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s (%s) at snapshot %d\n", args[0], plural(len(defs), "column", "columns"), snap.ID)
 			return err
 		},
 	}
@@ -217,7 +217,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 				for _, ci := range cs {
 					filters := "-"
 					if f := ci.Filters; f != nil {
-						filters = fmt.Sprintf("%d files, %s", f.Files, humanize.IBytes(uint64(f.Bytes)))
+						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
 					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable, filters)
 					walk(ci.Children, depth+1)
