@@ -106,12 +106,12 @@ own.`,
 			}
 			if g.format == formatJSON {
 				out := map[string]any{
-					"table": args[0], "files": res.Files, "rows": res.Rows, "skipped": res.Skipped,
+					"table": args[0], "file_count": res.Files, "rows": res.Rows, "skipped_count": res.Skipped,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
-					"owner": owner(take).String(), "snapshot": nil, "skipped_rewrite_dirs": res.SkippedDirs,
+					"owner": owner(take).String(), "snapshot_id": nil, "skipped_rewrite_dirs": nonNil(res.SkippedDirs),
 				}
-				if res.Files > 0 {
-					out["snapshot"] = res.Snapshot.ID
+				if res.Files > 0 { // no snapshot is made when nothing is new
+					out["snapshot_id"] = res.Snapshot.ID
 				}
 				return writeJSON(cmd.OutOrStdout(), out)
 			}

@@ -50,7 +50,7 @@ the average fraction of units a point query and a 1% range query would read.
 			}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": cl.Table, "column": cl.Column, "type": cl.Type, "snapshot": cl.Snapshot,
+					"table": cl.Table, "column": cl.Column, "type": cl.Type, "snapshot_id": cl.Snapshot,
 					"files": cl.Files, "row_groups": cl.RowGroups,
 				})
 			}

@@ -199,8 +199,10 @@ func TestAddCommand(t *testing.T) {
 	b = mk("b2.parquet", "int16", 5)
 	out := mustRun(t, "--catalog", dir, "--format", "json", "add", "t", a, b, "--create")
 	var res struct {
-		Files, Rows, Snapshot int
-		Created               bool `json:"created_table"`
+		Files    int  `json:"file_count"`
+		Rows     int  `json:"rows"`
+		Snapshot int  `json:"snapshot_id"`
+		Created  bool `json:"created_table"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Files != 2 || res.Rows != 15 || !res.Created {
 		t.Fatalf("add: %v %s", err, out)
@@ -257,7 +259,7 @@ func TestPlanCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"table", "snapshot", "predicate", "files", "row_groups", "pages", "bytes", "kept_files"} {
+	for _, k := range []string{"table", "snapshot_id", "predicate", "files", "row_groups", "pages", "bytes", "kept_files"} {
 		if _, ok := p[k]; !ok {
 			t.Errorf("plan JSON lacks %q: %s", k, out)
 		}

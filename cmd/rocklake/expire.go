@@ -13,10 +13,10 @@ import (
 )
 
 type expireOutput struct {
-	OldestKept      int64    `json:"oldest_kept_snapshot"`
-	Expired         []int64  `json:"expired_snapshots"`
-	FilesForgotten  int      `json:"files_forgotten"`
-	TablesForgotten int      `json:"tables_forgotten"`
+	OldestKept      int64    `json:"oldest_kept_snapshot_id"`
+	Expired         []int64  `json:"expired_snapshot_ids"`
+	FilesForgotten  int      `json:"forgotten_file_count"`
+	TablesForgotten int      `json:"forgotten_table_count"`
 	Scheduled       []string `json:"scheduled_for_cleanup"`
 	// Deletable are the scheduled files cleanup will delete (rocklake's
 	// own); it forgets the rest and leaves them on disk.
@@ -72,7 +72,7 @@ retentionDurationCheck).`,
 			if err != nil {
 				return err
 			}
-			out := expireOutput{OldestKept: res.OldestKept.ID, Expired: res.Expired, FilesForgotten: res.FilesForgotten,
+			out := expireOutput{OldestKept: res.OldestKept.ID, Expired: nonNilIDs(res.Expired), FilesForgotten: res.FilesForgotten,
 				TablesForgotten: res.TablesForgotten, Scheduled: nonNil(res.Scheduled), Deletable: nonNil(res.Deletable), DryRun: dryRun}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
@@ -135,4 +135,11 @@ func parseCutoff(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return now.Add(-d), nil
+}
+
+func nonNilIDs(s []int64) []int64 {
+	if s == nil {
+		return []int64{}
+	}
+	return s
 }

@@ -194,7 +194,7 @@ func TestAddSkipExisting(t *testing.T) {
 		t.Fatalf("each file once: %q", res)
 	}
 	snaps := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
-	if strings.Count(snaps, `"id"`) != 3 { // init, first add, second add
+	if strings.Count(snaps, `"snapshot_id"`) != 3 { // init, first add, second add
 		t.Fatalf("an add with nothing new made a snapshot:\n%s", snaps)
 	}
 }

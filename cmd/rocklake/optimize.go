@@ -14,9 +14,9 @@ import (
 
 type optimizeOutput struct {
 	Table       string `json:"table"`
-	Snapshot    int64  `json:"snapshot"`
-	FilesBefore int    `json:"files_before"`
-	FilesAfter  int    `json:"files_after"`
+	Snapshot    *int64 `json:"snapshot_id"` // nil: nothing to do, no snapshot made
+	FilesBefore int    `json:"file_count_before"`
+	FilesAfter  int    `json:"file_count_after"`
 	Rows        int64  `json:"rows"`
 	BytesBefore int64  `json:"bytes_before"`
 	BytesAfter  int64  `json:"bytes_after"`
@@ -24,7 +24,8 @@ type optimizeOutput struct {
 }
 
 func optimizeOutputOf(table string, res *maintain.RewriteResult) optimizeOutput {
-	return optimizeOutput{Table: table, Snapshot: res.Snapshot.ID, FilesBefore: res.FilesBefore,
+	id := res.Snapshot.ID
+	return optimizeOutput{Table: table, Snapshot: &id, FilesBefore: res.FilesBefore,
 		FilesAfter: res.FilesAfter, Rows: res.Rows, BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter, Dir: res.Dir}
 }
 
@@ -129,6 +130,6 @@ func printRewrite(cmd *cobra.Command, g *globals, verb, what string, out optimiz
 	}
 	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s -> %s (%s, %s -> %s) in %s, snapshot %d\n",
 		verb, out.Table, plural(out.FilesBefore, what+"file", what+"files"), plural(out.FilesAfter, "file", "files"), plural(out.Rows, "row", "rows"),
-		humanize.IBytes(uint64(out.BytesBefore)), humanize.IBytes(uint64(out.BytesAfter)), out.Dir, out.Snapshot)
+		humanize.IBytes(uint64(out.BytesBefore)), humanize.IBytes(uint64(out.BytesAfter)), out.Dir, *out.Snapshot)
 	return err
 }

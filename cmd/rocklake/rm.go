@@ -66,7 +66,7 @@ nothing is removed.`,
 				return err
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "removed": len(ids), "snapshot": snap.ID})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "removed_count": len(ids), "snapshot_id": snap.ID})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "removed %s from %s at snapshot %d (the files stay on disk)\n", plural(len(ids), "file", "files"), t.Name, snap.ID)
 			return err
