@@ -160,3 +160,11 @@ func jsonRequested(parsed string, args []string) bool {
 	}
 	return last == formatJSON
 }
+
+// noText wraps a sentinel error so that errors.Is finds it (and --format
+// json gives its code) without adding its text to a message that already
+// says it.
+type noText struct{ err error }
+
+func (e noText) Error() string { return "" }
+func (e noText) Unwrap() error { return e.err }

@@ -81,6 +81,7 @@ func TestExitStatus(t *testing.T) {
 		{1, codeQuery, []string{"query", "SELECT nosuch FROM events"}},
 		{1, codeExists, []string{"table", "create", "events", "id INT"}},
 		{1, codeInvalid, []string{"add", "events", "../../go.mod"}},
+		{1, codeNotFound, []string{"rm", "events", "../../go.mod"}},
 		{3, codeCheckFailed, []string{"verify", "gone"}},
 	} {
 		for _, format := range []string{formatText, formatJSON} {

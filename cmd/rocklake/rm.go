@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
 )
 
 func newRmCmd(g *globals) *cobra.Command {
@@ -49,7 +51,7 @@ nothing is removed.`,
 			for _, p := range args[1:] {
 				id, ok := lookupRegistered(byPath, p)
 				if !ok {
-					return fmt.Errorf("%s is not a file of table %s at the latest snapshot (see `rocklake files %s`); nothing was removed", p, t.Name, t.Name)
+					return fmt.Errorf("%s is not a file of table %s at the latest snapshot (see `rocklake files %s`); nothing was removed%w", p, t.Name, t.Name, noText{catalog.ErrNoSuchFile})
 				}
 				if !seen[id] {
 					seen[id] = true

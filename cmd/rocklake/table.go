@@ -144,7 +144,7 @@ func newTableListCmd(g *globals) *cobra.Command {
 					Records: ts.RecordCount, FileSizeBytes: ts.FileSizeBytes})
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshot": r.Snapshot().ID, "tables": out})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshot_id": r.Snapshot().ID, "tables": out})
 			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(w, "TABLE\tCOLUMNS\tFILES\tROWS\tBYTES")
@@ -206,7 +206,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 			}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": t.Name, "uuid": t.UUID, "snapshot": r.Snapshot().ID, "columns": tree,
+					"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree,
 				})
 			}
 			w := newTable(cmd.OutOrStdout())
