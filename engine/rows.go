@@ -140,9 +140,10 @@ func (d Decimal) String() string {
 	return s
 }
 
-// Rows is a query's answer as DuckDB produces it, one row at a time, in
-// memory bounded by DuckDB's chunk (2,048 rows) however many rows there
-// are. Values are typed: nil (NULL), bool, int64, uint64, *big.Int,
+// Rows is a query's answer as DuckDB hands it over, one row at a time:
+// Rows hold one DuckDB chunk (2,048 rows) however many rows there are.
+// (duckdb-go runs queries through DuckDB's materialising API, so DuckDB
+// itself holds the whole answer until Close.) Values are typed: nil (NULL), bool, int64, uint64, *big.Int,
 // float64, Decimal, json.Number (FLOAT), json.RawMessage (JSON, and nested
 // values with RowsOptions.NestedJSON), or string (DuckDB's text form of
 // every other type). Rows hold a DuckDB connection and the query's views
