@@ -111,9 +111,10 @@ func (e *Engine) mixedDB() (*sql.DB, error) {
 // (table maintenance, tests comparing with DuckDB directly).
 func (e *Engine) DB() *sql.DB { return e.db }
 
-// QueryOptions tune Query. The zero value reads the latest snapshot.
+// QueryOptions tune Query. Snapshot must be set: the zero value reads
+// snapshot 0, the empty catalog init made, not the latest.
 type QueryOptions struct {
-	Snapshot int64 // a snapshot id, or catalog.Latest (-1)
+	Snapshot int64 // a snapshot id, or catalog.Latest (-1) for the latest
 	// Explain adds DuckDB's plan to the result.
 	Explain bool
 	// NoPruning reads every file (the baseline rocklake is compared with).
@@ -228,6 +229,12 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	if !ok || opts.NoParseCache {
 		if tree, err = e.serialize(ctx, query); err != nil && !errors.Is(err, duckast.ErrNotSerializable) {
 			return nil, nil, err
+		}
+		if tree == nil {
+			if kw := leadingKeyword(query); notQueries[kw] {
+				return nil, nil, fmt.Errorf("%w: %s statements are not run; rocklake runs queries (SELECT, FROM, WITH, VALUES, TABLE, PIVOT, DESCRIBE, SHOW, SUMMARIZE) over catalog tables%s",
+					ErrNotAQuery, kw, notQueryHints[kw])
+			}
 		}
 		if tree != nil {
 			e.trees.Add(query, tree)
@@ -668,6 +675,58 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 	}
 	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
 		strings.Join(sel, ", "), fileList(files, src), byName)
+}
+
+// ErrNotAQuery is returned for a statement that is not a query (COPY,
+// CREATE, SET, ...): rocklake answers queries over the catalog's tables
+// and changes nothing in DuckDB.
+var ErrNotAQuery = errors.New("not a query")
+
+// notQueries are the first keywords of DuckDB's statements that are not
+// queries. DuckDB's parser cannot serialise them, nor a PIVOT with USING,
+// which is a query: the keyword tells the two apart.
+var notQueries = map[string]bool{
+	"ABORT": true, "ALTER": true, "ANALYZE": true, "ATTACH": true, "BEGIN": true, "CALL": true, "CHECKPOINT": true,
+	"COMMENT": true, "COMMIT": true, "COPY": true, "CREATE": true, "DEALLOCATE": true, "DELETE": true, "DETACH": true,
+	"DROP": true, "END": true, "EXECUTE": true, "EXPLAIN": true, "EXPORT": true, "FORCE": true, "IMPORT": true,
+	"INSERT": true, "INSTALL": true, "LOAD": true, "MERGE": true, "PRAGMA": true, "PREPARE": true, "RESET": true,
+	"ROLLBACK": true, "SET": true, "START": true, "TRUNCATE": true, "UPDATE": true, "USE": true, "VACUUM": true,
+}
+
+// notQueryHints say what to do instead, where rocklake has a way.
+var notQueryHints = map[string]string{
+	"EXPLAIN": " (for DuckDB's plan, give the query with --explain)",
+	"COPY":    " (to write a query's rows to a file, give the query with --format csv, tsv, json or jsonl and redirect its output)",
+}
+
+// leadingKeyword is a statement's first word, upper-cased, after white
+// space, comments and opening parentheses.
+func leadingKeyword(q string) string {
+	for i := 0; i < len(q); {
+		switch {
+		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r' || q[i] == '(':
+			i++
+		case strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return ""
+			}
+			i += j
+		case strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i:], "*/")
+			if j < 0 {
+				return ""
+			}
+			i += j + 2
+		default:
+			j := i
+			for j < len(q) && sqllex.IsNamePart(q[j]) {
+				j++
+			}
+			return strings.ToUpper(q[i:j])
+		}
+	}
+	return ""
 }
 
 // serialize parses a query with DuckDB's parser, on any connection: the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
 	"strings"
@@ -180,5 +181,30 @@ func TestQueryRowsStopsEarly(t *testing.T) {
 	res, err := f.eng.Query(ctx, "SELECT count(*) FROM events WHERE id % 2 = 0", QueryOptions{Snapshot: catalog.Latest})
 	if err != nil || *res.Rows[0][0] != "13500" {
 		t.Fatalf("after early closes: %v %v", res, err)
+	}
+}
+
+// TestNotAQuery: statements that are not queries are refused with a message
+// saying what rocklake runs, whatever comes before their keyword; a PIVOT
+// with USING, which DuckDB cannot serialise either, still runs.
+func TestNotAQuery(t *testing.T) {
+	f := newQueryFixture(t)
+	ctx := context.Background()
+	for q, kw := range map[string]string{
+		"COPY (SELECT * FROM events) TO '/tmp/never.csv'": "COPY",
+		"create table x AS SELECT 1":                      "CREATE",
+		"-- a comment\n/* and another */ PRAGMA version":  "PRAGMA",
+		"SET threads = 1":                                 "SET",
+		"EXPLAIN SELECT * FROM events":                    "EXPLAIN",
+		"INSERT INTO events VALUES (1)":                   "INSERT",
+	} {
+		_, err := f.eng.Query(ctx, q, QueryOptions{Snapshot: catalog.Latest})
+		if !errors.Is(err, ErrNotAQuery) || !strings.Contains(err.Error(), kw+" statements are not run") || !strings.Contains(err.Error(), "SELECT") {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	res, err := f.eng.Query(ctx, "PIVOT (SELECT kind, id FROM events WHERE id < 10) ON kind USING count(*)", QueryOptions{Snapshot: catalog.Latest})
+	if err != nil || len(res.Rows) != 10 || len(res.Columns) != 5 { // a row per id, a column per kind
+		t.Fatalf("PIVOT ... USING: %v %v", res, err)
 	}
 }

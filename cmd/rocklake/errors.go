@@ -83,7 +83,7 @@ func errorCode(err error) string {
 		return codeExists
 	case is(catalog.ErrInvalid, catalog.ErrOutsideRoot, catalog.ErrRetentionTooShort, ingest.ErrSchemaMismatch,
 		pqmeta.ErrNotParquet, pqmeta.ErrTruncated, pqmeta.ErrCorruptFooter, pqmeta.ErrNotRegular,
-		maintain.ErrNothingToOptimize, maintain.ErrRewriteMismatch, pgkv.ErrForeign):
+		maintain.ErrNothingToOptimize, maintain.ErrRewriteMismatch, pgkv.ErrForeign, engine.ErrNotAQuery):
 		return codeInvalid
 	case errors.As(err, &de):
 		return codeQuery

@@ -79,6 +79,7 @@ func TestExitStatus(t *testing.T) {
 		{1, codeNotFound, []string{"stats", "nosuch"}},
 		{1, codeNotFound, []string{"files", "events", "--snapshot", "99"}},
 		{1, codeQuery, []string{"query", "SELECT nosuch FROM events"}},
+		{1, codeInvalid, []string{"query", "COPY (SELECT * FROM events) TO '/tmp/x.csv'"}},
 		{1, codeExists, []string{"table", "create", "events", "id INT"}},
 		{1, codeInvalid, []string{"add", "events", "../../go.mod"}},
 		{1, codeNotFound, []string{"rm", "events", "../../go.mod"}},
