@@ -121,6 +121,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// log.Fatal skips deferred calls: the binaries built here (hundreds of
+	// megabytes) go with every way out.
+	fatalf := func(format string, args ...any) {
+		os.RemoveAll(tmp)
+		log.Fatalf(format, args...)
+	}
 	defer os.RemoveAll(tmp)
 	root := *dir
 	if root == "" {
@@ -130,7 +136,7 @@ func main() {
 	data := filepath.Join(root, "data")
 	mod, err := baseline.ModuleRoot()
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	rocklake, runSQL, copyBin := filepath.Join(tmp, "rocklake"), filepath.Join(tmp, "runsql"), filepath.Join(tmp, "copy")
 	baseline.GoBuild(mod, rocklake, "./cmd/rocklake")
@@ -141,17 +147,17 @@ func main() {
 
 	duck, err := engine.Open("")
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	if err := events.Generate(duck, data, *files, *rows); err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	duck.Close()
 	lake := filepath.Join(root, "lake")
 	if _, err := os.Stat(lake); err != nil {
 		for _, args := range [][]string{{"init"}, {"add", "events", data, "--create"}} {
 			if out, err := exec.Command(rocklake, append([]string{"--catalog", lake}, args...)...).CombinedOutput(); err != nil {
-				log.Fatalf("rocklake %s: %v\n%s", strings.Join(args, " "), err, out)
+				fatalf("rocklake %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 		}
 	}
@@ -169,7 +175,7 @@ func main() {
 	if *compare != "" {
 		name, path, ok := strings.Cut(*compare, "=")
 		if !ok {
-			log.Fatal("-compare wants NAME=PATH")
+			fatalf("-compare wants NAME=PATH")
 		}
 		cs = append(cs, &contender{name: name + " csv", format: "csv", args: []string{path, "--catalog", lake, "--format", "csv", "query", q}, firstLine: 2, csvRows: true})
 	}
@@ -178,7 +184,7 @@ func main() {
 			c := cs[(i+max(round, 0))%len(cs)]
 			first, total, rss, err := runOnce(c, round < 0)
 			if err != nil {
-				log.Fatalf("%s: %v", c.name, err)
+				fatalf("%s: %v", c.name, err)
 			}
 			if round >= 0 {
 				c.first, c.total = append(c.first, first), append(c.total, total)
@@ -196,7 +202,7 @@ func main() {
 			same := c.digest == ref.digest && c.lines == ref.lines
 			r.SameAsDuckDB = &same
 			if !same {
-				log.Fatalf("%s: its rows differ from DuckDB COPY's (%d lines against %d)", c.name, c.lines, ref.lines)
+				fatalf("%s: its rows differ from DuckDB COPY's (%d lines against %d)", c.name, c.lines, ref.lines)
 			}
 		}
 		out.Results = append(out.Results, r)
@@ -204,7 +210,7 @@ func main() {
 			c.name, r.FirstRowMS, r.TotalMS, float64(r.MaxRSSKB)/1024, float64(r.OutputBytes)/1e6)
 	}
 	if err := results.WriteJSON(*jsonOut, out); err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 }
 
