@@ -87,6 +87,36 @@ func ExampleLake_Query() {
 	// Output: 180 20.0 true
 }
 
+// Rows come typed as DuckDB produces them; a NULL is nil, never a
+// pointer to dereference.
+func ExampleLake_QueryRows() {
+	dir, _ := os.MkdirTemp("", "rocklake-example-")
+	defer os.RemoveAll(dir)
+	writeHours(dir)
+	lake, _ := rocklake.Create(filepath.Join(dir, "lake"))
+	defer lake.Close()
+	if _, err := lake.Add("readings", true, dir); err != nil {
+		panic(err)
+	}
+	rows, err := lake.QueryRows(context.Background(),
+		"SELECT hour(ts) AS h, count(*) AS n, max(temp) AS t, NULL AS nothing FROM readings GROUP BY h ORDER BY h")
+	if err != nil {
+		panic(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v := rows.Values()
+		fmt.Printf("%v %v %v %v\n", v[0], v[1], v[2], v[3])
+	}
+	if err := rows.Err(); err != nil {
+		panic(err)
+	}
+	// Output:
+	// 0 60 20.6 <nil>
+	// 1 60 21.6 <nil>
+	// 2 60 22.6 <nil>
+}
+
 // Rewrite a table sorted by a column so that its bounds separate files.
 func ExampleLake_Optimize() {
 	dir, _ := os.MkdirTemp("", "rocklake-example-")

@@ -123,6 +123,14 @@ func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
 	return l.eng.Query(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest})
 }
 
+// QueryRows runs a query as Query does and hands its rows over as DuckDB
+// produces them, typed (nil for NULL; see engine.Rows), instead of
+// building every value as text first. Close the rows when done: they hold
+// a DuckDB connection.
+func (l *Lake) QueryRows(ctx context.Context, sql string) (*engine.Rows, error) {
+	return l.eng.QueryRows(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest}, engine.RowsOptions{})
+}
+
 // Optimize rewrites a table's files sorted by columns (or along a Z-order
 // or Hilbert curve through them) and swaps them in for the old files in one
 // snapshot; the old files stay on disk for time travel until Expire and

@@ -36,6 +36,12 @@ func ParseColumnDefs(spec string) ([]ColumnDef, error) {
 		if errors.As(err, &te) {
 			pos := max(te.Pos-len(wrap), 0)
 			msg := strings.ReplaceAll(te.Msg, "struct field", "column")
+			if pos >= len(spec) {
+				// The ")" the parser found is the one wrapped around the
+				// list, not one the user wrote.
+				pos = len(spec)
+				msg = strings.Replace(msg, `found ")"`, "found the end of the list", 1)
+			}
 			return nil, fmt.Errorf("%w column list %q at offset %d: %s", ErrInvalid, spec, pos, msg)
 		}
 		return nil, err

@@ -40,7 +40,7 @@ type Engine struct {
 	// metadata, per schema version and text: binding it again over empty
 	// views could only give the same names (or the same error, which is
 	// not kept).
-	bound *lru.Cache[string, []string]
+	bound *lru.Cache[string, []Column]
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 
@@ -60,7 +60,7 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 	}
 	trees, _ := lru.New[string, duckast.Tree](256)
 	schemas, _ := lru.New[string, fileSchema](65536)
-	bound, _ := lru.New[string, []string](1024)
+	bound, _ := lru.New[string, []Column](1024)
 	// Parsing is one statement with the query as its parameter: prepared
 	// once, it saves DuckDB planning that statement on every new query
 	// text (about a third of the round trip).
@@ -111,9 +111,10 @@ func (e *Engine) mixedDB() (*sql.DB, error) {
 // (table maintenance, tests comparing with DuckDB directly).
 func (e *Engine) DB() *sql.DB { return e.db }
 
-// QueryOptions tune Query. The zero value reads the latest snapshot.
+// QueryOptions tune Query. Snapshot must be set: the zero value reads
+// snapshot 0, the empty catalog init made, not the latest.
 type QueryOptions struct {
-	Snapshot int64 // a snapshot id, or catalog.Latest (-1)
+	Snapshot int64 // a snapshot id, or catalog.Latest (-1) for the latest
 	// Explain adds DuckDB's plan to the result.
 	Explain bool
 	// NoPruning reads every file (the baseline rocklake is compared with).
@@ -168,6 +169,14 @@ type Phase struct {
 // then bound, for this query only, to a view over the files that survive,
 // cast to the table's column types. DuckDB evaluates the query as written.
 func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*Result, error) {
+	res, _, err := e.query(ctx, query, opts, nil)
+	return res, err
+}
+
+// query runs a query for Query (stream nil: every value read as text into
+// the Result) or for QueryRows (the Rows returned own the connection and
+// the views until they are closed).
+func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, stream *RowsOptions) (*Result, *Rows, error) {
 	start := time.Now()
 	// The query is wrapped below ("SELECT ... FROM (query)"): a trailing
 	// semicolon would end it early, and a trailing -- comment is closed by
@@ -179,17 +188,17 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	r, err := e.cat.Read(snap)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The views and variables a query made are dropped after it returns,
 	// off the caller's path; the connection goes back to the pool after.
 	var cleanup []string
-	defer func() {
+	release := func() {
 		if len(cleanup) == 0 {
 			conn.Close()
 			return
@@ -201,6 +210,12 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			_, _ = conn.ExecContext(context.Background(), stmts)
 			conn.Close()
 		}()
+	}
+	handed := false // Rows release the connection when closed
+	defer func() {
+		if !handed {
+			release()
+		}
 	}()
 	res := &Result{}
 	mark := start
@@ -213,7 +228,13 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	tree, ok := e.trees.Get(query)
 	if !ok || opts.NoParseCache {
 		if tree, err = e.serialize(ctx, query); err != nil && !errors.Is(err, duckast.ErrNotSerializable) {
-			return nil, err
+			return nil, nil, err
+		}
+		if tree == nil {
+			if kw := leadingKeyword(query); notQueries[kw] {
+				return nil, nil, fmt.Errorf("%w: %s statements are not run; rocklake runs queries (SELECT, FROM, WITH, VALUES, TABLE, PIVOT, DESCRIBE, SHOW, SUMMARIZE) over catalog tables%s",
+					ErrNotAQuery, kw, notQueryHints[kw])
+			}
 		}
 		if tree != nil {
 			e.trees.Add(query, tree)
@@ -222,7 +243,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	var scan *tableScan
 	if tree != nil {
 		if scan, err = findTables(tree, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		// DuckDB cannot hand over this statement's parse tree (a PIVOT
@@ -266,7 +287,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		p, ok := plans[key]
 		if !ok {
 			if p, err = prune.PlanBound(r, ref.table, b, opts.Prune); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			plans[key] = p
 		}
@@ -291,7 +312,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	if scan.tableFunctions || len(whole) > 0 {
 		tables, err := r.Tables()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if scan.tableFunctions {
 			for _, t := range namedIn(query, tables) {
@@ -304,11 +325,11 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			}
 			cols, err := r.Columns(t.ID)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			p, err := prune.PlanBound(r, t, nil, prune.Options{})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			// Under the table's own name: whatever names it there reads it.
 			views = append(views, &view{name: t.Name, t: t, cols: cols, plan: p})
@@ -318,7 +339,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	phase("plan")
 	if tree != nil && !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain {
 		if ok, err := metadataAnswer(tree, scan.refs, res, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		} else if ok {
 			// The answer comes from statistics, but DuckDB still decides
 			// whether the query is valid (a literal it cannot cast is an
@@ -327,17 +348,21 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			cols, ok := e.bound.Get(key)
 			if !ok || opts.NoParseCache {
 				if cols, err = e.originalColumns(ctx, conn, query, scan, &cleanup); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				e.bound.Add(key, cols)
 			}
 			if len(cols) == len(res.Columns) {
-				res.Columns = cols
+				res.Columns = columnNames(cols)
 			}
 			res.Metadata = true
 			phase("metadata")
 			res.Elapsed = time.Since(start)
-			return res, nil
+			if stream != nil {
+				rows, err := metadataRows(res, cols, stream)
+				return res, rows, err
+			}
+			return res, nil, nil
 		}
 	}
 	// DuckDB will read these files: each must still be the file whose
@@ -345,7 +370,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	stamps := map[string]fileStamp{} // each kept file as registered
 	for _, v := range views {
 		if v.files, v.odd, err = viewFiles(r, v.t, v.plan, stamps); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	checked := map[string]bool{}
@@ -354,7 +379,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			if !checked[f] {
 				checked[f] = true
 				if err := checkDataFile(v.t.Name, f, stamps[f]); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		}
@@ -375,7 +400,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	}
 	schemas, err := e.fileSchemas(ctx, conn, oddFiles, stamps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var lists [][]string // file lists handed over as variables
 	source := func(files []string) string {
@@ -390,7 +415,7 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	for i, v := range views {
 		var mixed bool
 		if sqls[i], mixed, err = readSQL(v.t, v.cols, v.files, v.odd, schemas, source); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mixedTypes = mixedTypes || mixed
 	}
@@ -399,17 +424,17 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		// query moves to the database without Top-N, whole.
 		db, err := e.mixedDB()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		conn.Close()
 		if conn, err = db.Conn(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for i, l := range lists {
 		cleanup = append(cleanup, fmt.Sprintf("RESET VARIABLE __rocklake_files_%d;", i))
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), duckPaths(l)); err != nil {
-			return nil, fmt.Errorf("handing over the file list: %w", err)
+			return nil, nil, fmt.Errorf("handing over the file list: %w", err)
 		}
 	}
 	phase("bind")
@@ -426,13 +451,13 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		var b strings.Builder
 		rows, err := conn.QueryContext(ctx, prefix+"EXPLAIN "+rewritten+"\n")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for rows.Next() {
 			var k, v string
 			if err := rows.Scan(&k, &v); err != nil {
 				rows.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			b.WriteString(v)
 			b.WriteString("\n")
@@ -440,15 +465,24 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 		rows.Close()
 		res.Explain = b.String()
 	}
+	if stream != nil {
+		rows, err := e.streamRows(ctx, conn, prefix, rewritten, query, scan, &cleanup, stream)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows.res, rows.release, rows.phase, rows.start = res, release, phase, start
+		handed = true
+		return res, rows, nil
+	}
 	// COLUMNS(*)::VARCHAR gives every value in DuckDB's text form.
 	rows, err := conn.QueryContext(ctx, prefix+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+rewritten+"\n)")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res.Columns = cols
 	for rows.Next() {
@@ -458,12 +492,12 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows.Close()
 	// DuckDB names a column it computes after the expression's text, and a
@@ -471,18 +505,18 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 	// query as written instead.
 	if slices.ContainsFunc(res.Columns, func(c string) bool { return strings.Contains(c, "__rocklake_v") }) {
 		if cols, err := e.originalColumns(ctx, conn, query, scan, &cleanup); err == nil && len(cols) == len(res.Columns) {
-			res.Columns = cols
+			res.Columns = columnNames(cols)
 		}
 	}
 	phase("execute")
 	res.Elapsed = time.Since(start)
-	return res, nil
+	return res, nil, nil
 }
 
 // originalColumns runs the query as written over empty views named after
 // the tables it reads: DuckDB binds and plans it as it would over the data
 // (an invalid cast of a literal fails the same way) and names its columns.
-func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query string, scan *tableScan, cleanup *[]string) ([]string, error) {
+func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query string, scan *tableScan, cleanup *[]string) ([]Column, error) {
 	done := map[int64]bool{}
 	var create []string
 	for _, ref := range scan.refs {
@@ -494,7 +528,7 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, viewSQL(ref.table, ref.cols, nil, "", false)))
 		*cleanup = append(*cleanup, "DROP VIEW IF EXISTS temp."+name+";")
 	}
-	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+query+"\n)")
+	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT * FROM (\n"+query+"\n)")
 }
 
 // ErrDataFileChanged is returned when a data file a query must read is
@@ -530,13 +564,13 @@ func checkDataFile(table, path string, want fileStamp) error {
 
 // runColumns runs a query for its column names, reading (and dropping) its
 // rows, so that an error DuckDB raises while running is returned.
-func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]string, error) {
+func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]Column, error) {
 	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
+	cols, err := columnsOf(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -647,6 +681,58 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 	}
 	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
 		strings.Join(sel, ", "), fileList(files, src), byName)
+}
+
+// ErrNotAQuery is returned for a statement that is not a query (COPY,
+// CREATE, SET, ...): rocklake answers queries over the catalog's tables
+// and changes nothing in DuckDB.
+var ErrNotAQuery = errors.New("not a query")
+
+// notQueries are the first keywords of DuckDB's statements that are not
+// queries. DuckDB's parser cannot serialise them, nor a PIVOT with USING,
+// which is a query: the keyword tells the two apart.
+var notQueries = map[string]bool{
+	"ABORT": true, "ALTER": true, "ANALYZE": true, "ATTACH": true, "BEGIN": true, "CALL": true, "CHECKPOINT": true,
+	"COMMENT": true, "COMMIT": true, "COPY": true, "CREATE": true, "DEALLOCATE": true, "DELETE": true, "DETACH": true,
+	"DROP": true, "END": true, "EXECUTE": true, "EXPLAIN": true, "EXPORT": true, "FORCE": true, "IMPORT": true,
+	"INSERT": true, "INSTALL": true, "LOAD": true, "MERGE": true, "PRAGMA": true, "PREPARE": true, "RESET": true,
+	"ROLLBACK": true, "SET": true, "START": true, "TRUNCATE": true, "UPDATE": true, "USE": true, "VACUUM": true,
+}
+
+// notQueryHints say what to do instead, where rocklake has a way.
+var notQueryHints = map[string]string{
+	"EXPLAIN": " (for DuckDB's plan, give the query with --explain)",
+	"COPY":    " (to write a query's rows to a file, give the query with --format csv, tsv, json or jsonl and redirect its output)",
+}
+
+// leadingKeyword is a statement's first word, upper-cased, after white
+// space, comments and opening parentheses.
+func leadingKeyword(q string) string {
+	for i := 0; i < len(q); {
+		switch {
+		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r' || q[i] == '(':
+			i++
+		case strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return ""
+			}
+			i += j
+		case strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i:], "*/")
+			if j < 0 {
+				return ""
+			}
+			i += j + 2
+		default:
+			j := i
+			for j < len(q) && sqllex.IsNamePart(q[j]) {
+				j++
+			}
+			return strings.ToUpper(q[i:j])
+		}
+	}
+	return ""
 }
 
 // serialize parses a query with DuckDB's parser, on any connection: the

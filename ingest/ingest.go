@@ -280,8 +280,19 @@ func joinErrors(errs []error, total int) error {
 	if len(errs) > show {
 		parts = append(parts, fmt.Sprintf("  ... and %d more", len(errs)-show))
 	}
-	return fmt.Errorf("%s:\n%s%w", msg, strings.Join(parts, "\n"), errors.Join(errs...))
+	return &fileErrors{msg: msg + ":\n" + strings.Join(parts, "\n"), errs: errs}
 }
+
+// fileErrors is the list of files an add refused: its message shows the
+// first few, and every failure stays reachable by errors.Is and errors.As.
+// (Wrapping errors.Join with %w would print the whole list a second time.)
+type fileErrors struct {
+	msg  string
+	errs []error
+}
+
+func (e *fileErrors) Error() string   { return e.msg }
+func (e *fileErrors) Unwrap() []error { return e.errs }
 
 // inspectAll reads every footer with a pool of workers.
 func inspectAll(files []target, opts Options) ([]*fileInfo, error) {

@@ -482,3 +482,38 @@ func TestCaseCollidingColumnsAreRefused(t *testing.T) {
 		t.Fatal("a refused file committed a snapshot")
 	}
 }
+
+// TestManyBadFilesListedOnce: the error of an add refusing many files lists
+// the first ten once, says how many more there are, and still lets callers
+// find each failure's kind.
+func TestManyBadFilesListedOnce(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 13 {
+		p := filepath.Join(dir, fmt.Sprintf("bad%02d.parquet", i))
+		if err := os.WriteFile(p, []byte("not parquet"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	_, err := Add(memCatalog(t), "t", paths, Options{Create: true})
+	if err == nil || !errors.Is(err, pqmeta.ErrNotParquet) {
+		t.Fatalf("want an error that is ErrNotParquet, got %v", err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "13 of 13 files cannot be added, so none was:") || !strings.Contains(msg, "... and 3 more") {
+		t.Errorf("message: %s", msg)
+	}
+	listed := 0
+	for _, p := range paths {
+		switch n := strings.Count(msg, filepath.Base(p)); {
+		case n > 1:
+			t.Errorf("%s named %d times in:\n%s", filepath.Base(p), n, msg)
+		case n == 1:
+			listed++
+		}
+	}
+	if listed != 10 {
+		t.Errorf("%d files named, want the first 10:\n%s", listed, msg)
+	}
+}

@@ -27,8 +27,8 @@ type Problem struct {
 // VerifyReport lists what Verify checked and found.
 type VerifyReport struct {
 	Table    string    `json:"table"`
-	Snapshot int64     `json:"snapshot"`
-	Files    int       `json:"files"`
+	Snapshot int64     `json:"snapshot_id"`
+	Files    int       `json:"file_count"`
 	Units    int       `json:"units_checked"` // (file or row group, column) pairs with --deep
 	Problems []Problem `json:"problems"`
 }

@@ -54,7 +54,7 @@ type RowRange struct {
 // Plan is what pruning decided for one table and predicate.
 type Plan struct {
 	Table     string      `json:"table"`
-	Snapshot  int64       `json:"snapshot"`
+	Snapshot  int64       `json:"snapshot_id"`
 	Predicate string      `json:"predicate"`
 	Bound     string      `json:"bound"`
 	Files     Counts      `json:"files"`

@@ -106,12 +106,12 @@ own.`,
 			}
 			if g.format == formatJSON {
 				out := map[string]any{
-					"table": args[0], "files": res.Files, "rows": res.Rows, "skipped": res.Skipped,
+					"table": args[0], "file_count": res.Files, "rows": res.Rows, "skipped_count": res.Skipped,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
-					"owner": owner(take).String(), "snapshot": nil, "skipped_rewrite_dirs": res.SkippedDirs,
+					"owner": owner(take).String(), "snapshot_id": nil, "skipped_rewrite_dirs": nonNil(res.SkippedDirs),
 				}
-				if res.Files > 0 {
-					out["snapshot"] = res.Snapshot.ID
+				if res.Files > 0 { // no snapshot is made when nothing is new
+					out["snapshot_id"] = res.Snapshot.ID
 				}
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
@@ -119,7 +119,8 @@ own.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "left out %s: rocklake's optimize or compact wrote it\n", d)
 			}
 			if res.Files == 0 {
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "nothing new to add to %s: all %d files are registered already (no snapshot made)\n", args[0], res.Skipped)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "nothing new to add to %s: all %s registered already (no snapshot made)\n", args[0],
+					plural(res.Skipped, "file is", "files are"))
 				return err
 			}
 			created := ""
@@ -127,10 +128,10 @@ own.`,
 				created = " (table created)"
 			}
 			if res.Skipped > 0 {
-				created += fmt.Sprintf("; %d files already registered, left out", res.Skipped)
+				created += fmt.Sprintf("; %s already registered, left out", plural(res.Skipped, "file", "files"))
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "added %d files, %d rows, %d bytes to %s in %.2fs at snapshot %d%s\n",
-				res.Files, res.Rows, res.Bytes, args[0], res.Elapsed.Seconds(), res.Snapshot.ID, created)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "added %s, %s, %s to %s in %.2fs at snapshot %d%s\n",
+				plural(res.Files, "file", "files"), plural(res.Rows, "row", "rows"), plural(res.Bytes, "byte", "bytes"), args[0], res.Elapsed.Seconds(), res.Snapshot.ID, created)
 			if err == nil && take {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "the files are rocklake's now: cleanup deletes them once no kept snapshot reads them\n")
 			}

@@ -206,7 +206,7 @@ func TestAddRefusesNonRegularFiles(t *testing.T) {
 	f.refused([]string{"t", "/dev/null"}, "/dev/null", "character device")
 	f.refused([]string{"t", filepath.Join(f.dir, "spark", "*.parquet")}, spark, "a directory", "name a directory on its own")
 	// The directory given on its own is searched.
-	if out := mustRun(t, "--catalog", f.cat, "add", "t", filepath.Join(f.dir, "spark")); !strings.Contains(out, "added 1 files, 4 rows") {
+	if out := mustRun(t, "--catalog", f.cat, "add", "t", filepath.Join(f.dir, "spark")); !strings.Contains(out, "added 1 file, 4 rows") {
 		t.Fatalf("add of a directory holding out.parquet/: %q", out)
 	}
 	if got := f.query("SELECT count(*) FROM t"); got != "7" {

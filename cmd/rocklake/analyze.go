@@ -24,7 +24,7 @@ the average fraction of units a point query and a 1% range query would read.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if column == "" {
-				return fmt.Errorf("--column is required")
+				return usagef("--column is required")
 			}
 			r, done, err := openReader(g, snapshot)
 			if err != nil {
@@ -50,7 +50,7 @@ the average fraction of units a point query and a 1% range query would read.
 			}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": cl.Table, "column": cl.Column, "type": cl.Type, "snapshot": cl.Snapshot,
+					"table": cl.Table, "column": cl.Column, "type": cl.Type, "snapshot_id": cl.Snapshot,
 					"files": cl.Files, "row_groups": cl.RowGroups,
 				})
 			}

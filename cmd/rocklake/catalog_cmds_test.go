@@ -97,6 +97,18 @@ func TestTableCreateErrors(t *testing.T) {
 			t.Errorf("rocklake %s changed the catalog", strings.Join(args, " "))
 		}
 	}
+	// A column list that ends early says so, and names no ")" the user
+	// did not write.
+	for spec, want := range map[string]string{
+		"id INT,":  `invalid column list "id INT," at offset 7: expected a column name, found the end of the list`,
+		"id INT, ": `invalid column list "id INT, " at offset 8: expected a column name, found the end of the list`,
+		"":         `invalid column list "" at offset 0: expected a column name, found the end of the list`,
+	} {
+		_, err := run(t, "--catalog", dir, "table", "create", "u", spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("table create u %q: %v, want %q", spec, err, want)
+		}
+	}
 }
 
 func TestNotACatalogAndLocked(t *testing.T) {
@@ -187,8 +199,10 @@ func TestAddCommand(t *testing.T) {
 	b = mk("b2.parquet", "int16", 5)
 	out := mustRun(t, "--catalog", dir, "--format", "json", "add", "t", a, b, "--create")
 	var res struct {
-		Files, Rows, Snapshot int
-		Created               bool `json:"created_table"`
+		Files    int  `json:"file_count"`
+		Rows     int  `json:"rows"`
+		Snapshot int  `json:"snapshot_id"`
+		Created  bool `json:"created_table"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Files != 2 || res.Rows != 15 || !res.Created {
 		t.Fatalf("add: %v %s", err, out)
@@ -218,7 +232,7 @@ func TestAddCommand(t *testing.T) {
 		t.Fatal("failed adds changed the catalog")
 	}
 	text := mustRun(t, "--catalog", dir, "add", "t", filepath.Join(data, "c*.parquet"))
-	if !strings.Contains(text, "added 1 files, 3 rows") {
+	if !strings.Contains(text, "added 1 file, 3 rows") {
 		t.Fatalf("glob add: %q", text)
 	}
 }
@@ -245,7 +259,7 @@ func TestPlanCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"table", "snapshot", "predicate", "files", "row_groups", "pages", "bytes", "kept_files"} {
+	for _, k := range []string{"table", "snapshot_id", "predicate", "files", "row_groups", "pages", "bytes", "kept_files"} {
 		if _, ok := p[k]; !ok {
 			t.Errorf("plan JSON lacks %q: %s", k, out)
 		}
@@ -286,11 +300,13 @@ func TestQueryAndDemoCommands(t *testing.T) {
 	}
 	js := mustRun(t, "--catalog", lake, "--format", "json", "query", "SELECT count(*) FROM events")
 	var res struct {
-		Columns  []string    `json:"columns"`
-		Rows     [][]*string `json:"rows"`
-		Metadata bool        `json:"answered_from_metadata"`
+		Columns  []struct{ Name, Type string } `json:"columns"`
+		Rows     []map[string]any              `json:"rows"`
+		RowCount int                           `json:"row_count"`
+		Metadata bool                          `json:"answered_from_metadata"`
 	}
-	if err := json.Unmarshal([]byte(js), &res); err != nil || *res.Rows[0][0] != "8000" || !res.Metadata {
+	if err := json.Unmarshal([]byte(js), &res); err != nil || len(res.Rows) != 1 || res.Rows[0]["count_star()"] != float64(8000) ||
+		res.RowCount != 1 || !res.Metadata || res.Columns[0].Type != "BIGINT" {
 		t.Fatalf("json query: %v %s", err, js)
 	}
 	if _, err := run(t, "--catalog", lake, "query", "SELECT * FROM nosuch"); err == nil || !strings.Contains(err.Error(), "tables: events") {
@@ -404,7 +420,7 @@ func TestOptimizeCommand(t *testing.T) {
 	}
 	// The three 30-row files merge into one of 90 rows; then nothing is small.
 	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
-	if !strings.Contains(out, "3 small files -> 1 files (90 rows, ") {
+	if !strings.Contains(out, "3 small files -> 1 file (90 rows, ") {
 		t.Fatalf("compact: %q", out)
 	}
 	out = mustRun(t, "--catalog", dir, "compact", "t", "--rows-per-file", "100")
@@ -534,7 +550,7 @@ func TestAddMembershipFilters(t *testing.T) {
 			kLine = l
 		}
 	}
-	if !strings.Contains(idLine, "1 files") || !strings.HasSuffix(strings.TrimSpace(kLine), "-") {
+	if !strings.Contains(idLine, "1 file,") || !strings.HasSuffix(strings.TrimSpace(kLine), "-") {
 		t.Fatalf("describe:\n%s", out)
 	}
 	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) FROM t WHERE id = 7919"); !strings.Contains(q, "1") {

@@ -74,7 +74,7 @@ with --progress.`,
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
 					"source": src.Location(), "destination": res.Destination, "keys": res.Keys, "bytes": res.Bytes,
-					"batches": res.Batches, "snapshot": res.Snapshot, "seconds": elapsed.Seconds(),
+					"batches": res.Batches, "snapshot_id": res.Snapshot, "seconds": elapsed.Seconds(),
 				})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "copied catalog %s to %s: %d keys, %s, snapshots up to %d, in %.2fs; the copy reads back equal\n",

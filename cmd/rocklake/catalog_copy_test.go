@@ -49,7 +49,7 @@ func TestCatalogCopyCommand(t *testing.T) {
 	var res struct {
 		Source, Destination string
 		Keys, Bytes         int64
-		Snapshot            int64
+		Snapshot            int64 `json:"snapshot_id"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || !strings.HasPrefix(res.Source, named) || res.Destination != back || res.Keys < 20 || res.Bytes < 1000 || res.Snapshot != 4 {
 		t.Fatal(k.hide("copy back: %+v %v\n%s", res, err, stdout))

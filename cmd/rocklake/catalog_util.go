@@ -76,7 +76,9 @@ func readAt(c *catalog.Catalog, snapshot int64) (*catalog.Reader, error) {
 }
 
 func addSnapshotFlag(cmd *cobra.Command, dst *int64) {
-	cmd.Flags().Int64Var(dst, "snapshot", -1, "read as of this snapshot id (default: latest)")
+	cmd.Flags().Int64Var(dst, "snapshot", -1, "read as of this snapshot id")
+	// -1 is only the flag's way of saying "latest"; help says the latter.
+	cmd.Flags().Lookup("snapshot").DefValue = "latest"
 }
 
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
@@ -141,4 +143,12 @@ func commitOne(g *globals, change func(tx *catalog.Txn)) (catalog.Snapshot, erro
 	}
 	change(tx)
 	return tx.Commit()
+}
+
+// plural is a count and its noun: "1 row", "2 rows", "0 rows".
+func plural[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

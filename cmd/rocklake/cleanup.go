@@ -76,7 +76,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace < 0 {
-				return fmt.Errorf("--grace %s: want a duration of 0s or more", grace)
+				return usagef("--grace %s: want a duration of 0s or more", grace)
 			}
 			c, err := openCatalog(g, writing)
 			if err != nil {
@@ -151,8 +151,8 @@ deleted so far leave the catalog, the others stay scheduled.`,
 				for _, d := range res.Dirs {
 					fmt.Fprintf(w, "%s %s\n", rmdir, d)
 				}
-				fmt.Fprintf(w, "%s %d files, %s %d (left on disk), %s %d; %d waiting for the %s grace period, %d failed\n",
-					del, len(res.Deleted), forget, len(res.Forgotten), keep, len(res.Kept), len(res.Waiting), grace, len(failed))
+				fmt.Fprintf(w, "%s %s, %s %d (left on disk), %s %d; %d waiting for the %s grace period, %d failed\n",
+					del, plural(len(res.Deleted), "file", "files"), forget, len(res.Forgotten), keep, len(res.Kept), len(res.Waiting), grace, len(failed))
 				if orph != nil {
 					for _, p := range orph.Deleted {
 						fmt.Fprintf(w, "%s orphan %s (written by a rewrite, never registered)\n", del, p)
@@ -164,7 +164,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 					for _, d := range orph.Dirs {
 						fmt.Fprintf(w, "%s %s\n", rmdir, d)
 					}
-					fmt.Fprintf(w, "%s %d orphaned files; %d waiting for the %s grace period\n", del, len(orph.Deleted), len(orph.Waiting), grace)
+					fmt.Fprintf(w, "%s %s; %d waiting for the %s grace period\n", del, plural(len(orph.Deleted), "orphaned file", "orphaned files"), len(orph.Waiting), grace)
 				}
 			}
 			if stopped != nil {

@@ -13,10 +13,10 @@ import (
 )
 
 type expireOutput struct {
-	OldestKept      int64    `json:"oldest_kept_snapshot"`
-	Expired         []int64  `json:"expired_snapshots"`
-	FilesForgotten  int      `json:"files_forgotten"`
-	TablesForgotten int      `json:"tables_forgotten"`
+	OldestKept      int64    `json:"oldest_kept_snapshot_id"`
+	Expired         []int64  `json:"expired_snapshot_ids"`
+	FilesForgotten  int      `json:"forgotten_file_count"`
+	TablesForgotten int      `json:"forgotten_table_count"`
 	Scheduled       []string `json:"scheduled_for_cleanup"`
 	// Deletable are the scheduled files cleanup will delete (rocklake's
 	// own); it forgets the rest and leaves them on disk.
@@ -72,7 +72,7 @@ retentionDurationCheck).`,
 			if err != nil {
 				return err
 			}
-			out := expireOutput{OldestKept: res.OldestKept.ID, Expired: res.Expired, FilesForgotten: res.FilesForgotten,
+			out := expireOutput{OldestKept: res.OldestKept.ID, Expired: nonNilIDs(res.Expired), FilesForgotten: res.FilesForgotten,
 				TablesForgotten: res.TablesForgotten, Scheduled: nonNil(res.Scheduled), Deletable: nonNil(res.Deletable), DryRun: dryRun}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
@@ -86,15 +86,15 @@ retentionDurationCheck).`,
 				_, err = fmt.Fprintf(w, "no snapshot older than %s; oldest kept: %d\n", cutoff.Format(time.RFC3339), out.OldestKept)
 				return err
 			}
-			fmt.Fprintf(w, "%s %d snapshots (%d..%d); oldest kept: %d (%s)\n", verb, len(res.Expired), res.Expired[0],
+			fmt.Fprintf(w, "%s %s (%d..%d); oldest kept: %d (%s)\n", verb, plural(len(res.Expired), "snapshot", "snapshots"), res.Expired[0],
 				res.Expired[len(res.Expired)-1], out.OldestKept, res.OldestKept.Time.Format(time.RFC3339))
 			forgot, scheduled := "forgot", "scheduled"
 			if dryRun {
 				forgot, scheduled = "would forget", "would be scheduled"
 			}
-			fmt.Fprintf(w, "%s %d files and %d dropped tables; %d files %s for cleanup: %d rocklake's own, which cleanup deletes, %d the user's, which stay on disk\n",
-				forgot, out.FilesForgotten, out.TablesForgotten, len(out.Scheduled), scheduled,
-				len(out.Deletable), len(out.Scheduled)-len(out.Deletable))
+			fmt.Fprintf(w, "%s %s and %s; %s %s for cleanup: %d rocklake's own, which cleanup deletes, %d the user's, which stay on disk\n",
+				forgot, plural(out.FilesForgotten, "file", "files"), plural(out.TablesForgotten, "dropped table", "dropped tables"),
+				plural(len(out.Scheduled), "file", "files"), scheduled, len(out.Deletable), len(out.Scheduled)-len(out.Deletable))
 			return nil
 		},
 	}
@@ -116,7 +116,7 @@ func nonNil(s []string) []string {
 func parseCutoff(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return time.Time{}, fmt.Errorf("--older-than is required (e.g. 7d, 36h, or 2026-01-02T15:04:05Z)")
+		return time.Time{}, usagef("--older-than is required (e.g. 7d, 36h, or 2026-01-02T15:04:05Z)")
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
@@ -125,14 +125,21 @@ func parseCutoff(s string, now time.Time) (time.Time, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(days, 64)
 		if err != nil || n < 0 || n > 1e5 {
-			return time.Time{}, fmt.Errorf("--older-than %q: want a number of days such as 7d", s)
+			return time.Time{}, usagef("--older-than %q: want a number of days such as 7d", s)
 		}
 		d = time.Duration(n * 24 * float64(time.Hour))
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil || d < 0 {
-			return time.Time{}, fmt.Errorf("--older-than %q: want an age such as 7d, 36h or 90m, or an RFC 3339 time", s)
+			return time.Time{}, usagef("--older-than %q: want an age such as 7d, 36h or 90m, or an RFC 3339 time", s)
 		}
 	}
 	return now.Add(-d), nil
+}
+
+func nonNilIDs(s []int64) []int64 {
+	if s == nil {
+		return []int64{}
+	}
+	return s
 }

@@ -11,10 +11,10 @@ import (
 type fileRow struct {
 	Path          string `json:"path"`
 	FileID        int64  `json:"file_id"`
-	Records       int64  `json:"records"`
-	FileSizeBytes int64  `json:"file_size_bytes"`
-	RowGroups     int32  `json:"row_groups"`
-	AddedAt       int64  `json:"added_at_snapshot"`
+	Records       int64  `json:"rows"`
+	FileSizeBytes int64  `json:"bytes"`
+	RowGroups     int32  `json:"row_group_count"`
+	AddedAt       int64  `json:"added_at_snapshot_id"`
 	Owner         string `json:"owner"`
 }
 
@@ -47,10 +47,10 @@ func newFilesCmd(g *globals) *cobra.Command {
 			}
 			slices.SortFunc(rows, func(a, b fileRow) int { return int(a.FileID - b.FileID) })
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "snapshot": r.Snapshot().ID, "files": rows})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "snapshot_id": r.Snapshot().ID, "files": rows})
 			}
 			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(w, "FILE_ID\tPATH\tRECORDS\tBYTES\tROW_GROUPS\tADDED_AT\tOWNER")
+			fmt.Fprintln(w, "FILE_ID\tPATH\tROWS\tBYTES\tROW_GROUPS\tADDED_AT\tOWNER")
 			for _, f := range rows {
 				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s\n", f.FileID, f.Path, f.Records, f.FileSizeBytes, f.RowGroups, f.AddedAt, f.Owner)
 			}

@@ -47,7 +47,7 @@ path. The root is stored in the catalog, so later commands need not repeat it.`,
 			}
 			defer c.Close()
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"catalog": c.Location(), "snapshot": 0, "data_root": c.DataRoot()})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"catalog": c.Location(), "snapshot_id": 0, "data_root": c.DataRoot()})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created catalog %s: snapshot 0, no tables yet\n", c.Location())
 			if err == nil && c.DataRoot() != "" {

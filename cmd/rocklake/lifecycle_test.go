@@ -26,7 +26,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"snapshots", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"stats", "t", "--snapshot", "abc"}, `invalid argument "abc"`},
 		{[]string{"stats", "t", "--snapshot", "-5"}, "--snapshot -5: a snapshot id is 0 or more"},
-		{[]string{"query"}, "accepts 1 arg"},
+		{[]string{"query"}, "query needs SQL"},
+		{[]string{"query", "SELECT 1", "-c", "SELECT 2"}, "not from an argument and -c"},
+		{[]string{"query", "-c", "-- nothing"}, "holds no SQL statement"},
 		{[]string{"version", "--format", "xml"}, `not "xml"`},
 	} {
 		out, err := run(t, append([]string{"--catalog", dir}, c.args...)...)
@@ -103,7 +105,7 @@ func TestTableLifecycle(t *testing.T) {
 		t.Fatalf("rm of an unregistered path: %v", err)
 	}
 	out := mustRun(t, "--catalog", dir, "rm", "ev", paths[1])
-	if !strings.Contains(out, "removed 1 files from ev at snapshot 2") {
+	if !strings.Contains(out, "removed 1 file from ev at snapshot 2") {
 		t.Fatalf("rm: %q", out)
 	}
 	if n := count(); n != "10" {
@@ -184,7 +186,7 @@ func TestAddSkipExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = mustRun(t, "--catalog", dir, "add", "ev", data, "--skip-existing")
-	if !strings.Contains(out, "added 1 files, 10 rows") || !strings.Contains(out, "2 files already registered, left out") {
+	if !strings.Contains(out, "added 1 file, 10 rows") || !strings.Contains(out, "2 files already registered, left out") {
 		t.Fatalf("add of one new file: %q", out)
 	}
 	res := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT count(*) AS n, count(DISTINCT day) AS d FROM ev")
@@ -192,7 +194,7 @@ func TestAddSkipExisting(t *testing.T) {
 		t.Fatalf("each file once: %q", res)
 	}
 	snaps := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")
-	if strings.Count(snaps, `"id"`) != 3 { // init, first add, second add
+	if strings.Count(snaps, `"snapshot_id"`) != 3 { // init, first add, second add
 		t.Fatalf("an add with nothing new made a snapshot:\n%s", snaps)
 	}
 }

@@ -50,11 +50,16 @@ func main() {
 	}()
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		var vf errVerifyFailed
-		if !errors.As(err, &vf) { // verify printed its own report
-			fmt.Fprintln(os.Stderr, "rocklake:", err)
+		interrupted := errors.Is(context.Cause(ctx), errInterrupted)
+		if interrupted {
+			err = fmt.Errorf("%w: %w", errInterrupted, err)
 		}
-		if errors.Is(context.Cause(ctx), errInterrupted) {
+		format := ""
+		if f := root.PersistentFlags().Lookup("format"); f != nil {
+			format = f.Value.String()
+		}
+		reportError(os.Stderr, err, jsonRequested(format, os.Args[1:]), os.Args[1:])
+		if interrupted {
 			os.Exit(exitInterrupted)
 		}
 		os.Exit(exitCode(err))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -13,9 +14,9 @@ import (
 
 type optimizeOutput struct {
 	Table       string `json:"table"`
-	Snapshot    int64  `json:"snapshot"`
-	FilesBefore int    `json:"files_before"`
-	FilesAfter  int    `json:"files_after"`
+	Snapshot    *int64 `json:"snapshot_id"` // nil: nothing to do, no snapshot made
+	FilesBefore int    `json:"file_count_before"`
+	FilesAfter  int    `json:"file_count_after"`
 	Rows        int64  `json:"rows"`
 	BytesBefore int64  `json:"bytes_before"`
 	BytesAfter  int64  `json:"bytes_after"`
@@ -23,22 +24,28 @@ type optimizeOutput struct {
 }
 
 func optimizeOutputOf(table string, res *maintain.RewriteResult) optimizeOutput {
-	return optimizeOutput{Table: table, Snapshot: res.Snapshot.ID, FilesBefore: res.FilesBefore,
+	id := res.Snapshot.ID
+	return optimizeOutput{Table: table, Snapshot: &id, FilesBefore: res.FilesBefore,
 		FilesAfter: res.FilesAfter, Rows: res.Rows, BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter, Dir: res.Dir}
 }
 
 // fileSizing reads --rows-per-file and --target-file-size; they exclude
 // each other.
 func fileSizing(cmd *cobra.Command, target string) (int64, error) {
+	if f := cmd.Flags().Lookup("rows-per-file"); f != nil && f.Changed {
+		if n, err := strconv.ParseInt(f.Value.String(), 10, 64); err != nil || n < 1 {
+			return 0, usagef("--rows-per-file %s: want 1 or more", f.Value.String())
+		}
+	}
 	if target == "" {
 		return 0, nil
 	}
 	if cmd.Flags().Changed("rows-per-file") {
-		return 0, fmt.Errorf("give --rows-per-file or --target-file-size, not both")
+		return 0, usagef("give --rows-per-file or --target-file-size, not both")
 	}
 	n, err := humanize.ParseBytes(target)
 	if err != nil || n == 0 || n > 1<<50 {
-		return 0, fmt.Errorf("--target-file-size %q: want a size such as 128MB or 64MiB", target)
+		return 0, usagef("--target-file-size %q: want a size such as 128MB or 64MiB", target)
 	}
 	return int64(n), nil
 }
@@ -82,7 +89,7 @@ commit, nothing is committed and the new files are deleted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(sortBy) == "" {
-				return fmt.Errorf("--sort-by is required")
+				return usagef("--sort-by is required")
 			}
 			targetBytes, err := fileSizing(cmd, target)
 			if err != nil {
@@ -91,7 +98,7 @@ commit, nothing is committed and the new files are deleted.`,
 			var kind curve.Kind
 			if curveName != "" {
 				if kind, err = curve.Parse(curveName); err != nil {
-					return err
+					return usageError{err}
 				}
 			}
 			e, done, err := openEngine(g, writing)
@@ -121,8 +128,8 @@ func printRewrite(cmd *cobra.Command, g *globals, verb, what string, out optimiz
 	if g.format == formatJSON {
 		return writeJSON(cmd.OutOrStdout(), out)
 	}
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %d %sfiles -> %d files (%d rows, %s -> %s) in %s, snapshot %d\n",
-		verb, out.Table, out.FilesBefore, what, out.FilesAfter, out.Rows,
-		humanize.IBytes(uint64(out.BytesBefore)), humanize.IBytes(uint64(out.BytesAfter)), out.Dir, out.Snapshot)
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s -> %s (%s, %s -> %s) in %s, snapshot %d\n",
+		verb, out.Table, plural(out.FilesBefore, what+"file", what+"files"), plural(out.FilesAfter, "file", "files"), plural(out.Rows, "row", "rows"),
+		humanize.IBytes(uint64(out.BytesBefore)), humanize.IBytes(uint64(out.BytesAfter)), out.Dir, *out.Snapshot)
 	return err
 }

@@ -232,7 +232,7 @@ func TestExpireRetentionFloor(t *testing.T) {
 		}
 	}
 	out := mustRun(t, "--catalog", cat, "expire", "--older-than", "0s", "--allow-short-retention", "--dry-run")
-	if !strings.Contains(out, "would expire 1 snapshots") || !strings.Contains(out, "would forget 0 files") {
+	if !strings.Contains(out, "would expire 1 snapshot ") || !strings.Contains(out, "would forget 0 files") {
 		t.Errorf("expire --dry-run: %q", out)
 	}
 	if q := mustRun(t, "--catalog", cat, "--format", "csv", "query", "--snapshot", "0", "SELECT 1"); !strings.Contains(q, "1") {

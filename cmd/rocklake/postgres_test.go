@@ -128,7 +128,10 @@ func TestPostgresCatalogCommands(t *testing.T) {
 	k.fails([]string{"--catalog", loc, "init"}, named, "already exists")
 	k.mustRun("--catalog", loc, "table", "create", "other", "id BIGINT")
 	k.mustRun("--catalog", loc, "add", "events", paths[0], paths[1], "--create")
-	var added struct{ Files, Rows int }
+	var added struct {
+		Files int `json:"file_count"`
+		Rows  int `json:"rows"`
+	}
 	if err := json.Unmarshal([]byte(k.mustRun("--catalog", loc, "--format", "json", "add", "events", data, "--skip-existing")), &added); err != nil || added.Files != 1 || added.Rows != 30 {
 		t.Fatal(k.hide("add --skip-existing: %+v %v", added, err))
 	}

@@ -1,21 +1,24 @@
 package main
 
 import (
-	"encoding/csv"
+	"bufio"
 	"fmt"
+	"io"
+	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"rocklake/engine"
+	"rocklake/internal/sqllex"
 )
 
 func newQueryCmd(g *globals) *cobra.Command {
 	var snapshot int64
 	var explain, noPrune bool
+	var null, command, file string
 	cmd := &cobra.Command{
-		Use:   "query 'SQL'",
+		Use:   "query ['SQL' | -c SQL | -f FILE | -]",
 		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match",
 		Long: `query runs any DuckDB SELECT that names catalog tables. DuckDB's parser finds
 every reference to a table and each SELECT's WHERE clause; the conjuncts that
@@ -26,85 +29,68 @@ outer join, ASOF and POSITIONAL joins and sampled tables are read whole
 (--explain says which and why). DuckDB then runs the query as written, each
 reference reading its own kept files. A file that changed or disappeared since
 it was registered fails the query, naming it.
---format is table (default), csv or json.`,
+
+The SQL comes as the argument, -c SQL, -f FILE, or - (standard input), as
+psql and duckdb take it. A script of several statements (separated by ;)
+runs them in order, printing each one's rows (a blank line between them in
+the text formats; one JSON document each with --format json); the first
+statement that fails stops the script, its error naming its number and line.
+
+Rows print as DuckDB produces them. --format text (or table, the default) is
+an aligned table whose column widths fit the first 1,000 rows; csv and tsv
+have a header line; jsonl is one JSON object per row; json is one document:
+"columns" (name and DuckDB type), "tables" (how each reference was pruned),
+"rows" (objects), "row_count", "seconds" and "phases". JSON values are typed:
+numbers where a double holds them exactly (integers within ±2^53, decimals of
+at most 15 significant digits, finite floats), else strings of DuckDB's text
+(larger BIGINT, HUGEINT and DECIMAL values, NaN and infinities); lists,
+structs and maps as JSON; NULL as null. A row object repeats no key: a
+repeated column name gets _1, _2, ... appended.`,
 		Example: `  rocklake query "SELECT kind, count(*) FROM events WHERE ts >= '2024-01-01' GROUP BY kind"
-  rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json`,
-		Args: cobra.ExactArgs(1),
+  rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json
+  rocklake query -c "SELECT * FROM events" --format csv > events.csv
+  rocklake query -f report.sql --format jsonl
+  echo "SELECT count(*) FROM events" | rocklake query -`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			script, name, err := queryScript(cmd, args, command, file)
+			if err != nil {
+				return err
+			}
+			stmts := sqllex.Split(script)
+			if len(stmts) == 0 {
+				return usagef("%s holds no SQL statement", name)
+			}
 			e, done, err := openEngine(g, reading)
 			if err != nil {
 				return err
 			}
 			defer done()
-			res, err := e.Query(cmd.Context(), args[0], engine.QueryOptions{Snapshot: snapshot, Explain: explain, NoPruning: noPrune})
-			if err != nil {
-				return err
+			var nullText *string
+			if cmd.Flags().Changed("null") {
+				nullText = &null
 			}
-			out := cmd.OutOrStdout()
-			if explain {
-				for _, tp := range res.Tables {
-					p := tp.Plan
-					name := tp.Table
-					if tp.Alias != "" {
-						name += " AS " + tp.Alias
-					}
-					by := orDash(strings.Join(tp.Predicates, " | "))
-					if tp.ReadWhole != "" {
-						by = "nothing: " + tp.ReadWhole
-					}
-					fmt.Fprintf(out, "table %s: files %d of %d, row groups %d of %d, bytes %d of %d; pruned by: %s\n",
-						name, p.Files.Kept, p.Files.Total, p.RowGroups.Kept, p.RowGroups.Total, p.Bytes.Kept, p.Bytes.Total, by)
+			opts := engine.QueryOptions{Snapshot: snapshot, Explain: explain, NoPruning: noPrune}
+			for i, st := range stmts {
+				if i > 0 && (g.format == formatText || g.format == formatTable) {
+					fmt.Fprintln(cmd.OutOrStdout())
 				}
-				fmt.Fprintln(out, res.Explain)
-			}
-			switch g.format {
-			case formatJSON:
-				return writeJSON(out, res)
-			case "csv":
-				w := csv.NewWriter(out)
-				_ = w.Write(res.Columns)
-				for _, row := range res.Rows {
-					rec := make([]string, len(row))
-					for i, v := range row {
-						if v != nil {
-							rec[i] = *v
-						}
+				if err := runQuery(cmd, e, g.format, st.Text, opts, nullText); err != nil {
+					if len(stmts) > 1 {
+						return fmt.Errorf("%s, statement %d of %d (line %d): %w", name, i+1, len(stmts), st.Line, err)
 					}
-					_ = w.Write(rec)
+					return err
 				}
-				w.Flush()
-				return w.Error()
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
-			for _, row := range res.Rows {
-				cells := make([]string, len(row))
-				for i, v := range row {
-					cells[i] = "NULL"
-					if v != nil {
-						cells[i] = *v
-					}
-				}
-				fmt.Fprintln(tw, strings.Join(cells, "\t"))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			src := "DuckDB"
-			if res.Metadata {
-				src = "catalog statistics (no file opened)"
-			}
-			var phases []string
-			for _, p := range res.Phases {
-				phases = append(phases, fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000))
-			}
-			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%d rows in %.3fs, answered by %s; %s)\n", len(res.Rows), res.Elapsed.Seconds(), src, strings.Join(phases, ", "))
-			return err
+			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&command, "command", "c", "", "the SQL to run (instead of the argument)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "read the SQL from this file (- for standard input)")
 	addSnapshotFlag(cmd, &snapshot)
 	cmd.Flags().BoolVar(&explain, "explain", false, "print, per table, the files and row groups kept, then DuckDB's plan")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "read every file (to compare with)")
+	cmd.Flags().StringVar(&null, "null", "", "how csv, tsv and the table show NULL (default: empty in csv and tsv, NULL in the table)")
 	return cmd
 }
 
@@ -113,4 +99,129 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// runQuery runs one query and prints its rows in format as DuckDB
+// produces them. The summary line (text formats) and, for csv, tsv and
+// jsonl, --explain's report go to stderr, so stdout holds only rows.
+func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts engine.QueryOptions, null *string) error {
+	jsonOut := format == formatJSON || format == formatJSONL
+	rows, err := e.QueryRows(cmd.Context(), sql, opts, engine.RowsOptions{NestedJSON: jsonOut})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	res := rows.Result()
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	defer w.Flush()
+	if opts.Explain && format != formatJSON {
+		var ew io.Writer = w
+		if format != formatText && format != formatTable {
+			ew = cmd.ErrOrStderr()
+		}
+		printExplain(ew, res)
+	}
+	p := newRowPrinter(format, w, null)
+	if err := p.begin(rows.Columns(), res); err != nil {
+		return err
+	}
+	for rows.Next() {
+		if err := p.row(rows.Values()); err != nil {
+			return err
+		}
+		// The first row shows at once; later ones as the buffer fills.
+		if rows.Count() == 1 {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := p.end(res, rows.Count()); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if format != formatText && format != formatTable {
+		return nil
+	}
+	src := "DuckDB"
+	if res.Metadata {
+		src = "catalog statistics (no file opened)"
+	}
+	var phases []string
+	for _, p := range res.Phases {
+		phases = append(phases, fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000))
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%s in %.3fs, answered by %s; %s)\n", plural(rows.Count(), "row", "rows"), res.Elapsed.Seconds(), src, strings.Join(phases, ", "))
+	return err
+}
+
+// printExplain prints, per table reference, the files and row groups kept
+// and what pruned them, then DuckDB's plan.
+func printExplain(w io.Writer, res *engine.Result) {
+	for _, tp := range res.Tables {
+		p := tp.Plan
+		name := tp.Table
+		if tp.Alias != "" {
+			name += " AS " + tp.Alias
+		}
+		by := orDash(strings.Join(tp.Predicates, " | "))
+		if tp.ReadWhole != "" {
+			by = "nothing: " + tp.ReadWhole
+		}
+		fmt.Fprintf(w, "table %s: files %d of %d, row groups %d of %d, bytes %d of %d; pruned by: %s\n",
+			name, p.Files.Kept, p.Files.Total, p.RowGroups.Kept, p.RowGroups.Total, p.Bytes.Kept, p.Bytes.Total, by)
+	}
+	fmt.Fprintln(w, res.Explain)
+}
+
+// queryScript is the SQL query runs, from exactly one of the argument, -c,
+// -f FILE and - (standard input), and a name for it in messages.
+func queryScript(cmd *cobra.Command, args []string, command, file string) (script, name string, err error) {
+	var given []string
+	if len(args) == 1 {
+		given = append(given, "an argument")
+	}
+	if cmd.Flags().Changed("command") {
+		given = append(given, "-c")
+	}
+	if cmd.Flags().Changed("file") {
+		given = append(given, "-f")
+	}
+	switch {
+	case len(given) == 0:
+		return "", "", usagef("query needs SQL: an argument, -c SQL, -f FILE or - (standard input) (see `rocklake query --help`)")
+	case len(given) > 1:
+		return "", "", usagef("query takes the SQL once, not from %s", strings.Join(given, " and "))
+	}
+	read := func(path string) (string, string, error) {
+		if path == "-" {
+			b, err := io.ReadAll(cmd.InOrStdin())
+			if err != nil {
+				return "", "", fmt.Errorf("reading standard input: %w", err)
+			}
+			return string(b), "standard input", nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", err
+		}
+		return string(b), path, nil
+	}
+	switch {
+	case cmd.Flags().Changed("file"):
+		return read(file)
+	case cmd.Flags().Changed("command"):
+		return command, "the -c SQL", nil
+	case args[0] == "-":
+		return read("-")
+	}
+	return args[0], "the SQL", nil
 }

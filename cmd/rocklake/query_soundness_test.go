@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -107,7 +108,7 @@ func quoteIdentifier(s string) string { return `"` + strings.ReplaceAll(s, `"`, 
 // error, or both give the same header and the same rows.
 func (c *lakeCase) same(q string) {
 	c.t.Helper()
-	out, err := run(c.t, "--catalog", c.cat, "--format", "json", "query", q)
+	out, err := run(c.t, "--catalog", c.cat, "--format", "csv", "--null", "NULL", "query", q)
 	want, werr := oracleCSV(c.oracle, q)
 	if (err != nil) != (werr != nil) {
 		c.t.Errorf("%s\nrocklake: %v\n%s\nDuckDB: %v", q, err, out, werr)
@@ -116,23 +117,9 @@ func (c *lakeCase) same(q string) {
 	if err != nil {
 		return
 	}
-	var res struct {
-		Columns []string    `json:"columns"`
-		Rows    [][]*string `json:"rows"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		c.t.Fatalf("%s: output is not JSON: %v\n%s", q, err, out)
-	}
-	got := [][]string{res.Columns}
-	for _, row := range res.Rows {
-		rec := make([]string, len(row))
-		for i, v := range row {
-			rec[i] = "NULL"
-			if v != nil {
-				rec[i] = *v
-			}
-		}
-		got = append(got, rec)
+	got, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		c.t.Fatalf("%s: output is not CSV: %v\n%s", q, err, out)
 	}
 	if !sameCSV(got, want) {
 		c.t.Errorf("%s\nrocklake: %q\nDuckDB:   %q", q, got, want)

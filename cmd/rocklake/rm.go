@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"rocklake/catalog"
 )
 
 func newRmCmd(g *globals) *cobra.Command {
@@ -49,7 +51,7 @@ nothing is removed.`,
 			for _, p := range args[1:] {
 				id, ok := lookupRegistered(byPath, p)
 				if !ok {
-					return fmt.Errorf("%s is not a file of table %s at the latest snapshot (see `rocklake files %s`); nothing was removed", p, t.Name, t.Name)
+					return fmt.Errorf("%s is not a file of table %s at the latest snapshot (see `rocklake files %s`); nothing was removed%w", p, t.Name, t.Name, noText{catalog.ErrNoSuchFile})
 				}
 				if !seen[id] {
 					seen[id] = true
@@ -66,9 +68,9 @@ nothing is removed.`,
 				return err
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "removed": len(ids), "snapshot": snap.ID})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "removed_count": len(ids), "snapshot_id": snap.ID})
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "removed %d files from %s at snapshot %d (the files stay on disk)\n", len(ids), t.Name, snap.ID)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "removed %s from %s at snapshot %d (the files stay on disk)\n", plural(len(ids), "file", "files"), t.Name, snap.ID)
 			return err
 		},
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,19 +54,22 @@ variables and ~/.pgpass fill in what it leaves out.`,
 			switch g.format {
 			case formatText, formatJSON:
 				return nil
-			case "table", "csv":
-				if cmd.Name() == "query" {
+			}
+			if cmd.Name() == "query" {
+				if slices.Contains(queryFormats, g.format) {
 					return nil
 				}
+				return usagef("--format must be one of %s, not %q", strings.Join(queryFormats, ", "), g.format)
 			}
-			return usagef("--format must be %q or %q, not %q", formatText, formatJSON, g.format)
+			return usagef("--format must be %q or %q, not %q (query also takes %s)", formatText, formatJSON, g.format,
+				strings.Join(queryFormats[2:], ", "))
 		},
 	}
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
 		"catalog directory or PostgreSQL URL (env ROCKLAKE_CATALOG)")
 	// Help prints the default, and ROCKLAKE_CATALOG may hold a password.
 	root.PersistentFlags().Lookup("catalog").DefValue = pgkv.Redact(defaultCatalog())
-	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv)")
+	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv, tsv, jsonl)")
 	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g))
 	markUsageErrors(root)
 	return root

@@ -11,12 +11,30 @@ import (
 )
 
 type snapshotInfo struct {
-	ID            int64           `json:"id"`
-	Time          time.Time       `json:"time"`
-	SchemaVersion int64           `json:"schema_version"`
-	NextCatalogID int64           `json:"next_catalog_id"`
-	NextFileID    int64           `json:"next_file_id"`
-	Changes       catalog.Changes `json:"changes"`
+	ID            int64       `json:"snapshot_id"`
+	Time          time.Time   `json:"time"`
+	SchemaVersion int64       `json:"schema_version"`
+	NextCatalogID int64       `json:"next_catalog_id"`
+	NextFileID    int64       `json:"next_file_id"`
+	Changes       changesJSON `json:"changes"`
+}
+
+// changesJSON is what a snapshot changed, every list present (empty when
+// nothing of the kind changed).
+type changesJSON struct {
+	CreatedSchemas     []int64  `json:"created_schemas"`
+	CreatedTables      []int64  `json:"created_tables"`
+	DroppedTables      []int64  `json:"dropped_tables"`
+	InsertedIntoTables []int64  `json:"inserted_into_tables"`
+	DeletedFromTables  []int64  `json:"deleted_from_tables"`
+	CreatedNames       []string `json:"created_names"`
+	RenamedTables      []int64  `json:"renamed_tables"`
+}
+
+func changesOf(ch catalog.Changes) changesJSON {
+	ids := nonNilIDs
+	return changesJSON{ids(ch.CreatedSchemas), ids(ch.CreatedTables), ids(ch.DroppedTables), ids(ch.InsertedIntoTables),
+		ids(ch.DeletedFromTables), nonNil(ch.CreatedNames), ids(ch.RenamedTables)}
 }
 
 func newSnapshotsCmd(g *globals) *cobra.Command {
@@ -37,7 +55,7 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 			if g.format == formatJSON {
 				out := make([]snapshotInfo, len(snaps))
 				for i, s := range snaps {
-					out[i] = snapshotInfo{s.ID, s.Time, s.SchemaVersion, s.NextCatalogID, s.NextFileID, s.Changes}
+					out[i] = snapshotInfo{s.ID, s.Time, s.SchemaVersion, s.NextCatalogID, s.NextFileID, changesOf(s.Changes)}
 				}
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshots": out})
 			}

@@ -14,10 +14,10 @@ import (
 // README). Unknown statistics are null.
 type statsOutput struct {
 	Table         string        `json:"table"`
-	Snapshot      int64         `json:"snapshot"`
-	RecordCount   int64         `json:"record_count"`
+	Snapshot      int64         `json:"snapshot_id"`
+	RecordCount   int64         `json:"rows"`
 	FileCount     int64         `json:"file_count"`
-	FileSizeBytes int64         `json:"file_size_bytes"`
+	FileSizeBytes int64         `json:"bytes"`
 	NextRowID     int64         `json:"next_row_id"`
 	Columns       []columnStats `json:"columns"`
 	Files         []fileStats   `json:"files,omitempty"`
@@ -56,9 +56,9 @@ type fileStats struct {
 	ValueCount      *int64  `json:"value_count"`
 	ContainsNaN     *bool   `json:"contains_nan"`
 	DistinctCount   *int64  `json:"distinct_count"`
-	RowCount        int64   `json:"row_count"`
-	ColumnSizeBytes int64   `json:"column_size_bytes"`
-	RowGroups       int     `json:"row_groups"`
+	RowCount        int64   `json:"rows"`
+	ColumnSizeBytes int64   `json:"bytes"`
+	RowGroups       int     `json:"row_group_count"`
 }
 
 func newStatsCmd(g *globals) *cobra.Command {
@@ -163,7 +163,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 
 func printStats(cmd *cobra.Command, out *statsOutput) error {
 	w := newTable(cmd.OutOrStdout())
-	fmt.Fprintf(w, "table %s at snapshot %d: %d files, %d records, %d bytes\n",
+	fmt.Fprintf(w, "table %s at snapshot %d: %d files, %d rows, %d bytes\n",
 		out.Table, out.Snapshot, out.FileCount, out.RecordCount, out.FileSizeBytes)
 	fmt.Fprintln(w, "COLUMN\tTYPE\tMIN\tMAX\tEXACT\tNULLS\tNAN")
 	for _, c := range out.Columns {

@@ -50,9 +50,9 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "columns": len(defs), "snapshot": snap.ID})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "column_count": len(defs), "snapshot_id": snap.ID})
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s (%d columns) at snapshot %d\n", args[0], len(defs), snap.ID)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s (%s) at snapshot %d\n", args[0], plural(len(defs), "column", "columns"), snap.ID)
 			return err
 		},
 	}
@@ -75,7 +75,7 @@ deleted).`,
 				return err
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "dropped": true, "snapshot": snap.ID})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "dropped": true, "snapshot_id": snap.ID})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "dropped table %s at snapshot %d (earlier snapshots still read it)\n", args[0], snap.ID)
 			return err
@@ -98,7 +98,7 @@ still name it by the old name.`,
 				return err
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[1], "renamed_from": args[0], "snapshot": snap.ID})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[1], "renamed_from": args[0], "snapshot_id": snap.ID})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "renamed table %s to %s at snapshot %d (earlier snapshots still name it %s)\n", args[0], args[1], snap.ID, args[0])
 			return err
@@ -108,10 +108,10 @@ still name it by the old name.`,
 
 type tableSummary struct {
 	Name          string `json:"name"`
-	Columns       int    `json:"columns"`
-	Files         int64  `json:"files"`
-	Records       int64  `json:"records"`
-	FileSizeBytes int64  `json:"file_size_bytes"`
+	Columns       int    `json:"column_count"`
+	Files         int64  `json:"file_count"`
+	Records       int64  `json:"rows"`
+	FileSizeBytes int64  `json:"bytes"`
 }
 
 func newTableListCmd(g *globals) *cobra.Command {
@@ -144,10 +144,10 @@ func newTableListCmd(g *globals) *cobra.Command {
 					Records: ts.RecordCount, FileSizeBytes: ts.FileSizeBytes})
 			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshot": r.Snapshot().ID, "tables": out})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshot_id": r.Snapshot().ID, "tables": out})
 			}
 			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(w, "TABLE\tCOLUMNS\tFILES\tRECORDS\tBYTES")
+			fmt.Fprintln(w, "TABLE\tCOLUMNS\tFILES\tROWS\tBYTES")
 			for _, t := range out {
 				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", t.Name, t.Columns, t.Files, t.Records, t.FileSizeBytes)
 			}
@@ -170,7 +170,7 @@ type columnInfo struct {
 }
 
 type filterInfo struct {
-	Files int   `json:"files"`
+	Files int   `json:"file_count"`
 	Bytes int64 `json:"bytes"`
 }
 
@@ -206,7 +206,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 			}
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": t.Name, "uuid": t.UUID, "snapshot": r.Snapshot().ID, "columns": tree,
+					"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree,
 				})
 			}
 			w := newTable(cmd.OutOrStdout())
@@ -217,7 +217,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 				for _, ci := range cs {
 					filters := "-"
 					if f := ci.Filters; f != nil {
-						filters = fmt.Sprintf("%d files, %s", f.Files, humanize.IBytes(uint64(f.Bytes)))
+						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
 					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable, filters)
 					walk(ci.Children, depth+1)

@@ -10,7 +10,7 @@ import (
 // errVerifyFailed makes the exit code non-zero after the report is printed.
 type errVerifyFailed struct{ n int }
 
-func (e errVerifyFailed) Error() string { return fmt.Sprintf("verify found %d problems", e.n) }
+func (e errVerifyFailed) Error() string { return "verify found " + plural(e.n, "problem", "problems") }
 
 func newVerifyCmd(g *globals) *cobra.Command {
 	var snapshot int64
@@ -23,8 +23,8 @@ func newVerifyCmd(g *globals) *cobra.Command {
 every column of every row group through DuckDB and reports each stored bound
 that excludes a value present in the data, each wrong NULL count, each
 contains_nan=false over a NaN and each membership filter that rules out a value
-its file holds: the command to run after an incident. The exit code is
-non-zero when anything is wrong.`,
+its file holds: the command to run after an incident. The exit status is 3
+when anything is wrong (1 when the check itself failed, 2 for a usage error).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, done, err := openEngine(g, reading)
@@ -48,11 +48,11 @@ non-zero when anything is wrong.`,
 				for _, p := range rep.Problems {
 					fmt.Fprintf(out, "PROBLEM %s (file %d): %s\n", p.Path, p.FileID, p.What)
 				}
-				fmt.Fprintf(out, "table %s at snapshot %d: %d files checked", rep.Table, rep.Snapshot, rep.Files)
+				fmt.Fprintf(out, "table %s at snapshot %d: %s checked", rep.Table, rep.Snapshot, plural(rep.Files, "file", "files"))
 				if deep {
-					fmt.Fprintf(out, ", %d (unit, column) stats checked against the data", rep.Units)
+					fmt.Fprintf(out, ", %s checked against the data", plural(rep.Units, "(unit, column) stat", "(unit, column) stats"))
 				}
-				fmt.Fprintf(out, ", %d problems\n", len(rep.Problems))
+				fmt.Fprintf(out, ", %s\n", plural(len(rep.Problems), "problem", "problems"))
 			}
 			if len(rep.Problems) > 0 {
 				cmd.SilenceErrors = true

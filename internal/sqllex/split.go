@@ -1,0 +1,175 @@
+package sqllex
+
+import "strings"
+
+// Statement is one statement of a script and the line (1-based) it starts
+// on, for messages.
+type Statement struct {
+	Text string
+	Line int
+}
+
+// Split cuts a script at the semicolons that end statements, as DuckDB's
+// lexer reads them: not inside a string ('…', E'…' with backslash
+// escapes), a quoted name ("…"), a dollar-quoted string ($$…$$,
+// $tag$…$tag$), a -- comment or a /* */ comment (which nest). Statements
+// holding nothing but white space and comments are left out. Text that
+// ends inside a quote or comment is one last statement, for DuckDB to
+// refuse with its own message.
+func Split(script string) []Statement {
+	var out []Statement
+	start, line, startLine := 0, 1, 1
+	emit := func(end int) {
+		text := script[start:end]
+		if !onlySpaceAndComments(text) {
+			out = append(out, Statement{Text: strings.TrimSpace(text), Line: startLine + leadingLines(text)})
+		}
+	}
+	for i := 0; i < len(script); {
+		c := script[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ';':
+			emit(i)
+			i++
+			start, startLine = i, line
+		case c == '-' && strings.HasPrefix(script[i:], "--"):
+			j := strings.IndexByte(script[i:], '\n')
+			if j < 0 {
+				i = len(script)
+			} else {
+				i += j
+			}
+		case c == '/' && strings.HasPrefix(script[i:], "/*"):
+			end := blockCommentEnd(script, i)
+			line += strings.Count(script[i:end], "\n")
+			i = end
+		case c == '\'' || c == '"':
+			end := quotedEnd(script, i, c, (c == '\'') && i > 0 && (script[i-1] == 'E' || script[i-1] == 'e') && (i < 2 || !IsNamePart(script[i-2])))
+			line += strings.Count(script[i:end], "\n")
+			i = end
+		case c == '$' && (i == 0 || !IsNamePart(script[i-1])):
+			end := dollarEnd(script, i)
+			line += strings.Count(script[i:end], "\n")
+			i = end
+		default:
+			i++
+		}
+	}
+	emit(len(script))
+	return out
+}
+
+// quotedEnd is the offset after the quote closing the one at off; a
+// doubled quote stands for itself, and in an E'…' string a backslash
+// escapes the next byte.
+func quotedEnd(s string, off int, q byte, backslash bool) int {
+	for i := off + 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if backslash {
+				i++
+			}
+		case q:
+			if i+1 < len(s) && s[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+// blockCommentEnd is the offset after the */ closing the /* at off,
+// counting nested ones.
+func blockCommentEnd(s string, off int) int {
+	depth := 0
+	for i := off; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "/*"):
+			depth++
+			i += 2
+		case strings.HasPrefix(s[i:], "*/"):
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return len(s)
+}
+
+// dollarEnd is the offset after a dollar-quoted string opening at off
+// ($$ or $tag$, the tag a name), or off+1 when the $ opens none (a
+// parameter such as $1).
+func dollarEnd(s string, off int) int {
+	j := off + 1
+	for j < len(s) && IsNamePart(s[j]) && s[j] != '$' {
+		j++
+	}
+	if j >= len(s) || s[j] != '$' || (j > off+1 && IsDigit(s[off+1])) {
+		return off + 1
+	}
+	tag := s[off : j+1]
+	k := strings.Index(s[j+1:], tag)
+	if k < 0 {
+		return len(s)
+	}
+	return j + 1 + k + len(tag)
+}
+
+// onlySpaceAndComments reports whether a statement holds no SQL.
+func onlySpaceAndComments(s string) bool {
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r':
+			i++
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				return true
+			}
+			i += j
+		case strings.HasPrefix(s[i:], "/*"):
+			i = blockCommentEnd(s, i)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// leadingLines counts the line breaks before a statement's first byte of
+// SQL, so its line is where its text starts, not where the previous one
+// ended.
+func leadingLines(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '\n':
+			n++
+			i++
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\r':
+			i++
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				return n
+			}
+			i += j
+		case strings.HasPrefix(s[i:], "/*"):
+			end := blockCommentEnd(s, i)
+			n += strings.Count(s[i:end], "\n")
+			i = end
+		default:
+			return n
+		}
+	}
+	return n
+}
