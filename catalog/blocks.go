@@ -247,12 +247,19 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	return fs, nil
 }
 
-// blocksColumnBounds fills cb (sized to fs) from the column's stats
-// blocks of files from id from on.
-func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, cb *ColumnBounds, mins, maxs [][]byte) error {
-	var sb catalogpb.StatsBlock
+// blocksColumnBounds fills cb (sized to fs; its first fresh files copied
+// from base, built at an older state this one extends, or none) from the
+// column's stats blocks of files from id from on. Bounds go straight into
+// their packed arrays: fixed-width when every known bound has one width
+// (as packBounds would choose), else concatenated with offsets.
+func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, fresh int, base *ColumnBounds, cb *ColumnBounds) error {
+	type blockStats struct {
+		sv  *statsView
+		pos []int32
+	}
+	var got []blockStats
 	prefix := key(tagStatsBlock, tableID, columnID)
-	return r.scan(key(tagStatsBlock, tableID, columnID, from), kv.PrefixEnd(prefix), func(k, v []byte) error {
+	err := r.scan(key(tagStatsBlock, tableID, columnID, from), kv.PrefixEnd(prefix), func(k, v []byte) error {
 		first, err := idAt(k, 2)
 		if err != nil {
 			return err
@@ -269,11 +276,11 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if !ok {
 			return nil // a block the snapshot does not see
 		}
-		sb.Reset()
-		if err := decodeValue(v, &sb); err != nil {
+		sb := &catalogpb.StatsBlock{}
+		if err := decodeValue(v, sb); err != nil {
 			return fmt.Errorf("stats block %x: %w", k, err)
 		}
-		sv, err := viewStats(&sb)
+		sv, err := viewStats(sb)
 		if err != nil {
 			return fmt.Errorf("stats block %x: %w", k, err)
 		}
@@ -281,6 +288,7 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if sv.n != len(pos) {
 			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, len(pos))
 		}
+		got = append(got, blockStats{sv, pos})
 		for j, p := range pos {
 			f := sv.flag(j)
 			if p < 0 || f&cbHasStats == 0 {
@@ -288,15 +296,79 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 			}
 			i := int(p)
 			cb.flags[i], cb.nulls[i], cb.values[i], cb.rows[i] = f, sv.nulls.at(j), sv.values.at(j), sv.rows.at(j)
-			if f&cbHasMin != 0 {
-				mins[i] = sv.min(j)
-			}
-			if f&cbHasMax != 0 {
-				maxs[i] = sv.max(j)
-			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	n := len(cb.flags)
+	for _, side := range []struct {
+		bit   uint16
+		dst   *boundArray
+		prior func(int) ([]byte, bool)
+		at    func(sv *statsView, j int) []byte
+	}{
+		{cbHasMin, &cb.min, func(i int) ([]byte, bool) { return base.MinBound(i) }, (*statsView).min},
+		{cbHasMax, &cb.max, func(i int) ([]byte, bool) { return base.MaxBound(i) }, (*statsView).max},
+	} {
+		// The one width of every known bound, -1 for none, -2 for several.
+		w, total := -1, 0
+		note := func(b []byte) {
+			total += len(b)
+			switch {
+			case w == -1:
+				w = len(b)
+			case w != len(b):
+				w = -2
+			}
+		}
+		for i := range fresh {
+			if b, ok := side.prior(i); ok {
+				note(b)
+			}
+		}
+		for _, g := range got {
+			for j, p := range g.pos {
+				if p >= 0 && cb.flags[p]&side.bit != 0 {
+					note(side.at(g.sv, j))
+				}
+			}
+		}
+		put := func(fn func(i int, b []byte)) {
+			for i := range fresh {
+				if b, ok := side.prior(i); ok {
+					fn(i, b)
+				}
+			}
+			for _, g := range got {
+				for j, p := range g.pos {
+					if p >= 0 && cb.flags[p]&side.bit != 0 {
+						fn(int(p), side.at(g.sv, j))
+					}
+				}
+			}
+		}
+		switch {
+		case w == -1:
+			*side.dst = boundArray{}
+		case w >= 0 && w < 1<<16:
+			data := make([]byte, n*w)
+			put(func(i int, b []byte) { copy(data[i*w:], b) })
+			*side.dst = boundArray{w: w, data: data}
+		default:
+			// Offsets in file order: lengths first, then the bytes.
+			off := make([]uint64, n+1)
+			put(func(i int, b []byte) { off[i+1] = uint64(len(b)) })
+			for i := range n {
+				off[i+1] += off[i]
+			}
+			data := make([]byte, total)
+			put(func(i int, b []byte) { copy(data[off[i]:], b) })
+			*side.dst = boundArray{data: data, off: off}
+		}
+	}
+	return nil
 }
 
 // FileAt is file i of fs (a FileSet of this reader's catalog): its row,

@@ -382,10 +382,10 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	n := fs.Len()
 	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
-	mins, maxs := make([][]byte, n), make([][]byte, n)
 	cb.facts = make([]stats.Facts, n)
 	from, fresh := int64(0), 0 // files from index fresh on are read here
-	if base, _ := r.c.plan.base(k).(*ColumnBounds); base != nil {
+	base, _ := r.c.plan.base(k).(*ColumnBounds)
+	if base != nil {
 		n0 := len(base.flags)
 		ok, err := r.extendBase(tableID, fs, base.built, n0)
 		if err != nil {
@@ -398,18 +398,23 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 			copy(cb.values, base.values)
 			copy(cb.rows, base.rows)
 			copy(cb.facts, base.facts)
-			for i := range n0 {
-				mins[i], _ = base.MinBound(i)
-				maxs[i], _ = base.MaxBound(i)
-			}
 			from, fresh = base.nextFileID, n0
+		} else {
+			base = nil
 		}
 	}
 	if fs.fromBlocks {
-		if err := r.blocksColumnBounds(fs, tableID, columnID, from, cb, mins, maxs); err != nil {
+		if err := r.blocksColumnBounds(fs, tableID, columnID, from, fresh, base, cb); err != nil {
 			return nil, err
 		}
-		return r.finishBounds(k, cb, mins, maxs, fresh), nil
+		r.deriveFacts(cb, fresh)
+		r.c.plan.put(k, cb, cb.memory())
+		return cb, nil
+	}
+	mins, maxs := make([][]byte, n), make([][]byte, n)
+	for i := range fresh {
+		mins[i], _ = base.MinBound(i)
+		maxs[i], _ = base.MaxBound(i)
 	}
 	var p catalogpb.ColumnStats
 	err = scanAligned(r, fs, key(tagFileColumnStats, tableID, columnID), from, func(i int, fileID int64, v []byte) error {
@@ -462,16 +467,20 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 // and caches cb.
 func (r *Reader) finishBounds(k cacheKey, cb *ColumnBounds, mins, maxs [][]byte, fresh int) *ColumnBounds {
 	cb.min, cb.max = packBounds(mins), packBounds(maxs)
-	// Derived from Fill, so that the facts and the stats they summarise
-	// cannot disagree.
+	r.deriveFacts(cb, fresh)
+	r.c.plan.put(k, cb, cb.memory())
+	return cb
+}
+
+// deriveFacts computes the facts of files from fresh on from Fill, so that
+// the facts and the stats they summarise cannot disagree.
+func (r *Reader) deriveFacts(cb *ColumnBounds, fresh int) {
 	var st stats.Column
 	for i := fresh; i < len(cb.flags); i++ {
 		if cb.Fill(i, &st) {
 			cb.facts[i] = stats.FactsOf(&st)
 		}
 	}
-	r.c.plan.put(k, cb, cb.memory())
-	return cb
 }
 
 // scanAligned scans rows keyed prefix | file id, for files from id from
