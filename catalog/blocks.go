@@ -312,29 +312,20 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		{cbHasMin, &cb.min, func(i int) ([]byte, bool) { return base.MinBound(i) }, (*statsView).min},
 		{cbHasMax, &cb.max, func(i int) ([]byte, bool) { return base.MaxBound(i) }, (*statsView).max},
 	} {
-		// The one width of every known bound, -1 for none, -2 for several.
-		w, total := -1, 0
-		note := func(b []byte) {
-			total += len(b)
-			switch {
-			case w == -1:
-				w = len(b)
-			case w != len(b):
-				w = -2
-			}
-		}
+		bw := newBoundWidth()
 		for i := range fresh {
 			if b, ok := side.prior(i); ok {
-				note(b)
+				bw.note(len(b))
 			}
 		}
 		for _, g := range got {
 			for j, p := range g.pos {
 				if p >= 0 && cb.flags[p]&side.bit != 0 {
-					note(side.at(g.sv, j))
+					bw.note(len(side.at(g.sv, j)))
 				}
 			}
 		}
+		w, total := bw.w, bw.total
 		put := func(fn func(i int, b []byte)) {
 			for i := range fresh {
 				if b, ok := side.prior(i); ok {
@@ -522,21 +513,9 @@ func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
 	for k, i := range missing {
 		keys[k] = key(tagDataFile, fs.table, fs.IDs[i])
 	}
-	var vals [][]byte
-	if mg, ok := r.kvs.(kv.MultiGetter); ok {
-		var err error
-		if vals, err = mg.GetMany(keys); err != nil {
-			return err
-		}
-	} else {
-		vals = make([][]byte, len(keys))
-		for k := range keys {
-			v, err := r.kvs.Get(keys[k])
-			if err != nil && !errors.Is(err, kv.ErrNotFound) {
-				return err
-			}
-			vals[k] = v
-		}
+	vals, err := getMany(r.kvs, keys)
+	if err != nil {
+		return err
 	}
 	for k, i := range missing {
 		if vals[k] == nil {

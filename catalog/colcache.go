@@ -520,19 +520,13 @@ func (r *Reader) extendBase(tableID int64, fs *FileSet, b built, n0 int) (bool, 
 // Protobuf decoding gives each bound its own copy of the bytes, so this is
 // also what frees the per-row allocations.
 func packBounds(bs [][]byte) boundArray {
-	w, total := -1, 0
+	bw := newBoundWidth()
 	for _, b := range bs {
-		if b == nil {
-			continue
-		}
-		total += len(b)
-		switch {
-		case w == -1:
-			w = len(b)
-		case w != len(b):
-			w = -2
+		if b != nil {
+			bw.note(len(b))
 		}
 	}
+	w, total := bw.w, bw.total
 	if w >= 0 && w < 1<<16 {
 		data := make([]byte, len(bs)*w)
 		for i, b := range bs {
@@ -550,6 +544,22 @@ func packBounds(bs [][]byte) boundArray {
 		off[i+1] = uint64(len(data))
 	}
 	return boundArray{data: data, off: off}
+}
+
+// boundWidth finds the one width of a column's known bounds: w is -1
+// while none is seen, -2 once two differ; total is their bytes.
+type boundWidth struct{ w, total int }
+
+func newBoundWidth() boundWidth { return boundWidth{w: -1} }
+
+func (b *boundWidth) note(n int) {
+	b.total += n
+	switch {
+	case b.w == -1:
+		b.w = n
+	case b.w != n:
+		b.w = -2
+	}
 }
 
 // MinBound is file i's lower bound, if known (it aliases the cache).

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,8 +8,9 @@ import (
 	"sync/atomic"
 
 	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
 	"rocklake/membership"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // The membership index: a probe of `col = v` over N files reads a few bytes
@@ -96,24 +96,15 @@ func (w *commitWriter) writeColumnSlabs(table, col int64, added []fileSig) error
 	}
 	// The slabs already stored that a merge may take: not full, of a length
 	// this commit adds to.
-	var open []*slab
-	err := scanPrefix(w.r, key(tagMemberSlab, table, col), func(k, v []byte) error {
-		var p catalogpb.MembershipSlab
-		if err := decodeValue(v, &p); err != nil {
-			return fmt.Errorf("membership slab %x: %w", k, err)
-		}
-		if byBlocks[int(p.Blocks)] == nil || len(p.FileIds) >= membership.MaxSlabFiles || len(p.FileIds) == 0 {
-			return nil
-		}
-		level, err := idAt(k, 2)
-		if err != nil {
-			return err
-		}
-		open = append(open, &slab{level: level, first: p.FileIds[0], ids: p.FileIds, blocks: int(p.Blocks), stored: true, groups: int(p.Groups)})
-		return nil
+	heads, err := readSlabHeads(w.r, table, col, func(p *catalogpb.MembershipSlab) bool {
+		return byBlocks[int(p.Blocks)] != nil && len(p.FileIds) < membership.MaxSlabFiles && len(p.FileIds) > 0
 	})
 	if err != nil {
 		return err
+	}
+	open := make([]*slab, len(heads))
+	for i := range heads {
+		open[i] = &heads[i]
 	}
 	lengths := make([]int, 0, len(byBlocks))
 	for b := range byBlocks {
@@ -158,6 +149,31 @@ func (w *commitWriter) writeColumnSlabs(table, col int64, added []fileSig) error
 		}
 	}
 	return w.writeErr
+}
+
+// readSlabHeads reads the column's slab headers that keep accepts.
+func readSlabHeads(r *Reader, table, col int64, keep func(*catalogpb.MembershipSlab) bool) ([]slab, error) {
+	var out []slab
+	err := scanPrefix(r, key(tagMemberSlab, table, col), func(k, v []byte) error {
+		var p catalogpb.MembershipSlab
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("membership slab %x: %w", k, err)
+		}
+		if !keep(&p) {
+			return nil
+		}
+		level, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		first, err := idAt(k, 3)
+		if err != nil {
+			return err
+		}
+		out = append(out, slab{level: level, first: first, ids: p.FileIds, blocks: int(p.Blocks), groups: int(p.Groups), stored: true})
+		return nil
+	})
+	return out, err
 }
 
 func maxLevel(slabs []*slab) int64 {
@@ -336,41 +352,29 @@ func (m *MemberIndex) load() error {
 		return nil
 	}
 	covered := make([]bool, m.fs.Len())
-	err := scanPrefix(m.r, key(tagMemberSlab, m.table, m.column), func(k, v []byte) error {
+	heads, err := readSlabHeads(m.r, m.table, m.column, func(p *catalogpb.MembershipSlab) bool {
 		m.reads.Add(1)
-		m.bytes.Add(int64(len(k) + len(v)))
-		var p catalogpb.MembershipSlab
-		if err := decodeValue(v, &p); err != nil {
-			return fmt.Errorf("membership slab %x: %w", k, err)
-		}
-		if p.Kind != membership.SigKind || int(p.Groups) != membership.Groups(len(p.FileIds), int(p.Blocks)) {
-			return nil // unknown or damaged: its files count as loose
-		}
-		level, err := idAt(k, 2)
-		if err != nil {
-			return err
-		}
-		first, err := idAt(k, 3)
-		if err != nil {
-			return err
-		}
-		sv := slabView{level: level, first: first, blocks: int(p.Blocks), pos: make([]int, len(p.FileIds))}
-		any := false
-		for j, id := range p.FileIds {
+		m.bytes.Add(int64(proto.Size(p)))
+		// Unknown or damaged: its files count as loose.
+		return p.Kind == membership.SigKind && int(p.Groups) == membership.Groups(len(p.FileIds), int(p.Blocks))
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range heads {
+		sv := slabView{level: h.level, first: h.first, blocks: h.blocks, pos: make([]int, len(h.ids))}
+		seen := false
+		for j, id := range h.ids {
 			sv.pos[j] = -1
 			if i, ok := slices.BinarySearch(m.fs.IDs, id); ok {
 				sv.pos[j] = i
 				covered[i] = true
-				any = true
+				seen = true
 			}
 		}
-		if any {
+		if seen {
 			m.slabs = append(m.slabs, sv)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	for i, c := range covered {
 		if !c {
@@ -469,27 +473,11 @@ func (m *MemberIndex) probe(enc []byte) ([]bool, error) {
 	return absent, nil
 }
 
-// getMany reads keys in one round trip where the store offers it; a
-// missing key is nil.
+// getMany reads keys (see getMany) and counts what it read.
 func (m *MemberIndex) getMany(keys [][]byte) ([][]byte, error) {
-	var vals [][]byte
-	if mg, ok := m.r.kvs.(kv.MultiGetter); ok {
-		var err error
-		if vals, err = mg.GetMany(keys); err != nil {
-			return nil, err
-		}
-	} else {
-		vals = make([][]byte, len(keys))
-		for k, key := range keys {
-			v, err := m.r.kvs.Get(key)
-			if errors.Is(err, kv.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			vals[k] = v
-		}
+	vals, err := getMany(m.r.kvs, keys)
+	if err != nil {
+		return nil, err
 	}
 	m.reads.Add(int64(len(keys)))
 	for _, v := range vals {
@@ -517,28 +505,11 @@ func (r *Reader) Signatures(tableID, columnID int64) *SignatureReader {
 // Of is file's signature, or false when no slab holds one for it.
 func (s *SignatureReader) Of(fileID int64) ([]uint64, bool, error) {
 	if !s.loaded {
-		err := scanPrefix(s.r, key(tagMemberSlab, s.table, s.column), func(k, v []byte) error {
-			var p catalogpb.MembershipSlab
-			if err := decodeValue(v, &p); err != nil {
-				return fmt.Errorf("membership slab %x: %w", k, err)
-			}
-			if p.Kind != membership.SigKind {
-				return nil
-			}
-			level, err := idAt(k, 2)
-			if err != nil {
-				return err
-			}
-			first, err := idAt(k, 3)
-			if err != nil {
-				return err
-			}
-			s.heads = append(s.heads, slab{level: level, first: first, ids: p.FileIds, blocks: int(p.Blocks), groups: int(p.Groups), stored: true})
-			return nil
-		})
+		heads, err := readSlabHeads(s.r, s.table, s.column, func(p *catalogpb.MembershipSlab) bool { return p.Kind == membership.SigKind })
 		if err != nil {
 			return nil, false, err
 		}
+		s.heads = heads
 		s.loaded = true
 	}
 	find := func(sl *slab) int {

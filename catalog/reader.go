@@ -75,6 +75,26 @@ func scanBetween(r kv.Reader, lower, upper []byte, fn func(k, v []byte) error) e
 	return it.Error()
 }
 
+// getMany reads keys in one round trip where the store offers it (a
+// networked store), else one by one; a missing key's value is nil.
+func getMany(r kv.Reader, keys [][]byte) ([][]byte, error) {
+	if mg, ok := r.(kv.MultiGetter); ok {
+		return mg.GetMany(keys)
+	}
+	vals := make([][]byte, len(keys))
+	for k, key := range keys {
+		v, err := r.Get(key)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals[k] = v
+	}
+	return vals, nil
+}
+
 func scanPrefix(r *Reader, prefix []byte, fn func(k, v []byte) error) error {
 	return r.scan(prefix, kv.PrefixEnd(prefix), fn)
 }
