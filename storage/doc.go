@@ -1,0 +1,32 @@
+// Package storage reads data files where they live: on the local file
+// system (Local) or in an S3-compatible object store (S3), behind one small
+// interface (Store: Stat, List, ReadRange, Fetch).
+//
+//	location                     store   identity checked on every read
+//	/abs/path/f.parquet          Local   size and modification time
+//	s3://bucket/key.parquet      S3      size and ETag (If-Match)
+//
+// Every read names the Object it expects, as listed or registered, and a
+// store refuses to return bytes of anything else (ErrChanged, ErrNotFound):
+// statistics read once are never paired with other data.
+//
+// Reading a Parquet footer from an object is one request: RangeReader
+// reads the last FooterPrefetch (64 KiB) bytes up front and serves reads
+// inside them without asking again; a larger footer costs a second
+// request.
+//
+// The S3 client is aws-sdk-go-v2 rather than minio-go: it reads the
+// configuration users already give S3 tools (AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, profiles and
+// ~/.aws files) through the same default chain as the AWS CLI, its retryer
+// already classifies throttling, 5xx answers, timeouts and connection
+// errors and backs off with full jitter, and it is pure Go, so the core
+// packages stay free of cgo. Path-style addressing, which most
+// S3-compatible servers need, is AWS_S3_FORCE_PATH_STYLE (a variable
+// other tools read too; the SDK itself has none). Credentials stay inside
+// the SDK's chain: this package never formats, logs or stores them, and
+// its errors name objects and operations only.
+//
+// Counts are taken at the HTTP transport, so they include every attempt
+// and every byte of every response body, listings included.
+package storage
