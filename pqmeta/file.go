@@ -2,6 +2,7 @@ package pqmeta
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -76,6 +77,22 @@ func Read(path string, want FileIdentity) (*File, error) {
 		return nil, err
 	}
 	f.Size, f.FooterSize, f.Modified = ft.fileSize, ft.footerLen, ft.modified
+	return f, nil
+}
+
+// ReadAt reads and checks the footer of a Parquet file of size bytes
+// through r: a local file, or an object read by ranged requests (package
+// storage). Modified is left 0; errors are those of Read.
+func ReadAt(r io.ReaderAt, size int64) (*File, error) {
+	ft, err := readFooterAt(r, size)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fromMetadata(ft.md)
+	if err != nil {
+		return nil, err
+	}
+	f.Size, f.FooterSize = ft.fileSize, ft.footerLen
 	return f, nil
 }
 

@@ -101,18 +101,41 @@ func readFooter(path string, want FileIdentity) (*footer, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := st.Size()
+	ft, err := readFooterAt(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	ft.modified = st.ModTime().UnixNano()
+	return ft, nil
+}
+
+// prefetched is a reader that can say which bytes it holds already (an
+// object's tail, read in one request): anything else costs a request.
+type prefetched interface {
+	Holds(off, n int64) bool
+}
+
+// readFooterAt reads and decodes the footer of a Parquet file of size
+// bytes through r. The leading magic is checked only where reading it is
+// free: from an object store it would be a request per file, for four
+// bytes the trailing magic and the footer's own checks already vouch
+// for.
+func readFooterAt(r io.ReaderAt, size int64) (*footer, error) {
+	checkHead := true
+	if p, ok := r.(prefetched); ok && !p.Holds(0, 4) {
+		checkHead = false
+	}
 	if size < 12 {
-		if size >= 4 && hasMagicAt(f, 0) {
+		if size >= 4 && hasMagicAt(r, 0) {
 			return nil, fmt.Errorf("%w: only %d bytes", ErrTruncated, size)
 		}
 		return nil, fmt.Errorf("%w: only %d bytes", ErrNotParquet, size)
 	}
-	if !hasMagicAt(f, 0) {
+	if checkHead && !hasMagicAt(r, 0) {
 		return nil, fmt.Errorf("%w: no PAR1 magic at the start", ErrNotParquet)
 	}
 	var tail [8]byte
-	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+	if _, err := r.ReadAt(tail[:], size-8); err != nil && !(errors.Is(err, io.EOF)) {
 		return nil, err
 	}
 	if !bytes.Equal(tail[4:], parquetMagic) {
@@ -123,20 +146,20 @@ func readFooter(path string, want FileIdentity) (*footer, error) {
 		return nil, fmt.Errorf("%w: footer length %d does not fit a %d-byte file", ErrCorruptFooter, flen, size)
 	}
 	buf := make([]byte, flen)
-	if _, err := f.ReadAt(buf, size-8-flen); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := r.ReadAt(buf, size-8-flen); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	md, err := decodeFooter(buf)
 	if err != nil {
 		return nil, err
 	}
-	return &footer{md: md, fileSize: size, footerLen: flen, modified: st.ModTime().UnixNano()}, nil
+	return &footer{md: md, fileSize: size, footerLen: flen}, nil
 }
 
-func hasMagicAt(f *os.File, off int64) bool {
+func hasMagicAt(r io.ReaderAt, off int64) bool {
 	var m [4]byte
-	_, err := f.ReadAt(m[:], off)
-	return err == nil && bytes.Equal(m[:], parquetMagic)
+	_, err := r.ReadAt(m[:], off)
+	return (err == nil || errors.Is(err, io.EOF)) && bytes.Equal(m[:], parquetMagic)
 }
 
 // decodeFooter parses footer bytes with arrow-go. arrow-go also converts the
