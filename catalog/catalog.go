@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,7 +231,15 @@ func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
 	b := store.NewBatch()
 	defer b.Close()
 	root := ""
-	if opts.DataRoot != "" {
+	if IsObject(opts.DataRoot) {
+		// A prefix of keys: it ends with "/" so that s3://b/data does not
+		// take in s3://b/data2/.
+		root = strings.TrimSuffix(opts.DataRoot, "/") + "/"
+		if rest := root[len("s3://"):]; strings.HasPrefix(rest, "/") || strings.Contains(rest, "//") ||
+			strings.Contains(rest, "/./") || strings.Contains(rest, "/../") {
+			return nil, fmt.Errorf("data root %s: not an s3://bucket/prefix/ location", opts.DataRoot)
+		}
+	} else if opts.DataRoot != "" {
 		abs, err := filepath.Abs(opts.DataRoot)
 		if err != nil {
 			return nil, err

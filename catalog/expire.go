@@ -463,7 +463,10 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		switch {
 		case named[s.Location]:
 			res.Kept = append(res.Kept, s.Location)
-		case !s.Owner.Deletable():
+		case !s.Owner.Deletable() || IsObject(s.Location):
+			// No object is rocklake's to delete yet (add refuses to take
+			// ownership of objects), and os.Remove must never be handed an
+			// s3:// location, which it would read as a relative path.
 			// Forgetting touches no file: no reader can be hurt, so no
 			// grace period applies.
 			res.Forgotten = append(res.Forgotten, s.Location)

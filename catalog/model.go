@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"path/filepath"
+	"strings"
 	"time"
 
 	"rocklake/catalog/catalogpb"
@@ -96,6 +97,9 @@ type DataFile struct {
 	// Identity is the file's device and inode when it was registered
 	// (zero when unrecorded).
 	Identity FileIdentity
+	// ETag is an object's entity tag when it was registered (objects in an
+	// S3-compatible store only): with the size, what readers check.
+	ETag string
 }
 
 // FileIdentity is a file's device and inode number: every path that
@@ -124,7 +128,7 @@ func identityFromPB(p *catalogpb.FileIdentity) FileIdentity {
 // Location is where the file lives: its path, or, when the path is
 // relative, the path under the table's directory.
 func (f DataFile) Location(t Table) string {
-	if f.PathIsRelative {
+	if f.PathIsRelative && !IsObject(t.Path) {
 		return filepath.Join(t.Path, f.Path)
 	}
 	return f.Path
@@ -314,10 +318,15 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		RecordCount: p.RecordCount, FileSizeBytes: p.FileSizeBytes, FooterSize: p.FooterSize,
 		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
-		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos,
+		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos, ETag: p.Etag,
 	}
 }
 
 func visibleAt(s, begin int64, end *int64) bool {
 	return begin <= s && (end == nil || s < *end)
 }
+
+// IsObject reports whether a location names an object in an S3-compatible
+// store (s3://bucket/key) rather than a local path. The catalog only
+// records such locations; package storage reads them.
+func IsObject(loc string) bool { return strings.HasPrefix(loc, "s3://") }

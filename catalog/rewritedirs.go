@@ -42,6 +42,10 @@ const RewriteMarker = ".rocklake-rewrite"
 // memory store).
 func (c *Catalog) RewriteRoot() string {
 	switch {
+	case IsObject(c.dataRoot):
+		// Rewrites do not write objects yet (maintain refuses tables in
+		// object storage); a key prefix is no directory to write into.
+		return ""
 	case c.dataRoot != "":
 		return filepath.Join(c.dataRoot, "_rocklake")
 	case c.dir != "":
@@ -101,6 +105,9 @@ func IsRewriteDir(dir string) bool {
 // add uses it to refuse or skip such files rather than register them as
 // the user's.
 func (c *Catalog) WrittenByRocklake(path string) bool {
+	if IsObject(path) {
+		return false // rewrites write no objects yet
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false

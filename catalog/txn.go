@@ -80,6 +80,9 @@ type NewFile struct {
 	// ModifiedUnixNanos is the file's modification time as registration
 	// read it (0: unknown): readers refuse a file whose time changed.
 	ModifiedUnixNanos int64
+	// ETag is an object's entity tag as listed (objects only): readers
+	// refuse an object whose ETag changed.
+	ETag string
 }
 
 // FileColumn holds one column's statistics in a new file. Path is the
@@ -767,7 +770,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes, FooterSize: f.FooterSize,
 		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
 		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
-		Identity: identityToPB(f.Identity), ModifiedUnixNanos: f.ModifiedUnixNanos,
+		Identity: identityToPB(f.Identity), ModifiedUnixNanos: f.ModifiedUnixNanos, Etag: f.ETag,
 	}
 }
 
@@ -840,7 +843,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			Format: format, RecordCount: nf.RecordCount, FileSizeBytes: nf.FileSizeBytes,
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
 			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
-			Identity: nf.Identity, ModifiedUnixNanos: nf.ModifiedUnixNanos,
+			Identity: nf.Identity, ModifiedUnixNanos: nf.ModifiedUnixNanos, ETag: nf.ETag,
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID
@@ -1022,6 +1025,16 @@ var ErrOutsideRoot = errors.New("outside the catalog's data root")
 // resolving symbolic links and ".." (so neither can lead out of it).
 func (c *Catalog) checkRoot(nf NewFile) error {
 	if c.dataRoot == "" {
+		return nil
+	}
+	if IsObject(c.dataRoot) || IsObject(nf.Path) {
+		// Object keys are never resolved (no links, no ".."; package
+		// storage refuses keys with "." or ".." segments), so a prefix is
+		// the whole check; a local file is never under an object root, nor
+		// an object under a directory.
+		if nf.PathIsRelative || !IsObject(nf.Path) || !IsObject(c.dataRoot) || !strings.HasPrefix(nf.Path, c.dataRoot) {
+			return fmt.Errorf("file %s: %w %s", nf.Path, ErrOutsideRoot, c.dataRoot)
+		}
 		return nil
 	}
 	if nf.PathIsRelative {

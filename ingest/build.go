@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/pqmeta"
 	"rocklake/stats"
+	"rocklake/storage"
 	"rocklake/types"
 )
 
@@ -19,20 +21,32 @@ type fileInfo struct {
 	id      catalog.FileIdentity
 	meta    *pqmeta.File
 	columns map[string]*pqmeta.Column // top-level, by types.FoldIdent
+	obj     *storage.Object           // an object's listing; nil for a local file
 }
 
 // inspect reads a file's footer and interprets its schema and row groups.
 // Every error names what is wrong; the file is not changed.
-func inspect(path string) (*fileInfo, error) { return inspectTarget(target{path: path}) }
+func inspect(path string) (*fileInfo, error) { return inspectTarget(target{path: path}, nil) }
 
 // inspectTarget is inspect of a listed file, which must still be the file
 // listed.
-func inspectTarget(t target) (*fileInfo, error) {
-	meta, err := pqmeta.Read(t.path, pqmeta.FileIdentity(t.id))
+func inspectTarget(t target, objects storage.Store) (*fileInfo, error) {
+	var meta *pqmeta.File
+	var err error
+	if t.obj != nil {
+		// One ranged request for the tail; a second only when the footer
+		// is longer than that.
+		var rr *storage.RangeReader
+		if rr, err = storage.NewRangeReader(context.Background(), objects, *t.obj, storage.FooterPrefetch); err == nil {
+			meta, err = pqmeta.ReadAt(rr, t.obj.Size)
+		}
+	} else {
+		meta, err = pqmeta.Read(t.path, pqmeta.FileIdentity(t.id))
+	}
 	if err != nil {
 		return nil, err
 	}
-	fi := &fileInfo{path: t.path, from: t.from, id: t.id, meta: meta, columns: map[string]*pqmeta.Column{}}
+	fi := &fileInfo{path: t.path, from: t.from, id: t.id, meta: meta, columns: map[string]*pqmeta.Column{}, obj: t.obj}
 	// Columns are matched by name ignoring ASCII case, as DuckDB matches
 	// them (names.go), so two names that differ only in ASCII case are one
 	// name twice: DuckDB reads the second as another column (`a` and `A`
@@ -77,6 +91,9 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 	nf := catalog.NewFile{
 		Path: fi.path, Format: "parquet", RecordCount: m.Rows, FileSizeBytes: m.Size,
 		FooterSize: m.FooterSize, RowGroupCount: int32(len(m.RowGroups)), Identity: fi.id, ModifiedUnixNanos: m.Modified,
+	}
+	if fi.obj != nil {
+		nf.ETag = fi.obj.ETag
 	}
 	for _, col := range cols {
 		if col.Parent.Known {

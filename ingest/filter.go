@@ -179,6 +179,9 @@ func (fi *fileInfo) filterLeaf(col catalog.Column) (*pqmeta.Leaf, bool) {
 // from its first file (see the rule above).
 func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 	out := map[int64]bool{}
+	if fi.obj != nil {
+		return out // the data is not fetched (see buildFilters)
+	}
 	var leaves []*pqmeta.Leaf
 	var ts []types.Type
 	var ids []int64
@@ -222,6 +225,12 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 			for i := range next {
 				fi := infos[i]
 				out[i] = map[int64]*catalog.Filter{}
+				if fi.obj != nil {
+					// A filter is built from the column's values; add reads
+					// only an object's footer, so the object gets none and
+					// plans read it when in doubt.
+					continue
+				}
 				var leaves []*pqmeta.Leaf
 				var ts []types.Type
 				var ids []int64

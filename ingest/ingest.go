@@ -6,9 +6,14 @@
 //   - the arguments become files (paths.go): files, directories searched
 //     for *.parquet, globs, resolved as the operating system resolves
 //     them; each file once, by path and by device and inode; anything but
-//     a regular file refused before it is opened;
-//   - every footer is read in parallel by package pqmeta, which also maps
-//     the file's types to DuckDB's and translates its statistics;
+//     a regular file refused before it is opened. An s3:// argument is
+//     listed in its store (package storage): a key, a prefix, a glob;
+//   - every footer is read in parallel by package pqmeta: a local file's
+//     from the file, an object's through ranged requests
+//     (storage.RangeReader: one for the last 64 KiB, one more only for a
+//     larger footer), and the object's size and ETag are registered;
+//     pqmeta also maps the file's types to DuckDB's and translates its
+//     statistics;
 //   - each file is checked against the table (build.go): columns matched
 //     by name as DuckDB binds names (names.go), with file types that fit
 //     the table's and casts that cannot fail on the file's values;
@@ -27,6 +32,7 @@
 package ingest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -36,6 +42,7 @@ import (
 	"time"
 
 	"rocklake/catalog"
+	"rocklake/storage"
 )
 
 // ErrSchemaMismatch reports a file whose columns do not fit the table.
@@ -75,6 +82,9 @@ type Options struct {
 	// cleanup never deletes from). catalog.OwnerTaken hands the files to
 	// rocklake; a rewrite registers its own output as catalog.OwnerRocklake.
 	Owner catalog.Ownership
+	// Objects reads s3:// locations; nil makes an S3 store from the
+	// environment (storage.S3OptionsFromEnv) when an argument needs one.
+	Objects storage.Store
 	// SkipExisting leaves out files the table has registered, live or
 	// retired by a rewrite or a removal (the same resolved path, or the
 	// same device and inode), instead of refusing the whole add: the way
@@ -98,16 +108,54 @@ type Result struct {
 	// left out (rocklake's files, not the user's).
 	SkippedDirs []string
 	Elapsed     time.Duration
+	// Fetched counts the requests and bytes of object storage the add
+	// made (listing and footers), when the store counts them.
+	Fetched storage.Counts
 }
+
+// counter is a store that counts its requests (storage.S3 does).
+type counter interface{ Counts() storage.Counts }
 
 // Add registers Parquet files in a table in one snapshot: all of them, or,
 // when any file cannot be read or does not fit, none. paths may name files,
 // directories (searched for *.parquet) and globs.
-func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result, error) {
+func Add(c *catalog.Catalog, table string, paths []string, opts Options) (res Result, err error) {
 	start := time.Now()
-	files, skippedDirs, err := expand(paths)
+	objects := func() (storage.Store, error) {
+		if opts.Objects == nil {
+			s3, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+			if err != nil {
+				return nil, err
+			}
+			opts.Objects = s3
+		}
+		return opts.Objects, nil
+	}
+	var before storage.Counts
+	if ct, ok := opts.Objects.(counter); ok {
+		before = ct.Counts()
+	}
+	defer func() {
+		if ct, ok := opts.Objects.(counter); ok {
+			res.Fetched = ct.Counts().Sub(before)
+		}
+	}()
+	files, skippedDirs, err := expand(paths, objects)
 	if err != nil {
 		return Result{}, err
+	}
+	for _, f := range files {
+		if f.obj == nil {
+			continue
+		}
+		// Refused before anything is read: neither can be honoured for an
+		// object yet, and quietly doing less than asked is worse.
+		if opts.Owner == catalog.OwnerTaken {
+			return Result{}, fmt.Errorf("%s: --take-ownership: rocklake does not delete objects yet, so it cannot take them", f.path)
+		}
+		if len(opts.FilterColumns) > 0 {
+			return Result{}, fmt.Errorf("%s: --filter-columns: membership filters are built from a column's values, and add reads only the footers of objects", f.path)
+		}
 	}
 	// A rewrite registers its own output through Replace; any other add of
 	// a file a rewrite wrote would hand rocklake's file to the user.
@@ -131,7 +179,6 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result
 	if err != nil {
 		return Result{}, err
 	}
-	var res Result
 	for attempt := 0; ; attempt++ {
 		res, err = commitFiles(c, table, infos, opts)
 		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
@@ -299,6 +346,11 @@ func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
+		if len(files) > 0 && files[0].obj != nil {
+			// An object's footer is a request's latency, not CPU: as many
+			// in flight as the store keeps connections.
+			workers = max(workers, 16)
+		}
 	}
 	workers = min(workers, len(files))
 	infos := make([]*fileInfo, len(files))
@@ -318,7 +370,7 @@ func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
 				if i >= len(files) {
 					return
 				}
-				infos[i], errs[i] = inspectTarget(files[i])
+				infos[i], errs[i] = inspectTarget(files[i], opts.Objects)
 				if errs[i] != nil {
 					errs[i] = &FileError{Path: files[i].path, Err: errs[i]}
 				}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/pqmeta"
+	"rocklake/storage"
 )
 
 // target is a file to register as the operating system resolved it.
@@ -18,6 +20,7 @@ type target struct {
 	path string               // absolute; symbolic links and ".." resolved by the OS
 	from string               // the argument that named it
 	id   catalog.FileIdentity // device and inode (zero where the platform has none)
+	obj  *storage.Object      // an object as listed (path is its s3:// location); nil for a local file
 }
 
 // ExpandPaths turns arguments into a sorted list of the files they name,
@@ -28,7 +31,7 @@ type target struct {
 // same file named twice (by two paths, symbolic links or hard links alike)
 // is an error.
 func ExpandPaths(args []string) ([]string, error) {
-	ts, _, err := expand(args)
+	ts, _, err := expand(args, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +45,12 @@ func ExpandPaths(args []string) ([]string, error) {
 // A directory walked (not named itself) that a rewrite created — it holds
 // catalog.RewriteMarker — is left out and listed in skipped: its files are
 // rocklake's, not the user's.
-func expand(args []string) (_ []target, skipped []string, _ error) {
+//
+// An s3:// argument is listed through the store objects returns (made
+// when first needed): a key, a prefix (every *.parquet object below it)
+// or a glob. An object is named twice when two arguments list the same
+// location.
+func expand(args []string, objects func() (storage.Store, error)) (_ []target, skipped []string, _ error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no files given")
 	}
@@ -78,6 +86,28 @@ func expand(args []string) (_ []target, skipped []string, _ error) {
 		return nil
 	}
 	for _, arg := range args {
+		if storage.IsS3(arg) {
+			if objects == nil {
+				return nil, nil, fmt.Errorf("%s: objects cannot be listed here", arg)
+			}
+			st, err := objects()
+			if err != nil {
+				return nil, nil, err
+			}
+			objs, err := st.List(context.Background(), arg)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, o := range objs {
+				if prev, dup := byPath[o.Location]; dup {
+					return nil, nil, fmt.Errorf("%s: named twice (by %q and %q)", o.Location, prev.from, arg)
+				}
+				t := target{path: o.Location, from: arg, obj: &o}
+				byPath[o.Location] = t
+				out = append(out, t)
+			}
+			continue
+		}
 		abs, err := absolute(arg)
 		if err != nil {
 			return nil, nil, err

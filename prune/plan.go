@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -274,7 +275,15 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 	var fxErr error
 	index := func() *fileIndex {
 		if fx == nil && fxErr == nil {
-			fx, fxErr = openIndex(f.Location(t))
+			if loc := f.Location(t); catalog.IsObject(loc) {
+				// Page indexes and bloom filters of objects are not fetched
+				// yet (that costs requests a plan must weigh): the row
+				// group is read. The local open would take the URL for a
+				// relative path.
+				fxErr = errObjectIndex
+			} else {
+				fx, fxErr = openIndex(loc)
+			}
 		}
 		return fx
 	}
@@ -326,6 +335,8 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 	}
 	return out, rows, ranges, nil
 }
+
+var errObjectIndex = errors.New("the index structures of objects are not read")
 
 // pages evaluates the pieces of row group rg (see pieces), with its bloom
 // filters when they were read; pieces that cannot match are dropped, the

@@ -665,8 +665,12 @@ type DataFile struct {
 	// before it reads the file, so that a file replaced in place is refused
 	// rather than read with another file's statistics.
 	ModifiedUnixNanos int64 `protobuf:"varint,16,opt,name=modified_unix_nanos,json=modifiedUnixNanos,proto3" json:"modified_unix_nanos,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// For an object in an S3-compatible store (path s3://bucket/key): its
+	// ETag as the store sent it, quotes kept. Readers ask for the object
+	// only as long as it still has this ETag. Empty for local files.
+	Etag          string `protobuf:"bytes,17,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
@@ -809,6 +813,13 @@ func (x *DataFile) GetModifiedUnixNanos() int64 {
 		return x.ModifiedUnixNanos
 	}
 	return 0
+}
+
+func (x *DataFile) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
 }
 
 // FileIdentity is a file's device and inode number (stat(2)'s st_dev and
@@ -2058,7 +2069,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\xfe\x04\n" +
+	"\r_end_snapshot\"\x92\x05\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -2078,7 +2089,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x13columns_match_table\x18\r \x01(\bR\x11columnsMatchTable\x12<\n" +
 	"\townership\x18\x0e \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12=\n" +
 	"\bidentity\x18\x0f \x01(\v2!.rocklake.catalog.v1.FileIdentityR\bidentity\x12.\n" +
-	"\x13modified_unix_nanos\x18\x10 \x01(\x03R\x11modifiedUnixNanosB\x0f\n" +
+	"\x13modified_unix_nanos\x18\x10 \x01(\x03R\x11modifiedUnixNanos\x12\x12\n" +
+	"\x04etag\x18\x11 \x01(\tR\x04etagB\x0f\n" +
 	"\r_end_snapshot\"<\n" +
 	"\fFileIdentity\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x14\n" +

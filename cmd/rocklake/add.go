@@ -48,7 +48,7 @@ func newAddCmd(g *globals) *cobra.Command {
 	var filterCols []string
 	cmd := &cobra.Command{
 		Use:   "add TABLE PATH...",
-		Short: "Register Parquet files (files, directories, globs) in a table, in one snapshot",
+		Short: "Register Parquet files (files, directories, globs, s3:// objects) in a table, in one snapshot",
 		Long: `add reads the footer of every file, checks that its columns fit the table's
 (by name; an int32 file column fits a BIGINT table column, a string never fits
 an integer), and registers all of them with their statistics in one snapshot.
@@ -70,6 +70,17 @@ by a glob or found as *.parquet in a directory, is refused without being
 opened, as is a directory matched by a glob (a directory given on its own
 is searched for *.parquet files).
 
+Objects: s3://bucket/key names one object, s3://bucket/prefix/ every
+*.parquet object below the prefix, s3://bucket/prefix/*.parquet the keys a
+glob matches (*, ? and [...] within one "/"-separated segment). The store is
+configured as for other S3 tools (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_REGION, AWS_ENDPOINT_URL, AWS_S3_FORCE_PATH_STYLE=true). After one
+listing, each footer is read with one ranged request for the object's last
+64 KiB (a second when the footer is larger), 16 at a time; each object's size
+and ETag are registered, and queries refuse an object whose ETag changed.
+Objects get no membership filters yet, and --take-ownership and
+--filter-columns are refused for them.
+
 Membership filters: for the columns --filter-columns names, for columns that
 already have them, and, when --create makes the table, for the first file's
 mostly-distinct integer, VARCHAR, BLOB and UUID columns (at least 1,000
@@ -89,7 +100,8 @@ own.`,
 		Example: `  rocklake add events data/events/*.parquet
   rocklake add events data/events/ --create
   rocklake add events data/events/ --skip-existing     # only the files that arrived since
-  rocklake add events staging/day-42/ --take-ownership`,
+  rocklake add events staging/day-42/ --take-ownership
+  rocklake add events s3://lake/events/ --create`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := openCatalog(g, writing)
@@ -109,6 +121,7 @@ own.`,
 					"table": args[0], "file_count": res.Files, "rows": res.Rows, "skipped_count": res.Skipped,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
 					"owner": owner(take).String(), "snapshot_id": nil, "skipped_rewrite_dirs": nonNil(res.SkippedDirs),
+					"object_storage": map[string]any{"request_count": res.Fetched.Requests, "bytes": res.Fetched.Bytes},
 				}
 				if res.Files > 0 { // no snapshot is made when nothing is new
 					out["snapshot_id"] = res.Snapshot.ID
@@ -132,6 +145,9 @@ own.`,
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "added %s, %s, %s to %s in %.2fs at snapshot %d%s\n",
 				plural(res.Files, "file", "files"), plural(res.Rows, "row", "rows"), plural(res.Bytes, "byte", "bytes"), args[0], res.Elapsed.Seconds(), res.Snapshot.ID, created)
+			if err == nil && res.Fetched.Requests > 0 {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "object storage: %s, %s fetched\n", plural(res.Fetched.Requests, "request", "requests"), plural(res.Fetched.Bytes, "byte", "bytes"))
+			}
 			if err == nil && take {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "the files are rocklake's now: cleanup deletes them once no kept snapshot reads them\n")
 			}

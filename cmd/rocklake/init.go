@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
+	"rocklake/storage"
 )
 
 func newInitCmd(g *globals) *cobra.Command {
@@ -26,13 +27,22 @@ overwritten.
 
 With --data-root DIR the catalog only ever registers data files that lie
 under DIR (after resolving symbolic links and ".."): add refuses any other
-path. The root is stored in the catalog, so later commands need not repeat it.`,
+path. The root is stored in the catalog, so later commands need not repeat it.
+A root may be a prefix in an S3-compatible store (s3://bucket/prefix/): add then
+registers only objects whose keys start with it (keys are never resolved).`,
 		Example: `  rocklake init --catalog ./lake
   rocklake init --catalog 'postgres://rocklake@db.internal:5432/lakes?search_path=sales'   # password from PGPASSWORD or ~/.pgpass
-  rocklake init --catalog postgres://rocklake@localhost/lakes --data-root /srv/data`,
+  rocklake init --catalog postgres://rocklake@localhost/lakes --data-root /srv/data
+  rocklake init --data-root s3://lake/events/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dataRoot != "" {
+			if storage.IsS3(dataRoot) {
+				// Checked as a location only: init makes no request, and the
+				// prefix may well be empty still.
+				if _, _, err := storage.ParseS3(dataRoot); err != nil {
+					return fmt.Errorf("data root: %w", err)
+				}
+			} else if dataRoot != "" {
 				// A root that does not exist is almost always a typo; refuse
 				// it before the catalog directory is created.
 				if st, err := os.Stat(dataRoot); err != nil {
@@ -56,6 +66,6 @@ path. The root is stored in the catalog, so later commands need not repeat it.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&dataRoot, "data-root", "", "only register data files under this directory")
+	cmd.Flags().StringVar(&dataRoot, "data-root", "", "only register data files under this directory (or s3://bucket/prefix/)")
 	return cmd
 }

@@ -1,0 +1,266 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rocklake/catalog"
+	"rocklake/internal/pqwrite"
+	"rocklake/internal/s3test"
+	"rocklake/pqmeta"
+	"rocklake/stats"
+	"rocklake/storage"
+	"rocklake/types"
+)
+
+// writeEvents writes a file of n rows (id from base, a name, a double with
+// NULLs and a NaN) in row groups of rg rows.
+func writeEvents(t *testing.T, p string, base, n, rg int64) []byte {
+	t.Helper()
+	ids := make([]*types.Value, n)
+	names := make([]*types.Value, n)
+	vs := make([]*types.Value, n)
+	for i := range n {
+		id := types.IntValue(base + i)
+		name := types.StringValue(fmt.Sprintf("user-%05d", (base+i)*7%1000))
+		ids[i], names[i] = &id, &name
+		switch {
+		case i%11 == 3:
+		case i == n/2:
+			v := types.FloatValue(math.NaN())
+			vs[i] = &v
+		default:
+			v := types.FloatValue(float64(base+i) / 3)
+			vs[i] = &v
+		}
+	}
+	cols := []pqwrite.Column{
+		{Name: "id", Type: types.MustParseType("int64"), Values: ids},
+		{Name: "name", Type: types.MustParseType("varchar"), Values: names},
+		{Name: "v", Type: types.MustParseType("float64"), Values: vs},
+	}
+	if err := pqwrite.Write(p, cols, pqwrite.Options{RowGroupRows: rg, PageIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// describe is everything a table's registration holds but the files'
+// locations: counts, sizes, and every file and row-group statistic.
+func describe(t *testing.T, c *catalog.Catalog, table string) string {
+	t.Helper()
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, err := r.Table(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := r.Columns(tb.ID)
+	files, _ := r.Files(tb.ID)
+	var b strings.Builder
+	for _, col := range cols {
+		fmt.Fprintf(&b, "column %s %s\n", col.Name, col.Type)
+	}
+	for _, f := range files {
+		fmt.Fprintf(&b, "file %d: %s rows %d bytes %d footer %d rgs %d match %v\n", f.ID, filepath.Base(f.Path), f.RecordCount,
+			f.FileSizeBytes, f.FooterSize, f.RowGroupCount, f.ColumnsMatchTable)
+		for _, col := range cols {
+			rgs, err := r.RowGroupStats(tb.ID, col.ID, f.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "  %s row groups %+v\n", col.Name, rgs)
+		}
+	}
+	for _, col := range cols {
+		_ = r.FileColumnStats(tb.ID, col.ID, func(id int64, st *stats.Column) error {
+			fmt.Fprintf(&b, "file %d %s %+v\n", id, col.Name, *st)
+			return nil
+		})
+	}
+	return b.String()
+}
+
+func objectStore(t *testing.T, srv *s3test.Server) *storage.S3 {
+	t.Helper()
+	srv.SetEnv(t)
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// Registering objects gives exactly the registration of the same files on
+// disk, reads each footer with one ranged request (after one listing), and
+// records each object's ETag.
+func TestAddObjects(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	dir := t.TempDir()
+	local := filepath.Join(dir, "ev")
+	if err := os.Mkdir(local, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const files = 12
+	for i := range int64(files) {
+		name := fmt.Sprintf("part-%02d.parquet", i)
+		data := writeEvents(t, filepath.Join(local, name), i*1000, 700+i*13, 250)
+		srv.Put(t, "s3://lake/data/ev/"+name, data)
+	}
+	st := objectStore(t, srv)
+
+	onDisk := memCatalog(t)
+	if _, err := Add(onDisk, "ev", []string{local}, Options{Create: true, NoAutoFilters: true}); err != nil {
+		t.Fatal(err)
+	}
+	inStore := memCatalog(t)
+	res, err := Add(inStore, "ev", []string{"s3://lake/data/ev/"}, Options{Create: true, Objects: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != files {
+		t.Fatalf("added %d objects, want %d", res.Files, files)
+	}
+	if a, b := describe(t, onDisk, "ev"), describe(t, inStore, "ev"); a != b {
+		t.Fatalf("objects registered differently from the same files on disk:\n--- disk\n%s\n--- objects\n%s", a, b)
+	}
+	// One LIST and one footer request per object (each footer is under
+	// 64 KiB), and nothing else.
+	if want := int64(1 + files); res.Fetched.Requests != want {
+		t.Errorf("registration made %d requests, want %d (1 LIST + 1 per object)", res.Fetched.Requests, want)
+	}
+	r, _ := inStore.Read(catalog.Latest)
+	tb, _ := r.Table("ev")
+	fs, _ := r.Files(tb.ID)
+	r.Close()
+	for _, f := range fs {
+		o, err := st.Stat(context.Background(), f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.ETag == "" || f.ETag != o.ETag || f.FileSizeBytes != o.Size || !strings.HasPrefix(f.Path, "s3://lake/data/ev/part-") {
+			t.Errorf("registered %s with ETag %q, %d bytes; the store says %q, %d", f.Path, f.ETag, f.FileSizeBytes, o.ETag, o.Size)
+		}
+	}
+
+	// A glob and a single key; the same object twice is refused.
+	c := memCatalog(t)
+	if res, err := Add(c, "ev", []string{"s3://lake/data/ev/part-0[12].parquet", "s3://lake/data/ev/part-05.parquet"}, Options{Create: true, Objects: st}); err != nil || res.Files != 3 {
+		t.Fatalf("glob and key: %d files, %v", res.Files, err)
+	}
+	before := dumpStore(t, c)
+	for _, bad := range []struct {
+		args []string
+		opts Options
+		want string
+	}{
+		{[]string{"s3://lake/data/ev/part-07.parquet", "s3://lake/data/ev/part-0[7].parquet"}, Options{}, "named twice"},
+		{[]string{"s3://lake/data/ev/part-02.parquet"}, Options{}, "already"},
+		{[]string{"s3://lake/data/ev/nope.parquet"}, Options{}, "no such object"},
+		{[]string{"s3://lake/data/ev/part-07.parquet"}, Options{Owner: catalog.OwnerTaken}, "--take-ownership"},
+		{[]string{"s3://lake/data/ev/part-07.parquet"}, Options{FilterColumns: []string{"id"}}, "--filter-columns"},
+	} {
+		bad.opts.Objects = st
+		_, err := Add(c, "ev", bad.args, bad.opts)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("add %v: %v, want an error saying %q", bad.args, err, bad.want)
+		}
+		if dumpStore(t, c) != before {
+			t.Fatalf("add %v failed but changed the catalog", bad.args)
+		}
+	}
+	// --skip-existing leaves out registered objects without reading them.
+	res, err = Add(c, "ev", []string{"s3://lake/data/ev/"}, Options{Objects: st, SkipExisting: true})
+	if err != nil || res.Files != files-3 || res.Skipped != 3 {
+		t.Fatalf("skip existing: %+v, %v", res, err)
+	}
+}
+
+// A footer larger than the first request's 64 KiB costs exactly one more
+// request.
+func TestAddObjectLargeFooter(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	p := filepath.Join(t.TempDir(), "wide.parquet")
+	data := writeEvents(t, p, 0, 40_000, 50) // 800 row groups
+	fm, err := pqmeta.Read(p, pqmeta.FileIdentity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fm.FooterSize <= storage.FooterPrefetch {
+		t.Fatalf("footer of %d bytes: the test needs one above %d", fm.FooterSize, storage.FooterPrefetch)
+	}
+	srv.Put(t, "s3://lake/wide.parquet", data)
+	st := objectStore(t, srv)
+	c := memCatalog(t)
+	res, err := Add(c, "t", []string{"s3://lake/wide.parquet"}, Options{Create: true, Objects: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// HEAD for the named key, the tail, the rest of the footer.
+	if res.Fetched.Requests != 3 {
+		t.Errorf("%d requests, want 3 (HEAD, tail, rest of the footer)", res.Fetched.Requests)
+	}
+	disk := memCatalog(t)
+	if _, err := Add(disk, "t", []string{p}, Options{Create: true, NoAutoFilters: true}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := describe(t, disk, "t"), describe(t, c, "t"); a != b {
+		t.Fatal("a large footer read from the store differs from the file's")
+	}
+}
+
+// An object that is not Parquet, or is cut short, is refused naming it;
+// nothing is registered.
+func TestAddBadObjects(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	p := filepath.Join(t.TempDir(), "a.parquet")
+	data := writeEvents(t, p, 0, 100, 100)
+	srv.Put(t, "s3://lake/ok.parquet", data)
+	srv.Put(t, "s3://lake/junk.parquet", []byte("this is not parquet, though long enough to look"))
+	srv.Put(t, "s3://lake/cut.parquet", data[:len(data)-5])
+	st := objectStore(t, srv)
+	c := memCatalog(t)
+	before := dumpStore(t, c)
+	_, err := Add(c, "t", []string{"s3://lake/"}, Options{Create: true, Objects: st})
+	if err == nil || !strings.Contains(err.Error(), "s3://lake/junk.parquet") || !strings.Contains(err.Error(), "s3://lake/cut.parquet") {
+		t.Fatalf("bad objects: %v", err)
+	}
+	if !errors.Is(err, pqmeta.ErrNotParquet) || !errors.Is(err, pqmeta.ErrTruncated) {
+		t.Fatalf("bad objects: %v", err)
+	}
+	if dumpStore(t, c) != before {
+		t.Fatal("a refused add changed the catalog")
+	}
+}
+
+// dumpStore hashes every key and value of the catalog's store.
+func dumpStore(t *testing.T, c *catalog.Catalog) string {
+	t.Helper()
+	it, err := c.Store().NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	h := sha256.New()
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Fprintf(h, "%x=%x;", it.Key(), it.Value())
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
