@@ -1,0 +1,182 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cache keeps fetched objects as local files that DuckDB reads, in one
+// directory shared by every process that uses it:
+//
+//	DIR/
+//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet   an entry
+//	  .fetch-*                                                               a fetch in progress
+//
+// An entry is keyed by the object's location and ETag, so a changed object
+// is a different entry and is never served for the old one; the offset and
+// length name the bytes it holds (today always a whole object: 0 and its
+// size), which leaves room for parts of objects. An entry is written to a
+// temporary name and renamed into place, so a reader (in this process or
+// another) sees a whole entry or none. Each use sets the entry's
+// modification time: eviction removes the least recently used entries
+// until the directory is within Budget, never those the caller still
+// needs, nor any used in the last EvictGrace (another process may be about
+// to read it).
+type Cache struct {
+	Dir    string
+	Budget int64 // bytes; 0 means DefaultCacheBudget
+}
+
+// DefaultCacheBudget is the cache's size when none is given: 4 GiB.
+const DefaultCacheBudget = 4 << 30
+
+// EvictGrace is how recently used an entry may be and still be evicted:
+// entries used within it are kept, over the budget if need be.
+const EvictGrace = time.Minute
+
+// staleFetch is how old a temporary file must be to be taken for the
+// leftover of a fetch that died (its process killed).
+const staleFetch = time.Hour
+
+// CacheFromEnv is the cache ROCKLAKE_CACHE_DIR and ROCKLAKE_CACHE_BYTES
+// describe: by default rocklake/objects under the user's cache directory
+// (~/.cache), 4 GiB.
+func CacheFromEnv() (*Cache, error) {
+	dir := os.Getenv("ROCKLAKE_CACHE_DIR")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("object cache: %w (set ROCKLAKE_CACHE_DIR)", err)
+		}
+		dir = filepath.Join(base, "rocklake", "objects")
+	}
+	c := &Cache{Dir: dir}
+	if b := os.Getenv("ROCKLAKE_CACHE_BYTES"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("ROCKLAKE_CACHE_BYTES=%q: a positive number of bytes was expected", b)
+		}
+		c.Budget = n
+	}
+	return c, nil
+}
+
+func (c *Cache) budget() int64 {
+	if c.Budget > 0 {
+		return c.Budget
+	}
+	return DefaultCacheBudget
+}
+
+// Entry is the path at which obj's bytes are (or would be) cached.
+func (c *Cache) Entry(obj Object) string {
+	loc := sha256.Sum256([]byte(obj.Location))
+	tag := sha256.Sum256([]byte(obj.ETag))
+	return filepath.Join(c.Dir, fmt.Sprintf("%s-%s-0-%d.parquet", hex.EncodeToString(loc[:16]), hex.EncodeToString(tag[:8]), obj.Size))
+}
+
+// Get returns a local file holding obj's bytes, fetching it from st when
+// the cache has no entry for it. A hit is checked against the store first
+// (one HEAD: the object must still have obj's ETag and size), so a query
+// never reads an object that changed since registration; a miss is one
+// GET carrying the ETag (If-Match), which proves the same.
+func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fetched bool, err error) {
+	path = c.Entry(obj)
+	if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() && info.Size() == obj.Size {
+		now, err := st.Stat(ctx, obj.Location)
+		if err != nil {
+			return "", false, err
+		}
+		if now.Size != obj.Size || (obj.ETag != "" && now.ETag != obj.ETag) {
+			return "", false, fmt.Errorf("%s: %w (now ETag %s, %d bytes; registered %s, %d bytes)", obj.Location, ErrChanged, now.ETag, now.Size, obj.ETag, obj.Size)
+		}
+		t := time.Now()
+		_ = os.Chtimes(path, t, t)
+		return path, false, nil
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("object cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(c.Dir, ".fetch-*")
+	if err != nil {
+		return "", false, fmt.Errorf("object cache: %w", err)
+	}
+	n, err := st.Fetch(ctx, obj, tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != obj.Size {
+		err = fmt.Errorf("%s: %w (fetched %d bytes, registered %d)", obj.Location, ErrChanged, n, obj.Size)
+	}
+	if err == nil {
+		// Another process may have put the same entry meanwhile: a rename
+		// replaces it with the same bytes.
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// Trim evicts least recently used entries until the cache is within its
+// budget, keeping the entries in keep (the files a query is about to
+// read) and those used within EvictGrace. It also removes fetches left
+// behind by processes that died. Errors removing single files are
+// ignored: another process may have removed them first.
+func (c *Cache) Trim(keep map[string]bool) error {
+	ents, err := os.ReadDir(c.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("object cache: %w", err)
+	}
+	type entry struct {
+		path string
+		size int64
+		used time.Time
+	}
+	var all []entry
+	var total int64
+	now := time.Now()
+	for _, d := range ents {
+		info, err := d.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		p := filepath.Join(c.Dir, d.Name())
+		if strings.HasPrefix(d.Name(), ".fetch-") {
+			if now.Sub(info.ModTime()) > staleFetch {
+				os.Remove(p)
+			}
+			continue
+		}
+		all = append(all, entry{p, info.Size(), info.ModTime()})
+		total += info.Size()
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].used.Before(all[j].used) })
+	for _, e := range all {
+		if total <= c.budget() {
+			break
+		}
+		if keep[e.path] || now.Sub(e.used) < EvictGrace {
+			continue
+		}
+		if err := os.Remove(e.path); err == nil || errors.Is(err, fs.ErrNotExist) {
+			total -= e.size
+		}
+	}
+	return nil
+}
