@@ -33,6 +33,10 @@
 //	metadata count/min/max answered from statistics when they prove it;
 //	         DuckDB still binds the query over empty views, for its errors
 //	         and its column names
+//	fetch    kept objects (s3:// files) are put in the local object cache
+//	         (storage.Cache; one HEAD for a hit, one GET for a miss, both
+//	         pinned to the registered ETag) and the views read the local
+//	         copies (objects.go); skipped objects are never touched
 //	bind     more than 64 kept files go to DuckDB as a VARCHAR[] variable
 //	execute  one round trip: CREATE TEMP VIEW __rocklake_vN AS SELECT
 //	         <casts> FROM read_parquet(<kept files>) per distinct set of

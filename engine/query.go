@@ -19,6 +19,7 @@ import (
 	"rocklake/expr"
 	"rocklake/internal/sqllex"
 	"rocklake/prune"
+	"rocklake/storage"
 	"rocklake/types"
 )
 
@@ -50,6 +51,33 @@ type Engine struct {
 	mixed     *sql.DB
 	mixedErr  error
 	udfs      sync.Map // function name → *udfOnce: registered once per engine (RegisterScalarUDF)
+
+	// objects reads data files in object storage and cache holds the
+	// local copies DuckDB reads; made from the environment on first use
+	// (storage.S3OptionsFromEnv, storage.CacheFromEnv) unless UseObjects
+	// set them.
+	objectsOnce sync.Once
+	objects     storage.Store
+	cache       *storage.Cache
+	objectsErr  error
+}
+
+// UseObjects sets the store objects are read from and the cache their
+// local copies are kept in, instead of those the environment describes.
+// Call it before the first query.
+func (e *Engine) UseObjects(st storage.Store, cache *storage.Cache) {
+	e.objectsOnce.Do(func() {})
+	e.objects, e.cache = st, cache
+}
+
+func (e *Engine) objectStore() (storage.Store, *storage.Cache, error) {
+	e.objectsOnce.Do(func() {
+		if e.cache, e.objectsErr = storage.CacheFromEnv(); e.objectsErr != nil {
+			return
+		}
+		e.objects, e.objectsErr = storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	})
+	return e.objects, e.cache, e.objectsErr
 }
 
 // New opens an in-memory DuckDB for a catalog.
@@ -151,6 +179,21 @@ type Result struct {
 	Elapsed  time.Duration
 	// Phases says where Elapsed went, in order.
 	Phases []Phase `json:"phases"`
+	// Objects is what reading data files in object storage took; zero when
+	// the query read none.
+	Objects ObjectReads `json:"object_storage"`
+}
+
+// ObjectReads counts a query's work on object storage: the kept objects it
+// read, how many came from the local cache and how many were fetched, and
+// the requests and response bytes all of that took (a cache hit is one
+// HEAD, checking that the object is unchanged; a fetch one GET).
+type ObjectReads struct {
+	Objects  int   `json:"object_count"`
+	Hits     int   `json:"cache_hit_count"`
+	Fetched  int   `json:"fetched_count"`
+	Requests int64 `json:"request_count"`
+	Bytes    int64 `json:"bytes"`
 }
 
 // Phase is one step of a query and its duration: "parse" (DuckDB parses
@@ -373,6 +416,24 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return nil, nil, err
 		}
 	}
+	var all []string
+	for _, v := range views {
+		all = append(all, v.files...)
+	}
+	local, err := e.fetchObjects(ctx, all, stamps, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range views {
+		for i, f := range v.files {
+			if l, ok := local[f]; ok {
+				v.files[i] = l
+				if v.odd[f] {
+					v.odd[l] = true
+				}
+			}
+		}
+	}
 	checked := map[string]bool{}
 	for _, v := range views {
 		for _, f := range v.files {
@@ -537,7 +598,10 @@ var ErrDataFileChanged = errors.New("data file changed since it was registered")
 
 // fileStamp is what registration recorded of a file: its size and
 // modification time (0: not recorded).
-type fileStamp struct{ size, modified int64 }
+type fileStamp struct {
+	size, modified int64
+	etag           string // an object's ETag
+}
 
 // checkDataFile makes sure a file about to be read is still the one whose
 // statistics planned the query (one stat: its size and modification time):
@@ -630,7 +694,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, p *prune.Plan, stamps map[str
 			odd[kf.Path] = true
 		}
 		if ok {
-			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: f.ModifiedUnixNanos}
+			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: f.ModifiedUnixNanos, etag: f.ETag}
 		}
 	}
 	return files, odd, nil

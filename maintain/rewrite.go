@@ -297,6 +297,11 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	for i, f := range files {
 		paths[i], ids[i] = f.Location(t), f.ID
 		inputBytes += f.FileSizeBytes
+		if catalog.IsObject(paths[i]) {
+			// Not yet: a rewrite would have to upload its files before the
+			// commit and leave deleting the old ones to cleanup.
+			return nil, fmt.Errorf("%s: table %q has files in object storage (%s), which %s does not rewrite yet", what, t.Name, paths[i], what)
+		}
 	}
 	root := ""
 	if dir == "" {

@@ -3,6 +3,7 @@ package maintain
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"rocklake/internal/sqllex"
 	"rocklake/membership"
 	"rocklake/stats"
+	"rocklake/storage"
 	"rocklake/types"
 )
 
@@ -34,7 +36,8 @@ type VerifyReport struct {
 }
 
 // Verify checks a table's files against the catalog: each must exist with
-// its registered size. With deep, it also reads every column of every row
+// its registered size (and modification time for a local file, ETag for an
+// object: one HEAD each). With deep, it also reads every column of every row
 // group through DuckDB and reports each stored bound that excludes a value
 // present in the data, each NULL count that is wrong, each
 // contains_nan=false over a NaN, and each value a membership filter or
@@ -53,37 +56,75 @@ func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64,
 		bad := func(format string, args ...any) {
 			rep.Problems = append(rep.Problems, Problem{Path: path, FileID: f.ID, What: fmt.Sprintf(format, args...)})
 		}
-		st, err := os.Stat(path)
-		switch {
-		case err != nil:
-			bad("missing: %v", err)
-			continue
-		case st.Size() != f.FileSizeBytes:
-			bad("size is %d bytes, registered as %d: the file was replaced or changed", st.Size(), f.FileSizeBytes)
-			continue
-		case f.ModifiedUnixNanos != 0 && st.ModTime().UnixNano() != f.ModifiedUnixNanos:
-			bad("modified at %s, after it was registered (modified %s): the file was replaced or changed",
-				st.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, f.ModifiedUnixNanos).UTC().Format(time.RFC3339Nano))
-			continue
-		}
-		if !deep {
+		readFrom := path // what DuckDB reads: the file, or an object's local copy
+		if catalog.IsObject(path) {
+			if !verifyObject(ctx, e, f, path, bad) || !deep {
+				continue
+			}
+			if readFrom, err = e.ObjectCopy(ctx, path, f.FileSizeBytes, f.ETag); err != nil {
+				bad("unreadable: %v", err)
+				continue
+			}
+		} else if !verifyLocal(f, path, bad) || !deep {
 			continue
 		}
 		var rows int64
-		if err := e.DB().QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", e.DuckPath(path)).Scan(&rows); err != nil {
+		if err := e.DB().QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", e.DuckPath(readFrom)).Scan(&rows); err != nil {
 			bad("unreadable: %v", err)
 			continue
 		}
 		if rows != f.RecordCount {
 			bad("holds %d rows, registered as %d", rows, f.RecordCount)
 		}
-		n, err := verifyFile(ctx, e, r, sigs, t, f, path, cols, bad)
+		n, err := verifyFile(ctx, e, r, sigs, t, f, readFrom, cols, bad)
 		if err != nil {
 			return nil, err
 		}
 		rep.Units += n
 	}
 	return rep, nil
+}
+
+// verifyObject checks that an object still has its registered size and
+// ETag (one HEAD), reporting what differs; it says whether it does.
+func verifyObject(ctx context.Context, e *engine.Engine, f catalog.DataFile, path string, bad func(string, ...any)) bool {
+	st, _, err := e.Objects()
+	if err != nil {
+		bad("cannot be checked: %v", err)
+		return false
+	}
+	o, err := st.Stat(ctx, path)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		bad("missing: the object no longer exists")
+	case err != nil:
+		bad("cannot be checked: %v", err)
+	case o.Size != f.FileSizeBytes:
+		bad("size is %d bytes, registered as %d: the object was replaced or changed", o.Size, f.FileSizeBytes)
+	case f.ETag != "" && o.ETag != f.ETag:
+		bad("ETag is %s, registered as %s: the object was replaced or changed", o.ETag, f.ETag)
+	default:
+		return true
+	}
+	return false
+}
+
+// verifyLocal checks that a local file still has its registered size and
+// modification time, reporting what differs; it says whether it does.
+func verifyLocal(f catalog.DataFile, path string, bad func(string, ...any)) bool {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		bad("missing: %v", err)
+	case st.Size() != f.FileSizeBytes:
+		bad("size is %d bytes, registered as %d: the file was replaced or changed", st.Size(), f.FileSizeBytes)
+	case f.ModifiedUnixNanos != 0 && st.ModTime().UnixNano() != f.ModifiedUnixNanos:
+		bad("modified at %s, after it was registered (modified %s): the file was replaced or changed",
+			st.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, f.ModifiedUnixNanos).UTC().Format(time.RFC3339Nano))
+	default:
+		return true
+	}
+	return false
 }
 
 // verifyChunk is how many columns one verify query aggregates at least:

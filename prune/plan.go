@@ -64,6 +64,18 @@ type Plan struct {
 	Bloom     BloomCounts `json:"bloom"`
 	Bytes     Bytes       `json:"bytes"`
 	KeptFiles []KeptFile  `json:"kept_files"`
+	// Objects are the kept files in object storage, which a query fetches
+	// whole (unless the local cache holds them).
+	Objects ObjectCounts `json:"object_storage"`
+}
+
+// ObjectCounts are the kept objects and their bytes, and the requests
+// planning made to object storage: none, since it reads only the catalog
+// (the page indexes and bloom filters of objects are not read).
+type ObjectCounts struct {
+	Kept      int   `json:"kept"`
+	KeptBytes int64 `json:"kept_bytes"`
+	Requests  int64 `json:"requests"`
 }
 
 // BloomCounts are the row groups whose bloom filters were read, and of
@@ -259,6 +271,10 @@ func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bo
 		p.Bytes.Kept += f.FileSizeBytes * keptRows / f.RecordCount
 	}
 	p.KeptFiles = append(p.KeptFiles, kf)
+	if catalog.IsObject(kf.Path) {
+		p.Objects.Kept++
+		p.Objects.KeptBytes += f.FileSizeBytes
+	}
 }
 
 // planRowGroups evaluates each row group of a file from its stored stats,

@@ -54,8 +54,8 @@ type S3Options struct {
 }
 
 // S3OptionsFromEnv reads AWS_ENDPOINT_URL_S3 (else AWS_ENDPOINT_URL),
-// AWS_REGION (else AWS_DEFAULT_REGION) and AWS_S3_FORCE_PATH_STYLE (true or
-// 1). Credentials are not read here: the SDK's default chain finds them
+// AWS_REGION (else AWS_DEFAULT_REGION), AWS_S3_FORCE_PATH_STYLE (true or
+// 1) and AWS_MAX_ATTEMPTS. Credentials are not read here: the SDK's default chain finds them
 // (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws, a profile) and they
 // never leave it.
 func S3OptionsFromEnv() S3Options {
@@ -63,6 +63,10 @@ func S3OptionsFromEnv() S3Options {
 	switch strings.ToLower(os.Getenv("AWS_S3_FORCE_PATH_STYLE")) {
 	case "1", "true", "yes", "on":
 		o.PathStyle = true
+	}
+	// The SDK's own variable; read here because the retryer is rocklake's.
+	if n, err := strconv.Atoi(os.Getenv("AWS_MAX_ATTEMPTS")); err == nil && n > 0 {
+		o.MaxAttempts = n
 	}
 	return o
 }

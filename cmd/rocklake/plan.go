@@ -46,6 +46,10 @@ kept files with their kept row groups. It reads only the catalog.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			if p.Objects.Kept > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "object storage: %d requests made to plan; a query reads %d objects, %d bytes (fetched unless cached)\n",
+					p.Objects.Requests, p.Objects.Kept, p.Objects.KeptBytes)
+			}
 			if p.Bloom.Probed > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "bloom filters read for %d row groups, which skipped %d\n", p.Bloom.Probed, p.Bloom.Skipped)
 			}

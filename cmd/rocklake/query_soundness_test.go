@@ -65,7 +65,14 @@ func (c *lakeCase) write(name, query string) string {
 // files, cast to the column types the catalog gave the table.
 func (c *lakeCase) table(name string, files ...string) {
 	c.t.Helper()
-	args := append([]string{"--catalog", c.cat, "add", name}, files...)
+	c.tableFrom(name, files, files)
+}
+
+// tableFrom registers the locations given (objects, say) and gives the
+// oracle a view over local copies of the same files.
+func (c *lakeCase) tableFrom(name string, register, files []string) {
+	c.t.Helper()
+	args := append([]string{"--catalog", c.cat, "add", name}, register...)
 	if _, err := run(c.t, "--catalog", c.cat, "table", "describe", name); err != nil {
 		args = append(args, "--create")
 	}

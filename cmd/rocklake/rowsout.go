@@ -314,6 +314,9 @@ func (p *jsonPrinter) end(res *engine.Result, n int64) error {
 	if err := fieldJSON(p.w, "seconds", res.Elapsed.Seconds()); err != nil {
 		return err
 	}
+	if err := fieldJSON(p.w, "object_storage", res.Objects); err != nil {
+		return err
+	}
 	phases := []phaseJSON{}
 	for _, ph := range res.Phases {
 		phases = append(phases, phaseJSON{ph.Name, ph.Time.Seconds()})

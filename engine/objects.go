@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"rocklake/catalog"
+	"rocklake/storage"
+)
+
+// objectWorkers bounds the objects fetched at once: the store's
+// connections (storage.S3Options.Connections) are the real bound.
+const objectWorkers = 16
+
+// fetchObjects puts every object among files (the kept files of a
+// query's views) into the object cache and returns the local copy of each,
+// by location, for the views to read instead: DuckDB here cannot read
+// s3:// itself (no httpfs), and only kept objects are ever fetched. Each
+// object is read only as registered (its size and ETag): one that changed
+// or vanished fails the query, naming it. The local copies are kept from
+// eviction until the query has them; the cache is trimmed to its budget
+// after. stamps gets each local copy's size.
+func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[string]fileStamp, res *Result) (map[string]string, error) {
+	var objs []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		if catalog.IsObject(f) && !seen[f] {
+			seen[f] = true
+			objs = append(objs, f)
+		}
+	}
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	st, cache, err := e.objectStore()
+	if err != nil {
+		return nil, err
+	}
+	type counter interface{ Counts() storage.Counts }
+	var before storage.Counts
+	if c, ok := st.(counter); ok {
+		before = c.Counts()
+	}
+	local := make([]string, len(objs))
+	fetched := make([]bool, len(objs))
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(objectWorkers, len(objs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s := stamps[objs[i]]
+				local[i], fetched[i], errs[i] = cache.Get(ctx, st, storage.Object{Location: objs[i], Size: s.size, ETag: s.etag})
+			}
+		}()
+	}
+	for i := range objs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if c, ok := st.(counter); ok {
+		d := c.Counts().Sub(before)
+		res.Objects.Requests, res.Objects.Bytes = d.Requests, d.Bytes
+	}
+	if err := errors.Join(errs...); err != nil {
+		if errors.Is(err, storage.ErrChanged) || errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w; `rocklake verify TABLE` lists every file that changed", ErrDataFileChanged, err)
+		}
+		return nil, err
+	}
+	keep := make(map[string]bool, len(objs))
+	byObject := make(map[string]string, len(objs))
+	for i, o := range objs {
+		keep[local[i]] = true
+		byObject[o] = local[i]
+		res.Objects.Objects++
+		if fetched[i] {
+			res.Objects.Fetched++
+		} else {
+			res.Objects.Hits++
+		}
+		stamps[local[i]] = fileStamp{size: stamps[o].size}
+	}
+	// Eviction failing costs space, not answers.
+	_ = cache.Trim(keep)
+	return byObject, nil
+}
+
+// Objects is the object store and cache the engine reads objects through
+// (see UseObjects), for table maintenance that checks or reads objects.
+func (e *Engine) Objects() (storage.Store, *storage.Cache, error) { return e.objectStore() }
+
+// ObjectCopy is a local file holding the object at loc as registered (size
+// and ETag), from the cache or fetched into it: for callers that hand one
+// object to DuckDB themselves (verify --deep).
+func (e *Engine) ObjectCopy(ctx context.Context, loc string, size int64, etag string) (string, error) {
+	st, cache, err := e.objectStore()
+	if err != nil {
+		return "", err
+	}
+	p, _, err := cache.Get(ctx, st, storage.Object{Location: loc, Size: size, ETag: etag})
+	return p, err
+}
