@@ -21,8 +21,9 @@ const objectWorkers = 16
 // object is read only as registered (its size and ETag): one that changed
 // or vanished fails the query, naming it. The local copies are kept from
 // eviction until the query has them; the cache is trimmed to its budget
-// after. stamps gets each local copy's size.
-func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[string]fileStamp, res *Result) (map[string]string, error) {
+// after. stamps gets each local copy's size. The copies stay pinned (no
+// process evicts them) until release is called, once DuckDB is done.
+func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[string]fileStamp, res *Result) (_ map[string]string, release func(), err error) {
 	var objs []string
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -32,11 +33,11 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 		}
 	}
 	if len(objs) == 0 {
-		return nil, nil
+		return nil, func() {}, nil
 	}
 	st, cache, err := e.objectStore()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type counter interface{ Counts() storage.Counts }
 	var before storage.Counts
@@ -44,6 +45,14 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 		before = c.Counts()
 	}
 	local := make([]string, len(objs))
+	releases := make([]func(), len(objs))
+	release = func() {
+		for _, r := range releases {
+			if r != nil {
+				r()
+			}
+		}
+	}
 	fetched := make([]bool, len(objs))
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
@@ -54,7 +63,7 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 			defer wg.Done()
 			for i := range next {
 				s := stamps[objs[i]]
-				local[i], fetched[i], errs[i] = cache.Get(ctx, st, storage.Object{Location: objs[i], Size: s.size, ETag: s.etag})
+				local[i], fetched[i], releases[i], errs[i] = cache.Get(ctx, st, storage.Object{Location: objs[i], Size: s.size, ETag: s.etag})
 			}
 		}()
 	}
@@ -68,10 +77,11 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 		res.Objects.Requests, res.Objects.Bytes = d.Requests, d.Bytes
 	}
 	if err := errors.Join(errs...); err != nil {
+		release()
 		if errors.Is(err, storage.ErrChanged) || errors.Is(err, storage.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %w; `rocklake verify TABLE` lists every file that changed", ErrDataFileChanged, err)
+			return nil, nil, fmt.Errorf("%w: %w; `rocklake verify TABLE` lists every file that changed", ErrDataFileChanged, err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	keep := make(map[string]bool, len(objs))
 	byObject := make(map[string]string, len(objs))
@@ -88,7 +98,7 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 	}
 	// Eviction failing costs space, not answers.
 	_ = cache.Trim(keep)
-	return byObject, nil
+	return byObject, release, nil
 }
 
 // Objects is the object store and cache the engine reads objects through
@@ -96,13 +106,14 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 func (e *Engine) Objects() (storage.Store, *storage.Cache, error) { return e.objectStore() }
 
 // ObjectCopy is a local file holding the object at loc as registered (size
-// and ETag), from the cache or fetched into it: for callers that hand one
-// object to DuckDB themselves (verify --deep).
-func (e *Engine) ObjectCopy(ctx context.Context, loc string, size int64, etag string) (string, error) {
+// and ETag), from the cache or fetched into it, pinned until release is
+// called: for callers that hand one object to DuckDB themselves (verify
+// --deep).
+func (e *Engine) ObjectCopy(ctx context.Context, loc string, size int64, etag string) (path string, release func(), err error) {
 	st, cache, err := e.objectStore()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	p, _, err := cache.Get(ctx, st, storage.Object{Location: loc, Size: size, ETag: etag})
-	return p, err
+	p, _, release, err := cache.Get(ctx, st, storage.Object{Location: loc, Size: size, ETag: etag})
+	return p, release, err
 }

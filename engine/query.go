@@ -420,10 +420,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	for _, v := range views {
 		all = append(all, v.files...)
 	}
-	local, err := e.fetchObjects(ctx, all, stamps, res)
+	local, release, err := e.fetchObjects(ctx, all, stamps, res)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer release() // once DuckDB has read the rows
 	for _, v := range views {
 		for i, f := range v.files {
 			if l, ok := local[f]; ok {

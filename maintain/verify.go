@@ -57,32 +57,41 @@ func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64,
 			rep.Problems = append(rep.Problems, Problem{Path: path, FileID: f.ID, What: fmt.Sprintf(format, args...)})
 		}
 		readFrom := path // what DuckDB reads: the file, or an object's local copy
+		release := func() {}
 		if catalog.IsObject(path) {
 			if !verifyObject(ctx, e, f, path, bad) || !deep {
 				continue
 			}
-			if readFrom, err = e.ObjectCopy(ctx, path, f.FileSizeBytes, f.ETag); err != nil {
+			if readFrom, release, err = e.ObjectCopy(ctx, path, f.FileSizeBytes, f.ETag); err != nil {
 				bad("unreadable: %v", err)
 				continue
 			}
 		} else if !verifyLocal(f, path, bad) || !deep {
 			continue
 		}
-		var rows int64
-		if err := e.DB().QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", e.DuckPath(readFrom)).Scan(&rows); err != nil {
-			bad("unreadable: %v", err)
-			continue
-		}
-		if rows != f.RecordCount {
-			bad("holds %d rows, registered as %d", rows, f.RecordCount)
-		}
-		n, err := verifyFile(ctx, e, r, sigs, t, f, readFrom, cols, bad)
+		n, err := verifyData(ctx, e, r, sigs, t, f, readFrom, cols, bad)
+		release() // the local copy may be evicted once read
 		if err != nil {
 			return nil, err
 		}
 		rep.Units += n
 	}
 	return rep, nil
+}
+
+// verifyData checks a file's row count and statistics against the data
+// DuckDB reads from readFrom.
+func verifyData(ctx context.Context, e *engine.Engine, r *catalog.Reader, sigs map[int64]*catalog.SignatureReader, t catalog.Table,
+	f catalog.DataFile, readFrom string, cols []catalog.Column, bad func(string, ...any)) (int, error) {
+	var rows int64
+	if err := e.DB().QueryRowContext(ctx, "SELECT count(*) FROM read_parquet(?)", e.DuckPath(readFrom)).Scan(&rows); err != nil {
+		bad("unreadable: %v", err)
+		return 0, nil
+	}
+	if rows != f.RecordCount {
+		bad("holds %d rows, registered as %d", rows, f.RecordCount)
+	}
+	return verifyFile(ctx, e, r, sigs, t, f, readFrom, cols, bad)
 }
 
 // verifyObject checks that an object still has its registered size and

@@ -29,9 +29,9 @@ import (
 // temporary name and renamed into place, so a reader (in this process or
 // another) sees a whole entry or none. Each use sets the entry's
 // modification time: eviction removes the least recently used entries
-// until the directory is within Budget, never those the caller still
-// needs, nor any used in the last EvictGrace (another process may be about
-// to read it).
+// until the directory is within Budget, never an entry a process has
+// pinned (a shared flock, held from Get until the query is done), nor
+// those the caller keeps or any used in the last EvictGrace.
 type Cache struct {
 	Dir    string
 	Budget int64 // bytes; 0 means DefaultCacheBudget
@@ -41,7 +41,8 @@ type Cache struct {
 const DefaultCacheBudget = 4 << 30
 
 // EvictGrace is how recently used an entry may be and still be evicted:
-// entries used within it are kept, over the budget if need be.
+// entries used within it are kept, over the budget if need be (where
+// there is no flock, the only protection of another process's entries).
 const EvictGrace = time.Minute
 
 // staleFetch is how old a temporary file must be to be taken for the
@@ -90,26 +91,48 @@ func (c *Cache) Entry(obj Object) string {
 // (one HEAD: the object must still have obj's ETag and size), so a query
 // never reads an object that changed since registration; a miss is one
 // GET carrying the ETag (If-Match), which proves the same.
-func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fetched bool, err error) {
+//
+// The entry stays pinned until release is called: a shared lock on it
+// that eviction (in any process) respects, so the file is there when
+// DuckDB opens it, however long the query runs.
+func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fetched bool, release func(), err error) {
 	path = c.Entry(obj)
-	if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() && info.Size() == obj.Size {
+	if pin, ok := pinEntry(path, obj.Size); ok {
 		now, err := st.Stat(ctx, obj.Location)
-		if err != nil {
-			return "", false, err
+		if err == nil && (now.Size != obj.Size || (obj.ETag != "" && now.ETag != obj.ETag)) {
+			err = fmt.Errorf("%s: %w (now ETag %s, %d bytes; registered %s, %d bytes)", obj.Location, ErrChanged, now.ETag, now.Size, obj.ETag, obj.Size)
 		}
-		if now.Size != obj.Size || (obj.ETag != "" && now.ETag != obj.ETag) {
-			return "", false, fmt.Errorf("%s: %w (now ETag %s, %d bytes; registered %s, %d bytes)", obj.Location, ErrChanged, now.ETag, now.Size, obj.ETag, obj.Size)
+		if err != nil {
+			pin.Close()
+			return "", false, nil, err
 		}
 		t := time.Now()
 		_ = os.Chtimes(path, t, t)
-		return path, false, nil
+		return path, false, func() { pin.Close() }, nil
 	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return "", false, fmt.Errorf("object cache: %w", err)
+		return "", false, nil, fmt.Errorf("object cache: %w", err)
 	}
+	// An entry another process evicts between its rename and the pin is
+	// fetched again; twice in a row means a cache far too small.
+	for range 3 {
+		if err := c.fetch(ctx, st, obj, path); err != nil {
+			return "", false, nil, err
+		}
+		if pin, ok := pinEntry(path, obj.Size); ok {
+			return path, true, func() { pin.Close() }, nil
+		}
+	}
+	return "", false, nil, fmt.Errorf("%s: object cache %s: the entry was evicted as soon as it was fetched; raise ROCKLAKE_CACHE_BYTES", obj.Location, c.Dir)
+}
+
+// fetch writes obj to a temporary file and renames it into place: readers
+// see a whole entry or none. Another process may have put the same entry
+// meanwhile; the rename replaces it with the same bytes.
+func (c *Cache) fetch(ctx context.Context, st Store, obj Object, path string) error {
 	tmp, err := os.CreateTemp(c.Dir, ".fetch-*")
 	if err != nil {
-		return "", false, fmt.Errorf("object cache: %w", err)
+		return fmt.Errorf("object cache: %w", err)
 	}
 	n, err := st.Fetch(ctx, obj, tmp)
 	if cerr := tmp.Close(); err == nil {
@@ -119,15 +142,31 @@ func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fet
 		err = fmt.Errorf("%s: %w (fetched %d bytes, registered %d)", obj.Location, ErrChanged, n, obj.Size)
 	}
 	if err == nil {
-		// Another process may have put the same entry meanwhile: a rename
-		// replaces it with the same bytes.
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", false, err
 	}
-	return path, true, nil
+	return err
+}
+
+// pinEntry opens an entry of the expected size and holds a shared lock on
+// it. The entry may be evicted between the open and the lock: then the
+// file held is no longer the one at path, and it is not a pin.
+func pinEntry(path string, size int64) (*os.File, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	if lockShared(f) == nil {
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) && held.Mode().IsRegular() && held.Size() == size {
+			return f, true
+		}
+	}
+	f.Close()
+	return nil, false
 }
 
 // Trim evicts least recently used entries until the cache is within its
@@ -174,9 +213,24 @@ func (c *Cache) Trim(keep map[string]bool) error {
 		if keep[e.path] || now.Sub(e.used) < EvictGrace {
 			continue
 		}
-		if err := os.Remove(e.path); err == nil || errors.Is(err, fs.ErrNotExist) {
+		if evict(e.path) {
 			total -= e.size
 		}
 	}
 	return nil
+}
+
+// evict removes an entry no process has pinned, holding the exclusive
+// lock across the removal so that no reader pins it halfway.
+func evict(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	if !tryLockExclusive(f) {
+		return false // pinned: a query is about to read it
+	}
+	err = os.Remove(path)
+	return err == nil || errors.Is(err, fs.ErrNotExist)
 }

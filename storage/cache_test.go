@@ -33,7 +33,7 @@ func TestCache(t *testing.T) {
 
 	// A miss is one GET; a hit one HEAD, and the same bytes.
 	before := st.Counts()
-	p, fetched, err := cache.Get(ctx, st, objs[0])
+	p, fetched, release, err := cache.Get(ctx, st, objs[0])
 	if err != nil || !fetched {
 		t.Fatalf("first get: fetched %v, %v", fetched, err)
 	}
@@ -43,22 +43,24 @@ func TestCache(t *testing.T) {
 	if got, _ := os.ReadFile(p); !bytes.Equal(got, payload(1000, 0)) {
 		t.Fatal("the entry holds other bytes")
 	}
+	release()
 	before = st.Counts()
-	p2, fetched, err := cache.Get(ctx, st, objs[0])
+	p2, fetched, release, err := cache.Get(ctx, st, objs[0])
 	if err != nil || fetched || p2 != p {
 		t.Fatalf("second get: %s fetched %v, %v", p2, fetched, err)
 	}
+	release()
 	if d := st.Counts().Sub(before); d.Requests != 1 || d.Bytes != 0 {
 		t.Errorf("a hit counted %+v, want one HEAD", d)
 	}
 
 	// The object changes: neither the old entry nor a fetch serves it.
 	put(t, st, objs[0].Location, payload(1000, 42))
-	if _, _, err := cache.Get(ctx, st, objs[0]); !errors.Is(err, storage.ErrChanged) || !strings.Contains(err.Error(), objs[0].Location) {
+	if _, _, _, err := cache.Get(ctx, st, objs[0]); !errors.Is(err, storage.ErrChanged) || !strings.Contains(err.Error(), objs[0].Location) {
 		t.Errorf("hit on a changed object: %v, want ErrChanged naming it", err)
 	}
 	os.Remove(p)
-	if _, _, err := cache.Get(ctx, st, objs[0]); !errors.Is(err, storage.ErrChanged) {
+	if _, _, _, err := cache.Get(ctx, st, objs[0]); !errors.Is(err, storage.ErrChanged) {
 		t.Errorf("miss on a changed object: %v, want ErrChanged", err)
 	}
 	// A changed object's new version is another entry.
@@ -70,14 +72,26 @@ func TestCache(t *testing.T) {
 	// Eviction: oldest first, never what the caller keeps, never what was
 	// used within the grace period.
 	var paths []string
+	var releases []func()
 	for i, o := range objs[1:] {
-		p, _, err := cache.Get(ctx, st, o)
+		p, _, release, err := cache.Get(ctx, st, o)
 		if err != nil {
 			t.Fatal(err)
 		}
+		releases = append(releases, release)
 		old := time.Now().Add(-time.Duration(10-i) * time.Minute)
 		os.Chtimes(p, old, old)
 		paths = append(paths, p)
+	}
+	// All three pinned: nothing goes, over the budget or not.
+	cache.Trim(nil)
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("a pinned entry was evicted: %v", err)
+		}
+	}
+	for _, r := range releases {
+		r()
 	}
 	// b (oldest) is kept by the caller, so c goes; d is within budget then.
 	if err := cache.Trim(map[string]bool{paths[0]: true}); err != nil {
@@ -118,8 +132,9 @@ func TestCacheConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c := &storage.Cache{Dir: dir}
-			p, _, err := c.Get(ctx, st, obj)
+			p, _, release, err := c.Get(ctx, st, obj)
 			if err == nil {
+				defer release()
 				if got, rerr := os.ReadFile(p); rerr != nil || !bytes.Equal(got, data) {
 					err = errors.New("a reader saw a partial or other entry")
 				}

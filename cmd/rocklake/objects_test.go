@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"rocklake/catalog"
 	"rocklake/engine"
 	"rocklake/internal/s3test"
 )
@@ -310,4 +311,48 @@ func TestObjectFaults(t *testing.T) {
 		t.Errorf("query over an object whose connections drop: %v", err)
 	}
 	l.same("SELECT count(*) FROM ev WHERE id < 100 AND id % 2 = 0") // h0 alone: unaffected
+}
+
+// The secret key appears nowhere: not in the output or error of a refused
+// request, not in the catalog after a successful add.
+func TestObjectSecretsStayOut(t *testing.T) {
+	l := newObjectLake(t)
+	lo, ob := l.upload("ev/a.parquet", "SELECT 1 AS x")
+	l.tableFrom("ev", []string{ob}, []string{lo})
+	secret := l.srv.SecretKey
+	wrong := "WRONG" + secret[5:]
+	t.Setenv("AWS_SECRET_ACCESS_KEY", wrong)
+	_, ob2 := l.upload("ev/b.parquet", "SELECT 2 AS x")
+	os.RemoveAll(os.Getenv("ROCKLAKE_CACHE_DIR"))
+	for _, args := range [][]string{{"add", "ev", ob2}, {"query", "SELECT * FROM ev"}, {"verify", "ev"}} {
+		out, err := run(t, append([]string{"--catalog", l.cat}, args...)...)
+		if err == nil {
+			t.Errorf("%s with a wrong secret succeeded", args[0])
+			continue
+		}
+		all := out + err.Error()
+		if strings.Contains(all, secret) || strings.Contains(all, wrong) {
+			t.Errorf("%s shows a secret: %s", args[0], all)
+		}
+		if !strings.Contains(all, "AWS_SECRET_ACCESS_KEY") {
+			t.Errorf("%s: %q does not say what to check", args[0], all)
+		}
+	}
+	c, err := catalog.Open(l.cat, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	it, err := c.Store().NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		for _, s := range []string{secret, wrong, l.srv.AccessKey} {
+			if strings.Contains(string(it.Key())+string(it.Value()), s) {
+				t.Fatalf("the catalog holds a credential under key %x", it.Key())
+			}
+		}
+	}
 }
