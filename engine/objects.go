@@ -96,8 +96,11 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 		}
 		stamps[local[i]] = fileStamp{size: stamps[o].size}
 	}
-	// Eviction failing costs space, not answers.
-	_ = cache.Trim(keep)
+	if res.Objects.Fetched > 0 {
+		// Only a fetch grows the cache; a trim lists the whole directory.
+		// Eviction failing costs space, not answers.
+		_ = cache.Trim(keep)
+	}
 	return byObject, release, nil
 }
 

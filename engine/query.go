@@ -187,7 +187,9 @@ type Result struct {
 // ObjectReads counts a query's work on object storage: the kept objects it
 // read, how many came from the local cache and how many were fetched, and
 // the requests and response bytes all of that took (a cache hit is one
-// HEAD, checking that the object is unchanged; a fetch one GET).
+// HEAD, checking that the object is unchanged; a fetch one GET). Requests
+// and bytes are the engine's store's counters across the fetch: queries
+// fetching at the same time on one engine count each other's.
 type ObjectReads struct {
 	Objects  int   `json:"object_count"`
 	Hits     int   `json:"cache_hit_count"`

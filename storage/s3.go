@@ -261,6 +261,11 @@ func (s *S3) List(ctx context.Context, pattern string) ([]Object, error) {
 			return nil, fmt.Errorf("%s: %w", pattern, ErrNotFound)
 		}
 	}
+	for _, o := range out {
+		if _, _, err := ParseS3(o.Location); err != nil {
+			return nil, fmt.Errorf("%s: matches an object rocklake cannot register: %w", pattern, err)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Location < out[j].Location })
 	return out, nil
 }
@@ -292,9 +297,6 @@ func (s *S3) listPrefix(ctx context.Context, bucket, prefix string) ([]Object, e
 		}
 		for _, o := range page.Contents {
 			k := aws.ToString(o.Key)
-			if _, _, err := ParseS3(S3Scheme + bucket + "/" + k); err != nil {
-				return nil, fmt.Errorf("%s: listed an object rocklake cannot register: %w", where, err)
-			}
 			out = append(out, Object{Location: S3Scheme + bucket + "/" + k, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag), Modified: aws.ToTime(o.LastModified)})
 		}
 	}
