@@ -311,3 +311,50 @@ func TestLocal(t *testing.T) {
 		t.Errorf("fetch of a removed file: %v, want ErrNotFound", err)
 	}
 }
+
+// Put uploads small files in one request and large ones in parts; what it
+// describes is what the store then says; Delete removes it.
+func TestS3PutDelete(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	st := newStore(t, srv, srv.Endpoint, storage.S3Options{})
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, n := range []int{10, storage.PartSize + 12345} {
+		p := filepath.Join(dir, fmt.Sprint(n))
+		data := payload(n, byte(n))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		loc := fmt.Sprintf("s3://lake/up/%d.parquet", n)
+		before := st.Counts()
+		o, err := st.Put(ctx, loc, p)
+		if err != nil {
+			t.Fatalf("put %d bytes: %v", n, err)
+		}
+		reqs := st.Counts().Sub(before).Requests
+		if want := int64(1); n < storage.PartSize && reqs != want {
+			t.Errorf("%d bytes: %d requests, want one PUT", n, reqs)
+		}
+		if n >= storage.PartSize && reqs != 4 {
+			t.Errorf("%d bytes: %d requests, want create, two parts, complete", n, reqs)
+		}
+		now, err := st.Stat(ctx, loc)
+		if err != nil || now.ETag != o.ETag || now.Size != int64(n) {
+			t.Fatalf("after put: %+v, %v; put said %+v", now, err, o)
+		}
+		var buf bytes.Buffer
+		if _, err := st.Fetch(ctx, o, &buf); err != nil || !bytes.Equal(buf.Bytes(), data) {
+			t.Fatalf("read back: %v", err)
+		}
+		if err := st.Delete(ctx, loc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Stat(ctx, loc); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("after delete: %v", err)
+		}
+		if err := st.Delete(ctx, loc); err != nil {
+			t.Errorf("deleting a missing object: %v", err)
+		}
+	}
+}

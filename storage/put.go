@@ -1,0 +1,117 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// PartSize is the part size of a multipart upload, and the size from
+// which a file is uploaded in parts: a failed part is retried alone, not
+// the whole file.
+const PartSize = 16 << 20
+
+// Put uploads a local file as the object at loc and describes the object
+// made. A file of PartSize or more goes up in parts; an upload that fails
+// part-way is aborted, leaving no parts behind. Each request is retried by
+// the SDK (its body is a seekable section of the file).
+func (s *S3) Put(ctx context.Context, loc, path string) (Object, error) {
+	bucket, key, err := ParseS3(loc)
+	if err != nil {
+		return Object{}, err
+	}
+	if key == "" || hasGlob(key) {
+		return Object{}, fmt.Errorf("%s: %w: not a single object", loc, ErrBadLocation)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Object{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Object{}, err
+	}
+	size := st.Size()
+	if size < PartSize {
+		out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size)})
+		if err != nil {
+			return Object{}, s.fail(loc, "PUT", "", err)
+		}
+		return Object{Location: loc, Size: size, ETag: aws.ToString(out.ETag)}, nil
+	}
+	up, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		return Object{}, s.fail(loc, "multipart upload", "", err)
+	}
+	abort := func(err error) (Object, error) {
+		_, aerr := s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: up.UploadId})
+		return Object{}, errors.Join(err, aerr)
+	}
+	var parts []types.CompletedPart
+	for off, n := int64(0), int32(1); off < size; off, n = off+PartSize, n+1 {
+		length := min(PartSize, size-off)
+		out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: up.UploadId, PartNumber: aws.Int32(n),
+			Body: io.NewSectionReader(f, off, length), ContentLength: aws.Int64(length)})
+		if err != nil {
+			return abort(s.fail(loc, fmt.Sprintf("upload part %d", n), "", err))
+		}
+		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(n)})
+	}
+	out, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	if err != nil {
+		return abort(s.fail(loc, "complete multipart upload", "", err))
+	}
+	return Object{Location: loc, Size: size, ETag: aws.ToString(out.ETag)}, nil
+}
+
+// Delete removes the object at loc; one that does not exist is no error.
+func (s *S3) Delete(ctx context.Context, loc string) error {
+	bucket, key, err := ParseS3(loc)
+	if err != nil {
+		return err
+	}
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+		if err := s.fail(loc, "DELETE", "", err); !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Any reports whether some object's key starts with the prefix of loc
+// (s3://bucket/prefix): one request.
+func (s *S3) Any(ctx context.Context, loc string) (bool, error) {
+	bucket, prefix, err := ParseS3(loc)
+	if err != nil {
+		return false, err
+	}
+	out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
+	if err != nil {
+		return false, s.fail(loc, "LIST", "", err)
+	}
+	return len(out.Contents) > 0, nil
+}
+
+// EnvDeleter deletes objects through an S3 store made from the environment
+// when first needed (catalog.CleanupOptions.DeleteObject).
+func EnvDeleter(ctx context.Context) func(loc string) error {
+	var st *S3
+	var err error
+	return func(loc string) error {
+		if st == nil && err == nil {
+			st, err = NewS3(ctx, S3OptionsFromEnv())
+		}
+		if err != nil {
+			return err
+		}
+		return st.Delete(ctx, loc)
+	}
+}
