@@ -18,6 +18,7 @@ import (
 	"rocklake/ingest"
 	"rocklake/maintain"
 	"rocklake/prune"
+	"rocklake/storage"
 )
 
 // Lake is an open catalog with a query engine.
@@ -162,6 +163,11 @@ func (l *Lake) Expire(olderThan time.Time, o catalog.ExpireOptions) (*catalog.Ex
 // catalog.DefaultGrace, an hour), and forgets the caller's own files,
 // leaving them on disk. See catalog.Cleanup.
 func (l *Lake) Cleanup(o catalog.CleanupOptions) (*catalog.CleanupResult, error) {
+	if o.DeleteObject == nil {
+		// Objects a rewrite wrote are deleted through the store the
+		// environment describes, as the CLI does.
+		o.DeleteObject = storage.EnvDeleter(context.Background())
+	}
 	return l.cat.Cleanup(o)
 }
 

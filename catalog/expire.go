@@ -359,6 +359,10 @@ type CleanupOptions struct {
 	// done: the files deleted so far are unscheduled, the others stay
 	// scheduled, and Cleanup returns its result with the context's cause.
 	Context context.Context
+	// DeleteObject deletes a scheduled object of rocklake's (an s3://
+	// location; a missing one is no error). Without it such objects stay
+	// scheduled and are reported as failed.
+	DeleteObject func(loc string) error
 }
 
 // CleanupResult says what Cleanup did (or, in a dry run, would do).
@@ -463,26 +467,34 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		switch {
 		case named[s.Location]:
 			res.Kept = append(res.Kept, s.Location)
-		case !s.Owner.Deletable() || IsObject(s.Location):
-			// No object is rocklake's to delete yet (add refuses to take
-			// ownership of objects), and os.Remove must never be handed an
-			// s3:// location, which it would read as a relative path.
+		case !s.Owner.Deletable():
 			// Forgetting touches no file: no reader can be hurt, so no
 			// grace period applies.
 			res.Forgotten = append(res.Forgotten, s.Location)
 		case s.Scheduled.After(due):
 			res.Waiting = append(res.Waiting, s)
 			continue
+		case IsObject(s.Location) && o.DeleteObject == nil:
+			// os.Remove must never be handed an s3:// location, which it
+			// would read as a relative path; the object stays scheduled.
+			res.Failed[s.Location] = errors.New("an object, and no object store was given to delete it with")
+			continue
 		case dryRun:
 			res.Deleted = append(res.Deleted, s.Location)
 		default:
-			if err := os.Remove(s.Location); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			var err error
+			if IsObject(s.Location) {
+				err = o.DeleteObject(s.Location)
+			} else if err = os.Remove(s.Location); errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+			if err != nil {
 				res.Failed[s.Location] = err
 				continue
 			}
 			res.Deleted = append(res.Deleted, s.Location)
 		}
-		if s.Owner == OwnerRocklake && !named[s.Location] {
+		if s.Owner == OwnerRocklake && !named[s.Location] && !IsObject(s.Location) {
 			dirs[filepath.Dir(s.Location)] = true
 		}
 		if !dryRun {

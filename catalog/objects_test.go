@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"rocklake/kv"
 )
@@ -71,5 +73,40 @@ func TestObjectRootAndETag(t *testing.T) {
 	}
 	if _, err := CreateInStore(kv.NewMemory(), Options{DataRoot: "s3:///x"}); err == nil {
 		t.Error("a root without a bucket was accepted")
+	}
+}
+
+// Cleanup deletes rocklake's retired objects only through the deleter it
+// is given, never with os.Remove; without one they stay scheduled and are
+// reported; the user's objects are forgotten, never deleted.
+func TestCleanupObjects(t *testing.T) {
+	c, now := clockCatalog(t)
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	mine := intFile(t, "s3://lake/ev/_rocklake/table-1/optimize-1/part-00000.parquet", 0, 1, 0)
+	mine.Owner = OwnerRocklake
+	users := intFile(t, "s3://lake/ev/a.parquet", 2, 3, 0)
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", mine, users) })
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", 0, 1) })
+	*now = now.Add(time.Hour)
+	if _, err := c.Expire(*now, ExpireOptions{MinRetention: -1}); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := c.Cleanup(CleanupOptions{Grace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Deleted) != 0 || cl.Failed[mine.Path] == nil || !slices.Equal(cl.Forgotten, []string{users.Path}) || len(cl.Dirs) != 0 {
+		t.Fatalf("without a deleter: %+v", cl)
+	}
+	var asked []string
+	cl, err = c.Cleanup(CleanupOptions{Grace: -1, DeleteObject: func(loc string) error { asked = append(asked, loc); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []string{mine.Path}) || !slices.Equal(cl.Deleted, []string{mine.Path}) || len(cl.Dirs) != 0 {
+		t.Fatalf("with a deleter: asked %v, %+v", asked, cl)
+	}
+	if sched, _ := c.ScheduledFiles(); len(sched) != 0 {
+		t.Errorf("still scheduled: %v", sched)
 	}
 }

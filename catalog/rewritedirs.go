@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Where rewrites put their files.
@@ -43,8 +44,8 @@ const RewriteMarker = ".rocklake-rewrite"
 func (c *Catalog) RewriteRoot() string {
 	switch {
 	case IsObject(c.dataRoot):
-		// Rewrites do not write objects yet (maintain refuses tables in
-		// object storage); a key prefix is no directory to write into.
+		// A key prefix is no directory to write into: rewrites of objects
+		// name their output with ObjectRewritePrefix.
 		return ""
 	case c.dataRoot != "":
 		return filepath.Join(c.dataRoot, "_rocklake")
@@ -106,7 +107,7 @@ func IsRewriteDir(dir string) bool {
 // the user's.
 func (c *Catalog) WrittenByRocklake(path string) bool {
 	if IsObject(path) {
-		return false // rewrites write no objects yet
+		return IsRewriteObject(path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -137,4 +138,32 @@ func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) &&
 		(len(rel) < 3 || rel[:3] != ".."+string(filepath.Separator))
+}
+
+// RewriteObjectSegment is the key segment under which rewrites of objects
+// put their output: s3://bucket/…/_rocklake/table-<id>/<what>-<snapshot>/.
+// An object with it in its key is rocklake's: add leaves such objects out
+// of a listing and refuses them when named.
+const RewriteObjectSegment = "/_rocklake/"
+
+// IsRewriteObject reports whether loc is an object a rewrite wrote.
+func IsRewriteObject(loc string) bool {
+	return IsObject(loc) && strings.Contains(loc, RewriteObjectSegment)
+}
+
+// ObjectRewritePrefix is the key prefix (ending in "/") for the output of
+// a rewrite of table tableID at snapshot, given the location of one of the
+// table's objects: under the catalog's object data root when it has one,
+// else beside that object (beside the rewrite it came from, when it is
+// rocklake's), never nested in an earlier rewrite. A suffix (-2, -3, …)
+// is for a prefix a killed rewrite of the same snapshot left behind.
+func (c *Catalog) ObjectRewritePrefix(object string, tableID, snapshot int64, what, suffix string) string {
+	root := c.dataRoot
+	if !IsObject(root) {
+		root = object[:strings.LastIndexByte(object, '/')+1]
+		if i := strings.Index(root, RewriteObjectSegment); i >= 0 {
+			root = root[:i+1]
+		}
+	}
+	return fmt.Sprintf("%s_rocklake/table-%d/%s-%d%s/", root, tableID, what, snapshot, suffix)
 }

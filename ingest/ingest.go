@@ -140,7 +140,7 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (res Re
 			res.Fetched = ct.Counts().Sub(before)
 		}
 	}()
-	files, skippedDirs, err := expand(paths, objects)
+	files, skippedDirs, err := expand(paths, objects, len(opts.Replace) > 0)
 	if err != nil {
 		return Result{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +32,7 @@ type target struct {
 // same file named twice (by two paths, symbolic links or hard links alike)
 // is an error.
 func ExpandPaths(args []string) ([]string, error) {
-	ts, _, err := expand(args, nil)
+	ts, _, err := expand(args, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +50,11 @@ func ExpandPaths(args []string) ([]string, error) {
 // An s3:// argument is listed through the store objects returns (made
 // when first needed): a key, a prefix (every *.parquet object below it)
 // or a glob. An object is named twice when two arguments list the same
-// location.
-func expand(args []string, objects func() (storage.Store, error)) (_ []target, skipped []string, _ error) {
+// location. Objects a rewrite wrote (catalog.IsRewriteObject) are left out
+// of a prefix's listing, as rewrite directories are of a walk, and their
+// prefixes listed in skipped, unless rewrites is set (a rewrite
+// registering its own output).
+func expand(args []string, objects func() (storage.Store, error), rewrites bool) (_ []target, skipped []string, _ error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no files given")
 	}
@@ -98,13 +102,26 @@ func expand(args []string, objects func() (storage.Store, error)) (_ []target, s
 			if err != nil {
 				return nil, nil, err
 			}
+			prefix := strings.HasSuffix(arg, "/") || len(objs) != 1 || objs[0].Location != arg
+			taken := 0
 			for _, o := range objs {
+				if !rewrites && prefix && catalog.IsRewriteObject(o.Location) {
+					dir := o.Location[:strings.Index(o.Location, catalog.RewriteObjectSegment)+len(catalog.RewriteObjectSegment)]
+					if !slices.Contains(skipped, dir) {
+						skipped = append(skipped, dir)
+					}
+					continue
+				}
 				if prev, dup := byPath[o.Location]; dup {
 					return nil, nil, fmt.Errorf("%s: named twice (by %q and %q)", o.Location, prev.from, arg)
 				}
 				t := target{path: o.Location, from: arg, obj: &o}
 				byPath[o.Location] = t
 				out = append(out, t)
+				taken++
+			}
+			if taken == 0 {
+				return nil, nil, fmt.Errorf("%s: holds only objects rocklake's optimize or compact wrote (under %s)", arg, skipped[0])
 			}
 			continue
 		}

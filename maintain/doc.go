@@ -9,6 +9,8 @@
 //	optimize.go  Optimize, and the curve function it registers in DuckDB
 //	merge.go     MergeSmallFiles
 //	rewrite.go   the rewrite both share: read, order, write, check, commit
+//	objects.go   where a rewrite of objects stages, uploads and, failing,
+//	             deletes its output
 //	verify.go    Verify
 //	analyze.go   Analyze (statistics alone, no DuckDB)
 //
@@ -24,4 +26,11 @@
 // cancelled first, or when another writer retired one of the old files;
 // the new files are then removed. The old files stay on disk for time
 // travel until expire and cleanup.
+//
+// A table whose files are objects (s3://) is rewritten the same way from
+// local copies of its objects (the engine's object cache); the new files
+// are written to a local staging directory, checked there, uploaded under
+// <data root or the objects' prefix>/_rocklake/table-<id>/<what>-<snapshot>/
+// (multipart from 16 MiB) and only then registered. A rewrite that commits
+// nothing deletes what it uploaded.
 package maintain

@@ -294,17 +294,31 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	paths := make([]string, len(files))
 	ids := make([]int64, len(files))
 	var inputBytes int64
+	var out *objectOutput // set when the table's files are objects: so is the output
 	for i, f := range files {
 		paths[i], ids[i] = f.Location(t), f.ID
 		inputBytes += f.FileSizeBytes
 		if catalog.IsObject(paths[i]) {
-			// Not yet: a rewrite would have to upload its files before the
-			// commit and leave deleting the old ones to cleanup.
-			return nil, fmt.Errorf("%s: table %q has files in object storage (%s), which %s does not rewrite yet", what, t.Name, paths[i], what)
+			if out == nil {
+				if out, err = newObjectOutput(ctx, e, st, paths[i], what, dir); err != nil {
+					return nil, err
+				}
+				defer out.close()
+			}
+			// DuckDB reads the object's local copy, pinned until the
+			// rewrite is done.
+			local, release, err := e.ObjectCopy(ctx, paths[i], f.FileSizeBytes, f.ETag)
+			if err != nil {
+				return nil, fmt.Errorf("%s: reading %s: %w", what, paths[i], err)
+			}
+			defer release()
+			paths[i] = local
 		}
 	}
 	root := ""
-	if dir == "" {
+	if out != nil {
+		dir = out.staging
+	} else if dir == "" {
 		// Under the catalog's rewrite root, named by the table's id (a
 		// table's name may be "../x" or "a/b"). A catalog without a
 		// directory (in memory) has no root: the rewrites of its tables
@@ -319,8 +333,10 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		}
 		dir = catalog.DefaultRewriteDir(root, t.ID, st.r.Snapshot().ID, what)
 	}
-	if err := catalog.MakeRewriteDir(dir, root); err != nil {
-		return nil, fmt.Errorf("%s: output directory: %w", what, err)
+	if out == nil {
+		if err := catalog.MakeRewriteDir(dir, root); err != nil {
+			return nil, fmt.Errorf("%s: output directory: %w", what, err)
+		}
 	}
 	committed := false
 	defer func() {
@@ -499,6 +515,16 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	if err := checkRewrite(ctx, e, conn, st, tmp, typs, written); err != nil {
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
+	register, addOpts := dir, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake}
+	if out != nil {
+		// Uploaded before the commit that names them; deleted again
+		// unless it happens.
+		if err := out.upload(ctx, written); err != nil {
+			return nil, fmt.Errorf("%s: %w; nothing committed, the objects uploaded deleted", what, err)
+		}
+		register, addOpts.Objects = out.prefix, out.store
+		defer func() { out.committed = committed }()
+	}
 	// An interrupt up to here leaves the catalog as it was and removes
 	// the new files; past here the commit completes.
 	if err := context.Cause(ctx); err != nil {
@@ -506,11 +532,14 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	}
 	// The new files are rocklake's own: cleanup may delete them, and the
 	// directory made for them, once no kept snapshot reads them.
-	added, err := ingest.Add(e.Catalog(), t.Name, []string{dir}, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake})
+	added, err := ingest.Add(e.Catalog(), t.Name, []string{register}, addOpts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: registering the rewritten files: %w", what, err)
 	}
 	committed = true
+	if out != nil {
+		dir = out.prefix
+	}
 	if added.Rows != rows {
 		// Cannot happen unless the writer's footers lie; the snapshot is
 		// made, so say so loudly (the previous snapshot still reads the

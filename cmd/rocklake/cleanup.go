@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rocklake/catalog"
+	"rocklake/storage"
 )
 
 type cleanupOutput struct {
@@ -83,7 +84,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 				return err
 			}
 			defer c.Close()
-			opts := catalog.CleanupOptions{DryRun: dryRun, Grace: grace, Context: cmd.Context()}
+			opts := catalog.CleanupOptions{DryRun: dryRun, Grace: grace, Context: cmd.Context(), DeleteObject: storage.EnvDeleter(cmd.Context())}
 			if grace == 0 {
 				opts.Grace = -1 // none: the catalog's zero means its default
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"rocklake/catalog"
 	"rocklake/engine"
@@ -235,14 +238,13 @@ func TestObjectDataRoot(t *testing.T) {
 			t.Errorf("add %s under root s3://lake/in/: %v", arg, err)
 		}
 	}
-	// Rewrites do not write objects yet: refused, nothing changed.
-	for _, args := range [][]string{{"optimize", "t", "--sort-by", "x"}, {"compact", "t"}} {
-		if _, err := run(t, append([]string{"--catalog", cat}, args...)...); err == nil || !strings.Contains(err.Error(), "object storage") {
-			t.Errorf("%s on a table of objects: %v", args[0], err)
-		}
-	}
 	if after := mustRun(t, "--catalog", cat, "--format", "json", "snapshots"); after != before {
-		t.Error("refused adds or rewrites changed the catalog")
+		t.Error("refused adds changed the catalog")
+	}
+	// A rewrite under an object root writes under the root's _rocklake/.
+	out2 := mustRun(t, "--catalog", cat, "compact", "t")
+	if !strings.Contains(out2, "s3://lake/in/_rocklake/table-1/compact-1/") {
+		t.Errorf("compact under root s3://lake/in/: %s", out2)
 	}
 	if _, err := run(t, "--catalog", filepath.Join(t.TempDir(), "x"), "init", "--data-root", "s3://lake/a/../b/"); err == nil {
 		t.Error("a root with .. was accepted")
@@ -354,5 +356,136 @@ func TestObjectSecretsStayOut(t *testing.T) {
 				t.Fatalf("the catalog holds a credential under key %x", it.Key())
 			}
 		}
+	}
+}
+
+func objectExists(t *testing.T, srv *s3test.Server, loc string) bool {
+	t.Helper()
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+	_, err := srv.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+	return err == nil
+}
+
+func liveFiles(t *testing.T, cat, table string) []string {
+	t.Helper()
+	var files []struct {
+		Path string `json:"path"`
+	}
+	out := mustRun(t, "--catalog", cat, "--format", "json", "files", table)
+	if err := json.Unmarshal([]byte(out), &files); err != nil {
+		var wrapped struct {
+			Files []struct {
+				Path string `json:"path"`
+			} `json:"files"`
+		}
+		if err2 := json.Unmarshal([]byte(out), &wrapped); err2 != nil {
+			t.Fatalf("files output: %v\n%s", err, out)
+		}
+		files = wrapped.Files
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// optimize and compact rewrite a table of objects into new objects,
+// uploaded before the commit; answers stay DuckDB's over the original
+// files; time travel reads the old objects; expire and cleanup delete
+// rocklake's objects and never the user's; a rewrite that fails part-way
+// leaves neither objects nor a snapshot behind.
+func TestRewriteObjects(t *testing.T) {
+	l := newObjectLake(t)
+	var locals, objects []string
+	for h := range 4 {
+		// ids scattered over every file: only a sort separates them.
+		lo, ob := l.upload(fmt.Sprintf("ev/h%d.parquet", h), fmt.Sprintf(
+			"SELECT (i * 7919 + %d) %% 1000 AS id, i %% 10 AS k, i / 3.0 AS v FROM range(%d, 1000, 4) t(i)", h, h))
+		locals, objects = append(locals, lo), append(objects, ob)
+	}
+	l.tableFrom("ev", []string{"s3://lake/ev/"}, locals)
+	queries := []string{
+		"SELECT count(*), sum(id), min(v), max(v) FROM ev",
+		"SELECT k, count(*), max(id) FROM ev WHERE id BETWEEN 100 AND 180 GROUP BY k",
+		"SELECT id, k FROM ev WHERE id >= 990 ORDER BY id",
+	}
+	for _, q := range queries {
+		l.same(q)
+	}
+
+	// A failed upload: nothing committed, nothing left in the bucket.
+	l.fault = func(r *http.Request) s3test.Fault {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "part-00002.parquet") {
+			return s3test.ServerError
+		}
+		return s3test.Pass
+	}
+	t.Setenv("AWS_MAX_ATTEMPTS", "2")
+	before := mustRun(t, "--catalog", l.cat, "--format", "json", "snapshots")
+	if _, err := run(t, "--catalog", l.cat, "optimize", "ev", "--sort-by", "id", "--rows-per-file", "250"); err == nil || !strings.Contains(err.Error(), "part-00002.parquet") || !strings.Contains(err.Error(), "nothing committed") {
+		t.Fatalf("optimize with a failing upload: %v", err)
+	}
+	if after := mustRun(t, "--catalog", l.cat, "--format", "json", "snapshots"); after != before {
+		t.Error("a failed optimize changed the catalog")
+	}
+	for i := range 4 {
+		if loc := fmt.Sprintf("s3://lake/ev/_rocklake/table-1/optimize-1/part-%05d.parquet", i); objectExists(t, l.srv, loc) {
+			t.Errorf("a failed optimize left %s behind", loc)
+		}
+	}
+	l.fault = nil
+
+	out := mustRun(t, "--catalog", l.cat, "optimize", "ev", "--sort-by", "id", "--rows-per-file", "250")
+	if !strings.Contains(out, "s3://lake/ev/_rocklake/table-1/optimize-1/") {
+		t.Errorf("optimize output: %s", out)
+	}
+	files := liveFiles(t, l.cat, "ev")
+	if len(files) != 4 || !strings.HasPrefix(files[0], "s3://lake/ev/_rocklake/table-1/optimize-1/part-") {
+		t.Fatalf("after optimize: %v", files)
+	}
+	for _, q := range queries {
+		l.same(q)
+	}
+	if res := l.query("SELECT count(*) FROM ev WHERE id BETWEEN 100 AND 180"); res.Objects.Objects != 1 {
+		t.Errorf("after a sort by id a narrow range read %d objects, want 1", res.Objects.Objects)
+	}
+	if res := l.query("SELECT count(*), sum(id) FROM ev", "--snapshot", "1"); *res.Rows[0][0] != "1000" {
+		t.Errorf("time travel to the objects before optimize: %v", *res.Rows[0][0])
+	}
+	// A growing prefix: add leaves rocklake's objects out.
+	if out, err := run(t, "--catalog", l.cat, "add", "ev", "s3://lake/ev/", "--skip-existing"); err != nil || !strings.Contains(out, "nothing new") {
+		t.Errorf("add of the prefix after optimize: %v\n%s", err, out)
+	}
+	if _, err := run(t, "--catalog", l.cat, "add", "ev", files[0]); err == nil || !strings.Contains(err.Error(), "rocklake's") {
+		t.Errorf("add of a rewritten object: %v", err)
+	}
+
+	mustRun(t, "--catalog", l.cat, "compact", "ev", "--rows-per-file", "1000")
+	files = liveFiles(t, l.cat, "ev")
+	if len(files) != 1 || !strings.HasPrefix(files[0], "s3://lake/ev/_rocklake/table-1/compact-2/") {
+		t.Fatalf("after compact: %v", files)
+	}
+	for _, q := range queries {
+		l.same(q)
+	}
+	mustRun(t, "--catalog", l.cat, "expire", "--older-than", "0s", "--allow-short-retention")
+	mustRun(t, "--catalog", l.cat, "cleanup", "--grace", "0s")
+	for i := range 4 {
+		if loc := fmt.Sprintf("s3://lake/ev/_rocklake/table-1/optimize-1/part-%05d.parquet", i); objectExists(t, l.srv, loc) {
+			t.Errorf("cleanup left rocklake's %s", loc)
+		}
+	}
+	for _, ob := range objects {
+		if !objectExists(t, l.srv, ob) {
+			t.Errorf("cleanup deleted the user's %s", ob)
+		}
+	}
+	if !objectExists(t, l.srv, files[0]) {
+		t.Errorf("cleanup deleted the live %s", files[0])
+	}
+	for _, q := range queries {
+		l.same(q)
 	}
 }

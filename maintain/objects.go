@@ -1,0 +1,118 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"rocklake/engine"
+	"rocklake/storage"
+)
+
+// objectStore is what a rewrite of objects needs of the store: to list,
+// upload and delete (storage.S3).
+type objectStore interface {
+	storage.Store
+	Put(ctx context.Context, loc, path string) (storage.Object, error)
+	Delete(ctx context.Context, loc string) error
+	Any(ctx context.Context, loc string) (bool, error)
+}
+
+// objectOutput is where a rewrite of a table's objects puts its files:
+// written to a local staging directory as for local files, checked there,
+// then uploaded under a new prefix (catalog.ObjectRewritePrefix) before the
+// commit that registers them. Unless that commit happens, close deletes
+// what was uploaded; the staging directory goes either way.
+type objectOutput struct {
+	store     objectStore
+	staging   string
+	prefix    string
+	uploaded  []string
+	committed bool
+}
+
+// uploadWorkers bounds the files uploaded at once.
+const uploadWorkers = 8
+
+func newObjectOutput(ctx context.Context, e *engine.Engine, st *tableState, object, what, dir string) (*objectOutput, error) {
+	if dir != "" {
+		return nil, fmt.Errorf("%s: the table's files are objects, and so is the output: --dir names a local directory", what)
+	}
+	s, _, err := e.Objects()
+	if err != nil {
+		return nil, err
+	}
+	store, ok := s.(objectStore)
+	if !ok {
+		return nil, fmt.Errorf("%s: the object store cannot upload", what)
+	}
+	// A prefix that holds objects already is what a rewrite killed at the
+	// same snapshot left behind: the next suffix is taken instead.
+	var prefix string
+	for n := 1; ; n++ {
+		suffix := ""
+		if n > 1 {
+			suffix = fmt.Sprintf("-%d", n)
+		}
+		prefix = e.Catalog().ObjectRewritePrefix(object, st.t.ID, st.r.Snapshot().ID, what, suffix)
+		taken, err := store.Any(ctx, prefix)
+		if err != nil {
+			return nil, fmt.Errorf("%s: output prefix %s: %w", what, prefix, err)
+		}
+		if !taken {
+			break
+		}
+		if n == 100 {
+			return nil, fmt.Errorf("%s: 100 output prefixes like %s are taken", what, prefix)
+		}
+	}
+	staging, err := os.MkdirTemp("", "rocklake-rewrite-")
+	if err != nil {
+		return nil, err
+	}
+	return &objectOutput{store: store, staging: staging, prefix: prefix}, nil
+}
+
+// upload puts every written file under the prefix, a few at a time.
+func (o *objectOutput) upload(ctx context.Context, files []string) error {
+	var mu sync.Mutex
+	errs := make([]error, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(uploadWorkers, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				obj, err := o.store.Put(ctx, o.prefix+filepath.Base(files[i]), files[i])
+				if err != nil {
+					errs[i] = fmt.Errorf("uploading: %w", err) // err names the object
+					continue
+				}
+				mu.Lock()
+				o.uploaded = append(o.uploaded, obj.Location)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// close deletes the uploads of a rewrite that committed nothing, and the
+// staging directory.
+func (o *objectOutput) close() {
+	if !o.committed {
+		for _, loc := range o.uploaded {
+			_ = o.store.Delete(context.Background(), loc)
+		}
+	}
+	os.RemoveAll(o.staging)
+}
