@@ -227,6 +227,14 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	// semicolon would end it early, and a trailing -- comment is closed by
 	// the newline put before the closing parenthesis.
 	query = strings.TrimRight(query, "; \t\r\n")
+	if opts.Prune.Objects == nil {
+		// Plans read objects' page indexes and bloom filters through the
+		// engine's store, made only if one is needed.
+		opts.Prune.Objects = func() (storage.Store, error) {
+			st, _, err := e.objectStore()
+			return st, err
+		}
+	}
 	snap := opts.Snapshot
 	if snap < 0 {
 		snap = catalog.Latest
@@ -425,6 +433,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	local, release, err := e.fetchObjects(ctx, all, stamps, res)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, v := range views {
+		// What planning read of objects (page indexes, bloom filters).
+		res.Objects.Requests += v.plan.Objects.Requests
+		res.Objects.Bytes += v.plan.Objects.Bytes
 	}
 	defer release() // once DuckDB has read the rows
 	for _, v := range views {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"rocklake/stats"
@@ -38,9 +39,24 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 	if err != nil {
 		return nil, err
 	}
-	rdr, err := file.NewParquetReader(f)
+	fx, err = OpenIndexAt(f, path)
 	if err != nil {
 		f.Close()
+	}
+	return fx, err
+}
+
+// OpenIndexAt is OpenIndex of a file read through r (an object read by
+// ranged requests; Close closes r when it is an io.Closer). name names it
+// in errors.
+func OpenIndexAt(r parquet.ReaderAtSeeker, name string) (fx *FileIndex, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fx, err = nil, fmt.Errorf("%s: arrow-go: %v", name, p)
+		}
+	}()
+	rdr, err := file.NewParquetReader(r)
+	if err != nil {
 		return nil, err
 	}
 	meta, err := fromMetadata(rdr.MetaData())

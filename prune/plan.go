@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/expr"
+	"rocklake/pqmeta"
+	"rocklake/storage"
 )
 
 // Counts are units total, kept (to read) and all-match (kept, no filter
@@ -67,15 +70,21 @@ type Plan struct {
 	// Objects are the kept files in object storage, which a query fetches
 	// whole (unless the local cache holds them).
 	Objects ObjectCounts `json:"object_storage"`
+
+	objects   storage.Store  // the store objects' indexes were read from; nil when none was
+	objBefore storage.Counts // its counts when the plan first used it
 }
 
 // ObjectCounts are the kept objects and their bytes, and the requests
-// planning made to object storage: none, since it reads only the catalog
-// (the page indexes and bloom filters of objects are not read).
+// planning made to object storage: none unless it read page indexes or
+// bloom filters of objects (Options.Objects). Requests are the store's
+// counts across the plan: plans and queries using one store at the same
+// time count each other's.
 type ObjectCounts struct {
 	Kept      int   `json:"kept"`
 	KeptBytes int64 `json:"kept_bytes"`
 	Requests  int64 `json:"requests"`
+	Bytes     int64 `json:"bytes_fetched"`
 }
 
 // BloomCounts are the row groups whose bloom filters were read, and of
@@ -111,6 +120,12 @@ type Options struct {
 	// extra small read each, at their stored offsets). 0 means 1024; a
 	// negative value consults them for every row group.
 	IndexMinRows int64
+	// Objects gives the store to read the page indexes and bloom filters
+	// of objects (s3:// files) from, when a plan needs them: one ranged
+	// request for an object's last 64 KiB, which usually holds them too,
+	// more only where they lie before it. Called at most once per plan,
+	// only when needed. Without it those row groups are kept.
+	Objects func() (storage.Store, error)
 }
 
 func (o Options) minRows() int64 {
@@ -230,6 +245,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		kf.AllMatch = allRG == len(kf.RowGroups) // every row it reads matches
 		plan.keep(kf, f, keptRows, false, allRG)
 	}
+	plan.countObjectRequests()
 	return plan, nil
 }
 
@@ -292,11 +308,9 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 	index := func() *fileIndex {
 		if fx == nil && fxErr == nil {
 			if loc := f.Location(t); catalog.IsObject(loc) {
-				// Page indexes and bloom filters of objects are not fetched
-				// yet (that costs requests a plan must weigh): the row
-				// group is read. The local open would take the URL for a
+				// Never the local open, which would take the URL for a
 				// relative path.
-				fxErr = errObjectIndex
+				fx, fxErr = p.openObjectIndex(f, loc, opts)
 			} else {
 				fx, fxErr = openIndex(loc)
 			}
@@ -352,7 +366,40 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 	return out, rows, ranges, nil
 }
 
-var errObjectIndex = errors.New("the index structures of objects are not read")
+var errObjectIndex = errors.New("no store to read the index structures of objects from")
+
+// openObjectIndex opens an object's index structures through ranged
+// requests, pinned to the object as registered (size and ETag): an object
+// that changed is an error, and its row groups are then kept.
+func (p *Plan) openObjectIndex(f catalog.DataFile, loc string, opts Options) (*fileIndex, error) {
+	if opts.Objects == nil {
+		return nil, errObjectIndex
+	}
+	if p.objects == nil {
+		st, err := opts.Objects()
+		if err != nil {
+			return nil, err
+		}
+		p.objects = st
+		if c, ok := st.(interface{ Counts() storage.Counts }); ok {
+			p.objBefore = c.Counts()
+		}
+	}
+	rr, err := storage.NewRangeReader(context.Background(), p.objects, storage.Object{Location: loc, Size: f.FileSizeBytes, ETag: f.ETag}, storage.FooterPrefetch)
+	if err != nil {
+		return nil, err
+	}
+	return pqmeta.OpenIndexAt(rr, loc)
+}
+
+// countObjectRequests sets Objects.Requests from the store the plan read
+// objects' indexes from.
+func (p *Plan) countObjectRequests() {
+	if c, ok := p.objects.(interface{ Counts() storage.Counts }); ok {
+		d := c.Counts().Sub(p.objBefore)
+		p.Objects.Requests, p.Objects.Bytes = d.Requests, d.Bytes
+	}
+}
 
 // pages evaluates the pieces of row group rg (see pieces), with its bloom
 // filters when they were read; pieces that cannot match are dropped, the

@@ -20,6 +20,7 @@ type RangeReader struct {
 	obj     Object
 	tail    []byte
 	tailOff int64
+	pos     int64 // for Seek, which readers of whole files (arrow-go) use to learn the size
 }
 
 // NewRangeReader reads the last tail bytes of obj (all of it when
@@ -63,4 +64,22 @@ func (r *RangeReader) ReadAt(p []byte, off int64) (int, error) {
 		return int(n), io.EOF
 	}
 	return int(n), nil
+}
+
+// Seek sets the offset Seek reports; reads are all ReadAt.
+func (r *RangeReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.pos
+	case io.SeekEnd:
+		offset += r.obj.Size
+	default:
+		return 0, fmt.Errorf("%s: seek whence %d", r.obj.Location, whence)
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("%s: seek to %d", r.obj.Location, offset)
+	}
+	r.pos = offset
+	return offset, nil
 }

@@ -17,7 +17,9 @@ import (
 
 	"rocklake/catalog"
 	"rocklake/engine"
+	"rocklake/internal/pqwrite"
 	"rocklake/internal/s3test"
+	"rocklake/types"
 )
 
 // objectLake is a lakeCase whose table's files live in a real
@@ -487,5 +489,89 @@ func TestRewriteObjects(t *testing.T) {
 	}
 	for _, q := range queries {
 		l.same(q)
+	}
+}
+
+// Plans read objects' page indexes and bloom filters through ranged
+// requests and decide exactly as over local copies of the same files.
+func TestPlanObjectIndexes(t *testing.T) {
+	l := newObjectLake(t)
+	local := newCatalogDir(t)
+	var locals, objects []string
+	for f := range 3 {
+		const rows = 6000
+		ids := make([]*types.Value, rows)
+		us := make([]*types.Value, rows)
+		for i := range rows {
+			id := types.IntValue(int64(f*rows + i))
+			u := types.IntValue(int64((f*rows+i)*7919%100003) * 13)
+			ids[i], us[i] = &id, &u
+		}
+		p := filepath.Join(l.dir, fmt.Sprintf("p%d.parquet", f))
+		if err := pqwrite.Write(p, []pqwrite.Column{
+			{Name: "id", Type: types.MustParseType("int64"), Values: ids},
+			{Name: "u", Type: types.MustParseType("int64"), Values: us},
+		}, pqwrite.Options{RowGroupRows: 2000, PageBytes: 1024, PageIndex: true, BloomFilters: true, BloomColumns: []string{"u"}}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ob := fmt.Sprintf("s3://lake/ix/p%d.parquet", f)
+		l.srv.Put(t, ob, data)
+		locals, objects = append(locals, p), append(objects, ob)
+	}
+	l.tableFrom("ix", []string{"s3://lake/ix/"}, locals)
+	mustRun(t, append([]string{"--catalog", local, "add", "ix", "--create", "--no-auto-filters"}, locals...)...)
+	type planJSON struct {
+		RowGroups struct{ Kept int } `json:"row_groups"`
+		Pages     struct {
+			Total, Kept int
+			Evaluated   bool
+		} `json:"pages"`
+		Bloom   struct{ Probed, Skipped int } `json:"bloom"`
+		Objects struct {
+			Requests int64 `json:"requests"`
+		} `json:"object_storage"`
+		KeptFiles []struct {
+			RowGroups []int `json:"row_groups"`
+			Ranges    []struct {
+				First, Rows int64
+				RowGroup    int `json:"row_group"`
+			} `json:"row_ranges"`
+		} `json:"kept_files"`
+	}
+	plan := func(cat string, args ...string) planJSON {
+		out := mustRun(t, append([]string{"--catalog", cat, "--format", "json", "plan", "ix"}, args...)...)
+		var p planJSON
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return p
+	}
+	for _, args := range [][]string{
+		{"id BETWEEN 7000 AND 7100", "--pages"},
+		{"u = 13"},
+		{"u IN (26, 39, 1300000)"},
+		{"id >= 17990 OR u = 13", "--pages"},
+	} {
+		ob, lo := plan(l.cat, args...), plan(local, args...)
+		gotReqs := ob.Objects.Requests
+		ob.Objects.Requests = 0
+		a, _ := json.Marshal(ob)
+		b, _ := json.Marshal(lo)
+		if string(a) != string(b) {
+			t.Errorf("plan %v over objects differs from over local files:\n%s\n%s", args, a, b)
+		}
+		if ob.Pages.Evaluated || ob.Bloom.Probed > 0 {
+			if gotReqs == 0 || gotReqs > int64(2*len(objects)) {
+				t.Errorf("plan %v read indexes with %d requests (want 1 or 2 per object read)", args, gotReqs)
+			}
+		}
+		l.same("SELECT count(*), sum(id) FROM ix WHERE " + args[0])
+	}
+	if p := plan(l.cat, "u = 13"); p.Bloom.Skipped == 0 {
+		t.Errorf("bloom filters over objects skipped nothing: %+v", p.Bloom)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rocklake/prune"
+	"rocklake/storage"
 )
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -27,7 +28,8 @@ kept files with their kept row groups. It reads only the catalog.`,
 				return err
 			}
 			defer done()
-			p, err := prune.PlanTable(r, args[0], args[1], prune.Options{Pages: pages, NoBloom: noBloom, IndexMinRows: minRows})
+			objects := func() (storage.Store, error) { return storage.NewS3(cmd.Context(), storage.S3OptionsFromEnv()) }
+			p, err := prune.PlanTable(r, args[0], args[1], prune.Options{Pages: pages, NoBloom: noBloom, IndexMinRows: minRows, Objects: objects})
 			if err != nil {
 				return err
 			}
@@ -46,8 +48,8 @@ kept files with their kept row groups. It reads only the catalog.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if p.Objects.Kept > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "object storage: %d requests made to plan; a query reads %d objects, %d bytes (fetched unless cached)\n",
+			if p.Objects.Kept > 0 || p.Objects.Requests > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "object storage: %d requests made to plan (page indexes, bloom filters); a query reads %d objects, %d bytes (fetched unless cached)\n",
 					p.Objects.Requests, p.Objects.Kept, p.Objects.KeptBytes)
 			}
 			if p.Bloom.Probed > 0 {
