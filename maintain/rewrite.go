@@ -236,6 +236,10 @@ func plainFloats(t types.Type) bool {
 // checked: it can damage them as a faulty writer would.
 var afterWrite func(written []string)
 
+// afterUpload, when set (by tests), sees the objects a rewrite of objects
+// uploaded, before the commit.
+var afterUpload func(uploaded []string)
+
 // ErrRewriteMismatch reports written files whose content differs from the
 // rows read; nothing was committed.
 var ErrRewriteMismatch = errors.New("the written files do not hold the rows read")
@@ -521,6 +525,9 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		// unless it happens.
 		if err := out.upload(ctx, written); err != nil {
 			return nil, fmt.Errorf("%s: %w; nothing committed, the objects uploaded deleted", what, err)
+		}
+		if afterUpload != nil {
+			afterUpload(out.uploaded)
 		}
 		register, addOpts.Objects = out.prefix, out.store
 		defer func() { out.committed = committed }()
