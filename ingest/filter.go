@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"rocklake/catalog"
 	"rocklake/membership"
 	"rocklake/pqmeta"
+	"rocklake/storage"
 	"rocklake/types"
 )
 
@@ -207,7 +210,11 @@ func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 
 // buildFilters builds every file's filters for the chosen columns, in
 // parallel; filters[i][columnID].
-func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]bool, workers int) ([]map[int64]*catalog.Filter, error) {
+//
+// An object gets filters only for the explicit columns (--filter-columns):
+// its whole data is fetched for them into a temporary file, which other
+// columns' filters are not worth.
+func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen, explicit map[int64]bool, workers int, objects storage.Store) ([]map[int64]*catalog.Filter, error) {
 	out := make([]map[int64]*catalog.Filter, len(infos))
 	if len(chosen) == 0 {
 		return out, nil
@@ -225,17 +232,11 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 			for i := range next {
 				fi := infos[i]
 				out[i] = map[int64]*catalog.Filter{}
-				if fi.obj != nil {
-					// A filter is built from the column's values; add reads
-					// only an object's footer, so the object gets none and
-					// plans read it when in doubt.
-					continue
-				}
 				var leaves []*pqmeta.Leaf
 				var ts []types.Type
 				var ids []int64
 				for _, col := range cols {
-					if !chosen[col.ID] {
+					if !chosen[col.ID] || (fi.obj != nil && !explicit[col.ID]) {
 						continue
 					}
 					// A file whose column differs gets no filter: read when in doubt.
@@ -246,7 +247,13 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 				if len(leaves) == 0 {
 					continue
 				}
-				fls, _, err := fileFilters(fi.path, fi.id, leaves, ts)
+				var fls []*catalog.Filter
+				var err error
+				if fi.obj != nil {
+					fls, err = objectFilters(objects, *fi.obj, leaves, ts)
+				} else {
+					fls, _, err = fileFilters(fi.path, fi.id, leaves, ts)
+				}
 				if err != nil {
 					errs[i] = &FileError{Path: fi.path, Err: fmt.Errorf("membership filter: %w", err)}
 					continue
@@ -270,10 +277,30 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen map[int64]boo
 	return out, nil
 }
 
+// objectFilters fetches an object (as listed: its ETag) into a temporary
+// file and builds its filters from it.
+func objectFilters(objects storage.Store, obj storage.Object, leaves []*pqmeta.Leaf, ts []types.Type) ([]*catalog.Filter, error) {
+	tmp, err := os.CreateTemp("", "rocklake-filter-*.parquet")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = objects.Fetch(context.Background(), obj, tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	fls, _, err := fileFilters(tmp.Name(), catalog.FileIdentity{}, leaves, ts)
+	return fls, err
+}
+
 // filterColumns is the set of columns whose filters this registration
-// builds.
-func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, first *fileInfo, created bool, opts Options) (map[int64]bool, error) {
-	chosen := map[int64]bool{}
+// builds, and of those the ones opts.FilterColumns names (explicit): the
+// only ones built for objects, whose data must be fetched for it.
+func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, first *fileInfo, created bool, opts Options) (chosen, explicit map[int64]bool, _ error) {
+	chosen, explicit = map[int64]bool{}, map[int64]bool{}
 	for _, name := range opts.FilterColumns {
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -286,12 +313,12 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 			}
 		}
 		if col == nil {
-			return nil, fmt.Errorf("membership filter: %w %q", catalog.ErrNoSuchColumn, name)
+			return nil, nil, fmt.Errorf("membership filter: %w %q", catalog.ErrNoSuchColumn, name)
 		}
 		if !filterable(col.Type) {
-			return nil, fmt.Errorf("membership filter on column %q: %s columns have none (integers, VARCHAR, BLOB and UUID do)", col.Name, col.Type)
+			return nil, nil, fmt.Errorf("membership filter on column %q: %s columns have none (integers, VARCHAR, BLOB and UUID do)", col.Name, col.Type)
 		}
-		chosen[col.ID] = true
+		chosen[col.ID], explicit[col.ID] = true, true
 	}
 	if created {
 		if !opts.NoAutoFilters {
@@ -299,7 +326,7 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 				chosen[id] = true
 			}
 		}
-		return chosen, nil
+		return chosen, explicit, nil
 	}
 	for _, col := range cols {
 		if col.Parent.Known || !filterable(col.Type) || chosen[col.ID] {
@@ -307,11 +334,11 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 		}
 		has, err := r.HasFilters(t.ID, col.ID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		chosen[col.ID] = has
 	}
-	return chosen, nil
+	return chosen, explicit, nil
 }
 
 // attachFilters hangs a file's filters on its column stats entries.

@@ -148,13 +148,10 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (res Re
 		if f.obj == nil {
 			continue
 		}
-		// Refused before anything is read: neither can be honoured for an
+		// Refused before anything is read: it cannot be honoured for an
 		// object yet, and quietly doing less than asked is worse.
 		if opts.Owner == catalog.OwnerTaken {
 			return Result{}, fmt.Errorf("%s: --take-ownership: rocklake does not delete objects yet, so it cannot take them", f.path)
-		}
-		if len(opts.FilterColumns) > 0 {
-			return Result{}, fmt.Errorf("%s: --filter-columns: membership filters are built from a column's values, and add reads only the footers of objects", f.path)
 		}
 	}
 	// A rewrite registers its own output through Replace; any other add of
@@ -270,11 +267,11 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 	default:
 		return Result{}, err
 	}
-	chosen, err := filterColumns(r, t, cols, infos[0], res.CreatedTable, opts)
+	chosen, explicit, err := filterColumns(r, t, cols, infos[0], res.CreatedTable, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	filters, err := buildFilters(infos, cols, chosen, opts.Workers)
+	filters, err := buildFilters(infos, cols, chosen, explicit, opts.Workers, opts.Objects)
 	if err != nil {
 		return Result{}, err
 	}

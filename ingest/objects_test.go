@@ -173,7 +173,6 @@ func TestAddObjects(t *testing.T) {
 		{[]string{"s3://lake/data/ev/part-02.parquet"}, Options{}, "already"},
 		{[]string{"s3://lake/data/ev/nope.parquet"}, Options{}, "no such object"},
 		{[]string{"s3://lake/data/ev/part-07.parquet"}, Options{Owner: catalog.OwnerTaken}, "--take-ownership"},
-		{[]string{"s3://lake/data/ev/part-07.parquet"}, Options{FilterColumns: []string{"id"}}, "--filter-columns"},
 	} {
 		bad.opts.Objects = st
 		_, err := Add(c, "ev", bad.args, bad.opts)
@@ -263,4 +262,62 @@ func dumpStore(t *testing.T, c *catalog.Catalog) string {
 		fmt.Fprintf(h, "%x=%x;", it.Key(), it.Value())
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// --filter-columns on objects fetches each object once more, whole, and
+// builds the filters a local copy would get.
+func TestAddObjectsWithFilters(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	dir := t.TempDir()
+	const files = 5
+	for i := range int64(files) {
+		name := fmt.Sprintf("part-%02d.parquet", i)
+		srv.Put(t, "s3://lake/ev/"+name, writeEvents(t, filepath.Join(dir, name), i*1000, 300+i*50, 200))
+	}
+	st := objectStore(t, srv)
+	objs, local := memCatalog(t), memCatalog(t)
+	res, err := Add(objs, "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st, FilterColumns: []string{"name"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(1 + 2*files); res.Fetched.Requests != want {
+		t.Errorf("%d requests, want %d (LIST, then a footer and a whole object each)", res.Fetched.Requests, want)
+	}
+	if _, err := Add(local, "ev", []string{dir}, Options{Create: true, FilterColumns: []string{"name"}, NoAutoFilters: true}); err != nil {
+		t.Fatal(err)
+	}
+	probe := func(c *catalog.Catalog) string {
+		r, err := c.Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tb, _ := r.Table("ev")
+		cols, _ := r.Columns(tb.ID)
+		var b strings.Builder
+		for _, col := range cols {
+			if col.Name != "name" {
+				continue
+			}
+			fs, err := r.Filters(tb.ID, col.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range files {
+				fmt.Fprintf(&b, "file %d has %v:", i, fs.Has(i))
+				for v := 0; v < 1000; v += 7 {
+					if fs.MayContain(i, []byte(fmt.Sprintf("user-%05d", v))) {
+						fmt.Fprintf(&b, " %d", v)
+					}
+				}
+				b.WriteString("\n")
+			}
+		}
+		return b.String()
+	}
+	a, b := probe(objs), probe(local)
+	if a != b || !strings.Contains(a, "has true") || strings.Contains(a, "has false") {
+		t.Errorf("filters of objects differ from those of the same files:\n%s\n%s", a, b)
+	}
 }

@@ -78,8 +78,9 @@ AWS_REGION, AWS_ENDPOINT_URL, AWS_S3_FORCE_PATH_STYLE=true). After one
 listing, each footer is read with one ranged request for the object's last
 64 KiB (a second when the footer is larger), 16 at a time; each object's size
 and ETag are registered, and queries refuse an object whose ETag changed.
-Objects get no membership filters yet, and --take-ownership and
---filter-columns are refused for them.
+Objects get membership filters only for the columns --filter-columns names
+(each object is then fetched whole once more, to read the column), and
+--take-ownership is refused for them.
 
 Membership filters: for the columns --filter-columns names, for columns that
 already have them, and, when --create makes the table, for the first file's
