@@ -144,16 +144,6 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (res Re
 	if err != nil {
 		return Result{}, err
 	}
-	for _, f := range files {
-		if f.obj == nil {
-			continue
-		}
-		// Refused before anything is read: it cannot be honoured for an
-		// object yet, and quietly doing less than asked is worse.
-		if opts.Owner == catalog.OwnerTaken {
-			return Result{}, fmt.Errorf("%s: --take-ownership: rocklake does not delete objects yet, so it cannot take them", f.path)
-		}
-	}
 	// A rewrite registers its own output through Replace; any other add of
 	// a file a rewrite wrote would hand rocklake's file to the user.
 	if len(opts.Replace) == 0 {

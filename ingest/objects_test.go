@@ -172,7 +172,6 @@ func TestAddObjects(t *testing.T) {
 		{[]string{"s3://lake/data/ev/part-07.parquet", "s3://lake/data/ev/part-0[7].parquet"}, Options{}, "named twice"},
 		{[]string{"s3://lake/data/ev/part-02.parquet"}, Options{}, "already"},
 		{[]string{"s3://lake/data/ev/nope.parquet"}, Options{}, "no such object"},
-		{[]string{"s3://lake/data/ev/part-07.parquet"}, Options{Owner: catalog.OwnerTaken}, "--take-ownership"},
 	} {
 		bad.opts.Objects = st
 		_, err := Add(c, "ev", bad.args, bad.opts)

@@ -79,8 +79,9 @@ listing, each footer is read with one ranged request for the object's last
 64 KiB (a second when the footer is larger), 16 at a time; each object's size
 and ETag are registered, and queries refuse an object whose ETag changed.
 Objects get membership filters only for the columns --filter-columns names
-(each object is then fetched whole once more, to read the column), and
---take-ownership is refused for them.
+(each object is then fetched whole once more, to read the column). With
+--take-ownership, cleanup deletes them from the bucket once no kept snapshot
+reads them.
 
 Membership filters: for the columns --filter-columns names, for columns that
 already have them, and, when --create makes the table, for the first file's

@@ -487,6 +487,15 @@ func TestRewriteObjects(t *testing.T) {
 	if !objectExists(t, l.srv, files[0]) {
 		t.Errorf("cleanup deleted the live %s", files[0])
 	}
+	// Objects handed over with --take-ownership go once retired.
+	_, taken := l.upload("ev/taken.parquet", "SELECT 5000 AS id, 0::BIGINT AS k, 1.0::DOUBLE AS v")
+	mustRun(t, "--catalog", l.cat, "add", "ev", taken, "--take-ownership")
+	mustRun(t, "--catalog", l.cat, "rm", "ev", taken)
+	mustRun(t, "--catalog", l.cat, "expire", "--older-than", "0s", "--allow-short-retention")
+	mustRun(t, "--catalog", l.cat, "cleanup", "--grace", "0s")
+	if objectExists(t, l.srv, taken) {
+		t.Errorf("cleanup kept %s, handed over with --take-ownership", taken)
+	}
 	for _, q := range queries {
 		l.same(q)
 	}
