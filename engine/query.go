@@ -430,7 +430,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	for _, v := range views {
 		all = append(all, v.files...)
 	}
-	local, release, err := e.fetchObjects(ctx, all, stamps, res)
+	local, unpin, err := e.fetchObjects(ctx, all, stamps, res)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -439,7 +439,13 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		res.Objects.Requests += v.plan.Objects.Requests
 		res.Objects.Bytes += v.plan.Objects.Bytes
 	}
-	defer release() // once DuckDB has read the rows
+	// The local copies stay pinned until DuckDB has read the rows: until the
+	// connection is released, when this returns or when streamed Rows close.
+	releaseConn := release
+	release = func() {
+		releaseConn()
+		unpin()
+	}
 	for _, v := range views {
 		for i, f := range v.files {
 			if l, ok := local[f]; ok {

@@ -83,8 +83,8 @@ type Plan struct {
 type ObjectCounts struct {
 	Kept      int   `json:"kept"`
 	KeptBytes int64 `json:"kept_bytes"`
-	Requests  int64 `json:"requests"`
-	Bytes     int64 `json:"bytes_fetched"`
+	Requests  int64 `json:"request_count"`
+	Bytes     int64 `json:"bytes"`
 }
 
 // BloomCounts are the row groups whose bloom filters were read, and of

@@ -79,8 +79,16 @@ func (l *objectLake) takeGets() []string {
 }
 
 type queryJSON struct {
-	Rows    [][]*string        `json:"rows"`
+	Rows    []map[string]any   `json:"rows"`
 	Objects engine.ObjectReads `json:"object_storage"`
+}
+
+// first is the value of column n of the first row, as text.
+func (q queryJSON) first() string {
+	if len(q.Rows) == 0 {
+		return "no rows"
+	}
+	return fmt.Sprint(q.Rows[0]["n"])
 }
 
 func (l *objectLake) query(q string, extra ...string) queryJSON {
@@ -145,7 +153,7 @@ func TestQueryObjects(t *testing.T) {
 		Objects struct {
 			Kept      int   `json:"kept"`
 			KeptBytes int64 `json:"kept_bytes"`
-			Requests  int64 `json:"requests"`
+			Requests  int64 `json:"request_count"`
 		} `json:"object_storage"`
 	}
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
@@ -160,12 +168,12 @@ func TestQueryObjects(t *testing.T) {
 
 	// Time travel: a later add does not change what snapshot N reads.
 	_, extra := l.upload("ev/h08.parquet", "SELECT 8000 + i AS id, TIMESTAMP '2024-01-01 08:00:00' + INTERVAL (i) SECOND AS ts, 'buy' AS kind, 1.0::DOUBLE AS v FROM range(10) t(i)")
-	before := l.query("SELECT count(*) FROM ev WHERE id >= 0")
+	before := l.query("SELECT count(*) AS n FROM ev WHERE id >= 0")
 	mustRun(t, "--catalog", l.cat, "add", "ev", extra)
-	after := l.query("SELECT count(*) FROM ev WHERE id >= 0")
-	old := l.query("SELECT count(*) FROM ev WHERE id >= 0", "--snapshot", "1")
-	if *before.Rows[0][0] != "4000" || *after.Rows[0][0] != "4010" || *old.Rows[0][0] != "4000" {
-		t.Errorf("counts before %s, after %s, at snapshot 1 %s", *before.Rows[0][0], *after.Rows[0][0], *old.Rows[0][0])
+	after := l.query("SELECT count(*) AS n FROM ev WHERE id >= 0")
+	old := l.query("SELECT count(*) AS n FROM ev WHERE id >= 0", "--snapshot", "1")
+	if before.first() != "4000" || after.first() != "4010" || old.first() != "4000" {
+		t.Errorf("counts before %s, after %s, at snapshot 1 %s", before.first(), after.first(), old.first())
 	}
 	// verify --deep reads every object (through the cache) and checks every
 	// stored bound against its values.
@@ -453,8 +461,8 @@ func TestRewriteObjects(t *testing.T) {
 	if res := l.query("SELECT count(*) FROM ev WHERE id BETWEEN 100 AND 180"); res.Objects.Objects != 1 {
 		t.Errorf("after a sort by id a narrow range read %d objects, want 1", res.Objects.Objects)
 	}
-	if res := l.query("SELECT count(*), sum(id) FROM ev", "--snapshot", "1"); *res.Rows[0][0] != "1000" {
-		t.Errorf("time travel to the objects before optimize: %v", *res.Rows[0][0])
+	if res := l.query("SELECT count(*) AS n, sum(id) FROM ev", "--snapshot", "1"); res.first() != "1000" {
+		t.Errorf("time travel to the objects before optimize: %v", res.first())
 	}
 	// A growing prefix: add leaves rocklake's objects out.
 	if out, err := run(t, "--catalog", l.cat, "add", "ev", "s3://lake/ev/", "--skip-existing"); err != nil || !strings.Contains(out, "nothing new") {
@@ -541,13 +549,14 @@ func TestPlanObjectIndexes(t *testing.T) {
 		} `json:"pages"`
 		Bloom   struct{ Probed, Skipped int } `json:"bloom"`
 		Objects struct {
-			Requests int64 `json:"requests"`
+			Requests int64 `json:"request_count"`
 		} `json:"object_storage"`
 		KeptFiles []struct {
 			RowGroups []int `json:"row_groups"`
 			Ranges    []struct {
-				First, Rows int64
-				RowGroup    int `json:"row_group"`
+				First    int64 `json:"first_row"`
+				Rows     int64 `json:"rows"`
+				RowGroup int   `json:"row_group"`
 			} `json:"row_ranges"`
 		} `json:"kept_files"`
 	}
