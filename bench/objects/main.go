@@ -62,9 +62,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// A failure panics (fail) so that the deferred calls stop the server
+	// and remove its directory before the program exits.
+	defer func() {
+		if r := recover(); r != nil {
+			log.Print(r)
+			defer os.Exit(1)
+		}
+	}()
 	defer srv.Close()
 	if err := os.Mkdir(filepath.Join(srv.Dir, "lake"), 0o755); err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	endpoint := srv.Endpoint
 	if *delay > 0 {
@@ -77,7 +85,7 @@ func main() {
 	}
 	work, err := os.MkdirTemp("", "rocklake-bench-objects-")
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	defer os.RemoveAll(work)
 
@@ -90,7 +98,7 @@ func main() {
 	newStore := func() *storage.S3 {
 		st, err := storage.NewS3(ctx, opts)
 		if err != nil {
-			log.Fatal(err)
+			fail(err)
 		}
 		return st
 	}
@@ -99,14 +107,14 @@ func main() {
 	// Registration.
 	c, err := catalog.Create(filepath.Join(work, "lake"), catalog.Options{})
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	defer c.Close()
 	st := newStore()
 	t0 := time.Now()
 	res, err := ingest.Add(c, "ev", []string{"s3://lake/ev/"}, ingest.Options{Create: true, Objects: st, Workers: *workers})
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	figs = append(figs, figure{What: fmt.Sprintf("rocklake add, %d objects", res.Files), Requests: res.Fetched.Requests, Bytes: res.Fetched.Bytes,
 		Millis: ms(time.Since(t0)), Note: fmt.Sprintf("%d LIST pages + %d footer GETs", (*n+999)/1000, res.Fetched.Requests-int64((*n+999)/1000))})
@@ -116,7 +124,7 @@ func main() {
 	t0 = time.Now()
 	footers, err := scanFooters(ctx, st, *workers)
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	scan := figure{What: "no catalog: LIST + every footer", Requests: st.Counts().Requests, Bytes: st.Counts().Bytes, Millis: ms(time.Since(t0)),
 		Note: fmt.Sprintf("%d footers, %d in flight", footers, *workers)}
@@ -125,7 +133,7 @@ func main() {
 	// Selective queries: one id, in one object.
 	e, err := engine.New(c)
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	defer e.Close()
 	st = newStore()
@@ -134,10 +142,10 @@ func main() {
 		t0 := time.Now()
 		r, err := e.Query(ctx, fmt.Sprintf("SELECT count(*), sum(v) FROM ev WHERE id = %d", id), engine.QueryOptions{Snapshot: catalog.Latest})
 		if err != nil {
-			log.Fatal(err)
+			fail(err)
 		}
 		if len(r.Rows) != 1 || r.Rows[0][0] == nil || *r.Rows[0][0] != "1" {
-			log.Fatalf("id %d: %v rows, want one", id, r.Rows)
+			fail(fmt.Sprintf("id %d: %v rows, want one", id, r.Rows))
 		}
 		return r.Objects, time.Since(t0)
 	}
@@ -168,7 +176,7 @@ func main() {
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"objects": *n, "rows": *rows, "delay_ms": ms(*delay), "in_flight": *workers, "figures": figs}, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			log.Fatal(err)
+			fail(err)
 		}
 	}
 }
@@ -222,7 +230,7 @@ func upload(srv *s3test.Server, dir string, n, rows int) {
 	close(idx)
 	wg.Wait()
 	if firstErr != nil {
-		log.Fatal(firstErr)
+		fail(firstErr)
 	}
 }
 
@@ -267,7 +275,7 @@ func scanFooters(ctx context.Context, st *storage.S3, workers int) (int, error) 
 func delayProxy(target string, d time.Duration) (string, func()) {
 	u, err := url.Parse(target)
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(u)
@@ -275,7 +283,7 @@ func delayProxy(target string, d time.Duration) (string, func()) {
 	}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(d)
@@ -301,3 +309,6 @@ func put(srv *s3test.Server, loc string, data []byte) error {
 	_, err = srv.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data)})
 	return err
 }
+
+// fail ends the program through main's deferred calls.
+func fail(v ...any) { panic(fmt.Sprint(v...)) }
