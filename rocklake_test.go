@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -441,5 +442,73 @@ func TestQueryRowsFromMetadata(t *testing.T) {
 	}
 	if len(got) != 1 || got[0][0] != int64(15) || got[0][1] != int64(0) || !rows.Result().Metadata {
 		t.Errorf("rows = %v (from metadata: %v), want [[15 0]] from metadata", got, rows.Result().Metadata)
+	}
+}
+
+// The README's Go API synopsis is code: it must compile against the
+// package as it is. The synopsis becomes the body of a function in a
+// package that exists only in a go build overlay, so nothing is written
+// into the module.
+func TestReadmeGoAPICompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go build")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "### Go API\n")
+	if start < 0 {
+		t.Fatal("README.md has no \"### Go API\" section")
+	}
+	section := text[start:]
+	if end := strings.Index(section[1:], "\n#"); end >= 0 {
+		section = section[:end+1]
+	}
+	var body []string
+	names := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		code, ok := strings.CutPrefix(line, "    ")
+		if !ok {
+			if len(body) > 0 && line != "" {
+				break // the first indented block is the synopsis
+			}
+			continue
+		}
+		body = append(body, "\t"+code)
+		if lhs, _, ok := strings.Cut(code, "="); ok {
+			for _, n := range strings.Split(strings.TrimSuffix(lhs, ":"), ",") {
+				if n = strings.TrimSpace(n); n != "" && n != "_" && !strings.ContainsAny(n, " .(") {
+					names[n] = true
+				}
+			}
+		}
+	}
+	if len(body) == 0 {
+		t.Fatal("the Go API section has no indented code")
+	}
+	for n := range names {
+		body = append(body, "\t_ = "+n)
+	}
+	src := "package readmesnippet\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"rocklake\"\n)\n\nvar _ = time.Now\n\nfunc _() {\n" +
+		strings.Join(body, "\n") + "\n}\n"
+	dir := t.TempDir()
+	file := filepath.Join(dir, "snippet.go")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	target := filepath.Join(wd, "internal", "readmesnippet", "snippet.go")
+	if err := os.WriteFile(overlay, []byte(fmt.Sprintf(`{"Replace":{%q:%q}}`, target, file)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-overlay", overlay, "./internal/readmesnippet")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's Go API synopsis does not compile: %v\n%s\n--- as compiled:\n%s", err, out, src)
 	}
 }
