@@ -16,10 +16,9 @@
 //
 // Every method that reads or writes the catalog or data files takes a
 // context.Context. Where the package underneath has no cancellation of its
-// own (catalog reads and commits, registration, planning, expiry,
-// cleanup), the context is checked before the work starts and between its
-// steps; a step once started runs to its end. Each method's documentation
-// says which.
+// own (catalog reads and commits, planning, expiry, cleanup), the context
+// is checked before the work starts and between its steps; a step once
+// started runs to its end. Each method's documentation says which.
 package rocklake
 
 import (
@@ -219,14 +218,11 @@ type AddResult = ingest.Result
 // all of them, or, when any cannot be read or does not fit the table,
 // none.
 //
-// ctx is checked before the footers are read; registration itself is not
-// interrupted (package ingest takes no context), so a cancel during it
-// takes effect only when it ends, and the files are then registered.
+// ctx stops the footer reads (none starts once it is done) and is checked
+// again before the commit: a cancel before the commit registers nothing;
+// one during the commit does not stop it.
 func (l *Lake) Add(ctx context.Context, table string, paths []string, o AddOptions) (AddResult, error) {
 	if err := l.writable("add to " + table); err != nil {
-		return AddResult{}, err
-	}
-	if err := ctx.Err(); err != nil {
 		return AddResult{}, err
 	}
 	iopts := ingest.Options{
@@ -236,7 +232,7 @@ func (l *Lake) Add(ctx context.Context, table string, paths []string, o AddOptio
 	if o.TakeOwnership {
 		iopts.Owner = catalog.OwnerTaken
 	}
-	return ingest.Add(l.cat, table, paths, iopts)
+	return ingest.AddContext(ctx, l.cat, table, paths, iopts)
 }
 
 // SnapshotRef names the snapshot a read sees. Its zero value is the latest
