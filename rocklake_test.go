@@ -512,3 +512,39 @@ func TestReadmeGoAPICompiles(t *testing.T) {
 		t.Fatalf("the README's Go API synopsis does not compile: %v\n%s\n--- as compiled:\n%s", err, out, src)
 	}
 }
+
+// An Add cancelled while it reads footers commits nothing and reads no
+// further footer.
+func TestAddCancelledWhileReading(t *testing.T) {
+	lake, dir, _ := twoSnapshots(t)
+	var paths []string
+	for i := range 4 {
+		p := filepath.Join(dir, fmt.Sprintf("more%d.parquet", i))
+		writeParquet(t, p, fmt.Sprintf("SELECT range + %d AS id FROM range(3)", 100+10*i))
+		paths = append(paths, p)
+	}
+	before, err := lake.Snapshots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var read atomic.Int64
+	_, err = lake.Add(ctx, "t", paths, rocklake.AddOptions{Workers: 1, Progress: func(done, total int) {
+		read.Store(int64(done))
+		cancel()
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Add cancelled after its first footer: err = %v, want context.Canceled", err)
+	}
+	if read.Load() != 1 {
+		t.Errorf("%d footers read after a cancel at the first, want 1", read.Load())
+	}
+	after, err := lake.Snapshots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d snapshots after a cancelled Add, want %d", len(after), len(before))
+	}
+}
