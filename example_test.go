@@ -198,6 +198,8 @@ func ExampleLake_Stats() {
 	}
 	fmt.Println(st.Rows, "rows in", st.Files, "files")
 	for _, c := range st.Columns {
+		// Min, Max and ContainsNull are nil when the files do not say;
+		// DuckDB's writer records them.
 		fmt.Printf("%s: %s .. %s, nulls: %v\n", c.Column, *c.Min, *c.Max, *c.ContainsNull)
 	}
 	files, err := lake.Files(ctx, "readings", rocklake.ReadOptions{})
