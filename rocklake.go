@@ -1,39 +1,86 @@
 // Package rocklake embeds a rocklake catalog in a Go program: open or
 // create a catalog, create tables, register Parquet files, plan which files
-// a predicate needs, and run DuckDB queries over only those files.
+// a predicate needs, run DuckDB queries over only those files, and read the
+// catalog's tables, statistics, files and snapshots.
+//
+// This package holds what a caller needs: the options structs, the result
+// types (most are aliases of types in the packages below, named in each
+// declaration) and the sentinel errors, so that a program can use
+// errors.Is(err, rocklake.ErrNoSuchTable) without importing those packages.
 //
 // The pieces it joins live in their own packages, usable alone: catalog
 // (the DuckLake model on Pebble or PostgreSQL), ingest (footer statistics), expr and
 // prune (predicates and skipping), engine (queries on DuckDB), maintain
 // (rewrites and checks of a table's files). This package, engine and
 // maintain link DuckDB through cgo; the others are pure Go.
+//
+// Every method that reads or writes the catalog or data files takes a
+// context.Context. Where the package underneath has no cancellation of its
+// own (catalog reads and commits, planning, expiry, cleanup), the context
+// is checked before the work starts and between its steps; a step once
+// started runs to its end. Each method's documentation says which.
 package rocklake
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"rocklake/catalog"
 	"rocklake/engine"
 	"rocklake/ingest"
+	"rocklake/kv"
+	"rocklake/kv/pgkv"
 	"rocklake/maintain"
 	"rocklake/prune"
+	"rocklake/stats"
 	"rocklake/storage"
+	"rocklake/types"
 )
 
-// Lake is an open catalog with a query engine.
+// Lake is an open catalog with a query engine. It is safe for concurrent
+// use.
 type Lake struct {
-	cat *catalog.Catalog
-	eng *engine.Engine
+	cat      *catalog.Catalog
+	eng      *engine.Engine
+	readOnly bool
 }
 
-// Option configures Create.
-type Option func(*catalog.Options)
+// OpenOptions configure Open and Create. The zero value opens read-write
+// with the default cache.
+type OpenOptions struct {
+	// ReadOnly opens the catalog for reading only: every method that would
+	// commit fails with ErrReadOnly, and a directory catalog is opened
+	// without writing anything to its directory. Create refuses it.
+	ReadOnly bool
+	// CacheBytes bounds the memory of decoded file lists and column
+	// statistics kept for planning; 0 means the default
+	// (catalog.DefaultCacheBytes), a negative value disables the cache.
+	CacheBytes int64
+	// DataRoot, for Create only, confines the catalog's data files to one
+	// directory tree: Add refuses a path outside it (after resolving
+	// symbolic links and ".."). The root is stored in the catalog and Open
+	// reads it back, so Open refuses the field rather than ignore it.
+	DataRoot string
+	// Postgres tunes the connection pool of a catalog in PostgreSQL
+	// (ignored for a directory).
+	Postgres PostgresOptions
+}
 
-// WithDataRoot confines the catalog's data files to one directory tree:
-// Add refuses a path outside it (after resolving symbolic links and "..").
-// The root is stored in the catalog; Open reads it back.
-func WithDataRoot(dir string) Option { return func(o *catalog.Options) { o.DataRoot = dir } }
+// PostgresOptions tune a catalog in PostgreSQL: pool size, retry window,
+// statement timeout, idle timeout. An alias of pgkv.Options.
+type PostgresOptions = pgkv.Options
+
+func (o OpenOptions) catalogOptions() catalog.Options {
+	return catalog.Options{
+		DataRoot:   o.DataRoot,
+		CacheBytes: o.CacheBytes,
+		Pebble:     kv.PebbleOptions{ReadOnly: o.ReadOnly},
+		Postgres:   o.Postgres,
+	}
+}
 
 // Create makes a new catalog at loc: a directory (created if missing,
 // otherwise empty), or a PostgreSQL database named by a postgres:// URL or
@@ -41,35 +88,50 @@ func WithDataRoot(dir string) Option { return func(o *catalog.Options) { o.DataR
 // URL's search_path names first (public by default), which must hold
 // nothing else. PostgreSQL's PG* environment variables and ~/.pgpass fill
 // in what the location leaves out. Errors never show the password.
-func Create(loc string, opts ...Option) (*Lake, error) {
-	var o catalog.Options
-	for _, opt := range opts {
-		opt(&o)
+//
+// ctx is checked before the catalog is made; making it is not
+// interrupted.
+func Create(ctx context.Context, loc string, o OpenOptions) (*Lake, error) {
+	if o.ReadOnly {
+		return nil, fmt.Errorf("create %s: OpenOptions.ReadOnly is set, but Create must write the new catalog", loc)
 	}
-	c, err := catalog.Create(loc, o)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := catalog.Create(loc, o.catalogOptions())
 	if err != nil {
 		return nil, err
 	}
-	return wrap(c)
+	return wrap(c, o)
 }
 
 // Open opens the catalog at loc, a directory or a PostgreSQL location as
 // for Create.
-func Open(loc string) (*Lake, error) {
-	c, err := catalog.Open(loc, catalog.Options{})
+//
+// ctx is checked before the catalog is opened; opening it is not
+// interrupted (a PostgreSQL connection waits at most
+// PostgresOptions.Timeout).
+func Open(ctx context.Context, loc string, o OpenOptions) (*Lake, error) {
+	if o.DataRoot != "" {
+		return nil, fmt.Errorf("open %s: OpenOptions.DataRoot is for Create; Open reads the data root stored in the catalog", loc)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := catalog.Open(loc, o.catalogOptions())
 	if err != nil {
 		return nil, err
 	}
-	return wrap(c)
+	return wrap(c, o)
 }
 
-func wrap(c *catalog.Catalog) (*Lake, error) {
+func wrap(c *catalog.Catalog, o OpenOptions) (*Lake, error) {
 	e, err := engine.New(c)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	return &Lake{cat: c, eng: e}, nil
+	return &Lake{cat: c, eng: e, readOnly: o.ReadOnly}, nil
 }
 
 // Close closes the engine and the catalog.
@@ -81,56 +143,242 @@ func (l *Lake) Close() error {
 	return err
 }
 
-// Catalog is the underlying catalog, for reading snapshots and statistics.
+// Catalog is the underlying catalog, for what this package does not wrap.
+// Writes through it bypass OpenOptions.ReadOnly's check (a directory
+// catalog opened read-only still refuses them).
 func (l *Lake) Catalog() *catalog.Catalog { return l.cat }
 
+// DataRoot is the directory the catalog's data files must lie under, ""
+// for none.
+func (l *Lake) DataRoot() string { return l.cat.DataRoot() }
+
+// writable refuses a write on a Lake opened read-only, before any work:
+// a PostgreSQL store has no read-only mode of its own to refuse it later.
+func (l *Lake) writable(what string) error {
+	if l.readOnly {
+		return fmt.Errorf("%s: %w (the lake was opened with OpenOptions.ReadOnly)", what, ErrReadOnly)
+	}
+	return nil
+}
+
 // CreateTable creates a table from a column list such as
-// "id BIGINT, name VARCHAR".
-func (l *Lake) CreateTable(name, columns string) error {
+// "id BIGINT, name VARCHAR" and returns the snapshot that made it.
+//
+// ctx is checked before the commit; the commit is not interrupted.
+func (l *Lake) CreateTable(ctx context.Context, name, columns string) (Snapshot, error) {
+	if err := l.writable("create table " + name); err != nil {
+		return Snapshot{}, err
+	}
 	defs, err := catalog.ParseColumnDefs(columns)
 	if err != nil {
-		return err
+		return Snapshot{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Snapshot{}, err
 	}
 	tx, err := l.cat.Begin()
 	if err != nil {
-		return err
+		return Snapshot{}, err
 	}
 	tx.CreateTable(name, defs)
-	_, err = tx.Commit()
-	return err
+	return tx.Commit()
 }
 
-// Add registers Parquet files (files, directories, globs) in one snapshot;
-// with create, a missing table is made from the first file's schema. The
-// files stay the caller's: Cleanup never deletes them (see
-// catalog.Ownership).
-func (l *Lake) Add(table string, create bool, paths ...string) (ingest.Result, error) {
-	return ingest.Add(l.cat, table, paths, ingest.Options{Create: create})
+// AddOptions tune Add. The zero value registers into an existing table,
+// the caller keeping ownership of the files.
+type AddOptions struct {
+	// Create makes a missing table from the first file's schema.
+	Create bool
+	// FilterColumns names top-level columns to build membership filters
+	// for (= and IN on them then skip files by value).
+	FilterColumns []string
+	// NoAutoFilters stops a table Create makes from choosing filter
+	// columns by itself.
+	NoAutoFilters bool
+	// Workers read footers in parallel; 0 means 2 × GOMAXPROCS.
+	Workers int
+	// Progress, when set, is called after each footer is read, from the
+	// reading goroutines (calls may be concurrent).
+	Progress func(done, total int)
+	// SkipExisting leaves out the files the table has registered (same
+	// resolved path, or same device and inode) instead of refusing the
+	// whole add: the way to register what is new in a growing directory.
+	SkipExisting bool
+	// TakeOwnership hands the files to rocklake: once no kept snapshot
+	// reads them, Cleanup deletes them from disk. Without it Cleanup only
+	// forgets them.
+	TakeOwnership bool
 }
 
-// Plan reports which files and row groups of a table a predicate needs, at
-// the latest snapshot.
-func (l *Lake) Plan(table, predicate string) (*prune.Plan, error) {
-	r, err := l.cat.Read(catalog.Latest)
+// AddResult summarises an Add: the snapshot made (the zero Snapshot when
+// SkipExisting left every file out), files, rows and bytes registered. An
+// alias of ingest.Result.
+type AddResult = ingest.Result
+
+// Add registers Parquet files (files, directories, globs) in one snapshot:
+// all of them, or, when any cannot be read or does not fit the table,
+// none.
+//
+// ctx stops the footer reads (none starts once it is done) and is checked
+// again before the commit: a cancel before the commit registers nothing;
+// one during the commit does not stop it.
+func (l *Lake) Add(ctx context.Context, table string, paths []string, o AddOptions) (AddResult, error) {
+	if err := l.writable("add to " + table); err != nil {
+		return AddResult{}, err
+	}
+	iopts := ingest.Options{
+		Create: o.Create, Workers: o.Workers, Progress: o.Progress,
+		FilterColumns: o.FilterColumns, NoAutoFilters: o.NoAutoFilters, SkipExisting: o.SkipExisting,
+	}
+	if o.TakeOwnership {
+		iopts.Owner = catalog.OwnerTaken
+	}
+	return ingest.AddContext(ctx, l.cat, table, paths, iopts)
+}
+
+// SnapshotRef names the snapshot a read sees. Its zero value is the latest
+// snapshot (as of the call); AtSnapshot names an earlier one. It exists
+// because snapshot 0 is a real snapshot (the empty catalog Create makes),
+// so a plain int64 field's zero value could not mean "latest".
+type SnapshotRef struct {
+	id  int64
+	set bool
+}
+
+// LatestSnapshot is the zero SnapshotRef, spelled out.
+var LatestSnapshot = SnapshotRef{}
+
+// AtSnapshot names snapshot id (time travel). A negative id is refused
+// with ErrNoSuchSnapshot when used.
+func AtSnapshot(id int64) SnapshotRef { return SnapshotRef{id: id, set: true} }
+
+// ID is the snapshot named, and false for the latest.
+func (s SnapshotRef) ID() (int64, bool) { return s.id, s.set }
+
+// String is "latest" or "snapshot N".
+func (s SnapshotRef) String() string {
+	if !s.set {
+		return "latest"
+	}
+	return fmt.Sprintf("snapshot %d", s.id)
+}
+
+// catalogID is the id the catalog and engine packages take, where
+// catalog.Latest (-1) means the latest.
+func (s SnapshotRef) catalogID() (int64, error) {
+	if !s.set {
+		return catalog.Latest, nil
+	}
+	if s.id < 0 {
+		return 0, fmt.Errorf("%w %d: snapshot ids are 0 or more (the zero SnapshotRef reads the latest)", ErrNoSuchSnapshot, s.id)
+	}
+	return s.id, nil
+}
+
+// read opens a catalog reader at s once ctx allows.
+func (l *Lake) read(ctx context.Context, s SnapshotRef) (*catalog.Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id, err := s.catalogID()
+	if err != nil {
+		return nil, err
+	}
+	return l.cat.Read(id)
+}
+
+// PlanOptions tune Plan. The zero value plans at the latest snapshot down
+// to row groups.
+type PlanOptions struct {
+	// Snapshot is the snapshot planned against; the zero value is the
+	// latest.
+	Snapshot SnapshotRef
+	// Pages also reads the page index of the row groups kept and keeps
+	// only the row ranges whose pages may match.
+	Pages bool
+}
+
+// Plan is which files, row groups and pages of a table a predicate needs,
+// and why. An alias of prune.Plan.
+type Plan = prune.Plan
+
+// Plan reports which files and row groups of a table a predicate (a WHERE
+// clause in DuckDB syntax) needs.
+//
+// ctx is checked before planning starts; planning is not interrupted
+// (package prune takes no context).
+func (l *Lake) Plan(ctx context.Context, table, predicate string, o PlanOptions) (*Plan, error) {
+	r, err := l.read(ctx, o.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return prune.PlanTable(r, table, predicate, prune.Options{})
+	return prune.PlanTable(r, table, predicate, prune.Options{Pages: o.Pages})
 }
 
-// Query runs a DuckDB SELECT over catalog tables at the latest snapshot.
-func (l *Lake) Query(ctx context.Context, sql string) (*engine.Result, error) {
-	return l.eng.Query(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest})
+// QueryOptions tune Query and QueryRows. The zero value queries the latest
+// snapshot.
+type QueryOptions struct {
+	// Snapshot is the snapshot the query reads; the zero value is the
+	// latest.
+	Snapshot SnapshotRef
+}
+
+func (o QueryOptions) engineOptions() (engine.QueryOptions, error) {
+	// engine.QueryOptions{}.Snapshot is 0, snapshot 0, not the latest:
+	// the id is always set here from the SnapshotRef.
+	id, err := o.Snapshot.catalogID()
+	return engine.QueryOptions{Snapshot: id}, err
+}
+
+// Result is a query's answer held in memory (DuckDB's text of each value,
+// nil for NULL) with how each table was pruned. An alias of engine.Result.
+type Result = engine.Result
+
+// Rows is a query's answer handed over row by row, typed (see
+// engine.Rows for the Go type of each DuckDB type). An alias of
+// engine.Rows.
+type Rows = engine.Rows
+
+// ResultColumn is one column of a query's answer: its name and DuckDB
+// type. An alias of engine.Column.
+type ResultColumn = engine.Column
+
+// Query runs a DuckDB SELECT over catalog tables and returns the whole
+// answer as text. ctx cancels the query while DuckDB runs it.
+func (l *Lake) Query(ctx context.Context, sql string, o QueryOptions) (*Result, error) {
+	eo, err := o.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	return l.eng.Query(ctx, sql, eo)
 }
 
 // QueryRows runs a query as Query does and hands its rows over as DuckDB
-// produces them, typed (nil for NULL; see engine.Rows), instead of
-// building every value as text first. Close the rows when done: they hold
-// a DuckDB connection.
-func (l *Lake) QueryRows(ctx context.Context, sql string) (*engine.Rows, error) {
-	return l.eng.QueryRows(ctx, sql, engine.QueryOptions{Snapshot: catalog.Latest}, engine.RowsOptions{})
+// produces them, typed (nil for NULL), instead of building every value as
+// text first. Close the rows when done: they hold a DuckDB connection.
+// ctx cancels the query while rows are read.
+func (l *Lake) QueryRows(ctx context.Context, sql string, o QueryOptions) (*Rows, error) {
+	eo, err := o.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	return l.eng.QueryRows(ctx, sql, eo, engine.RowsOptions{})
 }
+
+// OptimizeOptions say how Optimize sorts and sizes the files it writes. An
+// alias of maintain.OptimizeOptions.
+type OptimizeOptions = maintain.OptimizeOptions
+
+// RewriteResult is what Optimize or MergeSmallFiles did. An alias of
+// maintain.RewriteResult.
+type RewriteResult = maintain.RewriteResult
+
+// The curves OptimizeOptions.Curve takes (aliases of maintain's).
+const (
+	ZOrder  = maintain.ZOrder
+	Hilbert = maintain.Hilbert
+)
 
 // Optimize rewrites a table's files sorted by columns (or along a Z-order
 // or Hilbert curve through them) and swaps them in for the old files in one
@@ -138,35 +386,86 @@ func (l *Lake) QueryRows(ctx context.Context, sql string) (*engine.Rows, error) 
 // Cleanup. The new files go to o.Dir, else under the catalog's rewrite
 // root (catalog.Catalog.RewriteRoot). A cancelled ctx before the commit
 // commits nothing and removes them. See maintain.Optimize.
-func (l *Lake) Optimize(ctx context.Context, table string, o maintain.OptimizeOptions) (*maintain.RewriteResult, error) {
+func (l *Lake) Optimize(ctx context.Context, table string, o OptimizeOptions) (*RewriteResult, error) {
+	if err := l.writable("optimize " + table); err != nil {
+		return nil, err
+	}
 	return maintain.Optimize(ctx, l.eng, table, o)
 }
 
 // MergeSmallFiles merges a table's files of fewer than rowsPerFile rows
 // (0: 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil
-// result means there was nothing to merge. See maintain.MergeSmallFiles.
-func (l *Lake) MergeSmallFiles(ctx context.Context, table string, rowsPerFile int64) (*maintain.RewriteResult, error) {
+// result means there was nothing to merge. ctx is honoured as by
+// Optimize. See maintain.MergeSmallFiles.
+func (l *Lake) MergeSmallFiles(ctx context.Context, table string, rowsPerFile int64) (*RewriteResult, error) {
+	if err := l.writable("compact " + table); err != nil {
+		return nil, err
+	}
 	return maintain.MergeSmallFiles(ctx, l.eng, table, maintain.MergeOptions{RowsPerFile: rowsPerFile})
 }
+
+// ExpireOptions tune Expire (dry run, retention floor). An alias of
+// catalog.ExpireOptions.
+type ExpireOptions = catalog.ExpireOptions
+
+// ExpireResult lists the snapshots Expire forgot and the files it
+// scheduled for Cleanup. An alias of catalog.ExpireResult.
+type ExpireResult = catalog.ExpireResult
+
+// CleanupOptions tune Cleanup (dry run, grace period). An alias of
+// catalog.CleanupOptions.
+type CleanupOptions = catalog.CleanupOptions
+
+// CleanupResult lists the files Cleanup deleted and forgot. An alias of
+// catalog.CleanupResult.
+type CleanupResult = catalog.CleanupResult
+
+// OrphanOptions tune DeleteOrphans. An alias of catalog.OrphanOptions.
+type OrphanOptions = catalog.OrphanOptions
+
+// OrphanResult lists the orphaned files DeleteOrphans found. An alias of
+// catalog.OrphanResult.
+type OrphanResult = catalog.OrphanResult
 
 // Expire forgets the snapshots committed before olderThan (never the
 // newest) and schedules for Cleanup the files no kept snapshot reads. A
 // cutoff under the retention floor (catalog.DefaultRetention, 7 days) fails
-// with catalog.ErrRetentionTooShort unless o.MinRetention lowers it (a
-// negative value lifts it). See catalog.Expire.
-func (l *Lake) Expire(olderThan time.Time, o catalog.ExpireOptions) (*catalog.ExpireResult, error) {
+// with ErrRetentionTooShort unless o.MinRetention lowers it (a negative
+// value lifts it). See catalog.Catalog.Expire.
+//
+// ctx is checked before expiry starts; expiry, one commit, is not
+// interrupted.
+func (l *Lake) Expire(ctx context.Context, olderThan time.Time, o ExpireOptions) (*ExpireResult, error) {
+	if !o.DryRun {
+		if err := l.writable("expire"); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return l.cat.Expire(olderThan, o)
 }
 
 // Cleanup deletes the files Expire scheduled that rocklake owns (written by
-// Optimize or MergeSmallFiles) once they have waited o.Grace (default
-// catalog.DefaultGrace, an hour), and forgets the caller's own files,
-// leaving them on disk. See catalog.Cleanup.
-func (l *Lake) Cleanup(o catalog.CleanupOptions) (*catalog.CleanupResult, error) {
+// Optimize or MergeSmallFiles, or added with AddOptions.TakeOwnership)
+// once they have waited o.Grace (default catalog.DefaultGrace, an hour),
+// and forgets the caller's own files, leaving them on disk. See
+// catalog.Catalog.Cleanup. Objects rocklake owns are deleted through the
+// object store the environment describes, as the CLI does.
+//
+// ctx is checked before cleanup starts; once deleting, it runs to its end.
+func (l *Lake) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
+	if !o.DryRun {
+		if err := l.writable("cleanup"); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if o.DeleteObject == nil {
-		// Objects a rewrite wrote are deleted through the store the
-		// environment describes, as the CLI does.
-		o.DeleteObject = storage.EnvDeleter(context.Background())
+		o.DeleteObject = storage.EnvDeleter(ctx)
 	}
 	return l.cat.Cleanup(o)
 }
@@ -174,7 +473,347 @@ func (l *Lake) Cleanup(o catalog.CleanupOptions) (*catalog.CleanupResult, error)
 // DeleteOrphans deletes the files Optimize or MergeSmallFiles wrote that no
 // snapshot registered (a rewrite killed before its commit; a cancelled one
 // removes its own), once older than o.Grace, and nothing else. See
-// catalog.DeleteOrphans.
-func (l *Lake) DeleteOrphans(o catalog.OrphanOptions) (*catalog.OrphanResult, error) {
+// catalog.Catalog.DeleteOrphans.
+//
+// ctx is checked before it starts; once deleting, it runs to its end.
+func (l *Lake) DeleteOrphans(ctx context.Context, o OrphanOptions) (*OrphanResult, error) {
+	if !o.DryRun {
+		if err := l.writable("delete orphans"); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return l.cat.DeleteOrphans(o)
 }
+
+// ReadOptions choose the snapshot Tables, Describe, Stats and Files read.
+// The zero value reads the latest.
+type ReadOptions struct {
+	// Snapshot is the snapshot read; the zero value is the latest.
+	Snapshot SnapshotRef
+}
+
+// Snapshot is one committed version of the catalog: its id, time and what
+// it changed. An alias of catalog.Snapshot.
+type Snapshot = catalog.Snapshot
+
+// Table is a table as a snapshot sees it: id, name, and the snapshots it
+// lives between. An alias of catalog.Table.
+type Table = catalog.Table
+
+// Column is a table's column: name, type (Type), nullability; nested
+// fields have a Parent and a Path from the top-level column. An alias of
+// catalog.Column.
+type Column = catalog.Column
+
+// Type is a DuckDB logical type; String gives DuckLake's spelling
+// (timestamptz, decimal(5,1)). An alias of types.Type.
+type Type = types.Type
+
+// Ownership says whether Cleanup may delete a file from disk. An alias of
+// catalog.Ownership; its String is "user", "taken", "rocklake" or
+// "unrecorded".
+type Ownership = catalog.Ownership
+
+// The ownerships a File can have (aliases of catalog's).
+const (
+	OwnerUnrecorded = catalog.OwnerUnrecorded
+	OwnerUser       = catalog.OwnerUser
+	OwnerTaken      = catalog.OwnerTaken
+	OwnerRocklake   = catalog.OwnerRocklake
+)
+
+// Snapshots lists every kept snapshot, oldest first.
+//
+// ctx is checked before the catalog is read.
+func (l *Lake) Snapshots(ctx context.Context) ([]Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return l.cat.Snapshots()
+}
+
+// Tables lists the tables at a snapshot, in catalog order.
+//
+// ctx is checked before the catalog is read.
+func (l *Lake) Tables(ctx context.Context, o ReadOptions) ([]Table, error) {
+	r, err := l.read(ctx, o.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Tables()
+}
+
+// TableInfo is a table's definition at one snapshot.
+type TableInfo struct {
+	Table
+	// Snapshot is the id of the snapshot read.
+	Snapshot int64
+	// Columns are the table's columns in order, each nested field after
+	// its parent (catalog.TopLevel keeps the top-level ones).
+	Columns []Column
+}
+
+// Describe returns a table's columns and their types.
+//
+// ctx is checked before the catalog is read.
+func (l *Lake) Describe(ctx context.Context, table string, o ReadOptions) (*TableInfo, error) {
+	r, err := l.read(ctx, o.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &TableInfo{Table: t, Snapshot: r.Snapshot().ID, Columns: cols}, nil
+}
+
+// TableStats are a table's totals and per-column statistics at one
+// snapshot, what the planner skips files with.
+type TableStats struct {
+	Table string
+	// Snapshot is the id of the snapshot read.
+	Snapshot  int64
+	Rows      int64
+	Files     int64
+	Bytes     int64
+	NextRowID int64
+	// Columns hold every column, nested fields by their dotted path.
+	Columns []ColumnStats
+}
+
+// ColumnStats bound one column over every file of a table. A statistic
+// that is not known is nil, never a zero value.
+type ColumnStats struct {
+	// Column is the column's name, a nested field's as parent.child.
+	Column string
+	ID     int64
+	Type   Type
+	// Min and Max are in DuckLake's text form (DuckDB's CAST(v AS
+	// VARCHAR), TIMESTAMPTZ at +00). A bound that is not exact still
+	// bounds the values: they lie within it.
+	Min, Max               *string
+	MinIsExact, MaxIsExact bool
+	ContainsNull           *bool
+	ContainsNaN            *bool
+}
+
+// Stats returns a table's row, file and byte counts and the bounds of
+// each column, from the catalog alone.
+//
+// ctx is checked before the catalog is read and between columns.
+func (l *Lake) Stats(ctx context.Context, table string, o ReadOptions) (*TableStats, error) {
+	r, err := l.read(ctx, o.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := r.TableStats(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &TableStats{
+		Table: t.Name, Snapshot: r.Snapshot().ID, Rows: ts.RecordCount, Files: ts.FileCount,
+		Bytes: ts.FileSizeBytes, NextRowID: ts.NextRowID, Columns: make([]ColumnStats, 0, len(cols)),
+	}
+	for _, c := range cols {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cs := ts.Columns[c.ID]
+		if cs == nil {
+			cs = &catalog.TableColumnStats{} // no statistics row: everything unknown
+		}
+		lo, err := boundText(c, cs.Min)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := boundText(c, cs.Max)
+		if err != nil {
+			return nil, err
+		}
+		out.Columns = append(out.Columns, ColumnStats{
+			Column: strings.Join(c.Path, "."), ID: c.ID, Type: c.Type,
+			Min: lo, Max: hi, MinIsExact: cs.MinIsExact, MaxIsExact: cs.MaxIsExact,
+			ContainsNull: maybePtr(cs.ContainsNull), ContainsNaN: maybePtr(cs.ContainsNaN),
+		})
+	}
+	return out, nil
+}
+
+// boundText decodes a stored bound into DuckLake's text form; a type
+// without an order has no bounds (nil).
+func boundText(c Column, b stats.Maybe[[]byte]) (*string, error) {
+	if !b.Known {
+		return nil, nil
+	}
+	codec, ok := types.CodecFor(c.Type)
+	if !ok {
+		return nil, nil
+	}
+	v, err := codec.Decode(b.V)
+	if err != nil {
+		return nil, fmt.Errorf("column %s: stored bound %x does not decode as %s: %w", strings.Join(c.Path, "."), b.V, c.Type, err)
+	}
+	s := codec.Format(v)
+	return &s, nil
+}
+
+func maybePtr[T any](m stats.Maybe[T]) *T {
+	if !m.Known {
+		return nil
+	}
+	v := m.V
+	return &v
+}
+
+// File is one data file of a table at a snapshot.
+type File struct {
+	ID int64
+	// Path is where the file is (a path stored relative to the table's
+	// directory is joined to it).
+	Path      string
+	Rows      int64
+	Bytes     int64
+	RowGroups int32
+	// AddedAt is the id of the snapshot that registered the file.
+	AddedAt int64
+	Owner   Ownership
+}
+
+// Files lists a table's data files at a snapshot, by file id.
+//
+// ctx is checked before the catalog is read.
+func (l *Lake) Files(ctx context.Context, table string, o ReadOptions) ([]File, error) {
+	r, err := l.read(ctx, o.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := r.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]File, 0, len(files))
+	for _, f := range files {
+		out = append(out, File{ID: f.ID, Path: f.Location(t), Rows: f.RecordCount, Bytes: f.FileSizeBytes,
+			RowGroups: f.RowGroupCount, AddedAt: f.Begin, Owner: f.Owner})
+	}
+	slices.SortFunc(out, func(a, b File) int { return cmpInt(a.ID, b.ID) })
+	return out, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// VerifyOptions tune Verify. The zero value checks the files of the latest
+// snapshot against their registered sizes.
+type VerifyOptions struct {
+	// Snapshot is the snapshot whose files are checked; the zero value is
+	// the latest.
+	Snapshot SnapshotRef
+	// Deep also reads every column of every row group through DuckDB and
+	// checks each stored bound, NULL count, NaN flag and membership filter
+	// against the data.
+	Deep bool
+}
+
+// VerifyReport lists what Verify checked and the problems it found. An
+// alias of maintain.VerifyReport.
+type VerifyReport = maintain.VerifyReport
+
+// Problem is one thing Verify found wrong with one file. An alias of
+// maintain.Problem.
+type Problem = maintain.Problem
+
+// Verify checks a table's files against the catalog. Problems found are
+// in the report, not the error: a nil error with problems means the check
+// ran and found them. ctx cancels a deep check between DuckDB queries.
+func (l *Lake) Verify(ctx context.Context, table string, o VerifyOptions) (*VerifyReport, error) {
+	id, err := o.Snapshot.catalogID()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return maintain.Verify(ctx, l.eng, table, id, o.Deep)
+}
+
+// The errors callers test for with errors.Is; each is the same value as
+// the one in the package named, so either spelling matches.
+var (
+	// ErrNotCatalog: the location holds no rocklake catalog (catalog).
+	ErrNotCatalog = catalog.ErrNotCatalog
+	// ErrExists: Create found a catalog already there (catalog).
+	ErrExists = catalog.ErrExists
+	// ErrLocked: another process has the directory catalog open (catalog).
+	ErrLocked = catalog.ErrLocked
+	// ErrReadOnly: a write on a lake opened with OpenOptions.ReadOnly
+	// (kv).
+	ErrReadOnly = kv.ErrReadOnly
+	// ErrConflict: a concurrent commit changed what this one changes;
+	// retrying on the new state may succeed (catalog).
+	ErrConflict = catalog.ErrConflict
+	// ErrNoSuchSnapshot: the snapshot does not exist or was expired
+	// (catalog).
+	ErrNoSuchSnapshot = catalog.ErrNoSuchSnapshot
+	// ErrNoSuchTable: no table of that name at the snapshot read
+	// (catalog).
+	ErrNoSuchTable = catalog.ErrNoSuchTable
+	// ErrNoSuchColumn: no column of that name in the table (catalog).
+	ErrNoSuchColumn = catalog.ErrNoSuchColumn
+	// ErrNoSuchFile: no data file of that path or id (catalog).
+	ErrNoSuchFile = catalog.ErrNoSuchFile
+	// ErrDuplicate: a table name or file path that is already taken
+	// (catalog).
+	ErrDuplicate = catalog.ErrDuplicate
+	// ErrInvalid: a malformed definition (catalog).
+	ErrInvalid = catalog.ErrInvalid
+	// ErrOutsideRoot: a file outside the catalog's data root (catalog).
+	ErrOutsideRoot = catalog.ErrOutsideRoot
+	// ErrRetentionTooShort: an Expire cutoff under the retention floor
+	// (catalog).
+	ErrRetentionTooShort = catalog.ErrRetentionTooShort
+	// ErrCorrupt: a catalog value that does not decode (catalog).
+	ErrCorrupt = catalog.ErrCorrupt
+	// ErrSchemaMismatch: a file whose columns do not fit the table
+	// (ingest).
+	ErrSchemaMismatch = ingest.ErrSchemaMismatch
+	// ErrDataFileChanged: a registered file is missing or was replaced
+	// since it was registered (engine).
+	ErrDataFileChanged = engine.ErrDataFileChanged
+	// ErrNotAQuery: Query was given a statement that is not a query
+	// (engine).
+	ErrNotAQuery = engine.ErrNotAQuery
+	// ErrNothingToOptimize: Optimize on a table with no files (maintain).
+	ErrNothingToOptimize = maintain.ErrNothingToOptimize
+)

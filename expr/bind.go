@@ -20,14 +20,22 @@ type BindError struct {
 	Text string
 	Pos  int
 	Msg  string
+	// Err is the sentinel the failure is an instance of (ErrNoSuchColumn),
+	// nil for others; Unwrap hands it to errors.Is.
+	Err error
 }
 
 func (e *BindError) Error() string {
 	return fmt.Sprintf("at offset %d: %s%s", e.Pos, e.Msg, context(e.Text, max(e.Pos, 0)))
 }
 
-// ErrNoSuchColumn is wrapped by the error for an unknown column.
-var ErrNoSuchColumn = errors.New("no such column")
+// Unwrap is the sentinel the error is an instance of, if any.
+func (e *BindError) Unwrap() error { return e.Err }
+
+// ErrNoSuchColumn is wrapped by the error for an unknown column. It is
+// catalog.ErrNoSuchColumn itself, so a caller tests for one sentinel
+// whether the catalog or a predicate named the missing column.
+var ErrNoSuchColumn = catalog.ErrNoSuchColumn
 
 // Bound is a predicate bound to a table's columns.
 type Bound struct {
@@ -132,7 +140,7 @@ func (b *binder) column(id *Ident) (*Column, error) {
 			}
 		}
 		sort.Strings(names)
-		return nil, &BindError{Text: b.text, Pos: id.At, Msg: fmt.Sprintf("%v %q (columns: %s)", ErrNoSuchColumn, strings.Join(id.Parts, "."), strings.Join(names, ", "))}
+		return nil, &BindError{Text: b.text, Pos: id.At, Msg: fmt.Sprintf("%v %q (columns: %s)", ErrNoSuchColumn, strings.Join(id.Parts, "."), strings.Join(names, ", ")), Err: ErrNoSuchColumn}
 	}
 	if c, ok := b.used[pick.ID]; ok {
 		return c, nil

@@ -193,6 +193,20 @@ func TestErrorsNamePosition(t *testing.T) {
 	}
 }
 
+// An unknown column is catalog.ErrNoSuchColumn to errors.Is, as the
+// catalog's own lookups are; other bind failures are not.
+func TestUnknownColumnIsTheCatalogSentinel(t *testing.T) {
+	cols := testColumns()
+	_, err := Compile("abs(nope) = 1", cols)
+	if !errors.Is(err, catalog.ErrNoSuchColumn) || !errors.Is(err, ErrNoSuchColumn) {
+		t.Errorf("unknown column: err = %v, want errors.Is catalog.ErrNoSuchColumn", err)
+	}
+	_, err = Compile("i", cols)
+	if err == nil || errors.Is(err, catalog.ErrNoSuchColumn) {
+		t.Errorf("a bare integer column: err = %v, want an error that is not ErrNoSuchColumn", err)
+	}
+}
+
 func TestHostilePredicates(t *testing.T) {
 	cols := testColumns()
 	// A 10,000-element IN list.

@@ -119,11 +119,22 @@ type counter interface{ Counts() storage.Counts }
 // Add registers Parquet files in a table in one snapshot: all of them, or,
 // when any file cannot be read or does not fit, none. paths may name files,
 // directories (searched for *.parquet) and globs.
-func Add(c *catalog.Catalog, table string, paths []string, opts Options) (res Result, err error) {
+func Add(c *catalog.Catalog, table string, paths []string, opts Options) (Result, error) {
+	return AddContext(context.Background(), c, table, paths, opts)
+}
+
+// AddContext is Add stopped by ctx: no footer is read once ctx is done,
+// and nothing is committed. ctx is checked before each footer read and
+// before the commit, not within one read or the commit itself, so a
+// cancel that comes during the commit still leaves the files registered.
+func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []string, opts Options) (res Result, err error) {
 	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	objects := func() (storage.Store, error) {
 		if opts.Objects == nil {
-			s3, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
 			if err != nil {
 				return nil, err
 			}
@@ -162,12 +173,12 @@ func Add(c *catalog.Catalog, table string, paths []string, opts Options) (res Re
 			return Result{Skipped: skipped, SkippedDirs: skippedDirs, Elapsed: time.Since(start)}, nil
 		}
 	}
-	infos, err := inspectAll(files, opts)
+	infos, err := inspectAll(ctx, files, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		res, err = commitFiles(c, table, infos, opts)
+		res, err = commitFiles(ctx, c, table, infos, opts)
 		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
 			continue // another writer changed the table: check again on the new state
 		}
@@ -221,7 +232,7 @@ func leaveOutRegistered(c *catalog.Catalog, table string, files []target) ([]tar
 	return out, len(files) - len(out), nil
 }
 
-func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Options) (Result, error) {
+func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []*fileInfo, opts Options) (Result, error) {
 	tx, err := c.Begin()
 	if err != nil {
 		return Result{}, err
@@ -288,6 +299,10 @@ func commitFiles(c *catalog.Catalog, table string, infos []*fileInfo, opts Optio
 		tx.RemoveFiles(table, opts.Replace...)
 	}
 	tx.AddFiles(table, nfs...)
+	// The last point where a cancel can still leave the catalog as it was.
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	snap, err := tx.Commit()
 	if err != nil {
 		return Result{}, namedBy(err, infos)
@@ -328,8 +343,9 @@ type fileErrors struct {
 func (e *fileErrors) Error() string   { return e.msg }
 func (e *fileErrors) Unwrap() []error { return e.errs }
 
-// inspectAll reads every footer with a pool of workers.
-func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
+// inspectAll reads every footer with a pool of workers, which stop taking
+// files once ctx is done.
+func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
@@ -354,7 +370,7 @@ func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
 				i := next
 				next++
 				mu.Unlock()
-				if i >= len(files) {
+				if i >= len(files) || ctx.Err() != nil {
 					return
 				}
 				infos[i], errs[i] = inspectTarget(files[i], opts.Objects)
@@ -372,6 +388,9 @@ func inspectAll(files []target, opts Options) ([]*fileInfo, error) {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err // files left unread have no info: nothing may go on
+	}
 	var failed []error
 	for _, e := range errs {
 		if e != nil {

@@ -274,8 +274,8 @@ func TestPlanCommand(t *testing.T) {
 	if kf["path"] != paths[1] || fmt.Sprint(kf["row_groups"]) != "[1]" || kf["all_match"] != true {
 		t.Fatalf("kept file: %v", kf)
 	}
-	if _, err := run(t, "--catalog", dir, "plan", "t", "y = 1"); err == nil || !strings.Contains(err.Error(), "no such column") {
-		t.Fatalf("unknown column: %v", err)
+	if _, err := run(t, "--catalog", dir, "plan", "t", "y = 1"); err == nil || !strings.Contains(err.Error(), "no such column") || errorCode(err) != codeNotFound {
+		t.Fatalf("unknown column: %v (code %q), want code %q", err, errorCode(err), codeNotFound)
 	}
 	if _, err := run(t, "--catalog", dir, "plan", "t", "x = 'abc'"); err == nil || !strings.Contains(err.Error(), "offset 4") {
 		t.Fatalf("uncastable literal: %v", err)
