@@ -12,7 +12,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver, to write the example's files
 
-	"rocklake"
+	"github.com/rocklake/rocklake"
 )
 
 // writeHours writes three Parquet files of readings, one per hour of

@@ -1,4 +1,4 @@
-module rocklake
+module github.com/rocklake/rocklake
 
 go 1.26.0
 

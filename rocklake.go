@@ -28,16 +28,16 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
-	"rocklake/maintain"
-	"rocklake/prune"
-	"rocklake/stats"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/maintain"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Lake is an open catalog with a query engine. It is safe for concurrent

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"rocklake"
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
+	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
 )
 
 // writeParquet writes the rows of a DuckDB SELECT to path.
@@ -491,7 +491,7 @@ func TestReadmeGoAPICompiles(t *testing.T) {
 	for n := range names {
 		body = append(body, "\t_ = "+n)
 	}
-	src := "package readmesnippet\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"rocklake\"\n)\n\nvar _ = time.Now\n\nfunc _() {\n" +
+	src := "package readmesnippet\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/rocklake/rocklake\"\n)\n\nvar _ = time.Now\n\nfunc _() {\n" +
 		strings.Join(body, "\n") + "\n}\n"
 	dir := t.TempDir()
 	file := filepath.Join(dir, "snippet.go")

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // The arrays of file and stats blocks (blocks.go) are frame-of-reference

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // File blocks: a plan's file list and one column's bounds, read as a few

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"rocklake/kv/kvtest"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // A table's FileSet and ColumnBounds, built from its file blocks, equal

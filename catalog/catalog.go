@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // formatVersion is the layout version written in the Meta row.

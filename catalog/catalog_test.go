@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
-	"rocklake/kv/kvtest"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 func TestTagsAreDistinct(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
-	"rocklake/membership"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // Planning a table of a million files evaluates a predicate's few columns

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/kv/kvtest"
-	"rocklake/membership"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // planFields is what ColumnBounds.Fill carries: every field the planner

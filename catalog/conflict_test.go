@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"rocklake/kv"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // readCounter counts point reads and iterators opened, through the store

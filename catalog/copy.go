@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // ErrPartialCopy is returned by Copy for a destination that holds rows but

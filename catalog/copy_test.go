@@ -14,10 +14,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"rocklake/internal/pgtest"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // fillCatalog gives c a history worth copying: tables created, renamed

@@ -7,11 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"rocklake/stats"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocklake/rocklake/stats"
 )
 
 // TestCrashChild is the writer the crash test kills: it commits snapshots

@@ -12,8 +12,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Ownership says whether cleanup may delete a data file from disk once no
@@ -51,7 +51,7 @@ func (o Ownership) String() string {
 	case OwnerTaken:
 		return "taken"
 	case OwnerRocklake:
-		return "rocklake"
+		return "github.com/rocklake/rocklake"
 	}
 	return fmt.Sprintf("ownership(%d)", uint8(o))
 }

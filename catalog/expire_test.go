@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/membership"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // snapshotView renders everything a reader sees at a snapshot: tables,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // The fence (key 11) is a random value every catalog write replaces, on

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/kv"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // unknownStore makes batch commits report kv.ErrUnknownOutcome, having

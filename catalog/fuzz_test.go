@@ -5,8 +5,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // FuzzDecodeValue: any bytes either fail to decode as a stored value, with

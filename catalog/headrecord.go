@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // HeadRecordFile is the file, beside the store in the catalog directory,

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/membership"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/membership"
 
 	"google.golang.org/protobuf/proto"
 )

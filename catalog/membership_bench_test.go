@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/kv"
-	"rocklake/membership"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/membership"
 )
 
 // BenchmarkColdMemberProbe: one `col = v` probe over 10,000 files of

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv/kvtest"
-	"rocklake/membership"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/membership"
 )
 
 // The membership index answers exactly what the files' own filters answer,

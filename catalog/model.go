@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Snapshot is one committed version of the catalog.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Objects in an S3-compatible store: the ETag is kept, an object root

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
 )
 
 // OrphanOptions steer DeleteOrphans. The zero value is the default.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // clockCatalog is a catalog whose clock the test moves.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"rocklake/internal/pgtest"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // Planning reads a column's bounds over every file in pages, not a round

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Reader reads the catalog as of one snapshot, through one consistent view

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // dirState is what a read-only open must leave as it was: every file's

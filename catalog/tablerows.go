@@ -3,8 +3,8 @@ package catalog
 import (
 	"fmt"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // A table has one row per name it has had: a rename ends the row of the

@@ -3,9 +3,9 @@ package catalog
 import (
 	"sync"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // statsKey names the catalog state a set of table stats describes. Every

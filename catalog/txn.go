@@ -12,11 +12,11 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
-	"rocklake/catalog/catalogpb"
-	"rocklake/kv"
-	"rocklake/membership"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // ColumnDef defines a column for CreateTable.

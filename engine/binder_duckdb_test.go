@@ -10,14 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/ingest"
-	"rocklake/internal/sqllex"
-	"rocklake/kv/kvtest"
-	"rocklake/prune"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // binderColumn is a column of the binder cross-check: its catalog type,

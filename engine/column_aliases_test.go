@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // TestColumnAliasesMatchDuckDB: a table aliased with a column list,

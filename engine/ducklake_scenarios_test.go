@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/kv/kvtest"
-	"rocklake/prune"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
 )
 
 // The scenarios of DuckLake's test/sql/stats filter_pushdown_float_nan,

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Files whose columns are in another order, or carry an extra column, are

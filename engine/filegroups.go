@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/internal/sqllex"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/types"
 )
 
 // fileSchema is how DuckDB reads a file: sig is its whole Parquet schema

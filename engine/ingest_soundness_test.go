@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/internal/sqllex"
-	"rocklake/kv/kvtest"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // soundnessReport counts what checkFileAgainstDuckDB looked at.

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/engine/duckast"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine/duckast"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // metadataAnswer answers `SELECT count(*), min(c), max(c) FROM t [WHERE …]`

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"rocklake/catalog"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // objectWorkers bounds the objects fetched at once: the store's

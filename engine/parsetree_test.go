@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/engine/duckast"
-	"rocklake/expr"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine/duckast"
+	"github.com/rocklake/rocklake/expr"
 )
 
 // The query path reads each WHERE conjunct from DuckDB's parse tree

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/ingest"
-	"rocklake/kv/kvtest"
-	"rocklake/prune"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // literalsFor are literal spellings to compare a column of each kind with,

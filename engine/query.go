@@ -14,13 +14,13 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"rocklake/catalog"
-	"rocklake/engine/duckast"
-	"rocklake/expr"
-	"rocklake/internal/sqllex"
-	"rocklake/prune"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine/duckast"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Engine runs SQL over a catalog's tables on embedded DuckDB, reading only

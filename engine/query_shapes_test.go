@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // shapesFixture is two tables u and t, clustered by id so that WHERE

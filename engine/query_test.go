@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // queryFixture is two catalog tables written by DuckDB over several files,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // A repeated query reuses DuckDB's parse; a stale parse never changes an

@@ -6,11 +6,11 @@ import (
 	"sort"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/engine/duckast"
-	"rocklake/internal/sqllex"
-	"rocklake/prune"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine/duckast"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Which WHERE conjuncts may skip which table reference.

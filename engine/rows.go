@@ -14,8 +14,8 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"rocklake/internal/sqllex"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Column is one column of a query's answer: the name DuckDB gave it and

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // TestQueryRowsMatchesText: the typed rows QueryRows streams print, value

@@ -7,7 +7,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // An engine's DuckDB shared with packages that run SQL of their own on it

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/internal/testkit"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/testkit"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // lakeOf registers files as table t in a new in-memory catalog.

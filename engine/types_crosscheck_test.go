@@ -6,8 +6,8 @@ import (
 	"sort"
 	"testing"
 
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 // crossTypes pairs each rocklake type text with DuckDB's spelling.

@@ -17,12 +17,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/kv/kvtest"
-	"rocklake/pqmeta"
-	"rocklake/prune"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/types"
 )
 
 // rawColumn is one Parquet leaf written with arrow-go's low-level writer,

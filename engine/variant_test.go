@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
 )
 
 // TestDuckDBVariantStats ingests VARIANT columns as DuckDB 1.5 writes them

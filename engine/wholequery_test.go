@@ -48,12 +48,12 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/sqllex"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
 )
 
 var (

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/types"
 )
 
 // BindError reports a predicate that names something that is not there or

@@ -1,7 +1,7 @@
 package expr
 
 import (
-	"rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/internal/sqllex"
 	"sort"
 	"strings"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/types"
 )
 
 func testColumns() []catalog.Column {

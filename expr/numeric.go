@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rocklake/types"
+	"github.com/rocklake/rocklake/types"
 )
 
 // DuckDB compares a number column with a FLOAT or DOUBLE operand in that

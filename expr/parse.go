@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
 // Node is a parsed, unbound WHERE-clause expression.

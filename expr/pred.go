@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Pred is a bound predicate: columns resolved, literals cast to their

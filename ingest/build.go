@@ -6,11 +6,11 @@ import (
 	"sort"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/pqmeta"
-	"rocklake/stats"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // fileInfo is one Parquet file read and interpreted: enough to register it

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // A cancel stops the footer reads where they are and commits nothing; a

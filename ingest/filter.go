@@ -13,11 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"rocklake/catalog"
-	"rocklake/membership"
-	"rocklake/pqmeta"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Membership filters (package membership) are built at registration for:

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/pqmeta"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // sharedFixtures lists ../shared/testdata/parquet-testing, skipping the test

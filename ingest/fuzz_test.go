@@ -3,8 +3,8 @@ package ingest
 import (
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/internal/testkit"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/testkit"
 )
 
 // FuzzRegister feeds mutated Parquet files to the registration built from

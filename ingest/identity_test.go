@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/internal/pqwrite"
-	"rocklake/pqmeta"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/types"
 )
 
 // writeInts writes a one-column BIGINT file of n rows.

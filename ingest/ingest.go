@@ -41,8 +41,8 @@ import (
 	"sync"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // ErrSchemaMismatch reports a file whose columns do not fit the table.

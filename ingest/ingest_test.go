@@ -15,13 +15,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
-	"rocklake/catalog"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/testkit"
-	"rocklake/kv/kvtest"
-	"rocklake/pqmeta"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/testkit"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 func memCatalog(t *testing.T) *catalog.Catalog {

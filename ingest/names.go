@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"rocklake/types"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Column names are matched as DuckDB matches identifiers

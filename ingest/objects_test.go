@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/s3test"
-	"rocklake/pqmeta"
-	"rocklake/stats"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // writeEvents writes a file of n rows (id from base, a name, a double with

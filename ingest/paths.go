@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"rocklake/catalog"
-	"rocklake/pqmeta"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // target is a file to register as the operating system resolved it.

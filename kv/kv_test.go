@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"testing"
 
-	"rocklake/kv"
-	"rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 func TestPebbleConformance(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"math/big"
 	"sort"
 
-	"rocklake/catalog"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Range is one unit's [Min, Max] on a column, as encodings; Known is false

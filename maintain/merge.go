@@ -3,8 +3,8 @@ package maintain
 import (
 	"context"
 
-	"rocklake/catalog"
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // MergeOptions steer MergeSmallFiles.

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	"rocklake/engine"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // objectStore is what a rewrite of objects needs of the store: to list,

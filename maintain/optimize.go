@@ -9,9 +9,9 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/internal/curve"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/curve"
 )
 
 // OptimizeOptions steer a rewrite.

@@ -10,16 +10,16 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/internal/curve"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/testkit"
-	"rocklake/kv/kvtest"
-	"rocklake/prune"
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/curve"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/testkit"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 func TestOptimizeSortBy(t *testing.T) {

@@ -13,13 +13,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/internal/curve"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/sqllex"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/curve"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/types"
 )
 
 // RewriteResult says what a rewrite (Optimize, MergeSmallFiles) did.

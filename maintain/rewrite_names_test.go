@@ -11,15 +11,15 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/internal/curve"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/sqllex"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/curve"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 // Column names a rewrite must not confuse with its own: DuckDB's row id

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/internal/sqllex"
-	"rocklake/membership"
-	"rocklake/stats"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Problem is one thing verify found wrong.

@@ -13,12 +13,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
 )
 
 // lieAboutColumnMax rewrites a file's footer so that column col's max in

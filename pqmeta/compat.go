@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/big"
 
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Fits reports whether a file column DuckDB reads as type f fits a table

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // File is what a Parquet file's footer says, read as DuckDB reads the

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // TestReadWrittenFile reads a file whose contents are known and checks

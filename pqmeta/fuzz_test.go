@@ -3,7 +3,7 @@ package pqmeta
 import (
 	"testing"
 
-	"rocklake/internal/testkit"
+	"github.com/rocklake/rocklake/internal/testkit"
 )
 
 // FuzzInspect feeds mutated Parquet files to the footer reader, the

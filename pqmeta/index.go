@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // FileIndex reads what lies below a file's row-group statistics: the page

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // writeInts writes a one-column BIGINT file of n rows.

@@ -3,7 +3,7 @@ package pqmeta
 import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // arrow-go keeps the footer's thrift structs in an internal package: their

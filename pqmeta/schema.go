@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
-	"rocklake/types"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Parquet's physical types, converted types and repetitions, by their

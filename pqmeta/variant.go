@@ -3,7 +3,7 @@ package pqmeta
 import (
 	"strings"
 
-	"rocklake/types"
+	"github.com/rocklake/rocklake/types"
 )
 
 // VariantLeaf places a leaf inside a shredded VARIANT column.

@@ -4,10 +4,10 @@ import (
 	"slices"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // benchUnits: 1,024 units, one hour of timestamps each, id ranges of

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/kv/kvtest"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // TestPlanningDuringCommits runs planners against the catalog while writers

@@ -54,10 +54,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"rocklake/expr"
-	"rocklake/kv"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Result is what a unit's stats say about a predicate.

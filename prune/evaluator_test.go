@@ -7,11 +7,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/stats"
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 // memStats is a Statistics held in memory, for the evaluator's own tests:

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Catalog membership filters: chosen automatically for mostly-distinct

@@ -1,6 +1,6 @@
 package prune
 
-import "rocklake/pqmeta"
+import "github.com/rocklake/rocklake/pqmeta"
 
 // The file's own Parquet metadata (bloom filters, page index) comes from
 // one reader; these names are the planner's only tie to its package.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/internal/pgtest"
 )
 
 // TestMain stops the PostgreSQL server that tests on that backend start

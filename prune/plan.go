@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"sync"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/pqmeta"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // Counts are units total, kept (to read) and all-match (kept, no filter

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
 )
 
 // TestClusteredTableKeepsOnlyMatchingFiles: on a table clustered by the

@@ -13,13 +13,13 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/kv/kvtest"
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 var (

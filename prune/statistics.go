@@ -3,9 +3,9 @@ package prune
 import (
 	"slices"
 
-	"rocklake/catalog"
-	"rocklake/expr"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // The Statistics of each level.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/internal/s3test"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/storage"
 )
 
 func TestCache(t *testing.T) {

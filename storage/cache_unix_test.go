@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // TestCacheAcrossProcesses: a pin held by another process keeps its entry

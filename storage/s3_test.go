@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"rocklake/internal/s3test"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/storage"
 )
 
 func newStore(t *testing.T, srv *s3test.Server, endpoint string, opts storage.S3Options) *storage.S3 {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 func TestAscendingTables(t *testing.T) {

@@ -2,7 +2,7 @@ package types
 
 import (
 	"fmt"
-	"rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/internal/sqllex"
 	"strings"
 )
 

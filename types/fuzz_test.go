@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 // fuzzTypes are the types the fuzz targets pick from by index.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
 // aliases maps every lower-cased single-word type name rocklake accepts to its

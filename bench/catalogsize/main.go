@@ -14,9 +14,9 @@ import (
 	"os"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 func main() {

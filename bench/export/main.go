@@ -43,10 +43,10 @@ import (
 	"syscall"
 	"time"
 
-	"rocklake/bench/internal/baseline"
-	"rocklake/bench/internal/events"
-	"rocklake/bench/internal/results"
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/bench/internal/baseline"
+	"github.com/rocklake/rocklake/bench/internal/events"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // copySrc runs the statement given as its argument with Exec: DuckDB's

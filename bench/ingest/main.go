@@ -18,12 +18,12 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/bench/internal/results"
-	"rocklake/catalog"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 func main() {

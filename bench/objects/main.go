@@ -30,14 +30,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/s3test"
-	"rocklake/pqmeta"
-	"rocklake/storage"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 type figure struct {

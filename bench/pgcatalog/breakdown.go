@@ -15,12 +15,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"rocklake/bench/internal/results"
-	"rocklake/bench/internal/synth"
-	"rocklake/catalog"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
-	"rocklake/prune"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/bench/internal/synth"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/prune"
 )
 
 // The breakdown splits a cold plan's Read + PlanTable into the time spent

@@ -64,13 +64,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"rocklake/bench/internal/results"
-	"rocklake/bench/internal/synth"
-	"rocklake/catalog"
-	"rocklake/internal/pgtest"
-	"rocklake/internal/storm"
-	"rocklake/kv/pgkv"
-	"rocklake/prune"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/bench/internal/synth"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/internal/storm"
+	"github.com/rocklake/rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/prune"
 )
 
 // Figure is one measure at one size on both backends.

@@ -18,10 +18,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"rocklake/bench/internal/results"
-	"rocklake/bench/internal/synth"
-	"rocklake/catalog"
-	"rocklake/prune"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/bench/internal/synth"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/prune"
 )
 
 // Result is one predicate at one table size.

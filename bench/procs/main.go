@@ -45,11 +45,11 @@ import (
 	"syscall"
 	"time"
 
-	"rocklake/bench/internal/baseline"
-	"rocklake/bench/internal/events"
-	"rocklake/bench/internal/results"
-	"rocklake/bench/internal/synth"
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/bench/internal/baseline"
+	"github.com/rocklake/rocklake/bench/internal/events"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/bench/internal/synth"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // Result is one query at one table size; times are medians of new

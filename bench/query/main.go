@@ -21,11 +21,11 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/bench/internal/events"
-	"rocklake/bench/internal/results"
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
+	"github.com/rocklake/rocklake/bench/internal/events"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
 )
 
 // Result is one query at one table size.

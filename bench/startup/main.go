@@ -36,11 +36,11 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/bench/internal/baseline"
-	"rocklake/bench/internal/results"
-	"rocklake/bench/internal/synth"
-	"rocklake/catalog"
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/bench/internal/baseline"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/bench/internal/synth"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Process is one command, run as a new process, over all rounds.

@@ -2222,7 +2222,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +
 	"\x0eOWNERSHIP_USER\x10\x01\x12\x13\n" +
 	"\x0fOWNERSHIP_TAKEN\x10\x02\x12\x15\n" +
-	"\x11OWNERSHIP_WRITTEN\x10\x03B\x1cZ\x1arocklake/catalog/catalogpbb\x06proto3"
+	"\x11OWNERSHIP_WRITTEN\x10\x03B0Z.github.com/rocklake/rocklake/catalog/catalogpbb\x06proto3"
 
 var (
 	file_catalog_proto_rawDescOnce sync.Once

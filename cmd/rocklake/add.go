@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"rocklake/catalog"
-	"rocklake/ingest"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
 )
 
 // progressThreshold is how many files make a progress bar worth drawing.

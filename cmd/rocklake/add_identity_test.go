@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // identFixture is a catalog and a data directory (links resolved, so paths

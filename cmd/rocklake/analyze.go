@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/internal/plot"
-	"rocklake/maintain"
+	"github.com/rocklake/rocklake/internal/plot"
+	"github.com/rocklake/rocklake/maintain"
 )
 
 func newAnalyzeCmd(g *globals) *cobra.Command {

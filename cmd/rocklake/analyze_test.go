@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // analyze measures a sorted column as perfectly clustered and a random one

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/internal/pqwrite"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 func newCatalogDir(t *testing.T) string {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"rocklake/catalog"
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv"
 )
 
 func newCatalogCmd(g *globals) *cobra.Command {

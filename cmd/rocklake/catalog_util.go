@@ -8,11 +8,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/kv"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // storeFS, when set, is the file system the catalog's store is opened on;

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/storage"
 )
 
 type cleanupOutput struct {

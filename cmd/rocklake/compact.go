@@ -6,7 +6,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"rocklake/maintain"
+	"github.com/rocklake/rocklake/maintain"
 )
 
 func newCompactCmd(g *globals) *cobra.Command {

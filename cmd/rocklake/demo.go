@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/cmd/rocklake/internal/demo"
+	"github.com/rocklake/rocklake/cmd/rocklake/internal/demo"
 )
 
 func newDemoCmd(g *globals) *cobra.Command {

@@ -13,13 +13,13 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
-	"rocklake/maintain"
-	"rocklake/pqmeta"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/maintain"
+	"github.com/rocklake/rocklake/pqmeta"
 )
 
 // Error codes of --format json, one per kind of failure a script may act

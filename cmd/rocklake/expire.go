@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 type expireOutput struct {

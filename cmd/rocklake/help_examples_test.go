@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/s3test"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/types"
 )
 
 // exampleState is what a command's examples expect to find in the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/storage"
 )
 
 func newInitCmd(g *globals) *cobra.Command {

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/internal/pgtest"
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // asCLI, set in the environment, makes the test binary run as rocklake

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // Usage mistakes are errors with exit status 2 and a one-line message,

@@ -15,11 +15,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/internal/pqwrite"
-	"rocklake/internal/s3test"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/types"
 )
 
 // objectLake is a lakeCase whose table's files live in a real

@@ -8,8 +8,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"rocklake/internal/curve"
-	"rocklake/maintain"
+	"github.com/rocklake/rocklake/internal/curve"
+	"github.com/rocklake/rocklake/maintain"
 )
 
 type optimizeOutput struct {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // writeEvents writes n Parquet files of 30 rows (user_id, v) into dir.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/prune"
-	"rocklake/storage"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/storage"
 )
 
 func newPlanCmd(g *globals) *cobra.Command {

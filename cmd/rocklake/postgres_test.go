@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/internal/pgtest"
 )
 
 // named is how errors name a test database: user, host, no password.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/engine"
-	"rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
 func newQueryCmd(g *globals) *cobra.Command {

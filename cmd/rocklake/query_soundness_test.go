@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/engine"
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Each test here is one way a query once returned a fast, wrong answer with

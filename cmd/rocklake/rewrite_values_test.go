@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // writeSpecial writes a file of signed zeros, infinities and NaNs of

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 func newRmCmd(g *globals) *cobra.Command {

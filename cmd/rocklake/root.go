@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // globals are the flags every command shares.

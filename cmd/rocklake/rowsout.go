@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"rocklake/engine"
-	"rocklake/prune"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/prune"
 )
 
 // Output formats of query beside text and json.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 type snapshotInfo struct {

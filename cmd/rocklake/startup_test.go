@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // storeState is every file of a catalog directory with its size and

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/catalog"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // statsOutput is the JSON shape of `rocklake stats` (documented in the

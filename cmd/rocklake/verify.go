@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"rocklake/maintain"
+	"github.com/rocklake/rocklake/maintain"
 
 	"github.com/spf13/cobra"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // verify --deep over a table with columns named as DuckDB's own virtual

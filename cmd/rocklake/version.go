@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rocklake/engine"
+	"github.com/rocklake/rocklake/engine"
 )
 
 // version is the release; builds may set it with

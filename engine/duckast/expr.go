@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"rocklake/expr"
-	"rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/expr"
+	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
 // Expr is one expression node of DuckDB's parse tree, with the fields of

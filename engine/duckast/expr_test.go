@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"rocklake/expr"
+	"github.com/rocklake/rocklake/expr"
 )
 
 func decodeExpr(t *testing.T, js string) *Expr {

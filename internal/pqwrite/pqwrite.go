@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"rocklake/types"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Column is a named column of values of one DuckDB type; a nil entry is

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"testing"
 
-	"rocklake/catalog"
-	"rocklake/internal/pgtest"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 func encBigint(t *testing.T, x int64) []byte {

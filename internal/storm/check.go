@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/catalog"
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // Report is what a storm did and what Check found.

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/kv/pgkv"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Config describes a storm. The zero value of each field but Catalog and

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"rocklake/catalog"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // countingStore passes everything to the PostgreSQL store and counts how

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // workerEnv carries a worker's spec (JSON) from Start to MaybeWorker.

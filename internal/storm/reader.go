@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/kv"
-	"rocklake/stats"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // progressEvery is how often a reader logs its count of checked reads.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"rocklake/internal/pgtest"
-	"rocklake/internal/storm"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/internal/storm"
 )
 
 // TestMain lets the test binary be its own workers: started with the

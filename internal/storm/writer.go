@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // errorPause is how long a worker waits after a failed call before the

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
-	"rocklake/types/typestest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
+	"github.com/rocklake/rocklake/types/typestest"
 )
 
 // RandomColumn draws a column of n values for tests: NULLs in a random

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Backend opens stores for the suite. Reopen, when set, closes a store and

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"rocklake/internal/pgtest"
-	"rocklake/kv"
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // BackendEnv names the environment variable that picks the store Store

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"rocklake/internal/pgtest"
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 func TestRedactMasksEveryPasswordForm(t *testing.T) {

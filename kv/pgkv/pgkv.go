@@ -59,7 +59,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // TableName is the one table the store keeps in its schema.

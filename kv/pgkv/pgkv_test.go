@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"rocklake/internal/pgtest"
-	"rocklake/kv"
-	"rocklake/kv/kvtest"
-	"rocklake/kv/pgkv"
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

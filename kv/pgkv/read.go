@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 const (

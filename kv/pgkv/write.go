@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"rocklake/kv"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // chunkBytes bounds the keys and values one statement carries, far below

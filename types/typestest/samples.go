@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"rocklake/types"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Ascending lists, per type, text values in DuckDB's ascending order with

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/stats"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Table is the table Build creates.

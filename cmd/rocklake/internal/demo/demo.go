@@ -18,11 +18,11 @@ import (
 	"strings"
 	"time"
 
-	"rocklake/catalog"
-	"rocklake/engine"
-	"rocklake/ingest"
-	"rocklake/internal/pqwrite"
-	"rocklake/types"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // Options size the demo.
