@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-const module = "rocklake"
+const module = "github.com/rocklake/rocklake"
 
 // readmeLayers parses the README's table: "    N      name/   text" starts
 // layer N, "           name/   text" adds to it, deeper indentation names a
