@@ -171,7 +171,8 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 				sel = append(sel, fmt.Sprintf("%s AS %s", src, sqllex.QuoteName(c.Name)))
 			}
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false)",
+		// can_have_nan as in viewSQL.
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false, can_have_nan = true)",
 			strings.Join(sel, ", "), fileList(r.files, source(r.files))))
 	}
 	// Runs of one schema are of one type by construction; two runs, one of

@@ -765,7 +765,11 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 		}
 		return "SELECT " + strings.Join(nulls, ", ") + " WHERE false"
 	}
-	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false)",
+	// can_have_nan: Parquet min/max leave NaN out, and DuckDB 1.5.6 by
+	// default trusts them as the whole range, folding `c > 127` to false
+	// over a NaN row (duckdb/duckdb#25521). rocklake has pruned already,
+	// NaN-aware; DuckDB must not prune again on that assumption.
+	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false, can_have_nan = true)",
 		strings.Join(sel, ", "), fileList(files, src), byName)
 }
 

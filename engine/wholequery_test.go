@@ -1056,7 +1056,7 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 			if err := os.Link(p, link); err != nil {
 				t.Fatal(err)
 			}
-			sel := fmt.Sprintf("SELECT %s FROM read_parquet(%s)", strings.Join(casts, ", "), sqlQuote(link))
+			sel := fmt.Sprintf("SELECT %s FROM read_parquet(%s, can_have_nan = true)", strings.Join(casts, ", "), sqlQuote(link))
 			parts = append(parts, sel)
 			if _, err := b.oracleMat.Exec(fmt.Sprintf("INSERT INTO %s %s", sqllex.QuoteName(tb.name), sel)); err != nil {
 				t.Fatalf("seed %d: the oracle cannot read %s as table %s: %v\n%s", b.seed, p, tb.name, err, b.describe())
