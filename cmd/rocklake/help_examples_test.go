@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -188,5 +189,106 @@ func TestHelpExamplesRun(t *testing.T) {
 	}
 	if ran < 20 {
 		t.Fatalf("ran %d examples; the walk over the commands found too few", ran)
+	}
+}
+
+// TestReadmeSynopsisRuns runs every line of the README's command synopsis
+// (the first block of "Using the CLI") as a shell would, with its optional
+// parts in brackets and its comment left out, each in a directory of its
+// own in the state its command's --help examples start from, and wants
+// each to succeed: the README names no flag or command that is not there.
+// Lines naming a PostgreSQL server elsewhere are left out.
+func TestReadmeSynopsisRuns(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to run the synopsis with")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	at := strings.Index(text, "## Using the CLI\n")
+	if at < 0 {
+		t.Fatal(`README has no "## Using the CLI" section`)
+	}
+	var lines []string
+	inBlock := false
+	for _, l := range strings.Split(text[at:], "\n") {
+		if strings.HasPrefix(l, "    ") {
+			inBlock = true
+			lines = append(lines, strings.TrimSpace(l))
+			continue
+		}
+		if inBlock && strings.TrimSpace(l) == "" {
+			break
+		}
+	}
+	bin := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q \"$@\"\n", asCLI, os.Args[0])
+	if err := os.WriteFile(filepath.Join(bin, "rocklake"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	writeExampleData(t, data)
+	// What the synopsis names beyond the --help examples' data: more/
+	// files to add, and an old file registered to remove.
+	for _, cp := range [][2]string{{"data/events/2024-01-02.parquet", "more/2024-01-03.parquet"}, {"data/events/2024-01-01.parquet", "data/events/old.parquet"}} {
+		b, err := os.ReadFile(filepath.Join(data, cp[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(data, cp[1])), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, cp[1]), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	optional := regexp.MustCompile(`\s*\[[^\]]*\]`)
+	comment := regexp.MustCompile(`\s+#\s.*$`)
+	ran := 0
+	for _, line := range lines {
+		if !strings.HasPrefix(line, "rocklake ") {
+			continue
+		}
+		cmdline := optional.ReplaceAllString(comment.ReplaceAllString(line, ""), "")
+		if strings.Contains(cmdline, "postgres://") {
+			t.Logf("left out (needs that PostgreSQL server): %s", cmdline)
+			continue
+		}
+		// The state of the longest command path the line starts with.
+		state, best := loaded, 0
+		for path, s := range exampleStates {
+			if (cmdline == path || strings.HasPrefix(cmdline, path+" ")) && len(path) > best {
+				state, best = s, len(path)
+			}
+		}
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(data)); err != nil {
+			t.Fatal(err)
+		}
+		lake := filepath.Join(dir, "lake")
+		if state >= initialized {
+			mustRun(t, "--catalog", lake, "init")
+		}
+		if state >= created {
+			mustRun(t, "--catalog", lake, "table", "create", "events", "ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE")
+		}
+		if state >= loaded {
+			for _, f := range []string{"2024-01-01.parquet", "2024-01-02.parquet", "old.parquet"} {
+				mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", f))
+			}
+		}
+		sh := exec.Command("sh", "-c", cmdline)
+		sh.Dir = dir
+		sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ROCKLAKE_CATALOG=")
+		out, err := sh.CombinedOutput()
+		if err != nil {
+			t.Errorf("README synopsis line failed: %s\n(run as: %s)\n%v\n%s", line, cmdline, err, out)
+		}
+		ran++
+	}
+	if ran < 20 {
+		t.Fatalf("ran %d synopsis lines; the README block was not found whole", ran)
 	}
 }
