@@ -56,13 +56,6 @@ type fileSig struct {
 	sig []uint64
 }
 
-func checkSignature(sig []uint64) error {
-	if n := len(sig); n == 0 || n&(n-1) != 0 || n > membership.SignatureBlocks(1<<62/16) {
-		return fmt.Errorf("membership signature of %d blocks (want a power of two)", n)
-	}
-	return nil
-}
-
 // slab is one slab a commit works on.
 type slab struct {
 	level, first int64

@@ -899,7 +899,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 				}
 				w.put(key(tagFileFilter, ts.t.ID, col.ID, f.ID), &catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
 				if fl.Signature != nil {
-					if err := checkSignature(fl.Signature); err != nil {
+					if err := membership.CheckSignature(fl.Signature); err != nil {
 						return fmt.Errorf("%w file %s column %q: %v", ErrInvalid, nf.Path, strings.Join(fc.Path, "."), err)
 					}
 					if ts.sigs == nil {

@@ -3,7 +3,6 @@ package membership
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 )
 
 // Signatures and slabs: the catalog-wide index over per-file membership.
@@ -83,6 +82,18 @@ func BuildSignature(hashes []uint64, blocks int) []uint64 {
 	return sig
 }
 
+// validBlocks says whether a signature of n blocks can be stored and
+// probed: a power of two no larger than the hash's block bits reach.
+func validBlocks(n int) bool { return n > 0 && n&(n-1) == 0 && n <= maxSigBlocks }
+
+// CheckSignature refuses a signature that is not of a valid length.
+func CheckSignature(sig []uint64) error {
+	if !validBlocks(len(sig)) {
+		return fmt.Errorf("membership: a signature of %d blocks (want a power of two up to %d)", len(sig), maxSigBlocks)
+	}
+	return nil
+}
+
 // SignatureMayContain is false only when the signature rules the value's
 // hash out.
 func SignatureMayContain(sig []uint64, h uint64) bool {
@@ -114,7 +125,7 @@ func EncodeGroups(sigs [][]uint64) ([][]byte, error) {
 		return nil, fmt.Errorf("membership: a slab of no files")
 	}
 	blocks := len(sigs[0])
-	if blocks == 0 || bits.OnesCount(uint(blocks)) != 1 {
+	if !validBlocks(blocks) {
 		return nil, fmt.Errorf("membership: a signature of %d blocks (want a power of two)", blocks)
 	}
 	for _, s := range sigs {
@@ -139,7 +150,7 @@ func EncodeGroups(sigs [][]uint64) ([][]byte, error) {
 
 // DecodeGroups is EncodeGroups reversed: the files' signatures.
 func DecodeGroups(files, blocks int, groups [][]byte) ([][]uint64, error) {
-	if files <= 0 || blocks <= 0 || bits.OnesCount(uint(blocks)) != 1 || blocks > maxSigBlocks {
+	if files <= 0 || !validBlocks(blocks) {
 		return nil, fmt.Errorf("membership: a slab of %d files and %d blocks", files, blocks)
 	}
 	if len(groups) != Groups(files, blocks) {

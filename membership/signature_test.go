@@ -104,6 +104,11 @@ func TestDecodeGroupsRefusesDamage(t *testing.T) {
 	if _, err := DecodeGroups(3, 4, groups); err == nil {
 		t.Fatal("the wrong file count decoded")
 	}
+	for n, ok := range map[int]bool{0: false, 1: true, 3: false, 4: true, 6: false} {
+		if err := CheckSignature(make([]uint64, n)); (err == nil) != ok {
+			t.Errorf("a signature of %d blocks: %v", n, err)
+		}
+	}
 	if _, err := EncodeGroups([][]uint64{make([]uint64, 4), make([]uint64, 8)}); err == nil {
 		t.Fatal("signatures of two lengths in one slab")
 	}
