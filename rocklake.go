@@ -67,7 +67,15 @@ type OpenOptions struct {
 	// Postgres tunes the connection pool of a catalog in PostgreSQL
 	// (ignored for a directory).
 	Postgres PostgresOptions
+	// Sandbox, when set, locks the engine's DuckDB down for SQL from
+	// clients that are not trusted: files only under its directories, no
+	// extensions, no settings changed (see engine.Sandbox).
+	Sandbox *Sandbox
 }
+
+// Sandbox says which directories a locked-down DuckDB may read. An alias
+// of engine.Sandbox.
+type Sandbox = engine.Sandbox
 
 // PostgresOptions tune a catalog in PostgreSQL: pool size, retry window,
 // statement timeout, idle timeout. An alias of pgkv.Options.
@@ -126,7 +134,7 @@ func Open(ctx context.Context, loc string, o OpenOptions) (*Lake, error) {
 }
 
 func wrap(c *catalog.Catalog, o OpenOptions) (*Lake, error) {
-	e, err := engine.New(c)
+	e, err := engine.NewWithOptions(c, engine.Options{Sandbox: o.Sandbox})
 	if err != nil {
 		c.Close()
 		return nil, err

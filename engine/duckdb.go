@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -21,15 +25,104 @@ func Opened() int64 { return opened.Load() }
 // Open opens a DuckDB database at path ("" for in-memory). Each pooled
 // connection gets the session settings rocklake relies on.
 func Open(path string) (*sql.DB, error) {
+	return openDB(path, nil, nil)
+}
+
+// Sandbox locks a DuckDB down for SQL that comes from clients rocklake
+// does not trust (a server's): DuckDB may read files only under Dirs, may
+// not write files elsewhere, install or load extensions from disk, or read
+// secrets, and no statement may change a setting afterwards. rocklake
+// itself still refuses every statement that is not a query (ErrNotAQuery),
+// which is what keeps COPY ... TO and ATTACH out of Dirs too: DuckDB's
+// lockdown allows both inside them.
+type Sandbox struct {
+	// Dirs are the directories whose files queries may read: the data
+	// files' and the object cache's.
+	Dirs []string
+	// TempDir is where DuckDB spills what does not fit in memory; it is
+	// added to the readable directories. Empty: no spilling.
+	TempDir string
+	// MemoryLimit is DuckDB's memory_limit ("4GB"); empty keeps DuckDB's
+	// default (80% of the machine's memory).
+	MemoryLimit string
+}
+
+// statements are the settings that lock a database down, in order:
+// allowed_directories and temp_directory must be set while external
+// access is still on, and lock_configuration last.
+func (s *Sandbox) statements() []string {
+	var dirs []string
+	for _, d := range append(slices.Clone(s.Dirs), s.TempDir) {
+		if d == "" {
+			continue
+		}
+		// DuckDB matches allowed directories as path prefixes: without the
+		// trailing separator /data would allow /data2.
+		dirs = append(dirs, sqlString(filepath.Clean(d)+string(filepath.Separator)))
+	}
+	out := []string{"SET GLOBAL TimeZone = 'UTC'"}
+	if s.TempDir != "" {
+		out = append(out, "SET temp_directory = "+sqlString(s.TempDir))
+	} else {
+		out = append(out, "SET temp_directory = ''")
+	}
+	if s.MemoryLimit != "" {
+		out = append(out, "SET memory_limit = "+sqlString(s.MemoryLimit))
+	}
+	out = append(out,
+		"SET allowed_directories = ["+strings.Join(dirs, ", ")+"]",
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET enable_external_access = false",
+		"SET lock_configuration = true")
+	return out
+}
+
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// openDB opens a database whose first connection runs global (settings of
+// the whole database) before any other use; with a sandbox those end in
+// lock_configuration, after which no connection may SET anything, so the
+// time zone is set globally instead of per connection.
+func openDB(path string, sb *Sandbox, global []string) (*sql.DB, error) {
 	opened.Add(1)
+	var stmts []string
+	if sb != nil {
+		stmts = append(slices.Clone(global), sb.statements()...)
+	} else {
+		stmts = global
+	}
+	var once sync.Once
+	var onceErr error
 	conn, err := duckdb.NewConnector(path, func(ex driver.ExecerContext) error {
+		once.Do(func() {
+			for _, q := range stmts {
+				if _, err := ex.ExecContext(context.Background(), q, nil); err != nil {
+					onceErr = fmt.Errorf("setting up duckdb (%s): %w", q, err)
+					return
+				}
+			}
+		})
+		if onceErr != nil {
+			return onceErr
+		}
+		if sb != nil {
+			return nil
+		}
 		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb %q: %w", path, err)
 	}
-	return sql.OpenDB(conn), nil
+	db := sql.OpenDB(conn)
+	// The settings are run now, so that a database that cannot be locked
+	// down fails here and not at a client's first query.
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // DuckDBVersion returns the version of the linked DuckDB library (what

@@ -45,6 +45,8 @@ type Engine struct {
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 
+	sandbox *Sandbox // nil: DuckDB unrestricted
+
 	// mixed runs queries over views that union files of different types
 	// (see mixedDB); opened on first use.
 	mixedOnce sync.Once
@@ -80,9 +82,21 @@ func (e *Engine) objectStore() (storage.Store, *storage.Cache, error) {
 	return e.objects, e.cache, e.objectsErr
 }
 
+// Options configure NewWithOptions; the zero value is New's.
+type Options struct {
+	// Sandbox, when set, locks DuckDB down for SQL from untrusted clients
+	// (see Sandbox).
+	Sandbox *Sandbox
+}
+
 // New opens an in-memory DuckDB for a catalog.
 func New(cat *catalog.Catalog) (*Engine, error) {
-	db, err := Open("")
+	return NewWithOptions(cat, Options{})
+}
+
+// NewWithOptions opens an in-memory DuckDB for a catalog, as o says.
+func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
+	db, err := openDB("", o.Sandbox, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +112,7 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 		return nil, fmt.Errorf("preparing the parse statement: %w", err)
 	}
 	engineOpened()
-	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound}, nil
+	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound, sandbox: o.Sandbox}, nil
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
@@ -124,13 +138,7 @@ func (e *Engine) Close() error {
 // every other query keeps the Top-N operator.
 func (e *Engine) mixedDB() (*sql.DB, error) {
 	e.mixedOnce.Do(func() {
-		db, err := Open("")
-		if err == nil {
-			if _, err = db.Exec("SET disabled_optimizers = 'top_n'"); err != nil {
-				db.Close()
-			}
-		}
-		e.mixed, e.mixedErr = db, err
+		e.mixed, e.mixedErr = openDB("", e.sandbox, []string{"SET GLOBAL disabled_optimizers = 'top_n'"})
 	})
 	return e.mixed, e.mixedErr
 }
