@@ -292,7 +292,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return nil, nil, err
 		}
 		if tree == nil {
-			if kw := leadingKeyword(query); notQueries[kw] {
+			if kw := sqllex.LeadingKeyword(query); notQueries[kw] {
 				return nil, nil, fmt.Errorf("%w: %s statements are not run; rocklake runs queries (SELECT, FROM, WITH, VALUES, TABLE, PIVOT, DESCRIBE, SHOW, SUMMARIZE) over catalog tables%s",
 					ErrNotAQuery, kw, notQueryHints[kw])
 			}
@@ -801,36 +801,6 @@ var notQueries = map[string]bool{
 var notQueryHints = map[string]string{
 	"EXPLAIN": " (for DuckDB's plan, give the query with --explain)",
 	"COPY":    " (to write a query's rows to a file, give the query with --format csv, tsv, json or jsonl and redirect its output)",
-}
-
-// leadingKeyword is a statement's first word, upper-cased, after white
-// space, comments and opening parentheses.
-func leadingKeyword(q string) string {
-	for i := 0; i < len(q); {
-		switch {
-		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r' || q[i] == '(':
-			i++
-		case strings.HasPrefix(q[i:], "--"):
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				return ""
-			}
-			i += j
-		case strings.HasPrefix(q[i:], "/*"):
-			j := strings.Index(q[i:], "*/")
-			if j < 0 {
-				return ""
-			}
-			i += j + 2
-		default:
-			j := i
-			for j < len(q) && sqllex.IsNamePart(q[j]) {
-				j++
-			}
-			return strings.ToUpper(q[i:j])
-		}
-	}
-	return ""
 }
 
 // serialize parses a query with DuckDB's parser, on any connection: the

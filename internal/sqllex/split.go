@@ -25,41 +25,131 @@ func Split(script string) []Statement {
 			out = append(out, Statement{Text: strings.TrimSpace(text), Line: startLine + leadingLines(text)})
 		}
 	}
+	walk(script, func(i int) {
+		switch script[i] {
+		case '\n':
+			line++
+		case ';':
+			emit(i)
+			start, startLine = i+1, line
+		}
+	}, func(from, to int) { line += strings.Count(script[from:to], "\n") })
+	emit(len(script))
+	return out
+}
+
+// Placeholder is one $n parameter of a statement: its number and where
+// its text is.
+type Placeholder struct {
+	N          int
+	Start, End int
+}
+
+// Placeholders finds a statement's $n parameters, as DuckDB's and
+// PostgreSQL's lexers read them: not inside strings, quoted names,
+// dollar-quoted strings or comments, nor part of a name (a$1).
+func Placeholders(stmt string) []Placeholder {
+	var out []Placeholder
+	walk(stmt, func(i int) {
+		if stmt[i] != '$' || (i > 0 && IsNamePart(stmt[i-1])) {
+			return
+		}
+		j := i + 1
+		n := 0
+		for j < len(stmt) && IsDigit(stmt[j]) && n < 1<<20 {
+			n = n*10 + int(stmt[j]-'0')
+			j++
+		}
+		if j > i+1 {
+			out = append(out, Placeholder{N: n, Start: i, End: j})
+		}
+	}, nil)
+	return out
+}
+
+// Mask is s with every string, quoted name, dollar-quoted string and
+// comment blanked out (each byte a space), offsets kept: what is left is
+// the statement's keywords, names, operators and parameters, for callers
+// that match patterns on them.
+func Mask(s string) string {
+	b := []byte(s)
+	walk(s, func(int) {}, func(from, to int) {
+		for i := from; i < to; i++ {
+			b[i] = ' '
+		}
+	})
+	return string(b)
+}
+
+// walk calls visit with the offset of every byte of script outside
+// strings ('…', E'…' with backslash escapes), quoted names ("…"),
+// dollar-quoted strings ($$…$$, $tag$…$tag$), -- comments and /* */
+// comments (which nest), in order, and skipped (when not nil) with each
+// span [from, to) it steps over. Text that ends inside a quote or comment
+// is skipped to its end.
+func walk(script string, visit func(i int), skipped func(from, to int)) {
+	skip := func(from, to int) int {
+		if skipped != nil {
+			skipped(from, to)
+		}
+		return to
+	}
 	for i := 0; i < len(script); {
 		c := script[i]
 		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ';':
-			emit(i)
-			i++
-			start, startLine = i, line
 		case c == '-' && strings.HasPrefix(script[i:], "--"):
 			j := strings.IndexByte(script[i:], '\n')
 			if j < 0 {
-				i = len(script)
+				i = skip(i, len(script))
 			} else {
-				i += j
+				i = skip(i, i+j)
 			}
 		case c == '/' && strings.HasPrefix(script[i:], "/*"):
-			end := blockCommentEnd(script, i)
-			line += strings.Count(script[i:end], "\n")
-			i = end
+			i = skip(i, blockCommentEnd(script, i))
 		case c == '\'' || c == '"':
-			end := quotedEnd(script, i, c, (c == '\'') && i > 0 && (script[i-1] == 'E' || script[i-1] == 'e') && (i < 2 || !IsNamePart(script[i-2])))
-			line += strings.Count(script[i:end], "\n")
-			i = end
+			i = skip(i, quotedEnd(script, i, c, (c == '\'') && i > 0 && (script[i-1] == 'E' || script[i-1] == 'e') && (i < 2 || !IsNamePart(script[i-2]))))
 		case c == '$' && (i == 0 || !IsNamePart(script[i-1])):
-			end := dollarEnd(script, i)
-			line += strings.Count(script[i:end], "\n")
-			i = end
+			if end := dollarEnd(script, i); end > i+1 {
+				i = skip(i, end)
+				continue
+			}
+			visit(i)
+			i++
 		default:
+			visit(i)
 			i++
 		}
 	}
-	emit(len(script))
-	return out
+}
+
+// LeadingKeyword is a statement's first word, upper-cased, after white
+// space, comments and opening parentheses ("" when it starts otherwise).
+func LeadingKeyword(q string) string {
+	for i := 0; i < len(q); {
+		switch {
+		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r' || q[i] == '(':
+			i++
+		case strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return ""
+			}
+			i += j
+		case strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i:], "*/")
+			if j < 0 {
+				return ""
+			}
+			i += j + 2
+		default:
+			j := i
+			for j < len(q) && IsNamePart(q[j]) {
+				j++
+			}
+			return strings.ToUpper(q[i:j])
+		}
+	}
+	return ""
 }
 
 // quotedEnd is the offset after the quote closing the one at off; a

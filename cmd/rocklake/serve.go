@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/server"
+	"github.com/rocklake/rocklake/storage"
+)
+
+func newServeCmd(g *globals) *cobra.Command {
+	var cfg server.Config
+	var authFile, certFile, keyFile, memoryLimit string
+	var readDirs []string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the catalog over PostgreSQL's wire protocol and an HTTP plan API",
+		Long: `serve keeps the catalog, its caches and DuckDB open for many clients: psql
+and any PostgreSQL driver run SELECTs through the same engine as "rocklake
+query" (pruning, answers from statistics), and the HTTP API lists tables and
+snapshots, describes tables, returns statistics and scan plans, and registers
+files.
+
+Without --auth it serves loopback only, without passwords (as PostgreSQL's
+trust). With --auth FILE, PostgreSQL clients log in with SCRAM-SHA-256 and
+HTTP clients send "Authorization: Bearer TOKEN"; users and tokens are readers
+or writers (writers may register files). Make the file's entries with
+"rocklake serve passwd" and "rocklake serve token". With --tls-cert and
+--tls-key, both protocols require TLS. Listening beyond loopback needs --auth
+and TLS, or --insecure.
+
+Clients' SQL runs on a DuckDB locked down to the data directories
+(--read-dir, by default the catalog's data root, else the directories of the
+files registered when the server starts, and the object cache): no other
+file is read or written, no database attached, no extension loaded, no
+setting changed. Only queries run; "SET rocklake.snapshot = N" reads an older
+snapshot, and BEGIN ... COMMIT reads one snapshot throughout.
+
+SIGINT or SIGTERM stops accepting, lets running queries finish (up to
+--shutdown-timeout), and exits 0.`,
+		Example: `  rocklake serve
+  psql -h 127.0.0.1 -p 5433 -U me -c 'SELECT count(*) FROM events'
+  curl -s -X POST 127.0.0.1:8181/v1/tables/events/plan -d '{"predicate": "user_id = 42"}'
+  rocklake serve --auth users.json --tls-cert server.crt --tls-key server.key --pg-listen 0.0.0.0:5433`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{interruptible: "yes"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if authFile != "" {
+				a, err := server.LoadAuth(authFile)
+				if err != nil {
+					return err
+				}
+				cfg.Auth = a
+			}
+			if (certFile == "") != (keyFile == "") {
+				return usagef("--tls-cert and --tls-key go together")
+			}
+			if certFile != "" {
+				cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+				if err != nil {
+					return fmt.Errorf("TLS certificate: %w", err)
+				}
+				cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+			}
+			dirs, err := serveDirs(cmd.Context(), g, readDirs)
+			if err != nil {
+				return err
+			}
+			tmp, err := os.MkdirTemp("", "rocklake-serve-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			cfg.Sandbox = &rocklake.Sandbox{Dirs: dirs, TempDir: tmp, MemoryLimit: memoryLimit}
+			lake, err := rocklake.Open(cmd.Context(), g.catalog, rocklake.OpenOptions{Sandbox: cfg.Sandbox})
+			if err != nil {
+				return err
+			}
+			defer lake.Close()
+			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			srv, err := server.New(lake, cfg)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if a := srv.PGAddr(); a != nil {
+				fmt.Fprintf(out, "PostgreSQL protocol on %s\n", a)
+			}
+			if a := srv.HTTPAddr(); a != nil {
+				fmt.Fprintf(out, "HTTP API on http://%s\n", a)
+			}
+			fmt.Fprintf(out, "queries may read files under: %s\n", strings.Join(dirs, ", "))
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve() }()
+			select {
+			case err := <-errc:
+				return err
+			case <-cmd.Context().Done():
+				fmt.Fprintln(out, "shutting down: waiting for running queries")
+				if err := srv.Shutdown(context.Background()); err != nil {
+					return err
+				}
+				return <-errc
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.PGListen, "pg-listen", "127.0.0.1:5433", "PostgreSQL-protocol address (empty: none)")
+	f.StringVar(&cfg.HTTPListen, "http-listen", "127.0.0.1:8181", "HTTP API address (empty: none)")
+	f.StringVar(&authFile, "auth", "", "users and tokens file (JSON); without it, loopback only and no passwords")
+	f.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM); with --tls-key, TLS is required on both protocols")
+	f.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM)")
+	f.BoolVar(&cfg.Insecure, "insecure", false, "allow listening beyond loopback without --auth and TLS")
+	f.StringSliceVar(&readDirs, "read-dir", nil, "a directory queries may read files under (repeatable; default: the data root, else the registered files' directories)")
+	f.IntVar(&cfg.MaxConns, "max-connections", 64, "PostgreSQL connections served at once")
+	f.DurationVar(&cfg.StatementTimeout, "statement-timeout", 5*time.Minute, "longest a query may run")
+	f.Int64Var(&cfg.MaxResultRows, "max-result-rows", 1_000_000, "most rows one query may return")
+	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return")
+	f.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit for all queries together, such as 4GB (default: DuckDB's, 80% of memory)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
+	cmd.AddCommand(newServePasswdCmd(), newServeTokenCmd())
+	return cmd
+}
+
+// serveDirs are the directories a served DuckDB may read: those given,
+// else the catalog's data root, else the directories of the files
+// registered now; and the object cache.
+func serveDirs(ctx context.Context, g *globals, given []string) ([]string, error) {
+	var dirs []string
+	for _, d := range given {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--read-dir %s: not a directory", d)
+		}
+		dirs = append(dirs, abs)
+	}
+	if len(dirs) == 0 {
+		lake, err := rocklake.Open(ctx, g.catalog, rocklake.OpenOptions{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		defer lake.Close()
+		if root := lake.DataRoot(); root != "" && !strings.HasPrefix(root, "s3://") {
+			dirs = append(dirs, root)
+		} else {
+			tables, err := lake.Tables(ctx, rocklake.ReadOptions{})
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range tables {
+				files, err := lake.Files(ctx, t.Name, rocklake.ReadOptions{})
+				if err != nil {
+					return nil, err
+				}
+				for _, f := range files {
+					if !strings.HasPrefix(f.Path, "s3://") {
+						dirs = append(dirs, filepath.Dir(f.Path))
+					}
+				}
+			}
+		}
+	}
+	if c, err := storage.CacheFromEnv(); err == nil {
+		dirs = append(dirs, c.Dir)
+	}
+	return outermost(dirs), nil
+}
+
+// outermost drops duplicates and directories inside another listed one.
+func outermost(dirs []string) []string {
+	for i := range dirs {
+		dirs[i] = filepath.Clean(dirs[i])
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	var out []string
+	for _, d := range dirs {
+		if n := len(out); n > 0 && strings.HasPrefix(d, out[n-1]+string(filepath.Separator)) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func newServePasswdCmd() *cobra.Command {
+	var name, role string
+	cmd := &cobra.Command{
+		Use:   "passwd",
+		Short: "Make an auth-file user entry: reads the password from stdin, prints a SCRAM-SHA-256 verifier",
+		Example: `  printf '%s' "$PASSWORD" | rocklake serve passwd --name alice --role reader`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+			if err != nil && line == "" {
+				return errors.New("no password on standard input")
+			}
+			pw := strings.TrimRight(line, "\r\n")
+			if pw == "" {
+				return errors.New("the password is empty")
+			}
+			v, err := server.Verifier(pw)
+			if err != nil {
+				return err
+			}
+			return writeJSON(cmd.OutOrStdout(), server.User{Name: name, Role: server.Role(role), Password: v})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the user's name")
+	cmd.Flags().StringVar(&role, "role", "reader", "reader or writer")
+	return cmd
+}
+
+func newServeTokenCmd() *cobra.Command {
+	var name, role string
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Make an HTTP bearer token: prints the token once (to stderr) and its auth-file entry (to stdout)",
+		Example: `  rocklake serve token --name loader --role writer >> tokens.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tok, sum, err := server.NewToken()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "token (shown once; keep it secret): %s\n", tok)
+			return writeJSON(cmd.OutOrStdout(), server.Token{Name: name, Role: server.Role(role), SHA256: sum})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the token's name")
+	cmd.Flags().StringVar(&role, "role", "reader", "reader or writer")
+	return cmd
+}

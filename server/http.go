@@ -1,0 +1,349 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rocklake/rocklake"
+)
+
+// The HTTP API, JSON in and out:
+//
+//	GET  /healthz                         the process is up
+//	GET  /readyz                          the catalog answers (503 while starting or stopping)
+//	GET  /metrics                         Prometheus metrics
+//	GET  /v1/snapshots                    every snapshot
+//	GET  /v1/tables[?snapshot=N]          the tables
+//	GET  /v1/tables/{t}[?snapshot=N]      a table's columns
+//	GET  /v1/tables/{t}/stats[?snapshot=N] its statistics
+//	POST /v1/tables/{t}/plan              {"predicate", "snapshot", "pages", "page_size", "page_token"}
+//	POST /v1/tables/{t}/files             {"paths", "create"}: register files (writer role)
+//
+// Errors are {"error": {"code", "message"}} with a fitting status.
+func (s *Server) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	route := func(pattern string, role Role, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
+		name := pattern[strings.IndexByte(pattern, ' ')+1:]
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			code := s.serveJSON(w, r, role, h)
+			s.m.requests.WithLabelValues(name, strconv.Itoa(code)).Inc()
+			s.m.requestTime.WithLabelValues(name).Observe(time.Since(start).Seconds())
+		})
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+			return
+		}
+		if _, err := s.latestSnapshot(); err != nil {
+			http.Error(w, "catalog unavailable\n", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	route("GET /v1/snapshots", Reader, s.apiSnapshots)
+	route("GET /v1/tables", Reader, s.apiTables)
+	route("GET /v1/tables/{table}", Reader, s.apiDescribe)
+	route("GET /v1/tables/{table}/stats", Reader, s.apiStats)
+	route("POST /v1/tables/{table}/plan", Reader, s.apiPlan)
+	route("POST /v1/tables/{table}/files", Writer, s.apiAdd)
+	return mux
+}
+
+// apiError is an error with its HTTP status and a stable code.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, need Role, h func(http.ResponseWriter, *http.Request) (any, error)) int {
+	if err := s.authorize(r, need); err != nil {
+		return writeError(w, err)
+	}
+	v, err := h(w, r)
+	if err != nil {
+		return writeError(w, err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+	return http.StatusOK
+}
+
+// authorize checks the bearer token against the role a route needs.
+// Without an auth file every loopback client is a writer (New refused to
+// listen beyond loopback).
+func (s *Server) authorize(r *http.Request, need Role) error {
+	if s.cfg.Auth == nil {
+		return nil
+	}
+	h := r.Header.Get("Authorization")
+	secret, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || secret == "" {
+		s.m.authFailures.Inc()
+		return &apiError{http.StatusUnauthorized, "unauthenticated", "an Authorization: Bearer token is required"}
+	}
+	t, ok := s.cfg.Auth.token(secret)
+	if !ok {
+		s.m.authFailures.Inc()
+		return &apiError{http.StatusUnauthorized, "unauthenticated", "the bearer token is not valid"}
+	}
+	if need == Writer && t.Role != Writer {
+		return &apiError{http.StatusForbidden, "forbidden", fmt.Sprintf("token %q is a %s; this needs a writer", t.Name, t.Role)}
+	}
+	return nil
+}
+
+func writeError(w http.ResponseWriter, err error) int {
+	ae := asAPIError(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ae.status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": ae.code, "message": ae.msg}})
+	return ae.status
+}
+
+func asAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, rocklake.ErrNoSuchTable), errors.Is(err, rocklake.ErrNoSuchSnapshot):
+		return &apiError{http.StatusNotFound, "not_found", msg}
+	case errors.Is(err, rocklake.ErrConflict):
+		return &apiError{http.StatusConflict, "conflict", msg}
+	case errors.Is(err, rocklake.ErrOutsideRoot), errors.Is(err, rocklake.ErrSchemaMismatch), errors.Is(err, rocklake.ErrInvalid),
+		errors.Is(err, rocklake.ErrNoSuchColumn), errors.Is(err, rocklake.ErrDuplicate):
+		return &apiError{http.StatusBadRequest, "invalid", msg}
+	case errors.Is(err, rocklake.ErrReadOnly):
+		return &apiError{http.StatusForbidden, "read_only", msg}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &apiError{http.StatusServiceUnavailable, "cancelled", msg}
+	}
+	return &apiError{http.StatusInternalServerError, "internal", msg}
+}
+
+func snapshotParam(r *http.Request) (rocklake.SnapshotRef, error) {
+	v := r.URL.Query().Get("snapshot")
+	if v == "" || v == "latest" {
+		return rocklake.SnapshotRef{}, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 0 {
+		return rocklake.SnapshotRef{}, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("snapshot must be a snapshot id or latest, not %q", v)}
+	}
+	return rocklake.AtSnapshot(id), nil
+}
+
+func (s *Server) apiSnapshots(_ http.ResponseWriter, r *http.Request) (any, error) {
+	snaps, err := s.lake.Snapshots(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"snapshots": snaps}, nil
+}
+
+func (s *Server) apiTables(_ http.ResponseWriter, r *http.Request) (any, error) {
+	at, err := snapshotParam(r)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := s.lake.Tables(r.Context(), rocklake.ReadOptions{Snapshot: at})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	return map[string]any{"tables": names}, nil
+}
+
+type columnJSON struct {
+	Name string `json:"name"`
+	ID   int64  `json:"column_id"`
+	Type string `json:"type"`
+}
+
+func (s *Server) apiDescribe(_ http.ResponseWriter, r *http.Request) (any, error) {
+	at, err := snapshotParam(r)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.lake.Describe(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]columnJSON, len(info.Columns))
+	for i, c := range info.Columns {
+		cols[i] = columnJSON{Name: strings.Join(c.Path, "."), ID: c.ID, Type: c.Type.String()}
+	}
+	return map[string]any{"table": info.Table.Name, "snapshot_id": info.Snapshot, "columns": cols}, nil
+}
+
+func (s *Server) apiStats(_ http.ResponseWriter, r *http.Request) (any, error) {
+	at, err := snapshotParam(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.lake.Stats(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
+}
+
+// planRequest is the body of a plan call.
+type planRequest struct {
+	Predicate string `json:"predicate"`
+	Snapshot  *int64 `json:"snapshot"`
+	Pages     bool   `json:"pages"`
+	// PageSize bounds the kept files in one answer (default 1,000, at most
+	// 100,000); PageToken, from the previous answer's next_page_token,
+	// asks for the next ones. Every page is planned at the snapshot of the
+	// first, which the token carries.
+	PageSize  int    `json:"page_size"`
+	PageToken string `json:"page_token"`
+}
+
+// planPage is a plan with one page of its kept files.
+type planPage struct {
+	*rocklake.Plan
+	NextPageToken string `json:"next_page_token,omitempty"`
+}
+
+const maxPlanPage = 100_000
+
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &apiError{http.StatusBadRequest, "invalid", "request body: " + err.Error()}
+	}
+	return nil
+}
+
+func (s *Server) apiPlan(_ http.ResponseWriter, r *http.Request) (any, error) {
+	var req planRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Predicate == "" {
+		req.Predicate = "true"
+	}
+	size := req.PageSize
+	switch {
+	case size == 0:
+		size = 1000
+	case size < 0 || size > maxPlanPage:
+		return nil, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("page_size must be between 1 and %d", maxPlanPage)}
+	}
+	at := rocklake.SnapshotRef{}
+	if req.Snapshot != nil {
+		at = rocklake.AtSnapshot(*req.Snapshot)
+	}
+	offset := 0
+	if req.PageToken != "" {
+		snap, off, err := parsePageToken(req.PageToken)
+		if err != nil {
+			return nil, err
+		}
+		at, offset = rocklake.AtSnapshot(snap), off
+	}
+	p, err := s.lake.Plan(r.Context(), r.PathValue("table"), req.Predicate, rocklake.PlanOptions{Snapshot: at, Pages: req.Pages})
+	if err != nil {
+		if ae := asAPIError(err); ae.status == http.StatusInternalServerError {
+			// A predicate that does not parse or bind is the caller's.
+			return nil, &apiError{http.StatusBadRequest, "invalid", err.Error()}
+		}
+		return nil, err
+	}
+	s.m.plans.Inc()
+	out := planPage{Plan: p}
+	total := len(p.KeptFiles)
+	offset = min(offset, total)
+	end := min(total, offset+size)
+	p.KeptFiles = p.KeptFiles[offset:end]
+	if end < total {
+		out.NextPageToken = fmt.Sprintf("%d.%d", p.Snapshot, end)
+	}
+	return out, nil
+}
+
+func parsePageToken(t string) (int64, int, error) {
+	a, b, ok := strings.Cut(t, ".")
+	snap, err1 := strconv.ParseInt(a, 10, 64)
+	off, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || snap < 0 || off < 0 {
+		return 0, 0, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("page_token %q is not one this server gave", t)}
+	}
+	return snap, off, nil
+}
+
+type addRequest struct {
+	Paths  []string `json:"paths"`
+	Create bool     `json:"create"`
+}
+
+func (s *Server) apiAdd(_ http.ResponseWriter, r *http.Request) (any, error) {
+	var req addRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Paths) == 0 {
+		return nil, &apiError{http.StatusBadRequest, "invalid", "paths: give at least one file, directory or glob"}
+	}
+	for _, p := range req.Paths {
+		if !strings.HasPrefix(p, "s3://") && !filepath.IsAbs(p) {
+			return nil, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("path %q is relative; the server's working directory is not the caller's: give an absolute path", p)}
+		}
+		if !s.readable(p) {
+			return nil, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("path %q is outside the directories this server reads (%s)", p, strings.Join(s.dirs(), ", "))}
+		}
+	}
+	// An add is one commit: it lands whole or not at all, even when the
+	// client goes away, so it does not run on the request's context.
+	res, err := s.lake.Add(context.WithoutCancel(r.Context()), r.PathValue("table"), req.Paths, rocklake.AddOptions{Create: req.Create})
+	if err != nil {
+		return nil, err
+	}
+	s.m.adds.Add(float64(res.Files))
+	return res, nil
+}
+
+func (s *Server) dirs() []string {
+	if s.cfg.Sandbox == nil {
+		return nil
+	}
+	return s.cfg.Sandbox.Dirs
+}
+
+// readable says whether a path lies under a directory the engine may
+// read: a file registered elsewhere could never be queried.
+func (s *Server) readable(p string) bool {
+	if s.cfg.Sandbox == nil || strings.HasPrefix(p, "s3://") {
+		return true
+	}
+	clean := filepath.Clean(p)
+	for _, d := range s.cfg.Sandbox.Dirs {
+		d = filepath.Clean(d)
+		if clean == d || strings.HasPrefix(clean, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+

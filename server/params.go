@@ -1,0 +1,88 @@
+package server
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/types"
+)
+
+// PostgreSQL infers a parameter's type from where it stands; drivers then
+// encode their arguments as that type (pgx refuses to send an int as
+// text). rocklake infers the same way for the common shapes — a parameter
+// compared with, BETWEEN or IN-listed against a column of a catalog table,
+// cast (`$1::INT`), or a LIMIT / OFFSET — and calls the rest text, as
+// PostgreSQL does for `SELECT $1`. Whatever the type, the value reaches
+// DuckDB as a literal (see literal), which DuckDB casts as it would any.
+var (
+	name      = `(?:[A-Za-z_][A-Za-z0-9_$]*\.)?([A-Za-z_][A-Za-z0-9_$]*)`
+	compOp    = `(?:=|<>|!=|<=|>=|<|>)`
+	colOpParm = regexp.MustCompile(name + `\s*` + compOp + `\s*\$(\d+)\b`)
+	parmOpCol = regexp.MustCompile(`\$(\d+)\s*` + compOp + `\s*` + name)
+	between   = regexp.MustCompile(`(?i)` + name + `\s+(?:NOT\s+)?BETWEEN\s+\$(\d+)\s+AND\s+\$(\d+)\b`)
+	inList    = regexp.MustCompile(`(?i)` + name + `\s+(?:NOT\s+)?IN\s*\(([^()]*)\)`)
+	castParm  = regexp.MustCompile(`\$(\d+)\s*::\s*([A-Za-z_][A-Za-z0-9_]*)`)
+	limitParm = regexp.MustCompile(`(?i)\b(?:LIMIT|OFFSET)\s+\$(\d+)\b`)
+	paramRef  = regexp.MustCompile(`\$(\d+)\b`)
+)
+
+// castOIDs are the cast targets a parameter's type is taken from.
+var castOIDs = map[string]uint32{
+	"int": oidInt4, "integer": oidInt4, "int4": oidInt4, "bigint": oidInt8, "int8": oidInt8, "long": oidInt8,
+	"smallint": oidInt2, "int2": oidInt2, "double": oidFloat8, "float8": oidFloat8, "real": oidFloat4, "float4": oidFloat4,
+	"float": oidFloat4, "numeric": oidNumeric, "decimal": oidNumeric, "text": oidText, "varchar": oidText, "string": oidText,
+	"bool": oidBool, "boolean": oidBool, "date": oidDate, "timestamp": oidTimestamp, "timestamptz": oidTimestamptz,
+	"uuid": oidUUID, "blob": oidBytea, "bytea": oidBytea, "json": oidJSON, "interval": oidInterval, "time": oidTime,
+}
+
+// inferParams fills the unknown (0) entries of oids from the statement
+// and the columns of the catalog's tables (name → DuckDB type; a name
+// two tables type differently is left out by the caller).
+func inferParams(q string, oids []uint32, columns map[string]types.Type) {
+	m := sqllex.Mask(q)
+	set := func(n string, oid uint32) {
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 1 || i > len(oids) || oids[i-1] != 0 || oid == 0 {
+			return
+		}
+		oids[i-1] = oid
+	}
+	col := func(c string) uint32 {
+		t, ok := columns[c]
+		if !ok {
+			t, ok = columns[strings.ToLower(c)]
+		}
+		if !ok {
+			return 0
+		}
+		return oidOf(types.DuckDBName(t))
+	}
+	for _, s := range castParm.FindAllStringSubmatch(m, -1) {
+		set(s[1], castOIDs[strings.ToLower(s[2])])
+	}
+	for _, s := range colOpParm.FindAllStringSubmatch(m, -1) {
+		set(s[2], col(s[1]))
+	}
+	for _, s := range parmOpCol.FindAllStringSubmatch(m, -1) {
+		set(s[1], col(s[2]))
+	}
+	for _, s := range between.FindAllStringSubmatch(m, -1) {
+		set(s[2], col(s[1]))
+		set(s[3], col(s[1]))
+	}
+	for _, s := range inList.FindAllStringSubmatch(m, -1) {
+		for _, p := range paramRef.FindAllStringSubmatch(s[2], -1) {
+			set(p[1], col(s[1]))
+		}
+	}
+	for _, s := range limitParm.FindAllStringSubmatch(m, -1) {
+		set(s[1], oidInt8)
+	}
+	for i, o := range oids {
+		if o == 0 {
+			oids[i] = oidText
+		}
+	}
+}

@@ -1,0 +1,765 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/xdg-go/scram"
+
+	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/types"
+)
+
+// startupTimeout bounds the handshake: a client that connects and says
+// nothing holds no slot for long.
+const startupTimeout = 30 * time.Second
+
+func (s *Server) servePG() error {
+	for {
+		c, err := s.pgLn.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.conns.Add(1)
+		go func() {
+			defer s.conns.Done()
+			s.handlePG(c)
+		}()
+	}
+}
+
+// pgSession is one PostgreSQL connection after its startup.
+type pgSession struct {
+	s    *Server
+	conn net.Conn
+	be   *pgproto3.Backend
+	user string
+	role Role
+	pid  uint32
+	key  []byte
+
+	// snapshot is the rocklake.snapshot setting (unset: latest).
+	snapshot rocklake.SnapshotRef
+	settings map[string]string
+	// A transaction block (BEGIN ... COMMIT) reads one snapshot, pinned
+	// at BEGIN, so that its queries agree with each other.
+	inBlock, blockFailed bool
+	blockSnap            rocklake.SnapshotRef
+
+	stmts   map[string]*prepared
+	portals map[string]*portal
+	// skipping: an error in the extended protocol discards messages up to
+	// the next Sync, as PostgreSQL does.
+	skipping bool
+
+	mu      sync.Mutex
+	running context.CancelFunc // the query running now, for CancelRequest
+	busy    bool
+	closing bool // shutdown asked: close when idle
+}
+
+func (s *Server) handlePG(c net.Conn) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(startupTimeout))
+	be := pgproto3.NewBackend(c, c)
+	secure := false
+	var startup *pgproto3.StartupMessage
+	for startup == nil {
+		msg, err := be.ReceiveStartupMessage()
+		if err != nil {
+			return
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if s.cfg.TLS == nil || secure {
+				if _, err := c.Write([]byte{'N'}); err != nil {
+					return
+				}
+				continue
+			}
+			if _, err := c.Write([]byte{'S'}); err != nil {
+				return
+			}
+			tc := tls.Server(c, s.cfg.TLS)
+			if err := tc.Handshake(); err != nil {
+				s.cfg.Log.Info("pg: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+				return
+			}
+			c, secure = tc, true
+			defer c.Close()
+			be = pgproto3.NewBackend(c, c)
+		case *pgproto3.GSSEncRequest:
+			if _, err := c.Write([]byte{'N'}); err != nil {
+				return
+			}
+		case *pgproto3.CancelRequest:
+			s.cancelRequest(m.ProcessID, m.SecretKey)
+			return
+		case *pgproto3.StartupMessage:
+			startup = m
+		default:
+			return
+		}
+	}
+	fatal := func(code, msg string) {
+		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+		be.Flush()
+	}
+	if s.cfg.TLS != nil && !secure {
+		fatal("28000", "this server requires TLS (sslmode=require or stricter)")
+		return
+	}
+	if n := s.active.Add(1); n > int64(s.cfg.MaxConns) {
+		s.active.Add(-1)
+		s.m.refused.Inc()
+		fatal("53300", fmt.Sprintf("too many connections (the server allows %d)", s.cfg.MaxConns))
+		return
+	}
+	defer s.active.Add(-1)
+	user := startup.Parameters["user"]
+	if user == "" {
+		fatal("28000", "no user name given in the startup message")
+		return
+	}
+	role := Writer
+	if s.cfg.Auth != nil {
+		var ok bool
+		if role, ok = s.scramAuth(be, c, user); !ok {
+			s.m.authFailures.Inc()
+			s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String())
+			fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			return
+		}
+	}
+	if db := startup.Parameters["database"]; db != "" && db != "rocklake" && db != user {
+		// Any name is accepted: one server serves one catalog.
+		_ = db
+	}
+	ss := &pgSession{s: s, conn: c, be: be, user: user, role: role, settings: map[string]string{},
+		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+	for k, v := range startup.Parameters {
+		if _, ok := pgSettings[strings.ToLower(k)]; ok {
+			ss.settings[strings.ToLower(k)] = v
+		}
+	}
+	if !s.register(ss) {
+		fatal("57P01", "the server is shutting down")
+		return
+	}
+	defer s.unregister(ss)
+	s.m.connections.Inc()
+	defer s.m.connections.Dec()
+	c.SetDeadline(time.Time{})
+	be.Send(&pgproto3.AuthenticationOk{})
+	for _, p := range [][2]string{
+		{"server_version", "15.0 (rocklake)"}, {"server_encoding", "UTF8"}, {"client_encoding", "UTF8"},
+		{"DateStyle", "ISO, MDY"}, {"TimeZone", "UTC"}, {"integer_datetimes", "on"}, {"IntervalStyle", "postgres"},
+		{"standard_conforming_strings", "on"}, {"is_superuser", "off"}, {"session_authorization", user},
+		{"application_name", startup.Parameters["application_name"]},
+	} {
+		be.Send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+	}
+	be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.key})
+	ss.ready()
+	if err := be.Flush(); err != nil {
+		return
+	}
+	s.cfg.Log.Info("pg: connected", "user", user, "remote", c.RemoteAddr().String(), "tls", secure)
+	ss.loop()
+}
+
+// scramAuth runs SCRAM-SHA-256 (and, under TLS, SCRAM-SHA-256-PLUS with
+// tls-server-end-point binding). PostgreSQL takes the user from the
+// startup message and ignores the SCRAM user name; an unknown user runs
+// the exchange against a random verifier, so a client cannot tell unknown
+// users from wrong passwords.
+func (s *Server) scramAuth(be *pgproto3.Backend, c net.Conn, user string) (Role, bool) {
+	u, known := s.cfg.Auth.user(user)
+	cred := scram.StoredCredentials{}
+	role := Reader
+	if known {
+		cred, role = u.cred, u.Role
+	} else {
+		v, _ := Verifier(string(rand.Text()))
+		cred, _ = ParseVerifier(v)
+	}
+	srv, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return cred, nil })
+	if err != nil {
+		return "", false
+	}
+	mechs := []string{"SCRAM-SHA-256"}
+	conv := srv.NewConversation()
+	var binding scram.ChannelBinding
+	if tc, ok := c.(*tls.Conn); ok {
+		state := tc.ConnectionState()
+		if b, err := scram.NewTLSServerEndpointBinding(&state); err == nil {
+			binding = b
+			mechs = append([]string{"SCRAM-SHA-256-PLUS"}, mechs...)
+			conv = srv.NewConversationWithChannelBinding(binding)
+		}
+	}
+	be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: mechs})
+	if be.Flush() != nil {
+		return "", false
+	}
+	if be.SetAuthType(pgproto3.AuthTypeSASL) != nil {
+		return "", false
+	}
+	msg, err := be.Receive()
+	if err != nil {
+		return "", false
+	}
+	first, ok := msg.(*pgproto3.SASLInitialResponse)
+	if !ok || (first.AuthMechanism != "SCRAM-SHA-256" && first.AuthMechanism != "SCRAM-SHA-256-PLUS") {
+		return "", false
+	}
+	out, err := conv.Step(string(first.Data))
+	if err != nil {
+		return "", false
+	}
+	be.Send(&pgproto3.AuthenticationSASLContinue{Data: []byte(out)})
+	if be.Flush() != nil || be.SetAuthType(pgproto3.AuthTypeSASLContinue) != nil {
+		return "", false
+	}
+	msg, err = be.Receive()
+	if err != nil {
+		return "", false
+	}
+	resp, ok := msg.(*pgproto3.SASLResponse)
+	if !ok {
+		return "", false
+	}
+	out, err = conv.Step(string(resp.Data))
+	if err != nil || !conv.Valid() || !known {
+		return "", false
+	}
+	be.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(out)})
+	return role, true
+}
+
+func (s *Server) register(ss *pgSession) bool {
+	ss.key = make([]byte, 4)
+	rand.Read(ss.key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	for {
+		ss.pid = s.nextPID.Add(1)
+		if _, taken := s.sessions[ss.pid]; !taken && ss.pid != 0 {
+			break
+		}
+	}
+	s.sessions[ss.pid] = ss
+	return true
+}
+
+func (s *Server) unregister(ss *pgSession) {
+	s.mu.Lock()
+	delete(s.sessions, ss.pid)
+	s.mu.Unlock()
+	ss.closePortals()
+}
+
+// cancelRequest cancels the query a session runs, when the key matches
+// (compared in constant time; a wrong key does nothing, as in
+// PostgreSQL, and says nothing).
+func (s *Server) cancelRequest(pid uint32, key []byte) {
+	s.mu.Lock()
+	ss := s.sessions[pid]
+	s.mu.Unlock()
+	if ss == nil || subtle.ConstantTimeCompare(ss.key, key) != 1 {
+		return
+	}
+	ss.mu.Lock()
+	if ss.running != nil {
+		ss.running()
+	}
+	ss.mu.Unlock()
+	s.m.cancels.Inc()
+}
+
+// closeWhenIdle asks a session to end: now if no query runs, else after
+// the running one.
+func (ss *pgSession) closeWhenIdle() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.closing = true
+	if !ss.busy {
+		ss.conn.SetReadDeadline(time.Now())
+	}
+}
+
+func (ss *pgSession) ready() {
+	status := byte('I')
+	switch {
+	case ss.blockFailed:
+		status = 'E'
+	case ss.inBlock:
+		status = 'T'
+	}
+	ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
+}
+
+func (ss *pgSession) loop() {
+	for {
+		msg, err := ss.be.Receive()
+		if err != nil {
+			ss.mu.Lock()
+			closing := ss.closing
+			ss.mu.Unlock()
+			if closing {
+				ss.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01",
+					Message: "terminating connection: the server is shutting down"})
+				ss.be.Flush()
+			}
+			return
+		}
+		ss.mu.Lock()
+		ss.busy = true
+		ss.mu.Unlock()
+		stop := ss.handle(msg)
+		if err := ss.be.Flush(); err != nil {
+			return
+		}
+		ss.mu.Lock()
+		ss.busy = false
+		closing := ss.closing
+		ss.mu.Unlock()
+		if stop {
+			return
+		}
+		if closing {
+			if _, sync := msg.(*pgproto3.Sync); sync || isQuery(msg) {
+				ss.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01",
+					Message: "terminating connection: the server is shutting down"})
+				ss.be.Flush()
+				return
+			}
+		}
+	}
+}
+
+func isQuery(m pgproto3.FrontendMessage) bool { _, ok := m.(*pgproto3.Query); return ok }
+
+// handle answers one message; true ends the connection.
+func (ss *pgSession) handle(msg pgproto3.FrontendMessage) bool {
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		ss.simpleQuery(m.String)
+		ss.ready()
+	case *pgproto3.Parse:
+		if ss.skipping {
+			return false
+		}
+		ss.parse(m)
+	case *pgproto3.Bind:
+		if ss.skipping {
+			return false
+		}
+		ss.bind(m)
+	case *pgproto3.Describe:
+		if ss.skipping {
+			return false
+		}
+		ss.describe(m)
+	case *pgproto3.Execute:
+		if ss.skipping {
+			return false
+		}
+		ss.execute(m)
+	case *pgproto3.Close:
+		if ss.skipping {
+			return false
+		}
+		if m.ObjectType == 'S' {
+			delete(ss.stmts, m.Name)
+		} else if p := ss.portals[m.Name]; p != nil {
+			p.close()
+			delete(ss.portals, m.Name)
+		}
+		ss.be.Send(&pgproto3.CloseComplete{})
+	case *pgproto3.Sync:
+		ss.skipping = false
+		if !ss.inBlock {
+			ss.closePortals()
+		}
+		ss.ready()
+	case *pgproto3.Flush:
+	case *pgproto3.Terminate:
+		return true
+	default:
+		ss.sendError(&pgError{code: "0A000", msg: fmt.Sprintf("rocklake does not support the %T message", msg)})
+		if ss.extended(msg) {
+			ss.skipping = true
+		} else {
+			ss.ready()
+		}
+	}
+	return false
+}
+
+func (ss *pgSession) extended(pgproto3.FrontendMessage) bool { return true }
+
+func (ss *pgSession) closePortals() {
+	for name, p := range ss.portals {
+		p.close()
+		delete(ss.portals, name)
+	}
+}
+
+// pgError is an error with its SQLSTATE.
+type pgError struct {
+	code, msg, hint string
+}
+
+func (e *pgError) Error() string { return e.msg }
+
+func (ss *pgSession) sendError(err error) {
+	pe := toPGError(err)
+	ss.s.m.errors.WithLabelValues(pe.code).Inc()
+	ss.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.code, Message: pe.msg, Hint: pe.hint})
+	if ss.inBlock {
+		ss.blockFailed = true
+	}
+}
+
+// simpleQuery runs each statement of a Query message in turn, stopping at
+// the first error.
+func (ss *pgSession) simpleQuery(text string) {
+	stmts := splitStatements(text)
+	if len(stmts) == 0 {
+		ss.be.Send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	for _, q := range stmts {
+		res, err := ss.start(q, nil)
+		if err == nil {
+			if res.fields != nil {
+				ss.be.Send(&pgproto3.RowDescription{Fields: res.fields})
+			}
+			err = ss.sendRows(res, 0)
+			res.close()
+		}
+		if err != nil {
+			ss.sendError(err)
+			return
+		}
+	}
+}
+
+// prepared is a parsed statement of the extended protocol.
+type prepared struct {
+	sql       string
+	paramOIDs []uint32 // as many as the highest $n
+	described *result  // fields, once Describe ran the statement
+}
+
+// portal is a bound statement: its text with the parameters in, and its
+// answer once it started.
+type portal struct {
+	stmt    *prepared
+	sql     string
+	formats []int16
+	res     *result
+	done    bool
+}
+
+func (p *portal) close() {
+	if p.res != nil {
+		p.res.close()
+	}
+}
+
+func (ss *pgSession) parse(m *pgproto3.Parse) {
+	n, err := countParams(m.Query)
+	if err != nil {
+		ss.fail(err)
+		return
+	}
+	oids := make([]uint32, max(n, len(m.ParameterOIDs)))
+	copy(oids, m.ParameterOIDs)
+	if slices.Contains(oids, 0) {
+		inferParams(m.Query, oids, ss.columnTypes())
+	}
+	ss.stmts[m.Name] = &prepared{sql: m.Query, paramOIDs: oids}
+	ss.be.Send(&pgproto3.ParseComplete{})
+}
+
+func (ss *pgSession) fail(err error) {
+	ss.sendError(err)
+	ss.skipping = true
+}
+
+func (ss *pgSession) bind(m *pgproto3.Bind) {
+	st := ss.stmts[m.PreparedStatement]
+	if st == nil {
+		ss.fail(&pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
+		return
+	}
+	if len(m.Parameters) != len(st.paramOIDs) {
+		ss.fail(&pgError{code: "08P01", msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		return
+	}
+	lits := make([]string, len(m.Parameters))
+	for i, raw := range m.Parameters {
+		format := int16(0)
+		switch len(m.ParameterFormatCodes) {
+		case 0:
+		case 1:
+			format = m.ParameterFormatCodes[0]
+		default:
+			format = m.ParameterFormatCodes[i]
+		}
+		lit, err := literal(st.paramOIDs[i], format, raw)
+		if err != nil {
+			ss.fail(&pgError{code: "22P02", msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
+			return
+		}
+		lits[i] = lit
+	}
+	text, err := substituteParams(st.sql, lits)
+	if err != nil {
+		ss.fail(err)
+		return
+	}
+	if old := ss.portals[m.DestinationPortal]; old != nil {
+		old.close()
+	}
+	ss.portals[m.DestinationPortal] = &portal{stmt: st, sql: text, formats: append([]int16(nil), m.ResultFormatCodes...)}
+	ss.be.Send(&pgproto3.BindComplete{})
+}
+
+func (ss *pgSession) describe(m *pgproto3.Describe) {
+	if m.ObjectType == 'S' {
+		st := ss.stmts[m.Name]
+		if st == nil {
+			ss.fail(&pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
+			return
+		}
+		if st.described == nil {
+			// The answer's columns, from the query with a value of its
+			// type for every parameter and no row asked for (LIMIT 0:
+			// DuckDB binds the query and reads nothing).
+			samples := make([]string, len(st.paramOIDs))
+			for i, o := range st.paramOIDs {
+				samples[i] = sampleLiteral(o)
+			}
+			text, err := substituteParams(st.sql, samples)
+			if err == nil {
+				st.described, err = ss.describeOnly(text)
+			}
+			if err != nil {
+				ss.fail(err)
+				return
+			}
+		}
+		ss.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
+		if st.described.fields == nil {
+			ss.be.Send(&pgproto3.NoData{})
+		} else {
+			ss.be.Send(&pgproto3.RowDescription{Fields: st.described.fields})
+		}
+		return
+	}
+	p := ss.portals[m.Name]
+	if p == nil {
+		ss.fail(&pgError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Name)})
+		return
+	}
+	if err := ss.startPortal(p); err != nil {
+		ss.fail(err)
+		return
+	}
+	if p.res.fields == nil {
+		ss.be.Send(&pgproto3.NoData{})
+		return
+	}
+	ss.be.Send(&pgproto3.RowDescription{Fields: p.res.fields})
+}
+
+// startPortal runs a portal's statement if it has not started, with the
+// result formats Bind asked for.
+func (ss *pgSession) startPortal(p *portal) error {
+	if p.res != nil {
+		return nil
+	}
+	res, err := ss.start(p.sql, p.formats)
+	if err != nil {
+		return err
+	}
+	p.res = res
+	return nil
+}
+
+func (ss *pgSession) execute(m *pgproto3.Execute) {
+	p := ss.portals[m.Portal]
+	if p == nil {
+		ss.fail(&pgError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Portal)})
+		return
+	}
+	if p.done {
+		ss.fail(&pgError{code: "34000", msg: fmt.Sprintf("portal %q has already returned its rows", m.Portal)})
+		return
+	}
+	if err := ss.startPortal(p); err != nil {
+		ss.fail(err)
+		return
+	}
+	if err := ss.sendRows(p.res, int64(m.MaxRows)); err != nil {
+		p.done = true
+		ss.fail(err)
+		return
+	}
+	if !p.res.suspended {
+		p.done = true
+	}
+}
+
+// sendRows sends a result's rows (at most max when max > 0, then
+// PortalSuspended) and its CommandComplete.
+func (ss *pgSession) sendRows(res *result, limit int64) error {
+	if res.rows == nil && res.static == nil {
+		ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tag)})
+		return nil
+	}
+	res.suspended = false
+	var sent int64
+	var pending int
+	for {
+		if limit > 0 && sent == limit {
+			res.suspended = true
+			ss.be.Send(&pgproto3.PortalSuspended{})
+			return nil
+		}
+		vals, ok, err := res.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		row, err := res.encode(vals)
+		if err != nil {
+			return err
+		}
+		res.count++
+		res.bytes += int64(rowBytes(row))
+		if res.count > ss.s.cfg.MaxResultRows {
+			return &pgError{code: "54000", msg: fmt.Sprintf("the answer has more than %d rows, the server's limit per query", ss.s.cfg.MaxResultRows),
+				hint: "add a LIMIT, or aggregate"}
+		}
+		if res.bytes > ss.s.cfg.MaxResultBytes {
+			return &pgError{code: "54000", msg: fmt.Sprintf("the answer is larger than %d bytes, the server's limit per query", ss.s.cfg.MaxResultBytes),
+				hint: "add a LIMIT, select fewer columns, or aggregate"}
+		}
+		ss.be.Send(&pgproto3.DataRow{Values: row})
+		sent++
+		pending += rowBytes(row)
+		if pending >= 64<<10 {
+			if err := ss.be.Flush(); err != nil {
+				return err
+			}
+			pending = 0
+		}
+	}
+	if err := res.finish(); err != nil {
+		return err
+	}
+	ss.s.m.rowsSent.Add(float64(res.count))
+	ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(res.count, 10))})
+	return nil
+}
+
+func rowBytes(row [][]byte) int {
+	n := 4 * len(row)
+	for _, v := range row {
+		n += len(v)
+	}
+	return n
+}
+
+// queryContext is a running statement's context: the statement timeout,
+// the server's shutdown, and CancelRequest.
+func (ss *pgSession) queryContext() (context.Context, func()) {
+	ctx, cancel := context.WithTimeoutCause(ss.s.ctx, ss.s.cfg.StatementTimeout, errStatementTimeout)
+	ss.mu.Lock()
+	ss.running = cancel
+	ss.mu.Unlock()
+	return ctx, func() {
+		ss.mu.Lock()
+		ss.running = nil
+		ss.mu.Unlock()
+		cancel()
+	}
+}
+
+var errStatementTimeout = errors.New("statement timeout")
+
+// readKey is how the session's statements read: inside a transaction
+// block the snapshot pinned at BEGIN, else the rocklake.snapshot setting.
+func (ss *pgSession) readAt() rocklake.SnapshotRef {
+	if _, set := ss.snapshot.ID(); set {
+		return ss.snapshot
+	}
+	if ss.inBlock {
+		return ss.blockSnap
+	}
+	return rocklake.SnapshotRef{}
+}
+
+
+// columnTypes are the columns of the tables the session reads, by name;
+// a name two tables type differently is left out.
+func (ss *pgSession) columnTypes() map[string]types.Type {
+	out := map[string]types.Type{}
+	ambiguous := map[string]bool{}
+	ctx := context.Background()
+	tables, err := ss.s.lake.Tables(ctx, rocklake.ReadOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		return out
+	}
+	for _, t := range tables {
+		info, err := ss.s.lake.Describe(ctx, t.Name, rocklake.ReadOptions{Snapshot: ss.readAt()})
+		if err != nil {
+			continue
+		}
+		for _, c := range info.Columns {
+			if len(c.Path) != 1 {
+				continue
+			}
+			name := c.Path[0]
+			if old, ok := out[name]; ok && !old.Equal(c.Type) {
+				ambiguous[name] = true
+			}
+			out[name] = c.Type
+		}
+	}
+	for n := range ambiguous {
+		delete(out, n)
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocklake/rocklake"
+)
+
+// Config is what a Server serves and how. The zero value of each limit
+// means its default.
+type Config struct {
+	// PGListen is the PostgreSQL-protocol address ("" serves none).
+	PGListen string
+	// HTTPListen is the HTTP API's address ("" serves none).
+	HTTPListen string
+	// Auth holds users and tokens; nil serves without passwords (as
+	// PostgreSQL's trust), which is allowed on loopback only.
+	Auth *Auth
+	// TLS, when set, is required on both protocols.
+	TLS *tls.Config
+	// Insecure allows listening beyond loopback without both Auth and TLS.
+	Insecure bool
+	// MaxConns bounds PostgreSQL connections (default 64); more are
+	// refused with SQLSTATE 53300.
+	MaxConns int
+	// StatementTimeout bounds one query (default 5 minutes).
+	StatementTimeout time.Duration
+	// MaxResultRows and MaxResultBytes bound what one query may send
+	// (defaults 1,000,000 rows and 256 MiB); a query over either fails
+	// with SQLSTATE 54000 rather than stream without end.
+	MaxResultRows  int64
+	MaxResultBytes int64
+	// ShutdownTimeout is how long Shutdown lets running queries finish
+	// before cancelling them (default 30 s).
+	ShutdownTimeout time.Duration
+	// Sandbox is what the lake's DuckDB may read (the lake must be opened
+	// with the same): files registered over HTTP must lie inside it.
+	Sandbox *rocklake.Sandbox
+	// Log receives one line per connection, request and failure; nil
+	// discards. Secrets are never logged.
+	Log *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.MaxConns <= 0 {
+		c.MaxConns = 64
+	}
+	if c.StatementTimeout <= 0 {
+		c.StatementTimeout = 5 * time.Minute
+	}
+	if c.MaxResultRows <= 0 {
+		c.MaxResultRows = 1_000_000
+	}
+	if c.MaxResultBytes <= 0 {
+		c.MaxResultBytes = 256 << 20
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
+// Server serves one Lake over the PostgreSQL protocol and HTTP.
+type Server struct {
+	lake *rocklake.Lake
+	cfg  Config
+	m    *metrics
+
+	pgLn   net.Listener
+	httpLn net.Listener
+	http   *http.Server
+
+	// ctx is cancelled when Shutdown gives up waiting: every running
+	// query's context derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[uint32]*pgSession // by backend process id, for CancelRequest
+	closing  bool
+	conns    sync.WaitGroup
+	active   atomic.Int64 // PostgreSQL connections
+	nextPID  atomic.Uint32
+	ready    atomic.Bool
+}
+
+// ErrInsecure is returned for a listen address beyond loopback without
+// both authentication and TLS.
+var ErrInsecure = errors.New("refusing to listen beyond loopback without --auth and TLS")
+
+// New checks the configuration and opens the listeners; Serve serves them.
+func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
+	cfg.defaults()
+	if cfg.PGListen == "" && cfg.HTTPListen == "" {
+		return nil, errors.New("nothing to serve: give a PostgreSQL or an HTTP listen address")
+	}
+	for _, addr := range []string{cfg.PGListen, cfg.HTTPListen} {
+		if addr == "" {
+			continue
+		}
+		loop, err := loopbackOnly(addr)
+		if err != nil {
+			return nil, err
+		}
+		if !loop && (cfg.Auth == nil || cfg.TLS == nil) && !cfg.Insecure {
+			return nil, fmt.Errorf("%s: %w (or pass --insecure to allow it)", addr, ErrInsecure)
+		}
+	}
+	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	var err error
+	if cfg.PGListen != "" {
+		if s.pgLn, err = net.Listen("tcp", cfg.PGListen); err != nil {
+			return nil, fmt.Errorf("PostgreSQL listener: %w", err)
+		}
+	}
+	if cfg.HTTPListen != "" {
+		if s.httpLn, err = net.Listen("tcp", cfg.HTTPListen); err != nil {
+			if s.pgLn != nil {
+				s.pgLn.Close()
+			}
+			return nil, fmt.Errorf("HTTP listener: %w", err)
+		}
+		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS,
+			ErrorLog: slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn)}
+	}
+	return s, nil
+}
+
+// loopbackOnly says whether an address listens on loopback only: an IP
+// literal that is loopback, or localhost. An empty host is every
+// interface.
+func loopbackOnly(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// PGAddr and HTTPAddr are the addresses listened on (with the port chosen
+// when the configuration said 0); nil when not served.
+func (s *Server) PGAddr() net.Addr {
+	if s.pgLn == nil {
+		return nil
+	}
+	return s.pgLn.Addr()
+}
+
+func (s *Server) HTTPAddr() net.Addr {
+	if s.httpLn == nil {
+		return nil
+	}
+	return s.httpLn.Addr()
+}
+
+// Serve accepts connections until Shutdown; it returns nil after a
+// shutdown.
+func (s *Server) Serve() error {
+	errc := make(chan error, 2)
+	n := 0
+	if s.pgLn != nil {
+		n++
+		go func() { errc <- s.servePG() }()
+	}
+	if s.httpLn != nil {
+		n++
+		go func() {
+			var err error
+			if s.cfg.TLS != nil {
+				err = s.http.ServeTLS(s.httpLn, "", "")
+			} else {
+				err = s.http.Serve(s.httpLn)
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
+	s.ready.Store(true)
+	var first error
+	for range n {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			s.Shutdown(context.Background())
+		}
+	}
+	return first
+}
+
+// Shutdown stops accepting, lets running queries and requests finish for
+// up to ShutdownTimeout (or until ctx ends), then cancels what still runs
+// and closes every connection. Commits are never cut: an add in progress
+// is one commit that either lands or does not.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	s.mu.Unlock()
+	s.ready.Store(false)
+	ctx, stop := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer stop()
+	if s.pgLn != nil {
+		s.pgLn.Close()
+	}
+	var herr error
+	done := make(chan struct{})
+	go func() {
+		if s.http != nil {
+			herr = s.http.Shutdown(ctx)
+		}
+		s.mu.Lock()
+		for _, ss := range s.sessions {
+			ss.closeWhenIdle()
+		}
+		s.mu.Unlock()
+		s.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.cancel()
+		s.mu.Lock()
+		for _, ss := range s.sessions {
+			ss.conn.Close()
+		}
+		s.mu.Unlock()
+		if s.http != nil {
+			s.http.Close()
+		}
+		<-done
+	}
+	s.cancel()
+	return herr
+}

@@ -1,0 +1,513 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/sqllex"
+)
+
+// result is a statement's answer being sent: rows from the engine, rows
+// the session made itself (static, PostgreSQL text already), or a command
+// tag alone.
+type result struct {
+	fields []pgproto3.FieldDescription // nil: the statement returns no rows
+	cols   []column
+	rows   *rocklake.Rows
+	static [][]*string
+	next_  int
+	tag    string
+	tm     *pgtype.Map
+
+	ctx   context.Context
+	done  func()
+	start time.Time
+	s     *Server
+
+	count, bytes int64
+	suspended    bool
+	closed       bool
+}
+
+func (r *result) next() ([]any, bool, error) {
+	if r.rows != nil {
+		if r.rows.Next() {
+			return r.rows.Values(), true, nil
+		}
+		if err := r.rows.Err(); err != nil {
+			return nil, false, ctxError(r.ctx, err)
+		}
+		return nil, false, nil
+	}
+	if r.next_ >= len(r.static) {
+		return nil, false, nil
+	}
+	row := r.static[r.next_]
+	r.next_++
+	vals := make([]any, len(row))
+	for i, v := range row {
+		if v != nil {
+			vals[i] = *v
+		}
+	}
+	return vals, true, nil
+}
+
+func (r *result) encode(vals []any) ([][]byte, error) {
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		b, err := encodeValue(r.tm, r.cols[i], v)
+		if err != nil {
+			return nil, &pgError{code: "22000", msg: fmt.Sprintf("column %s: %v", r.fields[i].Name, err)}
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// finish records a completed answer.
+func (r *result) finish() error {
+	if r.rows == nil {
+		return nil
+	}
+	if err := r.rows.Close(); err != nil {
+		return ctxError(r.ctx, err)
+	}
+	if res := r.rows.Result(); res != nil {
+		r.s.m.observeQuery(res)
+	}
+	return nil
+}
+
+func (r *result) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	if r.rows != nil {
+		r.rows.Close()
+	}
+	if r.done != nil {
+		r.done()
+	}
+	if !r.start.IsZero() {
+		r.s.m.queryTime.Observe(time.Since(r.start).Seconds())
+	}
+}
+
+// ctxError turns an error from a cancelled or timed-out query into the
+// error PostgreSQL gives for it.
+func ctxError(ctx context.Context, err error) error {
+	if ctx == nil || ctx.Err() == nil {
+		return err
+	}
+	if errors.Is(context.Cause(ctx), errStatementTimeout) {
+		return &pgError{code: "57014", msg: "canceling statement due to statement timeout"}
+	}
+	return &pgError{code: "57014", msg: "canceling statement due to user request"}
+}
+
+// start begins one statement: a session command the server answers
+// itself, or a query run by the engine.
+func (ss *pgSession) start(q string, formats []int16) (*result, error) {
+	kw := sqllex.LeadingKeyword(q)
+	if ss.blockFailed && kw != "COMMIT" && kw != "END" && kw != "ROLLBACK" && kw != "ABORT" {
+		return nil, &pgError{code: "25P02", msg: "current transaction is aborted, commands ignored until end of transaction block"}
+	}
+	if res, ok, err := ss.command(kw, q, formats); ok || err != nil {
+		return res, err
+	}
+	if listsTables(q) {
+		return ss.psqlTables(formats)
+	}
+	if refersToSystemCatalog(q) {
+		return nil, &pgError{code: "0A000", msg: "rocklake does not serve PostgreSQL's system catalogs (pg_catalog, information_schema)",
+			hint: "list tables with SHOW TABLES and a table's columns with DESCRIBE name"}
+	}
+	ss.s.m.queries.Inc()
+	ctx, done := ss.queryContext()
+	start := time.Now()
+	rows, err := ss.s.lake.QueryRows(ctx, q, rocklake.QueryOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		err = ctxError(ctx, err) // before done() cancels ctx
+		done()
+		return nil, err
+	}
+	fields, cols, err := columnsFor(rows.Columns(), formats)
+	if err != nil {
+		rows.Close()
+		done()
+		return nil, err
+	}
+	return &result{fields: fields, cols: cols, rows: rows, tm: ss.typeMap(), ctx: ctx, done: done, start: start, s: ss.s}, nil
+}
+
+// describeOnly finds a statement's answer columns without its rows.
+func (ss *pgSession) describeOnly(q string) (*result, error) {
+	kw := sqllex.LeadingKeyword(q)
+	if res, ok, err := ss.command(kw, q, nil); ok || err != nil {
+		if res != nil {
+			res.close()
+		}
+		return res, err
+	}
+	if listsTables(q) || refersToSystemCatalog(q) {
+		return ss.start(q, nil)
+	}
+	ctx, done := ss.queryContext()
+	defer done()
+	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", rocklake.QueryOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		return nil, ctxError(ctx, err)
+	}
+	defer rows.Close()
+	fields, cols, err := columnsFor(rows.Columns(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return &result{fields: fields, cols: cols, s: ss.s}, nil
+}
+
+func (ss *pgSession) typeMap() *pgtype.Map { return pgtype.NewMap() }
+
+// pgSettings are the PostgreSQL settings clients set at connect (JDBC,
+// pgx, psql): accepted and shown back, changing nothing in DuckDB.
+var pgSettings = map[string]string{
+	"application_name": "", "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC",
+	"extra_float_digits": "1", "search_path": "main", "intervalstyle": "postgres", "client_min_messages": "notice",
+	"standard_conforming_strings": "on", "statement_timeout": "0", "bytea_output": "hex", "lc_messages": "C",
+	"default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
+	"transaction_read_only": "on", "default_transaction_read_only": "on", "server_version": "15.0 (rocklake)",
+	"server_version_num": "150000", "integer_datetimes": "on", "max_identifier_length": "63",
+}
+
+// fixedSettings may be set only to their one value: rocklake sends text
+// in UTF-8, times in UTC, and reads a snapshot, never writes.
+var fixedSettings = map[string][]string{
+	"client_encoding": {"utf8", "utf-8", "unicode"}, "timezone": {"utc", "etc/utc", "gmt", "z", "0", "+00", "00:00"},
+	"standard_conforming_strings": {"on"}, "integer_datetimes": {"on"}, "server_version": nil, "server_version_num": nil,
+	"bytea_output": {"hex"}, "transaction_read_only": {"on", "true"}, "default_transaction_read_only": {"on", "true"},
+}
+
+const snapshotSetting = "rocklake.snapshot"
+
+// command answers the statements a session handles itself: settings,
+// transaction blocks, SHOW, DESCRIBE. ok is false for anything else.
+func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, error) {
+	words := strings.Fields(strings.TrimRight(strings.TrimSpace(q), ";"))
+	tag := func(t string) (*result, bool, error) { return &result{tag: t, s: ss.s}, true, nil }
+	switch kw {
+	case "BEGIN", "START":
+		if ss.inBlock {
+			return tag("BEGIN") // PostgreSQL warns and goes on
+		}
+		id, err := ss.s.latestSnapshot()
+		if err != nil {
+			return nil, true, err
+		}
+		ss.inBlock, ss.blockSnap = true, rocklake.AtSnapshot(id)
+		return tag("BEGIN")
+	case "COMMIT", "END":
+		failed := ss.blockFailed
+		ss.inBlock, ss.blockFailed = false, false
+		if failed {
+			return tag("ROLLBACK")
+		}
+		return tag("COMMIT")
+	case "ROLLBACK", "ABORT":
+		ss.inBlock, ss.blockFailed = false, false
+		return tag("ROLLBACK")
+	case "DISCARD":
+		ss.snapshot = rocklake.SnapshotRef{}
+		ss.stmts = map[string]*prepared{}
+		ss.closePortals()
+		return tag("DISCARD ALL")
+	case "DEALLOCATE":
+		name := strings.Trim(words[len(words)-1], `"`)
+		if strings.EqualFold(name, "ALL") {
+			ss.stmts = map[string]*prepared{}
+		} else {
+			delete(ss.stmts, name)
+		}
+		return tag("DEALLOCATE")
+	case "SET":
+		name, value, err := parseSet(words[1:])
+		if err != nil {
+			return nil, true, err
+		}
+		if err := ss.set(name, value); err != nil {
+			return nil, true, err
+		}
+		return tag("SET")
+	case "RESET":
+		if len(words) != 2 {
+			return nil, true, &pgError{code: "42601", msg: "RESET takes one setting name, or ALL"}
+		}
+		name := strings.ToLower(words[1])
+		if name == "all" {
+			ss.snapshot = rocklake.SnapshotRef{}
+			ss.settings = map[string]string{}
+		} else if err := ss.set(name, "default"); err != nil {
+			return nil, true, err
+		}
+		return tag("RESET")
+	case "SHOW":
+		if len(words) != 2 {
+			return nil, true, &pgError{code: "42601", msg: "SHOW takes one setting name, or TABLES"}
+		}
+		name := strings.ToLower(words[1])
+		if name == "tables" {
+			return ss.showTables(formats)
+		}
+		v, err := ss.show(name)
+		if err != nil {
+			return nil, true, err
+		}
+		return ss.static([]string{name}, []uint32{oidText}, [][]*string{{&v}}, formats)
+	case "DESCRIBE", "DESC":
+		if len(words) != 2 {
+			return nil, false, nil // DESCRIBE SELECT ...: DuckDB's
+		}
+		return ss.describeTable(unquoteName(words[1]), formats)
+	}
+	return nil, false, nil
+}
+
+func parseSet(w []string) (name, value string, err error) {
+	if len(w) > 0 && (strings.EqualFold(w[0], "SESSION") || strings.EqualFold(w[0], "LOCAL")) {
+		w = w[1:]
+	}
+	if len(w) >= 2 && strings.EqualFold(w[0], "TIME") && strings.EqualFold(w[1], "ZONE") {
+		return "timezone", strings.Trim(strings.Join(w[2:], " "), "'"), nil
+	}
+	if len(w) >= 1 {
+		if n, v, ok := strings.Cut(w[0], "="); ok {
+			w = append([]string{n, "="}, append([]string{v}, w[1:]...)...)
+			if v == "" {
+				w = append(w[:2], w[3:]...)
+			}
+		}
+	}
+	if len(w) < 3 || (w[1] != "=" && !strings.EqualFold(w[1], "TO")) {
+		return "", "", &pgError{code: "42601", msg: "SET takes name = value (or name TO value)"}
+	}
+	value = strings.Join(w[2:], " ")
+	if len(value) >= 2 && value[0] == '\'' && value[len(value)-1] == '\'' {
+		value = strings.ReplaceAll(value[1:len(value)-1], "''", "'")
+	}
+	return strings.ToLower(strings.Trim(w[0], `"`)), value, nil
+}
+
+func (ss *pgSession) set(name, value string) error {
+	if name == snapshotSetting {
+		switch v := strings.ToLower(value); v {
+		case "default", "latest":
+			ss.snapshot = rocklake.SnapshotRef{}
+			return nil
+		default:
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id < 0 {
+				return &pgError{code: "22023", msg: fmt.Sprintf("rocklake.snapshot must be a snapshot id or latest, not %q", value)}
+			}
+			if err := ss.s.checkSnapshot(id); err != nil {
+				return err
+			}
+			ss.snapshot = rocklake.AtSnapshot(id)
+			return nil
+		}
+	}
+	if _, known := pgSettings[name]; !known {
+		return &pgError{code: "42704", msg: fmt.Sprintf("unrecognized configuration parameter %q", name),
+			hint: "rocklake accepts rocklake.snapshot and the connection settings PostgreSQL drivers send; DuckDB's settings are the server's to choose"}
+	}
+	if strings.EqualFold(value, "default") {
+		delete(ss.settings, name)
+		return nil
+	}
+	if allowed, fixed := fixedSettings[name]; fixed {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || strings.EqualFold(strings.TrimSpace(value), a)
+		}
+		if !ok {
+			return &pgError{code: "22023", msg: fmt.Sprintf("%s cannot be changed from %q on this server", name, pgSettings[name])}
+		}
+	}
+	ss.settings[name] = value
+	return nil
+}
+
+func (ss *pgSession) show(name string) (string, error) {
+	if name == snapshotSetting {
+		if id, set := ss.readAt().ID(); set {
+			return strconv.FormatInt(id, 10), nil
+		}
+		return "latest", nil
+	}
+	if v, ok := ss.settings[name]; ok {
+		return v, nil
+	}
+	if v, ok := pgSettings[name]; ok {
+		return v, nil
+	}
+	return "", &pgError{code: "42704", msg: fmt.Sprintf("unrecognized configuration parameter %q", name)}
+}
+
+func (ss *pgSession) static(names []string, oids []uint32, rows [][]*string, formats []int16) (*result, bool, error) {
+	fields := make([]pgproto3.FieldDescription, len(names))
+	cols := make([]column, len(names))
+	for i, n := range names {
+		var f int16
+		switch len(formats) {
+		case 0:
+		case 1:
+			f = formats[0]
+		default:
+			if i < len(formats) {
+				f = formats[i]
+			}
+		}
+		fields[i] = pgproto3.FieldDescription{Name: []byte(n), DataTypeOID: oids[i], DataTypeSize: typeSize(oids[i]), TypeModifier: -1, Format: f}
+		cols[i] = column{oid: oids[i], format: f}
+	}
+	if rows == nil {
+		rows = [][]*string{}
+	}
+	return &result{fields: fields, cols: cols, static: rows, tm: ss.typeMap(), s: ss.s}, true, nil
+}
+
+func (ss *pgSession) showTables(formats []int16) (*result, bool, error) {
+	tables, err := ss.s.lake.Tables(context.Background(), rocklake.ReadOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		return nil, true, err
+	}
+	rows := make([][]*string, len(tables))
+	for i, t := range tables {
+		name := t.Name
+		rows[i] = []*string{&name}
+	}
+	return ss.static([]string{"name"}, []uint32{oidText}, rows, formats)
+}
+
+func (ss *pgSession) describeTable(name string, formats []int16) (*result, bool, error) {
+	info, err := ss.s.lake.Describe(context.Background(), name, rocklake.ReadOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		return nil, true, err
+	}
+	var rows [][]*string
+	for _, c := range info.Columns {
+		if len(c.Path) != 1 {
+			continue // nested fields are part of their column's type
+		}
+		n, t := c.Path[0], c.Type.String()
+		rows = append(rows, []*string{&n, &t})
+	}
+	return ss.static([]string{"column_name", "column_type"}, []uint32{oidText, oidText}, rows, formats)
+}
+
+// listsTables recognises psql's \dt (and \d without a name): the one
+// system-catalog query answered, with the catalog's tables.
+func listsTables(q string) bool {
+	return strings.Contains(q, "pg_catalog.pg_class") && strings.Contains(q, `as "Schema"`) &&
+		strings.Contains(q, `as "Name"`) && strings.Contains(q, "relkind")
+}
+
+func (ss *pgSession) psqlTables(formats []int16) (*result, error) {
+	tables, err := ss.s.lake.Tables(context.Background(), rocklake.ReadOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]*string
+	for _, t := range tables {
+		schema, name, kind, owner := "main", t.Name, "table", "rocklake"
+		rows = append(rows, []*string{&schema, &name, &kind, &owner})
+	}
+	res, _, err := ss.static([]string{"Schema", "Name", "Type", "Owner"}, []uint32{oidText, oidText, oidText, oidText}, rows, formats)
+	return res, err
+}
+
+func refersToSystemCatalog(q string) bool {
+	l := strings.ToLower(q)
+	return strings.Contains(l, "pg_catalog.") || strings.Contains(l, "information_schema.") ||
+		strings.Contains(l, "pg_class") || strings.Contains(l, "pg_namespace") || strings.Contains(l, "pg_type")
+}
+
+func (s *Server) latestSnapshot() (int64, error) {
+	r, err := s.lake.Catalog().Read(-1)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return r.Snapshot().ID, nil
+}
+
+func (s *Server) checkSnapshot(id int64) error {
+	r, err := s.lake.Catalog().Read(id)
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}
+
+// splitStatements splits a simple-protocol query string at the
+// semicolons that end statements; empty statements are dropped.
+func splitStatements(q string) []string {
+	var out []string
+	for _, st := range sqllex.Split(q) {
+		out = append(out, st.Text)
+	}
+	return out
+}
+
+// countParams is the highest $n a statement uses.
+func countParams(q string) (int, error) {
+	if len(sqllex.Split(q)) > 1 {
+		return 0, &pgError{code: "42601", msg: "cannot insert multiple commands into a prepared statement"}
+	}
+	n := 0
+	for _, p := range sqllex.Placeholders(q) {
+		if p.N < 1 || p.N > 65535 {
+			return 0, &pgError{code: "42P02", msg: fmt.Sprintf("there is no parameter %s", q[p.Start:p.End])}
+		}
+		n = max(n, p.N)
+	}
+	return n, nil
+}
+
+// substituteParams puts each $n's literal into the statement text.
+func substituteParams(q string, lits []string) (string, error) {
+	if len(lits) == 0 {
+		return q, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, p := range sqllex.Placeholders(q) {
+		if p.N < 1 || p.N > len(lits) {
+			return "", &pgError{code: "42P02", msg: fmt.Sprintf("there is no parameter $%d", p.N)}
+		}
+		b.WriteString(q[last:p.Start])
+		b.WriteString(lits[p.N-1])
+		last = p.End
+	}
+	b.WriteString(q[last:])
+	return b.String(), nil
+}
+
+// unquoteName reads a table name as written: "Quoted" exactly, a bare
+// name as is (rocklake's table names are case-sensitive).
+func unquoteName(w string) string {
+	if len(w) >= 2 && w[0] == '"' {
+		if name, end, ok := sqllex.Quoted(w, 0); ok && end == len(w) {
+			return name
+		}
+	}
+	return w
+}
