@@ -346,4 +346,3 @@ func (s *Server) readable(p string) bool {
 	}
 	return false
 }
-

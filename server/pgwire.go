@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -730,7 +730,6 @@ func (ss *pgSession) readAt() rocklake.SnapshotRef {
 	}
 	return rocklake.SnapshotRef{}
 }
-
 
 // columnTypes are the columns of the tables the session reads, by name;
 // a name two tables type differently is left out.

@@ -201,10 +201,10 @@ func outermost(dirs []string) []string {
 func newServePasswdCmd() *cobra.Command {
 	var name, role string
 	cmd := &cobra.Command{
-		Use:   "passwd",
-		Short: "Make an auth-file user entry: reads the password from stdin, prints a SCRAM-SHA-256 verifier",
+		Use:     "passwd",
+		Short:   "Make an auth-file user entry: reads the password from stdin, prints a SCRAM-SHA-256 verifier",
 		Example: `  printf '%s' "$PASSWORD" | rocklake serve passwd --name alice --role reader`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 			if err != nil && line == "" {
@@ -229,10 +229,10 @@ func newServePasswdCmd() *cobra.Command {
 func newServeTokenCmd() *cobra.Command {
 	var name, role string
 	cmd := &cobra.Command{
-		Use:   "token",
-		Short: "Make an HTTP bearer token: prints the token once (to stderr) and its auth-file entry (to stdout)",
+		Use:     "token",
+		Short:   "Make an HTTP bearer token: prints the token once (to stderr) and its auth-file entry (to stdout)",
 		Example: `  rocklake serve token --name loader --role writer >> tokens.json`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tok, sum, err := server.NewToken()
 			if err != nil {
