@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
@@ -153,3 +154,15 @@ func psqlPath(t *testing.T) string {
 }
 
 func newConfig() server.Config { return server.Config{} }
+
+func openDuck(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := engine.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }

@@ -1,0 +1,148 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rocklake/rocklake"
+)
+
+func httpCall(t *testing.T, f *fixture, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+f.srv.HTTPAddr().String()+path, strings.NewReader(body))
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// The plan API gives what `rocklake plan --format json` gives (the same
+// planner, the same shape), and its pages put together are the whole plan.
+func TestHTTPPlanMatchesPlan(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	for _, pred := range []string{"id < 150", "name = 'n250'", "ts >= TIMESTAMPTZ '2024-01-01 04:00:00+00'", "true", "id > 1000"} {
+		want, err := f.lake.Plan(ctx, "t", pred, rocklake.PlanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		body, _ := json.Marshal(map[string]any{"predicate": pred})
+		status, got := httpCall(t, f, "POST", "/v1/tables/t/plan", string(body))
+		if status != 200 {
+			t.Fatalf("%s: %d %s", pred, status, got)
+		}
+		var a, b map[string]any
+		json.Unmarshal(wantJSON, &a)
+		json.Unmarshal(got, &b)
+		delete(b, "next_page_token")
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s:\nHTTP %s\nplan %s", pred, got, wantJSON)
+		}
+		// Page by page, one file at a time.
+		var files []any
+		token := ""
+		for range 10 {
+			body, _ := json.Marshal(map[string]any{"predicate": pred, "page_size": 1, "page_token": token})
+			_, page := httpCall(t, f, "POST", "/v1/tables/t/plan", string(body))
+			var p map[string]any
+			json.Unmarshal(page, &p)
+			files = append(files, p["kept_files"].([]any)...)
+			token, _ = p["next_page_token"].(string)
+			if token == "" {
+				break
+			}
+		}
+		if files == nil {
+			files = []any{}
+		}
+		if !reflect.DeepEqual(files, a["kept_files"]) {
+			t.Errorf("%s: pages gave %v, the plan %v", pred, files, a["kept_files"])
+		}
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"POST", "/v1/tables/nope/plan", `{"predicate": "id = 1"}`, 404},
+		{"POST", "/v1/tables/t/plan", `{"predicate": "id = = 1"}`, 400},
+		{"POST", "/v1/tables/t/plan", `{"predicate": "nosuch = 1"}`, 400},
+		{"POST", "/v1/tables/t/plan", `{"predicat": "id = 1"}`, 400},
+		{"POST", "/v1/tables/t/plan", `{"page_token": "x"}`, 400},
+		{"GET", "/v1/tables", "", 200},
+		{"GET", "/v1/tables/t", "", 200},
+		{"GET", "/v1/tables/t/stats", "", 200},
+		{"GET", "/v1/tables/t/stats?snapshot=0", "", 404},
+		{"GET", "/v1/tables/t?snapshot=x", "", 400},
+		{"GET", "/v1/snapshots", "", 200},
+		{"GET", "/readyz", "", 200},
+		{"POST", "/v1/tables/t/files", `{"paths": ["relative.parquet"]}`, 400},
+		{"POST", "/v1/tables/t/files", `{"paths": ["/etc/hostname"]}`, 400},
+		{"POST", "/v1/tables/t/files", `{"paths": []}`, 400},
+	} {
+		if status, body := httpCall(t, f, tc.method, tc.path, tc.body); status != tc.status {
+			t.Errorf("%s %s %s: %d %s, want %d", tc.method, tc.path, tc.body, status, body, tc.status)
+		}
+	}
+	_, stats := httpCall(t, f, "GET", "/v1/tables/t/stats", "")
+	var st rocklake.TableStats
+	if err := json.Unmarshal(stats, &st); err != nil || st.Rows != 300 || st.Files != 3 {
+		t.Errorf("stats: %s %v", stats, err)
+	}
+	_, metrics := httpCall(t, f, "GET", "/metrics", "")
+	for _, m := range []string{"rocklake_plans_total", "rocklake_http_requests_total", "rocklake_query_seconds"} {
+		if !strings.Contains(string(metrics), m) {
+			t.Errorf("/metrics has no %s", m)
+		}
+	}
+}
+
+// BEGIN pins the snapshot: a file added meanwhile shows only after
+// COMMIT.
+func TestTransactionBlockReadsOneSnapshot(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeCacheStatement)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) int {
+		var n int
+		if err := q.QueryRow(ctx, "SELECT count(*) FROM t WHERE id >= $1", 0).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(tx); n != 300 {
+		t.Fatalf("count = %d", n)
+	}
+	extra := filepath.Join(f.data, "extra.parquet")
+	writeFile(t, openDuck(t), extra, 300, 400)
+	if status, body := httpCall(t, f, "POST", "/v1/tables/t/files", `{"paths": ["`+extra+`"]}`); status != 200 {
+		t.Fatalf("add: %d %s", status, body)
+	}
+	if n := count(tx); n != 300 {
+		t.Errorf("inside the block after an add: %d, want 300", n)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(c); n != 400 {
+		t.Errorf("after COMMIT: %d, want 400", n)
+	}
+}
