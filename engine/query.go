@@ -42,6 +42,9 @@ type Engine struct {
 	// views could only give the same names (or the same error, which is
 	// not kept).
 	bound *lru.Cache[string, []Column]
+	// streamed holds the columns of queries QueryRows ran, per schema
+	// version and text (see streamRows). Read-only once stored.
+	streamed *lru.Cache[string, []Column]
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 
@@ -103,6 +106,7 @@ func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
 	trees, _ := lru.New[string, duckast.Tree](256)
 	schemas, _ := lru.New[string, fileSchema](65536)
 	bound, _ := lru.New[string, []Column](1024)
+	streamed, _ := lru.New[string, []Column](1024)
 	// Parsing is one statement with the query as its parameter: prepared
 	// once, it saves DuckDB planning that statement on every new query
 	// text (about a third of the round trip).
@@ -112,7 +116,7 @@ func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
 		return nil, fmt.Errorf("preparing the parse statement: %w", err)
 	}
 	engineOpened()
-	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound, sandbox: o.Sandbox}, nil
+	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound, streamed: streamed, sandbox: o.Sandbox}, nil
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
@@ -557,7 +561,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		res.Explain = b.String()
 	}
 	if stream != nil {
-		rows, err := e.streamRows(ctx, conn, prefix, rewritten, query, scan, &cleanup, stream)
+		key := fmt.Sprintf("%d\x00%t\x00%s", r.Snapshot().SchemaVersion, stream.NestedJSON, query)
+		if opts.NoParseCache {
+			e.streamed.Remove(key)
+		}
+		rows, err := e.streamRows(ctx, conn, prefix, rewritten, query, key, scan, &cleanup, stream)
 		if err != nil {
 			return nil, nil, err
 		}

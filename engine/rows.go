@@ -181,17 +181,30 @@ func (e *Engine) QueryRows(ctx context.Context, query string, opts QueryOptions,
 // needs. Columns are renamed by position for the second statement, so
 // duplicate or odd names cannot clash, and get their names back from the
 // first.
-func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritten, query string, scan *tableScan, cleanup *[]string, ro *RowsOptions) (*Rows, error) {
-	cols, err := runColumns(ctx, conn, prefix+"SELECT * FROM (\n"+rewritten+"\n) LIMIT 0")
-	if err != nil {
-		return nil, err
-	}
-	if slices.ContainsFunc(cols, func(c Column) bool { return strings.Contains(c.Name, "__rocklake_v") }) {
-		if orig, err := e.originalColumns(ctx, conn, query, scan, cleanup); err == nil && len(orig) == len(cols) {
-			for i := range cols {
-				cols[i].Name = orig[i].Name
+//
+// The columns depend on the query text and the tables' schema alone (the
+// views are cast to the tables' types whatever files they hold), so they
+// are kept per schema version and text (key): a repeated query skips the
+// first round trip, and its views are made in the one statement left.
+func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritten, query, key string, scan *tableScan, cleanup *[]string, ro *RowsOptions) (*Rows, error) {
+	cols, known := e.streamed.Get(key)
+	if known {
+		cols = slices.Clone(cols)
+	} else {
+		var err error
+		cols, err = runColumns(ctx, conn, prefix+"SELECT * FROM (\n"+rewritten+"\n) LIMIT 0")
+		if err != nil {
+			return nil, err
+		}
+		prefix = "" // the views exist now
+		if slices.ContainsFunc(cols, func(c Column) bool { return strings.Contains(c.Name, "__rocklake_v") }) {
+			if orig, err := e.originalColumns(ctx, conn, query, scan, cleanup); err == nil && len(orig) == len(cols) {
+				for i := range cols {
+					cols[i].Name = orig[i].Name
+				}
 			}
 		}
+		e.streamed.Add(key, slices.Clone(cols))
 	}
 	r := &Rows{cols: cols, kinds: make([]kind, len(cols))}
 	aliases := make([]string, len(cols))
@@ -202,7 +215,7 @@ func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritt
 		aliases[i] = sqllex.QuoteName(alias)
 		exprs[i] = r.kinds[i].selectExpr(alias, c.Type)
 	}
-	rows, err := conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM (\n"+rewritten+"\n) AS __rocklake_q("+strings.Join(aliases, ", ")+")")
+	rows, err := conn.QueryContext(ctx, prefix+"SELECT "+strings.Join(exprs, ", ")+" FROM (\n"+rewritten+"\n) AS __rocklake_q("+strings.Join(aliases, ", ")+")")
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/xdg-go/scram"
 
 	"github.com/rocklake/rocklake"
@@ -67,6 +68,8 @@ type pgSession struct {
 	// at BEGIN, so that its queries agree with each other.
 	inBlock, blockFailed bool
 	blockSnap            rocklake.SnapshotRef
+
+	tm      *pgtype.Map // see typeMap
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
@@ -534,7 +537,7 @@ func (ss *pgSession) bind(m *pgproto3.Bind) {
 		default:
 			format = m.ParameterFormatCodes[i]
 		}
-		lit, err := literal(st.paramOIDs[i], format, raw)
+		lit, err := literal(ss.typeMap(), st.paramOIDs[i], format, raw)
 		if err != nil {
 			ss.fail(&pgError{code: "22P02", msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
 			return

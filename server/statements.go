@@ -176,7 +176,15 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 	return &result{fields: fields, cols: cols, s: ss.s}, nil
 }
 
-func (ss *pgSession) typeMap() *pgtype.Map { return pgtype.NewMap() }
+// typeMap is the session's pgx type map (made once: a new one registers
+// every built-in type, which costs more than a small query's encoding).
+// A session runs one statement at a time, so one map serves them all.
+func (ss *pgSession) typeMap() *pgtype.Map {
+	if ss.tm == nil {
+		ss.tm = pgtype.NewMap()
+	}
+	return ss.tm
+}
 
 // pgSettings are the PostgreSQL settings clients set at connect (JDBC,
 // pgx, psql): accepted and shown back, changing nothing in DuckDB.

@@ -261,13 +261,12 @@ func encodeValue(m *pgtype.Map, c column, v any) ([]byte, error) {
 // booleans checked and written bare (so the planner sees a literal to
 // prune with), everything else as a quoted string, typed when the client
 // said the type. Nothing of the value reaches the SQL unquoted.
-func literal(oid uint32, format int16, raw []byte) (string, error) {
+func literal(m *pgtype.Map, oid uint32, format int16, raw []byte) (string, error) {
 	if raw == nil {
 		return nullLiteral(oid), nil
 	}
 	s := string(raw)
 	if format == 1 {
-		m := pgtype.NewMap()
 		t, ok := m.TypeForOID(oid)
 		if !ok {
 			return "", fmt.Errorf("binary parameters of type oid %d are not supported; send it as text", oid)
@@ -394,7 +393,7 @@ func sampleLiteral(oid uint32) string {
 }
 
 func literalOrNull(oid uint32, v string) string {
-	lit, err := literal(oid, 0, []byte(v))
+	lit, err := literal(nil, oid, 0, []byte(v))
 	if err != nil {
 		return nullLiteral(oid)
 	}

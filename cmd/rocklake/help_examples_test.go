@@ -42,6 +42,8 @@ var exampleStates = map[string]exampleState{
 	"rocklake expire":       loaded,
 	"rocklake cleanup":      loaded,
 	"rocklake catalog copy": loaded,
+	"rocklake serve passwd": noCatalog,
+	"rocklake serve token":  noCatalog,
 }
 
 // writeExampleData writes what the examples name: events files under

@@ -49,8 +49,11 @@ setting changed. Only queries run; "SET rocklake.snapshot = N" reads an older
 snapshot, and BEGIN ... COMMIT reads one snapshot throughout.
 
 SIGINT or SIGTERM stops accepting, lets running queries finish (up to
---shutdown-timeout), and exits 0.`,
-		Example: `  rocklake serve
+--shutdown-timeout), and exits 0.
+
+For example:
+
+  rocklake serve
   psql -h 127.0.0.1 -p 5433 -U me -c 'SELECT count(*) FROM events'
   curl -s -X POST 127.0.0.1:8181/v1/tables/events/plan -d '{"predicate": "user_id = 42"}'
   rocklake serve --auth users.json --tls-cert server.crt --tls-key server.key --pg-listen 0.0.0.0:5433`,
@@ -203,7 +206,7 @@ func newServePasswdCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "passwd",
 		Short:   "Make an auth-file user entry: reads the password from stdin, prints a SCRAM-SHA-256 verifier",
-		Example: `  printf '%s' "$PASSWORD" | rocklake serve passwd --name alice --role reader`,
+		Example: `  printf 'correct horse battery staple\n' | rocklake serve passwd --name alice --role reader`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')

@@ -41,13 +41,7 @@ func Generate(db *sql.DB, data string, n, rows int) error {
 	}
 	t0 := time.Now()
 	for h := range n {
-		q := fmt.Sprintf(`COPY (SELECT make_timestamptz(%d + (i * %d // %d)) AS ts,
-			hash(i, %d) %% 1000000000000 AS user_id,
-			'cat' || (hash(i, %d, 1) %% 20)::VARCHAR AS category,
-			((hash(i, %d, 2) %% 100000) / 100)::DECIMAL(10,2) AS amount
-			FROM range(%d) r(i) ORDER BY ts) TO '%s' (FORMAT parquet)`,
-			Base+int64(h)*HourUS, HourUS, rows, h, h, h, rows, File(data, h))
-		if _, err := db.Exec(q); err != nil {
+		if err := WriteHour(db, data, h, rows); err != nil {
 			return err
 		}
 		if (h+1)%1000 == 0 {
@@ -55,4 +49,16 @@ func Generate(db *sql.DB, data string, n, rows int) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(data, "COMPLETE"), nil, 0o644)
+}
+
+// WriteHour writes hour h's file of rows rows into data.
+func WriteHour(db *sql.DB, data string, h, rows int) error {
+	q := fmt.Sprintf(`COPY (SELECT make_timestamptz(%d + (i * %d // %d)) AS ts,
+		hash(i, %d) %% 1000000000000 AS user_id,
+		'cat' || (hash(i, %d, 1) %% 20)::VARCHAR AS category,
+		((hash(i, %d, 2) %% 100000) / 100)::DECIMAL(10,2) AS amount
+		FROM range(%d) r(i) ORDER BY ts) TO '%s' (FORMAT parquet)`,
+		Base+int64(h)*HourUS, HourUS, rows, h, h, h, rows, File(data, h))
+	_, err := db.Exec(q)
+	return err
 }
