@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -281,9 +285,19 @@ func TestReadmeSynopsisRuns(t *testing.T) {
 				mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", f))
 			}
 		}
+		env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ROCKLAKE_CATALOG=",
+			"ROCKLAKE_CACHE_DIR="+t.TempDir())
+		if cmdline == "rocklake serve" || strings.HasPrefix(cmdline, "rocklake serve --") {
+			// A server runs until told to stop: on ports the system
+			// chooses, until it says it listens, then SIGTERM, after
+			// which it must shut down cleanly.
+			serveUntilReady(t, dir, env, cmdline+" --pg-listen 127.0.0.1:0 --http-listen 127.0.0.1:0")
+			ran++
+			continue
+		}
 		sh := exec.Command("sh", "-c", cmdline)
 		sh.Dir = dir
-		sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ROCKLAKE_CATALOG=")
+		sh.Env = env
 		out, err := sh.CombinedOutput()
 		if err != nil {
 			t.Errorf("README synopsis line failed: %s\n(run as: %s)\n%v\n%s", line, cmdline, err, out)
@@ -292,5 +306,57 @@ func TestReadmeSynopsisRuns(t *testing.T) {
 	}
 	if ran < 20 {
 		t.Fatalf("ran %d synopsis lines; the README block was not found whole", ran)
+	}
+}
+
+// serveUntilReady starts a server command, waits until it prints its HTTP
+// address, stops it with SIGTERM and wants a clean exit (status 0).
+func serveUntilReady(t *testing.T, dir string, env []string, cmdline string) {
+	t.Helper()
+	sh := exec.Command("sh", "-c", "exec "+cmdline)
+	sh.Dir, sh.Env = dir, env
+	var stderr bytes.Buffer
+	sh.Stderr = &stderr
+	stdout, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(2 * time.Minute)
+	var out []string
+	for ready := false; !ready; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				sh.Wait()
+				t.Fatalf("%s ended before serving:\n%s\n%s", cmdline, strings.Join(out, "\n"), stderr.String())
+			}
+			out = append(out, l)
+			ready = strings.HasPrefix(l, "HTTP API on ")
+		case <-timeout:
+			sh.Process.Kill()
+			sh.Wait()
+			t.Fatalf("%s did not start serving in 2 minutes:\n%s", cmdline, strings.Join(out, "\n"))
+		}
+	}
+	t.Logf("serving: %s", strings.Join(out, "; "))
+	if err := sh.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines {
+		out = append(out, l)
+	}
+	if err := sh.Wait(); err != nil {
+		t.Errorf("%s after SIGTERM: %v\n%s\n%s", cmdline, err, strings.Join(out, "\n"), stderr.String())
 	}
 }
