@@ -69,7 +69,7 @@ type pgSession struct {
 	inBlock, blockFailed bool
 	blockSnap            rocklake.SnapshotRef
 
-	tm      *pgtype.Map // see typeMap
+	tm *pgtype.Map // see typeMap
 
 	stmts   map[string]*prepared
 	portals map[string]*portal

@@ -221,12 +221,12 @@ func TestEscapesRefused(t *testing.T) {
 		"COPY t TO '" + out + "'":                                    "25006",
 		"COPY (SELECT 1) TO '" + out + "'":                           "25006",
 		"ATTACH '" + filepath.Join(f.data, "x.db") + "'":             "25006",
-		"INSTALL httpfs":                                             "25006",
-		"LOAD httpfs":                                                "25006",
-		"SET enable_external_access = true":                          "42704",
-		"PRAGMA enable_external_access":                              "25006",
-		"CREATE TABLE z AS SELECT 1":                                 "25006",
-		"SELECT * FROM query('COPY t TO ''" + out + "''')":           "42601",
+		"INSTALL httpfs":                                   "25006",
+		"LOAD httpfs":                                      "25006",
+		"SET enable_external_access = true":                "42704",
+		"PRAGMA enable_external_access":                    "25006",
+		"CREATE TABLE z AS SELECT 1":                       "25006",
+		"SELECT * FROM query('COPY t TO ''" + out + "''')": "42601",
 	} {
 		_, err := c.Exec(context.Background(), q)
 		if got := sqlstate(err); got != code {
