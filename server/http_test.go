@@ -97,8 +97,17 @@ func TestHTTPPlanMatchesPlan(t *testing.T) {
 		}
 	}
 	_, stats := httpCall(t, f, "GET", "/v1/tables/t/stats", "")
-	var st rocklake.TableStats
-	if err := json.Unmarshal(stats, &st); err != nil || st.Rows != 300 || st.Files != 3 {
+	var st struct {
+		Rows    int64 `json:"rows"`
+		Files   int64 `json:"file_count"`
+		Columns []struct {
+			Column string  `json:"column"`
+			Min    *string `json:"min"`
+			Max    *string `json:"max"`
+		} `json:"columns"`
+	}
+	if err := json.Unmarshal(stats, &st); err != nil || st.Rows != 300 || st.Files != 3 || st.Columns[0].Column != "id" ||
+		*st.Columns[0].Min != "0" || *st.Columns[0].Max != "299" {
 		t.Errorf("stats: %s %v", stats, err)
 	}
 	_, metrics := httpCall(t, f, "GET", "/metrics", "")

@@ -415,17 +415,13 @@ func (ss *pgSession) handle(msg pgproto3.FrontendMessage) bool {
 	case *pgproto3.Terminate:
 		return true
 	default:
+		// COPY, function calls: errors, and as in the extended protocol
+		// everything up to the next Sync is skipped.
 		ss.sendError(&pgError{code: "0A000", msg: fmt.Sprintf("rocklake does not support the %T message", msg)})
-		if ss.extended(msg) {
-			ss.skipping = true
-		} else {
-			ss.ready()
-		}
+		ss.skipping = true
 	}
 	return false
 }
-
-func (ss *pgSession) extended(pgproto3.FrontendMessage) bool { return true }
 
 func (ss *pgSession) closePortals() {
 	for name, p := range ss.portals {

@@ -150,14 +150,18 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	return &result{fields: fields, cols: cols, rows: rows, tm: ss.typeMap(), ctx: ctx, done: done, start: start, s: ss.s}, nil
 }
 
-// describeOnly finds a statement's answer columns without its rows.
+// describeOnly finds a statement's answer columns without its rows, and
+// without doing what it does: describing BEGIN must not begin.
 func (ss *pgSession) describeOnly(q string) (*result, error) {
 	kw := sqllex.LeadingKeyword(q)
-	if res, ok, err := ss.command(kw, q, nil); ok || err != nil {
-		if res != nil {
-			res.close()
+	switch kw {
+	case "SHOW", "DESCRIBE", "DESC": // no side effects, and rows
+		res, ok, err := ss.command(kw, q, nil)
+		if ok || err != nil {
+			return res, err
 		}
-		return res, err
+	case "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "DISCARD", "DEALLOCATE", "SET", "RESET":
+		return &result{s: ss.s}, nil
 	}
 	if listsTables(q) || refersToSystemCatalog(q) {
 		return ss.start(q, nil)
