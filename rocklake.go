@@ -156,6 +156,10 @@ func (l *Lake) Close() error {
 // catalog opened read-only still refuses them).
 func (l *Lake) Catalog() *catalog.Catalog { return l.cat }
 
+// Engine is the lake's query engine, for what this package does not wrap
+// (a server running the CLI's commands on its open lake).
+func (l *Lake) Engine() *engine.Engine { return l.eng }
+
 // DataRoot is the directory the catalog's data files must lie under, ""
 // for none.
 func (l *Lake) DataRoot() string { return l.cat.DataRoot() }

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rocklake/rocklake"
@@ -46,6 +48,12 @@ type Config struct {
 	// Sandbox is what the lake's DuckDB may read (the lake must be opened
 	// with the same): files registered over HTTP must lie inside it.
 	Sandbox *rocklake.Sandbox
+	// SocketPath, when set, is a Unix socket (made owner-only) serving the
+	// HTTP API to local processes without a token, as writers: reaching it
+	// takes the file access that reading the catalog takes. Local adds
+	// routes served on it only.
+	SocketPath string
+	Local      map[string]http.Handler
 	// Log receives one line per connection, request and failure; nil
 	// discards. Secrets are never logged.
 	Log *slog.Logger
@@ -81,6 +89,8 @@ type Server struct {
 	pgLn   net.Listener
 	httpLn net.Listener
 	http   *http.Server
+	sockLn net.Listener
+	sock   *http.Server
 
 	// ctx is cancelled when Shutdown gives up waiting: every running
 	// query's context derives from it.
@@ -128,15 +138,60 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 	}
 	if cfg.HTTPListen != "" {
 		if s.httpLn, err = net.Listen("tcp", cfg.HTTPListen); err != nil {
-			if s.pgLn != nil {
-				s.pgLn.Close()
-			}
+			s.closeListeners()
 			return nil, fmt.Errorf("HTTP listener: %w", err)
 		}
 		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS,
 			ErrorLog: slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn)}
 	}
+	if cfg.SocketPath != "" {
+		if s.sockLn, err = listenSocket(cfg.SocketPath); err != nil {
+			s.closeListeners()
+			return nil, err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/", s.httpHandler())
+		for pattern, h := range cfg.Local {
+			mux.Handle(pattern, h)
+		}
+		s.sock = &http.Server{Handler: trusted(mux), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn)}
+	}
 	return s, nil
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range []net.Listener{s.pgLn, s.httpLn, s.sockLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+// listenSocket listens on a Unix socket only its owner may connect to. A
+// socket left by a server that died is replaced; a live one is refused.
+func listenSocket(path string) (net.Listener, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: another server is listening there", path)
+	}
+	os.Remove(path)
+	old := syscall.Umask(0o177)
+	ln, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("local socket: %w", err)
+	}
+	return ln, nil
+}
+
+type trustedKey struct{}
+
+// trusted marks requests that came over the local socket.
+func trusted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), trustedKey{}, true)))
+	})
 }
 
 // loopbackOnly says whether an address listens on loopback only: an IP
@@ -194,6 +249,16 @@ func (s *Server) Serve() error {
 			errc <- err
 		}()
 	}
+	if s.sockLn != nil {
+		n++
+		go func() {
+			err := s.sock.Serve(s.sockLn)
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
 	s.ready.Store(true)
 	var first error
 	for range n {
@@ -229,6 +294,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if s.http != nil {
 			herr = s.http.Shutdown(ctx)
 		}
+		if s.sock != nil {
+			if err := s.sock.Shutdown(ctx); herr == nil {
+				herr = err
+			}
+		}
 		s.mu.Lock()
 		for _, ss := range s.sessions {
 			ss.closeWhenIdle()
@@ -248,6 +318,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		if s.http != nil {
 			s.http.Close()
+		}
+		if s.sock != nil {
+			s.sock.Close()
 		}
 		<-done
 	}

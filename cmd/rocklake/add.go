@@ -106,11 +106,11 @@ own.`,
   rocklake add events s3://lake/events/ --create`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g, writing)
+			c, closeCatalog, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer closeCatalog()
 			progress, finish := progressBar(cmd, "reading footers")
 			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip, Owner: owner(take)}
 			res, err := ingest.Add(c, args[0], args[1:], opts)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -32,39 +33,54 @@ const (
 	writing access = false
 )
 
-// openCatalog opens the catalog named by --catalog.
-func openCatalog(g *globals, a access) (*catalog.Catalog, error) {
-	return catalog.Open(g.catalog, catalog.Options{Pebble: kv.PebbleOptions{FS: storeFS, ReadOnly: bool(a)}})
+// openCatalog opens the catalog named by --catalog; done closes it. In a
+// server running a command for a client (see remote.go), it is the
+// server's open catalog, which done leaves open.
+func openCatalog(g *globals, a access) (c *catalog.Catalog, done func(), err error) {
+	if g.served != nil {
+		return g.served.Catalog(), func() {}, nil
+	}
+	c, err = catalog.Open(g.catalog, catalog.Options{Pebble: kv.PebbleOptions{FS: storeFS, ReadOnly: bool(a)}})
+	if errors.Is(err, catalog.ErrLocked) && socketFor(g.catalog) != "" {
+		return nil, nil, fmt.Errorf("%w: `rocklake serve` holds it; query, plan, stats, snapshots, add, files and table list / describe run through the server, other commands need the server stopped", err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { c.Close() }, nil
 }
 
 // openEngine opens the catalog and a DuckDB engine over it; done closes
-// both.
+// both (in a server, neither: they are the server's).
 func openEngine(g *globals, a access) (*engine.Engine, func(), error) {
-	c, err := openCatalog(g, a)
+	if g.served != nil {
+		return g.served.Engine(), func() {}, nil
+	}
+	c, closeCatalog, err := openCatalog(g, a)
 	if err != nil {
 		return nil, nil, err
 	}
 	e, err := engine.New(c)
 	if err != nil {
-		c.Close()
+		closeCatalog()
 		return nil, nil, err
 	}
-	return e, func() { e.Close(); c.Close() }, nil
+	return e, func() { e.Close(); closeCatalog() }, nil
 }
 
 // openReader opens the catalog and a reader at --snapshot (latest when
 // unset); done closes both.
 func openReader(g *globals, snapshot int64) (*catalog.Reader, func(), error) {
-	c, err := openCatalog(g, reading)
+	c, closeCatalog, err := openCatalog(g, reading)
 	if err != nil {
 		return nil, nil, err
 	}
 	r, err := readAt(c, snapshot)
 	if err != nil {
-		c.Close()
+		closeCatalog()
 		return nil, nil, err
 	}
-	return r, func() { r.Close(); c.Close() }, nil
+	return r, func() { r.Close(); closeCatalog() }, nil
 }
 
 // readAt opens a reader at --snapshot (latest when unset).
@@ -132,11 +148,11 @@ func parseTypeOrUnknown(s string) types.Type {
 // commits it: the shape of every command that changes a table's
 // definition.
 func commitOne(g *globals, change func(tx *catalog.Txn)) (catalog.Snapshot, error) {
-	c, err := openCatalog(g, writing)
+	c, closeCatalog, err := openCatalog(g, writing)
 	if err != nil {
 		return catalog.Snapshot{}, err
 	}
-	defer c.Close()
+	defer closeCatalog()
 	tx, err := c.Begin()
 	if err != nil {
 		return catalog.Snapshot{}, err

@@ -79,11 +79,11 @@ deleted so far leave the catalog, the others stay scheduled.`,
 			if grace < 0 {
 				return usagef("--grace %s: want a duration of 0s or more", grace)
 			}
-			c, err := openCatalog(g, writing)
+			c, closeCatalog, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer closeCatalog()
 			opts := catalog.CleanupOptions{DryRun: dryRun, Grace: grace, Context: cmd.Context(), DeleteObject: storage.EnvDeleter(cmd.Context())}
 			if grace == 0 {
 				opts.Grace = -1 // none: the catalog's zero means its default

@@ -108,6 +108,10 @@ type errorJSON struct {
 // one JSON object. Any catalog location among args has its password
 // masked, wherever a message repeats it.
 func reportError(w io.Writer, err error, jsonMode bool, args []string) {
+	var fe forwardedExit
+	if errors.As(err, &fe) { // the server's report is printed already
+		return
+	}
 	msg := redactArgs(err.Error(), args)
 	if !jsonMode {
 		var vf errVerifyFailed

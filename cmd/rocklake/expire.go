@@ -55,11 +55,11 @@ retentionDurationCheck).`,
 			if err != nil {
 				return err
 			}
-			c, err := openCatalog(g, writing)
+			c, closeCatalog, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer closeCatalog()
 			opts := catalog.ExpireOptions{DryRun: dryRun}
 			if allowShort {
 				opts.MinRetention = -1

@@ -23,11 +23,11 @@ nothing is removed.`,
   rocklake files events --format json   # the registered paths`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCatalog(g, writing)
+			c, closeCatalog, err := openCatalog(g, writing)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer closeCatalog()
 			r, err := readAt(c, -1)
 			if err != nil {
 				return err

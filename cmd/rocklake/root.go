@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
@@ -16,6 +17,9 @@ import (
 type globals struct {
 	catalog string
 	format  string
+	// served, in a server running a client's command (remote.go), is the
+	// server's open lake: commands use it instead of opening --catalog.
+	served *rocklake.Lake
 }
 
 const (
@@ -31,8 +35,9 @@ func defaultCatalog() string {
 	return "./lake"
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globals{}
+func newRootCmd() *cobra.Command { return newRootCmdWith(&globals{}) }
+
+func newRootCmdWith(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rocklake",
 		Short: "A lakehouse catalog and scan planner for Parquet tables",
@@ -47,22 +52,19 @@ postgres:// URL or libpq's "host=... dbname=..." form; the PG* environment
 variables and ~/.pgpass fill in what it leaves out.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkSnapshotFlag(cmd); err != nil {
 				return err
 			}
-			switch g.format {
-			case formatText, formatJSON:
-				return nil
+			if err := checkFormat(cmd, g); err != nil {
+				return err
 			}
-			if cmd.Name() == "query" {
-				if slices.Contains(queryFormats, g.format) {
-					return nil
-				}
-				return usagef("--format must be one of %s, not %q", strings.Join(queryFormats, ", "), g.format)
+			// A catalog directory a server holds open: the command runs
+			// in the server (see remote.go).
+			if forwarded, err := forward(cmd, g, args); forwarded {
+				return err
 			}
-			return usagef("--format must be %q or %q, not %q (query also takes %s)", formatText, formatJSON, g.format,
-				strings.Join(queryFormats[2:], ", "))
+			return nil
 		},
 	}
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", defaultCatalog(),
@@ -73,6 +75,22 @@ variables and ~/.pgpass fill in what it leaves out.`,
 	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
 	markUsageErrors(root)
 	return root
+}
+
+// checkFormat refuses a --format the command does not print.
+func checkFormat(cmd *cobra.Command, g *globals) error {
+	switch g.format {
+	case formatText, formatJSON:
+		return nil
+	}
+	if cmd.Name() == "query" {
+		if slices.Contains(queryFormats, g.format) {
+			return nil
+		}
+		return usagef("--format must be one of %s, not %q", strings.Join(queryFormats, ", "), g.format)
+	}
+	return usagef("--format must be %q or %q, not %q (query also takes %s)", formatText, formatJSON, g.format,
+		strings.Join(queryFormats[2:], ", "))
 }
 
 // writeJSON prints v as indented JSON, the shape every --format json

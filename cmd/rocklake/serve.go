@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/server"
 	"github.com/rocklake/rocklake/storage"
 )
@@ -93,6 +95,12 @@ For example:
 			}
 			defer lake.Close()
 			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if !pgkv.IsLocation(g.catalog) {
+				// The catalog directory is held open: other rocklake
+				// processes reach it through this socket (remote.go).
+				cfg.SocketPath = filepath.Join(g.catalog, socketName)
+				cfg.Local = map[string]http.Handler{"POST /v1/cli": cliHandler(lake)}
+			}
 			srv, err := server.New(lake, cfg)
 			if err != nil {
 				return err
@@ -105,6 +113,9 @@ For example:
 				fmt.Fprintf(out, "HTTP API on http://%s\n", a)
 			}
 			fmt.Fprintf(out, "queries may read files under: %s\n", strings.Join(dirs, ", "))
+			if cfg.SocketPath != "" {
+				fmt.Fprintf(out, "rocklake commands on %s run through this server (query, plan, stats, snapshots, add, files, table list and describe)\n", g.catalog)
+			}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve() }()
 			select {

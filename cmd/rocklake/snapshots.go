@@ -43,11 +43,11 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 		Short: "List the catalog's snapshots and what each changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openCatalog(g, reading)
+			c, closeCatalog, err := openCatalog(g, reading)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer closeCatalog()
 			snaps, err := c.Snapshots()
 			if err != nil {
 				return err

@@ -29,9 +29,12 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 func exitCode(err error) int {
 	var ue usageError
 	var vf errVerifyFailed
+	var fe forwardedExit
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &fe):
+		return fe.code
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.As(err, &vf):

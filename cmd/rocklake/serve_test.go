@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rocklake/rocklake/catalog"
+)
+
+// While `rocklake serve` holds a directory catalog, the commands that run
+// through it print exactly what they print without a server, exit with
+// the same status, and see what the server's writers add; the others are
+// refused with a message naming the server. After the server stops, the
+// catalog opens directly again.
+func TestCommandsThroughServer(t *testing.T) {
+	dir := t.TempDir()
+	writeExampleData(t, dir)
+	lake := filepath.Join(dir, "lake")
+	mustRun(t, "--catalog", lake, "init")
+	mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", "2024-01-01.parquet"), "--create")
+	sqlFile := filepath.Join(dir, "report.sql")
+	commands := [][]string{
+		{"query", "SELECT kind, count(*) AS n, min(ts) FROM events GROUP BY kind ORDER BY kind"},
+		{"query", "SELECT user_id, value FROM events WHERE user_id = 3 ORDER BY value", "--format", "csv"},
+		{"query", "SELECT count(*) FROM events", "--format", "json"},
+		{"query", "-f", sqlFile},
+		{"query", "SELECT * FROM nosuch"},
+		{"query", "SELECT * FROM nosuch", "--format", "json"},
+		{"plan", "events", "user_id = 3", "--format", "json"},
+		{"plan", "events", "kind = 'buy'"},
+		{"stats", "events", "--format", "json"},
+		{"snapshots"},
+		{"files", "events"},
+		{"table", "list"},
+		{"table", "describe", "events"},
+	}
+	type outcome struct {
+		out  string
+		code int
+	}
+	runAll := func() []outcome {
+		var res []outcome
+		for _, c := range commands {
+			out, err := run(t, append([]string{"--catalog", lake}, c...)...)
+			if err != nil {
+				var buf bytes.Buffer
+				reportError(&buf, err, jsonRequested("", c), c)
+				out += buf.String()
+			}
+			res = append(res, outcome{stripTimes(out), exitCode(err)})
+		}
+		return res
+	}
+	direct := runAll()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := newRootCmd()
+	var serveOut syncWriter
+	root.SetOut(&serveOut)
+	root.SetErr(&serveOut)
+	root.SetArgs([]string{"--catalog", lake, "serve", "--pg-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for socketFor(lake) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start: %s", serveOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	served := runAll()
+	for i, c := range commands {
+		if served[i] != direct[i] {
+			t.Errorf("%v through the server:\n%q (exit %d)\ndirectly:\n%q (exit %d)", c, served[i].out, served[i].code, direct[i].out, direct[i].code)
+		}
+	}
+	// A relative path to add is the client's, not the server's.
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	out, err := run(t, "--catalog", lake, "add", "events", filepath.Join("data", "events", "2024-01-02.parquet"))
+	os.Chdir(wd)
+	if exitCode(err) != 0 || !strings.Contains(out, "2024-01-02.parquet") && !strings.Contains(out, "1 file") {
+		t.Errorf("add through the server: %q %v", out, err)
+	}
+	out, _ = run(t, "--catalog", lake, "query", "SELECT count(*) FROM events")
+	if !strings.Contains(out, "80") {
+		t.Errorf("after the add through the server: %q", out)
+	}
+	_, err = run(t, "--catalog", lake, "verify", "events")
+	if !errors.Is(err, catalog.ErrLocked) || !strings.Contains(err.Error(), "rocklake serve") {
+		t.Errorf("verify while served: %v", err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after its context ended: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Stat(filepath.Join(lake, socketName)); err == nil {
+		t.Error("the socket outlived the server")
+	}
+	if _, err := run(t, "--catalog", lake, "verify", "events"); err != nil {
+		t.Errorf("verify after the server stopped: %v", err)
+	}
+}
+
+// stripTimes drops the timing line of text query output, which differs
+// run to run.
+func stripTimes(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "(") && strings.Contains(l, " in ") {
+			continue
+		}
+		if strings.Contains(l, `"seconds"`) || strings.Contains(l, `"elapsed`) || strings.Contains(l, `"ns"`) {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// syncWriter is a buffer a running command writes while the test reads.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
