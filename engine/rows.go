@@ -182,13 +182,17 @@ func (e *Engine) QueryRows(ctx context.Context, query string, opts QueryOptions,
 // duplicate or odd names cannot clash, and get their names back from the
 // first.
 //
-// The columns depend on the query text and the tables' schema alone (the
-// views are cast to the tables' types whatever files they hold), so they
-// are kept per schema version and text (key): a repeated query skips the
+// The columns of a query over catalog tables depend on the query text and
+// the tables' schema alone (the views are cast to the tables' types
+// whatever files they hold), so they are kept per schema version and text
+// (key): a repeated query skips the
 // first round trip, and its views are made in the one statement left.
 func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritten, query, key string, scan *tableScan, cleanup *[]string, ro *RowsOptions) (*Rows, error) {
+	// A table function (read_parquet of a path, query()) reads what may
+	// change shape under the same text: such queries are not kept.
+	keep := scan == nil || !scan.tableFunctions
 	cols, known := e.streamed.Get(key)
-	if known {
+	if known && keep {
 		cols = slices.Clone(cols)
 	} else {
 		var err error
@@ -204,7 +208,9 @@ func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritt
 				}
 			}
 		}
-		e.streamed.Add(key, slices.Clone(cols))
+		if keep {
+			e.streamed.Add(key, slices.Clone(cols))
+		}
 	}
 	r := &Rows{cols: cols, kinds: make([]kind, len(cols))}
 	aliases := make([]string, len(cols))

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/types"
 )
 
 // TestQueryRowsMatchesText: the typed rows QueryRows streams print, value
@@ -208,5 +211,41 @@ func TestNotAQuery(t *testing.T) {
 	res, err := f.eng.Query(ctx, "PIVOT (SELECT kind, id FROM events WHERE id < 10) ON kind USING count(*)", QueryOptions{Snapshot: catalog.Latest})
 	if err != nil || len(res.Rows) != 10 || len(res.Columns) != 5 { // a row per id, a column per kind
 		t.Fatalf("PIVOT ... USING: %v %v", res, err)
+	}
+}
+
+// A query reading a file by path is not given the columns of its last
+// run: the file may have changed shape since.
+func TestQueryRowsFileChangesShape(t *testing.T) {
+	f := newQueryFixture(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "x.parquet")
+	q := "SELECT * FROM read_parquet('" + path + "')"
+	columns := func() []Column {
+		rows, err := f.eng.QueryRows(ctx, q, QueryOptions{Snapshot: catalog.Latest}, RowsOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return rows.Columns()
+	}
+	writeInts(t, path, 1, 2)
+	if c := columns(); len(c) != 1 || c[0].Type != "BIGINT" {
+		t.Fatalf("columns %v", c)
+	}
+	s := types.StringValue("a")
+	if err := pqwrite.Write(path, []pqwrite.Column{
+		{Name: "y", Type: types.MustParseType("varchar"), Values: []*types.Value{&s}},
+		{Name: "z", Type: types.MustParseType("varchar"), Values: []*types.Value{&s}},
+	}, pqwrite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := columns(); len(c) != 2 || c[0].Name != "y" || c[0].Type != "VARCHAR" {
+		t.Errorf("after the file changed: columns %v", c)
 	}
 }
