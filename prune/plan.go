@@ -43,6 +43,7 @@ type KeptFile struct {
 	Path      string     `json:"path"`
 	FileID    int64      `json:"file_id"`
 	Rows      int64      `json:"rows"`
+	Bytes     int64      `json:"bytes"` // the whole file's size
 	RowGroups []int32    `json:"row_groups"`
 	AllMatch  bool       `json:"all_match"`
 	Ranges    []RowRange `json:"row_ranges,omitempty"`
@@ -203,7 +204,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		if err != nil {
 			return nil, err
 		}
-		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, AllMatch: res == AllMatch}
+		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, Bytes: f.FileSizeBytes, AllMatch: res == AllMatch}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
 			for i := int32(0); i < f.RowGroupCount; i++ {
 				kf.RowGroups = append(kf.RowGroups, i)
