@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/rocklake/rocklake"
 )
@@ -359,5 +360,70 @@ func TestShutdownLetsQueriesFinish(t *testing.T) {
 	defer cancel()
 	if _, err := pgx.Connect(ctx, f.pgURL("late", "", "disable")); err == nil {
 		t.Error("a connection after the shutdown was accepted")
+	}
+}
+
+// The messages a JDBC driver sends with a fetch size, written out: Parse
+// with an untyped parameter, Bind, Describe the portal, then Execute three
+// rows at a time (PortalSuspended after each batch) until CommandComplete.
+func TestPortalFetchSize(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgconn.Connect(ctx, f.pgURL("jdbc", "", "disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	fe := c.Frontend()
+	fe.Send(&pgproto3.Parse{Query: "SELECT id, name FROM t WHERE id < $1 ORDER BY id", ParameterOIDs: []uint32{0}})
+	fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("8")}})
+	fe.Send(&pgproto3.Describe{ObjectType: 'P'})
+	fe.Send(&pgproto3.Execute{MaxRows: 3})
+	fe.Send(&pgproto3.Flush{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var got []string
+	executes := 1
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ParseComplete, *pgproto3.BindComplete:
+			got = append(got, fmt.Sprintf("%T", m))
+		case *pgproto3.RowDescription:
+			got = append(got, fmt.Sprintf("RowDescription(%d)", len(m.Fields)))
+		case *pgproto3.DataRow:
+			ids = append(ids, string(m.Values[0]))
+		case *pgproto3.PortalSuspended:
+			got = append(got, "suspended")
+		case *pgproto3.CommandComplete:
+			got = append(got, string(m.CommandTag))
+		case *pgproto3.ErrorResponse:
+			t.Fatalf("error: %s %s", m.Code, m.Message)
+		case *pgproto3.ReadyForQuery:
+			if strings.HasPrefix(got[len(got)-1], "SELECT") {
+				want := "*pgproto3.ParseComplete *pgproto3.BindComplete RowDescription(2) suspended suspended SELECT 8"
+				if strings.Join(got, " ") != want || strings.Join(ids, ",") != "0,1,2,3,4,5,6,7" {
+					t.Errorf("got %v and ids %v", got, ids)
+				}
+				return
+			}
+			t.Fatalf("ready before the portal's rows were all fetched: %v", got)
+		}
+		if len(got) > 0 && got[len(got)-1] == "suspended" && executes < 3 {
+			executes++
+			fe.Send(&pgproto3.Execute{MaxRows: 3})
+			if executes == 3 {
+				fe.Send(&pgproto3.Sync{})
+			} else {
+				fe.Send(&pgproto3.Flush{})
+			}
+			fe.Flush()
+		}
 	}
 }
