@@ -590,33 +590,36 @@ func (l *Lake) Describe(ctx context.Context, table string, o ReadOptions) (*Tabl
 }
 
 // TableStats are a table's totals and per-column statistics at one
-// snapshot, what the planner skips files with.
+// snapshot, what the planner skips files with. Its JSON is `rocklake stats
+// --format json`'s (without the per-file and variant parts).
 type TableStats struct {
-	Table string
+	Table string `json:"table"`
 	// Snapshot is the id of the snapshot read.
-	Snapshot  int64
-	Rows      int64
-	Files     int64
-	Bytes     int64
-	NextRowID int64
+	Snapshot  int64 `json:"snapshot_id"`
+	Rows      int64 `json:"rows"`
+	Files     int64 `json:"file_count"`
+	Bytes     int64 `json:"bytes"`
+	NextRowID int64 `json:"next_row_id"`
 	// Columns hold every column, nested fields by their dotted path.
-	Columns []ColumnStats
+	Columns []ColumnStats `json:"columns"`
 }
 
 // ColumnStats bound one column over every file of a table. A statistic
 // that is not known is nil, never a zero value.
 type ColumnStats struct {
 	// Column is the column's name, a nested field's as parent.child.
-	Column string
-	ID     int64
-	Type   Type
+	Column string `json:"column"`
+	ID     int64  `json:"id"`
+	Type   Type   `json:"type"`
 	// Min and Max are in DuckLake's text form (DuckDB's CAST(v AS
 	// VARCHAR), TIMESTAMPTZ at +00). A bound that is not exact still
 	// bounds the values: they lie within it.
-	Min, Max               *string
-	MinIsExact, MaxIsExact bool
-	ContainsNull           *bool
-	ContainsNaN            *bool
+	Min          *string `json:"min"`
+	Max          *string `json:"max"`
+	MinIsExact   bool    `json:"min_is_exact"`
+	MaxIsExact   bool    `json:"max_is_exact"`
+	ContainsNull *bool   `json:"contains_null"`
+	ContainsNaN  *bool   `json:"contains_nan"`
 }
 
 // Stats returns a table's row, file and byte counts and the bounds of

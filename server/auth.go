@@ -90,15 +90,8 @@ func (a *Auth) check() error {
 	seen := map[string]bool{}
 	for i := range a.Users {
 		u := &a.Users[i]
-		if u.Name == "" {
-			return fmt.Errorf("user %d has no name", i+1)
-		}
-		if seen[u.Name] {
-			return fmt.Errorf("user %q is listed twice", u.Name)
-		}
-		seen[u.Name] = true
-		if err := checkRole(u.Role); err != nil {
-			return fmt.Errorf("user %q: %w", u.Name, err)
+		if err := checkEntry("user", i, u.Name, u.Role, seen); err != nil {
+			return err
 		}
 		cred, err := ParseVerifier(u.Password)
 		if err != nil {
@@ -109,15 +102,8 @@ func (a *Auth) check() error {
 	seen = map[string]bool{}
 	for i := range a.Tokens {
 		t := &a.Tokens[i]
-		if t.Name == "" {
-			return fmt.Errorf("token %d has no name", i+1)
-		}
-		if seen[t.Name] {
-			return fmt.Errorf("token %q is listed twice", t.Name)
-		}
-		seen[t.Name] = true
-		if err := checkRole(t.Role); err != nil {
-			return fmt.Errorf("token %q: %w", t.Name, err)
+		if err := checkEntry("token", i, t.Name, t.Role, seen); err != nil {
+			return err
 		}
 		sum, err := hex.DecodeString(t.SHA256)
 		if err != nil || len(sum) != sha256.Size {
@@ -128,7 +114,24 @@ func (a *Auth) check() error {
 	return nil
 }
 
-func checkRole(r Role) error {
+// checkEntry checks what users and tokens share: a name, once, and a
+// role.
+func checkEntry(kind string, i int, name string, role Role, seen map[string]bool) error {
+	if name == "" {
+		return fmt.Errorf("%s %d has no name", kind, i+1)
+	}
+	if seen[name] {
+		return fmt.Errorf("%s %q is listed twice", kind, name)
+	}
+	seen[name] = true
+	if err := CheckRole(role); err != nil {
+		return fmt.Errorf("%s %q: %w", kind, name, err)
+	}
+	return nil
+}
+
+// CheckRole refuses a role other than reader and writer.
+func CheckRole(r Role) error {
 	switch r {
 	case Reader, Writer:
 		return nil

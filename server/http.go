@@ -203,41 +203,7 @@ func (s *Server) apiStats(_ http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.lake.Stats(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
-	if err != nil {
-		return nil, err
-	}
-	out := statsJSON{Table: st.Table, Snapshot: st.Snapshot, Rows: st.Rows, Files: st.Files, Bytes: st.Bytes, NextRowID: st.NextRowID,
-		Columns: make([]columnStatsJSON, len(st.Columns))}
-	for i, c := range st.Columns {
-		out.Columns[i] = columnStatsJSON{Column: c.Column, ID: c.ID, Type: c.Type.String(), Min: c.Min, Max: c.Max,
-			MinIsExact: c.MinIsExact, MaxIsExact: c.MaxIsExact, ContainsNull: c.ContainsNull, ContainsNaN: c.ContainsNaN}
-	}
-	return out, nil
-}
-
-// statsJSON is `rocklake stats --format json`'s object (without its
-// per-file and variant parts).
-type statsJSON struct {
-	Table     string            `json:"table"`
-	Snapshot  int64             `json:"snapshot_id"`
-	Rows      int64             `json:"rows"`
-	Files     int64             `json:"file_count"`
-	Bytes     int64             `json:"bytes"`
-	NextRowID int64             `json:"next_row_id"`
-	Columns   []columnStatsJSON `json:"columns"`
-}
-
-type columnStatsJSON struct {
-	Column       string  `json:"column"`
-	ID           int64   `json:"id"`
-	Type         string  `json:"type"`
-	Min          *string `json:"min"`
-	Max          *string `json:"max"`
-	MinIsExact   bool    `json:"min_is_exact"`
-	MaxIsExact   bool    `json:"max_is_exact"`
-	ContainsNull *bool   `json:"contains_null"`
-	ContainsNaN  *bool   `json:"contains_nan"`
+	return s.lake.Stats(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
 }
 
 // planRequest is the body of a plan call.

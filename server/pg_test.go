@@ -183,17 +183,12 @@ func TestParameters(t *testing.T) {
 	}
 }
 
-// A JDBC-style exchange: Parse with untyped parameters, Bind, Describe
-// the portal, Execute a few rows at a time (PortalSuspended), Sync.
-func TestExtendedProtocolFetchSize(t *testing.T) {
+// The extended protocol at the message level (what JDBC-style drivers
+// do): a prepared statement with an untyped parameter, and errors with
+// their SQLSTATEs that leave the connection usable.
+func TestExtendedProtocol(t *testing.T) {
 	f := newFixture(t, newConfig())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := pgconn.Connect(ctx, f.pgURL("jdbc", "", "disable"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	ctx, c := f.pgconn(t)
 	sd, err := c.Prepare(ctx, "s1", "SELECT id, name FROM t WHERE id < $1 ORDER BY id", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -225,6 +220,19 @@ func TestExtendedProtocolFetchSize(t *testing.T) {
 	if rr.Err != nil || string(rr.Rows[0][0]) != "300" {
 		t.Errorf("after errors: %v %q", rr.Err, rr.Rows)
 	}
+}
+
+// pgconn is a low-level connection, closed when the test ends.
+func (f *fixture) pgconn(t *testing.T) (context.Context, *pgconn.PgConn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	c, err := pgconn.Connect(ctx, f.pgURL("jdbc", "", "disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return ctx, c
 }
 
 func sqlstate(err error) string {
@@ -368,13 +376,7 @@ func TestShutdownLetsQueriesFinish(t *testing.T) {
 // rows at a time (PortalSuspended after each batch) until CommandComplete.
 func TestPortalFetchSize(t *testing.T) {
 	f := newFixture(t, newConfig())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := pgconn.Connect(ctx, f.pgURL("jdbc", "", "disable"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	_, c := f.pgconn(t)
 	fe := c.Frontend()
 	fe.Send(&pgproto3.Parse{Query: "SELECT id, name FROM t WHERE id < $1 ORDER BY id", ParameterOIDs: []uint32{0}})
 	fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("8")}})

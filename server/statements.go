@@ -377,16 +377,7 @@ func (ss *pgSession) static(names []string, oids []uint32, rows [][]*string, for
 	fields := make([]pgproto3.FieldDescription, len(names))
 	cols := make([]column, len(names))
 	for i, n := range names {
-		var f int16
-		switch len(formats) {
-		case 0:
-		case 1:
-			f = formats[0]
-		default:
-			if i < len(formats) {
-				f = formats[i]
-			}
-		}
+		f := formatAt(formats, i)
 		fields[i] = pgproto3.FieldDescription{Name: []byte(n), DataTypeOID: oids[i], DataTypeSize: typeSize(oids[i]), TypeModifier: -1, Format: f}
 		cols[i] = column{oid: oids[i], format: f}
 	}

@@ -116,14 +116,7 @@ func columnsFor(cols []engine.Column, formats []int16) ([]pgproto3.FieldDescript
 	}
 	for i, c := range cols {
 		oid := oidOf(c.Type)
-		var f int16
-		switch len(formats) {
-		case 0:
-		case 1:
-			f = formats[0]
-		default:
-			f = formats[i]
-		}
+		f := formatAt(formats, i)
 		if f != 0 && f != 1 {
 			return nil, nil, &pgError{code: "08P01", msg: fmt.Sprintf("result format %d is neither text (0) nor binary (1)", f)}
 		}
@@ -131,6 +124,18 @@ func columnsFor(cols []engine.Column, formats []int16) ([]pgproto3.FieldDescript
 		enc[i] = column{oid: oid, format: f}
 	}
 	return fields, enc, nil
+}
+
+// formatAt is column i's format in a Bind message's result formats:
+// none, all text; one, every column's; else one per column.
+func formatAt(formats []int16, i int) int16 {
+	switch {
+	case len(formats) == 1:
+		return formats[0]
+	case i < len(formats):
+		return formats[i]
+	}
+	return 0
 }
 
 // text is PostgreSQL's text form of a value engine.Rows handed out; ok is

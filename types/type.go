@@ -188,6 +188,20 @@ func Unknown(text string) Type { return Type{Kind: KindUnknown, Text: text} }
 
 // String returns the canonical DuckLake spelling, which ParseType reads back
 // to an equal Type.
+// MarshalText writes a type as its name (String), so JSON shows "int64"
+// or "decimal(10,2)" rather than the struct.
+func (t Type) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads a type's name back (ParseType).
+func (t *Type) UnmarshalText(b []byte) error {
+	p, err := ParseType(string(b))
+	if err != nil {
+		return err
+	}
+	*t = p
+	return nil
+}
+
 func (t Type) String() string {
 	var sb strings.Builder
 	t.write(&sb)

@@ -220,6 +220,9 @@ func newServePasswdCmd() *cobra.Command {
 		Example: `  printf 'correct horse battery staple\n' | rocklake serve passwd --name alice --role reader`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkEntryFlags(name, role); err != nil {
+				return err
+			}
 			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 			if err != nil && line == "" {
 				return errors.New("no password on standard input")
@@ -235,9 +238,23 @@ func newServePasswdCmd() *cobra.Command {
 			return writeJSON(cmd.OutOrStdout(), server.User{Name: name, Role: server.Role(role), Password: v})
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "the user's name")
-	cmd.Flags().StringVar(&role, "role", "reader", "reader or writer")
+	entryFlags(cmd, &name, &role, "the user's name")
 	return cmd
+}
+
+func entryFlags(cmd *cobra.Command, name, role *string, nameHelp string) {
+	cmd.Flags().StringVar(name, "name", "", nameHelp+" (required)")
+	cmd.Flags().StringVar(role, "role", string(server.Reader), "reader or writer")
+}
+
+func checkEntryFlags(name, role string) error {
+	if name == "" {
+		return usagef("--name is required")
+	}
+	if err := server.CheckRole(server.Role(role)); err != nil {
+		return usagef("--role: %v", err)
+	}
+	return nil
 }
 
 func newServeTokenCmd() *cobra.Command {
@@ -248,6 +265,9 @@ func newServeTokenCmd() *cobra.Command {
 		Example: `  rocklake serve token --name loader --role writer >> tokens.json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkEntryFlags(name, role); err != nil {
+				return err
+			}
 			tok, sum, err := server.NewToken()
 			if err != nil {
 				return err
@@ -256,7 +276,6 @@ func newServeTokenCmd() *cobra.Command {
 			return writeJSON(cmd.OutOrStdout(), server.Token{Name: name, Role: server.Role(role), SHA256: sum})
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "the token's name")
-	cmd.Flags().StringVar(&role, "role", "reader", "reader or writer")
+	entryFlags(cmd, &name, &role, "the token's name")
 	return cmd
 }
