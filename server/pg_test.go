@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -427,5 +429,68 @@ func TestPortalFetchSize(t *testing.T) {
 			}
 			fe.Flush()
 		}
+	}
+}
+
+// Garbage, a startup cut short and a client that vanishes mid-query end
+// their own connections only: other clients go on.
+func TestBadClientsDoNotStopTheServer(t *testing.T) {
+	f := newFixture(t, newConfig())
+	addr := f.srv.PGAddr().String()
+	for _, payload := range [][]byte{
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+		{0, 0, 0, 8, 4, 210, 22, 47},                // an SSLRequest, then silence
+		{0, 0, 0, 3},                                // a length shorter than its header
+		{0xff, 0xff, 0xff, 0xff, 0, 3, 0, 0},        // a length beyond any limit
+		append([]byte{0, 0, 0, 9, 0, 3, 0, 0}, 'u'), // a startup message cut short
+	} {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(payload)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		io.Copy(io.Discard, c)
+		c.Close()
+	}
+	// A client that starts a long query and goes away without a word (as
+	// a killed process does: pgx would send a CancelRequest first).
+	raw, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := pgproto3.NewFrontend(raw, raw)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "gone"}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	fe.Send(&pgproto3.Query{String: "SELECT count(*) FROM range(300000000000) a WHERE a.range % 7 = 1"})
+	fe.Flush()
+	time.Sleep(200 * time.Millisecond)
+	raw.Close()
+	// Its query (minutes of work) is cancelled, not left running.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		_, metrics := httpCall(t, f, "GET", "/metrics", "")
+		if strings.Contains(string(metrics), `rocklake_query_errors_total{sqlstate="57014"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the query of a client that went away was not cancelled")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	other := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	var n int
+	if err := other.QueryRow(context.Background(), "SELECT count(*) FROM t").Scan(&n); err != nil || n != 300 {
+		t.Errorf("another client after the bad ones: %d %v", n, err)
 	}
 }

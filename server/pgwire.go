@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ func (s *Server) servePG() error {
 type pgSession struct {
 	s    *Server
 	conn net.Conn
+	rd   *connReader
 	be   *pgproto3.Backend
 	user string
 	role Role
@@ -85,8 +87,16 @@ type pgSession struct {
 
 func (s *Server) handlePG(c net.Conn) {
 	defer c.Close()
+	// A bug in one session ends that connection, not the server and every
+	// other client's query with it.
+	defer func() {
+		if r := recover(); r != nil {
+			s.cfg.Log.Error("pg: session failed", "remote", c.RemoteAddr().String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
 	c.SetDeadline(time.Now().Add(startupTimeout))
-	be := pgproto3.NewBackend(c, c)
+	rd := &connReader{c: c}
+	be := pgproto3.NewBackend(rd, c)
 	secure := false
 	var startup *pgproto3.StartupMessage
 	for startup == nil {
@@ -112,7 +122,8 @@ func (s *Server) handlePG(c net.Conn) {
 			}
 			c, secure = tc, true
 			defer c.Close()
-			be = pgproto3.NewBackend(c, c)
+			rd = &connReader{c: c}
+			be = pgproto3.NewBackend(rd, c)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.Write([]byte{'N'}); err != nil {
 				return
@@ -160,7 +171,7 @@ func (s *Server) handlePG(c net.Conn) {
 		// Any name is accepted: one server serves one catalog.
 		_ = db
 	}
-	ss := &pgSession{s: s, conn: c, be: be, user: user, role: role, settings: map[string]string{},
+	ss := &pgSession{s: s, conn: c, rd: rd, be: be, user: user, role: role, settings: map[string]string{},
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
@@ -760,4 +771,50 @@ func (ss *pgSession) columnTypes() map[string]types.Type {
 		delete(out, n)
 	}
 	return out
+}
+
+// connReader is the connection as the protocol reads it, with a watch:
+// while a statement runs nothing reads the socket, so a client that went
+// away would go unnoticed until its answer is written, and DuckDB would
+// run its query to the end. The watch reads meanwhile, keeps what the
+// client sent (pipelined messages) for the protocol, and reports a
+// closed connection.
+type connReader struct {
+	c       net.Conn
+	pending []byte
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	if len(r.pending) > 0 {
+		n := copy(p, r.pending)
+		r.pending = r.pending[n:]
+		return n, nil
+	}
+	return r.c.Read(p)
+}
+
+// watch calls gone if the client closes the connection before stop is
+// called; stop returns once the watch has ended.
+func (r *connReader) watch(gone func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.c.Read(buf)
+			r.pending = append(r.pending, buf[:n]...)
+			if err != nil {
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() {
+					gone()
+				}
+				return
+			}
+		}
+	}()
+	return func() {
+		r.c.SetReadDeadline(time.Now())
+		<-done
+		r.c.SetReadDeadline(time.Time{})
+	}
 }

@@ -135,7 +135,17 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	ss.s.m.queries.Inc()
 	ctx, done := ss.queryContext()
 	start := time.Now()
+	// DuckDB computes the whole answer inside QueryRows: a client that
+	// goes away meanwhile cancels it.
+	stopWatch := ss.rd.watch(func() {
+		ss.mu.Lock()
+		if ss.running != nil {
+			ss.running()
+		}
+		ss.mu.Unlock()
+	})
 	rows, err := ss.s.lake.QueryRows(ctx, q, rocklake.QueryOptions{Snapshot: ss.readAt()})
+	stopWatch()
 	if err != nil {
 		err = ctxError(ctx, err) // before done() cancels ctx
 		done()
