@@ -49,27 +49,34 @@ type Query struct {
 	Count int     `json:"load_count"`
 	P50MS float64 `json:"load_p50_ms"`
 	P99MS float64 `json:"load_p99_ms"`
+	// The same load in process (lake.Query from as many goroutines).
+	InProcLoadP50MS float64 `json:"in_process_load_p50_ms"`
+	InProcLoadP99MS float64 `json:"in_process_load_p99_ms"`
 }
 
 // Report is the whole run.
 type Report struct {
-	Files      int     `json:"files"`
-	Rows       int     `json:"rows_per_file"`
-	Clients    int     `json:"clients"`
-	DurationS  float64 `json:"duration_s"`
-	Queries    []Query `json:"queries"`
-	Total      int     `json:"load_queries"`
-	QPS        float64 `json:"load_queries_per_s"`
-	P50MS      float64 `json:"load_p50_ms"`
-	P99MS      float64 `json:"load_p99_ms"`
-	Errors     int64   `json:"errors"`
-	Mismatches int64   `json:"mismatches"`
-	FilesAdded int64   `json:"files_added"`
-	AddErrors  int64   `json:"add_errors"`
-	Snapshots  int     `json:"snapshots_read"`
-	Checked    int64   `json:"answers_checked"`
-	MaxProcs   int     `json:"gomaxprocs"`
-	Note       string  `json:"note"`
+	Files     int     `json:"files"`
+	Rows      int     `json:"rows_per_file"`
+	Clients   int     `json:"clients"`
+	DurationS float64 `json:"duration_s"`
+	Queries   []Query `json:"queries"`
+	Total     int     `json:"load_queries"`
+	QPS       float64 `json:"load_queries_per_s"`
+	P50MS     float64 `json:"load_p50_ms"`
+	P99MS     float64 `json:"load_p99_ms"`
+	// The same load in process (lake.Query from as many goroutines).
+	InProcQPS   float64 `json:"in_process_load_queries_per_s"`
+	InProcP50MS float64 `json:"in_process_load_p50_ms"`
+	InProcP99MS float64 `json:"in_process_load_p99_ms"`
+	Errors      int64   `json:"errors"`
+	Mismatches  int64   `json:"mismatches"`
+	FilesAdded  int64   `json:"files_added"`
+	AddErrors   int64   `json:"add_errors"`
+	Snapshots   int     `json:"snapshots_read"`
+	Checked     int64   `json:"answers_checked"`
+	MaxProcs    int     `json:"gomaxprocs"`
+	Note        string  `json:"note"`
 }
 
 func main() {
@@ -111,7 +118,7 @@ func run(n, rows, clients int, duration, addEvery time.Duration, runs int, dir, 
 	// directory of their own (written again each run: they are few).
 	extra := filepath.Join(set, "extra")
 	os.RemoveAll(extra)
-	adds := int(duration/addEvery) + 1
+	adds := 2*int(duration/addEvery) + 2
 	if err := writeExtra(duck, extra, n, adds, rows); err != nil {
 		return err
 	}
@@ -188,111 +195,75 @@ func run(n, rows, clients int, duration, addEvery time.Duration, runs int, dir, 
 	}
 	conn.Close(ctx)
 
-	// The load.
+	// The load: the same clients in process, then over the protocol, a
+	// writer adding files throughout.
 	rep := Report{Files: n, Rows: rows, Clients: clients, DurationS: duration.Seconds(), MaxProcs: runtime.GOMAXPROCS(0)}
-	var (
-		mu       sync.Mutex
-		lat      = make([][]time.Duration, len(queries))
-		all      []time.Duration
-		errs     atomic.Int64
-		mismatch atomic.Int64
-		checked  atomic.Int64
-		added    atomic.Int64
-		addErrs  atomic.Int64
-		firstErr atomic.Value
-	)
-	expected := sync.Map{} // "query|snapshot" → answer text
-	want := func(qi int, snap string) (string, error) {
-		key := fmt.Sprint(qi, "|", snap)
-		if v, ok := expected.Load(key); ok {
-			return v.(string), nil
-		}
-		var id int64
-		fmt.Sscan(snap, &id)
-		res, err := lake.Query(ctx, queries[qi].SQL, rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(id)})
+	ch := &checker{lake: lake, queries: queries}
+	next := n
+	addFile := func() error {
+		body := fmt.Sprintf(`{"paths": [%q]}`, events.File(extra, next))
+		next++
+		resp, err := http.Post("http://"+srv.HTTPAddr().String()+"/v1/tables/events/files", "application/json", strings.NewReader(body))
 		if err != nil {
-			return "", err
+			return err
 		}
-		expected.Store(key, text(res))
-		return text(res), nil
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("add: HTTP %d", resp.StatusCode)
+		}
+		return nil
 	}
-	deadline := time.Now().Add(duration)
-	var wg sync.WaitGroup
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			conn, err := pgx.Connect(ctx, url)
+	inProc := load(clients, duration, addEvery, adds/2, addFile, len(queries), func(c int) (func(qi int) (string, string, time.Duration, error), func(), error) {
+		return func(qi int) (string, string, time.Duration, error) {
+			r, err := lake.Catalog().Read(-1)
 			if err != nil {
-				errs.Add(1)
-				firstErr.CompareAndSwap(nil, err.Error())
-				return
+				return "", "", 0, err
 			}
-			defer conn.Close(ctx)
-			for i := c; time.Now().Before(deadline); i++ {
-				qi := i % len(queries)
-				snap, got, d, err := pinnedQuery(ctx, conn, queries[qi].SQL)
-				if err != nil {
-					errs.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-					continue
-				}
-				w, err := want(qi, snap)
-				if err != nil {
-					errs.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-					continue
-				}
-				checked.Add(1)
-				if w != got {
-					mismatch.Add(1)
-				}
-				mu.Lock()
-				lat[qi] = append(lat[qi], d)
-				all = append(all, d)
-				mu.Unlock()
+			id := r.Snapshot().ID
+			r.Close()
+			s := time.Now()
+			res, err := lake.Query(ctx, queries[qi].SQL, rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(id)})
+			if err != nil {
+				return "", "", 0, err
 			}
-		}(c)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		client := &http.Client{Timeout: 30 * time.Second}
-		tick := time.NewTicker(addEvery)
-		defer tick.Stop()
-		for h := 0; h < adds && time.Now().Before(deadline); h++ {
-			<-tick.C
-			body := fmt.Sprintf(`{"paths": [%q]}`, events.File(extra, n+h))
-			resp, err := client.Post("http://"+srv.HTTPAddr().String()+"/v1/tables/events/files", "application/json", strings.NewReader(body))
-			if err != nil || resp.StatusCode != 200 {
-				addErrs.Add(1)
-				if resp != nil {
-					resp.Body.Close()
-				}
-				continue
-			}
-			resp.Body.Close()
-			added.Add(1)
+			return fmt.Sprint(id), text(res), time.Since(s), nil
+		}, func() {}, nil
+	}, ch)
+	pg := load(clients, duration, addEvery, adds-adds/2, addFile, len(queries), func(c int) (func(qi int) (string, string, time.Duration, error), func(), error) {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return nil, nil, err
 		}
-	}()
-	wg.Wait()
+		return func(qi int) (string, string, time.Duration, error) {
+			return pinnedQuery(ctx, conn, queries[qi].SQL)
+		}, func() { conn.Close(ctx) }, nil
+	}, ch)
 	for i := range queries {
-		queries[i].Count = len(lat[i])
-		queries[i].P50MS, queries[i].P99MS = pct(lat[i], 0.50), pct(lat[i], 0.99)
+		queries[i].Count = len(pg.lat[i])
+		queries[i].P50MS, queries[i].P99MS = pct(pg.lat[i], 0.50), pct(pg.lat[i], 0.99)
+		queries[i].InProcLoadP50MS, queries[i].InProcLoadP99MS = pct(inProc.lat[i], 0.50), pct(inProc.lat[i], 0.99)
 	}
-	rep.Queries, rep.Total = queries, len(all)
-	rep.QPS = float64(len(all)) / duration.Seconds()
-	rep.P50MS, rep.P99MS = pct(all, 0.50), pct(all, 0.99)
-	rep.Errors, rep.Mismatches, rep.Checked = errs.Load(), mismatch.Load(), checked.Load()
-	rep.FilesAdded, rep.AddErrors = added.Load(), addErrs.Load()
-	expected.Range(func(k, _ any) bool { rep.Snapshots++; return true })
-	if e := firstErr.Load(); e != nil {
+	rep.Queries, rep.Total = queries, len(pg.all)
+	rep.QPS = float64(len(pg.all)) / duration.Seconds()
+	rep.P50MS, rep.P99MS = pct(pg.all, 0.50), pct(pg.all, 0.99)
+	rep.InProcQPS = float64(len(inProc.all)) / duration.Seconds()
+	rep.InProcP50MS, rep.InProcP99MS = pct(inProc.all, 0.50), pct(inProc.all, 0.99)
+	rep.Errors, rep.Mismatches = pg.errs.Load()+inProc.errs.Load(), ch.mismatches.Load()
+	rep.Checked = ch.checked.Load()
+	rep.FilesAdded, rep.AddErrors = pg.added.Load()+inProc.added.Load(), pg.addErrs.Load()+inProc.addErrs.Load()
+	rep.Snapshots = ch.snapshots()
+	if e := pg.firstErr.Load(); e != nil {
+		rep.Note = "first error: " + e.(string)
+	} else if e := inProc.firstErr.Load(); e != nil {
 		rep.Note = "first error: " + e.(string)
 	}
-	fmt.Printf("load: %d clients, %.0fs: %d queries (%.0f/s), p50 %.2f ms, p99 %.2f ms, errors %d, mismatches %d of %d checked, files added %d (add errors %d)\n",
-		clients, duration.Seconds(), rep.Total, rep.QPS, rep.P50MS, rep.P99MS, rep.Errors, rep.Mismatches, rep.Checked, rep.FilesAdded, rep.AddErrors)
+	fmt.Printf("load, %d clients, %.0fs each, a file added every %v:\n", clients, duration.Seconds(), addEvery)
+	fmt.Printf("  in process:          %5d queries (%.0f/s), p50 %.2f ms, p99 %.2f ms\n", len(inProc.all), rep.InProcQPS, rep.InProcP50MS, rep.InProcP99MS)
+	fmt.Printf("  PostgreSQL protocol: %5d queries (%.0f/s), p50 %.2f ms, p99 %.2f ms (p50 %.2fx in process)\n", rep.Total, rep.QPS, rep.P50MS, rep.P99MS, rep.P50MS/rep.InProcP50MS)
+	fmt.Printf("  errors %d, answers checked %d against %d snapshots, mismatches %d, files added %d (add errors %d)\n",
+		rep.Errors, rep.Checked, rep.Snapshots, rep.Mismatches, rep.FilesAdded, rep.AddErrors)
 	for _, q := range queries {
-		fmt.Printf("  %-22s %6d queries, p50 %.2f ms, p99 %.2f ms\n", q.Name, q.Count, q.P50MS, q.P99MS)
+		fmt.Printf("  %-22s protocol p50 %.2f ms p99 %.2f ms; in process p50 %.2f ms p99 %.2f ms\n", q.Name, q.P50MS, q.P99MS, q.InProcLoadP50MS, q.InProcLoadP99MS)
 	}
 	if rep.Note != "" {
 		fmt.Println(rep.Note)
@@ -306,6 +277,113 @@ func run(n, rows, clients int, duration, addEvery time.Duration, runs int, dir, 
 		return fmt.Errorf("%d answers differ from the snapshot they read", rep.Mismatches)
 	}
 	return nil
+}
+
+// checker holds each query's answer at each snapshot, computed in process
+// once, and counts the answers that differ.
+type checker struct {
+	lake       *rocklake.Lake
+	queries    []Query
+	expected   sync.Map // "query|snapshot" → answer text
+	checked    atomic.Int64
+	mismatches atomic.Int64
+}
+
+func (c *checker) check(qi int, snap, got string) error {
+	key := fmt.Sprint(qi, "|", snap)
+	want, ok := c.expected.Load(key)
+	if !ok {
+		var id int64
+		if _, err := fmt.Sscan(snap, &id); err != nil {
+			return fmt.Errorf("snapshot %q: %w", snap, err)
+		}
+		res, err := c.lake.Query(context.Background(), c.queries[qi].SQL, rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(id)})
+		if err != nil {
+			return err
+		}
+		want, _ = c.expected.LoadOrStore(key, text(res))
+	}
+	c.checked.Add(1)
+	if want.(string) != got {
+		c.mismatches.Add(1)
+	}
+	return nil
+}
+
+func (c *checker) snapshots() int {
+	seen := map[string]bool{}
+	c.expected.Range(func(k, _ any) bool {
+		_, snap, _ := strings.Cut(k.(string), "|")
+		seen[snap] = true
+		return true
+	})
+	return len(seen)
+}
+
+// phase is one load run's latencies and counts.
+type phase struct {
+	lat                  [][]time.Duration
+	all                  []time.Duration
+	errs, added, addErrs atomic.Int64
+	firstErr             atomic.Value
+}
+
+// load runs clients for duration, each from its own connection (open
+// gives a client its query function and its close), every answer checked,
+// while add runs every addEvery, at most adds times.
+func load(clients int, duration, addEvery time.Duration, adds int, add func() error, nq int,
+	open func(c int) (func(qi int) (snap, answer string, d time.Duration, err error), func(), error), ch *checker) *phase {
+	p := &phase{lat: make([][]time.Duration, nq)}
+	fail := func(err error) {
+		p.errs.Add(1)
+		p.firstErr.CompareAndSwap(nil, err.Error())
+	}
+	var mu sync.Mutex
+	deadline := time.Now().Add(duration)
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			query, closeFn, err := open(c)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer closeFn()
+			for i := c; time.Now().Before(deadline); i++ {
+				qi := i % nq
+				snap, got, d, err := query(qi)
+				if err == nil {
+					err = ch.check(qi, snap, got)
+				}
+				if err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				p.lat[qi] = append(p.lat[qi], d)
+				p.all = append(p.all, d)
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(addEvery)
+		defer tick.Stop()
+		for h := 0; h < adds && time.Now().Before(deadline); h++ {
+			<-tick.C
+			if err := add(); err != nil {
+				p.addErrs.Add(1)
+				continue
+			}
+			p.added.Add(1)
+		}
+	}()
+	wg.Wait()
+	return p
 }
 
 // pinnedQuery runs a query in a transaction block, which reads one
