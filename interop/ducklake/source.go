@@ -1,0 +1,115 @@
+package ducklake
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rocklake/rocklake/engine"
+)
+
+// ErrNotDuckLake reports a source that holds no DuckLake catalog.
+var ErrNotDuckLake = errors.New("not a DuckLake catalog")
+
+// ErrVersion reports a DuckLake catalog of a version this package does not
+// read.
+var ErrVersion = errors.New("unsupported DuckLake version")
+
+// ErrUnsupported reports DuckLake content rocklake cannot hold (row
+// deletes, column changes, other schemas, encrypted files).
+var ErrUnsupported = errors.New("cannot be imported")
+
+// source is an open DuckLake metadata database.
+type source struct {
+	db   *sql.DB
+	kind string // "duckdb"
+	loc  string
+	dir  string // the directory of a file source: relative data paths start there
+}
+
+// openSource opens a DuckLake catalog's metadata: a DuckDB database file
+// (the extension's default store), read-only.
+func openSource(loc string) (*source, error) {
+	st, err := os.Stat(loc)
+	if err != nil {
+		return nil, fmt.Errorf("DuckLake catalog %s: %w", loc, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("DuckLake catalog %s: %w: not a regular file", loc, ErrNotDuckLake)
+	}
+	head := make([]byte, 16)
+	f, err := os.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("DuckLake catalog %s: %w", loc, err)
+	}
+	abs, err := filepath.Abs(loc)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case bytes.Equal(head[8:12], []byte("DUCK")):
+		// DuckDB's file header: a checksum, then the magic bytes.
+		db, err := engine.Open(abs + "?access_mode=read_only")
+		if err != nil {
+			return nil, err
+		}
+		return &source{db: db, kind: "duckdb", loc: loc, dir: filepath.Dir(abs)}, nil
+	case bytes.HasPrefix(head, []byte("SQLite format 3\x00")):
+		return nil, fmt.Errorf("DuckLake catalog %s: %w: SQLite metadata databases are not read yet (attach it with DuckDB's ducklake extension and copy it into a DuckDB file)", loc, ErrUnsupported)
+	}
+	return nil, fmt.Errorf("DuckLake catalog %s: %w: neither a DuckDB nor a SQLite database file", loc, ErrNotDuckLake)
+}
+
+func (s *source) Close() error { return s.db.Close() }
+
+// tableNames lists the source's tables whose names start with prefix.
+func (s *source) tableNames(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE starts_with(table_name, ?) ORDER BY table_name`, prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// query runs q and calls fn with each row's scanner.
+func (s *source) query(ctx context.Context, q string, fn func(scan func(...any) error) error) error {
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// quoteIdent quotes a table name for the source's SQL.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func optInt(n sql.NullInt64) (int64, bool) { return n.Int64, n.Valid }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
