@@ -389,7 +389,7 @@ func (p *planner) buildColumns(names map[int64]string) error {
 				return types.Type{Kind: types.KindMap, Key: &kt, Value: &vt}, nil
 			}
 			t, err := types.ParseType(c.typ)
-			if err != nil || t.Kind == types.KindUnknown || t.Kind.IsNested() || t.Kind == types.KindEnum {
+			if err != nil || t.Kind == types.KindUnknown || t.Kind == types.KindEnum || t.Kind.IsNested() && t.Kind != types.KindVariant {
 				return types.Type{}, fmt.Errorf("%w: table %q column %q has type %q, which is not a DuckLake %s type rocklake knows", ErrUnsupported, name, strings.Join(path, "."), c.typ, Version)
 			}
 			return t, nil
