@@ -93,6 +93,13 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 	if len(need) == 0 {
 		return "", nil
 	}
+	if p.src.kind != "duckdb" {
+		// A SQLite or PostgreSQL catalog keeps inlined rows in encodings of
+		// its own (the specification's "Type Encoding for Data Inlining"),
+		// which this import does not decode yet.
+		return "", fmt.Errorf("%w: table %q has rows inlined in the %s catalog: rocklake writes inlined rows from DuckDB catalogs only; flush them to Parquet with the ducklake extension first (ducklake_flush_inlined_data)",
+			ErrUnsupported, p.tableName(p.files[need[0]].tableID), p.src.kind)
+	}
 	root := c.RewriteRoot()
 	if dir == "" {
 		if root == "" {

@@ -12,7 +12,11 @@ import (
 	"strconv"
 	"strings"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+
 	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // ErrNotDuckLake reports a source that holds no DuckLake catalog.
@@ -29,14 +33,27 @@ var ErrUnsupported = errors.New("cannot be imported")
 // source is an open DuckLake metadata database.
 type source struct {
 	db   *sql.DB
-	kind string // "duckdb"
+	kind string // "duckdb", "sqlite" or "postgres"
 	loc  string
 	dir  string // the directory of a file source: relative data paths start there
 }
 
 // openSource opens a DuckLake catalog's metadata: a DuckDB database file
-// (the extension's default store), read-only.
+// (the extension's default store) or a SQLite one, read-only, or a
+// PostgreSQL database (postgres:// URL or libpq keyword=value form; the
+// catalog's tables are those in the connection's search_path).
 func openSource(loc string) (*source, error) {
+	if pgkv.IsLocation(loc) {
+		db, err := sql.Open("pgx", loc)
+		if err != nil {
+			return nil, fmt.Errorf("DuckLake catalog %s: %w", pgkv.Redact(loc), err)
+		}
+		if err := db.PingContext(context.Background()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("DuckLake catalog %s: %w", pgkv.Redact(loc), err)
+		}
+		return &source{db: db, kind: "postgres", loc: pgkv.Redact(loc)}, nil
+	}
 	st, err := os.Stat(loc)
 	if err != nil {
 		return nil, fmt.Errorf("DuckLake catalog %s: %w", loc, err)
@@ -67,7 +84,11 @@ func openSource(loc string) (*source, error) {
 		}
 		return &source{db: db, kind: "duckdb", loc: loc, dir: filepath.Dir(abs)}, nil
 	case bytes.HasPrefix(head, []byte("SQLite format 3\x00")):
-		return nil, fmt.Errorf("DuckLake catalog %s: %w: SQLite metadata databases are not read yet (attach it with DuckDB's ducklake extension and copy it into a DuckDB file)", loc, ErrUnsupported)
+		db, err := sql.Open("sqlite", "file:"+abs+"?mode=ro")
+		if err != nil {
+			return nil, err
+		}
+		return &source{db: db, kind: "sqlite", loc: loc, dir: filepath.Dir(abs)}, nil
 	}
 	return nil, fmt.Errorf("DuckLake catalog %s: %w: neither a DuckDB nor a SQLite database file", loc, ErrNotDuckLake)
 }
@@ -76,7 +97,16 @@ func (s *source) Close() error { return s.db.Close() }
 
 // tableNames lists the source's tables whose names start with prefix.
 func (s *source) tableNames(ctx context.Context, prefix string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE starts_with(table_name, ?) ORDER BY table_name`, prefix)
+	var q string
+	switch s.kind {
+	case "sqlite":
+		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, length(?1)) = ?1 ORDER BY name`
+	case "postgres":
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND left(table_name, length($1)) = $1 ORDER BY table_name`
+	default:
+		q = `SELECT table_name FROM information_schema.tables WHERE starts_with(table_name, ?) ORDER BY table_name`
+	}
+	rows, err := s.db.QueryContext(ctx, q, prefix)
 	if err != nil {
 		return nil, err
 	}
