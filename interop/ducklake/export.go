@@ -285,6 +285,7 @@ func collect(c *catalog.Catalog, from int64) (*model, error) {
 			m.tableStats[tid] = ts
 		}
 	}
+	m.noteLeftBehind(hr)
 	for at, perTable := range byReadAt {
 		r, err := c.Read(at)
 		if err != nil {
@@ -718,4 +719,36 @@ func variantExtra(c catalog.Column, vs []catalog.VariantStats) string {
 		return ""
 	}
 	return string(b)
+}
+
+// noteLeftBehind lists, per table, what the export cannot write: DuckLake
+// keeps no membership filters and no min/max for some types. Row-group
+// statistics, page-index and bloom locations and exactness flags never
+// cross (an import reads them again from the footers), so they are named
+// once.
+func (m *model) noteLeftBehind(r *catalog.Reader) {
+	m.leftBehind = append(m.leftBehind, "row-group statistics, page-index and bloom-filter locations and the exactness of bounds (DuckLake keeps per-file bounds only; an import reads them again from the footers)")
+	for _, tid := range m.tableIDs {
+		name := ""
+		for _, v := range m.versions {
+			if v.ID == tid {
+				name = v.Name
+			}
+		}
+		var filters, bounds []string
+		for _, c := range m.cols[tid] {
+			if has, err := r.HasFilters(tid, c.ID); err == nil && has {
+				filters = append(filters, strings.Join(c.Path, "."))
+			}
+			if noMinMax(c.Type) && !c.Type.Kind.IsNested() {
+				bounds = append(bounds, strings.Join(c.Path, ".")+" ("+c.Type.Kind.String()+")")
+			}
+		}
+		if len(filters) > 0 {
+			m.leftBehind = append(m.leftBehind, fmt.Sprintf("membership filters of table %q on %s (DuckLake has none; an import builds them again)", name, strings.Join(filters, ", ")))
+		}
+		if len(bounds) > 0 {
+			m.leftBehind = append(m.leftBehind, fmt.Sprintf("min/max of table %q columns %s (DuckLake keeps none for these types)", name, strings.Join(bounds, ", ")))
+		}
+	}
 }

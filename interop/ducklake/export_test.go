@@ -2,6 +2,7 @@ package ducklake_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,10 @@ func TestExportedContents(t *testing.T) {
 	if res.Snapshots != 9 || res.Tables != 3 || res.Files != 6 {
 		t.Errorf("result %+v, want 9 snapshots, 3 tables, 6 files", res)
 	}
+	left := strings.Join(res.LeftBehind, "\n")
+	if !strings.Contains(left, `min/max of table "ev" columns iv (interval)`) || !strings.Contains(left, "row-group statistics") {
+		t.Errorf("left behind:\n%s", left)
+	}
 	db := openDuck(t, dest)
 	changes := join(queryStrings(t, db, `SELECT snapshot_id, changes_made FROM ducklake_snapshot_changes ORDER BY 1`))
 	want := `0|created_schema:"main"
@@ -201,10 +206,16 @@ func TestDuckDBOverExportAnswersAsRocklake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, copyFiles := range []bool{false, true} {
-		dest, _ := export(t, f.c, ducklake.ExportOptions{CopyFiles: copyFiles})
+	for _, opts := range []ducklake.ExportOptions{{}, {CopyFiles: true}, {FromSnapshot: 5}} {
+		dest, _ := export(t, f.c, opts)
 		db := openDuck(t, dest)
+		if first := queryStrings(t, db, `SELECT min(snapshot_id) FROM ducklake_snapshot`)[0][0]; first != fmt.Sprint(opts.FromSnapshot) {
+			t.Errorf("%+v: first snapshot %s", opts, first)
+		}
 		for _, s := range snaps {
+			if s.ID < opts.FromSnapshot {
+				continue
+			}
 			r, err := f.c.Read(s.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -236,7 +247,7 @@ func TestDuckDBOverExportAnswersAsRocklake(t *testing.T) {
 					src := "read_parquet([" + strings.Join(paths, ", ") + "])"
 					duck := queryStrings(t, db, fmt.Sprintf(q, src))
 					if strings.Join(got, "|") != strings.Join(duck[0], "|") {
-						t.Errorf("copy=%v snapshot %d %s: rocklake %v, DuckDB over the export %v", copyFiles, s.ID, fmt.Sprintf(q, tb.Name), got, duck[0])
+						t.Errorf("%+v snapshot %d %s: rocklake %v, DuckDB over the export %v", opts, s.ID, fmt.Sprintf(q, tb.Name), got, duck[0])
 					}
 				}
 			}
@@ -251,4 +262,39 @@ func deref(p *string) string {
 		return "NULL"
 	}
 	return *p
+}
+
+// TestExportFromSnapshotImports: an export that starts at a later snapshot
+// (as after DuckLake expired the earlier ones) imports as its first
+// snapshot's state in one commit, then one commit per later snapshot,
+// answering as the original did.
+func TestExportFromSnapshotImports(t *testing.T) {
+	f := newFixture(t)
+	dest, _ := export(t, f.c, ducklake.ExportOptions{FromSnapshot: 5})
+	c, err := catalog.Create(filepath.Join(t.TempDir(), "lake"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := ducklake.Import(context.Background(), c, dest, ducklake.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.Snapshots) != "[{5 1} {6 2} {7 3} {8 4}]" {
+		t.Fatalf("snapshots %v", res.Snapshots)
+	}
+	for _, p := range res.Snapshots {
+		r, _ := c.Read(p.Rocklake)
+		tables, _ := r.Tables()
+		r.Close()
+		for _, tb := range tables {
+			q := fmt.Sprintf(`SELECT count(*), CAST(sum(hash(COLUMNS(*))) AS VARCHAR) FROM %s`, quote(tb.Name))
+			if want, got := answer(t, f.c, p.DuckLake, q), answer(t, c, p.Rocklake, q); got != want {
+				t.Errorf("snapshot %d (%d): %s %s, want %s", p.Rocklake, p.DuckLake, tb.Name, got, want)
+			}
+		}
+	}
+	if _, err := ducklake.Export(context.Background(), f.c, filepath.Join(t.TempDir(), "x"), ducklake.ExportOptions{FromSnapshot: 99}); !errors.Is(err, catalog.ErrNoSuchSnapshot) {
+		t.Errorf("export from a snapshot that does not exist: %v", err)
+	}
 }

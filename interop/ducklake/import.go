@@ -516,9 +516,11 @@ func (p *planner) history(from int64) []*step {
 		}
 	}
 	for i := start; i < len(snaps); i++ {
-		prev, s := snaps[i-1].id, snaps[i].id
-		if i == 0 {
-			prev = -1
+		// The first snapshot after from may follow expired ones: then
+		// everything it shows is new.
+		prev, s := int64(-1), snaps[i].id
+		if i > 0 {
+			prev = snaps[i-1].id
 		}
 		before, after := p.tablesAt(prev), p.tablesAt(s)
 		st := &step{src: s, names: map[int64]string{}}
