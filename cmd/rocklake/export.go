@@ -40,10 +40,11 @@ row-group statistics, page-index and bloom locations, membership filters,
 exactness of bounds, file ownership and identity, min/max of int128, uint128,
 timetz and interval, and whole tables with ENUM or fixed-size ARRAY columns.
 
-DEST must not exist; a failed export leaves nothing there.`,
+DEST must not exist; a failed export leaves nothing there. Where DuckDB's
+ducklake extension is installed, ATTACH 'ducklake:DEST' AS lake reads it.`,
 		Example: `  rocklake export ducklake lake.ducklake
-  rocklake export ducklake lake.ducklake --copy --data-path /mnt/lake/
-  duckdb -c "ATTACH 'ducklake:lake.ducklake' AS lake; FROM lake.events"   # where the extension is installed`,
+  rocklake export ducklake lake.ducklake --copy --data-path lake-files/   # files copied: the export moves as a whole
+  rocklake export ducklake recent.ducklake --from-snapshot 2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("from-snapshot") {

@@ -22,19 +22,23 @@ func newImportDuckLakeCmd(g *globals) *cobra.Command {
 	var opts ducklake.ImportOptions
 	cmd := &cobra.Command{
 		Use:   "ducklake SRC",
-		Short: "Import a DuckLake 1.0 catalog (a DuckDB file) into the catalog",
-		Long: `import ducklake reads the DuckLake 1.0 catalog in the DuckDB database file SRC
-(what DuckDB's ducklake extension makes by default) into the catalog given by
---catalog: tables of schema "main" with their columns (nested ones included),
-snapshots and data files. Every DuckLake snapshot that changed a table becomes
-one rocklake snapshot (creates, renames, drops, added and removed files), or
-with --latest only the newest state becomes one snapshot. Statistics are read
-again from every file's footer, which also gives what DuckLake does not store
-(row-group statistics, page-index and bloom locations, membership filters);
-DuckLake's own fill what a footer lacks. Rows inlined in the catalog are
-written as Parquet files (under the catalog's rewrite directory, or
---inlined-dir) and registered as rocklake's own.
+		Short: "Import a DuckLake 1.0 catalog (DuckDB or SQLite file, PostgreSQL) into the catalog",
+		Long: `import ducklake reads the DuckLake 1.0 catalog at SRC into the catalog given by
+--catalog. SRC is a DuckDB database file (what DuckDB's ducklake extension makes
+by default), a SQLite file, or a PostgreSQL location (postgres://… or libpq's
+keyword=value form; the catalog's tables are found in its search_path).
 
+It reads the tables of schema "main" with their columns (nested ones
+included), the snapshots and the data files. Every DuckLake snapshot that
+changed a table becomes one rocklake snapshot (creates, renames, drops, added
+and removed files), or with --latest only the newest state becomes one
+snapshot. Statistics are read again from every file's footer, which also gives
+what DuckLake does not store (row-group statistics, page-index and bloom
+locations, membership filters); DuckLake's own fill what a footer lacks. Rows
+inlined in the catalog are written as Parquet files (under the catalog's
+rewrite directory, or --inlined-dir) and registered as rocklake's own.
+
+Inlined rows are read from DuckDB catalogs only (flush them first elsewhere).
 Refused, with nothing changed: versions other than 1.0 (the message names the
 version found), tables with rows deleted by position (delete files), column
 changes (ALTER TABLE), schemas other than "main", name mappings that read a
@@ -43,8 +47,8 @@ rocklake does not know, and files that are missing or do not match the
 catalog. Everything is read and checked before the first commit; a commit that
 then fails leaves the snapshots before it imported (sync goes on from there).
 Views, macros, tags, partitioning and sort orders are left behind and listed.`,
-		Example: `  rocklake --catalog ./lake init && rocklake --catalog ./lake import ducklake metadata.ducklake
-  rocklake import ducklake metadata.ducklake --latest`,
+		Example: `  rocklake export ducklake lake.ducklake && rocklake --catalog copy init && rocklake --catalog copy import ducklake lake.ducklake
+  rocklake export ducklake lake.ducklake && rocklake --catalog now init && rocklake --catalog now import ducklake lake.ducklake --latest`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd, g, args[0], opts, false)

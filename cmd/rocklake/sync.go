@@ -27,7 +27,7 @@ rocklake snapshot each, as import ducklake does (the same refusals). An empty
 catalog follows nothing yet and gets every snapshot. A catalog whose state
 matches no DuckLake snapshot (something else changed it) is refused; nothing
 is then written.`,
-		Example: `  rocklake sync ducklake metadata.ducklake   # run it as often as you like`,
+		Example: `  rocklake export ducklake lake.ducklake && rocklake --catalog copy init && rocklake --catalog copy sync ducklake lake.ducklake`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd, g, args[0], opts, true)
