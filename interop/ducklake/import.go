@@ -161,6 +161,7 @@ type tableDef struct {
 	paths   map[int64][]string // DuckLake column id -> rocklake column path
 	byPath  map[string]int64   // rocklake path key -> rocklake column id
 	dir     string             // the table's data directory
+	uuid    string             // DuckLake's table_uuid, kept
 	filters map[int64]bool     // membership filter columns chosen so far
 	created bool               // filters chosen from its first file
 }
@@ -240,7 +241,7 @@ func (p *planner) prepare() error {
 			if t.relative {
 				dir = joinPath(schemaDir[t.schemaID], t.path)
 			}
-			p.tables[t.id] = &tableDef{id: t.id, dir: dir}
+			p.tables[t.id] = &tableDef{id: t.id, dir: dir, uuid: t.uuid}
 		}
 	}
 	for id, n := range l.deletes {
@@ -700,7 +701,7 @@ func (p *planner) commit(c *catalog.Catalog, st *step) (catalog.Snapshot, error)
 		tx.DropTable(n)
 	}
 	for _, id := range st.creates {
-		tx.CreateTable(st.names[id], p.tables[id].defs)
+		tx.CreateTableWithUUID(st.names[id], p.tables[id].uuid, p.tables[id].defs)
 	}
 	if len(st.removes) > 0 {
 		byTable := map[int64][]int64{}
