@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -88,6 +89,8 @@ func Export(ctx context.Context, c *catalog.Catalog, dest string, opts ExportOpt
 	tmp := fmt.Sprintf("%s.tmp-%d", absDest, os.Getpid())
 	os.Remove(tmp)
 	var copied []string
+	_, statErr := os.Stat(dataPath)
+	madeDataPath := opts.CopyFiles && errors.Is(statErr, fs.ErrNotExist)
 	ok := false
 	defer func() {
 		if !ok {
@@ -95,6 +98,10 @@ func Export(ctx context.Context, c *catalog.Catalog, dest string, opts ExportOpt
 			os.Remove(tmp + ".wal")
 			for _, p := range copied {
 				os.Remove(p)
+			}
+			if madeDataPath {
+				// Only the directories the copies needed: it did not exist.
+				os.RemoveAll(dataPath)
 			}
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -296,5 +297,50 @@ func TestExportFromSnapshotImports(t *testing.T) {
 	}
 	if _, err := ducklake.Export(context.Background(), f.c, filepath.Join(t.TempDir(), "x"), ducklake.ExportOptions{FromSnapshot: 99}); !errors.Is(err, catalog.ErrNoSuchSnapshot) {
 		t.Errorf("export from a snapshot that does not exist: %v", err)
+	}
+}
+
+// TestExportLeavesOutWhatDuckLakeCannotHold: a table with an ENUM or a
+// fixed-size ARRAY column is left out, named in the result, and absent
+// from every row of the export; a failed export (a data file to copy is
+// gone) leaves nothing at the destination, nor copies beside it.
+func TestExportLeavesOutWhatDuckLakeCannotHold(t *testing.T) {
+	s := newSmall(t, ducklake.ExportOptions{})
+	commit(t, s.c, func(tx *catalog.Txn) {
+		tx.CreateTable("moods", []catalog.ColumnDef{{Name: "m", Type: "enum('sad', 'happy')"}})
+		tx.CreateTable("vecs", []catalog.ColumnDef{{Name: "v", Type: "float32[3]"}})
+	})
+	dest, res := export(t, s.c, ducklake.ExportOptions{})
+	left := strings.Join(res.LeftBehind, "\n")
+	for _, want := range []string{`table "moods" (id 2) left out: column "m" is ENUM`, `table "vecs" (id 3) left out: column "v" is fixed-size ARRAY`} {
+		if !strings.Contains(left, want) {
+			t.Errorf("left behind:\n%s\nwant %s", left, want)
+		}
+	}
+	db := openDuck(t, dest)
+	if got := join(queryStrings(t, db, `SELECT DISTINCT table_id FROM ducklake_column ORDER BY 1`)); got != "1\n" {
+		t.Errorf("columns of tables %s exported", got)
+	}
+	if got := join(queryStrings(t, db, `SELECT changes_made FROM ducklake_snapshot_changes WHERE snapshot_id = 3`)); got != "\n" {
+		t.Errorf("snapshot 3 changes %q, want none of the tables left out", got)
+	}
+
+	if err := os.Remove(s.files[1]); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	dest = filepath.Join(dir, "broken.ducklake")
+	_, err := ducklake.Export(context.Background(), s.c, dest, ducklake.ExportOptions{CopyFiles: true})
+	if err == nil || !strings.Contains(err.Error(), "t1.parquet") {
+		t.Fatalf("export with a data file gone: %v", err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+		t.Errorf("a failed export left %v (%v)", entries, err)
+	}
+	if _, err := ducklake.Export(context.Background(), s.c, filepath.Join(dir, "x"), ducklake.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ducklake.Export(context.Background(), s.c, filepath.Join(dir, "x"), ducklake.ExportOptions{}); !errors.Is(err, ducklake.ErrExists) {
+		t.Errorf("an export onto an existing file: %v", err)
 	}
 }

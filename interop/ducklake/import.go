@@ -113,6 +113,9 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 	if len(steps) == 0 {
 		return res, nil
 	}
+	if err := p.checkPartial(steps); err != nil {
+		return res, err
+	}
 	if err := p.checkNames(c, steps, sync); err != nil {
 		return res, err
 	}
@@ -848,3 +851,21 @@ func (p *planner) sameState(s int64, have map[string]map[string]bool) bool {
 }
 
 var errNoRoot = errors.New("the catalog has no directory to write inlined rows under: give a directory for them")
+
+// checkPartial refuses a merged file (partial_max) added at a snapshot
+// older than its newest rows: DuckLake shows such a file's rows snapshot
+// by snapshot (each row carries its snapshot id), rocklake shows a file
+// whole. From partial_max on, every row is visible, so the newest state
+// (--latest) imports it.
+func (p *planner) checkPartial(steps []*step) error {
+	for _, st := range steps {
+		for _, id := range st.adds {
+			f := p.files[id]
+			if f.partialMax.Valid && f.partialMax.Int64 > st.src {
+				return fmt.Errorf("%w: table %q file %s merges rows of snapshots up to %d (partial_max) and is part of the table from snapshot %d: rocklake shows a file whole, so snapshots in between cannot be imported; import the newest state with --latest",
+					ErrUnsupported, p.tableName(f.tableID), p.loc[id], f.partialMax.Int64, st.src)
+			}
+		}
+	}
+	return nil
+}

@@ -291,6 +291,8 @@ func TestImportRefusals(t *testing.T) {
 			edit: []string{`UPDATE ducklake_schema SET schema_name = 'sales'`}},
 		{name: "partition column", is: ducklake.ErrUnsupported, msg: `column "s" comes from the file's partition path`,
 			edit: []string{`UPDATE ducklake_name_mapping SET is_partition = true WHERE source_name = 's'`}},
+		{name: "partial file", is: ducklake.ErrUnsupported, msg: `merges rows of snapshots up to 2 (partial_max) and is part of the table from snapshot 1`,
+			edit: []string{`UPDATE ducklake_data_file SET partial_max = 2 WHERE data_file_id = 0`}},
 		{name: "missing file", msg: "t1.parquet: file does not exist",
 			files: func(s *small) { os.Remove(s.files[1]) }},
 		{name: "not a ducklake", is: ducklake.ErrNotDuckLake, msg: "no table ducklake_metadata",
@@ -315,4 +317,19 @@ func TestImportRefusals(t *testing.T) {
 		t.Errorf("a missing catalog file: %v", err)
 	}
 	unchanged(t, c)
+}
+
+// TestImportPartialFileLatest: a merged file refused for history imports
+// whole into the newest state, where all its rows are visible.
+func TestImportPartialFileLatest(t *testing.T) {
+	s := newSmall(t, ducklake.ExportOptions{})
+	want := answer(t, s.c, 2, tSummary)
+	s.edit(t, `UPDATE ducklake_data_file SET partial_max = 2 WHERE data_file_id = 0`)
+	c, res, err := importInto(t, s.dest, ducklake.ImportOptions{Latest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answer(t, c, 1, tSummary); got != want || len(res.Snapshots) != 1 {
+		t.Errorf("--latest: %s (%+v), want %s", got, res, want)
+	}
 }

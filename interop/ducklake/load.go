@@ -42,7 +42,7 @@ type dlColumn struct {
 type dlFile struct {
 	id, tableID, begin           int64
 	end, mappingID, partitionID  sql.NullInt64
-	order                        sql.NullInt64
+	order, partialMax            sql.NullInt64
 	path, format                 string
 	relative                     bool
 	records, size, footer, rowID int64
@@ -188,11 +188,11 @@ func load(ctx context.Context, s *source) (*lake, error) {
 		return nil
 	})
 	q(`SELECT data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path, COALESCE(path_is_relative, true), COALESCE(file_format, 'parquet'),
-		record_count, COALESCE(file_size_bytes, 0), COALESCE(footer_size, 0), COALESCE(row_id_start, 0), partition_id, encryption_key, mapping_id
-		FROM ducklake_data_file ORDER BY begin_snapshot, table_id, file_order NULLS LAST, data_file_id`, func(scan func(...any) error) error {
+		record_count, COALESCE(file_size_bytes, 0), COALESCE(footer_size, 0), COALESCE(row_id_start, 0), partition_id, encryption_key, mapping_id,
+		partial_max FROM ducklake_data_file ORDER BY begin_snapshot, table_id, file_order NULLS LAST, data_file_id`, func(scan func(...any) error) error {
 		var x dlFile
 		if err := scan(&x.id, &x.tableID, &x.begin, &x.end, &x.order, &x.path, &x.relative, &x.format, &x.records, &x.size, &x.footer, &x.rowID,
-			&x.partitionID, &x.encryption, &x.mappingID); err != nil {
+			&x.partitionID, &x.encryption, &x.mappingID, &x.partialMax); err != nil {
 			return err
 		}
 		l.files = append(l.files, x)
