@@ -92,15 +92,11 @@ type inlinedTable struct {
 // 1.0 before reading anything else.
 func load(ctx context.Context, s *source) (*lake, error) {
 	l := &lake{stats: map[int64][]dlStats{}, mapType: map[int64]string{}, nameMaps: map[int64][]dlNameMap{}, deletes: map[int64]int{}}
-	have, err := s.tableNames(ctx, "ducklake_")
+	have, err := s.tableNames(ctx, "ducklake_metadata")
 	if err != nil {
 		return nil, err
 	}
-	present := map[string]bool{}
-	for _, n := range have {
-		present[n] = true
-	}
-	if !present["ducklake_metadata"] {
+	if len(have) == 0 || have[0] != "ducklake_metadata" {
 		return nil, fmt.Errorf("%s: %w (no table ducklake_metadata)", s.loc, ErrNotDuckLake)
 	}
 	err = s.query(ctx, `SELECT key, value FROM ducklake_metadata WHERE scope IS NULL`, func(scan func(...any) error) error {
@@ -135,6 +131,17 @@ func load(ctx context.Context, s *source) (*lake, error) {
 		}
 		return nil, fmt.Errorf("%s: %w: found version %s; rocklake reads DuckLake %s only (attach the catalog once with DuckDB 1.5's ducklake extension, which migrates it to %s)",
 			s.loc, ErrVersion, found, Version, Version)
+	}
+	// Everything below is read as of one moment.
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	if have, err = s.tableNames(ctx, "ducklake_"); err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, n := range have {
+		present[n] = true
 	}
 	for _, t := range []string{"ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_schema", "ducklake_table", "ducklake_column",
 		"ducklake_data_file", "ducklake_file_column_stats", "ducklake_delete_file", "ducklake_column_mapping", "ducklake_name_mapping",

@@ -32,7 +32,10 @@ var ErrUnsupported = errors.New("cannot be imported")
 
 // source is an open DuckLake metadata database.
 type source struct {
-	db   *sql.DB
+	db *sql.DB
+	// tx, once begun, is the one transaction every later read goes
+	// through: the catalog as of one moment, though others keep writing.
+	tx   *sql.Tx
 	kind string // "duckdb", "sqlite" or "postgres"
 	loc  string
 	dir  string // the directory of a file source: relative data paths start there
@@ -93,7 +96,35 @@ func openSource(loc string) (*source, error) {
 	return nil, fmt.Errorf("DuckLake catalog %s: %w: neither a DuckDB nor a SQLite database file", loc, ErrNotDuckLake)
 }
 
-func (s *source) Close() error { return s.db.Close() }
+func (s *source) Close() error {
+	if s.tx != nil {
+		s.tx.Rollback()
+	}
+	return s.db.Close()
+}
+
+// begin starts the transaction later reads share. PostgreSQL gives it a
+// snapshot with REPEATABLE READ; SQLite holds one from a transaction's
+// first read; a DuckDB file opened read-only has no other writer.
+func (s *source) begin(ctx context.Context) error {
+	var opts *sql.TxOptions
+	if s.kind == "postgres" {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := s.db.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("DuckLake catalog %s: %w", s.loc, err)
+	}
+	s.tx = tx
+	return nil
+}
+
+func (s *source) queryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if s.tx != nil {
+		return s.tx.QueryContext(ctx, q, args...)
+	}
+	return s.db.QueryContext(ctx, q, args...)
+}
 
 // tableNames lists the source's tables whose names start with prefix.
 func (s *source) tableNames(ctx context.Context, prefix string) ([]string, error) {
@@ -106,7 +137,7 @@ func (s *source) tableNames(ctx context.Context, prefix string) ([]string, error
 	default:
 		q = `SELECT table_name FROM information_schema.tables WHERE starts_with(table_name, ?) ORDER BY table_name`
 	}
-	rows, err := s.db.QueryContext(ctx, q, prefix)
+	rows, err := s.queryContext(ctx, q, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +155,7 @@ func (s *source) tableNames(ctx context.Context, prefix string) ([]string, error
 
 // query runs q and calls fn with each row's scanner.
 func (s *source) query(ctx context.Context, q string, fn func(scan func(...any) error) error) error {
-	rows, err := s.db.QueryContext(ctx, q)
+	rows, err := s.queryContext(ctx, q)
 	if err != nil {
 		return err
 	}
