@@ -13,6 +13,8 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/interop/ducklake"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // small is a rocklake catalog with table t (id BIGINT, s VARCHAR): two
@@ -331,5 +333,48 @@ func TestImportPartialFileLatest(t *testing.T) {
 	}
 	if got := answer(t, c, 1, tSummary); got != want || len(res.Snapshots) != 1 {
 		t.Errorf("--latest: %s (%+v), want %s", got, res, want)
+	}
+}
+
+// TestImportFillsWhatFootersLack: DuckDB writes no bounds for a float row
+// group holding a NaN; bounds and a NaN flag the DuckLake catalog has for
+// that file are taken (as inexact bounds), while bounds a footer has win
+// over the catalog's.
+func TestImportFillsWhatFootersLack(t *testing.T) {
+	f := newFixture(t)
+	dest, _ := export(t, f.c, ducklake.ExportOptions{})
+	s := &small{dest: dest}
+	s.edit(t, `UPDATE ducklake_file_column_stats SET min_value = '-1.5', max_value = '100', contains_nan = true
+		WHERE data_file_id = 1 AND column_id = (SELECT column_id FROM ducklake_column WHERE table_id = 1 AND column_name = 'f')`,
+		`UPDATE ducklake_file_column_stats SET min_value = '-999' WHERE data_file_id = 1
+		AND column_id = (SELECT column_id FROM ducklake_column WHERE table_id = 1 AND column_name = 'id')`)
+	c, _, err := importInto(t, dest, ducklake.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, _ := r.Table("ev")
+	for col, want := range map[string]string{"f": "-1.5..100.0 exact=false nan=true", "id": "100..144 exact=true nan=false"} {
+		cl, err := r.Column(tb.ID, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codec, _ := types.CodecFor(cl.Type)
+		var got string
+		r.FileColumnStats(tb.ID, cl.ID, func(id int64, st *stats.Column) error {
+			if id == 1 {
+				lo, _ := codec.Decode(st.Min.V)
+				hi, _ := codec.Decode(st.Max.V)
+				got = fmt.Sprintf("%s..%s exact=%v nan=%v", codec.Format(lo), codec.Format(hi), st.MinIsExact, st.ContainsNaN.V)
+			}
+			return nil
+		})
+		if got != want {
+			t.Errorf("file 1 column %s: %s, want %s", col, got, want)
+		}
 	}
 }
