@@ -11,6 +11,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pgtest"
 	"github.com/rocklake/rocklake/interop/ducklake"
 )
@@ -126,6 +129,56 @@ func TestImportFromSQLiteAndPostgres(t *testing.T) {
 		res, err = ducklake.Sync(context.Background(), c, src, ducklake.ImportOptions{})
 		if err != nil || len(res.Snapshots) != 0 || res.From != res.Last {
 			t.Errorf("sync after import from %s: %+v %v", src, res, err)
+		}
+	}
+}
+
+// TestSyncFollowsPostgres: a DuckLake catalog in PostgreSQL that grows
+// after an import is followed by sync, one commit per new snapshot.
+func TestSyncFollowsPostgres(t *testing.T) {
+	s := newSmall(t, ducklake.ExportOptions{})
+	pgURL := pgtest.URL(t)
+	pg, err := sql.Open("pgx", pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	copyCatalog(t, s.dest, pg, "postgres")
+	c, res, err := importInto(t, pgURL, ducklake.ImportOptions{})
+	if err != nil || res.Last != 2 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+
+	// Others write: a third file, then the table renamed.
+	db, _ := engine.Open("")
+	third := filepath.Join(t.TempDir(), "t2.parquet")
+	if _, err := db.Exec(fmt.Sprintf(`COPY (SELECT 50 + i AS id, 'n' || i AS s FROM range(5) r(i)) TO '%s' (FORMAT parquet)`, third)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := ingest.Add(s.c, "t", []string{third}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s.c, func(tx *catalog.Txn) { tx.RenameTable("t", "u") })
+	later := filepath.Join(t.TempDir(), "later.ducklake")
+	if _, err := ducklake.Export(context.Background(), s.c, later, ducklake.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pg.Exec(`DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+		t.Fatal(err)
+	}
+	copyCatalog(t, later, pg, "postgres")
+
+	res, err = ducklake.Sync(context.Background(), c, pgURL, ducklake.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.Snapshots) != "[{3 3} {4 4}]" || res.From != 2 {
+		t.Errorf("sync: %+v", res)
+	}
+	for snap, q := range map[int64]string{2: tSummary, 3: tSummary, 4: `SELECT count(*), sum(id), min(s), max(s) FROM u`} {
+		if want, got := answer(t, s.c, snap, q), answer(t, c, snap, q); got != want {
+			t.Errorf("snapshot %d: %s, want %s", snap, got, want)
 		}
 	}
 }
