@@ -519,6 +519,28 @@ func (p *planner) history(from int64) []*step {
 			start++
 		}
 	}
+	// Each file is live from the first snapshot at or after its begin to
+	// the first at or after its end: bucket them by those positions once,
+	// rather than comparing every file at every snapshot.
+	ids := make([]int64, len(snaps))
+	for i, sn := range snaps {
+		ids[i] = sn.id
+	}
+	pos := func(x int64) int { return sort.Search(len(ids), func(i int) bool { return ids[i] >= x }) }
+	addAt, endAt := map[int][]int64{}, map[int][]int64{}
+	for _, f := range p.l.files {
+		a, e := pos(f.begin), len(ids)
+		if f.end.Valid {
+			e = pos(f.end.Int64)
+		}
+		if a >= e {
+			continue // never visible at a kept snapshot
+		}
+		addAt[a] = append(addAt[a], f.id)
+		if e < len(ids) {
+			endAt[e] = append(endAt[e], f.id)
+		}
+	}
 	for i := start; i < len(snaps); i++ {
 		// The first snapshot after from may follow expired ones: then
 		// everything it shows is new.
@@ -545,24 +567,14 @@ func (p *planner) history(from int64) []*step {
 			}
 		}
 		sort.Strings(st.drops)
-		wasLive := map[int64]bool{}
-		for _, id := range p.filesAt(prev) {
-			wasLive[id] = true
-		}
-		isLive := map[int64]bool{}
-		for _, id := range p.filesAt(s) {
-			isLive[id] = true
-			if !wasLive[id] {
-				if _, ok := after[p.files[id].tableID]; ok {
-					st.adds = append(st.adds, id)
-				}
+		for _, id := range addAt[i] {
+			if _, ok := after[p.files[id].tableID]; ok {
+				st.adds = append(st.adds, id)
 			}
 		}
-		for _, f := range p.l.files {
-			if wasLive[f.id] && !isLive[f.id] {
-				if _, ok := after[f.tableID]; ok {
-					st.removes = append(st.removes, f.id)
-				}
+		for _, id := range endAt[i] {
+			if _, ok := after[p.files[id].tableID]; ok {
+				st.removes = append(st.removes, id)
 			}
 		}
 		steps = append(steps, st)
