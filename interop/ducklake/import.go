@@ -132,10 +132,24 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 	if err := p.readFiles(ctx, c, steps, opts.Workers); err != nil {
 		return res, err
 	}
+	for _, st := range steps {
+		for _, id := range st.adds {
+			if err := c.CheckRoot(p.newFiles[id]); err != nil {
+				return res, err
+			}
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
 	for i, st := range steps {
+		if err := ctx.Err(); err != nil && i > 0 {
+			// Stop between two commits: the catalog then follows the source
+			// up to the last one, and sync goes on from there.
+			prev := res.Snapshots[len(res.Snapshots)-1]
+			committed = true
+			return res, fmt.Errorf("stopped after DuckLake snapshot %d (rocklake snapshot %d): %w", prev.DuckLake, prev.Rocklake, err)
+		}
 		snap, err := p.commit(c, st)
 		if err != nil {
 			if i == 0 {

@@ -378,3 +378,20 @@ func TestImportFillsWhatFootersLack(t *testing.T) {
 		}
 	}
 }
+
+// TestImportHonoursDataRoot: a catalog that takes files only from under
+// its data root refuses an import of files elsewhere before any commit.
+func TestImportHonoursDataRoot(t *testing.T) {
+	s := newSmall(t, ducklake.ExportOptions{})
+	root := t.TempDir()
+	c, err := catalog.Create(filepath.Join(t.TempDir(), "lake"), catalog.Options{DataRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = ducklake.Import(context.Background(), c, s.dest, ducklake.ImportOptions{})
+	if !errors.Is(err, catalog.ErrOutsideRoot) || !strings.Contains(err.Error(), "t0.parquet") {
+		t.Fatalf("files outside the data root: %v", err)
+	}
+	unchanged(t, c)
+}
