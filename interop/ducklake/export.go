@@ -592,8 +592,14 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 			if st.Max.Known {
 				maxS, maxOK = formatBound(c.Type, st.Max.V)
 			}
+			extra := st.ExtraStats
+			if vs := m.variants[tid][f.ID][c.ID]; extra == "" && len(vs) > 0 {
+				// The specification keeps a VARIANT column's sub-fields in
+				// extra_stats too, beside ducklake_file_variant_stats.
+				extra = variantExtra(c, vs)
+			}
 			if err := w.insert("ducklake_file_column_stats", f.ID, tid, c.ID, st.ColumnSizeBytes, nullInt(st.ValueCount),
-				nullInt(st.NullCount), nullStr(minS, minOK), nullStr(maxS, maxOK), nullBool(st.ContainsNaN), nullIfEmpty(st.ExtraStats)); err != nil {
+				nullInt(st.NullCount), nullStr(minS, minOK), nullStr(maxS, maxOK), nullBool(st.ContainsNaN), nullIfEmpty(extra)); err != nil {
 				return err
 			}
 		}

@@ -172,9 +172,16 @@ iv|NULL|NULL|NULL|false
 	if files[0][0] != "0" {
 		t.Errorf("%s files without a mapping or with relative paths", files[0][0])
 	}
-	variants := queryStrings(t, db, `SELECT count(*), count(min_value) FROM ducklake_file_variant_stats`)
-	if variants[0][0] == "0" {
-		t.Errorf("no variant stats exported")
+	variants := join(queryStrings(t, db, `SELECT variant_path, shredded_type, value_count, min_value, max_value FROM ducklake_file_variant_stats ORDER BY 1`))
+	if want := "\"a\"|int64|20|0|19\n\"b\"|varchar|20|v0|v9\n"; variants != want {
+		t.Errorf("variant stats:\n%s\nwant\n%s", variants, want)
+	}
+	extras := queryStrings(t, db, `SELECT (SELECT extra_stats FROM ducklake_file_column_stats WHERE table_id = 3 AND column_id = 2),
+		(SELECT extra_stats FROM ducklake_table_column_stats WHERE table_id = 3 AND column_id = 2)`)
+	for _, e := range extras[0] {
+		if !strings.Contains(e, `{"field_name":"\"a\"","shredded_type":"int64","null_count":0,"min":"0","max":"19","num_values":20,`) {
+			t.Errorf("variant extra_stats: %s", e)
+		}
 	}
 }
 
