@@ -3,6 +3,7 @@ package ducklake
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/google/uuid"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -339,12 +341,14 @@ func collect(c *catalog.Catalog, from int64) (*model, error) {
 	return m, nil
 }
 
-// writer inserts rows in one DuckDB transaction.
+// writer appends rows to the new database through DuckDB's appender, a
+// hundred times faster than one INSERT a row. No transaction: the file is
+// a temporary one, renamed into place only once complete.
 type writer struct {
-	db    *sql.DB
-	ctx   context.Context
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
+	db   *sql.DB
+	ctx  context.Context
+	conn *sql.Conn
+	apps map[string]*duckdb.Appender
 }
 
 func (w *writer) begin() error {
@@ -353,39 +357,56 @@ func (w *writer) begin() error {
 			return fmt.Errorf("%s: %w", ddl, err)
 		}
 	}
-	tx, err := w.db.BeginTx(w.ctx, nil)
-	w.tx, w.stmts = tx, map[string]*sql.Stmt{}
+	conn, err := w.db.Conn(w.ctx)
+	w.conn, w.apps = conn, map[string]*duckdb.Appender{}
 	return err
 }
 
 func (w *writer) insert(table string, vals ...any) error {
-	st := w.stmts[table]
-	if st == nil {
-		q := "INSERT INTO " + table + " VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ") + ")"
-		var err error
-		if st, err = w.tx.PrepareContext(w.ctx, q); err != nil {
+	app := w.apps[table]
+	if app == nil {
+		err := w.conn.Raw(func(dc any) error {
+			var err error
+			app, err = duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
 			return err
+		})
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", table, err)
 		}
-		w.stmts[table] = st
+		w.apps[table] = app
 	}
-	if _, err := st.ExecContext(w.ctx, vals...); err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
+	row := make([]driver.Value, len(vals))
+	for i, v := range vals {
+		if n, ok := v.(int); ok {
+			v = int64(n)
+		}
+		row[i] = v
+	}
+	if err := app.AppendRow(row...); err != nil {
+		return fmt.Errorf("append to %s: %w", table, err)
 	}
 	return nil
 }
 
 func (w *writer) commit() error {
-	for _, st := range w.stmts {
-		st.Close()
+	var first error
+	for table, app := range w.apps {
+		if err := app.Close(); err != nil && first == nil {
+			first = fmt.Errorf("append to %s: %w", table, err)
+		}
 	}
-	return w.tx.Commit()
+	w.apps = nil
+	if err := w.conn.Close(); err != nil && first == nil {
+		first = err
+	}
+	return first
 }
 
 func (w *writer) rollback() {
-	for _, st := range w.stmts {
-		st.Close()
+	for _, app := range w.apps {
+		app.Close()
 	}
-	w.tx.Rollback()
+	w.conn.Close()
 }
 
 func nullInt(m stats.Maybe[int64]) any {
@@ -466,11 +487,15 @@ func (m *model) write(w *writer, dataPath string, copyFiles bool, copied *[]stri
 		}
 	}
 	// rocklake has the one schema "main", id 0, made with the catalog.
-	if err := w.insert("ducklake_schema", 0, uuid.NewString(), 0, nil, "main", "main/", true); err != nil {
+	if err := w.insert("ducklake_schema", 0, duckdb.UUID(uuid.New()), 0, nil, "main", "main/", true); err != nil {
 		return err
 	}
 	for _, v := range m.versions {
-		if err := w.insert("ducklake_table", v.ID, v.UUID, v.Begin, nullInt(v.End), v.SchemaID, v.Name, v.Path, v.PathIsRelative); err != nil {
+		id, err := uuid.Parse(v.UUID)
+		if err != nil {
+			return fmt.Errorf("table %q: uuid %q: %w", v.Name, v.UUID, err)
+		}
+		if err := w.insert("ducklake_table", v.ID, duckdb.UUID(id), v.Begin, nullInt(v.End), v.SchemaID, v.Name, v.Path, v.PathIsRelative); err != nil {
 			return err
 		}
 	}
