@@ -416,6 +416,17 @@ func nullInt(m stats.Maybe[int64]) any {
 	return m.V
 }
 
+// valueCount is DuckLake's value_count: every value, NULLs included (the
+// extension takes null_count == value_count to mean "only NULLs", and
+// would then skip the file for any comparison). rocklake counts non-NULL
+// values; without both counts there is no DuckLake value_count.
+func valueCount(nonNull, nulls stats.Maybe[int64]) any {
+	if !nonNull.Known || !nulls.Known {
+		return nil
+	}
+	return nonNull.V + nulls.V
+}
+
 func nullBool(m stats.Maybe[bool]) any {
 	if !m.Known {
 		return nil
@@ -623,7 +634,7 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 				// extra_stats too, beside ducklake_file_variant_stats.
 				extra = variantExtra(c, vs)
 			}
-			if err := w.insert("ducklake_file_column_stats", f.ID, tid, c.ID, st.ColumnSizeBytes, nullInt(st.ValueCount),
+			if err := w.insert("ducklake_file_column_stats", f.ID, tid, c.ID, st.ColumnSizeBytes, valueCount(st.ValueCount, st.NullCount),
 				nullInt(st.NullCount), nullStr(minS, minOK), nullStr(maxS, maxOK), nullBool(st.ContainsNaN), nullIfEmpty(extra)); err != nil {
 				return err
 			}
@@ -669,7 +680,7 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 func (m *model) writeVariant(w *writer, fileID, tid, colID int64, v catalog.VariantStats) error {
 	minS, minOK, maxS, maxOK := variantBounds(v)
 	return w.insert("ducklake_file_variant_stats", fileID, tid, colID, v.Path, v.ShreddedType, v.ColumnSizeBytes,
-		v.ValueCount, v.NullCount, nullStr(minS, minOK), nullStr(maxS, maxOK), nullBool(v.ContainsNaN), nullIfEmpty(v.ExtraStats))
+		v.ValueCount+v.NullCount, v.NullCount, nullStr(minS, minOK), nullStr(maxS, maxOK), nullBool(v.ContainsNaN), nullIfEmpty(v.ExtraStats))
 }
 
 // variantBounds formats a sub-field's bounds in its shredded type.
@@ -741,7 +752,7 @@ func variantExtra(c catalog.Column, vs []catalog.VariantStats) string {
 	}
 	out := make([]entry, 0, len(vs))
 	for _, v := range vs {
-		e := entry{FieldName: v.Path, ShreddedType: v.ShreddedType, NullCount: v.NullCount, NumValues: v.ValueCount,
+		e := entry{FieldName: v.Path, ShreddedType: v.ShreddedType, NullCount: v.NullCount, NumValues: v.ValueCount + v.NullCount,
 			ColumnSizeBytes: v.ColumnSizeBytes, AnyValid: v.ValueCount > 0}
 		minS, minOK, maxS, maxOK := variantBounds(v)
 		if minOK {
