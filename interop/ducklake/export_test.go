@@ -175,6 +175,14 @@ iv|NULL|NULL|NULL|false
 	if want := "3|map_by_name|1|id|1|NULL\n3|map_by_name|2|deep|2|NULL\n3|map_by_name|3|list|3|2\n3|map_by_name|4|x|4|3\n3|map_by_name|5|y|5|3\n3|map_by_name|6|list|6|5\n"; mapping != want {
 		t.Errorf("name mapping:\n%s\nwant\n%s", mapping, want)
 	}
+	// The extension hands footer_size and file_size_bytes to DuckDB's
+	// Parquet reader: they must be what DuckDB itself measures.
+	for _, r := range queryStrings(t, db, `SELECT path, footer_size, file_size_bytes, record_count FROM ducklake_data_file`) {
+		m := queryStrings(t, db, `SELECT footer_size, file_size_bytes, num_rows FROM parquet_file_metadata(?)`, r[0])
+		if got, want := strings.Join(r[1:], "|"), strings.Join(m[0], "|"); got != want {
+			t.Errorf("%s: footer_size|file_size_bytes|record_count %s, DuckDB measures %s", r[0], got, want)
+		}
+	}
 	files := queryStrings(t, db, `SELECT count(*) FROM ducklake_data_file WHERE mapping_id IS NULL OR path_is_relative`)
 	if files[0][0] != "0" {
 		t.Errorf("%s files without a mapping or with relative paths", files[0][0])
