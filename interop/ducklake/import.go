@@ -300,6 +300,11 @@ func (p *planner) prepare() error {
 		if err := p.checkMapping(f, td, name); err != nil {
 			return err
 		}
+		// Registration resolves links as open(2) does; sync compares the
+		// catalog's paths with these, so resolve them alike.
+		if real, err := filepath.EvalSymlinks(loc); err == nil {
+			loc = real
+		}
 		p.files[f.id], p.loc[f.id] = f, loc
 		if f.id >= p.nextSynthetic {
 			p.nextSynthetic = f.id + 1
