@@ -202,3 +202,41 @@ func TestDuckLakeRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestDuckLakeImportErrors: a refused import exits 1 with code invalid in
+// JSON, the message naming what was found, and the catalog unchanged; a
+// missing source is not_found; an export onto an existing file, exists.
+func TestDuckLakeImportErrors(t *testing.T) {
+	dir := newCatalogDir(t)
+	data := filepath.Join(t.TempDir(), "data")
+	writeDuckFiles(t, data, map[string]string{"a.parquet": `SELECT 1 AS id`})
+	mustRun(t, "--catalog", dir, "add", "a", filepath.Join(data, "a.parquet"), "--create")
+	dl := filepath.Join(t.TempDir(), "old.ducklake")
+	mustRun(t, "--catalog", dir, "export", "ducklake", dl)
+	db, err := engine.Open(dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE ducklake_metadata SET value = '0.4' WHERE key = 'version'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	other := newCatalogDir(t)
+	for _, tc := range []struct {
+		args       []string
+		code, text string
+	}{
+		{[]string{"--catalog", other, "import", "ducklake", dl}, "invalid", "found version 0.4"},
+		{[]string{"--catalog", other, "sync", "ducklake", dl}, "invalid", "found version 0.4"},
+		{[]string{"--catalog", other, "import", "ducklake", dl + ".none"}, "not_found", "no such file"},
+		{[]string{"--catalog", dir, "export", "ducklake", dl}, "exists", "already exists"},
+	} {
+		stdout, _, err := runSplit(t, append([]string{"--format", "json"}, tc.args...)...)
+		if err == nil || stdout != "" || errorCode(err) != tc.code || !strings.Contains(err.Error(), tc.text) || exitCode(err) != 1 {
+			t.Errorf("%v: err %v (code %s), stdout %q; want code %s naming %q", tc.args, err, errorCode(err), stdout, tc.code, tc.text)
+		}
+	}
+	if ids := snapshotIDs(t, other); fmt.Sprint(ids) != "[0]" {
+		t.Errorf("refused imports left snapshots %v", ids)
+	}
+}
