@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // PrepareOptions tune PrepareFiles. The zero value builds no membership
@@ -17,9 +18,13 @@ type PrepareOptions struct {
 	// first file (random ids: many distinct values).
 	AutoFilters bool
 	Workers     int
+	// Objects reads s3:// locations; nil makes an S3 store from the
+	// environment when a path needs one.
+	Objects storage.Store
 }
 
-// PrepareFiles reads the footers of local files and builds their
+// PrepareFiles reads the footers of files (local, or objects named by
+// their s3:// location) and builds their
 // registrations in a table with columns cols, exactly as Add would, but
 // commits nothing: for a caller that registers them in a transaction of
 // its own, beside other changes (an import replaying another catalog's
@@ -30,14 +35,26 @@ func PrepareFiles(ctx context.Context, table string, cols []catalog.Column, path
 	if len(paths) == 0 {
 		return nil, maps.Clone(opts.FilterColumns), nil
 	}
-	targets, _, err := expand(paths, nil, true)
+	objects := func() (storage.Store, error) {
+		if opts.Objects == nil {
+			st, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
+			if err != nil {
+				return nil, err
+			}
+			opts.Objects = st
+		}
+		return opts.Objects, nil
+	}
+	targets, _, err := expand(paths, objects, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(targets) != len(paths) {
+		// An object key is listed as a prefix: another object whose key
+		// starts with it came along.
 		return nil, nil, fmt.Errorf("%d paths named %d files", len(paths), len(targets))
 	}
-	infos, err := inspectAll(ctx, targets, Options{Workers: opts.Workers})
+	infos, err := inspectAll(ctx, targets, Options{Workers: opts.Workers, Objects: opts.Objects})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -48,7 +65,7 @@ func PrepareFiles(ctx context.Context, table string, cols []catalog.Column, path
 	if opts.AutoFilters {
 		maps.Copy(chosen, autoFilterColumns(infos[0], cols))
 	}
-	filters, err := buildFilters(infos, cols, chosen, nil, opts.Workers, nil)
+	filters, err := buildFilters(infos, cols, chosen, nil, opts.Workers, opts.Objects)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,7 +42,9 @@ Inlined rows are read from DuckDB catalogs only (flush them first elsewhere).
 Refused, with nothing changed: versions other than 1.0 (the message names the
 version found), tables with rows deleted by position (delete files), column
 changes (ALTER TABLE), schemas other than "main", name mappings that read a
-column under another name or from a partition path, encrypted files, types
+column under another name or from a partition path, encrypted files, files
+neither local nor s3:// objects (read as add reads them), merged files
+(partial_max) in a history import, types
 rocklake does not know, and files that are missing or do not match the
 catalog. Everything is read and checked before the first commit; a commit that
 then fails leaves the snapshots before it imported (sync goes on from there).

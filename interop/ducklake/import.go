@@ -12,6 +12,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -27,6 +28,9 @@ type ImportOptions struct {
 	InlinedDir string
 	// Workers read footers in parallel (0: ingest's default).
 	Workers int
+	// Objects reads files at s3:// locations; nil makes an S3 store from
+	// the environment (storage.S3OptionsFromEnv) when one is needed.
+	Objects storage.Store
 }
 
 // SnapshotPair names a DuckLake snapshot and the rocklake snapshot that
@@ -129,7 +133,7 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 			os.RemoveAll(inl)
 		}
 	}()
-	if err := p.readFiles(ctx, c, steps, opts.Workers); err != nil {
+	if err := p.readFiles(ctx, c, steps, opts); err != nil {
 		return res, err
 	}
 	for _, st := range steps {
@@ -294,15 +298,17 @@ func (p *planner) prepare() error {
 		if f.relative {
 			loc = joinPath(td.dir, f.path)
 		}
-		if catalog.IsObject(loc) || strings.Contains(loc, "://") {
-			return fmt.Errorf("%w: table %q file %s is in object storage, which import does not read yet", ErrUnsupported, name, loc)
+		if strings.Contains(loc, "://") && !catalog.IsObject(loc) {
+			return fmt.Errorf("%w: table %q file %s: only local files and s3:// objects are read", ErrUnsupported, name, loc)
 		}
 		if err := p.checkMapping(f, td, name); err != nil {
 			return err
 		}
 		// Registration resolves links as open(2) does; sync compares the
 		// catalog's paths with these, so resolve them alike.
-		if real, err := filepath.EvalSymlinks(loc); err == nil {
+		if catalog.IsObject(loc) {
+			// An object key is used as written.
+		} else if real, err := filepath.EvalSymlinks(loc); err == nil {
 			loc = real
 		}
 		p.files[f.id], p.loc[f.id] = f, loc
@@ -634,7 +640,7 @@ func (p *planner) checkNames(c *catalog.Catalog, steps []*step, sync bool) error
 
 // readFiles reads the footer of every file the steps add, before any
 // commit: a missing or unfit file stops the import with nothing written.
-func (p *planner) readFiles(ctx context.Context, c *catalog.Catalog, steps []*step, workers int) error {
+func (p *planner) readFiles(ctx context.Context, c *catalog.Catalog, steps []*step, opts ImportOptions) error {
 	for _, st := range steps {
 		byTable := map[int64][]int64{}
 		for _, id := range st.adds {
@@ -658,7 +664,7 @@ func (p *planner) readFiles(ctx context.Context, c *catalog.Catalog, steps []*st
 			}
 			auto := !td.created
 			td.created = true
-			nfs, chosen, err := ingest.PrepareFiles(ctx, st.names[tid], td.cols, paths, ingest.PrepareOptions{FilterColumns: td.filters, AutoFilters: auto, Workers: workers})
+			nfs, chosen, err := ingest.PrepareFiles(ctx, st.names[tid], td.cols, paths, ingest.PrepareOptions{FilterColumns: td.filters, AutoFilters: auto, Workers: opts.Workers, Objects: opts.Objects})
 			if err != nil {
 				return fmt.Errorf("DuckLake table %q at snapshot %d: %w", st.names[tid], st.src, err)
 			}
