@@ -38,7 +38,6 @@ locations, membership filters); DuckLake's own fill what a footer lacks. Rows
 inlined in the catalog are written as Parquet files (under the catalog's
 rewrite directory, or --inlined-dir) and registered as rocklake's own.
 
-Inlined rows are read from DuckDB catalogs only (flush them first elsewhere).
 Refused, with nothing changed: versions other than 1.0 (the message names the
 version found), tables with rows deleted by position (delete files), column
 changes (ALTER TABLE), schemas other than "main", name mappings that read a

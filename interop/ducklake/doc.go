@@ -34,7 +34,7 @@
 // retired), or only the newest state. Every footer is read again through
 // package ingest, exactly as `add` reads it; DuckLake's statistics only
 // fill what a footer lacks. Inlined rows become Parquet files of
-// rocklake's own. Everything is read and checked before the first commit,
+// rocklake's own (decoded from SQLite's and PostgreSQL's encodings). Everything is read and checked before the first commit,
 // so refusals (other versions, row deletes, column changes, other schemas,
 // name mappings rocklake cannot follow, merged files in a history, missing
 // or changed files) leave the catalog as it was.

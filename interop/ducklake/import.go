@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
@@ -78,7 +79,8 @@ func Sync(ctx context.Context, c *catalog.Catalog, src string, opts ImportOption
 }
 
 func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions, sync bool) (ImportResult, error) {
-	res := ImportResult{Source: src, From: -1}
+	// A PostgreSQL password never reaches output: Source is printed.
+	res := ImportResult{Source: pgkv.Redact(src), From: -1}
 	s, err := openSource(src)
 	if err != nil {
 		return res, err
