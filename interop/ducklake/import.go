@@ -628,10 +628,24 @@ func (p *planner) checkNames(c *catalog.Catalog, steps []*step, sync bool) error
 	for _, t := range tables {
 		have[strings.ToLower(t.Name)] = true
 	}
+	// The import never touches the catalog's own tables, so their names
+	// stay taken at every step: a table any step creates or renames to
+	// one of them would fail that step's commit, after earlier ones.
 	var clash []string
-	for _, id := range steps[0].creates {
-		if n := steps[0].names[id]; have[strings.ToLower(n)] {
-			clash = append(clash, fmt.Sprintf("%q", n))
+	seen := map[string]bool{}
+	for _, st := range steps {
+		var names []string
+		for _, id := range st.creates {
+			names = append(names, st.names[id])
+		}
+		for _, rn := range st.renames {
+			names = append(names, rn[1])
+		}
+		for _, n := range names {
+			if k := strings.ToLower(n); have[k] && !seen[k] {
+				seen[k] = true
+				clash = append(clash, fmt.Sprintf("%q", n))
+			}
 		}
 	}
 	if len(clash) > 0 {

@@ -395,3 +395,28 @@ func TestImportHonoursDataRoot(t *testing.T) {
 	}
 	unchanged(t, c)
 }
+
+// TestImportRefusesTakenNames: a table the import would create under a
+// name the catalog uses, at any of its snapshots, is refused before the
+// first commit.
+func TestImportRefusesTakenNames(t *testing.T) {
+	s := newSmall(t, ducklake.ExportOptions{})
+	commit(t, s.c, func(tx *catalog.Txn) { tx.RenameTable("t", "later") })
+	dest := filepath.Join(t.TempDir(), "x.ducklake")
+	if _, err := ducklake.Export(context.Background(), s.c, dest, ducklake.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Create(filepath.Join(t.TempDir(), "lake"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	commit(t, c, func(tx *catalog.Txn) { tx.CreateTable("later", []catalog.ColumnDef{{Name: "x", Type: "int32"}}) })
+	_, err = ducklake.Import(context.Background(), c, dest, ducklake.ImportOptions{})
+	if !errors.Is(err, catalog.ErrDuplicate) || !strings.Contains(err.Error(), `table "later"`) {
+		t.Fatalf("a rename onto a taken name: %v", err)
+	}
+	if snaps, _ := c.Snapshots(); len(snaps) != 2 {
+		t.Errorf("the refused import left %d snapshots, want 2", len(snaps))
+	}
+}
