@@ -178,7 +178,6 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 
 // tableDef is one DuckLake table as rocklake will hold it.
 type tableDef struct {
-	id      int64
 	defs    []catalog.ColumnDef
 	cols    []catalog.Column   // as PlanColumns makes them
 	paths   map[int64][]string // DuckLake column id -> rocklake column path
@@ -264,7 +263,7 @@ func (p *planner) prepare() error {
 			if t.relative {
 				dir = joinPath(schemaDir[t.schemaID], t.path)
 			}
-			p.tables[t.id] = &tableDef{id: t.id, dir: dir, uuid: t.uuid}
+			p.tables[t.id] = &tableDef{dir: dir, uuid: t.uuid}
 		}
 	}
 	for id, n := range l.deletes {

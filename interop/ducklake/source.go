@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -170,7 +169,3 @@ func (s *source) query(ctx context.Context, q string, fn func(scan func(...any) 
 
 // quoteIdent quotes a table name for the source's SQL.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-func optInt(n sql.NullInt64) (int64, bool) { return n.Int64, n.Valid }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
