@@ -624,8 +624,20 @@ func (p *planner) checkNames(c *catalog.Catalog, steps []*step, sync bool) error
 		return nil // matchHead found the catalog equal to the source
 	}
 	have := map[string]bool{}
+	byUUID := map[string]string{}
 	for _, t := range tables {
 		have[strings.ToLower(t.Name)] = true
+		byUUID[strings.ToLower(t.UUID)] = t.Name
+	}
+	// A table keeps its uuid through an import: one the catalog already
+	// holds is the same table imported before, perhaps under another name.
+	for _, st := range steps {
+		for _, id := range st.creates {
+			if other, ok := byUUID[strings.ToLower(p.tables[id].uuid)]; ok {
+				return fmt.Errorf("table %q: %w: its uuid %s is table %q's in the catalog (imported before?); use sync to follow the source",
+					st.names[id], catalog.ErrDuplicate, p.tables[id].uuid, other)
+			}
+		}
 	}
 	// The import never touches the catalog's own tables, so their names
 	// stay taken at every step: a table any step creates or renames to

@@ -420,3 +420,17 @@ func TestImportRefusesTakenNames(t *testing.T) {
 		t.Errorf("the refused import left %d snapshots, want 2", len(snaps))
 	}
 }
+
+// TestImportRefusesATableTwice: importing into the catalog a table it
+// already holds (the same uuid), though under another name, is refused.
+func TestImportRefusesATableTwice(t *testing.T) {
+	s := newSmall(t, ducklake.ExportOptions{})
+	commit(t, s.c, func(tx *catalog.Txn) { tx.RenameTable("t", "renamed") })
+	_, err := ducklake.Import(context.Background(), s.c, s.dest, ducklake.ImportOptions{Latest: true})
+	if !errors.Is(err, catalog.ErrDuplicate) || !strings.Contains(err.Error(), `is table "renamed"'s in the catalog`) {
+		t.Fatalf("the same table imported again: %v", err)
+	}
+	if snaps, _ := s.c.Snapshots(); len(snaps) != 4 {
+		t.Errorf("%d snapshots after the refusal, want 4", len(snaps))
+	}
+}
