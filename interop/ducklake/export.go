@@ -623,10 +623,10 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 			minS, minOK := "", false
 			maxS, maxOK := "", false
 			if st.Min.Known {
-				minS, minOK = formatBound(c.Type, st.Min.V)
+				minS, minOK = formatBound(c.Type, st.Min.V, false)
 			}
 			if st.Max.Known {
-				maxS, maxOK = formatBound(c.Type, st.Max.V)
+				maxS, maxOK = formatBound(c.Type, st.Max.V, true)
 			}
 			extra := st.ExtraStats
 			if vs := m.variants[tid][f.ID][c.ID]; extra == "" && len(vs) > 0 {
@@ -659,10 +659,10 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 			minS, minOK := "", false
 			maxS, maxOK := "", false
 			if cs.Min.Known {
-				minS, minOK = formatBound(c.Type, cs.Min.V)
+				minS, minOK = formatBound(c.Type, cs.Min.V, false)
 			}
 			if cs.Max.Known {
-				maxS, maxOK = formatBound(c.Type, cs.Max.V)
+				maxS, maxOK = formatBound(c.Type, cs.Max.V, true)
 			}
 			extra := cs.ExtraStats
 			if c.Type.Kind == types.KindVariant && extra == "" && len(cs.Variants) > 0 {
@@ -690,10 +690,10 @@ func variantBounds(v catalog.VariantStats) (minS string, minOK bool, maxS string
 		return
 	}
 	if v.Min.Known {
-		minS, minOK = formatBound(t, v.Min.V)
+		minS, minOK = formatBound(t, v.Min.V, false)
 	}
 	if v.Max.Known {
-		maxS, maxOK = formatBound(t, v.Max.V)
+		maxS, maxOK = formatBound(t, v.Max.V, true)
 	}
 	return
 }

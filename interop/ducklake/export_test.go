@@ -12,6 +12,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/interop/ducklake"
+	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -402,5 +403,29 @@ func TestExportedBoundsReadAsDuckDBValues(t *testing.T) {
 		if got[0][0] != "true" || strings.TrimSuffix(got[0][1], "+00") != strings.TrimSuffix(want, "+00") {
 			t.Errorf("%s bounds %q..%q read by DuckDB as %v", r[0], r[1], r[2], got[0])
 		}
+	}
+}
+
+// TestExportTruncatedTextBounds: a string bound a writer cut inside a
+// UTF-8 character (bytes DuckDB's VARCHAR cannot hold) exports as its
+// valid prefix when it is a minimum, which still bounds from below, and
+// not at all when it is a maximum.
+func TestExportTruncatedTextBounds(t *testing.T) {
+	c, err := catalog.Create(filepath.Join(t.TempDir(), "lake"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	commit(t, c, func(tx *catalog.Txn) {
+		tx.CreateTable("t", []catalog.ColumnDef{{Name: "s", Type: "varchar"}})
+		tx.AddFiles("t", catalog.NewFile{Path: "/nowhere/f.parquet", RecordCount: 2, RowGroupCount: 1, Columns: []catalog.FileColumn{{
+			Path: []string{"s"}, Stats: stats.Column{RowCount: 2, Min: stats.Known([]byte("ab\xc3")), Max: stats.Known([]byte("z\xc3")),
+				NullCount: stats.Known[int64](0), ValueCount: stats.Known[int64](2)},
+		}}})
+	})
+	dest, _ := export(t, c, ducklake.ExportOptions{})
+	got := join(queryStrings(t, openDuck(t, dest), `SELECT min_value, max_value FROM ducklake_file_column_stats`))
+	if got != "ab|NULL\n" {
+		t.Errorf("bounds %q, want ab|NULL", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rocklake/rocklake/types"
 )
@@ -19,10 +20,11 @@ func noMinMax(t types.Type) bool {
 	return t.Kind.IsNested()
 }
 
-// formatBound writes a stored bound in DuckLake's text form. It is the
-// types package's text (DuckDB's CAST to VARCHAR) except where the
-// specification says otherwise: booleans are 0 or 1 and blobs hex.
-func formatBound(t types.Type, b []byte) (string, bool) {
+// formatBound writes a stored bound in DuckLake's text form (upper: a
+// maximum). It is the types package's text (DuckDB's CAST to VARCHAR)
+// except where the specification says otherwise: booleans are 0 or 1 and
+// blobs hex.
+func formatBound(t types.Type, b []byte, upper bool) (string, bool) {
 	if noMinMax(t) {
 		return "", false
 	}
@@ -42,6 +44,19 @@ func formatBound(t types.Type, b []byte) (string, bool) {
 		return "0", true
 	case types.KindBlob:
 		return strings.ToUpper(hex.EncodeToString(v.B)), true
+	case types.KindVarchar, types.KindJSON:
+		if s := string(v.B); !utf8.ValidString(s) {
+			// A writer truncated the bound inside a character. The catalog
+			// holds text: a valid prefix still bounds from below, but
+			// nothing shorter bounds from above, so a maximum stays behind.
+			if upper {
+				return "", false
+			}
+			for !utf8.ValidString(s) {
+				s = s[:len(s)-1]
+			}
+			return s, true
+		}
 	}
 	return c.Format(v), true
 }
