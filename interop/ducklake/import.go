@@ -892,6 +892,9 @@ func (p *planner) sameState(s int64, have map[string]map[string]bool) bool {
 	}
 	want := map[string]map[string]bool{}
 	for _, t := range tables {
+		if _, ok := have[t.name]; !ok {
+			return false // no need to look at files
+		}
 		want[t.name] = map[string]bool{}
 	}
 	for _, id := range p.filesAt(s) {
