@@ -35,7 +35,9 @@ must too) are written.
 
 Data files stay where they are (absolute paths) unless --copy copies them under
 the data path (default DEST.files/, DuckLake's own default), relative to their
-table's directory. What DuckLake 1.0 cannot hold stays behind and is listed:
+table's directory. Files left in place are shared: DuckLake treats them as
+its own, and its cleanup after expiring snapshots deletes those no snapshot
+reads; --copy gives it copies instead. What DuckLake 1.0 cannot hold stays behind and is listed:
 row-group statistics, page-index and bloom locations, membership filters,
 exactness of bounds, file ownership and identity, min/max of int128, uint128,
 timetz and interval, and whole tables with ENUM or fixed-size ARRAY columns.
