@@ -176,7 +176,9 @@ func TestDuckLakeRoundTrip(t *testing.T) {
 
 	// --latest: the newest state as one snapshot.
 	latest := newCatalogDir(t)
-	mustRun(t, "--catalog", latest, "import", "ducklake", dl, "--latest")
+	if out := mustRun(t, "--catalog", latest, "import", "ducklake", dl, "--latest"); !strings.Contains(out, "imported 1 snapshot of DuckLake 1.0 catalog "+dl+" (its snapshots 9 to 9) as rocklake snapshots 1 to 1: 5 files registered") {
+		t.Errorf("import --latest said:\n%s", out)
+	}
 	if ids := snapshotIDs(t, latest); fmt.Sprint(ids) != "[0 1]" {
 		t.Fatalf("--latest made snapshots %v", ids)
 	}
