@@ -30,18 +30,20 @@ const (
 // exampleStates says, per command, the state its examples start from.
 // A command with examples must be listed, so that new examples run too.
 var exampleStates = map[string]exampleState{
-	"rocklake init":            noCatalog,
-	"rocklake table create":    initialized,
-	"rocklake add":             created,
-	"rocklake table drop":      loaded,
-	"rocklake table rename":    loaded,
-	"rocklake files":           loaded,
-	"rocklake rm":              loaded,
-	"rocklake plan":            loaded,
-	"rocklake query":           loaded,
-	"rocklake expire":          loaded,
-	"rocklake cleanup":         loaded,
-	"rocklake catalog copy":    loaded,
+	"rocklake init":         noCatalog,
+	"rocklake table create": initialized,
+	"rocklake add":          created,
+	"rocklake table drop":   loaded,
+	"rocklake table rename": loaded,
+	"rocklake files":        loaded,
+	"rocklake rm":           loaded,
+	"rocklake plan":         loaded,
+	"rocklake query":        loaded,
+	"rocklake expire":       loaded,
+	"rocklake cleanup":      loaded,
+	"rocklake catalog copy": loaded,
+
+	// DuckLake interoperability: the examples export the loaded catalog first.
 	"rocklake export ducklake": loaded,
 	"rocklake import ducklake": loaded,
 	"rocklake sync ducklake":   loaded,
