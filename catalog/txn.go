@@ -1035,13 +1035,13 @@ func (w *commitWriter) forgetIdentity(ts *tableState, f DataFile) error {
 // ErrOutsideRoot reports a data file outside the catalog's data root.
 var ErrOutsideRoot = errors.New("outside the catalog's data root")
 
-// checkRoot refuses a file that does not lie under the data root, after
-// resolving symbolic links and ".." (so neither can lead out of it).
 // CheckRoot reports whether a commit would refuse nf for lying outside
 // the catalog's data root (ErrOutsideRoot), for a caller that checks many
 // commits' files before making the first.
 func (c *Catalog) CheckRoot(nf NewFile) error { return c.checkRoot(nf) }
 
+// checkRoot refuses a file that does not lie under the data root, after
+// resolving symbolic links and ".." (so neither can lead out of it).
 func (c *Catalog) checkRoot(nf NewFile) error {
 	if c.dataRoot == "" {
 		return nil
