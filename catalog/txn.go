@@ -139,6 +139,7 @@ type op struct {
 	files   []NewFile
 	fileIDs []int64
 	newName string
+	uuid    string
 }
 
 // Begin starts a transaction based on the newest snapshot.
@@ -161,6 +162,12 @@ func (t *Txn) Base() int64 { return t.base }
 // CreateTable adds a table to the schema "main".
 func (t *Txn) CreateTable(name string, cols []ColumnDef) {
 	t.ops = append(t.ops, op{kind: opCreateTable, table: name, columns: cols})
+}
+
+// CreateTableWithUUID is CreateTable keeping a table's identity from
+// elsewhere (an import of another catalog): id must be a UUID.
+func (t *Txn) CreateTableWithUUID(name, id string, cols []ColumnDef) {
+	t.ops = append(t.ops, op{kind: opCreateTable, table: name, columns: cols, uuid: id})
 }
 
 // DropTable removes a table; its files stay readable by time travel.
@@ -246,7 +253,7 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 		var err error
 		switch o.kind {
 		case opCreateTable:
-			err = w.createTable(o.table, o.columns)
+			err = w.createTable(o.table, o.columns, o.uuid)
 		case opDropTable:
 			err = w.dropTable(o.table)
 		case opRenameTable:
@@ -586,9 +593,16 @@ func scanSnapshots(r kv.Reader, from, to int64, fn func(Snapshot) error) error {
 	return nil
 }
 
-func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
+func (w *commitWriter) createTable(name string, defs []ColumnDef, tableUUID string) error {
 	if strings.TrimSpace(name) == "" {
 		return fmt.Errorf("%w table name: empty", ErrInvalid)
+	}
+	if tableUUID == "" {
+		tableUUID = uuid.NewString()
+	} else if u, err := uuid.Parse(tableUUID); err != nil {
+		return fmt.Errorf("%w table %q: uuid %q: %v", ErrInvalid, name, tableUUID, err)
+	} else {
+		tableUUID = u.String()
 	}
 	if _, err := w.table(name); err == nil {
 		return fmt.Errorf("table %q: %w", name, ErrDuplicate)
@@ -598,7 +612,7 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef) error {
 	id := w.next.NextCatalogID
 	w.next.NextCatalogID++
 	s := w.next.ID
-	tbl := Table{ID: id, UUID: uuid.NewString(), SchemaID: 0, Name: name, Path: name + "/", PathIsRelative: true, Begin: s}
+	tbl := Table{ID: id, UUID: tableUUID, SchemaID: 0, Name: name, Path: name + "/", PathIsRelative: true, Begin: s}
 	w.put(key(tagTable, id, s), &catalogpb.Table{
 		Id: id, Uuid: tbl.UUID, SchemaId: 0, Name: name, Path: tbl.Path, PathIsRelative: true, BeginSnapshot: s,
 	})
@@ -1020,6 +1034,11 @@ func (w *commitWriter) forgetIdentity(ts *tableState, f DataFile) error {
 
 // ErrOutsideRoot reports a data file outside the catalog's data root.
 var ErrOutsideRoot = errors.New("outside the catalog's data root")
+
+// CheckRoot reports whether a commit would refuse nf for lying outside
+// the catalog's data root (ErrOutsideRoot), for a caller that checks many
+// commits' files before making the first.
+func (c *Catalog) CheckRoot(nf NewFile) error { return c.checkRoot(nf) }
 
 // checkRoot refuses a file that does not lie under the data root, after
 // resolving symbolic links and ".." (so neither can lead out of it).

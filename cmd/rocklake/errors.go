@@ -16,6 +16,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/interop/ducklake"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/maintain"
@@ -79,11 +80,12 @@ func errorCode(err error) string {
 	case is(catalog.ErrNoSuchTable, catalog.ErrNoSuchSnapshot, catalog.ErrNoSuchColumn, catalog.ErrNoSuchFile,
 		catalog.ErrNotCatalog, pgkv.ErrNoStore):
 		return codeNotFound
-	case is(catalog.ErrExists, catalog.ErrDuplicate):
+	case is(catalog.ErrExists, catalog.ErrDuplicate, ducklake.ErrExists):
 		return codeExists
 	case is(catalog.ErrInvalid, catalog.ErrOutsideRoot, catalog.ErrRetentionTooShort, ingest.ErrSchemaMismatch,
 		pqmeta.ErrNotParquet, pqmeta.ErrTruncated, pqmeta.ErrCorruptFooter, pqmeta.ErrNotRegular,
-		maintain.ErrNothingToOptimize, maintain.ErrRewriteMismatch, pgkv.ErrForeign, engine.ErrNotAQuery):
+		maintain.ErrNothingToOptimize, maintain.ErrRewriteMismatch, pgkv.ErrForeign, engine.ErrNotAQuery,
+		ducklake.ErrNotDuckLake, ducklake.ErrVersion, ducklake.ErrUnsupported):
 		return codeInvalid
 	case errors.As(err, &de):
 		return codeQuery

@@ -48,6 +48,11 @@ var exampleStates = map[string]exampleState{
 	"rocklake catalog copy": loaded,
 	"rocklake serve passwd": noCatalog,
 	"rocklake serve token":  noCatalog,
+
+	// DuckLake interoperability: the examples export the loaded catalog first.
+	"rocklake export ducklake": loaded,
+	"rocklake import ducklake": loaded,
+	"rocklake sync ducklake":   loaded,
 }
 
 // writeExampleData writes what the examples name: events files under
