@@ -150,6 +150,7 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 		if c, ok := types.CodecFor(parseOrUnknown(v.ShreddedType)); !ok || !c.Ordered() {
 			v.Min, v.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 		}
+		v.RowGroups = nil
 		merged[v.Path] = &v
 		order = append(order, v.Path)
 	}
@@ -177,6 +178,10 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 }
 
 func mergeVariant(into, v *VariantStats) {
+	// A table-wide row describes the whole table: per-row-group stats
+	// belong to files, and it is typed-only when every file's row is.
+	into.RowGroups = nil
+	into.TypedOnly = into.TypedOnly && v.TypedOnly
 	into.ColumnSizeBytes += v.ColumnSizeBytes
 	into.ValueCount += v.ValueCount
 	into.NullCount += v.NullCount
