@@ -186,7 +186,16 @@ func (fi *fileInfo) leafColumn(l *pqmeta.Leaf, col catalog.Column) catalog.FileC
 
 // variantColumn collects the variant stats of a VARIANT column: one entry
 // per sub-field whose values are all in its typed_value leaf (its own
-// untyped value leaf holds nothing), with that leaf's type and bounds.
+// untyped value leaf holds nothing), with that leaf's type and bounds, per
+// file and per row group.
+//
+// An entry is TypedOnly — fit to prune with — when, besides, no enclosing
+// object's untyped value leaf (the root's included) holds anything in any
+// row: the shredding layout lets a writer put a whole object, field and
+// all, in an enclosing value with its typed_value NULL, and DuckDB reads the
+// field from there. A row where an enclosing object is missing, or is not
+// an object, has the field NULL in its typed leaf too, which is what DuckDB
+// reads (v.a.b of {'a': 'str'} is NULL).
 func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
 	// Joined by NUL: a top-level VARIANT named "a.b" is not the field b of
 	// a struct a.
@@ -212,24 +221,33 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 	}
 	sort.Strings(paths)
 	m := fi.meta
+	// empty reports whether an untyped leaf holds no value in any row (a
+	// missing leaf holds none).
+	empty := func(ul *pqmeta.Leaf) bool {
+		if ul == nil {
+			return true
+		}
+		for _, g := range m.RowGroups {
+			uch := &g.Chunks[ul.Index]
+			if !uch.NullCount.Known || uch.NullCount.V != uch.Values {
+				return false
+			}
+		}
+		return true
+	}
 	fc := catalog.FileColumn{Path: col.Path, Stats: stats.Column{RowCount: m.Rows}}
 	for _, p := range paths {
 		tl := typed[p]
 		vs := catalog.VariantStats{Path: p, ShreddedType: tl.Type.String()}
-		fully := true
 		var units []stats.Column
 		for i, g := range m.RowGroups {
 			units = append(units, m.ChunkStats(i, tl, tl.Type))
 			vs.ColumnSizeBytes += g.Chunks[tl.Index].CompressedSize
 			if ul := untyped[p]; ul != nil {
-				uch := &g.Chunks[ul.Index]
-				vs.ColumnSizeBytes += uch.CompressedSize
-				if !uch.NullCount.Known || uch.NullCount.V != uch.Values {
-					fully = false
-				}
+				vs.ColumnSizeBytes += g.Chunks[ul.Index].CompressedSize
 			}
 		}
-		if !fully || tl.Repeated {
+		if !empty(untyped[p]) || tl.Repeated {
 			continue
 		}
 		st := stats.Merge(units)
@@ -238,6 +256,23 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 		}
 		vs.NullCount, vs.ValueCount = st.NullCount.V, st.ValueCount.V
 		vs.Min, vs.Max, vs.ContainsNaN = st.Min, st.Max, st.ContainsNaN
+		vs.TypedOnly = true
+		for q, ul := range untyped {
+			if q != p && (q == "root" || strings.HasPrefix(p, q+".")) && !empty(ul) {
+				vs.TypedOnly = false
+			}
+		}
+		if vs.TypedOnly {
+			for i, u := range units {
+				if !u.NullCount.Known || !u.ValueCount.Known {
+					vs.RowGroups = nil
+					break
+				}
+				vs.RowGroups = append(vs.RowGroups, catalog.VariantRowGroup{Index: int32(i),
+					ValueCount: u.ValueCount.V, NullCount: u.NullCount.V,
+					Min: u.Min, Max: u.Max, ContainsNaN: u.ContainsNaN})
+			}
+		}
 		fc.Variants = append(fc.Variants, vs)
 	}
 	return fc, len(fc.Variants) > 0
