@@ -63,7 +63,7 @@ func Bind(n Node, text string, cols []catalog.Column) (*Bound, error) {
 		k := pathKey(c.Path)
 		b.byPath[k] = append(b.byPath[k], c)
 	}
-	p, err := b.bind(n, false)
+	p, err := b.bind(b.subFields(n), false)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,9 @@ func samePath(a, b []string) bool {
 // column (a quoted "a.b" is one identifier), a dotted reference a struct
 // field (a.b, "a"."b").
 func (b *binder) column(id *Ident) (*Column, error) {
+	if id.sub != nil {
+		return b.subColumn(id.sub), nil
+	}
 	cands := b.byPath[pathKey(id.Parts)]
 	var pick *catalog.Column
 	switch {
@@ -244,6 +247,9 @@ func (b *binder) bind(n Node, neg bool) (Pred, error) {
 		c, err := b.column(n)
 		if err != nil {
 			return nil, err
+		}
+		if c.Variant != nil && c.Type.Kind == types.KindVariant {
+			return &Opaque{Why: "VARIANT sub-field " + c.Name + " as a condition"}, nil
 		}
 		if c.Type.Kind != types.KindBoolean {
 			return nil, b.errf(n.At, "column %q is %s, not a boolean condition", c.Name, c.Type)

@@ -15,6 +15,7 @@ type Ident struct {
 	Parts  []string
 	Quoted []bool
 	At     int
+	sub    *subField // set by the binder for a VARIANT sub-field
 }
 
 // Lit is a literal: a number, a string, TRUE/FALSE or NULL. Type is set for

@@ -44,6 +44,9 @@ type Column struct {
 	catalog.Column
 	Codec *types.Codec // nil when the type has no ordered statistics
 	Name  string       // dotted path
+	// Variant is set for a sub-field of a VARIANT column (v.a::INT): not
+	// a column of the table, and read from variant stats only.
+	Variant *VariantRef
 }
 
 // Const is TRUE or FALSE for every row (NULL folds to FALSE: a row is
