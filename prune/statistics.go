@@ -23,6 +23,14 @@ func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *ex
 	s := &fileStats{n: fs.Len()}
 	eq := equalityColumns(b.Pred)
 	for _, c := range b.Columns {
+		if c.Variant != nil {
+			col, err := subFieldFiles(r, fs, c)
+			if err != nil {
+				return nil, err
+			}
+			s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
+			continue
+		}
 		cb, err := r.ColumnBounds(tableID, c.ID)
 		if err != nil {
 			return nil, err
@@ -137,6 +145,14 @@ func (g *rowGroupReader) read(f catalog.DataFile, b *expr.Bound) (*rowGroups, er
 	n := int(f.RowGroupCount)
 	rg := &rowGroups{unitStats: newUnitStats(n, b), rows: make([]int64, n), firsts: make([]int64, n), bloom: make([]bool, n)}
 	for k, c := range b.Columns {
+		if c.Variant != nil {
+			have, err := subFieldRowGroups(g.r, g.tableID, f, c, rg.cols[k].units, rg.rows, rg.firsts)
+			if err != nil {
+				return nil, err
+			}
+			rg.haveRows = rg.haveRows || have
+			continue
+		}
 		cur := g.cursors[c.ID]
 		if cur == nil {
 			var err error
@@ -183,6 +199,9 @@ func pieces(fx *fileIndex, rg int, rows int64, b *expr.Bound, rgs *unitStats) (*
 	colPages := map[int64][]page{}
 	cuts := []int64{0, rows}
 	for _, c := range b.Columns {
+		if c.Variant != nil {
+			continue // no page index is read for a sub-field's leaf
+		}
 		pages, err := fx.Pages(rg, c.Path, c.Type)
 		if err != nil || len(pages) == 0 {
 			continue // no page index: the row group's stats stand for it
@@ -244,7 +263,7 @@ type bloomColumn struct {
 }
 
 func (c *bloomColumn) Absent(i int, value []byte) bool {
-	if c.col == nil || c.col.Codec == nil {
+	if c.col == nil || c.col.Codec == nil || c.col.Variant != nil {
 		return false
 	}
 	v, err := c.col.Codec.Decode(value)
