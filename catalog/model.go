@@ -160,13 +160,8 @@ type VariantStats struct {
 	Min, Max        stats.Maybe[[]byte]
 	ContainsNaN     stats.Maybe[bool]
 	ExtraStats      string
-	// TypedOnly: in every row the sub-field is in its typed leaf or
-	// missing, and no enclosing object holds an untyped value that could
-	// carry it, so the counts and bounds are what DuckDB reads as the
-	// sub-field. Rows stored before ingest checked enclosing objects lack
-	// it, and the planner does not prune with them.
-	TypedOnly bool
-	// RowGroups are the same statistics per row group (TypedOnly only).
+	// RowGroups are the same statistics per row group (none in rows
+	// stored before they were kept).
 	RowGroups []VariantRowGroup
 }
 
@@ -295,7 +290,7 @@ func (v *VariantStats) toPB() *catalogpb.VariantStats {
 	return &catalogpb.VariantStats{
 		VariantPath: v.Path, ShreddedType: v.ShreddedType, ColumnSizeBytes: v.ColumnSizeBytes,
 		ValueCount: v.ValueCount, NullCount: v.NullCount, Min: optBytes(v.Min), Max: optBytes(v.Max),
-		ContainsNan: optBool(v.ContainsNaN), ExtraStats: v.ExtraStats, TypedOnly: v.TypedOnly,
+		ContainsNan: optBool(v.ContainsNaN), ExtraStats: v.ExtraStats,
 		RowGroups: variantRowGroupsToPB(v.RowGroups),
 	}
 }
@@ -313,7 +308,7 @@ func variantFromPB(p *catalogpb.VariantStats) VariantStats {
 	return VariantStats{
 		Path: p.VariantPath, ShreddedType: p.ShreddedType, ColumnSizeBytes: p.ColumnSizeBytes,
 		ValueCount: p.ValueCount, NullCount: p.NullCount, Min: maybeBytes(p.Min), Max: maybeBytes(p.Max),
-		ContainsNaN: maybeBool(p.ContainsNan), ExtraStats: p.ExtraStats, TypedOnly: p.TypedOnly,
+		ContainsNaN: maybeBool(p.ContainsNan), ExtraStats: p.ExtraStats,
 		RowGroups: variantRowGroupsFromPB(p.RowGroups),
 	}
 }

@@ -179,9 +179,8 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 
 func mergeVariant(into, v *VariantStats) {
 	// A table-wide row describes the whole table: per-row-group stats
-	// belong to files, and it is typed-only when every file's row is.
+	// belong to files.
 	into.RowGroups = nil
-	into.TypedOnly = into.TypedOnly && v.TypedOnly
 	into.ColumnSizeBytes += v.ColumnSizeBytes
 	into.ValueCount += v.ValueCount
 	into.NullCount += v.NullCount

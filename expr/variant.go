@@ -248,10 +248,11 @@ func VariantPath(fields []string) string {
 // or a row group) from the unit's variant stats of its path, in the type
 // the predicate compares it in, or ok=false when they cannot be used.
 //
-// They are used only when sound: the row is TypedOnly (every value of the
-// sub-field in the unit sits in its typed leaf or is missing, so NULL
-// counts and bounds describe v.a exactly: missing fields, SQL NULL rows
-// and non-objects are NULL in the leaf and in DuckDB alike), the counts
+// They are used only when sound: the catalog keeps a row only for a
+// sub-field whose every value in the unit sits in its typed leaf or is
+// missing, so NULL counts and bounds describe v.a exactly (missing fields,
+// SQL NULL rows and non-objects are NULL in the leaf and in DuckDB alike);
+// the counts
 // add up to the unit's rows, and the cast from the shredded type to the
 // compared type is one DuckDB performs monotonically on every value the
 // bounds cover, so the cast bounds bound every cast value (rounded

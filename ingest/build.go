@@ -189,13 +189,14 @@ func (fi *fileInfo) leafColumn(l *pqmeta.Leaf, col catalog.Column) catalog.FileC
 // untyped value leaf holds nothing), with that leaf's type and bounds, per
 // file and per row group.
 //
-// An entry is TypedOnly — fit to prune with — when, besides, no enclosing
-// object's untyped value leaf (the root's included) holds anything in any
-// row: the shredding layout lets a writer put a whole object, field and
-// all, in an enclosing value with its typed_value NULL, and DuckDB reads the
-// field from there. A row where an enclosing object is missing, or is not
-// an object, has the field NULL in its typed leaf too, which is what DuckDB
-// reads (v.a.b of {'a': 'str'} is NULL).
+// Such an entry describes what DuckDB reads as the sub-field: a row where
+// the field is missing, where the VARIANT is NULL, or where an enclosing
+// value is not an object has the leaf NULL and DuckDB reads NULL (v.a.b of
+// {'a': 'str'} is NULL). An enclosing object's own untyped value cannot
+// carry the field: the shredding specification (VariantShredding.md,
+// Objects) requires an object to be in typed_value, and the value of a
+// partially shredded object never to hold a shredded field, so "readers do
+// not need to read the value column".
 func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
 	// Joined by NUL: a top-level VARIANT named "a.b" is not the field b of
 	// a struct a.
@@ -256,22 +257,14 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 		}
 		vs.NullCount, vs.ValueCount = st.NullCount.V, st.ValueCount.V
 		vs.Min, vs.Max, vs.ContainsNaN = st.Min, st.Max, st.ContainsNaN
-		vs.TypedOnly = true
-		for q, ul := range untyped {
-			if q != p && (q == "root" || strings.HasPrefix(p, q+".")) && !empty(ul) {
-				vs.TypedOnly = false
+		for i, u := range units {
+			if !u.NullCount.Known || !u.ValueCount.Known {
+				vs.RowGroups = nil
+				break
 			}
-		}
-		if vs.TypedOnly {
-			for i, u := range units {
-				if !u.NullCount.Known || !u.ValueCount.Known {
-					vs.RowGroups = nil
-					break
-				}
-				vs.RowGroups = append(vs.RowGroups, catalog.VariantRowGroup{Index: int32(i),
-					ValueCount: u.ValueCount.V, NullCount: u.NullCount.V,
-					Min: u.Min, Max: u.Max, ContainsNaN: u.ContainsNaN})
-			}
+			vs.RowGroups = append(vs.RowGroups, catalog.VariantRowGroup{Index: int32(i),
+				ValueCount: u.ValueCount.V, NullCount: u.NullCount.V,
+				Min: u.Min, Max: u.Max, ContainsNaN: u.ContainsNaN})
 		}
 		fc.Variants = append(fc.Variants, vs)
 	}

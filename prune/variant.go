@@ -20,9 +20,9 @@ func (u subFieldUnits) Fill(i int, st *stats.Column) bool {
 }
 
 // subFieldFiles reads a sub-field's statistics in every file of fs. A file
-// without a typed-only row for the path (the field absent from its
-// shredding, partly untyped, or an enclosing object partly untyped) has
-// none, and every predicate on the sub-field may match there.
+// without a row for the path (the field absent from its shredding, or
+// partly untyped) has none, and every predicate on the sub-field may match
+// there.
 func subFieldFiles(r *catalog.Reader, fs *catalog.FileSet, c *expr.Column) (ColumnStats, error) {
 	vss, err := r.VariantPathStats(fs, c.Variant.ColumnID, c.Variant.Path)
 	if err != nil {
@@ -30,7 +30,7 @@ func subFieldFiles(r *catalog.Reader, fs *catalog.FileSet, c *expr.Column) (Colu
 	}
 	out := make(subFieldUnits, len(vss))
 	for i, vs := range vss {
-		if vs == nil || !vs.TypedOnly {
+		if vs == nil {
 			continue
 		}
 		if st, ok := c.SubFieldStats(vs.ShreddedType, vs.ValueCount, vs.NullCount, fs.RecordCounts[i], vs.Min, vs.Max, vs.ContainsNaN); ok {
@@ -54,7 +54,7 @@ func subFieldRowGroups(r *catalog.Reader, tableID int64, f catalog.DataFile, c *
 			vs = &vss[i]
 		}
 	}
-	if vs == nil || !vs.TypedOnly || len(vs.RowGroups) != len(units) {
+	if vs == nil || len(vs.RowGroups) != len(units) {
 		return false, nil
 	}
 	var first, total int64

@@ -1156,14 +1156,9 @@ type VariantStats struct {
 	Max             []byte                 `protobuf:"bytes,7,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	ContainsNan     *bool                  `protobuf:"varint,8,opt,name=contains_nan,json=containsNan,proto3,oneof" json:"contains_nan,omitempty"`
 	ExtraStats      string                 `protobuf:"bytes,9,opt,name=extra_stats,json=extraStats,proto3" json:"extra_stats,omitempty"`
-	// typed_only: in every row the sub-field's value is in its typed leaf
-	// or missing, and no enclosing object (the root included) holds an
-	// untyped value that could carry it: the bounds and counts describe
-	// what DuckDB reads as the sub-field. Written by ingest since it checks
-	// the enclosing objects; rows without it are never used to prune.
-	TypedOnly bool `protobuf:"varint,10,opt,name=typed_only,json=typedOnly,proto3" json:"typed_only,omitempty"`
-	// row_groups: the same statistics per row group (typed_only rows only).
-	RowGroups     []*VariantRowGroup `protobuf:"bytes,11,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
+	// row_groups: the same statistics per row group (absent in rows
+	// written before they were kept).
+	RowGroups     []*VariantRowGroup `protobuf:"bytes,10,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1259,13 +1254,6 @@ func (x *VariantStats) GetExtraStats() string {
 		return x.ExtraStats
 	}
 	return ""
-}
-
-func (x *VariantStats) GetTypedOnly() bool {
-	if x != nil {
-		return x.TypedOnly
-	}
-	return false
 }
 
 func (x *VariantStats) GetRowGroups() []*VariantRowGroup {
@@ -2236,7 +2224,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\tfirst_row\x18\x02 \x01(\x03R\bfirstRow\x12@\n" +
 	"\fcolumn_index\x18\x03 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\vcolumnIndex\x12@\n" +
 	"\foffset_index\x18\x04 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\voffsetIndex\x12@\n" +
-	"\fbloom_filter\x18\x05 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\vbloomFilter\"\xbe\x03\n" +
+	"\fbloom_filter\x18\x05 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\vbloomFilter\"\x9f\x03\n" +
 	"\fVariantStats\x12!\n" +
 	"\fvariant_path\x18\x01 \x01(\tR\vvariantPath\x12#\n" +
 	"\rshredded_type\x18\x02 \x01(\tR\fshreddedType\x12*\n" +
@@ -2249,12 +2237,10 @@ const file_catalog_proto_rawDesc = "" +
 	"\x03max\x18\a \x01(\fH\x01R\x03max\x88\x01\x01\x12&\n" +
 	"\fcontains_nan\x18\b \x01(\bH\x02R\vcontainsNan\x88\x01\x01\x12\x1f\n" +
 	"\vextra_stats\x18\t \x01(\tR\n" +
-	"extraStats\x12\x1d\n" +
+	"extraStats\x12C\n" +
 	"\n" +
-	"typed_only\x18\n" +
-	" \x01(\bR\ttypedOnly\x12C\n" +
-	"\n" +
-	"row_groups\x18\v \x03(\v2$.rocklake.catalog.v1.VariantRowGroupR\trowGroupsB\x06\n" +
+	"row_groups\x18\n" +
+	" \x03(\v2$.rocklake.catalog.v1.VariantRowGroupR\trowGroupsB\x06\n" +
 	"\x04_minB\x06\n" +
 	"\x04_maxB\x0f\n" +
 	"\r_contains_nan\"\xde\x01\n" +
