@@ -20,6 +20,7 @@ import (
 // catalog's per-sub-field variant stats through SubFieldStats.
 type VariantRef struct {
 	ColumnID int64  // the VARIANT column
+	Column   string // its name (a dotted path)
 	Path     string // DuckLake's variant_path: root, "a", "a"."b"
 	Cast     bool   // compared after a cast to the Column's Type
 }
@@ -201,7 +202,7 @@ func (b *binder) variantColumn(id *Ident) (catalog.Column, bool) {
 // bound separately (the query path binds each conjunct on its own and
 // conjoins them) share it.
 func (b *binder) subColumn(sf *subField) *Column {
-	ref := &VariantRef{ColumnID: sf.col.ID, Path: VariantPath(sf.fields), Cast: sf.cast != nil && sf.cast.Kind != types.KindVariant}
+	ref := &VariantRef{ColumnID: sf.col.ID, Column: strings.Join(sf.col.Path, "."), Path: VariantPath(sf.fields), Cast: sf.cast != nil && sf.cast.Kind != types.KindVariant}
 	typ := types.Simple(types.KindVariant)
 	if ref.Cast {
 		typ = *sf.cast

@@ -117,7 +117,7 @@ func TestSubFieldStats(t *testing.T) {
 		{"TINYINT", "int64", "5", "6000", noNaN, "-"}, // 6000 fails the cast
 		{"UINTEGER", "int64", "-1", "5", noNaN, "-"},
 		{"DOUBLE", "int64", "9007199254740993", "9007199254740993", noNaN, "9007199254740991.0 9007199254740994.0"},
-		{"INT", "float64", "1.5", "2.5", noNaN, "1 3"},  // DuckDB: 2 and 2 (half to even)
+		{"INT", "float64", "1.5", "2.5", noNaN, "1 3"},   // DuckDB: 2 and 2 (half to even)
 		{"INT", "float64", "-0.5", "0.5", noNaN, "-1 1"}, // DuckDB: -0 and 0
 		{"INT", "float64", "1", "2", stats.Maybe[bool]{}, "-"},
 		{"INT", "float64", "1", "2", stats.Known(true), "-"}, // NaN fails the cast

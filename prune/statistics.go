@@ -14,9 +14,10 @@ import (
 // column-major stats (which offer their bounds as words), aligned with its
 // FileSet, and for the columns under = the catalog's membership filters.
 type fileStats struct {
-	n    int
-	ids  []int64
-	cols []ColumnStats
+	n         int
+	ids       []int64
+	cols      []ColumnStats
+	subFields []SubField
 }
 
 func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *expr.Bound, opts Options) (*fileStats, error) {
@@ -29,6 +30,13 @@ func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *ex
 				return nil, err
 			}
 			s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
+			sf := SubField{Column: c.Variant.Column, Path: c.Variant.Path, Type: c.Type.String()}
+			for _, u := range col {
+				if u != nil {
+					sf.StatsFileCount++
+				}
+			}
+			s.subFields = append(s.subFields, sf)
 			continue
 		}
 		cb, err := r.ColumnBounds(tableID, c.ID)

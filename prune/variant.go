@@ -23,7 +23,7 @@ func (u subFieldUnits) Fill(i int, st *stats.Column) bool {
 // without a row for the path (the field absent from its shredding, or
 // partly untyped) has none, and every predicate on the sub-field may match
 // there.
-func subFieldFiles(r *catalog.Reader, fs *catalog.FileSet, c *expr.Column) (ColumnStats, error) {
+func subFieldFiles(r *catalog.Reader, fs *catalog.FileSet, c *expr.Column) (subFieldUnits, error) {
 	vss, err := r.VariantPathStats(fs, c.Variant.ColumnID, c.Variant.Path)
 	if err != nil {
 		return nil, err
