@@ -94,6 +94,18 @@ type IsNaN struct {
 	Not bool
 }
 
+// Extent is column && literal, or st_intersects_extent(column, literal),
+// over a GEOMETRY column: TRUE for a row whose geometry's extent meets Box
+// (borders included), never for NULL or an empty geometry.
+type Extent struct {
+	Col *Column
+	Box types.Box
+}
+
+func (p *Extent) String() string {
+	return fmt.Sprintf("%s && BOX(%g %g, %g %g)", p.Col.Name, p.Box.XMin, p.Box.YMin, p.Box.XMax, p.Box.YMax)
+}
+
 // And and Or combine predicates.
 type And struct{ Args []Pred }
 type Or struct{ Args []Pred }

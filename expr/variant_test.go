@@ -162,3 +162,35 @@ func TestSubFieldStats(t *testing.T) {
 		t.Error("an all-NULL unit must be usable")
 	}
 }
+
+func TestExtentBinding(t *testing.T) {
+	cols, err := catalog.PlanColumns([]catalog.ColumnDef{{Name: "g", Type: "geometry"}, {Name: "b", Type: "blob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ in, want string }{
+		{"g && 'POINT(1 2)'::GEOMETRY", "g && BOX(0.9999999999999999 1.9999999999999998, 1.0000000000000002 2.0000000000000004)"},
+		{"'POINT(1 2)'::GEOMETRY && g", "g && BOX(0.9999999999999999 1.9999999999999998, 1.0000000000000002 2.0000000000000004)"},
+		{"st_intersects_extent(g, 'LINESTRING(0 0, 4 -2)')", "g && BOX(-5e-324 -2.0000000000000004, 4.000000000000001 5e-324)"},
+		{"g && 'POINT EMPTY'::GEOMETRY", "FALSE"},
+		{"NOT (g && 'POINT(1 2)'::GEOMETRY)", "MAYBE(function &&)"},
+		{"g && 'SRID=4326;POINT(1 2)'::GEOMETRY", "MAYBE(geometry literal SRID=4326;POINT(1 2))"},
+		{"g && g", "MAYBE(function &&)"},
+		{"b && 'POINT(1 2)'::GEOMETRY", "MAYBE(function &&)"},
+	}
+	for _, c := range cases {
+		b, err := Compile(c.in, cols)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if got := b.Pred.String(); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+		if n, err := Parse(c.in); err != nil {
+			t.Errorf("%s: %v", c.in, err)
+		} else if _, err := Parse(Format(n)); err != nil {
+			t.Errorf("%s: Format gives %q, which does not parse: %v", c.in, Format(n), err)
+		}
+	}
+}

@@ -125,7 +125,11 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 		if !ok {
 			continue // a nested parent, or a VARIANT: stats live on leaves
 		}
-		nf.Columns = append(nf.Columns, fi.leafColumn(l, col))
+		fc := fi.leafColumn(l, col)
+		if col.Type.Kind == types.KindGeometry && l.Type.Kind == types.KindGeometry {
+			fi.addExtents(l, &fc)
+		}
+		nf.Columns = append(nf.Columns, fc)
 	}
 	for _, col := range cols {
 		if col.Type.Kind == types.KindVariant && !col.Parent.Known {

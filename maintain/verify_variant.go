@@ -3,6 +3,7 @@ package maintain
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -184,4 +185,99 @@ func verifyVariantUnits(ctx context.Context, e *engine.Engine, path, name, x, dt
 		check(hi, st.Max, false, "max")
 	}
 	return checked, rows.Err()
+}
+
+// verifyExtents checks a file's GEOMETRY extents (file and row groups)
+// against DuckDB's own extent test: no row's extent may reach past the
+// stored box on any side, and a unit stored as holding no non-empty
+// geometry may hold none. Each side is a half-plane box beyond the stored
+// one (DuckDB's core has && but no ST_XMin).
+func verifyExtents(ctx context.Context, e *engine.Engine, r *catalog.Reader, t catalog.Table, f catalog.DataFile, path string,
+	all []catalog.Column, bad func(string, ...any)) (int, error) {
+	for _, col := range all {
+		if strings.EqualFold(col.Name, "file_row_number") {
+			return 0, nil
+		}
+	}
+	checked := 0
+	for _, col := range all {
+		if col.Parent.Known || col.Type.Kind != types.KindGeometry {
+			continue
+		}
+		type unit struct {
+			name       string
+			first, end int64
+			ext        types.Extent
+		}
+		var units []unit
+		err := r.FileColumnStats(t.ID, col.ID, func(id int64, st *stats.Column) error {
+			if ext, ok := types.ParseExtentStats(st.ExtraStats); ok && id == f.ID {
+				units = append(units, unit{"file", 0, f.RecordCount, ext})
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		rgs, err := r.RowGroupStats(t.ID, col.ID, f.ID)
+		if err != nil {
+			return 0, err
+		}
+		for _, g := range rgs {
+			if ext, ok := types.ParseExtentStats(g.Stats.ExtraStats); ok {
+				units = append(units, unit{fmt.Sprintf("row group %d", g.Index), g.FirstRow, g.FirstRow + g.Stats.RowCount, ext})
+			}
+		}
+		if len(units) == 0 {
+			continue
+		}
+		const huge = 1e300
+		box := func(x0, y0, x1, y1 float64) string {
+			return fmt.Sprintf("'POLYGON((%[1]v %[2]v, %[3]v %[2]v, %[3]v %[4]v, %[1]v %[4]v, %[1]v %[2]v))'::GEOMETRY", x0, y0, x1, y1)
+		}
+		g := "d." + sqllex.QuoteName(col.Name)
+		var parts []string
+		args := make([]any, len(units))
+		for i, u := range units {
+			var outside []string
+			if u.ext.Empty {
+				outside = []string{box(-huge, -huge, huge, huge)}
+			} else {
+				b, down, up := u.ext.Box, math.Inf(-1), math.Inf(1)
+				outside = []string{
+					box(-huge, -huge, math.Nextafter(b.XMin, down), huge), box(math.Nextafter(b.XMax, up), -huge, huge, huge),
+					box(-huge, -huge, huge, math.Nextafter(b.YMin, down)), box(-huge, math.Nextafter(b.YMax, up), huge, huge),
+				}
+			}
+			for j := range outside {
+				outside[j] = g + " && " + outside[j]
+			}
+			parts = append(parts, fmt.Sprintf("SELECT %d, count(*) FILTER (WHERE %s) FROM read_parquet(?, file_row_number = true) d WHERE file_row_number >= %d AND file_row_number < %d",
+				i, strings.Join(outside, " OR "), u.first, u.end))
+			args[i] = e.DuckPath(path)
+		}
+		rows, err := e.DB().QueryContext(ctx, strings.Join(parts, " UNION ALL "), args...)
+		if err != nil {
+			bad("column %s extents: unreadable: %v", col.Name, err)
+			continue
+		}
+		for rows.Next() {
+			var i int
+			var n int64
+			if err := rows.Scan(&i, &n); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			checked++
+			if n > 0 && i >= 0 && i < len(units) {
+				bad("column %s %s: stored extent %s excludes %d geometries in the data", col.Name, units[i].name, types.ExtentStats(units[i].ext), n)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return 0, err
+		}
+	}
+	return checked, nil
 }

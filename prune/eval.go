@@ -327,6 +327,14 @@ func (pr *program) node(p expr.Pred) node {
 	case *expr.IsNaN:
 		not := p.Not
 		return pr.leaf(p.Col.ID, func(st *stats.Column) Result { return isNaN(st, not) })
+	case *expr.Extent:
+		box := p.Box
+		return pr.leaf(p.Col.ID, func(st *stats.Column) Result {
+			if e, ok := types.ParseExtentStats(st.ExtraStats); ok && e.Disjoint(box) {
+				return Skip
+			}
+			return Maybe
+		})
 	}
 	// Opaque, and InSet (the binder writes IN as an OR of =): may match.
 	return constant(Maybe)

@@ -6,6 +6,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/expr"
 	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // The Statistics of each level.
@@ -37,6 +38,16 @@ func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *ex
 				}
 			}
 			s.subFields = append(s.subFields, sf)
+			continue
+		}
+		if c.Type.Kind == types.KindGeometry {
+			// Extents live in the stats rows' extra_stats, which the
+			// column-major cache does not keep.
+			col, err := extentFiles(r, tableID, fs, c)
+			if err != nil {
+				return nil, err
+			}
+			s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
 			continue
 		}
 		cb, err := r.ColumnBounds(tableID, c.ID)

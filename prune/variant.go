@@ -77,3 +77,20 @@ func subFieldRowGroups(r *catalog.Reader, tableID int64, f catalog.DataFile, c *
 	}
 	return true, nil
 }
+
+// extentFiles reads a GEOMETRY column's file stats rows (their extra_stats
+// hold the extents) for every file of fs, in one range scan.
+func extentFiles(r *catalog.Reader, tableID int64, fs *catalog.FileSet, c *expr.Column) (subFieldUnits, error) {
+	at := make(map[int64]int, len(fs.IDs))
+	for i, id := range fs.IDs {
+		at[id] = i
+	}
+	out := make(subFieldUnits, len(fs.IDs))
+	err := r.FileColumnStats(tableID, c.ID, func(fileID int64, st *stats.Column) error {
+		if i, ok := at[fileID]; ok {
+			out[i] = st
+		}
+		return nil
+	})
+	return out, err
+}
