@@ -201,23 +201,37 @@ type colAcc struct {
 	seen      bool // any unit merged
 	hasBounds bool // any unit holding values merged
 	cs        TableColumnStats
+	// A GEOMETRY column's extent (extra_stats), known while every unit
+	// holding values had one.
+	geo   bool
+	ext   types.Extent
+	extOK bool
 }
 
 func newColAcc(t types.Type) *colAcc {
 	c, ok := types.CodecFor(t)
-	return &colAcc{ordered: ok && c.Ordered()}
+	return &colAcc{ordered: ok && c.Ordered(), geo: t.Kind == types.KindGeometry, ext: types.Extent{Empty: true}, extOK: true}
 }
 
 // seed starts the fold from stored table stats that already cover files.
 func (a *colAcc) seed(cs *TableColumnStats) {
 	a.seen, a.hasBounds = true, !cs.NoValues
 	a.cs = *cs
+	if a.geo && !cs.NoValues {
+		a.ext, a.extOK = types.ParseExtentStats(cs.ExtraStats)
+	}
 }
 
 // result is the folded stats.
 func (a *colAcc) result() TableColumnStats {
 	cs := a.cs
 	cs.NoValues = a.seen && !a.hasBounds
+	if a.geo {
+		cs.ExtraStats = ""
+		if a.seen && a.extOK {
+			cs.ExtraStats = types.ExtentStats(a.ext)
+		}
+	}
 	return cs
 }
 
@@ -240,6 +254,10 @@ func (a *colAcc) add(st *stats.Column) {
 	}
 	if empty {
 		return
+	}
+	if a.geo {
+		e, ok := types.ParseExtentStats(st.ExtraStats)
+		a.ext, a.extOK = a.ext.Add(e), a.extOK && ok
 	}
 	u := TableColumnStats{MinIsExact: st.MinIsExact, MaxIsExact: st.MaxIsExact}
 	if a.ordered {
