@@ -391,6 +391,13 @@ func numericBound(s, t types.Type, v types.Value, up bool) (types.Value, bool) {
 		return types.Value{}, false
 	}
 	if isFloat(t.Kind) {
+		// DuckDB converts an integer in one rounding, a decimal in two (the
+		// unscaled integer, then a division by the scale's power of ten):
+		// each step outward covers one.
+		steps := 1
+		if s.Kind == types.KindDecimal {
+			steps = 3
+		}
 		f, _ := r.Float64()
 		dir := math.Inf(-1)
 		if up {
@@ -400,10 +407,15 @@ func numericBound(s, t types.Type, v types.Value, up bool) (types.Value, bool) {
 			if math.Abs(f) > math.MaxFloat32 {
 				return types.Value{}, false
 			}
-			f32 := math.Nextafter32(float32(f), float32(dir))
+			f32 := float32(f)
+			for range steps {
+				f32 = math.Nextafter32(f32, float32(dir))
+			}
 			return types.FloatValue(float64(f32)), !math.IsInf(float64(f32), 0)
 		}
-		f = math.Nextafter(f, dir)
+		for range steps {
+			f = math.Nextafter(f, dir)
+		}
 		return types.FloatValue(f), !math.IsInf(f, 0)
 	}
 	scale := 0
