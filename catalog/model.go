@@ -160,6 +160,18 @@ type VariantStats struct {
 	Min, Max        stats.Maybe[[]byte]
 	ContainsNaN     stats.Maybe[bool]
 	ExtraStats      string
+	// RowGroups are the same statistics per row group (none in rows
+	// stored before they were kept).
+	RowGroups []VariantRowGroup
+}
+
+// VariantRowGroup is a sub-field's statistics in one row group.
+type VariantRowGroup struct {
+	Index       int32
+	ValueCount  int64
+	NullCount   int64
+	Min, Max    stats.Maybe[[]byte]
+	ContainsNaN stats.Maybe[bool]
 }
 
 // TableStats are a table's totals and per-column bounds at one snapshot.
@@ -279,7 +291,17 @@ func (v *VariantStats) toPB() *catalogpb.VariantStats {
 		VariantPath: v.Path, ShreddedType: v.ShreddedType, ColumnSizeBytes: v.ColumnSizeBytes,
 		ValueCount: v.ValueCount, NullCount: v.NullCount, Min: optBytes(v.Min), Max: optBytes(v.Max),
 		ContainsNan: optBool(v.ContainsNaN), ExtraStats: v.ExtraStats,
+		RowGroups: variantRowGroupsToPB(v.RowGroups),
 	}
+}
+
+func variantRowGroupsToPB(rgs []VariantRowGroup) []*catalogpb.VariantRowGroup {
+	out := make([]*catalogpb.VariantRowGroup, len(rgs))
+	for i, g := range rgs {
+		out[i] = &catalogpb.VariantRowGroup{Index: g.Index, ValueCount: g.ValueCount, NullCount: g.NullCount,
+			Min: optBytes(g.Min), Max: optBytes(g.Max), ContainsNan: optBool(g.ContainsNaN)}
+	}
+	return out
 }
 
 func variantFromPB(p *catalogpb.VariantStats) VariantStats {
@@ -287,7 +309,20 @@ func variantFromPB(p *catalogpb.VariantStats) VariantStats {
 		Path: p.VariantPath, ShreddedType: p.ShreddedType, ColumnSizeBytes: p.ColumnSizeBytes,
 		ValueCount: p.ValueCount, NullCount: p.NullCount, Min: maybeBytes(p.Min), Max: maybeBytes(p.Max),
 		ContainsNaN: maybeBool(p.ContainsNan), ExtraStats: p.ExtraStats,
+		RowGroups: variantRowGroupsFromPB(p.RowGroups),
 	}
+}
+
+func variantRowGroupsFromPB(ps []*catalogpb.VariantRowGroup) []VariantRowGroup {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]VariantRowGroup, len(ps))
+	for i, p := range ps {
+		out[i] = VariantRowGroup{Index: p.Index, ValueCount: p.ValueCount, NullCount: p.NullCount,
+			Min: maybeBytes(p.Min), Max: maybeBytes(p.Max), ContainsNaN: maybeBool(p.ContainsNan)}
+	}
+	return out
 }
 
 func snapshotFromPB(p *catalogpb.Snapshot) Snapshot {

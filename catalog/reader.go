@@ -405,6 +405,41 @@ func (r *Reader) FileVariantStats(tableID, columnID, fileID int64) ([]VariantSta
 	return out, err
 }
 
+// VariantPathStats returns one sub-field's statistics in each file of fs,
+// aligned with fs.IDs (nil where a file has no row for the path), read in
+// one range scan over the column's rows: their keys run table | column |
+// file | path, so the scan passes every file's paths and decodes only the
+// one asked for.
+func (r *Reader) VariantPathStats(fs *FileSet, columnID int64, path string) ([]*VariantStats, error) {
+	out := make([]*VariantStats, len(fs.IDs))
+	at := make(map[int64]int, len(fs.IDs))
+	for i, id := range fs.IDs {
+		at[id] = i
+	}
+	prefix := key(tagFileVariantStats, fs.table, columnID)
+	err := scanPrefix(r, prefix, func(k, v []byte) error {
+		if len(k) < len(prefix)+8 || string(k[len(prefix)+8:]) != path {
+			return nil
+		}
+		fileID, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		i, ok := at[fileID]
+		if !ok {
+			return nil // a file not visible at this snapshot
+		}
+		var p catalogpb.VariantStats
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("variant stats %x: %w", k, err)
+		}
+		vs := variantFromPB(&p)
+		out[i] = &vs
+		return nil
+	})
+	return out, err
+}
+
 // storedTableStats reads the table stats rows as written by the last commit
 // that changed the table, with the catalog state they describe.
 func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) {

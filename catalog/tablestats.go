@@ -150,6 +150,7 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 		if c, ok := types.CodecFor(parseOrUnknown(v.ShreddedType)); !ok || !c.Ordered() {
 			v.Min, v.Max = stats.Maybe[[]byte]{}, stats.Maybe[[]byte]{}
 		}
+		v.RowGroups = nil
 		merged[v.Path] = &v
 		order = append(order, v.Path)
 	}
@@ -177,6 +178,9 @@ func mergeVariantLists(lists [][]VariantStats) []VariantStats {
 }
 
 func mergeVariant(into, v *VariantStats) {
+	// A table-wide row describes the whole table: per-row-group stats
+	// belong to files.
+	into.RowGroups = nil
 	into.ColumnSizeBytes += v.ColumnSizeBytes
 	into.ValueCount += v.ValueCount
 	into.NullCount += v.NullCount
@@ -197,23 +201,37 @@ type colAcc struct {
 	seen      bool // any unit merged
 	hasBounds bool // any unit holding values merged
 	cs        TableColumnStats
+	// A GEOMETRY column's extent (extra_stats), known while every unit
+	// holding values had one.
+	geo   bool
+	ext   types.Extent
+	extOK bool
 }
 
 func newColAcc(t types.Type) *colAcc {
 	c, ok := types.CodecFor(t)
-	return &colAcc{ordered: ok && c.Ordered()}
+	return &colAcc{ordered: ok && c.Ordered(), geo: t.Kind == types.KindGeometry, ext: types.Extent{Empty: true}, extOK: true}
 }
 
 // seed starts the fold from stored table stats that already cover files.
 func (a *colAcc) seed(cs *TableColumnStats) {
 	a.seen, a.hasBounds = true, !cs.NoValues
 	a.cs = *cs
+	if a.geo && !cs.NoValues {
+		a.ext, a.extOK = types.ParseExtentStats(cs.ExtraStats)
+	}
 }
 
 // result is the folded stats.
 func (a *colAcc) result() TableColumnStats {
 	cs := a.cs
 	cs.NoValues = a.seen && !a.hasBounds
+	if a.geo {
+		cs.ExtraStats = ""
+		if a.seen && a.extOK {
+			cs.ExtraStats = types.ExtentStats(a.ext)
+		}
+	}
 	return cs
 }
 
@@ -236,6 +254,10 @@ func (a *colAcc) add(st *stats.Column) {
 	}
 	if empty {
 		return
+	}
+	if a.geo {
+		e, ok := types.ParseExtentStats(st.ExtraStats)
+		a.ext, a.extOK = a.ext.Add(e), a.extOK && ok
 	}
 	u := TableColumnStats{MinIsExact: st.MinIsExact, MaxIsExact: st.MaxIsExact}
 	if a.ordered {

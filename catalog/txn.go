@@ -1109,8 +1109,18 @@ func checkStats(col Column, st *stats.Column) error {
 
 // checkVariant applies checkStats to a sub-field in its shredded type.
 func checkVariant(v *VariantStats) error {
+	col := Column{Type: parseOrUnknown(v.ShreddedType)}
 	st := stats.Column{Min: v.Min, Max: v.Max}
-	return checkStats(Column{Type: parseOrUnknown(v.ShreddedType)}, &st)
+	if err := checkStats(col, &st); err != nil {
+		return err
+	}
+	for _, g := range v.RowGroups {
+		st := stats.Column{Min: g.Min, Max: g.Max}
+		if err := checkStats(col, &st); err != nil {
+			return fmt.Errorf("row group %d: %w", g.Index, err)
+		}
+	}
+	return nil
 }
 
 func fmtBound(c *types.Codec, b []byte) string {

@@ -7,6 +7,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -61,6 +62,15 @@ func TestDuckDBVariantStats(t *testing.T) {
 	}
 	if b, ok := got[`"b"`]; !ok || b.ShreddedType != "varchar" || string(b.Min.V) != "x1" || string(b.Max.V) != "x3" {
 		t.Fatalf(`file 1 "b": %+v`, b)
+	}
+	if len(a.RowGroups) != 1 || a.RowGroups[0].ValueCount != 3 || !a.RowGroups[0].Min.Known {
+		t.Fatalf(`file 1 "a": row groups %+v`, a.RowGroups)
+	}
+	for pred, kept := range map[string]int{"v.a::INT > 3": 0, "v.a::INT >= 3": 1, "v.b::VARCHAR = 'x0'": 0, "v.a IS NULL": 0, "v.a IS NOT NULL": 1} {
+		plan, err := prune.PlanTable(r, "t", pred, prune.Options{})
+		if err != nil || plan.Files.Kept != kept {
+			t.Fatalf("%s: want %d files kept, got %+v %v", pred, kept, plan, err)
+		}
 	}
 	r.Close()
 	if _, err := ingest.Add(c, "t", []string{f2}, ingest.Options{}); err != nil {

@@ -63,7 +63,7 @@ func Bind(n Node, text string, cols []catalog.Column) (*Bound, error) {
 		k := pathKey(c.Path)
 		b.byPath[k] = append(b.byPath[k], c)
 	}
-	p, err := b.bind(n, false)
+	p, err := b.bind(b.subFields(n), false)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,9 @@ func samePath(a, b []string) bool {
 // column (a quoted "a.b" is one identifier), a dotted reference a struct
 // field (a.b, "a"."b").
 func (b *binder) column(id *Ident) (*Column, error) {
+	if id.sub != nil {
+		return b.subColumn(id.sub), nil
+	}
 	cands := b.byPath[pathKey(id.Parts)]
 	var pick *catalog.Column
 	switch {
@@ -244,6 +247,9 @@ func (b *binder) bind(n Node, neg bool) (Pred, error) {
 		c, err := b.column(n)
 		if err != nil {
 			return nil, err
+		}
+		if c.Variant != nil && c.Type.Kind == types.KindVariant {
+			return &Opaque{Why: "VARIANT sub-field " + c.Name + " as a condition"}, nil
 		}
 		if c.Type.Kind != types.KindBoolean {
 			return nil, b.errf(n.At, "column %q is %s, not a boolean condition", c.Name, c.Type)
@@ -1069,11 +1075,54 @@ func (b *binder) call(n *Call, neg bool) (Pred, error) {
 				}
 			}
 		}
+	case "&&", "st_intersects_extent":
+		if p, ok, err := b.extent(n, neg); ok || err != nil {
+			return p, err
+		}
 	}
 	if err := b.check(n); err != nil {
 		return nil, err
 	}
 	return &Opaque{Why: "function " + n.Name}, nil
+}
+
+// extent binds a GEOMETRY column's extent test against a literal geometry
+// written as WKT (a string, or one cast to GEOMETRY), in either order.
+// Only the test itself prunes: its negation holds for rows of any extent
+// (and for empty geometries), so NOT of it may match.
+func (b *binder) extent(n *Call, neg bool) (Pred, bool, error) {
+	if len(n.Args) != 2 {
+		return nil, false, nil
+	}
+	id, isCol := n.Args[0].(*Ident)
+	l, isLit := n.Args[1].(*Lit)
+	if !isCol || !isLit {
+		id, isCol = n.Args[1].(*Ident)
+		l, isLit = n.Args[0].(*Lit)
+	}
+	if !isCol || !isLit || l.Kind != LitString || (l.Type != "" && !strings.EqualFold(l.Type, "GEOMETRY")) {
+		return nil, false, nil
+	}
+	c, err := b.column(id)
+	if err != nil {
+		return nil, false, err
+	}
+	if c.Type.Kind != types.KindGeometry || neg {
+		return nil, false, nil
+	}
+	e, ok := types.WKTExtent(l.Text)
+	switch {
+	case !ok:
+		return &Opaque{Why: "geometry literal " + clip(l.Text)}, true, nil
+	case e.Empty:
+		// DuckDB: no extent meets an empty geometry's.
+		return &Const{Value: false}, true, nil
+	}
+	// One step outward, in case a coordinate's text rounds differently.
+	bx := e.Box
+	bx.XMin, bx.YMin = math.Nextafter(bx.XMin, math.Inf(-1)), math.Nextafter(bx.YMin, math.Inf(-1))
+	bx.XMax, bx.YMax = math.Nextafter(bx.XMax, math.Inf(1)), math.Nextafter(bx.YMax, math.Inf(1))
+	return &Extent{Col: c, Box: bx}, true, nil
 }
 
 // simplify folds constants through AND and OR and flattens them.

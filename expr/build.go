@@ -192,6 +192,14 @@ func format(sb *strings.Builder, n Node) {
 			sb.WriteString(" AS VARCHAR)")
 			return
 		}
+		if n.Name == "&&" && len(n.Args) == 2 {
+			sb.WriteByte('(')
+			format(sb, n.Args[0])
+			sb.WriteString(" && ")
+			format(sb, n.Args[1])
+			sb.WriteByte(')')
+			return
+		}
 		sb.WriteString(n.Name + "(")
 		list(n.Args)
 		sb.WriteByte(')')

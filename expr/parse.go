@@ -15,6 +15,7 @@ type Ident struct {
 	Parts  []string
 	Quoted []bool
 	At     int
+	sub    *subField // set by the binder for a VARIANT sub-field
 }
 
 // Lit is a literal: a number, a string, TRUE/FALSE or NULL. Type is set for
@@ -285,7 +286,7 @@ func (lx *lexer) next() (token, error) {
 		raw := s[start:lx.off]
 		return token{kind: tIdent, text: strings.ToLower(raw), raw: raw, pos: start}, nil
 	}
-	for _, op := range []string{"!~~*", "!~~", "~~*", "~~", "::", "<>", "!=", "<=", ">=", "==", "||", "=", "<", ">", "(", ")", ",", "+", "-", "*", "/", "%", ".", "[", "]"} {
+	for _, op := range []string{"!~~*", "!~~", "~~*", "~~", "::", "&&", "<>", "!=", "<=", ">=", "==", "||", "=", "<", ">", "(", ")", ",", "+", "-", "*", "/", "%", ".", "[", "]"} {
 		if strings.HasPrefix(s[lx.off:], op) {
 			lx.off += len(op)
 			return token{kind: tOp, text: op, raw: op, pos: start}, nil
@@ -444,6 +445,13 @@ func (p *parser) predicate() (Node, error) {
 				return nil, err
 			}
 			x = &Binary{Op: op, L: x, R: r, At: at}
+		case p.isOp("&&"):
+			p.advance()
+			r, err := p.binary(levelAdd)
+			if err != nil {
+				return nil, err
+			}
+			x = &Call{Name: "&&", Args: []Node{x, r}, At: at}
 		case p.isOp("~~") || p.isOp("!~~"):
 			// DuckDB prints LIKE as ~~ and NOT LIKE as !~~.
 			not := p.isOp("!~~")

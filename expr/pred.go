@@ -44,6 +44,9 @@ type Column struct {
 	catalog.Column
 	Codec *types.Codec // nil when the type has no ordered statistics
 	Name  string       // dotted path
+	// Variant is set for a sub-field of a VARIANT column (v.a::INT): not
+	// a column of the table, and read from variant stats only.
+	Variant *VariantRef
 }
 
 // Const is TRUE or FALSE for every row (NULL folds to FALSE: a row is
@@ -89,6 +92,18 @@ type Prefix struct {
 type IsNaN struct {
 	Col *Column
 	Not bool
+}
+
+// Extent is column && literal, or st_intersects_extent(column, literal),
+// over a GEOMETRY column: TRUE for a row whose geometry's extent meets Box
+// (borders included), never for NULL or an empty geometry.
+type Extent struct {
+	Col *Column
+	Box types.Box
+}
+
+func (p *Extent) String() string {
+	return fmt.Sprintf("%s && BOX(%g %g, %g %g)", p.Col.Name, p.Box.XMin, p.Box.YMin, p.Box.XMax, p.Box.YMax)
 }
 
 // And and Or combine predicates.

@@ -125,7 +125,11 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 		if !ok {
 			continue // a nested parent, or a VARIANT: stats live on leaves
 		}
-		nf.Columns = append(nf.Columns, fi.leafColumn(l, col))
+		fc := fi.leafColumn(l, col)
+		if col.Type.Kind == types.KindGeometry && l.Type.Kind == types.KindGeometry {
+			fi.addExtents(l, &fc)
+		}
+		nf.Columns = append(nf.Columns, fc)
 	}
 	for _, col := range cols {
 		if col.Type.Kind == types.KindVariant && !col.Parent.Known {
@@ -186,7 +190,17 @@ func (fi *fileInfo) leafColumn(l *pqmeta.Leaf, col catalog.Column) catalog.FileC
 
 // variantColumn collects the variant stats of a VARIANT column: one entry
 // per sub-field whose values are all in its typed_value leaf (its own
-// untyped value leaf holds nothing), with that leaf's type and bounds.
+// untyped value leaf holds nothing), with that leaf's type and bounds, per
+// file and per row group.
+//
+// Such an entry describes what DuckDB reads as the sub-field: a row where
+// the field is missing, where the VARIANT is NULL, or where an enclosing
+// value is not an object has the leaf NULL and DuckDB reads NULL (v.a.b of
+// {'a': 'str'} is NULL). An enclosing object's own untyped value cannot
+// carry the field: the shredding specification (VariantShredding.md,
+// Objects) requires an object to be in typed_value, and the value of a
+// partially shredded object never to hold a shredded field, so "readers do
+// not need to read the value column".
 func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool) {
 	// Joined by NUL: a top-level VARIANT named "a.b" is not the field b of
 	// a struct a.
@@ -212,24 +226,33 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 	}
 	sort.Strings(paths)
 	m := fi.meta
+	// empty reports whether an untyped leaf holds no value in any row (a
+	// missing leaf holds none).
+	empty := func(ul *pqmeta.Leaf) bool {
+		if ul == nil {
+			return true
+		}
+		for _, g := range m.RowGroups {
+			uch := &g.Chunks[ul.Index]
+			if !uch.NullCount.Known || uch.NullCount.V != uch.Values {
+				return false
+			}
+		}
+		return true
+	}
 	fc := catalog.FileColumn{Path: col.Path, Stats: stats.Column{RowCount: m.Rows}}
 	for _, p := range paths {
 		tl := typed[p]
 		vs := catalog.VariantStats{Path: p, ShreddedType: tl.Type.String()}
-		fully := true
 		var units []stats.Column
 		for i, g := range m.RowGroups {
 			units = append(units, m.ChunkStats(i, tl, tl.Type))
 			vs.ColumnSizeBytes += g.Chunks[tl.Index].CompressedSize
 			if ul := untyped[p]; ul != nil {
-				uch := &g.Chunks[ul.Index]
-				vs.ColumnSizeBytes += uch.CompressedSize
-				if !uch.NullCount.Known || uch.NullCount.V != uch.Values {
-					fully = false
-				}
+				vs.ColumnSizeBytes += g.Chunks[ul.Index].CompressedSize
 			}
 		}
-		if !fully || tl.Repeated {
+		if !empty(untyped[p]) || tl.Repeated {
 			continue
 		}
 		st := stats.Merge(units)
@@ -238,6 +261,15 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 		}
 		vs.NullCount, vs.ValueCount = st.NullCount.V, st.ValueCount.V
 		vs.Min, vs.Max, vs.ContainsNaN = st.Min, st.Max, st.ContainsNaN
+		for i, u := range units {
+			if !u.NullCount.Known || !u.ValueCount.Known {
+				vs.RowGroups = nil
+				break
+			}
+			vs.RowGroups = append(vs.RowGroups, catalog.VariantRowGroup{Index: int32(i),
+				ValueCount: u.ValueCount.V, NullCount: u.NullCount.V,
+				Min: u.Min, Max: u.Max, ContainsNaN: u.ContainsNaN})
+		}
 		fc.Variants = append(fc.Variants, vs)
 	}
 	return fc, len(fc.Variants) > 0

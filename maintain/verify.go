@@ -41,7 +41,8 @@ type VerifyReport struct {
 // group through DuckDB and reports each stored bound that excludes a value
 // present in the data, each NULL count that is wrong, each
 // contains_nan=false over a NaN, and each value a membership filter or
-// the membership index's signature rules out.
+// the membership index's signature rules out; and the same of every VARIANT
+// sub-field's stats and GEOMETRY extent (verify_variant.go).
 func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64, deep bool) (*VerifyReport, error) {
 	st, err := openTable(e.Catalog(), snapshot, table)
 	if err != nil {
@@ -189,6 +190,15 @@ func verifyFile(ctx context.Context, e *engine.Engine, r *catalog.Reader, sigs m
 		}
 		checked += n
 	}
+	n, err := verifyVariants(ctx, e, r, t, f, path, all, bad)
+	if err != nil {
+		return 0, err
+	}
+	checked += n
+	if n, err = verifyExtents(ctx, e, r, t, f, path, all, bad); err != nil {
+		return 0, err
+	}
+	checked += n
 	if len(cols) == 0 {
 		return checked, nil
 	}

@@ -32,6 +32,9 @@
 // which casts can fail on a file's values, follow DuckDB's casts (Fits,
 // File.CastError).
 //
+// A WKB column named in a GeoParquet "geo" key (how DuckDB writes
+// GEOMETRY) is GEOMETRY, as DuckDB reads it, not BLOB.
+//
 // Columns are named as DuckDB binds names: ASCII letters without regard
 // to case, every other character exactly (types.FoldIdent).
 //

@@ -51,6 +51,9 @@ type Chunk struct {
 	ColumnIndex Location
 	OffsetIndex Location
 	BloomFilter Location
+	// Geo is the chunk's geospatial statistics' bounding box (x and y),
+	// when the writer wrote one that bounds every vertex; nil otherwise.
+	Geo *types.Extent
 
 	hasMeta bool // the chunk has its meta_data
 	stats   *rawStats
@@ -103,6 +106,7 @@ func fromMetadata(md *metadata.FileMetaData) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	geoParquetColumns(md, cols)
 	f := &File{
 		Columns: cols, Leaves: leaves, RowGroups: rowGroups(md), orders: rawColumnOrders(md),
 		writer: writerOf(md.FileMetaData.GetCreatedBy()), byPath: map[string]*Leaf{},

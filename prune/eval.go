@@ -39,6 +39,13 @@
 // matches one; -0.0 = +0.0 (the encodings are equal). A missing, partial or
 // undecodable statistic means Maybe, never an error and never a skip.
 //
+// Two kinds of column are not the table's own: a VARIANT sub-field cast to
+// a type (expr.VariantRef), whose statistics are the catalog's per-file and
+// per-row-group sub-field rows mapped through the cast (variant.go), and a
+// GEOMETRY column under && or st_intersects_extent, decided from the
+// extents in its stats rows' extra_stats. Neither has a page index, a bloom
+// filter or a membership filter.
+//
 // PlanTable (PlanBound for a bound predicate) works from the top down:
 //
 //	files       the catalog's cached column-major stats, in parallel chunks;
@@ -327,6 +334,14 @@ func (pr *program) node(p expr.Pred) node {
 	case *expr.IsNaN:
 		not := p.Not
 		return pr.leaf(p.Col.ID, func(st *stats.Column) Result { return isNaN(st, not) })
+	case *expr.Extent:
+		box := p.Box
+		return pr.leaf(p.Col.ID, func(st *stats.Column) Result {
+			if e, ok := types.ParseExtentStats(st.ExtraStats); ok && e.Disjoint(box) {
+				return Skip
+			}
+			return Maybe
+		})
 	}
 	// Opaque, and InSet (the binder writes IN as an OR of =): may match.
 	return constant(Maybe)

@@ -68,12 +68,25 @@ type Plan struct {
 	Bloom     BloomCounts `json:"bloom"`
 	Bytes     Bytes       `json:"bytes"`
 	KeptFiles []KeptFile  `json:"kept_files"`
+	// SubFields are the VARIANT sub-fields the predicate reads, each with
+	// the files whose sub-field statistics could be used (the others may
+	// match whatever the predicate says).
+	SubFields []SubField `json:"sub_fields"`
 	// Objects are the kept files in object storage, which a query fetches
 	// whole (unless the local cache holds them).
 	Objects ObjectCounts `json:"object_storage"`
 
 	objects   storage.Store  // the store objects' indexes were read from; nil when none was
 	objBefore storage.Counts // its counts when the plan first used it
+}
+
+// SubField is a VARIANT sub-field a predicate reads, in the type it is
+// compared in ("variant" when uncast: IS [NOT] NULL only).
+type SubField struct {
+	Column         string `json:"column"`
+	Path           string `json:"path"`
+	Type           string `json:"type"`
+	StatsFileCount int    `json:"stats_file_count"`
 }
 
 // ObjectCounts are the kept objects and their bytes, and the requests
@@ -172,13 +185,14 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: b.Text, Bound: b.Pred.String(), KeptFiles: []KeptFile{}}
+	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: b.Text, Bound: b.Pred.String(), KeptFiles: []KeptFile{}, SubFields: []SubField{}}
 	plan.Files.Total, plan.RowGroups.Total, plan.Bytes.Total = fs.Len(), int(fs.TotalRowGroups), fs.TotalBytes
 	prog := compile(b.Pred)
 	files, err := fileStatistics(r, t.ID, fs, b, opts)
 	if err != nil {
 		return nil, err
 	}
+	plan.SubFields = append(plan.SubFields, files.subFields...)
 	var rows []int64 // an empty file is skipped: there is nothing to read
 	if fs.EmptyFiles > 0 {
 		rows = fs.RecordCounts

@@ -6,6 +6,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/expr"
 	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // The Statistics of each level.
@@ -14,15 +15,41 @@ import (
 // column-major stats (which offer their bounds as words), aligned with its
 // FileSet, and for the columns under = the catalog's membership filters.
 type fileStats struct {
-	n    int
-	ids  []int64
-	cols []ColumnStats
+	n         int
+	ids       []int64
+	cols      []ColumnStats
+	subFields []SubField
 }
 
 func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *expr.Bound, opts Options) (*fileStats, error) {
 	s := &fileStats{n: fs.Len()}
 	eq := equalityColumns(b.Pred)
 	for _, c := range b.Columns {
+		if c.Variant != nil {
+			col, err := subFieldFiles(r, fs, c)
+			if err != nil {
+				return nil, err
+			}
+			s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
+			sf := SubField{Column: c.Variant.Column, Path: c.Variant.Path, Type: c.Type.String()}
+			for _, u := range col {
+				if u != nil {
+					sf.StatsFileCount++
+				}
+			}
+			s.subFields = append(s.subFields, sf)
+			continue
+		}
+		if c.Type.Kind == types.KindGeometry {
+			// Extents live in the stats rows' extra_stats, which the
+			// column-major cache does not keep.
+			col, err := extentFiles(r, tableID, fs, c)
+			if err != nil {
+				return nil, err
+			}
+			s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
+			continue
+		}
 		cb, err := r.ColumnBounds(tableID, c.ID)
 		if err != nil {
 			return nil, err
@@ -137,6 +164,14 @@ func (g *rowGroupReader) read(f catalog.DataFile, b *expr.Bound) (*rowGroups, er
 	n := int(f.RowGroupCount)
 	rg := &rowGroups{unitStats: newUnitStats(n, b), rows: make([]int64, n), firsts: make([]int64, n), bloom: make([]bool, n)}
 	for k, c := range b.Columns {
+		if c.Variant != nil {
+			have, err := subFieldRowGroups(g.r, g.tableID, f, c, rg.cols[k].units, rg.rows, rg.firsts)
+			if err != nil {
+				return nil, err
+			}
+			rg.haveRows = rg.haveRows || have
+			continue
+		}
 		cur := g.cursors[c.ID]
 		if cur == nil {
 			var err error
@@ -183,6 +218,9 @@ func pieces(fx *fileIndex, rg int, rows int64, b *expr.Bound, rgs *unitStats) (*
 	colPages := map[int64][]page{}
 	cuts := []int64{0, rows}
 	for _, c := range b.Columns {
+		if c.Variant != nil {
+			continue // no page index is read for a sub-field's leaf
+		}
 		pages, err := fx.Pages(rg, c.Path, c.Type)
 		if err != nil || len(pages) == 0 {
 			continue // no page index: the row group's stats stand for it
@@ -244,7 +282,7 @@ type bloomColumn struct {
 }
 
 func (c *bloomColumn) Absent(i int, value []byte) bool {
-	if c.col == nil || c.col.Codec == nil {
+	if c.col == nil || c.col.Codec == nil || c.col.Variant != nil {
 		return false
 	}
 	v, err := c.col.Codec.Decode(value)

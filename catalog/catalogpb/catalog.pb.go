@@ -1156,8 +1156,11 @@ type VariantStats struct {
 	Max             []byte                 `protobuf:"bytes,7,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	ContainsNan     *bool                  `protobuf:"varint,8,opt,name=contains_nan,json=containsNan,proto3,oneof" json:"contains_nan,omitempty"`
 	ExtraStats      string                 `protobuf:"bytes,9,opt,name=extra_stats,json=extraStats,proto3" json:"extra_stats,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// row_groups: the same statistics per row group (absent in rows
+	// written before they were kept).
+	RowGroups     []*VariantRowGroup `protobuf:"bytes,10,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VariantStats) Reset() {
@@ -1253,6 +1256,98 @@ func (x *VariantStats) GetExtraStats() string {
 	return ""
 }
 
+func (x *VariantStats) GetRowGroups() []*VariantRowGroup {
+	if x != nil {
+		return x.RowGroups
+	}
+	return nil
+}
+
+// VariantRowGroup is a sub-field's statistics in one row group.
+type VariantRowGroup struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	ValueCount    int64                  `protobuf:"varint,2,opt,name=value_count,json=valueCount,proto3" json:"value_count,omitempty"`
+	NullCount     int64                  `protobuf:"varint,3,opt,name=null_count,json=nullCount,proto3" json:"null_count,omitempty"`
+	Min           []byte                 `protobuf:"bytes,4,opt,name=min,proto3,oneof" json:"min,omitempty"`
+	Max           []byte                 `protobuf:"bytes,5,opt,name=max,proto3,oneof" json:"max,omitempty"`
+	ContainsNan   *bool                  `protobuf:"varint,6,opt,name=contains_nan,json=containsNan,proto3,oneof" json:"contains_nan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantRowGroup) Reset() {
+	*x = VariantRowGroup{}
+	mi := &file_catalog_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantRowGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantRowGroup) ProtoMessage() {}
+
+func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantRowGroup.ProtoReflect.Descriptor instead.
+func (*VariantRowGroup) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *VariantRowGroup) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *VariantRowGroup) GetValueCount() int64 {
+	if x != nil {
+		return x.ValueCount
+	}
+	return 0
+}
+
+func (x *VariantRowGroup) GetNullCount() int64 {
+	if x != nil {
+		return x.NullCount
+	}
+	return 0
+}
+
+func (x *VariantRowGroup) GetMin() []byte {
+	if x != nil {
+		return x.Min
+	}
+	return nil
+}
+
+func (x *VariantRowGroup) GetMax() []byte {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
+func (x *VariantRowGroup) GetContainsNan() bool {
+	if x != nil && x.ContainsNan != nil {
+		return *x.ContainsNan
+	}
+	return false
+}
+
 // TableStats holds a table's totals as of the latest snapshot that changed
 // them; next_file_id and schema_version say which catalog state they
 // describe.
@@ -1271,7 +1366,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1378,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1391,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{12}
+	return file_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TableStats) GetRecordCount() int64 {
@@ -1366,7 +1461,7 @@ type TableColumnStats struct {
 
 func (x *TableColumnStats) Reset() {
 	*x = TableColumnStats{}
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1473,7 @@ func (x *TableColumnStats) String() string {
 func (*TableColumnStats) ProtoMessage() {}
 
 func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1486,7 @@ func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableColumnStats.ProtoReflect.Descriptor instead.
 func (*TableColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{13}
+	return file_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TableColumnStats) GetContainsNull() bool {
@@ -1470,7 +1565,7 @@ type FileToDelete struct {
 
 func (x *FileToDelete) Reset() {
 	*x = FileToDelete{}
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1577,7 @@ func (x *FileToDelete) String() string {
 func (*FileToDelete) ProtoMessage() {}
 
 func (x *FileToDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1590,7 @@ func (x *FileToDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
 func (*FileToDelete) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{14}
+	return file_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FileToDelete) GetTableId() int64 {
@@ -1554,7 +1649,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1661,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1674,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{15}
+	return file_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -1622,7 +1717,7 @@ type MembershipSlab struct {
 
 func (x *MembershipSlab) Reset() {
 	*x = MembershipSlab{}
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1729,7 @@ func (x *MembershipSlab) String() string {
 func (*MembershipSlab) ProtoMessage() {}
 
 func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1742,7 @@ func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
 func (*MembershipSlab) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{16}
+	return file_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MembershipSlab) GetKind() string {
@@ -1696,7 +1791,7 @@ type MembershipGroup struct {
 
 func (x *MembershipGroup) Reset() {
 	*x = MembershipGroup{}
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1803,7 @@ func (x *MembershipGroup) String() string {
 func (*MembershipGroup) ProtoMessage() {}
 
 func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1816,7 @@ func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
 func (*MembershipGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{17}
+	return file_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MembershipGroup) GetWords() []byte {
@@ -1748,7 +1843,7 @@ type FileBlock struct {
 
 func (x *FileBlock) Reset() {
 	*x = FileBlock{}
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1855,7 @@ func (x *FileBlock) String() string {
 func (*FileBlock) ProtoMessage() {}
 
 func (x *FileBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1868,7 @@ func (x *FileBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
 func (*FileBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{18}
+	return file_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileBlock) GetBeginSnapshot() int64 {
@@ -1840,7 +1935,7 @@ type StatsBlock struct {
 
 func (x *StatsBlock) Reset() {
 	*x = StatsBlock{}
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1947,7 @@ func (x *StatsBlock) String() string {
 func (*StatsBlock) ProtoMessage() {}
 
 func (x *StatsBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1960,7 @@ func (x *StatsBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
 func (*StatsBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{19}
+	return file_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StatsBlock) GetCount() int32 {
@@ -1941,7 +2036,7 @@ type RemovedFiles struct {
 
 func (x *RemovedFiles) Reset() {
 	*x = RemovedFiles{}
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2048,7 @@ func (x *RemovedFiles) String() string {
 func (*RemovedFiles) ProtoMessage() {}
 
 func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2061,7 @@ func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
 func (*RemovedFiles) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{20}
+	return file_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RemovedFiles) GetIds() []int64 {
@@ -1986,7 +2081,7 @@ type FileBlocks struct {
 
 func (x *FileBlocks) Reset() {
 	*x = FileBlocks{}
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2093,7 @@ func (x *FileBlocks) String() string {
 func (*FileBlocks) ProtoMessage() {}
 
 func (x *FileBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2106,7 @@ func (x *FileBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
 func (*FileBlocks) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{21}
+	return file_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -2129,7 +2224,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\tfirst_row\x18\x02 \x01(\x03R\bfirstRow\x12@\n" +
 	"\fcolumn_index\x18\x03 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\vcolumnIndex\x12@\n" +
 	"\foffset_index\x18\x04 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\voffsetIndex\x12@\n" +
-	"\fbloom_filter\x18\x05 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\vbloomFilter\"\xda\x02\n" +
+	"\fbloom_filter\x18\x05 \x01(\v2\x1d.rocklake.catalog.v1.LocationR\vbloomFilter\"\x9f\x03\n" +
 	"\fVariantStats\x12!\n" +
 	"\fvariant_path\x18\x01 \x01(\tR\vvariantPath\x12#\n" +
 	"\rshredded_type\x18\x02 \x01(\tR\fshreddedType\x12*\n" +
@@ -2142,7 +2237,22 @@ const file_catalog_proto_rawDesc = "" +
 	"\x03max\x18\a \x01(\fH\x01R\x03max\x88\x01\x01\x12&\n" +
 	"\fcontains_nan\x18\b \x01(\bH\x02R\vcontainsNan\x88\x01\x01\x12\x1f\n" +
 	"\vextra_stats\x18\t \x01(\tR\n" +
-	"extraStatsB\x06\n" +
+	"extraStats\x12C\n" +
+	"\n" +
+	"row_groups\x18\n" +
+	" \x03(\v2$.rocklake.catalog.v1.VariantRowGroupR\trowGroupsB\x06\n" +
+	"\x04_minB\x06\n" +
+	"\x04_maxB\x0f\n" +
+	"\r_contains_nan\"\xde\x01\n" +
+	"\x0fVariantRowGroup\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1f\n" +
+	"\vvalue_count\x18\x02 \x01(\x03R\n" +
+	"valueCount\x12\x1d\n" +
+	"\n" +
+	"null_count\x18\x03 \x01(\x03R\tnullCount\x12\x15\n" +
+	"\x03min\x18\x04 \x01(\fH\x00R\x03min\x88\x01\x01\x12\x15\n" +
+	"\x03max\x18\x05 \x01(\fH\x01R\x03max\x88\x01\x01\x12&\n" +
+	"\fcontains_nan\x18\x06 \x01(\bH\x02R\vcontainsNan\x88\x01\x01B\x06\n" +
 	"\x04_minB\x06\n" +
 	"\x04_maxB\x0f\n" +
 	"\r_contains_nan\"\x85\x02\n" +
@@ -2237,7 +2347,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -2252,16 +2362,17 @@ var file_catalog_proto_goTypes = []any{
 	(*Location)(nil),         // 10: rocklake.catalog.v1.Location
 	(*RowGroupStats)(nil),    // 11: rocklake.catalog.v1.RowGroupStats
 	(*VariantStats)(nil),     // 12: rocklake.catalog.v1.VariantStats
-	(*TableStats)(nil),       // 13: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 14: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 15: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 16: rocklake.catalog.v1.MembershipFilter
-	(*MembershipSlab)(nil),   // 17: rocklake.catalog.v1.MembershipSlab
-	(*MembershipGroup)(nil),  // 18: rocklake.catalog.v1.MembershipGroup
-	(*FileBlock)(nil),        // 19: rocklake.catalog.v1.FileBlock
-	(*StatsBlock)(nil),       // 20: rocklake.catalog.v1.StatsBlock
-	(*RemovedFiles)(nil),     // 21: rocklake.catalog.v1.RemovedFiles
-	(*FileBlocks)(nil),       // 22: rocklake.catalog.v1.FileBlocks
+	(*VariantRowGroup)(nil),  // 13: rocklake.catalog.v1.VariantRowGroup
+	(*TableStats)(nil),       // 14: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 15: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 16: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 17: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 18: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 19: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 20: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 21: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 22: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 23: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -2271,12 +2382,13 @@ var file_catalog_proto_depIdxs = []int32{
 	10, // 4: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
 	10, // 5: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
 	10, // 6: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	0,  // 7: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	8,  // [8:8] is the sub-list for method output_type
-	8,  // [8:8] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	13, // 7: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
+	0,  // 8: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -2290,14 +2402,15 @@ func file_catalog_proto_init() {
 	file_catalog_proto_msgTypes[6].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[8].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[11].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[13].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[12].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

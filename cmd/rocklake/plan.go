@@ -37,7 +37,11 @@ kept files with their kept row groups. It reads only the catalog.`,
 				return writeJSON(cmd.OutOrStdout(), p)
 			}
 			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintf(w, "table %s at snapshot %d\npredicate: %s\nbound:     %s\n\n", p.Table, p.Snapshot, p.Predicate, p.Bound)
+			fmt.Fprintf(w, "table %s at snapshot %d\npredicate: %s\nbound:     %s\n", p.Table, p.Snapshot, p.Predicate, p.Bound)
+			for _, sf := range p.SubFields {
+				fmt.Fprintf(w, "sub-field: %s.%s as %s, statistics in %d of %d files\n", sf.Column, sf.Path, sf.Type, sf.StatsFileCount, p.Files.Total)
+			}
+			fmt.Fprintln(w)
 			fmt.Fprintln(w, "LEVEL\tTOTAL\tKEPT\tALL-MATCH")
 			fmt.Fprintf(w, "files\t%d\t%d\t%d\n", p.Files.Total, p.Files.Kept, p.Files.AllMatch)
 			fmt.Fprintf(w, "row groups\t%d\t%d\t%d\n", p.RowGroups.Total, p.RowGroups.Kept, p.RowGroups.AllMatch)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // statsOutput is the JSON shape of `rocklake stats` (documented in the
@@ -34,6 +35,9 @@ type columnStats struct {
 	ContainsNull *bool          `json:"contains_null"`
 	ContainsNaN  *bool          `json:"contains_nan"`
 	Variants     []variantStats `json:"variants,omitempty"`
+	// Extent is a GEOMETRY column's [xmin, ymin, xmax, ymax] ([] when no
+	// value is a non-empty geometry); absent when not known.
+	Extent []float64 `json:"extent,omitempty"`
 }
 
 type variantStats struct {
@@ -46,19 +50,20 @@ type variantStats struct {
 }
 
 type fileStats struct {
-	FileID          int64   `json:"file_id"`
-	Path            string  `json:"path"`
-	Min             *string `json:"min"`
-	Max             *string `json:"max"`
-	MinIsExact      bool    `json:"min_is_exact"`
-	MaxIsExact      bool    `json:"max_is_exact"`
-	NullCount       *int64  `json:"null_count"`
-	ValueCount      *int64  `json:"value_count"`
-	ContainsNaN     *bool   `json:"contains_nan"`
-	DistinctCount   *int64  `json:"distinct_count"`
-	RowCount        int64   `json:"rows"`
-	ColumnSizeBytes int64   `json:"bytes"`
-	RowGroups       int     `json:"row_group_count"`
+	FileID          int64     `json:"file_id"`
+	Path            string    `json:"path"`
+	Min             *string   `json:"min"`
+	Max             *string   `json:"max"`
+	MinIsExact      bool      `json:"min_is_exact"`
+	MaxIsExact      bool      `json:"max_is_exact"`
+	NullCount       *int64    `json:"null_count"`
+	ValueCount      *int64    `json:"value_count"`
+	ContainsNaN     *bool     `json:"contains_nan"`
+	DistinctCount   *int64    `json:"distinct_count"`
+	RowCount        int64     `json:"rows"`
+	ColumnSizeBytes int64     `json:"bytes"`
+	Extent          []float64 `json:"extent,omitempty"`
+	RowGroups       int       `json:"row_group_count"`
 }
 
 func newStatsCmd(g *globals) *cobra.Command {
@@ -124,6 +129,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 			MinIsExact: cs.MinIsExact, MaxIsExact: cs.MaxIsExact,
 			ContainsNull: maybePtr(cs.ContainsNull), ContainsNaN: maybePtr(cs.ContainsNaN),
 		}
+		entry.Extent = extentOf(cs.ExtraStats)
 		for _, v := range cs.Variants {
 			vt := parseTypeOrUnknown(v.ShreddedType)
 			entry.Variants = append(entry.Variants, variantStats{Path: v.Path, ShreddedType: v.ShreddedType,
@@ -155,6 +161,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 			NullCount: maybePtr(st.NullCount), ValueCount: maybePtr(st.ValueCount),
 			ContainsNaN: maybePtr(st.ContainsNaN), DistinctCount: maybePtr(st.DistinctCount),
 			RowCount: st.RowCount, ColumnSizeBytes: st.ColumnSizeBytes, RowGroups: len(rgs),
+			Extent: extentOf(st.ExtraStats),
 		})
 		return nil
 	})
@@ -171,6 +178,9 @@ func printStats(cmd *cobra.Command, out *statsOutput) error {
 			exactness(c.MinIsExact, c.MaxIsExact), show(c.ContainsNull), show(c.ContainsNaN))
 		for _, v := range c.Variants {
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t\t%d\t\n", v.Path, v.ShreddedType, show(v.Min), show(v.Max), v.NullCount)
+		}
+		if c.Extent != nil {
+			fmt.Fprintf(w, "  extent\t%s\t\t\t\t\t\n", extentText(c.Extent))
 		}
 	}
 	if len(out.Files) > 0 {
@@ -192,4 +202,24 @@ func exactness(minExact, maxExact bool) string {
 		return "n"
 	}
 	return s(minExact) + "/" + s(maxExact)
+}
+
+// extentOf reads a GEOMETRY extent from extra_stats: [xmin, ymin, xmax,
+// ymax], [] when no value is a non-empty geometry, nil when unknown.
+func extentOf(extra string) []float64 {
+	e, ok := types.ParseExtentStats(extra)
+	switch {
+	case !ok:
+		return nil
+	case e.Empty:
+		return []float64{}
+	}
+	return []float64{e.Box.XMin, e.Box.YMin, e.Box.XMax, e.Box.YMax}
+}
+
+func extentText(b []float64) string {
+	if len(b) != 4 {
+		return "none (NULL or empty only)"
+	}
+	return fmt.Sprintf("x %g..%g, y %g..%g", b[0], b[2], b[1], b[3])
 }

@@ -114,6 +114,14 @@ func typeOf(x any) *LogicalType {
 		t.Child = typeOf(info["child_type"])
 	case "ARRAY_TYPE_INFO":
 		t.Child, t.Size = typeOf(info["child_type"]), integer(info["size"])
+	case "GENERIC_TYPE_INFO":
+		// GEOMETRY is a BLOB with an alias in DuckDB's tree; other aliases
+		// are not read.
+		if t.ID == "BLOB" && strings.EqualFold(str(info, "alias"), "GEOMETRY") {
+			t.ID = "GEOMETRY"
+		} else {
+			t.Other = true
+		}
 	case "UNBOUND_TYPE_INFO", "USER_TYPE_INFO":
 		t.Name = str(info, "name")
 		if t.Name == "" {
@@ -284,6 +292,8 @@ func (c converter) function(e *Expr) expr.Node {
 			return args[0]
 		case arithmetic[name] && len(args) == 2:
 			return &expr.Binary{Op: name, L: args[0], R: args[1], At: e.At}
+		case name == "&&" && len(args) == 2:
+			return &expr.Call{Name: "&&", Args: args, At: e.At}
 		case (name == "~~" || name == "!~~") && len(args) == 2:
 			return &expr.Like{X: args[0], Pattern: args[1], Not: name == "!~~", At: e.At}
 		case (name == "~~*" || name == "!~~*") && len(args) == 2:
