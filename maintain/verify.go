@@ -1,7 +1,6 @@
 package maintain
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -358,24 +357,8 @@ func verifyUnits(ctx context.Context, e *engine.Engine, path string, cols []cata
 			}
 			checked++
 			codec := codecs[i]
-			check := func(text *string, b stats.Maybe[[]byte], wantBelow bool, which string) {
-				if text == nil || !b.Known {
-					return
-				}
-				v, err := codec.Parse(*text)
-				if err != nil {
-					return
-				}
-				enc, err := codec.Encode(v)
-				if err != nil {
-					return
-				}
-				cmp := bytes.Compare(b.V, enc)
-				if (wantBelow && cmp > 0) || (!wantBelow && cmp < 0) {
-					stored := "?"
-					if sv, err := codec.Decode(b.V); err == nil {
-						stored = codec.Format(sv)
-					}
+			check := func(text *string, b stats.Maybe[[]byte], isMin bool, which string) {
+				if stored, ok := boundExcludes(codec, text, b, isMin); ok {
 					bad("column %s %s: stored %s %s excludes the value %s present in the data", col.Name, u.name, which, stored, *text)
 				}
 			}
@@ -450,4 +433,30 @@ func verifyFilter(ctx context.Context, e *engine.Engine, r *catalog.Reader, sigs
 		bad("column %s: the membership index's signature rules out %d values the file holds (first: %s)", col.Name, sigMissing, sigFirst)
 	}
 	return 1, nil
+}
+
+// boundExcludes says whether a stored bound leaves out a value the data
+// holds (text, DuckDB's text of the unit's least or greatest value): a
+// min above it, or a max below it. stored is the bound's text, for the
+// message. A value that does not parse or encode proves nothing.
+func boundExcludes(codec *types.Codec, text *string, b stats.Maybe[[]byte], isMin bool) (stored string, excludes bool) {
+	if text == nil || !b.Known {
+		return "", false
+	}
+	v, err := codec.Parse(*text)
+	if err != nil {
+		return "", false
+	}
+	enc, err := codec.Encode(v)
+	if err != nil {
+		return "", false
+	}
+	if cmp := codec.Compare(b.V, enc); isMin && cmp <= 0 || !isMin && cmp >= 0 {
+		return "", false
+	}
+	stored = "?"
+	if sv, err := codec.Decode(b.V); err == nil {
+		stored = codec.Format(sv)
+	}
+	return stored, true
 }

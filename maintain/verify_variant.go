@@ -161,23 +161,8 @@ func verifyVariantUnits(ctx context.Context, e *engine.Engine, path, name, x, dt
 		if st.ContainsNaN.Known && !st.ContainsNaN.V && nans > 0 {
 			bad("variant %s %s: stored contains_nan=false, the data has %d NaN", name, u.name, nans)
 		}
-		check := func(text *string, b stats.Maybe[[]byte], below bool, which string) {
-			if text == nil || !b.Known {
-				return
-			}
-			v, err := codec.Parse(*text)
-			if err != nil {
-				return
-			}
-			enc, err := codec.Encode(v)
-			if err != nil {
-				return
-			}
-			if cmp := codec.Compare(b.V, enc); below && cmp > 0 || !below && cmp < 0 {
-				stored := "?"
-				if sv, err := codec.Decode(b.V); err == nil {
-					stored = codec.Format(sv)
-				}
+		check := func(text *string, b stats.Maybe[[]byte], isMin bool, which string) {
+			if stored, ok := boundExcludes(codec, text, b, isMin); ok {
 				bad("variant %s %s: stored %s %s excludes the value %s present in the data", name, u.name, which, stored, *text)
 			}
 		}
