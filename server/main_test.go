@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/pgtest"
 	"github.com/rocklake/rocklake/server"
 )
 
@@ -56,6 +57,13 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 func newFixture(t *testing.T, cfg server.Config) *fixture {
 	t.Helper()
+	return newFixtureAt(t, cfg, "")
+}
+
+// newFixtureAt makes the fixture's catalog at loc (a PostgreSQL URL), or
+// in a directory of its own when loc is empty.
+func newFixtureAt(t *testing.T, cfg server.Config, loc string) *fixture {
+	t.Helper()
 	f := &fixture{dir: t.TempDir()}
 	f.data = filepath.Join(f.dir, "data")
 	if err := os.MkdirAll(f.data, 0o755); err != nil {
@@ -73,7 +81,9 @@ func newFixture(t *testing.T, cfg server.Config) *fixture {
 	}
 	db.Close()
 	ctx := context.Background()
-	loc := filepath.Join(f.dir, "lake")
+	if loc == "" {
+		loc = filepath.Join(f.dir, "lake")
+	}
 	lake, err := rocklake.Create(ctx, loc, rocklake.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +164,10 @@ func psqlPath(t *testing.T) string {
 }
 
 func newConfig() server.Config { return server.Config{} }
+
+// TestMain stops the PostgreSQL server the catalog-in-PostgreSQL test
+// starts.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func openDuck(t *testing.T) *sql.DB {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/pgtest"
 )
 
 // Queries over the served table: each answer read with the simple
@@ -492,5 +494,36 @@ func TestBadClientsDoNotStopTheServer(t *testing.T) {
 	var n int
 	if err := other.QueryRow(context.Background(), "SELECT count(*) FROM t").Scan(&n); err != nil || n != 300 {
 		t.Errorf("another client after the bad ones: %d %v", n, err)
+	}
+}
+
+// A catalog in PostgreSQL serves the same: answers over the protocol
+// equal to the in-process ones, and a file added through the HTTP API is
+// read by the next query.
+func TestServeCatalogInPostgres(t *testing.T) {
+	f := newFixtureAt(t, newConfig(), pgtest.URL(t))
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeCacheStatement)
+	for _, q := range servedQueries {
+		res, err := f.lake.Query(ctx, q, rocklake.QueryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results, err := c.PgConn().Exec(ctx, q).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(results[0].Rows) != len(res.Rows) {
+			t.Errorf("%s: %d rows over the protocol, %d in process", q, len(results[0].Rows), len(res.Rows))
+		}
+	}
+	extra := filepath.Join(f.data, "extra.parquet")
+	writeFile(t, openDuck(t), extra, 300, 350)
+	if status, body := httpCall(t, f, "POST", "/v1/tables/t/files", `{"paths": ["`+extra+`"]}`); status != 200 {
+		t.Fatalf("add: %d %s", status, body)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM t WHERE id >= $1", 0).Scan(&n); err != nil || n != 350 {
+		t.Errorf("after the add: %d %v", n, err)
 	}
 }
