@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +93,16 @@ type Options struct {
 	// footers are not read. Once expire has forgotten a retired file, it
 	// is new again.
 	SkipExisting bool
+	// IgnoreExtraColumns registers files that hold columns the table lacks,
+	// recording those columns' names with each file (queries do not see
+	// them); without it such a file is refused.
+	IgnoreExtraColumns bool
+	// Hive reads each file's partition values from its key=value
+	// directories (as DuckDB's hive_partitioning does, hive.go): a table
+	// Create makes gets a partition column per key. Create detects that
+	// layout by itself when every file's path has the same keys; a table
+	// that has partition columns reads them from every file added.
+	Hive bool
 }
 
 // Result summarises a successful Add.
@@ -255,6 +266,13 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 			return Result{}, &FileError{Path: infos[0].path, Err: err}
 		}
 		defs := infos[0].columnDefs()
+		if _, layout := hiveLayout(infos); opts.Hive || layout {
+			parts, err := hiveDefs(infos)
+			if err != nil {
+				return Result{}, err
+			}
+			defs = append(defs, parts...)
+		}
 		tx.CreateTable(table, defs)
 		res.CreatedTable = true
 		// The columns CreateTable will make in this commit, computed without
@@ -268,6 +286,9 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 	default:
 		return Result{}, err
 	}
+	if opts.Hive && !res.CreatedTable && !slices.ContainsFunc(cols, func(c catalog.Column) bool { return c.Partition != "" }) {
+		return Result{}, fmt.Errorf("%w: table %q has no partition columns to read from the files' key=value directories (--hive applies to a table --create makes)", ErrSchemaMismatch, table)
+	}
 	chosen, explicit, err := filterColumns(r, t, cols, infos[0], res.CreatedTable, opts)
 	if err != nil {
 		return Result{}, err
@@ -279,7 +300,7 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 	var nfs []catalog.NewFile
 	var errs []error
 	for i, fi := range infos {
-		nf, err := fi.newFile(table, cols)
+		nf, err := fi.newFile(table, cols, opts.IgnoreExtraColumns)
 		if err != nil {
 			errs = append(errs, &FileError{Path: fi.path, Err: err})
 			continue
