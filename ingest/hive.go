@@ -89,7 +89,9 @@ func hiveType(key string, vals []string) (string, error) {
 	if len(vals) == 0 {
 		return "VARCHAR", nil
 	}
-	all := func(ok func(string) bool) bool { return !slices.ContainsFunc(vals, func(v string) bool { return !ok(v) }) }
+	all := func(ok func(string) bool) bool {
+		return !slices.ContainsFunc(vals, func(v string) bool { return !ok(v) })
+	}
 	switch {
 	case all(func(v string) bool {
 		n, err := strconv.ParseInt(v, 10, 64)
