@@ -30,7 +30,8 @@ type hiveValue struct {
 // hivePath reads the key=value directories of a file's path, outermost
 // first, as DuckDB's hive_partitioning reads them: every directory (not the
 // file name) holding '=' with a non-empty key before it; the value
-// URL-decoded; __HIVE_DEFAULT_PARTITION__ and NULL (any case) are NULL,
+// URL-decoded; __HIVE_DEFAULT_PARTITION__ and NULL (any case) as the
+// directory spells them (not decoded: %4EULL is the string NULL) are NULL,
 // while an empty value is the empty string. A key given twice, or a value
 // that does not URL-decode, is an error: DuckDB's reading of it is not one
 // rocklake can promise to repeat.
@@ -52,7 +53,7 @@ func hivePath(p string) ([]hiveValue, error) {
 		if err != nil {
 			return nil, fmt.Errorf("partition directory %q: the value does not URL-decode: %v", seg, err)
 		}
-		if dec != hiveDefault && !strings.EqualFold(dec, "NULL") {
+		if v != hiveDefault && !strings.EqualFold(v, "NULL") {
 			hv.value = stats.Known(dec)
 		}
 		out = append(out, hv)
@@ -74,17 +75,28 @@ var (
 	canonicalTimestamp = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?$`)
 	// dateLike are values DuckDB's DATE or TIMESTAMP cast may accept in
 	// forms other than the canonical ones above (2024-1-2, offsets, ISO
-	// 'T', 'epoch', 'infinity').
-	dateLike = regexp.MustCompile(`(?i)^(-?[0-9]+-[0-9]+-[0-9]+.*|-?infinity|epoch)$`)
+	// 'T', 'epoch', 'infinity'). No spelling of a date holds '%', and DuckDB
+	// types the text before decoding it: 2024-01-02%2010%3A00%3A00 is text.
+	dateLike = regexp.MustCompile(`(?i)^(-?[0-9]+-[0-9]+-[0-9]+[^%]*|-?infinity|epoch)$`)
+	// plainInteger is what DuckDB types BIGINT without doubt: a leading
+	// zero makes DuckDB keep the text (007, 00), a minus sign does not.
+	plainInteger = regexp.MustCompile(`^(0|[1-9][0-9]*|-[0-9]+)$`)
+	// intLike are other spellings DuckDB types BIGINT (0x10, 0b1, " 5").
+	// Those it keeps as text are not here: 007, +5, 1_000, and numbers out
+	// of BIGINT's range.
+	intLike = regexp.MustCompile(`^(\s*-?0[xXbB][0-9a-fA-F]+\s*|\s+-?[0-9]+\s*|\s*-?[0-9]+\s+)$`)
 )
 
 // hiveType is the type DuckDB 1.5's hive_partitioning gives a key whose
-// non-NULL values are vals (checked against DuckDB in the engine's tests):
-// BIGINT when every value is an integer written as DuckDB writes it back
-// (no sign, no leading zero; "007" and "+5" stay text), DATE or TIMESTAMP
-// when every value is one, else VARCHAR. DuckDB also reads dates and
-// timestamps in other spellings (2024-1-2, an ISO 'T', an offset); rather
-// than guess its reading of those, such a set is refused.
+// non-NULL values, as the directories spell them (DuckDB types the text
+// before URL-decoding it: a%20b and 2024-01-02%2010:00:00 are VARCHAR), are
+// vals (checked against DuckDB in the engine's tests): BIGINT when every
+// value is a decimal integer without a leading zero (0, -7, -007; not 007,
+// +5 or 1_000), DATE or TIMESTAMP when every value is one in its canonical
+// spelling, else VARCHAR. DuckDB also reads integers in other spellings
+// (0x10, 0b1, padded with spaces) and dates and timestamps in others
+// (2024-1-2, an ISO 'T', an offset); rather than guess its reading of
+// those, such a set is refused.
 func hiveType(key string, vals []string) (string, error) {
 	if len(vals) == 0 {
 		return "VARCHAR", nil
@@ -92,12 +104,17 @@ func hiveType(key string, vals []string) (string, error) {
 	all := func(ok func(string) bool) bool {
 		return !slices.ContainsFunc(vals, func(v string) bool { return !ok(v) })
 	}
+	isInt := func(v string) bool {
+		_, err := strconv.ParseInt(v, 10, 64)
+		return err == nil && plainInteger.MatchString(v)
+	}
 	switch {
-	case all(func(v string) bool {
-		n, err := strconv.ParseInt(v, 10, 64)
-		return err == nil && strconv.FormatInt(n, 10) == v
-	}):
+	case all(isInt):
 		return "BIGINT", nil
+	case all(func(v string) bool { return isInt(v) || intLike.MatchString(v) }):
+		return "", fmt.Errorf("partition key %q: values such as %q may read in DuckDB as integers in a spelling rocklake does not follow; write them as plain decimal integers", key, vals[slices.IndexFunc(vals, func(v string) bool { return !isInt(v) })])
+	}
+	switch {
 	case all(func(v string) bool { return canonicalDate.MatchString(v) && parses("DATE", v) }):
 		return "DATE", nil
 	case all(func(v string) bool { return canonicalTimestamp.MatchString(v) && parses("TIMESTAMP", v) }):
@@ -151,7 +168,7 @@ func hiveDefs(infos []*fileInfo) ([]catalog.ColumnDef, error) {
 		}
 		for _, hv := range fi.hive {
 			if hv.value.Known {
-				vals[types.FoldIdent(hv.key)] = append(vals[types.FoldIdent(hv.key)], hv.value.V)
+				vals[types.FoldIdent(hv.key)] = append(vals[types.FoldIdent(hv.key)], hv.raw)
 			}
 		}
 	}

@@ -157,6 +157,12 @@ func TestHiveType(t *testing.T) {
 		{[]string{"2024-01-02", "x"}, "VARCHAR"},
 		{[]string{"", "5"}, "VARCHAR"},
 		{[]string{"true", "false"}, "VARCHAR"},
+		{[]string{"-0", "-007"}, "BIGINT"},
+		{[]string{"0x10"}, ""},
+		{[]string{"5 ", "6"}, ""},
+		{[]string{"1_000"}, "VARCHAR"},
+		{[]string{"a%20b"}, "VARCHAR"},
+		{[]string{"2024-01-02%2010%3A00%3A00"}, "VARCHAR"},
 	} {
 		got, err := hiveType("k", tc.vals)
 		if tc.want == "" {
