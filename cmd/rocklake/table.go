@@ -163,6 +163,9 @@ type columnInfo struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Nullable bool   `json:"nullable"`
+	// Partition is where a partition column's values come from ("hive":
+	// each file's key=value directory); absent for other columns.
+	Partition string `json:"partition,omitempty"`
 	// Filters describes the column's membership filters in the snapshot's
 	// files, when it has any.
 	Filters  *filterInfo  `json:"membership_filters,omitempty"`
@@ -219,7 +222,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 					if f := ci.Filters; f != nil {
 						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
-					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable, filters)
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typeText(ci.Type, ci.Partition), ci.Nullable, filters)
 					walk(ci.Children, depth+1)
 				}
 			}
@@ -241,7 +244,7 @@ func columnTree(cols []catalog.Column) []columnInfo {
 	}
 	var build func(c catalog.Column) columnInfo
 	build = func(c catalog.Column) columnInfo {
-		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable}
+		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, Partition: c.Partition}
 		for _, k := range kids[c.ID] {
 			ci.Children = append(ci.Children, build(k))
 		}
@@ -252,4 +255,13 @@ func columnTree(cols []catalog.Column) []columnInfo {
 		out = append(out, build(c))
 	}
 	return out
+}
+
+// typeText is a column's type as the text outputs show it, with where a
+// partition column's values come from.
+func typeText(typ, partition string) string {
+	if partition == "" {
+		return typ
+	}
+	return typ + " (partition: " + partition + ")"
 }
