@@ -44,6 +44,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // ErrSchemaMismatch reports a file whose columns do not fit the table.
@@ -270,6 +271,11 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 			parts, err := hiveDefs(infos)
 			if err != nil {
 				return Result{}, err
+			}
+			for _, p := range parts {
+				if fc, ok := infos[0].columns[types.FoldIdent(p.Name)]; ok {
+					return Result{}, &FileError{Path: infos[0].path, Err: fmt.Errorf("%w: the file has a column %q and its path a partition key %q: a table cannot have both", ErrSchemaMismatch, fc.Name, p.Name)}
+				}
 			}
 			defs = append(defs, parts...)
 		}

@@ -258,6 +258,12 @@ func TestHivePartitions(t *testing.T) {
 		t.Fatal("a refused add committed a snapshot")
 	}
 
+	// A file column named like a key of its path.
+	clash := writeFile(t, filepath.Join(dir, "clash", "K=1", "j.parquet"), intColumn("k", 0, 3))
+	if _, err := Add(c, "v", []string{clash}, Options{Create: true}); !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), `column "k" and its path a partition key "K"`) {
+		t.Errorf("a column named like a partition key: %v", err)
+	}
+
 	// Without the layout, --create makes no partition columns; --hive
 	// insists on one.
 	flat := writeFile(t, filepath.Join(dir, "flat", "g.parquet"), intColumn("id", 0, 3))
