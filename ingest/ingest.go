@@ -16,7 +16,11 @@
 //     statistics;
 //   - each file is checked against the table (build.go): columns matched
 //     by name as DuckDB binds names (names.go), with file types that fit
-//     the table's and casts that cannot fail on the file's values;
+//     the table's and casts that cannot fail on the file's values; a file
+//     column the table lacks is refused unless Options.IgnoreExtraColumns;
+//   - a partition column's value comes from the file's key=value
+//     directories (hive.go), read and typed as DuckDB's hive_partitioning
+//     reads them, and is stored as exact statistics;
 //   - its statistics per row group and per file, in the table's column
 //     types, with page-index and bloom-filter locations and VARIANT
 //     sub-field stats, and membership filters where chosen (filter.go),
