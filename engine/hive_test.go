@@ -86,6 +86,7 @@ func TestHivePartitionsMatchDuckDB(t *testing.T) {
 		"SELECT p, s, d, count(*), sum(v) FROM t GROUP BY ALL",
 		"SELECT a.id AS x, b.id AS y FROM t a JOIN t b ON a.id = b.v WHERE a.p = 2 AND b.s IS NULL",
 		"SELECT * FROM t WHERE p = 3",
+		"SELECT * FROM query_table('t') WHERE s = 'x1'",
 	}
 	for _, q := range queries {
 		for _, opts := range []QueryOptions{{Snapshot: catalog.Latest}, {Snapshot: catalog.Latest, NoPruning: true, NoMetadataAnswers: true}} {
