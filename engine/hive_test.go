@@ -207,5 +207,27 @@ func TestHiveTypesMatchDuckDB(t *testing.T) {
 		if got := types.DuckDBName(col.Type); got != duck {
 			t.Errorf("%q: ingest types k as %s, DuckDB as %s", vals, got, duck)
 		}
+		// And the values read back as DuckDB reads them.
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const q = "SELECT id, k FROM t ORDER BY id"
+		res, err := e.Query(context.Background(), q, QueryOptions{Snapshot: catalog.Latest})
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, row := range res.Rows {
+			got = append(got, rowText(row))
+		}
+		want, err := baseline(t, db, fmt.Sprintf("SELECT id, k FROM read_parquet('%s/*/*.parquet', hive_partitioning = true) ORDER BY id", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameRows(got, want, true) {
+			t.Errorf("%q: rocklake reads %v, DuckDB %v", vals, got, want)
+		}
 	}
 }
