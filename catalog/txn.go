@@ -30,6 +30,30 @@ type ColumnDef struct {
 	Partition string
 }
 
+// PartitionBy marks the named columns of defs as Hive partition columns
+// (PartitionHive): their values come from each file's key=value
+// directories, in the declared types. A name that is not in defs is an
+// error naming it.
+func PartitionBy(defs []ColumnDef, names []string) error {
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		found := false
+		for i := range defs {
+			if strings.EqualFold(defs[i].Name, n) {
+				defs[i].Partition, found = PartitionHive, true
+			}
+		}
+		if !found {
+			var have []string
+			for _, d := range defs {
+				have = append(have, d.Name)
+			}
+			return fmt.Errorf("%w partition column %q: not among the columns (%s)", ErrInvalid, n, strings.Join(have, ", "))
+		}
+	}
+	return nil
+}
+
 // ParseColumnDefs reads a column list such as
 // `id BIGINT, name VARCHAR, tags STRUCT(a INT, "b c" VARCHAR[])`.
 func ParseColumnDefs(spec string) ([]ColumnDef, error) {

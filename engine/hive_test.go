@@ -231,3 +231,70 @@ func TestHiveTypesMatchDuckDB(t *testing.T) {
 		}
 	}
 }
+
+// A table that declares its partition columns' types (table create
+// --partition-by): values read in those types, as DuckDB reads them with
+// hive_types, whatever DuckDB would have inferred (INTEGER for what it
+// infers BIGINT, VARCHAR for dates, DECIMAL for what it keeps as text).
+func TestDeclaredHivePartitionsMatchDuckDB(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	base, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	rows := `SELECT i AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE (i % 4) - 2 END AS k,
+		(DATE '2024-01-01' + (i % 3)::INTEGER)::VARCHAR AS d, ((i % 5) * 1.25)::DECIMAL(5,2) AS m
+		FROM range(100) r(i)`
+	if _, err := base.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, PARTITION_BY (k, d, m))", rows, dir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := base.Exec(fmt.Sprintf(`CREATE VIEW t AS SELECT * FROM read_parquet('%s/**/*.parquet', hive_partitioning = true,
+		hive_types = {'k': 'INTEGER', 'd': 'VARCHAR', 'm': 'DECIMAL(5,2)'})`, dir)); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	defs, err := catalog.ParseColumnDefs("id BIGINT, k INTEGER, d VARCHAR, m DECIMAL(5,2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.PartitionBy(defs, []string{"k", "d", "m"}); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := c.Begin()
+	tx.CreateTable("t", defs)
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Add(c, "t", []string{dir}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, q := range []string{
+		"SELECT id, k, d, m, typeof(k), typeof(d), typeof(m) FROM t",
+		"SELECT id, k, d, m FROM t WHERE k = -1",
+		"SELECT id, k, d, m FROM t WHERE k IS NULL OR m > 2.5",
+		"SELECT id, d FROM t WHERE d = '2024-01-02'",
+		"SELECT count(*), min(m), max(m), min(k), max(d) FROM t WHERE k >= 0",
+	} {
+		res, err := e.Query(context.Background(), q, QueryOptions{Snapshot: catalog.Latest})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for _, r := range res.Rows {
+			got = append(got, rowText(r))
+		}
+		want, err := baseline(t, base, q)
+		if err != nil {
+			t.Fatalf("%s: DuckDB: %v", q, err)
+		}
+		if !sameRows(got, want, false) {
+			t.Errorf("%s: got %v\nwant %v", q, head(got), head(want))
+		}
+	}
+}

@@ -76,6 +76,16 @@ func TestAddHivePartitionsAndExtraColumns(t *testing.T) {
 		t.Errorf("query:\n%s\nwant\n%s", q, want)
 	}
 
+	// Declared partition columns take their declared types.
+	if _, err := run(t, "--catalog", dir, "table", "create", "s2", "amount BIGINT, region VARCHAR", "--partition-by", "regio"); err == nil || !strings.Contains(err.Error(), `partition column "regio": not among the columns (amount, region)`) {
+		t.Errorf("--partition-by an unknown column: %v", err)
+	}
+	mustRun(t, "--catalog", dir, "table", "create", "s2", "amount BIGINT, region VARCHAR, day VARCHAR", "--partition-by", "region,day")
+	mustRun(t, "--catalog", dir, "add", "s2", filepath.Join(data, "sales"))
+	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT typeof(day), count(*) FROM s2 WHERE day = '2024-01-02' GROUP BY ALL"); q != "\"typeof(\"\"day\"\")\",count_star()\nVARCHAR,5\n" {
+		t.Errorf("declared VARCHAR day:\n%s", q)
+	}
+
 	// A file whose column the table lacks: refused, named, unless asked.
 	wide := write("wide/part-0.parquet", ints("amount", 5), ints("note", 1))
 	flat := write("flat/part-0.parquet", ints("amount", 7))

@@ -21,15 +21,26 @@ func newTableCmd(g *globals) *cobra.Command {
 }
 
 func newTableCreateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var partitionBy []string
+	cmd := &cobra.Command{
 		Use:   "create NAME 'col TYPE, ...'",
 		Short: "Create a table from a column list",
+		Long: `create makes an empty table with the columns given.
+
+--partition-by names columns whose values come from each file's Hive-style
+key=value directories rather than from the file (region=eu/day=2024-01-02/),
+in the types declared here, as DuckDB reads them with hive_types; add then
+reads every file's values from its path and refuses a file without them.`,
 		Example: `  rocklake table create events 'ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE'
-  rocklake table create t 'id INT, tags STRUCT(a INT, b VARCHAR[]), price DECIMAL(10,2)'`,
+  rocklake table create t 'id INT, tags STRUCT(a INT, b VARCHAR[]), price DECIMAL(10,2)'
+  rocklake table create sales 'amount BIGINT, region VARCHAR, day DATE' --partition-by region,day`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defs, err := catalog.ParseColumnDefs(args[1])
 			if err != nil {
+				return err
+			}
+			if err := catalog.PartitionBy(defs, partitionBy); err != nil {
 				return err
 			}
 			// A type name rocklake does not know is kept as Unknown when it
@@ -56,6 +67,8 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().StringSliceVar(&partitionBy, "partition-by", nil, "columns whose values come from the files' key=value directories (comma-separated)")
+	return cmd
 }
 
 func newTableDropCmd(g *globals) *cobra.Command {
