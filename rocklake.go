@@ -220,6 +220,14 @@ type AddOptions struct {
 	// reads them, Cleanup deletes them from disk. Without it Cleanup only
 	// forgets them.
 	TakeOwnership bool
+	// IgnoreExtraColumns registers files that hold columns the table lacks,
+	// without those columns, recording their names with each file; without
+	// it such a file is refused.
+	IgnoreExtraColumns bool
+	// Hive makes a table Create makes read partition values from the files'
+	// key=value directories, a column per key (Create finds that layout by
+	// itself when every file has the same keys). See ingest.Options.Hive.
+	Hive bool
 }
 
 // AddResult summarises an Add: the snapshot made (the zero Snapshot when
@@ -241,6 +249,7 @@ func (l *Lake) Add(ctx context.Context, table string, paths []string, o AddOptio
 	iopts := ingest.Options{
 		Create: o.Create, Workers: o.Workers, Progress: o.Progress,
 		FilterColumns: o.FilterColumns, NoAutoFilters: o.NoAutoFilters, SkipExisting: o.SkipExisting,
+		IgnoreExtraColumns: o.IgnoreExtraColumns, Hive: o.Hive,
 	}
 	if o.TakeOwnership {
 		iopts.Owner = catalog.OwnerTaken

@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/rocklake/rocklake/kv/kvtest"
@@ -134,7 +135,7 @@ func checkFileSetAgainstRows(t *testing.T, c *Catalog, snap int64, live map[stri
 				t.Fatal(err)
 			}
 			g.End = f.End
-			if g != f || fs.IDs[i] != f.ID || fs.RecordCounts[i] != f.RecordCount || fs.RowGroupCount[i] != f.RowGroupCount || fs.SizeBytes[i] != f.FileSizeBytes {
+			if !reflect.DeepEqual(g, f) || fs.IDs[i] != f.ID || fs.RecordCounts[i] != f.RecordCount || fs.RowGroupCount[i] != f.RowGroupCount || fs.SizeBytes[i] != f.FileSizeBytes {
 				t.Fatalf("snapshot %d table %s file %d: %+v (%d %d %d %d) vs %+v", snap, tb.Name, i, g, fs.IDs[i], fs.RecordCounts[i], fs.RowGroupCount[i], fs.SizeBytes[i], f)
 			}
 			rgs, bytes = rgs+int64(f.RowGroupCount), bytes+f.FileSizeBytes

@@ -727,7 +727,7 @@ func TestParseColumnDefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(defs)
-	want := `[{id int64 false} {Full Name varchar false} {tags struct(a int32, b varchar[]) false} {m map(int32, int32) false}]`
+	want := `[{id int64 false } {Full Name varchar false } {tags struct(a int32, b varchar[]) false } {m map(int32, int32) false }]`
 	if got != want {
 		t.Fatalf("got %s\nwant %s", got, want)
 	}

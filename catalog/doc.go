@@ -38,6 +38,12 @@
 // stats of other columns. Row-group stats follow the same order for the
 // same reason.
 //
+// A partition column (Column.Partition, "hive") is one the files do not
+// hold: each file's value is in its DataFile row (partition_values, by
+// column id; DuckLake keeps them in ducklake_file_partition_value) and,
+// like any column's, in its stats rows, as exact bounds (min = max) or an
+// all-NULL count, so the planner needs nothing else to prune on it.
+//
 // Rows 12 and 13 are the membership index: per column, the files'
 // signatures in slabs, so that a probe of `col = v` reads one group per
 // slab (8 bytes per file) and then only the candidates' filters

@@ -58,6 +58,21 @@ type Column struct {
 	End      stats.Maybe[int64]
 	// Path is the column's name and its ancestors', outermost first.
 	Path []string
+	// Partition says where the column's values come from when the files do
+	// not hold it: "" (the files hold it) or PartitionHive.
+	Partition string
+}
+
+// PartitionHive marks a column whose value in each file is the file's
+// key=value directory (DataFile.PartitionValues), as DuckDB's
+// hive_partitioning reads it.
+const PartitionHive = "hive"
+
+// PartitionValue is one file's value of a partition column, in the DuckLake
+// text form of the column's type; an unknown Value is NULL.
+type PartitionValue struct {
+	ColumnID int64
+	Value    stats.Maybe[string]
 }
 
 // TopLevel returns the columns that are not nested fields of another, in
@@ -100,6 +115,48 @@ type DataFile struct {
 	// ETag is an object's entity tag when it was registered (objects in an
 	// S3-compatible store only): with the size, what readers check.
 	ETag string
+	// IgnoredColumns are top-level columns the file holds and the table
+	// lacks, left out at registration by request.
+	IgnoredColumns []string
+	// PartitionValues are the file's values of the table's partition
+	// columns.
+	PartitionValues []PartitionValue
+}
+
+// PartitionValue returns the file's value of partition column id: set
+// says the file has one, and an unknown value is NULL.
+func (f DataFile) PartitionValue(id int64) (v stats.Maybe[string], set bool) {
+	for _, pv := range f.PartitionValues {
+		if pv.ColumnID == id {
+			return pv.Value, true
+		}
+	}
+	return v, false
+}
+
+func partitionValuesToPB(vs []PartitionValue) []*catalogpb.PartitionValue {
+	var out []*catalogpb.PartitionValue
+	for _, v := range vs {
+		p := &catalogpb.PartitionValue{ColumnId: v.ColumnID}
+		if v.Value.Known {
+			s := v.Value.V
+			p.Value = &s
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func partitionValuesFromPB(ps []*catalogpb.PartitionValue) []PartitionValue {
+	var out []PartitionValue
+	for _, p := range ps {
+		v := PartitionValue{ColumnID: p.ColumnId}
+		if p.Value != nil {
+			v.Value = stats.Known(*p.Value)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // FileIdentity is a file's device and inode number: every path that
@@ -354,6 +411,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		RowIDStart: p.RowIdStart, RowGroupCount: p.RowGroupCount, Begin: p.BeginSnapshot,
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
 		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos, ETag: p.Etag,
+		IgnoredColumns: p.IgnoredColumns, PartitionValues: partitionValuesFromPB(p.PartitionValues),
 	}
 }
 

@@ -171,6 +171,7 @@ func (r *Reader) Columns(tableID int64) ([]Column, error) {
 		out = append(out, Column{
 			ID: p.Id, TableID: p.TableId, Order: p.Order, Name: p.Name, Type: parseOrUnknown(p.Type), Nullable: p.Nullable,
 			Parent: maybeInt(p.ParentColumn), Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
+			Partition: p.Partition,
 		})
 		return nil
 	})

@@ -24,6 +24,34 @@ type ColumnDef struct {
 	Name    string
 	Type    string // DuckDB or DuckLake type text
 	NotNull bool
+	// Partition is "" for a column the files hold, or PartitionHive for
+	// one whose values come from each file's key=value directory
+	// (NewFile.PartitionValues); only a top-level scalar column can be.
+	Partition string
+}
+
+// PartitionBy marks the named columns of defs as Hive partition columns
+// (PartitionHive): their values come from each file's key=value
+// directories, in the declared types. A name that is not in defs is an
+// error naming it.
+func PartitionBy(defs []ColumnDef, names []string) error {
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		found := false
+		for i := range defs {
+			if strings.EqualFold(defs[i].Name, n) {
+				defs[i].Partition, found = PartitionHive, true
+			}
+		}
+		if !found {
+			var have []string
+			for _, d := range defs {
+				have = append(have, d.Name)
+			}
+			return fmt.Errorf("%w partition column %q: not among the columns (%s)", ErrInvalid, n, strings.Join(have, ", "))
+		}
+	}
+	return nil
 }
 
 // ParseColumnDefs reads a column list such as
@@ -83,6 +111,21 @@ type NewFile struct {
 	// ETag is an object's entity tag as listed (objects only): readers
 	// refuse an object whose ETag changed.
 	ETag string
+	// IgnoredColumns are top-level columns the file holds and the table
+	// lacks, recorded so that they can be mapped in later.
+	IgnoredColumns []string
+	// PartitionValues give the file's value of every partition column of
+	// the table, by column name; the commit refuses a file that misses
+	// one. Its statistics for those columns are the caller's (min = max =
+	// the value), as for any other column.
+	PartitionValues []NewPartitionValue
+}
+
+// NewPartitionValue is a new file's value of one partition column, in the
+// DuckLake text form of its type; an unknown Value is NULL.
+type NewPartitionValue struct {
+	Column string
+	Value  stats.Maybe[string]
 }
 
 // FileColumn holds one column's statistics in a new file. Path is the
@@ -626,7 +669,7 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef, tableUUID stri
 	for _, c := range cols {
 		w.put(key(tagColumn, id, c.ID, s), &catalogpb.Column{
 			Id: c.ID, TableId: id, Order: c.Order, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable,
-			ParentColumn: optInt(c.Parent), BeginSnapshot: s,
+			ParentColumn: optInt(c.Parent), BeginSnapshot: s, Partition: c.Partition,
 		})
 	}
 	ts.byPath = columnPaths(ts.cols)
@@ -695,7 +738,18 @@ func buildColumns(tableID, snap int64, table string, defs []ColumnDef) ([]Column
 		if err != nil {
 			return nil, fmt.Errorf("%w table %q column %q: %v", ErrInvalid, table, d.Name, err)
 		}
+		switch d.Partition {
+		case "":
+		case PartitionHive:
+			if typ.Kind == types.KindStruct || typ.Kind == types.KindList || typ.Kind == types.KindArray ||
+				typ.Kind == types.KindMap || typ.Kind == types.KindVariant {
+				return nil, fmt.Errorf("%w table %q column %q: a partition column must be of a scalar type, not %s", ErrInvalid, table, d.Name, typ)
+			}
+		default:
+			return nil, fmt.Errorf("%w table %q column %q: unknown partition kind %q", ErrInvalid, table, d.Name, d.Partition)
+		}
 		add(d.Name, typ, nil, int64(i), d.NotNull)
+		cols[len(cols)-1].Partition = d.Partition
 	}
 	return treeOrder(cols), nil
 }
@@ -717,6 +771,7 @@ func (w *commitWriter) dropTable(name string) error {
 		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), &catalogpb.Column{
 			Id: c.ID, TableId: c.TableID, Order: c.Order, Name: c.Name, Type: c.Type.String(),
 			Nullable: c.Nullable, ParentColumn: optInt(c.Parent), BeginSnapshot: c.Begin, EndSnapshot: &s,
+			Partition: c.Partition,
 		})
 	}
 	if err := w.loadFiles(ts); err != nil {
@@ -785,6 +840,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		RowIdStart: f.RowIDStart, RowGroupCount: f.RowGroupCount, BeginSnapshot: f.Begin, EndSnapshot: end,
 		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
 		Identity: identityToPB(f.Identity), ModifiedUnixNanos: f.ModifiedUnixNanos, Etag: f.ETag,
+		IgnoredColumns: f.IgnoredColumns, PartitionValues: partitionValuesToPB(f.PartitionValues),
 	}
 }
 
@@ -848,6 +904,10 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		if nf.RecordCount < 0 || nf.FileSizeBytes < 0 {
 			return fmt.Errorf("%w data file %s: negative counts", ErrInvalid, nf.Path)
 		}
+		pvs, err := partitionValues(ts, nf)
+		if err != nil {
+			return err
+		}
 		format := nf.Format
 		if format == "" {
 			format = "parquet"
@@ -858,6 +918,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
 			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
 			Identity: nf.Identity, ModifiedUnixNanos: nf.ModifiedUnixNanos, ETag: nf.ETag,
+			IgnoredColumns: nf.IgnoredColumns, PartitionValues: pvs,
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID
@@ -1322,4 +1383,44 @@ func (w *commitWriter) replaceTableVariants(tableID, colID int64, vs []VariantSt
 		w.put(keyWithString(tagTableVariantStats, v.Path, tableID, colID), v.toPB())
 	}
 	return nil
+}
+
+// partitionValues checks a new file's partition values against the
+// table's partition columns, one value each, and numbers them by column:
+// a file without its partition's value would read as NULL there, which no
+// query could tell from a NULL partition.
+func partitionValues(ts *tableState, nf NewFile) ([]PartitionValue, error) {
+	given := map[string]NewPartitionValue{}
+	for _, v := range nf.PartitionValues {
+		k := strings.ToLower(v.Column)
+		if _, dup := given[k]; dup {
+			return nil, fmt.Errorf("%w data file %s: two values for partition column %q", ErrInvalid, nf.Path, v.Column)
+		}
+		given[k] = v
+	}
+	var out []PartitionValue
+	for _, c := range ts.cols {
+		if c.Partition == "" || c.Parent.Known {
+			continue
+		}
+		v, ok := given[strings.ToLower(c.Name)]
+		if !ok {
+			return nil, fmt.Errorf("%w data file %s: no value for partition column %q of table %q", ErrInvalid, nf.Path, c.Name, ts.t.Name)
+		}
+		delete(given, strings.ToLower(c.Name))
+		if v.Value.Known {
+			codec, ok := types.CodecFor(c.Type)
+			if !ok {
+				return nil, fmt.Errorf("%w data file %s: partition column %q of type %s has no text form", ErrInvalid, nf.Path, c.Name, c.Type)
+			}
+			if _, err := codec.Parse(v.Value.V); err != nil {
+				return nil, fmt.Errorf("%w data file %s: partition column %q: value %q is not a %s: %v", ErrInvalid, nf.Path, c.Name, v.Value.V, c.Type, err)
+			}
+		}
+		out = append(out, PartitionValue{ColumnID: c.ID, Value: v.Value})
+	}
+	for _, v := range given {
+		return nil, fmt.Errorf("%w data file %s: %q is not a partition column of table %q", ErrInvalid, nf.Path, v.Column, ts.t.Name)
+	}
+	return out, nil
 }

@@ -46,6 +46,10 @@
 //	         of every file under its own name. The views are dropped after
 //	         the caller has the rows.
 //
+// A partition column is not read from the files: each run of kept files
+// with the same partition values is one read_parquet selecting the values
+// as constants of the columns' types (filegroups.go).
+//
 // read_parquet matches columns by name (union_by_name) only when some kept
 // file's columns differ from the table's: it costs DuckDB a second read of
 // every footer. read_parquet globs every path it is given, so a path with ?, *

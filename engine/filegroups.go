@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -117,16 +118,23 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 // gives an expression for a long file list (a variable), or "" to spell it.
 // mixed says the SELECT unions runs whose files store some column in
 // different types (see Engine.mixedDB).
-func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool,
+//
+// A partitioned table's files are also split into runs by their partition
+// values (consts), each run selecting its values as constants of the
+// column's type: files written partition by partition keep a partition's
+// files together, so a table has about one run per partition.
+func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool, consts partConsts,
 	schemas map[string]fileSchema, source func([]string) string) (sql string, mixed bool, err error) {
 	if len(files) == 0 {
-		return viewSQL(t, cols, nil, "", false), false, nil
+		return viewSQL(t, cols, nil, "", false, nil), false, nil
 	}
 	type run struct {
 		sig   string // "" for files matching the table
+		key   string // the partition values
 		files []string
 	}
 	var runs []run
+	sigs := map[string]bool{}
 	for _, f := range files {
 		sig := ""
 		if odd[f] {
@@ -136,16 +144,19 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 			}
 			sig = "\x00" + s.sig
 		}
-		if n := len(runs); n > 0 && runs[n-1].sig == sig {
+		sigs[sig] = true
+		key := consts[f].key()
+		if n := len(runs); n > 0 && runs[n-1].sig == sig && runs[n-1].key == key {
 			runs[n-1].files = append(runs[n-1].files, f)
 		} else {
-			runs = append(runs, run{sig: sig, files: []string{f}})
+			runs = append(runs, run{sig: sig, key: key, files: []string{f}})
 		}
 	}
 	parts := make([]string, 0, len(runs))
 	for _, r := range runs {
+		pc := consts[r.files[0]]
 		if r.sig == "" {
-			parts = append(parts, viewSQL(t, cols, r.files, source(r.files), false))
+			parts = append(parts, viewSQL(t, cols, r.files, source(r.files), false, pc))
 			continue
 		}
 		names := schemas[r.files[0]].names
@@ -155,6 +166,10 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 				continue
 			}
 			dt := types.DuckDBName(c.Type)
+			if c.Partition != "" {
+				sel = append(sel, fmt.Sprintf("%s AS %s", pc[c.ID], sqllex.QuoteName(c.Name)))
+				continue
+			}
 			src := "NULL"
 			for _, n := range names {
 				if types.SameIdent(n, c.Name) {
@@ -177,7 +192,8 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 	}
 	// Runs of one schema are of one type by construction; two runs, one of
 	// them odd, may differ (a run of plain files has the table's types).
-	mixed = len(runs) > 1
+	// Partition values are constants of the column's type.
+	mixed = len(sigs) > 1
 	return strings.Join(parts, " UNION ALL "), mixed, nil
 }
 
@@ -191,4 +207,48 @@ func fileList(files []string, src string) string {
 		quoted[i] = "'" + strings.ReplaceAll(duckPath(f), "'", "''") + "'"
 	}
 	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// partConsts maps a file to its partition columns' values, each an SQL
+// constant of the column's type, by column id.
+type partConsts map[string]fileConstants
+
+type fileConstants map[int64]string
+
+// key is the values as one string: files with equal keys read in one run.
+func (c fileConstants) key() string {
+	if len(c) == 0 {
+		return ""
+	}
+	ids := make([]int64, 0, len(c))
+	for id := range c {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%d\x00%s\x00", id, c[id])
+	}
+	return b.String()
+}
+
+// fileConsts is a file's values of the partition columns as SQL
+// constants: the stored text cast to the column's type, or a typed NULL
+// (as DuckDB's hive_partitioning reads __HIVE_DEFAULT_PARTITION__). A file
+// registered without a value for a column reads NULL there.
+func fileConsts(f catalog.DataFile, partCols []catalog.Column) fileConstants {
+	out := make(fileConstants, len(partCols))
+	for _, c := range partCols {
+		dt := types.DuckDBName(c.Type)
+		if dt == "" {
+			dt = "VARCHAR"
+		}
+		v, _ := f.PartitionValue(c.ID)
+		if v.Known {
+			out[c.ID] = fmt.Sprintf("CAST(%s AS %s)", "'"+strings.ReplaceAll(v.V, "'", "''")+"'", dt)
+		} else {
+			out[c.ID] = fmt.Sprintf("CAST(NULL AS %s)", dt)
+		}
+	}
+	return out
 }

@@ -328,6 +328,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		plan  *prune.Plan
 		files []string        // filled once DuckDB is sure to read the view
 		odd   map[string]bool // files whose columns are not exactly the table's
+		parts partConsts      // partition columns' values, per file
 	}
 	var views []*view
 	viewByPlan := map[*prune.Plan]*view{}
@@ -434,7 +435,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	// statistics planned the query.
 	stamps := map[string]fileStamp{} // each kept file as registered
 	for _, v := range views {
-		if v.files, v.odd, err = viewFiles(r, v.t, v.plan, stamps); err != nil {
+		if v.files, v.odd, v.parts, err = viewFiles(r, v.t, v.cols, v.plan, stamps); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -464,6 +465,9 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 				v.files[i] = l
 				if v.odd[f] {
 					v.odd[l] = true
+				}
+				if p, ok := v.parts[f]; ok {
+					v.parts[l] = p
 				}
 			}
 		}
@@ -509,7 +513,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	mixedTypes := false
 	for i, v := range views {
 		var mixed bool
-		if sqls[i], mixed, err = readSQL(v.t, v.cols, v.files, v.odd, schemas, source); err != nil {
+		if sqls[i], mixed, err = readSQL(v.t, v.cols, v.files, v.odd, v.parts, schemas, source); err != nil {
 			return nil, nil, err
 		}
 		mixedTypes = mixedTypes || mixed
@@ -624,7 +628,7 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 		}
 		done[ref.table.ID] = true
 		name := sqllex.QuoteName(ref.table.Name)
-		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, viewSQL(ref.table, ref.cols, nil, "", false)))
+		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, viewSQL(ref.table, ref.cols, nil, "", false, nil)))
 		*cleanup = append(*cleanup, "DROP VIEW IF EXISTS temp."+name+";")
 	}
 	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT * FROM (\n"+query+"\n)")
@@ -707,13 +711,21 @@ func usableConjuncts(ref *tableRef, opts QueryOptions) (b *expr.Bound, used int)
 }
 
 // viewFiles lists the files a plan keeps, in its order, those of them
-// whose columns are not exactly the table's, and (into stamps) what
-// registration recorded of each.
-func viewFiles(r *catalog.Reader, t catalog.Table, p *prune.Plan, stamps map[string]fileStamp) ([]string, map[string]bool, error) {
+// whose columns are not exactly the table's, the values of the table's
+// partition columns in each, and (into stamps) what registration recorded
+// of each.
+func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *prune.Plan, stamps map[string]fileStamp) ([]string, map[string]bool, partConsts, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	var partCols []catalog.Column
+	for _, c := range cols {
+		if c.Partition != "" && !c.Parent.Known {
+			partCols = append(partCols, c)
+		}
+	}
+	var parts partConsts
 	files := make([]string, 0, len(p.KeptFiles))
 	var odd map[string]bool
 	for _, kf := range p.KeptFiles {
@@ -722,8 +734,17 @@ func viewFiles(r *catalog.Reader, t catalog.Table, p *prune.Plan, stamps map[str
 		var f catalog.DataFile
 		if ok {
 			if f, err = r.FileAt(fs, i); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
+		}
+		if len(partCols) > 0 {
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("table %q: kept file %s is not in the table's file set", t.Name, kf.Path)
+			}
+			if parts == nil {
+				parts = partConsts{}
+			}
+			parts[kf.Path] = fileConsts(f, partCols)
 		}
 		if !ok || !f.ColumnsMatchTable {
 			if odd == nil {
@@ -735,7 +756,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, p *prune.Plan, stamps map[str
 			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: f.ModifiedUnixNanos, etag: f.ETag}
 		}
 	}
-	return files, odd, nil
+	return files, odd, parts, nil
 }
 
 // listParamMin is the file count above which a view's file list is handed
@@ -754,13 +775,21 @@ const listParamMin = 64
 // src, when set, is an expression giving the file list (a variable set
 // from a prepared parameter); else the files are spelled as a literal list,
 // whose parsing costs DuckDB about 5 µs per path.
-func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string, byName bool) string {
+//
+// consts gives the partition columns' values in these files (one value
+// per column for all of them: see readSQL); a partition column is never
+// read from the files.
+func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string, byName bool, consts map[int64]string) string {
 	var sel []string
 	for _, c := range cols {
 		if c.Parent.Known {
 			continue
 		}
 		dt := types.DuckDBName(c.Type)
+		if c.Partition != "" && len(files) > 0 {
+			sel = append(sel, fmt.Sprintf("%s AS %s", consts[c.ID], sqllex.QuoteName(c.Name)))
+			continue
+		}
 		if dt == "" {
 			sel = append(sel, sqllex.QuoteName(c.Name))
 		} else {

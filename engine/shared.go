@@ -25,7 +25,7 @@ func (e *Engine) DuckPath(path string) string { return duckPath(path) }
 // types, over files, matching their columns by name: the table as queries
 // read it. It stays valid while the engine is open.
 func (e *Engine) ReadFilesSQL(t catalog.Table, cols []catalog.Column, files []string) string {
-	return viewSQL(t, cols, files, "", true)
+	return viewSQL(t, cols, files, "", true, nil)
 }
 
 type udfOnce struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -22,6 +23,8 @@ type fileInfo struct {
 	meta    *pqmeta.File
 	columns map[string]*pqmeta.Column // top-level, by types.FoldIdent
 	obj     *storage.Object           // an object's listing; nil for a local file
+	hive    []hiveValue               // the path's key=value directories
+	hiveErr error                     // why they could not be read
 }
 
 // inspect reads a file's footer and interprets its schema and row groups.
@@ -47,6 +50,8 @@ func inspectTarget(t target, objects storage.Store) (*fileInfo, error) {
 		return nil, err
 	}
 	fi := &fileInfo{path: t.path, from: t.from, id: t.id, meta: meta, columns: map[string]*pqmeta.Column{}, obj: t.obj}
+	// Read always, refused only where a table takes partition values.
+	fi.hive, fi.hiveErr = hivePath(t.path)
 	// Columns are matched by name ignoring ASCII case, as DuckDB matches
 	// them (names.go), so two names that differ only in ASCII case are one
 	// name twice: DuckDB reads the second as another column (`a` and `A`
@@ -85,8 +90,12 @@ func (fi *fileInfo) columnDefs() []catalog.ColumnDef {
 
 // newFile checks the file against a table's columns and builds its
 // registration: every table column must be in the file with a type that
-// fits (pqmeta.Fits); file columns the table lacks are ignored.
-func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFile, error) {
+// fits (pqmeta.Fits), but for partition columns, whose values come from the
+// file's path and which the file must not hold. A file column the table
+// lacks is refused, naming it, unless ignoreExtra: then it is recorded in
+// the registration (NewFile.IgnoredColumns), so that it can be mapped in
+// later, and queries never see it.
+func (fi *fileInfo) newFile(table string, cols []catalog.Column, ignoreExtra bool) (catalog.NewFile, error) {
 	m := fi.meta
 	nf := catalog.NewFile{
 		Path: fi.path, Format: "parquet", RecordCount: m.Rows, FileSizeBytes: m.Size,
@@ -95,11 +104,28 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 	if fi.obj != nil {
 		nf.ETag = fi.obj.ETag
 	}
+	known := map[string]bool{}
 	for _, col := range cols {
 		if col.Parent.Known {
 			continue
 		}
+		known[types.FoldIdent(col.Name)] = true
 		fc, ok := fi.columns[types.FoldIdent(col.Name)]
+		if col.Partition != "" {
+			if ok {
+				return nf, fmt.Errorf("%w: the file has a column %q, which is a partition column of table %q (its values come from the path)", ErrSchemaMismatch, fc.Name, table)
+			}
+			if fi.hiveErr != nil {
+				return nf, fmt.Errorf("%w: %v", ErrSchemaMismatch, fi.hiveErr)
+			}
+			pc, pv, err := fi.partitionColumn(col)
+			if err != nil {
+				return nf, err
+			}
+			nf.Columns = append(nf.Columns, pc)
+			nf.PartitionValues = append(nf.PartitionValues, pv)
+			continue
+		}
 		if !ok {
 			for _, c := range m.Columns {
 				if caseOnlyMismatch(c.Name, col.Name) {
@@ -118,6 +144,19 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 		if err := m.CastError(fc, col.Type); err != nil {
 			return nf, fmt.Errorf("%w: column %q: %v", ErrSchemaMismatch, col.Name, err)
 		}
+	}
+	var extra []string
+	for _, c := range m.Columns {
+		if !known[types.FoldIdent(c.Name)] {
+			extra = append(extra, c.Name)
+		}
+	}
+	if len(extra) > 0 {
+		if !ignoreExtra {
+			return nf, fmt.Errorf("%w: the file has %s %s, which table %q lacks (add --ignore-extra-columns to register it without them)",
+				ErrSchemaMismatch, plural(len(extra), "column", "columns"), quoteList(extra), table)
+		}
+		nf.IgnoredColumns = extra
 	}
 	nf.ColumnsMatchTable = fi.columnsMatch(cols)
 	for _, col := range cols {
@@ -141,13 +180,14 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column) (catalog.NewFil
 	return nf, nil
 }
 
-// columnsMatch says the file's top-level columns are exactly the table's:
-// same count, names (case and all), order and types.
+// columnsMatch says the file's top-level columns are exactly the table's
+// but its partition columns: same count, names (case and all), order and
+// types.
 func (fi *fileInfo) columnsMatch(cols []catalog.Column) bool {
 	i := 0
 	for _, col := range cols {
-		if col.Parent.Known {
-			continue
+		if col.Parent.Known || col.Partition != "" {
+			continue // partition columns are not in the file: readers supply them
 		}
 		if i >= len(fi.meta.Columns) {
 			return false
@@ -273,4 +313,19 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 		fc.Variants = append(fc.Variants, vs)
 	}
 	return fc, len(fc.Variants) > 0
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }

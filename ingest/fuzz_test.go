@@ -24,5 +24,5 @@ func fuzzOne(p string) {
 	if err != nil {
 		return
 	}
-	_, _ = fi.newFile("t", cols)
+	_, _ = fi.newFile("t", cols, false)
 }

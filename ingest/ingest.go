@@ -16,7 +16,11 @@
 //     statistics;
 //   - each file is checked against the table (build.go): columns matched
 //     by name as DuckDB binds names (names.go), with file types that fit
-//     the table's and casts that cannot fail on the file's values;
+//     the table's and casts that cannot fail on the file's values; a file
+//     column the table lacks is refused unless Options.IgnoreExtraColumns;
+//   - a partition column's value comes from the file's key=value
+//     directories (hive.go), read and typed as DuckDB's hive_partitioning
+//     reads them, and is stored as exact statistics;
 //   - its statistics per row group and per file, in the table's column
 //     types, with page-index and bloom-filter locations and VARIANT
 //     sub-field stats, and membership filters where chosen (filter.go),
@@ -37,12 +41,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/storage"
+	"github.com/rocklake/rocklake/types"
 )
 
 // ErrSchemaMismatch reports a file whose columns do not fit the table.
@@ -92,6 +98,16 @@ type Options struct {
 	// footers are not read. Once expire has forgotten a retired file, it
 	// is new again.
 	SkipExisting bool
+	// IgnoreExtraColumns registers files that hold columns the table lacks,
+	// recording those columns' names with each file (queries do not see
+	// them); without it such a file is refused.
+	IgnoreExtraColumns bool
+	// Hive reads each file's partition values from its key=value
+	// directories (as DuckDB's hive_partitioning does, hive.go): a table
+	// Create makes gets a partition column per key. Create detects that
+	// layout by itself when every file's path has the same keys; a table
+	// that has partition columns reads them from every file added.
+	Hive bool
 }
 
 // Result summarises a successful Add.
@@ -255,6 +271,18 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 			return Result{}, &FileError{Path: infos[0].path, Err: err}
 		}
 		defs := infos[0].columnDefs()
+		if _, layout := hiveLayout(infos); opts.Hive || layout {
+			parts, err := hiveDefs(infos)
+			if err != nil {
+				return Result{}, err
+			}
+			for _, p := range parts {
+				if fc, ok := infos[0].columns[types.FoldIdent(p.Name)]; ok {
+					return Result{}, &FileError{Path: infos[0].path, Err: fmt.Errorf("%w: the file has a column %q and its path a partition key %q: a table cannot have both", ErrSchemaMismatch, fc.Name, p.Name)}
+				}
+			}
+			defs = append(defs, parts...)
+		}
 		tx.CreateTable(table, defs)
 		res.CreatedTable = true
 		// The columns CreateTable will make in this commit, computed without
@@ -268,6 +296,9 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 	default:
 		return Result{}, err
 	}
+	if opts.Hive && !res.CreatedTable && !slices.ContainsFunc(cols, func(c catalog.Column) bool { return c.Partition != "" }) {
+		return Result{}, fmt.Errorf("%w: table %q has no partition columns to read from the files' key=value directories (--hive applies to a table --create makes)", ErrSchemaMismatch, table)
+	}
 	chosen, explicit, err := filterColumns(r, t, cols, infos[0], res.CreatedTable, opts)
 	if err != nil {
 		return Result{}, err
@@ -279,7 +310,7 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 	var nfs []catalog.NewFile
 	var errs []error
 	for i, fi := range infos {
-		nf, err := fi.newFile(table, cols)
+		nf, err := fi.newFile(table, cols, opts.IgnoreExtraColumns)
 		if err != nil {
 			errs = append(errs, &FileError{Path: fi.path, Err: err})
 			continue

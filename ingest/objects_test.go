@@ -320,3 +320,37 @@ func TestAddObjectsWithFilters(t *testing.T) {
 		t.Errorf("filters of objects differ from those of the same files:\n%s\n%s", a, b)
 	}
 }
+
+// Objects under key=value prefixes are partitioned as files under such
+// directories are: the keys of s3://bucket/prefix/k=v/... become partition
+// columns with each object's values.
+func TestAddPartitionedObjects(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	dir := t.TempDir()
+	for i, p := range []string{"region=eu", "region=__HIVE_DEFAULT_PARTITION__"} {
+		local := filepath.Join(dir, fmt.Sprintf("f%d.parquet", i))
+		srv.Put(t, "s3://lake/sales/"+p+"/part-0.parquet", writeEvents(t, local, int64(i)*100, 50, 25))
+	}
+	st := objectStore(t, srv)
+	c := memCatalog(t)
+	if _, err := Add(c, "sales", []string{"s3://lake/sales/"}, Options{Create: true, Objects: st}); err != nil {
+		t.Fatal(err)
+	}
+	cols, fs := tableFiles(t, c, "sales")
+	region := cols[len(cols)-1]
+	if region.Name != "region" || region.Partition != catalog.PartitionHive || len(fs) != 2 {
+		t.Fatalf("columns %+v, %d files", cols, len(fs))
+	}
+	for _, f := range fs {
+		v, ok := f.PartitionValue(region.ID)
+		switch {
+		case strings.Contains(f.Path, "/region=eu/"):
+			if !ok || v != stats.Known("eu") {
+				t.Errorf("%s: %+v", f.Path, v)
+			}
+		case !ok || v.Known:
+			t.Errorf("%s: %+v, want NULL", f.Path, v)
+		}
+	}
+}

@@ -72,7 +72,9 @@ func PrepareFiles(ctx context.Context, table string, cols []catalog.Column, path
 	out := make([]catalog.NewFile, len(infos))
 	var errs []error
 	for i, fi := range infos {
-		nf, err := fi.newFile(table, cols)
+		// A catalog being imported may hold files with columns its table
+		// has since dropped: DuckLake reads them by column id, as here.
+		nf, err := fi.newFile(table, cols, true)
 		if err != nil {
 			errs = append(errs, &FileError{Path: fi.path, Err: err})
 			continue

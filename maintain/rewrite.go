@@ -815,3 +815,15 @@ func openTable(cat *catalog.Catalog, snapshot int64, table string) (*tableState,
 	}
 	return st, nil
 }
+
+// unpartitioned refuses a rewrite of a table with partition columns: a
+// rewrite writes one set of files for the whole table, which would mix
+// partitions in a file and lose the values that only the paths hold.
+func (st *tableState) unpartitioned(what string) error {
+	for _, c := range catalog.TopLevel(st.cols) {
+		if c.Partition != "" {
+			return fmt.Errorf("%s: table %q has partition column %q (values from the files' key=value directories), and %s does not rewrite partitioned tables yet", what, st.t.Name, c.Name, what)
+		}
+	}
+	return nil
+}

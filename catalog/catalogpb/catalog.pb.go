@@ -538,6 +538,11 @@ type Column struct {
 	ParentColumn  *int64 `protobuf:"varint,7,opt,name=parent_column,json=parentColumn,proto3,oneof" json:"parent_column,omitempty"`
 	BeginSnapshot int64  `protobuf:"varint,8,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
 	EndSnapshot   *int64 `protobuf:"varint,9,opt,name=end_snapshot,json=endSnapshot,proto3,oneof" json:"end_snapshot,omitempty"`
+	// Where a column's values come from when the files do not hold it:
+	// "" (the files hold it), or "hive": each file's key=value directory
+	// (DataFile.partition_values). Absent in catalogs written before
+	// partitions existed, which have none.
+	Partition     string `protobuf:"bytes,10,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -635,6 +640,13 @@ func (x *Column) GetEndSnapshot() int64 {
 	return 0
 }
 
+func (x *Column) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
 type DataFile struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -668,9 +680,16 @@ type DataFile struct {
 	// For an object in an S3-compatible store (path s3://bucket/key): its
 	// ETag as the store sent it, quotes kept. Readers ask for the object
 	// only as long as it still has this ETag. Empty for local files.
-	Etag          string `protobuf:"bytes,17,opt,name=etag,proto3" json:"etag,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Etag string `protobuf:"bytes,17,opt,name=etag,proto3" json:"etag,omitempty"`
+	// Top-level columns the file holds and the table lacks, left out at
+	// registration by request (add --ignore-extra-columns), so that they can
+	// be mapped in later. Empty for every other file.
+	IgnoredColumns []string `protobuf:"bytes,18,rep,name=ignored_columns,json=ignoredColumns,proto3" json:"ignored_columns,omitempty"`
+	// The file's values of the table's partition columns (Column.partition),
+	// one per such column.
+	PartitionValues []*PartitionValue `protobuf:"bytes,19,rep,name=partition_values,json=partitionValues,proto3" json:"partition_values,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
@@ -822,6 +841,74 @@ func (x *DataFile) GetEtag() string {
 	return ""
 }
 
+func (x *DataFile) GetIgnoredColumns() []string {
+	if x != nil {
+		return x.IgnoredColumns
+	}
+	return nil
+}
+
+func (x *DataFile) GetPartitionValues() []*PartitionValue {
+	if x != nil {
+		return x.PartitionValues
+	}
+	return nil
+}
+
+// PartitionValue is one file's value of one partition column, in the
+// DuckLake text form of the column's type; value absent means NULL.
+type PartitionValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ColumnId      int64                  `protobuf:"varint,1,opt,name=column_id,json=columnId,proto3" json:"column_id,omitempty"`
+	Value         *string                `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionValue) Reset() {
+	*x = PartitionValue{}
+	mi := &file_catalog_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionValue) ProtoMessage() {}
+
+func (x *PartitionValue) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionValue.ProtoReflect.Descriptor instead.
+func (*PartitionValue) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PartitionValue) GetColumnId() int64 {
+	if x != nil {
+		return x.ColumnId
+	}
+	return 0
+}
+
+func (x *PartitionValue) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
 // FileIdentity is a file's device and inode number (stat(2)'s st_dev and
 // st_ino): equal for every path that reaches the same file.
 type FileIdentity struct {
@@ -834,7 +921,7 @@ type FileIdentity struct {
 
 func (x *FileIdentity) Reset() {
 	*x = FileIdentity{}
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +933,7 @@ func (x *FileIdentity) String() string {
 func (*FileIdentity) ProtoMessage() {}
 
 func (x *FileIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +946,7 @@ func (x *FileIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileIdentity.ProtoReflect.Descriptor instead.
 func (*FileIdentity) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{7}
+	return file_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FileIdentity) GetDevice() uint64 {
@@ -900,7 +987,7 @@ type ColumnStats struct {
 
 func (x *ColumnStats) Reset() {
 	*x = ColumnStats{}
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +999,7 @@ func (x *ColumnStats) String() string {
 func (*ColumnStats) ProtoMessage() {}
 
 func (x *ColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1012,7 @@ func (x *ColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
 func (*ColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{8}
+	return file_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ColumnStats) GetMin() []byte {
@@ -1023,7 +1110,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1122,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1135,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{9}
+	return file_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Location) GetOffset() int64 {
@@ -1080,7 +1167,7 @@ type RowGroupStats struct {
 
 func (x *RowGroupStats) Reset() {
 	*x = RowGroupStats{}
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1179,7 @@ func (x *RowGroupStats) String() string {
 func (*RowGroupStats) ProtoMessage() {}
 
 func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1192,7 @@ func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupStats.ProtoReflect.Descriptor instead.
 func (*RowGroupStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{10}
+	return file_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RowGroupStats) GetStats() *ColumnStats {
@@ -1165,7 +1252,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1264,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1277,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{11}
+	return file_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *VariantStats) GetVariantPath() string {
@@ -1278,7 +1365,7 @@ type VariantRowGroup struct {
 
 func (x *VariantRowGroup) Reset() {
 	*x = VariantRowGroup{}
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1377,7 @@ func (x *VariantRowGroup) String() string {
 func (*VariantRowGroup) ProtoMessage() {}
 
 func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1390,7 @@ func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantRowGroup.ProtoReflect.Descriptor instead.
 func (*VariantRowGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{12}
+	return file_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *VariantRowGroup) GetIndex() int32 {
@@ -1366,7 +1453,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1465,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1478,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{13}
+	return file_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TableStats) GetRecordCount() int64 {
@@ -1461,7 +1548,7 @@ type TableColumnStats struct {
 
 func (x *TableColumnStats) Reset() {
 	*x = TableColumnStats{}
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1560,7 @@ func (x *TableColumnStats) String() string {
 func (*TableColumnStats) ProtoMessage() {}
 
 func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1573,7 @@ func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableColumnStats.ProtoReflect.Descriptor instead.
 func (*TableColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{14}
+	return file_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TableColumnStats) GetContainsNull() bool {
@@ -1565,7 +1652,7 @@ type FileToDelete struct {
 
 func (x *FileToDelete) Reset() {
 	*x = FileToDelete{}
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1664,7 @@ func (x *FileToDelete) String() string {
 func (*FileToDelete) ProtoMessage() {}
 
 func (x *FileToDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1677,7 @@ func (x *FileToDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
 func (*FileToDelete) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{15}
+	return file_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FileToDelete) GetTableId() int64 {
@@ -1649,7 +1736,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1748,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1761,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{16}
+	return file_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -1717,7 +1804,7 @@ type MembershipSlab struct {
 
 func (x *MembershipSlab) Reset() {
 	*x = MembershipSlab{}
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1816,7 @@ func (x *MembershipSlab) String() string {
 func (*MembershipSlab) ProtoMessage() {}
 
 func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1829,7 @@ func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
 func (*MembershipSlab) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{17}
+	return file_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MembershipSlab) GetKind() string {
@@ -1791,7 +1878,7 @@ type MembershipGroup struct {
 
 func (x *MembershipGroup) Reset() {
 	*x = MembershipGroup{}
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1890,7 @@ func (x *MembershipGroup) String() string {
 func (*MembershipGroup) ProtoMessage() {}
 
 func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1903,7 @@ func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
 func (*MembershipGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{18}
+	return file_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MembershipGroup) GetWords() []byte {
@@ -1843,7 +1930,7 @@ type FileBlock struct {
 
 func (x *FileBlock) Reset() {
 	*x = FileBlock{}
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1855,7 +1942,7 @@ func (x *FileBlock) String() string {
 func (*FileBlock) ProtoMessage() {}
 
 func (x *FileBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1868,7 +1955,7 @@ func (x *FileBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
 func (*FileBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{19}
+	return file_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FileBlock) GetBeginSnapshot() int64 {
@@ -1935,7 +2022,7 @@ type StatsBlock struct {
 
 func (x *StatsBlock) Reset() {
 	*x = StatsBlock{}
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2034,7 @@ func (x *StatsBlock) String() string {
 func (*StatsBlock) ProtoMessage() {}
 
 func (x *StatsBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2047,7 @@ func (x *StatsBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
 func (*StatsBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{20}
+	return file_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StatsBlock) GetCount() int32 {
@@ -2036,7 +2123,7 @@ type RemovedFiles struct {
 
 func (x *RemovedFiles) Reset() {
 	*x = RemovedFiles{}
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2135,7 @@ func (x *RemovedFiles) String() string {
 func (*RemovedFiles) ProtoMessage() {}
 
 func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2148,7 @@ func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
 func (*RemovedFiles) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{21}
+	return file_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RemovedFiles) GetIds() []int64 {
@@ -2081,7 +2168,7 @@ type FileBlocks struct {
 
 func (x *FileBlocks) Reset() {
 	*x = FileBlocks{}
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2180,7 @@ func (x *FileBlocks) String() string {
 func (*FileBlocks) ProtoMessage() {}
 
 func (x *FileBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2193,7 @@ func (x *FileBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
 func (*FileBlocks) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{22}
+	return file_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -2152,7 +2239,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x10path_is_relative\x18\x06 \x01(\bR\x0epathIsRelative\x12%\n" +
 	"\x0ebegin_snapshot\x18\a \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\b \x01(\x03H\x00R\vendSnapshot\x88\x01\x01B\x0f\n" +
-	"\r_end_snapshot\"\xa9\x02\n" +
+	"\r_end_snapshot\"\xc7\x02\n" +
 	"\x06Column\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x14\n" +
@@ -2162,9 +2249,11 @@ const file_catalog_proto_rawDesc = "" +
 	"\bnullable\x18\x06 \x01(\bR\bnullable\x12(\n" +
 	"\rparent_column\x18\a \x01(\x03H\x00R\fparentColumn\x88\x01\x01\x12%\n" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
-	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01B\x10\n" +
+	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01\x12\x1c\n" +
+	"\tpartition\x18\n" +
+	" \x01(\tR\tpartitionB\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\x92\x05\n" +
+	"\r_end_snapshot\"\x8b\x06\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -2185,8 +2274,14 @@ const file_catalog_proto_rawDesc = "" +
 	"\townership\x18\x0e \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12=\n" +
 	"\bidentity\x18\x0f \x01(\v2!.rocklake.catalog.v1.FileIdentityR\bidentity\x12.\n" +
 	"\x13modified_unix_nanos\x18\x10 \x01(\x03R\x11modifiedUnixNanos\x12\x12\n" +
-	"\x04etag\x18\x11 \x01(\tR\x04etagB\x0f\n" +
-	"\r_end_snapshot\"<\n" +
+	"\x04etag\x18\x11 \x01(\tR\x04etag\x12'\n" +
+	"\x0fignored_columns\x18\x12 \x03(\tR\x0eignoredColumns\x12N\n" +
+	"\x10partition_values\x18\x13 \x03(\v2#.rocklake.catalog.v1.PartitionValueR\x0fpartitionValuesB\x0f\n" +
+	"\r_end_snapshot\"R\n" +
+	"\x0ePartitionValue\x12\x1b\n" +
+	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
+	"\x06_value\"<\n" +
 	"\fFileIdentity\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x14\n" +
 	"\x05inode\x18\x02 \x01(\x04R\x05inode\"\x96\x04\n" +
@@ -2347,7 +2442,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -2357,38 +2452,40 @@ var file_catalog_proto_goTypes = []any{
 	(*Table)(nil),            // 5: rocklake.catalog.v1.Table
 	(*Column)(nil),           // 6: rocklake.catalog.v1.Column
 	(*DataFile)(nil),         // 7: rocklake.catalog.v1.DataFile
-	(*FileIdentity)(nil),     // 8: rocklake.catalog.v1.FileIdentity
-	(*ColumnStats)(nil),      // 9: rocklake.catalog.v1.ColumnStats
-	(*Location)(nil),         // 10: rocklake.catalog.v1.Location
-	(*RowGroupStats)(nil),    // 11: rocklake.catalog.v1.RowGroupStats
-	(*VariantStats)(nil),     // 12: rocklake.catalog.v1.VariantStats
-	(*VariantRowGroup)(nil),  // 13: rocklake.catalog.v1.VariantRowGroup
-	(*TableStats)(nil),       // 14: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 15: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 16: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 17: rocklake.catalog.v1.MembershipFilter
-	(*MembershipSlab)(nil),   // 18: rocklake.catalog.v1.MembershipSlab
-	(*MembershipGroup)(nil),  // 19: rocklake.catalog.v1.MembershipGroup
-	(*FileBlock)(nil),        // 20: rocklake.catalog.v1.FileBlock
-	(*StatsBlock)(nil),       // 21: rocklake.catalog.v1.StatsBlock
-	(*RemovedFiles)(nil),     // 22: rocklake.catalog.v1.RemovedFiles
-	(*FileBlocks)(nil),       // 23: rocklake.catalog.v1.FileBlocks
+	(*PartitionValue)(nil),   // 8: rocklake.catalog.v1.PartitionValue
+	(*FileIdentity)(nil),     // 9: rocklake.catalog.v1.FileIdentity
+	(*ColumnStats)(nil),      // 10: rocklake.catalog.v1.ColumnStats
+	(*Location)(nil),         // 11: rocklake.catalog.v1.Location
+	(*RowGroupStats)(nil),    // 12: rocklake.catalog.v1.RowGroupStats
+	(*VariantStats)(nil),     // 13: rocklake.catalog.v1.VariantStats
+	(*VariantRowGroup)(nil),  // 14: rocklake.catalog.v1.VariantRowGroup
+	(*TableStats)(nil),       // 15: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 16: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 17: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 18: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 19: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 20: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 21: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 22: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 23: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 24: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
 	0,  // 1: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
-	8,  // 2: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
-	9,  // 3: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
-	10, // 4: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
-	10, // 5: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
-	10, // 6: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	13, // 7: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
-	0,  // 8: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	9,  // 2: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	8,  // 3: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
+	10, // 4: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
+	11, // 5: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
+	11, // 6: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
+	11, // 7: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
+	14, // 8: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
+	0,  // 9: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -2400,17 +2497,18 @@ func file_catalog_proto_init() {
 	file_catalog_proto_msgTypes[4].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[6].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[8].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[11].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[7].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[9].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[12].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[14].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[13].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

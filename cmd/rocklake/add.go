@@ -43,7 +43,7 @@ func progressBar(cmd *cobra.Command, what string) (func(done, total int), func()
 }
 
 func newAddCmd(g *globals) *cobra.Command {
-	var create, noAuto, take, skip bool
+	var create, noAuto, take, skip, ignoreExtra, hive bool
 	var workers int
 	var filterCols []string
 	cmd := &cobra.Command{
@@ -57,7 +57,22 @@ If any file cannot be read or does not fit, nothing is registered.
 Names: columns match as DuckDB binds them, ignoring the case of ASCII
 letters only. A file column "ÜNï" is the table's "Ünï", but "ÜNÏ" is not
 (DuckDB would read "Ünï" as NULL there): a file without the table's column
-is refused, naming it and the near miss.
+is refused, naming it and the near miss. A file column the table lacks is
+refused too, naming the file and the columns; --ignore-extra-columns
+registers such files without those columns (queries do not see them) and
+records their names with each file, so that they can be mapped in later.
+
+Partitions: files laid out in Hive-style key=value directories (what
+DuckDB's COPY ... PARTITION_BY, Spark and pyarrow write) get each key as a
+table column whose value in a file is its directory's, as DuckDB's
+read_parquet(..., hive_partitioning = true) reads it: --create makes them
+when every file's path has the same keys (--hive insists), typed BIGINT,
+DATE, TIMESTAMP or VARCHAR as DuckDB types them, after the files' own
+columns in name order; __HIVE_DEFAULT_PARTITION__ and NULL are NULL, values
+are URL-decoded. Each file's value is stored as exact statistics, so a
+partition predicate skips other partitions' files and count/min/max come
+from the catalog. Later adds to the table read the values from every
+file's path, in the table's types, and refuse a file without them.
 
 Paths: each path is resolved by the operating system, symbolic links and
 ".." as open(2) follows them (never cleaned as text: "lnk/../f" is the f
@@ -101,6 +116,8 @@ directory that holds them). Files optimize and compact write are rocklake's
 own.`,
 		Example: `  rocklake add events data/events/*.parquet
   rocklake add events data/events/ --create
+  rocklake add sales data/sales/ --create --hive        # data/sales/region=eu/day=2024-01-02/*.parquet
+  rocklake add events data/wide/ --ignore-extra-columns
   rocklake add events data/events/ --skip-existing     # only the files that arrived since
   rocklake add events staging/day-42/ --take-ownership
   rocklake add events s3://lake/events/ --create`,
@@ -112,7 +129,8 @@ own.`,
 			}
 			defer closeCatalog()
 			progress, finish := progressBar(cmd, "reading footers")
-			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip, Owner: owner(take)}
+			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip, Owner: owner(take),
+				IgnoreExtraColumns: ignoreExtra, Hive: hive}
 			res, err := ingest.Add(c, args[0], args[1:], opts)
 			finish()
 			if err != nil {
@@ -162,6 +180,8 @@ own.`,
 	cmd.Flags().BoolVar(&noAuto, "no-auto-filters", false, "with --create, do not choose filter columns automatically")
 	cmd.Flags().BoolVar(&skip, "skip-existing", false, "leave out files the table has registered, live or retired by optimize/compact/rm (same resolved path or same file), instead of refusing the add: register what is new in a growing directory")
 	cmd.Flags().BoolVar(&take, "take-ownership", false, "hand the files to rocklake: cleanup deletes them once no kept snapshot reads them (default: they stay the user's and are never deleted)")
+	cmd.Flags().BoolVar(&ignoreExtra, "ignore-extra-columns", false, "register files that hold columns the table lacks, without those columns (their names are recorded with each file); without it such a file is refused")
+	cmd.Flags().BoolVar(&hive, "hive", false, "read partition values from key=value directories (with --create: a column per key; --create finds that layout by itself when every file has the same keys)")
 	return cmd
 }
 

@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // fileRow is one data file of a table, as `files` prints it.
@@ -16,6 +19,12 @@ type fileRow struct {
 	RowGroups     int32  `json:"row_group_count"`
 	AddedAt       int64  `json:"added_at_snapshot_id"`
 	Owner         string `json:"owner"`
+	// PartitionValues are the file's values of the table's partition
+	// columns (null: NULL), when it has any.
+	PartitionValues map[string]*string `json:"partition_values,omitempty"`
+	// IgnoredColumns are file columns the table lacks, left out by add
+	// --ignore-extra-columns.
+	IgnoredColumns []string `json:"ignored_columns,omitempty"`
 }
 
 func newFilesCmd(g *globals) *cobra.Command {
@@ -40,19 +49,63 @@ func newFilesCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cols, err := r.Columns(t.ID)
+			if err != nil {
+				return err
+			}
+			var partCols []catalog.Column
+			for _, c := range catalog.TopLevel(cols) {
+				if c.Partition != "" {
+					partCols = append(partCols, c)
+				}
+			}
 			rows := make([]fileRow, 0, len(files))
+			ignored := false
 			for _, f := range files {
-				rows = append(rows, fileRow{Path: f.Location(t), FileID: f.ID, Records: f.RecordCount, FileSizeBytes: f.FileSizeBytes,
-					RowGroups: f.RowGroupCount, AddedAt: f.Begin, Owner: f.Owner.String()})
+				row := fileRow{Path: f.Location(t), FileID: f.ID, Records: f.RecordCount, FileSizeBytes: f.FileSizeBytes,
+					RowGroups: f.RowGroupCount, AddedAt: f.Begin, Owner: f.Owner.String(), IgnoredColumns: f.IgnoredColumns}
+				for _, c := range partCols {
+					if row.PartitionValues == nil {
+						row.PartitionValues = map[string]*string{}
+					}
+					v, _ := f.PartitionValue(c.ID)
+					row.PartitionValues[c.Name] = maybePtr(v)
+				}
+				ignored = ignored || len(f.IgnoredColumns) > 0
+				rows = append(rows, row)
 			}
 			slices.SortFunc(rows, func(a, b fileRow) int { return int(a.FileID - b.FileID) })
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": t.Name, "snapshot_id": r.Snapshot().ID, "files": rows})
 			}
 			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(w, "FILE_ID\tPATH\tROWS\tBYTES\tROW_GROUPS\tADDED_AT\tOWNER")
+			// Partition values and ignored columns only where a table has
+			// them, so that other tables' listings stay as they were.
+			head := "FILE_ID\tPATH\tROWS\tBYTES\tROW_GROUPS\tADDED_AT\tOWNER"
+			if len(partCols) > 0 {
+				head += "\tPARTITION"
+			}
+			if ignored {
+				head += "\tIGNORED_COLUMNS"
+			}
+			fmt.Fprintln(w, head)
 			for _, f := range rows {
-				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s\n", f.FileID, f.Path, f.Records, f.FileSizeBytes, f.RowGroups, f.AddedAt, f.Owner)
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s", f.FileID, f.Path, f.Records, f.FileSizeBytes, f.RowGroups, f.AddedAt, f.Owner)
+				if len(partCols) > 0 {
+					var kv []string
+					for _, c := range partCols {
+						v := "NULL"
+						if p := f.PartitionValues[c.Name]; p != nil {
+							v = *p
+						}
+						kv = append(kv, c.Name+"="+v)
+					}
+					fmt.Fprintf(w, "\t%s", strings.Join(kv, ", "))
+				}
+				if ignored {
+					fmt.Fprintf(w, "\t%s", strings.Join(f.IgnoredColumns, ", "))
+				}
+				fmt.Fprintln(w)
 			}
 			return w.Flush()
 		},

@@ -57,10 +57,12 @@ var exampleStates = map[string]exampleState{
 
 // writeExampleData writes what the examples name: events files under
 // data/events/ (ts, user_id, kind, value, as the table create example
-// declares them), a staging directory, and report.sql.
+// declares them), a staging directory, Hive-style partitioned sales under
+// data/sales/, events with one more column under data/wide/, and
+// report.sql.
 func writeExampleData(t *testing.T, dir string) {
 	t.Helper()
-	write := func(path string, day, n int) {
+	write := func(path string, day, n int, extra ...pqwrite.Column) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -72,12 +74,12 @@ func writeExampleData(t *testing.T, dir string) {
 			d := types.FloatValue(float64(i) / 4)
 			ts[i], ids[i], kinds[i], vals[i] = &a, &b, &c, &d
 		}
-		err := pqwrite.Write(path, []pqwrite.Column{
+		err := pqwrite.Write(path, append([]pqwrite.Column{
 			{Name: "ts", Type: types.MustParseType("timestamptz"), Values: ts},
 			{Name: "user_id", Type: types.MustParseType("int64"), Values: ids},
 			{Name: "kind", Type: types.MustParseType("varchar"), Values: kinds},
 			{Name: "value", Type: types.MustParseType("float64"), Values: vals},
-		}, pqwrite.Options{})
+		}, extra...), pqwrite.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,6 +87,18 @@ func writeExampleData(t *testing.T, dir string) {
 	write(filepath.Join(dir, "data", "events", "2024-01-01.parquet"), 0, 40)
 	write(filepath.Join(dir, "data", "events", "2024-01-02.parquet"), 1, 40)
 	write(filepath.Join(dir, "staging", "day-42", "part-0.parquet"), 41, 20)
+	note := types.StringValue("late")
+	write(filepath.Join(dir, "data", "wide", "part-0.parquet"), 2, 1, pqwrite.Column{Name: "note", Type: types.MustParseType("varchar"), Values: []*types.Value{&note}})
+	for _, p := range []string{"region=eu/day=2024-01-02", "region=us/day=2024-01-03"} {
+		amount := types.IntValue(int64(len(p)))
+		path := filepath.Join(dir, "data", "sales", p, "part-0.parquet")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := pqwrite.Write(path, []pqwrite.Column{{Name: "amount", Type: types.MustParseType("int64"), Values: []*types.Value{&amount}}}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sql := "SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY kind;\nSELECT count(*) AS n FROM events;\n"
 	if err := os.WriteFile(filepath.Join(dir, "report.sql"), []byte(sql), 0o644); err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ type columnStats struct {
 	Column       string         `json:"column"`
 	ID           int64          `json:"id"`
 	Type         string         `json:"type"`
+	Partition    string         `json:"partition,omitempty"`
 	Min          *string        `json:"min"`
 	Max          *string        `json:"max"`
 	MinIsExact   bool           `json:"min_is_exact"`
@@ -124,7 +125,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 			cs = &catalog.TableColumnStats{}
 		}
 		entry := columnStats{
-			Column: strings.Join(col.Path, "."), ID: col.ID, Type: col.Type.String(),
+			Column: strings.Join(col.Path, "."), ID: col.ID, Type: col.Type.String(), Partition: col.Partition,
 			Min: boundText(col.Type, cs.Min), Max: boundText(col.Type, cs.Max),
 			MinIsExact: cs.MinIsExact, MaxIsExact: cs.MaxIsExact,
 			ContainsNull: maybePtr(cs.ContainsNull), ContainsNaN: maybePtr(cs.ContainsNaN),
@@ -174,7 +175,7 @@ func printStats(cmd *cobra.Command, out *statsOutput) error {
 		out.Table, out.Snapshot, out.FileCount, out.RecordCount, out.FileSizeBytes)
 	fmt.Fprintln(w, "COLUMN\tTYPE\tMIN\tMAX\tEXACT\tNULLS\tNAN")
 	for _, c := range out.Columns {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Column, c.Type, show(c.Min), show(c.Max),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Column, typeText(c.Type, c.Partition), show(c.Min), show(c.Max),
 			exactness(c.MinIsExact, c.MaxIsExact), show(c.ContainsNull), show(c.ContainsNaN))
 		for _, v := range c.Variants {
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t\t%d\t\n", v.Path, v.ShreddedType, show(v.Min), show(v.Max), v.NullCount)

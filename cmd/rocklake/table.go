@@ -21,15 +21,26 @@ func newTableCmd(g *globals) *cobra.Command {
 }
 
 func newTableCreateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var partitionBy []string
+	cmd := &cobra.Command{
 		Use:   "create NAME 'col TYPE, ...'",
 		Short: "Create a table from a column list",
+		Long: `create makes an empty table with the columns given.
+
+--partition-by names columns whose values come from each file's Hive-style
+key=value directories rather than from the file (region=eu/day=2024-01-02/),
+in the types declared here, as DuckDB reads them with hive_types; add then
+reads every file's values from its path and refuses a file without them.`,
 		Example: `  rocklake table create events 'ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE'
-  rocklake table create t 'id INT, tags STRUCT(a INT, b VARCHAR[]), price DECIMAL(10,2)'`,
+  rocklake table create t 'id INT, tags STRUCT(a INT, b VARCHAR[]), price DECIMAL(10,2)'
+  rocklake table create sales 'amount BIGINT, region VARCHAR, day DATE' --partition-by region,day`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defs, err := catalog.ParseColumnDefs(args[1])
 			if err != nil {
+				return err
+			}
+			if err := catalog.PartitionBy(defs, partitionBy); err != nil {
 				return err
 			}
 			// A type name rocklake does not know is kept as Unknown when it
@@ -56,6 +67,8 @@ func newTableCreateCmd(g *globals) *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().StringSliceVar(&partitionBy, "partition-by", nil, "columns whose values come from the files' key=value directories (comma-separated)")
+	return cmd
 }
 
 func newTableDropCmd(g *globals) *cobra.Command {
@@ -163,6 +176,9 @@ type columnInfo struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Nullable bool   `json:"nullable"`
+	// Partition is where a partition column's values come from ("hive":
+	// each file's key=value directory); absent for other columns.
+	Partition string `json:"partition,omitempty"`
 	// Filters describes the column's membership filters in the snapshot's
 	// files, when it has any.
 	Filters  *filterInfo  `json:"membership_filters,omitempty"`
@@ -219,7 +235,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 					if f := ci.Filters; f != nil {
 						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
-					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, ci.Type, ci.Nullable, filters)
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typeText(ci.Type, ci.Partition), ci.Nullable, filters)
 					walk(ci.Children, depth+1)
 				}
 			}
@@ -241,7 +257,7 @@ func columnTree(cols []catalog.Column) []columnInfo {
 	}
 	var build func(c catalog.Column) columnInfo
 	build = func(c catalog.Column) columnInfo {
-		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable}
+		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, Partition: c.Partition}
 		for _, k := range kids[c.ID] {
 			ci.Children = append(ci.Children, build(k))
 		}
@@ -252,4 +268,13 @@ func columnTree(cols []catalog.Column) []columnInfo {
 		out = append(out, build(c))
 	}
 	return out
+}
+
+// typeText is a column's type as the text outputs show it, with where a
+// partition column's values come from.
+func typeText(typ, partition string) string {
+	if partition == "" {
+		return typ
+	}
+	return typ + " (partition: " + partition + ")"
 }

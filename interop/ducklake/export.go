@@ -228,6 +228,13 @@ func collect(c *catalog.Catalog, from int64) (*model, error) {
 				}
 				why := ""
 				for _, col := range cols {
+					if col.Partition != "" {
+						// DuckLake reads a column from the files; these
+						// values live in the paths, so DuckLake would read
+						// NULL. Mapped to DuckLake's partition values later.
+						why = fmt.Sprintf("table %q (id %d) left out: column %q is a partition column whose values are in the files' paths, not in the files", t.Name, t.ID, col.Name)
+						break
+					}
 					if why = expressible(col.Type); why != "" {
 						why = fmt.Sprintf("table %q (id %d) left out: column %q is %s", t.Name, t.ID, strings.Join(col.Path, "."), why)
 						break
