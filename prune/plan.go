@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -47,6 +48,10 @@ type KeptFile struct {
 	RowGroups []int32    `json:"row_groups"`
 	AllMatch  bool       `json:"all_match"`
 	Ranges    []RowRange `json:"row_ranges,omitempty"`
+	// Partition is the file's value of each partition column (Hive-style
+	// key=value directories), by column name, in DuckLake's text form;
+	// null for a NULL partition.
+	Partition map[string]*string `json:"partition_values,omitempty"`
 }
 
 // RowRange is rows [First, First+Count) of a file, in one row group.
@@ -210,6 +215,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	rgr := &rowGroupReader{r: r, tableID: t.ID, eqCols: equalityColumns(b.Pred)}
 	defer rgr.close()
 	var rr *run // row groups and pages: one run for the plan
+	var partNames map[int64]string
 	for i, res := range results {
 		if res == Skip {
 			continue
@@ -219,6 +225,21 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 			return nil, err
 		}
 		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, Bytes: f.FileSizeBytes, AllMatch: res == AllMatch}
+		if len(f.PartitionValues) > 0 {
+			if partNames == nil {
+				if partNames, err = columnNames(r, t.ID); err != nil {
+					return nil, err
+				}
+			}
+			kf.Partition = make(map[string]*string, len(f.PartitionValues))
+			for _, pv := range f.PartitionValues {
+				var v *string
+				if pv.Value.Known {
+					v = &pv.Value.V
+				}
+				kf.Partition[partNames[pv.ColumnID]] = v
+			}
+		}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
 			for i := int32(0); i < f.RowGroupCount; i++ {
 				kf.RowGroups = append(kf.RowGroups, i)
@@ -489,4 +510,18 @@ func (p *Plan) String() string {
 	return fmt.Sprintf("%s@%d: files %d/%d kept (%d all-match), row groups %d/%d kept (%d all-match), bytes %d/%d",
 		p.Table, p.Snapshot, p.Files.Kept, p.Files.Total, p.Files.AllMatch, p.RowGroups.Kept, p.RowGroups.Total,
 		p.RowGroups.AllMatch, p.Bytes.Kept, p.Bytes.Total)
+}
+
+// columnNames maps a table's column ids to their names, for the kept
+// files' partition values (read only when a kept file has some).
+func columnNames(r *catalog.Reader, tableID int64) (map[int64]string, error) {
+	cols, err := r.Columns(tableID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(cols))
+	for _, c := range cols {
+		out[c.ID] = strings.Join(c.Path, ".")
+	}
+	return out, nil
 }

@@ -89,18 +89,14 @@ func newFilesCmd(g *globals) *cobra.Command {
 				head += "\tIGNORED_COLUMNS"
 			}
 			fmt.Fprintln(w, head)
+			partNames := make([]string, len(partCols))
+			for i, c := range partCols {
+				partNames[i] = c.Name
+			}
 			for _, f := range rows {
 				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s", f.FileID, f.Path, f.Records, f.FileSizeBytes, f.RowGroups, f.AddedAt, f.Owner)
 				if len(partCols) > 0 {
-					var kv []string
-					for _, c := range partCols {
-						v := "NULL"
-						if p := f.PartitionValues[c.Name]; p != nil {
-							v = *p
-						}
-						kv = append(kv, c.Name+"="+v)
-					}
-					fmt.Fprintf(w, "\t%s", strings.Join(kv, ", "))
+					fmt.Fprintf(w, "\t%s", partitionText(f.PartitionValues, partNames))
 				}
 				if ignored {
 					fmt.Fprintf(w, "\t%s", strings.Join(f.IgnoredColumns, ", "))

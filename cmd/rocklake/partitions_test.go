@@ -71,6 +71,12 @@ func TestAddHivePartitionsAndExtraColumns(t *testing.T) {
 	if len(kept) != 1 || kept[0].(map[string]any)["path"] != eu || kept[0].(map[string]any)["all_match"] != true {
 		t.Errorf("plan region = 'eu': %v", kept)
 	}
+	if pv, _ := kept[0].(map[string]any)["partition_values"].(map[string]any); pv["region"] != "eu" || pv["day"] != "2024-01-02" {
+		t.Errorf("plan region = 'eu': the kept file's partition values are %v", kept[0])
+	}
+	if text := mustRun(t, "--catalog", dir, "plan", "sales", "region IS NULL"); !strings.Contains(text, "partition day=2024-01-03, region=NULL") {
+		t.Errorf("plan region IS NULL:\n%s", text)
+	}
 	q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT region, day, sum(amount) AS s FROM sales GROUP BY ALL ORDER BY ALL")
 	if want := "region,day,s\neu,2024-01-02,6\nus,2024-01-02,30\n,2024-01-03,100\n"; q != want {
 		t.Errorf("query:\n%s\nwant\n%s", q, want)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -64,6 +66,9 @@ kept files with their kept row groups. It reads only the catalog.`,
 				fmt.Fprintln(w, "\nKEPT FILE\tROWS\tROW GROUPS\tALL-MATCH")
 				for _, f := range p.KeptFiles {
 					fmt.Fprintf(w, "%s\t%d\t%v\t%v\n", f.Path, f.Rows, f.RowGroups, f.AllMatch)
+					if len(f.Partition) > 0 {
+						fmt.Fprintf(w, "  partition %s\t\t\t\n", partitionText(f.Partition, nil))
+					}
 					for _, rr := range f.Ranges {
 						fmt.Fprintf(w, "  rows %d-%d\t%d\t[%d]\t\n", rr.First, rr.First+rr.Count-1, rr.Count, rr.RowGroup)
 					}
@@ -78,4 +83,24 @@ kept files with their kept row groups. It reads only the catalog.`,
 	cmd.Flags().BoolVar(&noBloom, "no-bloom", false, "do not read bloom filters")
 	cmd.Flags().Int64Var(&minRows, "index-min-rows", 0, "cost rule: consult bloom filters and page indexes only for row groups of at least this many rows (default 1024; -1: always)")
 	return cmd
+}
+
+// partitionText is a file's partition values as key=value pairs, in the
+// order given (by default the keys' order), NULL for a NULL partition.
+func partitionText(p map[string]*string, order []string) string {
+	if order == nil {
+		for k := range p {
+			order = append(order, k)
+		}
+		slices.Sort(order)
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		v := "NULL"
+		if p[k] != nil {
+			v = *p[k]
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, ", ")
 }
