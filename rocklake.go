@@ -177,13 +177,22 @@ func (l *Lake) writable(what string) error {
 // "id BIGINT, name VARCHAR" and returns the snapshot that made it.
 //
 // ctx is checked before the commit; the commit is not interrupted.
-func (l *Lake) CreateTable(ctx context.Context, name, columns string) (Snapshot, error) {
+//
+// partitionBy, when given, names columns whose values come from each
+// file's Hive-style key=value directories instead of the files (as
+// `table create --partition-by` does).
+func (l *Lake) CreateTable(ctx context.Context, name, columns string, partitionBy ...string) (Snapshot, error) {
 	if err := l.writable("create table " + name); err != nil {
 		return Snapshot{}, err
 	}
 	defs, err := catalog.ParseColumnDefs(columns)
 	if err != nil {
 		return Snapshot{}, err
+	}
+	if len(partitionBy) > 0 {
+		if err := catalog.PartitionBy(defs, partitionBy); err != nil {
+			return Snapshot{}, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return Snapshot{}, err

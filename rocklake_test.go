@@ -548,3 +548,60 @@ func TestAddCancelledWhileReading(t *testing.T) {
 		t.Errorf("%d snapshots after a cancelled Add, want %d", len(after), len(before))
 	}
 }
+
+// CreateTable with partition columns: their values come from the files'
+// key=value directories, a partition predicate keeps that partition's
+// files only, and a partition column the table lacks is refused.
+func TestCreateTablePartitioned(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, err := rocklake.Create(ctx, filepath.Join(dir, "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	if _, err := lake.CreateTable(ctx, "bad", "id BIGINT", "region"); err == nil || !strings.Contains(err.Error(), "region") {
+		t.Errorf("a partition column the table lacks: %v", err)
+	}
+	if _, err := lake.CreateTable(ctx, "sales", "id BIGINT, region VARCHAR", "region"); err != nil {
+		t.Fatal(err)
+	}
+	for _, region := range []string{"eu", "us"} {
+		p := filepath.Join(dir, "data", "region="+region, "part.parquet")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeParquet(t, p, "SELECT range AS id FROM range(10)")
+	}
+	if _, err := lake.Add(ctx, "sales", []string{filepath.Join(dir, "data")}, rocklake.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := lake.Query(ctx, "SELECT region, count(*) FROM sales GROUP BY region ORDER BY region", rocklake.QueryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(deref(res.Rows)); got != "[[eu 10] [us 10]]" {
+		t.Errorf("rows by region: %s", got)
+	}
+	p, err := lake.Plan(ctx, "sales", "region = 'us'", rocklake.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Files.Kept != 1 || len(p.KeptFiles) != 1 || p.KeptFiles[0].Partition["region"] == nil || *p.KeptFiles[0].Partition["region"] != "us" {
+		t.Errorf("plan region = 'us': %+v", p.KeptFiles)
+	}
+}
+
+func deref(rows [][]*string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		for _, v := range r {
+			s := "NULL"
+			if v != nil {
+				s = *v
+			}
+			out[i] = append(out[i], s)
+		}
+	}
+	return out
+}
