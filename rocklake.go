@@ -587,19 +587,30 @@ type TableInfo struct {
 	Columns []Column
 }
 
+// readTable opens a reader at o's snapshot and finds a table in it; the
+// caller closes the reader.
+func (l *Lake) readTable(ctx context.Context, table string, o ReadOptions) (*catalog.Reader, catalog.Table, error) {
+	r, err := l.read(ctx, o.Snapshot)
+	if err != nil {
+		return nil, catalog.Table{}, err
+	}
+	t, err := r.Table(table)
+	if err != nil {
+		r.Close()
+		return nil, catalog.Table{}, err
+	}
+	return r, t, nil
+}
+
 // Describe returns a table's columns and their types.
 //
 // ctx is checked before the catalog is read.
 func (l *Lake) Describe(ctx context.Context, table string, o ReadOptions) (*TableInfo, error) {
-	r, err := l.read(ctx, o.Snapshot)
+	r, t, err := l.readTable(ctx, table, o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	t, err := r.Table(table)
-	if err != nil {
-		return nil, err
-	}
 	cols, err := r.Columns(t.ID)
 	if err != nil {
 		return nil, err
@@ -645,15 +656,11 @@ type ColumnStats struct {
 //
 // ctx is checked before the catalog is read and between columns.
 func (l *Lake) Stats(ctx context.Context, table string, o ReadOptions) (*TableStats, error) {
-	r, err := l.read(ctx, o.Snapshot)
+	r, t, err := l.readTable(ctx, table, o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	t, err := r.Table(table)
-	if err != nil {
-		return nil, err
-	}
 	ts, err := r.TableStats(t.ID)
 	if err != nil {
 		return nil, err
@@ -735,15 +742,11 @@ type File struct {
 //
 // ctx is checked before the catalog is read.
 func (l *Lake) Files(ctx context.Context, table string, o ReadOptions) ([]File, error) {
-	r, err := l.read(ctx, o.Snapshot)
+	r, t, err := l.readTable(ctx, table, o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	t, err := r.Table(table)
-	if err != nil {
-		return nil, err
-	}
 	files, err := r.Files(t.ID)
 	if err != nil {
 		return nil, err
