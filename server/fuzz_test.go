@@ -39,3 +39,20 @@ func FuzzStatementText(f *testing.F) {
 		}
 	})
 }
+
+func TestRefersToSystemCatalog(t *testing.T) {
+	for q, want := range map[string]bool{
+		"SELECT * FROM pg_catalog.pg_class":                  true,
+		"select relname from PG_CLASS":                       true,
+		"SELECT * FROM information_schema . tables":          true,
+		"SELECT * FROM t WHERE name = 'pg_class'":            false,
+		"SELECT pg_types FROM t":                             false,
+		"SELECT 1 -- pg_catalog.pg_class\n":                  false,
+		`SELECT "pg_catalog.x" FROM t`:                       false,
+		"SELECT count(*) FROM t WHERE note = 'pg_catalog.x'": false,
+	} {
+		if got := refersToSystemCatalog(q); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+}

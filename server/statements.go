@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -447,11 +448,15 @@ func (ss *pgSession) psqlTables(formats []int16) (*result, error) {
 	return res, err
 }
 
+// refersToSystemCatalog says whether a statement names PostgreSQL's system
+// catalogs: a schema-qualified name, or one of the tables drivers ask for
+// unqualified, as a whole word outside strings and comments (a value
+// 'pg_class' or a column pg_types is no reference).
 func refersToSystemCatalog(q string) bool {
-	l := strings.ToLower(q)
-	return strings.Contains(l, "pg_catalog.") || strings.Contains(l, "information_schema.") ||
-		strings.Contains(l, "pg_class") || strings.Contains(l, "pg_namespace") || strings.Contains(l, "pg_type")
+	return systemCatalogName.MatchString(sqllex.Mask(q))
 }
+
+var systemCatalogName = regexp.MustCompile(`(?i)\b(?:pg_catalog|information_schema)\s*\.|\b(?:pg_class|pg_namespace|pg_type|pg_attribute|pg_proc|pg_database|pg_settings)\b`)
 
 func (s *Server) latestSnapshot() (int64, error) {
 	r, err := s.lake.Catalog().Read(-1)
