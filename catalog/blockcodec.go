@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/stats"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The arrays of file and stats blocks (blocks.go) are frame-of-reference
@@ -172,7 +173,46 @@ type statsView struct {
 	p                                            *catalogpb.StatsBlock
 	n                                            int
 	flags, nulls, values, rows, minLens, maxLens forView
-	mo, xo                                       []int // bound offsets, n+1 each
+	mins, maxs                                   boundsView
+}
+
+// boundsView finds bound j of a block's concatenated bounds: at j*w when
+// every length is w (a fixed-width type with every bound known, the
+// common block), else through offsets built once.
+type boundsView struct {
+	data []byte
+	w    int
+	off  []int // n+1, when lengths differ
+}
+
+func (b *boundsView) at(j int) []byte {
+	if b.off == nil {
+		return b.data[j*b.w : (j+1)*b.w : (j+1)*b.w]
+	}
+	return b.data[b.off[j]:b.off[j+1]:b.off[j+1]]
+}
+
+func viewBounds(data []byte, lens forView, n int) (boundsView, error) {
+	v := boundsView{data: data}
+	if lens.w == 0 {
+		if lens.base < 0 || lens.base > 1<<20 || int(lens.base)*n != len(data) {
+			return v, fmt.Errorf("%w: stats block bounds of %d bytes, lengths say %d × %d", ErrCorrupt, len(data), n, lens.base)
+		}
+		v.w = int(lens.base)
+		return v, nil
+	}
+	v.off = make([]int, n+1)
+	for j := range n {
+		l := lens.at(j)
+		if l < 0 || l > 1<<20 {
+			return v, fmt.Errorf("%w: a stats block bound of %d bytes", ErrCorrupt, l)
+		}
+		v.off[j+1] = v.off[j] + int(l)
+	}
+	if v.off[n] != len(data) {
+		return v, fmt.Errorf("%w: stats block bounds of %d bytes, lengths say %d", ErrCorrupt, len(data), v.off[n])
+	}
+	return v, nil
 }
 
 func viewStats(p *catalogpb.StatsBlock) (*statsView, error) {
@@ -189,23 +229,83 @@ func viewStats(p *catalogpb.StatsBlock) (*statsView, error) {
 			return nil, err
 		}
 	}
-	v.mo, v.xo = make([]int, v.n+1), make([]int, v.n+1)
-	for j := range v.n {
-		ml, xl := v.minLens.at(j), v.maxLens.at(j)
-		if ml < 0 || xl < 0 || ml > 1<<20 || xl > 1<<20 {
-			return nil, fmt.Errorf("%w: a stats block bound of %d or %d bytes", ErrCorrupt, ml, xl)
-		}
-		v.mo[j+1], v.xo[j+1] = v.mo[j]+int(ml), v.xo[j]+int(xl)
+	if v.mins, err = viewBounds(p.Mins, v.minLens, v.n); err != nil {
+		return nil, err
 	}
-	if v.mo[v.n] != len(p.Mins) || v.xo[v.n] != len(p.Maxs) {
-		return nil, fmt.Errorf("%w: stats block bounds of %d and %d bytes, lengths say %d and %d", ErrCorrupt, len(p.Mins), len(p.Maxs), v.mo[v.n], v.xo[v.n])
+	if v.maxs, err = viewBounds(p.Maxs, v.maxLens, v.n); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
 
 func (v *statsView) flag(j int) uint16 { return uint16(v.flags.at(j)) }
-func (v *statsView) min(j int) []byte  { return v.p.Mins[v.mo[j]:v.mo[j+1]:v.mo[j+1]] }
-func (v *statsView) max(j int) []byte  { return v.p.Maxs[v.xo[j]:v.xo[j+1]:v.xo[j+1]] }
+func (v *statsView) min(j int) []byte  { return v.mins.at(j) }
+func (v *statsView) max(j int) []byte  { return v.maxs.at(j) }
+
+// decodeStatsBlockInPlace is decodeValue for a StatsBlock whose byte
+// fields alias value instead of being copied (protobuf's Unmarshal always
+// copies): a cold plan reads every block of a column once and keeps only
+// what it packs into its own arrays, so the copies, a block's whole size,
+// would all be garbage. Valid only as long as value is. Field handling is
+// protobuf's: unknown fields and fields of an unexpected wire type are
+// passed over, the last of a repeated field wins.
+func decodeStatsBlockInPlace(value []byte, p *catalogpb.StatsBlock) error {
+	b, err := envelopeBody(value)
+	if err != nil {
+		return err
+	}
+	p.Reset()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+		}
+		if !num.IsValid() {
+			return fmt.Errorf("%w: field number %d", ErrCorrupt, num)
+		}
+		b = b[n:]
+		var dst *[]byte
+		switch num {
+		case 2:
+			dst = &p.Flags
+		case 3:
+			dst = &p.NullCounts
+		case 4:
+			dst = &p.ValueCounts
+		case 5:
+			dst = &p.RowCounts
+		case 6:
+			dst = &p.MinLengths
+		case 7:
+			dst = &p.Mins
+		case 8:
+			dst = &p.MaxLengths
+		case 9:
+			dst = &p.Maxs
+		}
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			x, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+			}
+			p.Count, b = int32(x), b[n:]
+		case dst != nil && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+			}
+			*dst, b = v, b[n:]
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+			}
+			b = b[n:]
+		}
+	}
+	return nil
+}
 
 // keep is the block of files keep (indexes) only.
 func (v *statsView) keep(keep []int) *statsBlock {

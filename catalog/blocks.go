@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
@@ -143,10 +142,22 @@ func statsFlags(st *stats.Column) uint16 {
 }
 
 // fsBlock is a block as a FileSet holds it: its first id, and the FileSet
-// position of each of its files (-1: not visible).
+// position of each of its files: start+j for file j when the snapshot sees
+// all of them (pos nil, the common block), else pos[j] (-1: not visible).
 type fsBlock struct {
 	first int64
+	start int32
+	n     int32
 	pos   []int32
+}
+
+func (b *fsBlock) len() int { return int(b.n) }
+
+func (b *fsBlock) at(j int) int32 {
+	if b.pos == nil {
+		return b.start + int32(j)
+	}
+	return b.pos[j]
 }
 
 // readsBlocks says whether the table's files are all in blocks (the
@@ -217,17 +228,25 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	fs.RowGroupCount, fs.SizeBytes = slices.Grow(fs.RowGroupCount, total-len(fs.RowGroupCount)), slices.Grow(fs.SizeBytes, total-len(fs.SizeBytes))
 	for _, bv := range blocks {
 		n := bv.n
-		b := fsBlock{first: bv.ids.at(0), pos: make([]int32, n)}
+		b := fsBlock{first: bv.ids.at(0), start: int32(len(fs.IDs)), n: int32(n)}
 		for j := range n {
 			id := bv.ids.at(j)
 			if len(removed) > 0 && removed[id] {
+				if b.pos == nil {
+					b.pos = make([]int32, n)
+					for k := range j {
+						b.pos[k] = b.start + int32(k)
+					}
+				}
 				b.pos[j] = -1
 				continue
 			}
 			if k := len(fs.IDs); k > 0 && fs.IDs[k-1] >= id {
 				return nil, fmt.Errorf("%w: file blocks of table %d: file %d after %d", ErrCorrupt, tableID, id, fs.IDs[k-1])
 			}
-			b.pos[j] = int32(len(fs.IDs))
+			if b.pos != nil {
+				b.pos[j] = int32(len(fs.IDs))
+			}
 			rows, rgs, size := bv.rows.at(j), int32(bv.rgs.at(j)), bv.sizes.at(j)
 			fs.IDs, fs.RecordCounts, fs.RowGroupCount, fs.SizeBytes = append(fs.IDs, id), append(fs.RecordCounts, rows), append(fs.RowGroupCount, rgs), append(fs.SizeBytes, size)
 			fs.TotalRowGroups += int64(rgs)
@@ -238,26 +257,32 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 		}
 		fs.blocks = append(fs.blocks, b)
 	}
-	fs.files = make([]atomic.Pointer[DataFile], len(fs.IDs))
+	fs.files.n = len(fs.IDs)
 	if base != nil {
-		for i := range base.files {
-			fs.files[i].Store(base.files[i].Load())
-		}
+		fs.files.copyFrom(&base.files)
 	}
 	return fs, nil
 }
 
 // blocksColumnBounds fills cb (sized to fs; its first fresh files copied
 // from base, built at an older state this one extends, or none) from the
-// column's stats blocks of files from id from on. Bounds go straight into
-// their packed arrays: fixed-width when every known bound has one width
-// (as packBounds would choose), else concatenated with offsets.
+// column's stats blocks of files from id from on, in one pass: each block
+// is read in place from the store's value and its bounds copied straight
+// into cb's packed arrays (boundBuilder), so nothing of a block outlives
+// its visit.
 func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, fresh int, base *ColumnBounds, cb *ColumnBounds) error {
-	type blockStats struct {
-		sv  *statsView
-		pos []int32
+	n := len(cb.flags)
+	mins := newBoundBuilder(n, func(i int) bool { return cb.flags[i]&cbHasMin != 0 })
+	maxs := newBoundBuilder(n, func(i int) bool { return cb.flags[i]&cbHasMax != 0 })
+	for i := range fresh {
+		if b, ok := base.MinBound(i); ok {
+			mins.set(i, b)
+		}
+		if b, ok := base.MaxBound(i); ok {
+			maxs.set(i, b)
+		}
 	}
-	var got []blockStats
+	var sb catalogpb.StatsBlock
 	prefix := key(tagStatsBlock, tableID, columnID)
 	err := r.scan(key(tagStatsBlock, tableID, columnID, from), kv.PrefixEnd(prefix), func(k, v []byte) error {
 		first, err := idAt(k, 2)
@@ -276,96 +301,121 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if !ok {
 			return nil // a block the snapshot does not see
 		}
-		sb := &catalogpb.StatsBlock{}
-		if err := decodeValue(v, sb); err != nil {
+		if err := decodeStatsBlockInPlace(v, &sb); err != nil {
 			return fmt.Errorf("stats block %x: %w", k, err)
 		}
-		sv, err := viewStats(sb)
+		sv, err := viewStats(&sb)
 		if err != nil {
 			return fmt.Errorf("stats block %x: %w", k, err)
 		}
-		pos := fs.blocks[bi].pos
-		if sv.n != len(pos) {
-			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, len(pos))
+		blk := &fs.blocks[bi]
+		if sv.n != blk.len() {
+			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, blk.len())
 		}
-		got = append(got, blockStats{sv, pos})
-		for j, p := range pos {
+		for j := range sv.n {
+			p := blk.at(j)
 			f := sv.flag(j)
 			if p < 0 || f&cbHasStats == 0 {
 				continue
 			}
 			i := int(p)
-			cb.flags[i], cb.nulls[i], cb.values[i], cb.rows[i] = f, sv.nulls.at(j), sv.values.at(j), sv.rows.at(j)
+			cb.flags[i] = f
+			cb.nulls.set(i, sv.nulls.at(j))
+			cb.values.set(i, sv.values.at(j))
+			cb.rows.set(i, sv.rows.at(j))
+			if f&cbHasMin != 0 {
+				mins.set(i, sv.min(j))
+			}
+			if f&cbHasMax != 0 {
+				maxs.set(i, sv.max(j))
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	n := len(cb.flags)
-	for _, side := range []struct {
-		bit   uint16
-		dst   *boundArray
-		prior func(int) ([]byte, bool)
-		at    func(sv *statsView, j int) []byte
-	}{
-		{cbHasMin, &cb.min, func(i int) ([]byte, bool) { return base.MinBound(i) }, (*statsView).min},
-		{cbHasMax, &cb.max, func(i int) ([]byte, bool) { return base.MaxBound(i) }, (*statsView).max},
-	} {
-		bw := newBoundWidth()
-		for i := range fresh {
-			if b, ok := side.prior(i); ok {
-				bw.note(len(b))
-			}
-		}
-		for _, g := range got {
-			for j, p := range g.pos {
-				if p >= 0 && cb.flags[p]&side.bit != 0 {
-					bw.note(len(side.at(g.sv, j)))
-				}
-			}
-		}
-		w, total := bw.w, bw.total
-		put := func(fn func(i int, b []byte)) {
-			for i := range fresh {
-				if b, ok := side.prior(i); ok {
-					fn(i, b)
-				}
-			}
-			for _, g := range got {
-				for j, p := range g.pos {
-					if p >= 0 && cb.flags[p]&side.bit != 0 {
-						fn(int(p), side.at(g.sv, j))
-					}
-				}
-			}
-		}
-		switch {
-		case w == -1:
-			*side.dst = boundArray{}
-		case w >= 0 && w < 1<<16:
-			data := make([]byte, n*w)
-			put(func(i int, b []byte) { copy(data[i*w:], b) })
-			*side.dst = boundArray{w: w, data: data}
-		default:
-			// Offsets in file order: lengths first, then the bytes.
-			off := make([]uint64, n+1)
-			put(func(i int, b []byte) { off[i+1] = uint64(len(b)) })
-			for i := range n {
-				off[i+1] += off[i]
-			}
-			data := make([]byte, total)
-			put(func(i int, b []byte) { copy(data[off[i]:], b) })
-			*side.dst = boundArray{data: data, off: off}
-		}
+	if cb.min, err = mins.finish(); err != nil {
+		return err
 	}
-	return nil
+	cb.max, err = maxs.finish()
+	return err
+}
+
+// boundBuilder packs one side's bounds as they arrive in position order:
+// fixed-width while every bound has the width of the first (and it is
+// below 64 KiB), as packBounds would choose, switching once to
+// concatenated bounds with offsets when one differs.
+type boundBuilder struct {
+	n    int
+	has  func(i int) bool // whether position i holds a bound (set before set(i, …))
+	w    int              // every bound's width so far; -1 before the first
+	data []byte
+	off  []uint64 // in the offsets form: positions below next are done
+	next int
+	err  error
+}
+
+func newBoundBuilder(n int, has func(int) bool) *boundBuilder {
+	return &boundBuilder{n: n, has: has, w: -1}
+}
+
+func (b *boundBuilder) set(i int, v []byte) {
+	if b.off == nil {
+		switch {
+		case b.w == -1 && len(v) < 1<<16:
+			b.w, b.data = len(v), make([]byte, b.n*len(v))
+			fallthrough
+		case b.w == len(v):
+			copy(b.data[i*b.w:], v)
+			return
+		}
+		b.toOffsets(i)
+	}
+	if i < b.next {
+		b.err = fmt.Errorf("catalog: bounds out of file order (file %d after %d)", i, b.next-1)
+		return
+	}
+	for ; b.next < i; b.next++ {
+		b.off[b.next+1] = b.off[b.next]
+	}
+	b.data = append(b.data, v...)
+	b.off[i+1], b.next = uint64(len(b.data)), i+1
+}
+
+// toOffsets rewrites the fixed-width bounds of positions below upTo as
+// concatenated bounds with offsets.
+func (b *boundBuilder) toOffsets(upTo int) {
+	b.off = make([]uint64, b.n+1)
+	var out []byte
+	for p := range upTo {
+		if b.w > 0 && b.has(p) {
+			out = append(out, b.data[p*b.w:(p+1)*b.w]...)
+		}
+		b.off[p+1] = uint64(len(out))
+	}
+	b.data, b.next = out, upTo
+}
+
+func (b *boundBuilder) finish() (boundArray, error) {
+	switch {
+	case b.err != nil:
+		return boundArray{}, b.err
+	case b.off == nil && b.w == -1:
+		return boundArray{}, nil
+	case b.off == nil:
+		return boundArray{w: b.w, data: b.data}, nil
+	}
+	for ; b.next < b.n; b.next++ {
+		b.off[b.next+1] = b.off[b.next]
+	}
+	return boundArray{data: b.data, off: b.off}, nil
 }
 
 // FileAt is file i of fs (a FileSet of this reader's catalog): its row,
 // read on first use when fs was built from blocks.
 func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
-	if p := fs.files[i].Load(); p != nil {
+	if p := fs.files.load(i); p != nil {
 		return *p, nil
 	}
 	raw, err := r.kvs.Get(key(tagDataFile, fs.table, fs.IDs[i]))
@@ -379,7 +429,7 @@ func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
 	f := dataFileFromPB(&p)
 	// The cached row serves every snapshot that sees the file: only its
 	// end differs between them, and no FileSet reader looks at it.
-	fs.files[i].Store(&f)
+	fs.files.store(i, &f)
 	return f, nil
 }
 
@@ -485,7 +535,7 @@ const prefetchScan = 16
 func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
 	var missing []int
 	for _, i := range positions {
-		if fs.files[i].Load() == nil {
+		if fs.files.load(i) == nil {
 			missing = append(missing, i)
 		}
 	}
@@ -498,12 +548,12 @@ func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
 			return fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, err)
 		}
 		f := dataFileFromPB(&p)
-		fs.files[i].Store(&f)
+		fs.files.store(i, &f)
 		return nil
 	}
 	if len(missing) > 256 && len(missing)*prefetchScan > fs.Len() {
 		return scanAligned(r, fs, key(tagDataFile, fs.table), 0, func(i int, _ int64, v []byte) error {
-			if fs.files[i].Load() != nil {
+			if fs.files.load(i) != nil {
 				return nil
 			}
 			return store(i, v)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -59,7 +60,7 @@ type FileSet struct {
 	table int64
 	// files holds the files' rows as far as they were read (Reader.FileAt):
 	// all of them when built from rows, on demand when built from blocks.
-	files []atomic.Pointer[DataFile]
+	files fileRows
 	// blocks is set when the set was built from file blocks (blocks.go):
 	// each block's first id and its files' positions here.
 	blocks     []fsBlock
@@ -80,14 +81,83 @@ func (s *FileSet) Len() int { return len(s.IDs) }
 // size is charged once, when it is cached.
 func (s *FileSet) memory() int64 {
 	n := int64(len(s.IDs)) * int64(unsafe.Sizeof(DataFile{})+8+8+8+4+8+4)
-	for i := range s.files {
-		if f := s.files[i].Load(); f != nil {
-			n += int64(len(f.Path) + len(f.Format))
-		} else {
-			n += 64 // a path, when it is read
+	read, paths := s.files.sizes()
+	return n + paths + 64*int64(len(s.IDs)-read) // 64: a path, when it is read
+}
+
+// fileRows holds a FileSet's DataFile rows as far as they were read. A
+// plan over a million files built from blocks reads the rows of the few it
+// keeps: they go in a map, since a slot per file would cost 8 MB that a
+// cold plan never fills; once a sixteenth of the files are read (a broad
+// query, or a set built from rows) they move to a slot per file.
+type fileRows struct {
+	mu   sync.RWMutex
+	n    int
+	all  []*DataFile
+	some map[int]*DataFile
+}
+
+func (f *fileRows) load(i int) *DataFile {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.all != nil {
+		return f.all[i]
+	}
+	return f.some[i]
+}
+
+func (f *fileRows) store(i int, d *DataFile) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.all != nil {
+		f.all[i] = d
+		return
+	}
+	if f.some == nil {
+		f.some = map[int]*DataFile{}
+	}
+	f.some[i] = d
+	if len(f.some) > 256 && len(f.some)*16 > f.n {
+		f.all = make([]*DataFile, f.n)
+		for j, d := range f.some {
+			f.all[j] = d
+		}
+		f.some = nil
+	}
+}
+
+// copyFrom takes the rows base has read (of base's n files, the first of
+// this set's).
+func (f *fileRows) copyFrom(base *fileRows) {
+	base.mu.RLock()
+	defer base.mu.RUnlock()
+	for j, d := range base.all {
+		if d != nil {
+			f.store(j, d)
 		}
 	}
-	return n
+	for j, d := range base.some {
+		f.store(j, d)
+	}
+}
+
+// sizes is the number of rows read and the bytes of their strings.
+func (f *fileRows) sizes() (read int, bytes int64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	add := func(d *DataFile) {
+		if d != nil {
+			read++
+			bytes += int64(len(d.Path) + len(d.Format))
+		}
+	}
+	for _, d := range f.all {
+		add(d)
+	}
+	for _, d := range f.some {
+		add(d)
+	}
+	return read, bytes
 }
 
 // Flags of ColumnBounds.
@@ -110,10 +180,80 @@ const (
 type ColumnBounds struct {
 	flags               []uint16
 	facts               []stats.Facts
-	nulls, values, rows []int64
+	nulls, values, rows counts
 	min, max            boundArray
 	built
 }
+
+// counts holds one count per file: 4 bytes each while every count fits
+// (a million-file column's three count arrays are then 12 MB, not 24),
+// 8 from the first one that does not. With a default array (a column's
+// row counts, which are its files' record counts) it stores nothing until
+// a count differs from the default.
+type counts struct {
+	def   []int64
+	small []uint32
+	big   []int64
+}
+
+func newCounts(n int) counts { return counts{small: make([]uint32, n)} }
+
+// defaultCounts is counts that are def until set otherwise (def is
+// shared, never written).
+func defaultCounts(def []int64) counts { return counts{def: def} }
+
+func (c *counts) at(i int) int64 {
+	switch {
+	case c.small != nil:
+		return int64(c.small[i])
+	case c.big != nil:
+		return c.big[i]
+	}
+	return c.def[i]
+}
+
+func (c *counts) set(i int, v int64) {
+	switch {
+	case c.small != nil:
+		if uint64(v) <= math.MaxUint32 {
+			c.small[i] = uint32(v)
+			return
+		}
+		c.big = make([]int64, len(c.small))
+		for j, x := range c.small {
+			c.big[j] = int64(x)
+		}
+		c.small = nil
+	case c.big != nil:
+	case v == c.def[i]:
+		return
+	default: // the first count that is not the default
+		c.small = make([]uint32, len(c.def))
+		for j, x := range c.def {
+			if uint64(x) > math.MaxUint32 {
+				c.small = nil
+				break
+			}
+			c.small[j] = uint32(x)
+		}
+		if c.small == nil {
+			c.big = slices.Clone(c.def)
+		}
+		c.def = nil
+		c.set(i, v)
+		return
+	}
+	c.big[i] = v
+}
+
+// copyFrom copies the first n counts of from.
+func (c *counts) copyFrom(from *counts, n int) {
+	for i := range n {
+		c.set(i, from.at(i))
+	}
+}
+
+func (c *counts) bytes() int64 { return int64(4*len(c.small) + 8*len(c.big)) }
 
 // boundArray stores encoded bounds: w bytes each at i*w when every known
 // bound has width w (fixed-width types), else data[off[i]:off[i+1]].
@@ -141,11 +281,11 @@ func (cb *ColumnBounds) Fill(i int, st *stats.Column) bool {
 		return false
 	}
 	*st = stats.Column{
-		NullCount:    stats.Maybe[int64]{V: cb.nulls[i], Known: f&cbHasNulls != 0},
-		ValueCount:   stats.Maybe[int64]{V: cb.values[i], Known: f&cbHasValues != 0},
+		NullCount:    stats.Maybe[int64]{V: cb.nulls.at(i), Known: f&cbHasNulls != 0},
+		ValueCount:   stats.Maybe[int64]{V: cb.values.at(i), Known: f&cbHasValues != 0},
 		ContainsNull: stats.Maybe[bool]{V: f&cbContainsNull != 0, Known: f&cbHasContainsNull != 0},
 		ContainsNaN:  stats.Maybe[bool]{V: f&cbContainsNaN != 0, Known: f&cbHasContainsNaN != 0},
-		RowCount:     cb.rows[i],
+		RowCount:     cb.rows.at(i),
 		MinIsExact:   f&cbMinExact != 0,
 		MaxIsExact:   f&cbMaxExact != 0,
 	}
@@ -167,7 +307,7 @@ func (cb *ColumnBounds) BytesPerFile() float64 {
 }
 
 func (cb *ColumnBounds) memory() int64 {
-	n := int64(len(cb.flags))*(2+1+8+8+8) + int64(len(cb.min.data)+len(cb.max.data))
+	n := int64(len(cb.flags))*(2+1) + cb.nulls.bytes() + cb.values.bytes() + cb.rows.bytes() + int64(len(cb.min.data)+len(cb.max.data))
 	return n + 8*int64(len(cb.min.off)+len(cb.max.off))
 }
 
@@ -330,8 +470,8 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 		extensions.Add(1)
 		// Only the rows of files added since base: one short range scan.
 		files = make([]DataFile, len(base.IDs), len(base.IDs)+64)
-		for i := range base.files {
-			files[i] = *base.files[i].Load()
+		for i := range base.IDs {
+			files[i] = *base.files.load(i)
 		}
 		var p catalogpb.DataFile
 		err = r.scan(key(tagDataFile, tableID, base.nextFileID), kv.PrefixEnd(key(tagDataFile, tableID)), func(k, v []byte) error {
@@ -352,10 +492,10 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 	}
 	s := &FileSet{IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
 		RowGroupCount: make([]int32, len(files)), SizeBytes: make([]int64, len(files)),
-		table: tableID, files: make([]atomic.Pointer[DataFile], len(files)),
+		table: tableID, files: fileRows{n: len(files), all: make([]*DataFile, len(files))},
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	for i, f := range files {
-		s.files[i].Store(&files[i])
+		s.files.all[i] = &files[i]
 		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
 		s.TotalRowGroups += int64(f.RowGroupCount)
 		s.TotalBytes += f.FileSizeBytes
@@ -380,8 +520,15 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		return nil, err
 	}
 	n := fs.Len()
-	cb := &ColumnBounds{flags: make([]uint16, n), nulls: make([]int64, n), values: make([]int64, n), rows: make([]int64, n),
+	cb := &ColumnBounds{flags: make([]uint16, n), nulls: newCounts(n), values: newCounts(n),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
+	if fs.fromBlocks {
+		// A column's row counts are its files' record counts, which the
+		// FileSet holds already.
+		cb.rows = defaultCounts(fs.RecordCounts)
+	} else {
+		cb.rows = newCounts(n)
+	}
 	cb.facts = make([]stats.Facts, n)
 	from, fresh := int64(0), 0 // files from index fresh on are read here
 	base, _ := r.c.plan.base(k).(*ColumnBounds)
@@ -394,9 +541,9 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		if ok {
 			extensions.Add(1)
 			copy(cb.flags, base.flags)
-			copy(cb.nulls, base.nulls)
-			copy(cb.values, base.values)
-			copy(cb.rows, base.rows)
+			cb.nulls.copyFrom(&base.nulls, n0)
+			cb.values.copyFrom(&base.values, n0)
+			cb.rows.copyFrom(&base.rows, n0)
 			copy(cb.facts, base.facts)
 			from, fresh = base.nextFileID, n0
 		} else {
@@ -440,11 +587,11 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		set(p.MaxIsExact, cbMaxExact)
 		if p.NullCount != nil {
 			f |= cbHasNulls
-			cb.nulls[i] = *p.NullCount
+			cb.nulls.set(i, *p.NullCount)
 		}
 		if p.ValueCount != nil {
 			f |= cbHasValues
-			cb.values[i] = *p.ValueCount
+			cb.values.set(i, *p.ValueCount)
 		}
 		if p.ContainsNull != nil {
 			f |= cbHasContainsNull
@@ -454,7 +601,8 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 			f |= cbHasContainsNaN
 			set(*p.ContainsNan, cbContainsNaN)
 		}
-		cb.flags[i], cb.rows[i] = f, p.RowCount
+		cb.flags[i] = f
+		cb.rows.set(i, p.RowCount)
 		return nil
 	})
 	if err != nil {

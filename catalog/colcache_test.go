@@ -27,12 +27,18 @@ func planFields(st *stats.Column) string {
 // bounds of varying width, int64 fixed 8 bytes.
 func randomStats(t *testing.T, r *rand.Rand, typ string) stats.Column {
 	st := stats.Column{RowCount: r.Int64N(1000)}
+	if r.IntN(40) == 0 { // counts beyond 32 bits, which the cache widens for
+		st.RowCount = 1<<33 + r.Int64N(1000)
+	}
 	lo, hi := r.Int64N(1000), r.Int64N(1000)
 	if lo > hi {
 		lo, hi = hi, lo
 	}
 	text := func(n int64) string {
 		if typ == "varchar" { // "a…" ≤ "b…": widths vary, order holds
+			if r.IntN(60) == 0 { // beyond the fixed-width form's 64 KiB
+				return string(rune('a'+n/1000)) + strings.Repeat("x", 70_000)
+			}
 			return string(rune('a'+n/1000)) + strings.Repeat("x", r.IntN(20))
 		}
 		return fmt.Sprint(n)

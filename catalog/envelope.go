@@ -32,17 +32,26 @@ func encodeValue(m proto.Message) ([]byte, error) {
 }
 
 func decodeValue(b []byte, m proto.Message) error {
-	if len(b) < 3 {
-		return fmt.Errorf("%w: %d-byte value", ErrCorrupt, len(b))
+	body, err := envelopeBody(b)
+	if err != nil {
+		return err
 	}
-	if b[1] != magic0 || b[2] != magic1 {
-		return fmt.Errorf("%w: bad magic %x", ErrCorrupt, b[:3])
-	}
-	if b[0] != envelopeVersion {
-		return fmt.Errorf("%w: envelope version %d is newer than this rocklake reads (%d)", ErrCorrupt, b[0], envelopeVersion)
-	}
-	if err := proto.Unmarshal(b[3:], m); err != nil {
+	if err := proto.Unmarshal(body, m); err != nil {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return nil
+}
+
+// envelopeBody checks the envelope and returns the message it holds.
+func envelopeBody(b []byte) ([]byte, error) {
+	if len(b) < 3 {
+		return nil, fmt.Errorf("%w: %d-byte value", ErrCorrupt, len(b))
+	}
+	if b[1] != magic0 || b[2] != magic1 {
+		return nil, fmt.Errorf("%w: bad magic %x", ErrCorrupt, b[:3])
+	}
+	if b[0] != envelopeVersion {
+		return nil, fmt.Errorf("%w: envelope version %d is newer than this rocklake reads (%d)", ErrCorrupt, b[0], envelopeVersion)
+	}
+	return b[3:], nil
 }

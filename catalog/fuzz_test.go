@@ -58,8 +58,20 @@ func FuzzViewBlocks(f *testing.F) {
 				}
 			}
 		}
-		var s catalogpb.StatsBlock
-		if decodeValue(b, &s) == nil {
+		var s, in catalogpb.StatsBlock
+		err := decodeValue(b, &s)
+		// Read in place, a block is what protobuf reads, or both refuse it.
+		inErr := decodeStatsBlockInPlace(b, &in)
+		if (err == nil) != (inErr == nil) {
+			t.Fatalf("protobuf: %v; in place: %v", err, inErr)
+		}
+		if err == nil {
+			s.ProtoReflect().SetUnknown(nil)
+			if !proto.Equal(&s, &in) {
+				t.Fatalf("protobuf read %v, in place %v", &s, &in)
+			}
+		}
+		if err == nil {
 			if v, err := viewStats(&s); err == nil {
 				for j := range v.n {
 					_, _, _, _, _ = v.flag(j), v.nulls.at(j), v.values.at(j), v.min(j), v.max(j)
