@@ -181,7 +181,7 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	lower := key(tagFileBlock, tableID)
 	if base != nil {
 		fs.IDs, fs.RecordCounts = slices.Clone(base.IDs), slices.Clone(base.RecordCounts)
-		fs.RowGroupCount, fs.SizeBytes = slices.Clone(base.RowGroupCount), slices.Clone(base.SizeBytes)
+		fs.RowGroupCount = slices.Clone(base.RowGroupCount)
 		fs.TotalRowGroups, fs.TotalBytes, fs.EmptyFiles = base.TotalRowGroups, base.TotalBytes, base.EmptyFiles
 		fs.blocks = slices.Clone(base.blocks)
 		lower = key(tagFileBlock, tableID, base.nextFileID)
@@ -225,7 +225,7 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 		return nil, err
 	}
 	fs.IDs, fs.RecordCounts = slices.Grow(fs.IDs, total-len(fs.IDs)), slices.Grow(fs.RecordCounts, total-len(fs.RecordCounts))
-	fs.RowGroupCount, fs.SizeBytes = slices.Grow(fs.RowGroupCount, total-len(fs.RowGroupCount)), slices.Grow(fs.SizeBytes, total-len(fs.SizeBytes))
+	fs.RowGroupCount = slices.Grow(fs.RowGroupCount, total-len(fs.RowGroupCount))
 	for _, bv := range blocks {
 		n := bv.n
 		b := fsBlock{first: bv.ids.at(0), start: int32(len(fs.IDs)), n: int32(n)}
@@ -248,7 +248,7 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 				b.pos[j] = int32(len(fs.IDs))
 			}
 			rows, rgs, size := bv.rows.at(j), int32(bv.rgs.at(j)), bv.sizes.at(j)
-			fs.IDs, fs.RecordCounts, fs.RowGroupCount, fs.SizeBytes = append(fs.IDs, id), append(fs.RecordCounts, rows), append(fs.RowGroupCount, rgs), append(fs.SizeBytes, size)
+			fs.IDs, fs.RecordCounts, fs.RowGroupCount = append(fs.IDs, id), append(fs.RecordCounts, rows), append(fs.RowGroupCount, rgs)
 			fs.TotalRowGroups += int64(rgs)
 			fs.TotalBytes += size
 			if rows == 0 {

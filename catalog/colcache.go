@@ -22,18 +22,22 @@ import (
 // hundreds of milliseconds; this file keeps what planning reads decoded,
 // column-major and shared between readers:
 //
-//	FileSet       the table's live files: ids, rows, row groups, sizes as
-//	              arrays (scanned per plan), DataFile rows (read for kept files)
+//	FileSet       the table's live files: ids, rows, row groups as arrays
+//	              (scanned per plan), DataFile rows (read for kept files)
 //	ColumnBounds  one column's file stats aligned with the FileSet:
 //	              flags[i]           uint16, which fields are known
 //	              facts[i]           stats.Facts, what they prove (for checks
 //	                                 over many files without Fill)
-//	              nulls, values, rows []int64
+//	              nulls, values, rows counts: 4 bytes each, 8 when one does
+//	                                 not fit; from blocks, none at all while
+//	                                 they are the files' record counts (values,
+//	                                 rows) or 0 (nulls)
 //	              min, max           fixed-width: w bytes per file in one array;
 //	                                 variable: one array + offsets (n+1)
 //
-// An int64 or timestamp column costs 43 bytes per file: 3 of flags and
-// facts, 24 of counts, 16 of bounds.
+// From blocks, an int64 or timestamp column without nulls costs 19 bytes
+// per file: 3 of flags and facts, 16 of bounds (43 with every count
+// stored wide); the FileSet 20 more.
 //
 // Both are cached under (table, next_file_id, schema_version[, column]).
 // A table's live files change only by adding (next_file_id advances) or
@@ -49,7 +53,6 @@ type FileSet struct {
 	IDs           []int64
 	RecordCounts  []int64
 	RowGroupCount []int32
-	SizeBytes     []int64
 	// Totals over all files.
 	TotalRowGroups int64
 	TotalBytes     int64
@@ -80,7 +83,7 @@ func (s *FileSet) Len() int { return len(s.IDs) }
 // memory counts the rows FileAt may keep as if all were read: an entry's
 // size is charged once, when it is cached.
 func (s *FileSet) memory() int64 {
-	n := int64(len(s.IDs)) * int64(unsafe.Sizeof(DataFile{})+8+8+8+4+8+4)
+	n := int64(len(s.IDs)) * int64(unsafe.Sizeof(DataFile{})+8+8+4+8+4)
 	read, paths := s.files.sizes()
 	return n + paths + 64*int64(len(s.IDs)-read) // 64: a path, when it is read
 }
@@ -187,20 +190,28 @@ type ColumnBounds struct {
 
 // counts holds one count per file: 4 bytes each while every count fits
 // (a million-file column's three count arrays are then 12 MB, not 24),
-// 8 from the first one that does not. With a default array (a column's
-// row counts, which are its files' record counts) it stores nothing until
-// a count differs from the default.
+// 8 from the first one that does not. Counts made with defaults (a
+// column's value and row counts, which are mostly its files' record
+// counts; null counts, mostly 0) store nothing until one differs.
 type counts struct {
-	def   []int64
+	n     int
+	def   []int64 // the defaults; nil: 0
 	small []uint32
 	big   []int64
 }
 
-func newCounts(n int) counts { return counts{small: make([]uint32, n)} }
+func newCounts(n int) counts { return counts{n: n, small: make([]uint32, n)} }
 
-// defaultCounts is counts that are def until set otherwise (def is
-// shared, never written).
-func defaultCounts(def []int64) counts { return counts{def: def} }
+// defaultCounts is n counts that are def (shared, never written; nil: 0)
+// until set otherwise.
+func defaultCounts(n int, def []int64) counts { return counts{n: n, def: def} }
+
+func (c *counts) dflt(i int) int64 {
+	if c.def == nil {
+		return 0
+	}
+	return c.def[i]
+}
 
 func (c *counts) at(i int) int64 {
 	switch {
@@ -209,7 +220,7 @@ func (c *counts) at(i int) int64 {
 	case c.big != nil:
 		return c.big[i]
 	}
-	return c.def[i]
+	return c.dflt(i)
 }
 
 func (c *counts) set(i int, v int64) {
@@ -225,10 +236,10 @@ func (c *counts) set(i int, v int64) {
 		}
 		c.small = nil
 	case c.big != nil:
-	case v == c.def[i]:
+	case v == c.dflt(i):
 		return
 	default: // the first count that is not the default
-		c.small = make([]uint32, len(c.def))
+		c.small = make([]uint32, c.n)
 		for j, x := range c.def {
 			if uint64(x) > math.MaxUint32 {
 				c.small = nil
@@ -491,12 +502,12 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 		return nil, err
 	}
 	s := &FileSet{IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
-		RowGroupCount: make([]int32, len(files)), SizeBytes: make([]int64, len(files)),
+		RowGroupCount: make([]int32, len(files)),
 		table: tableID, files: fileRows{n: len(files), all: make([]*DataFile, len(files))},
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	for i, f := range files {
 		s.files.all[i] = &files[i]
-		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i], s.SizeBytes[i] = f.ID, f.RecordCount, f.RowGroupCount, f.FileSizeBytes
+		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i] = f.ID, f.RecordCount, f.RowGroupCount
 		s.TotalRowGroups += int64(f.RowGroupCount)
 		s.TotalBytes += f.FileSizeBytes
 		if f.RecordCount == 0 {
@@ -520,14 +531,16 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		return nil, err
 	}
 	n := fs.Len()
-	cb := &ColumnBounds{flags: make([]uint16, n), nulls: newCounts(n), values: newCounts(n),
+	cb := &ColumnBounds{flags: make([]uint16, n),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	if fs.fromBlocks {
 		// A column's row counts are its files' record counts, which the
 		// FileSet holds already.
-		cb.rows = defaultCounts(fs.RecordCounts)
+		cb.rows = defaultCounts(n, fs.RecordCounts)
+		cb.values = defaultCounts(n, fs.RecordCounts)
+		cb.nulls = defaultCounts(n, nil)
 	} else {
-		cb.rows = newCounts(n)
+		cb.rows, cb.values, cb.nulls = newCounts(n), newCounts(n), newCounts(n)
 	}
 	cb.facts = make([]stats.Facts, n)
 	from, fresh := int64(0), 0 // files from index fresh on are read here

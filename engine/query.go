@@ -753,7 +753,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 			odd[kf.Path] = true
 		}
 		if ok {
-			stamps[kf.Path] = fileStamp{size: fs.SizeBytes[i], modified: f.ModifiedUnixNanos, etag: f.ETag}
+			stamps[kf.Path] = fileStamp{size: f.FileSizeBytes, modified: f.ModifiedUnixNanos, etag: f.ETag}
 		}
 	}
 	return files, odd, parts, nil
