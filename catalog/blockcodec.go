@@ -101,6 +101,33 @@ func (v forView) at(i int) int64 {
 	return v.base + int64(le.Uint64(v.data[8*i:]))
 }
 
+// appendTo appends the n values to dst, one width switch for all of them.
+func (v forView) appendTo(dst []int64, n int) []int64 {
+	switch v.w {
+	case 0:
+		for range n {
+			dst = append(dst, v.base)
+		}
+	case 1:
+		for _, d := range v.data[:n] {
+			dst = append(dst, v.base+int64(d))
+		}
+	case 2:
+		for j := range n {
+			dst = append(dst, v.base+int64(le.Uint16(v.data[2*j:])))
+		}
+	case 4:
+		for j := range n {
+			dst = append(dst, v.base+int64(le.Uint32(v.data[4*j:])))
+		}
+	default:
+		for j := range n {
+			dst = append(dst, v.base+int64(le.Uint64(v.data[8*j:])))
+		}
+	}
+	return dst
+}
+
 // fileBlock is a FileBlock's arrays.
 type fileBlock struct {
 	begin                 int64

@@ -229,6 +229,31 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	for _, bv := range blocks {
 		n := bv.n
 		b := fsBlock{first: bv.ids.at(0), start: int32(len(fs.IDs)), n: int32(n)}
+		if len(removed) == 0 {
+			// Every file of the block is visible: its arrays are appended
+			// whole, then checked in order.
+			start := len(fs.IDs)
+			fs.IDs = bv.ids.appendTo(fs.IDs, n)
+			for k := max(start, 1); k < len(fs.IDs); k++ {
+				if fs.IDs[k-1] >= fs.IDs[k] {
+					return nil, fmt.Errorf("%w: file blocks of table %d: file %d after %d", ErrCorrupt, tableID, fs.IDs[k], fs.IDs[k-1])
+				}
+			}
+			fs.RecordCounts = bv.rows.appendTo(fs.RecordCounts, n)
+			for _, rows := range fs.RecordCounts[start:] {
+				if rows == 0 {
+					fs.EmptyFiles++
+				}
+			}
+			for j := range n {
+				rgs := int32(bv.rgs.at(j))
+				fs.RowGroupCount = append(fs.RowGroupCount, rgs)
+				fs.TotalRowGroups += int64(rgs)
+				fs.TotalBytes += bv.sizes.at(j)
+			}
+			fs.blocks = append(fs.blocks, b)
+			continue
+		}
 		for j := range n {
 			id := bv.ids.at(j)
 			if len(removed) > 0 && removed[id] {
@@ -312,6 +337,9 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if sv.n != blk.len() {
 			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, blk.len())
 		}
+		// Counts start at 0 in any form, so a block without nulls (the
+		// common one) need not set them.
+		noNulls := sv.nulls.w == 0 && sv.nulls.base == 0
 		for j := range sv.n {
 			p := blk.at(j)
 			f := sv.flag(j)
@@ -320,7 +348,9 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 			}
 			i := int(p)
 			cb.flags[i] = f
-			cb.nulls.set(i, sv.nulls.at(j))
+			if !noNulls {
+				cb.nulls.set(i, sv.nulls.at(j))
+			}
 			cb.values.set(i, sv.values.at(j))
 			cb.rows.set(i, sv.rows.at(j))
 			if f&cbHasMin != 0 {

@@ -165,6 +165,9 @@ func checkFileSetAgainstRows(t *testing.T, c *Catalog, snap int64, live map[stri
 				if w := planFields(want[i]); got != w {
 					t.Fatalf("snapshot %d table %s column %s file %d: cached %s, stored %s", snap, tb.Name, col.Name, files[i].ID, got, w)
 				}
+				if _, _, facts := cb.BoundArrays(); facts[i] != stats.FactsOf(want[i]) {
+					t.Fatalf("snapshot %d table %s column %s file %d: facts %b, the stored stats' %b", snap, tb.Name, col.Name, files[i].ID, facts[i], stats.FactsOf(want[i]))
+				}
 			}
 		}
 	}

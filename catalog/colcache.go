@@ -224,20 +224,27 @@ func (c *counts) at(i int) int64 {
 }
 
 func (c *counts) set(i int, v int64) {
+	if c.small != nil && uint64(v) <= math.MaxUint32 {
+		c.small[i] = uint32(v)
+		return
+	}
+	if c.small == nil && c.big == nil && v == c.dflt(i) {
+		return
+	}
+	c.setSlow(i, v)
+}
+
+// setSlow is set of a count that is stored wide or that makes the counts
+// leave their defaults.
+func (c *counts) setSlow(i int, v int64) {
 	switch {
-	case c.small != nil:
-		if uint64(v) <= math.MaxUint32 {
-			c.small[i] = uint32(v)
-			return
-		}
+	case c.small != nil: // v does not fit
 		c.big = make([]int64, len(c.small))
 		for j, x := range c.small {
 			c.big[j] = int64(x)
 		}
 		c.small = nil
 	case c.big != nil:
-	case v == c.dflt(i):
-		return
 	default: // the first count that is not the default
 		c.small = make([]uint32, c.n)
 		for j, x := range c.def {
@@ -634,13 +641,41 @@ func (r *Reader) finishBounds(k cacheKey, cb *ColumnBounds, mins, maxs [][]byte,
 }
 
 // deriveFacts computes the facts of files from fresh on from Fill, so that
-// the facts and the stats they summarise cannot disagree.
+// the facts and the stats they summarise cannot disagree. What FactsOf
+// reads of a Fill is its flags and three tests of its counts (no nulls, no
+// values, all nulls), so files alike in those have the same facts: each
+// such kind of file is summarised once, through Fill, and the others
+// copy it (a million files are a few kinds).
 func (r *Reader) deriveFacts(cb *ColumnBounds, fresh int) {
+	const kinds = int(cbContainsNaN) << 4 // every flags value, times the three tests
+	var memo [kinds]uint16 // facts + 1<<8 once known
 	var st stats.Column
 	for i := fresh; i < len(cb.flags); i++ {
-		if cb.Fill(i, &st) {
-			cb.facts[i] = stats.FactsOf(&st)
+		f := cb.flags[i]
+		if f&cbHasStats == 0 {
+			continue
 		}
+		nulls, values, rows := cb.nulls.at(i), cb.values.at(i), cb.rows.at(i)
+		k := int(f) << 3
+		if nulls == 0 {
+			k |= 1
+		}
+		if values == 0 {
+			k |= 2
+		}
+		if rows > 0 && nulls == rows {
+			k |= 4
+		}
+		if k >= kinds || memo[k] == 0 {
+			cb.Fill(i, &st)
+			facts := stats.FactsOf(&st)
+			cb.facts[i] = facts
+			if k < kinds {
+				memo[k] = uint16(facts) | 1<<8
+			}
+			continue
+		}
+		cb.facts[i] = stats.Facts(memo[k])
 	}
 }
 
