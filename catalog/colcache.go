@@ -510,7 +510,7 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 	}
 	s := &FileSet{IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
 		RowGroupCount: make([]int32, len(files)),
-		table: tableID, files: fileRows{n: len(files), all: make([]*DataFile, len(files))},
+		table:         tableID, files: fileRows{n: len(files), all: make([]*DataFile, len(files))},
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	for i, f := range files {
 		s.files.all[i] = &files[i]
@@ -648,7 +648,7 @@ func (r *Reader) finishBounds(k cacheKey, cb *ColumnBounds, mins, maxs [][]byte,
 // copy it (a million files are a few kinds).
 func (r *Reader) deriveFacts(cb *ColumnBounds, fresh int) {
 	const kinds = int(cbContainsNaN) << 4 // every flags value, times the three tests
-	var memo [kinds]uint16 // facts + 1<<8 once known
+	var memo [kinds]uint16                // facts + 1<<8 once known
 	var st stats.Column
 	for i := fresh; i < len(cb.flags); i++ {
 		f := cb.flags[i]
