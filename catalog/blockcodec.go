@@ -282,51 +282,39 @@ func decodeStatsBlockInPlace(value []byte, p *catalogpb.StatsBlock) error {
 		return err
 	}
 	p.Reset()
+	byField := [...]*[]byte{2: &p.Flags, 3: &p.NullCounts, 4: &p.ValueCounts, 5: &p.RowCounts,
+		6: &p.MinLengths, 7: &p.Mins, 8: &p.MaxLengths, 9: &p.Maxs}
+	wireErr := func(n int) error { return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n)) }
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+			return wireErr(n)
 		}
 		if !num.IsValid() {
 			return fmt.Errorf("%w: field number %d", ErrCorrupt, num)
 		}
 		b = b[n:]
 		var dst *[]byte
-		switch num {
-		case 2:
-			dst = &p.Flags
-		case 3:
-			dst = &p.NullCounts
-		case 4:
-			dst = &p.ValueCounts
-		case 5:
-			dst = &p.RowCounts
-		case 6:
-			dst = &p.MinLengths
-		case 7:
-			dst = &p.Mins
-		case 8:
-			dst = &p.MaxLengths
-		case 9:
-			dst = &p.Maxs
+		if int(num) < len(byField) {
+			dst = byField[num]
 		}
 		switch {
 		case num == 1 && typ == protowire.VarintType:
 			x, n := protowire.ConsumeVarint(b)
 			if n < 0 {
-				return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+				return wireErr(n)
 			}
 			p.Count, b = int32(x), b[n:]
 		case dst != nil && typ == protowire.BytesType:
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
-				return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+				return wireErr(n)
 			}
 			*dst, b = v, b[n:]
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)
 			if n < 0 {
-				return fmt.Errorf("%w: %v", ErrCorrupt, protowire.ParseError(n))
+				return wireErr(n)
 			}
 			b = b[n:]
 		}
