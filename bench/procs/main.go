@@ -24,7 +24,10 @@
 //
 // -plan-catalog DIR also times `rocklake plan` in a new process over the
 // catalog bench/plan keeps (-keep DIR), with its peak memory; it is made
-// by `go run ./bench/plan -files 1000000 -runs 2 -keep DIR`.
+// by `go run ./bench/plan -files 1000000 -runs 2 -keep DIR`. With
+// -plan-before BIN (a rocklake built from an earlier commit) the two
+// binaries take turns, run by run, and both are reported. -sizes none
+// times only the plan.
 //
 //	go run ./bench/procs -sizes 1000,10000 -dir /tmp/bprocs -runs 5 -json bench/results/procs.json
 package main
@@ -94,6 +97,8 @@ type PlanProcess struct {
 	MaxRSSKB  int64   `json:"max_rss_kb"`
 	Kept      int     `json:"files_kept"`
 	Total     int     `json:"files_total"`
+	// Before is the same, timed in the same rounds, of -plan-before.
+	Before *PlanProcess `json:"before,omitempty"`
 }
 
 // Output is the JSON written with -json.
@@ -129,13 +134,17 @@ func main() {
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	planCatalog := flag.String("plan-catalog", "", "also time `rocklake plan` over DIR/plan-N/lake, kept by bench/plan -keep DIR (skipped when empty)")
 	planFiles := flag.Int("plan-files", 1_000_000, "N in -plan-catalog's plan-N")
+	planBefore := flag.String("plan-before", "", "a rocklake binary of an earlier build, timed in turns with this one's `rocklake plan` (with -plan-catalog)")
 	flag.Parse()
 	if *runs < 1 {
 		log.Fatal("-runs must be at least 1")
 	}
-	ns, err := results.Sizes(*sizes, 2)
-	if err != nil {
-		log.Fatalf("-sizes: %v", err)
+	var ns []int
+	if *sizes != "none" {
+		var err error
+		if ns, err = results.Sizes(*sizes, 2); err != nil {
+			log.Fatalf("-sizes: %v", err)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "rocklake-bench-procs-")
 	if err != nil {
@@ -152,10 +161,12 @@ func main() {
 	}
 	bin := bins{rocklake: filepath.Join(tmp, "rocklake"), runSQL: filepath.Join(tmp, "runsql"), selectOne: filepath.Join(tmp, "selectone")}
 	baseline.GoBuild(mod, bin.rocklake, "./cmd/rocklake")
-	baseline.Build(mod, filepath.Join(tmp, "baseline"), map[string]string{
-		"runsql/main.go":    baseline.RunSQLSrc,
-		"selectone/main.go": baseline.SelectOneSrc,
-	}, map[string]string{"./runsql": bin.runSQL, "./selectone": bin.selectOne})
+	if len(ns) > 0 {
+		baseline.Build(mod, filepath.Join(tmp, "baseline"), map[string]string{
+			"runsql/main.go":    baseline.RunSQLSrc,
+			"selectone/main.go": baseline.SelectOneSrc,
+		}, map[string]string{"./runsql": bin.runSQL, "./selectone": bin.selectOne})
+	}
 
 	out := Output{Runs: *runs, Rows: *rows}
 	for _, n := range ns {
@@ -163,9 +174,11 @@ func main() {
 		out.Setup = append(out.Setup, setup)
 		out.Results = append(out.Results, res...)
 	}
-	printTable(out)
+	if len(ns) > 0 {
+		printTable(out)
+	}
 	if *planCatalog != "" {
-		out.Plan = planProcess(bin.rocklake, filepath.Join(*planCatalog, fmt.Sprintf("plan-%d", *planFiles), "lake"), *planFiles, *runs)
+		out.Plan = planProcess(bin.rocklake, *planBefore, filepath.Join(*planCatalog, fmt.Sprintf("plan-%d", *planFiles), "lake"), *planFiles, *runs)
 	}
 	if err := results.WriteJSON(*jsonOut, out); err != nil {
 		log.Fatal(err)
@@ -471,35 +484,52 @@ func printTable(out Output) {
 func msCPU(wall, cpu float64) string { return fmt.Sprintf("%.1f (%.1f)", wall, cpu) }
 
 // planProcess times `rocklake plan` of bench/plan's one-column range
-// predicate over a large catalog, each run a new process.
-func planProcess(rocklake, lake string, n, runs int) *PlanProcess {
+// predicate over a large catalog, each run a new process; with before, the
+// earlier binary's runs alternate with this one's.
+func planProcess(rocklake, before, lake string, n, runs int) *PlanProcess {
 	if _, err := os.Stat(lake); err != nil {
 		log.Fatalf("-plan-catalog: %v (make it with go run ./bench/plan -files %d -runs 2 -keep DIR)", err, n)
 	}
 	pred := synth.Predicates(n)[0].SQL
-	args := []string{rocklake, "--catalog", lake, "--format", "json", "plan", synth.Table, pred}
-	p := &PlanProcess{Catalog: lake, Predicate: pred, Runs: runs}
-	var wall, cpu []time.Duration
-	// The first run warms the page cache and is not counted.
+	bins := []string{rocklake}
+	if before != "" {
+		bins = append(bins, before)
+	}
+	ps := make([]*PlanProcess, len(bins))
+	walls, cpus := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
+	// The first round warms the page cache and is not counted.
 	for i := range runs + 1 {
-		stdout, w, c, _ := runProc(args)
-		if i == 0 {
-			p.MaxRSSKB = peakRSS(args)
+		for k, bin := range bins {
+			args := []string{bin, "--catalog", lake, "--format", "json", "plan", synth.Table, pred}
+			stdout, w, c, _ := runProc(args)
+			if i > 0 {
+				walls[k], cpus[k] = append(walls[k], w), append(cpus[k], c)
+				continue
+			}
+			p := &PlanProcess{Catalog: lake, Predicate: pred, Runs: runs, MaxRSSKB: peakRSS(args)}
 			var pl struct {
 				Files struct{ Total, Kept int } `json:"files"`
 			}
 			if err := json.Unmarshal(stdout, &pl); err != nil {
-				log.Fatalf("rocklake plan --format json: %v", err)
+				log.Fatalf("%s plan --format json: %v", bin, err)
 			}
 			p.Kept, p.Total = pl.Files.Kept, pl.Files.Total
-			continue
+			ps[k] = p
 		}
-		wall, cpu = append(wall, w), append(cpu, c)
 	}
-	p.WallMS, p.CPUMS = results.MedianMS(wall), results.MedianMS(cpu)
-	fmt.Printf("\nrocklake plan %s %q over %s, new process, median of %d: wall %.1f ms, CPU %.1f ms, peak RSS %.1f MiB; %d of %d files kept\n",
-		synth.Table, pred, lake, runs, p.WallMS, p.CPUMS, float64(p.MaxRSSKB)/1024, p.Kept, p.Total)
-	return p
+	for k, p := range ps {
+		p.WallMS, p.CPUMS = results.MedianMS(walls[k]), results.MedianMS(cpus[k])
+		name := "rocklake plan"
+		if k == 1 {
+			name = "before: " + before + " plan"
+		}
+		fmt.Printf("\n%s %s %q over %s, new process, median of %d: wall %.1f ms, CPU %.1f ms, peak RSS %.1f MiB; %d of %d files kept\n",
+			name, synth.Table, pred, lake, runs, p.WallMS, p.CPUMS, float64(p.MaxRSSKB)/1024, p.Kept, p.Total)
+	}
+	if len(ps) > 1 {
+		ps[0].Before = ps[1]
+	}
+	return ps[0]
 }
 
 func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
