@@ -25,7 +25,7 @@ func Opened() int64 { return opened.Load() }
 // Open opens a DuckDB database at path ("" for in-memory). Each pooled
 // connection gets the session settings rocklake relies on.
 func Open(path string) (*sql.DB, error) {
-	return openDB(path, nil, nil)
+	return openDB(path, nil)
 }
 
 // Sandbox locks a DuckDB down for SQL that comes from clients rocklake
@@ -80,17 +80,29 @@ func (s *Sandbox) statements() []string {
 
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// openDB opens a database whose first connection runs global (settings of
-// the whole database) before any other use; with a sandbox those end in
+// disabledOptimizers are the DuckDB optimizers no database runs, each
+// for a wrong answer it gives with the linked DuckDB (1.5.6):
+//
+//   - statistics_propagation answers an ungrouped min or max over one
+//     Parquet file from the file's statistics (a plan of COLUMN_DATA_SCAN).
+//     Read with can_have_nan, as every view reads files, a FLOAT or
+//     DOUBLE column's statistics there are [min, NaN], so `SELECT max(f)`
+//     over a one-file table answered NaN for a file without any NaN, also
+//     under a WHERE its row groups satisfy whole. Over two files or more
+//     DuckDB reads the rows and answers right. Without it, DuckDB still
+//     pushes filters into the Parquet scan and skips row groups there.
+var disabledOptimizers = []string{"statistics_propagation"}
+
+// openDB opens a database whose first connection runs the global settings
+// (of the whole database: the optimizers it runs without, disabled and
+// disabledOptimizers) before any other use; with a sandbox those end in
 // lock_configuration, after which no connection may SET anything, so the
 // time zone is set globally instead of per connection.
-func openDB(path string, sb *Sandbox, global []string) (*sql.DB, error) {
+func openDB(path string, sb *Sandbox, disabled ...string) (*sql.DB, error) {
 	opened.Add(1)
-	var stmts []string
+	stmts := []string{"SET GLOBAL disabled_optimizers = " + sqlString(strings.Join(append(slices.Clone(disabledOptimizers), disabled...), ","))}
 	if sb != nil {
-		stmts = append(slices.Clone(global), sb.statements()...)
-	} else {
-		stmts = global
+		stmts = append(stmts, sb.statements()...)
 	}
 	var once sync.Once
 	var onceErr error

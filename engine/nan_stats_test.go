@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -58,5 +59,59 @@ func TestNaNOutsideFileStatistics(t *testing.T) {
 				t.Errorf("%s (no pruning %v): %s, want %s", q, opts.NoPruning, got, want)
 			}
 		}
+	}
+}
+
+// DuckDB 1.5.6 answers an ungrouped min/max over one Parquet file from the
+// file's statistics, and read with can_have_nan (as the views read every
+// file) a float column's statistics there end in NaN: `SELECT max(f)` over
+// a one-file table answered NaN for a file without NaN, also under a WHERE
+// every row group satisfies (found by the schema-evolution fuzzer, seed
+// 2034). Every database runs without that optimizer (disabledOptimizers);
+// a file that holds a NaN still answers NaN, as DuckDB orders it last.
+func TestFloatMaxOverOneFile(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Written by DuckDB: its footers are what its reader turns into the
+	// statistics the answer came from (arrow-go's did not).
+	write := func(name, values string) string {
+		p := filepath.Join(dir, name)
+		q := fmt.Sprintf("COPY (SELECT row_number() OVER () AS id, v::FLOAT AS f, v::DOUBLE AS d FROM (VALUES %s) x(v)) TO '%s'", values, p)
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	clean := write("clean.parquet", "(3), (-1.5), (10), (0)")
+	withNaN := write("nan.parquet", "(3), ('nan'::DOUBLE), (10)")
+	for _, tc := range []struct {
+		file string
+		want string // max(f), max(d), min(f), min(d)
+	}{{clean, "10.0|10.0|-1.5|-1.5"}, {withNaN, "nan|nan|3.0|3.0"}} {
+		c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+		if _, err := ingest.Add(c, "t", []string{tc.file}, ingest.Options{Create: true}); err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, where := range []string{"", " WHERE id >= 0", " WHERE id < 100"} {
+			q := "SELECT max(f)::VARCHAR || '|' || max(d)::VARCHAR || '|' || min(f)::VARCHAR || '|' || min(d)::VARCHAR FROM t" + where
+			for _, opts := range []QueryOptions{{Snapshot: catalog.Latest}, {Snapshot: catalog.Latest, NoPruning: true, NoMetadataAnswers: true}} {
+				res, err := e.Query(context.Background(), q, opts)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				if got := *res.Rows[0][0]; got != tc.want {
+					t.Errorf("%s over %s (no pruning %v): %s, want %s", q, filepath.Base(tc.file), opts.NoPruning, got, tc.want)
+				}
+			}
+		}
+		e.Close()
 	}
 }

@@ -99,7 +99,7 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 
 // NewWithOptions opens an in-memory DuckDB for a catalog, as o says.
 func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
-	db, err := openDB("", o.Sandbox, nil)
+	db, err := openDB("", o.Sandbox)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (e *Engine) Close() error {
 // every other query keeps the Top-N operator.
 func (e *Engine) mixedDB() (*sql.DB, error) {
 	e.mixedOnce.Do(func() {
-		e.mixed, e.mixedErr = openDB("", e.sandbox, []string{"SET GLOBAL disabled_optimizers = 'top_n'"})
+		e.mixed, e.mixedErr = openDB("", e.sandbox, "top_n")
 	})
 	return e.mixed, e.mixedErr
 }
