@@ -267,6 +267,8 @@ type Changes struct {
 	CreatedNames []string `protobuf:"bytes,6,rep,name=created_names,json=createdNames,proto3" json:"created_names,omitempty"`
 	// Tables renamed (their rows ended and begun again under a new name).
 	RenamedTables []int64 `protobuf:"varint,7,rep,packed,name=renamed_tables,json=renamedTables,proto3" json:"renamed_tables,omitempty"`
+	// Tables whose columns changed (added, renamed, dropped, widened).
+	AlteredTables []int64 `protobuf:"varint,8,rep,packed,name=altered_tables,json=alteredTables,proto3" json:"altered_tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -346,6 +348,13 @@ func (x *Changes) GetCreatedNames() []string {
 func (x *Changes) GetRenamedTables() []int64 {
 	if x != nil {
 		return x.RenamedTables
+	}
+	return nil
+}
+
+func (x *Changes) GetAlteredTables() []int64 {
+	if x != nil {
+		return x.AlteredTables
 	}
 	return nil
 }
@@ -542,7 +551,14 @@ type Column struct {
 	// "" (the files hold it), or "hive": each file's key=value directory
 	// (DataFile.partition_values). Absent in catalogs written before
 	// partitions existed, which have none.
-	Partition     string `protobuf:"bytes,10,opt,name=partition,proto3" json:"partition,omitempty"`
+	Partition string `protobuf:"bytes,10,opt,name=partition,proto3" json:"partition,omitempty"`
+	// The value files registered before the column was added hold for it,
+	// in the DuckLake text form of its type; absent: NULL.
+	DefaultValue *string `protobuf:"bytes,11,opt,name=default_value,json=defaultValue,proto3,oneof" json:"default_value,omitempty"`
+	// The column this one replaces with a wider type (ALTER ... TYPE): files
+	// registered before the change hold the column under that one's name,
+	// in its type. Absent for a column that replaces none.
+	WidenedFrom   *int64 `protobuf:"varint,12,opt,name=widened_from,json=widenedFrom,proto3,oneof" json:"widened_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -645,6 +661,20 @@ func (x *Column) GetPartition() string {
 		return x.Partition
 	}
 	return ""
+}
+
+func (x *Column) GetDefaultValue() string {
+	if x != nil && x.DefaultValue != nil {
+		return *x.DefaultValue
+	}
+	return ""
+}
+
+func (x *Column) GetWidenedFrom() int64 {
+	if x != nil && x.WidenedFrom != nil {
+		return *x.WidenedFrom
+	}
+	return 0
 }
 
 type DataFile struct {
@@ -2214,7 +2244,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\fnext_file_id\x18\x05 \x01(\x03R\n" +
 	"nextFileId\x126\n" +
 	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\x12!\n" +
-	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\xae\x02\n" +
+	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\xd5\x02\n" +
 	"\aChanges\x12'\n" +
 	"\x0fcreated_schemas\x18\x01 \x03(\x03R\x0ecreatedSchemas\x12%\n" +
 	"\x0ecreated_tables\x18\x02 \x03(\x03R\rcreatedTables\x12%\n" +
@@ -2222,7 +2252,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x14inserted_into_tables\x18\x04 \x03(\x03R\x12insertedIntoTables\x12.\n" +
 	"\x13deleted_from_tables\x18\x05 \x03(\x03R\x11deletedFromTables\x12#\n" +
 	"\rcreated_names\x18\x06 \x03(\tR\fcreatedNames\x12%\n" +
-	"\x0erenamed_tables\x18\a \x03(\x03R\rrenamedTables\"\xa0\x01\n" +
+	"\x0erenamed_tables\x18\a \x03(\x03R\rrenamedTables\x12%\n" +
+	"\x0ealtered_tables\x18\b \x03(\x03R\ralteredTables\"\xa0\x01\n" +
 	"\x06Schema\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
@@ -2239,7 +2270,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x10path_is_relative\x18\x06 \x01(\bR\x0epathIsRelative\x12%\n" +
 	"\x0ebegin_snapshot\x18\a \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\b \x01(\x03H\x00R\vendSnapshot\x88\x01\x01B\x0f\n" +
-	"\r_end_snapshot\"\xc7\x02\n" +
+	"\r_end_snapshot\"\xbc\x03\n" +
 	"\x06Column\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x14\n" +
@@ -2251,9 +2282,13 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01\x12\x1c\n" +
 	"\tpartition\x18\n" +
-	" \x01(\tR\tpartitionB\x10\n" +
+	" \x01(\tR\tpartition\x12(\n" +
+	"\rdefault_value\x18\v \x01(\tH\x02R\fdefaultValue\x88\x01\x01\x12&\n" +
+	"\fwidened_from\x18\f \x01(\x03H\x03R\vwidenedFrom\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\x8b\x06\n" +
+	"\r_end_snapshotB\x10\n" +
+	"\x0e_default_valueB\x0f\n" +
+	"\r_widened_from\"\x8b\x06\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
