@@ -598,3 +598,78 @@ func (m *ColumnMapping) Names(f DataFile) []Column {
 	}
 	return treeOrder(out)
 }
+
+// ParseAlteration reads an alteration as `table alter` takes it, one word
+// per argument (a type may span words, `decimal(10, 2)`):
+//
+//	add [column] NAME TYPE [DEFAULT value]
+//	rename [column] NAME to NEW_NAME
+//	drop [column] NAME
+//	alter [column] NAME [set data] type TYPE
+//
+// Keywords are case-insensitive. A default is SQL text: a quoted string
+// ('it”s'), a number, true / false, or NULL (the same as none).
+func ParseAlteration(words []string) (Alteration, error) {
+	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C` or `alter column C type T`", ErrInvalid, strings.Join(words, " "))
+	is := func(i int, kw string) bool { return i < len(words) && strings.EqualFold(words[i], kw) }
+	if len(words) == 0 {
+		return Alteration{}, usage
+	}
+	i := 1
+	if is(i, "column") {
+		i++
+	}
+	rest := words[min(i, len(words)):]
+	switch strings.ToLower(words[0]) {
+	case "add":
+		if len(rest) < 2 {
+			return Alteration{}, usage
+		}
+		a := Alteration{Kind: AddColumn, Column: rest[0]}
+		var typ []string
+		j := 1
+		for ; j < len(rest) && !strings.EqualFold(rest[j], "default"); j++ {
+			typ = append(typ, rest[j])
+		}
+		a.Type = strings.Join(typ, " ")
+		if a.Type == "" {
+			return Alteration{}, usage
+		}
+		if j < len(rest) {
+			v := strings.TrimSpace(strings.Join(rest[j+1:], " "))
+			switch {
+			case v == "":
+				return Alteration{}, fmt.Errorf("%w alteration: DEFAULT without a value", ErrInvalid)
+			case strings.EqualFold(v, "null"):
+			case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+				a.Default = stats.Known(strings.ReplaceAll(v[1:len(v)-1], "''", "'"))
+			default:
+				a.Default = stats.Known(v)
+			}
+		}
+		return a, nil
+	case "rename":
+		if len(rest) != 3 || !strings.EqualFold(rest[1], "to") {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: RenameColumn, Column: rest[0], NewName: rest[2]}, nil
+	case "drop":
+		if len(rest) != 1 {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: DropColumn, Column: rest[0]}, nil
+	case "alter":
+		if len(rest) < 3 {
+			return Alteration{}, usage
+		}
+		j := 1
+		if strings.EqualFold(rest[j], "set") && j+1 < len(rest) && strings.EqualFold(rest[j+1], "data") {
+			j += 2
+		}
+		if j >= len(rest) || !strings.EqualFold(rest[j], "type") || j+1 >= len(rest) {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: SetColumnType, Column: rest[0], Type: strings.Join(rest[j+1:], " ")}, nil
+	}
+	return Alteration{}, usage
+}

@@ -241,3 +241,25 @@ func TestWidens(t *testing.T) {
 		}
 	}
 }
+
+func TestParseAlteration(t *testing.T) {
+	for in, want := range map[string]string{
+		"add column note VARCHAR default 'it''s'": "add column note VARCHAR default 'it''s'",
+		"ADD c decimal(10, 2) DEFAULT 1.5":        "add column c decimal(10, 2) default '1.5'",
+		"add column c INT default NULL":           "add column c INT",
+		"rename column a TO b":                    "rename column a to b",
+		"drop c":                                  "drop column c",
+		"alter column n set data type BIGINT":     "alter column n type BIGINT",
+		"alter n type BIGINT":                     "alter column n type BIGINT",
+	} {
+		a, err := ParseAlteration(strings.Fields(in))
+		if err != nil || a.String() != want {
+			t.Errorf("%q: %v %q, want %q", in, err, a, want)
+		}
+	}
+	for _, in := range []string{"", "add c", "rename a b", "drop", "drop a b", "alter a BIGINT", "add c INT DEFAULT", "truncate t"} {
+		if _, err := ParseAlteration(strings.Fields(in)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

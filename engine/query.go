@@ -725,6 +725,10 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 			partCols = append(partCols, c)
 		}
 	}
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var parts partConsts
 	files := make([]string, 0, len(p.KeptFiles))
 	var odd map[string]bool
@@ -737,7 +741,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 				return nil, nil, nil, err
 			}
 		}
-		if len(partCols) > 0 {
+		if len(partCols) > 0 || m.Evolved() {
 			if !ok {
 				return nil, nil, nil, fmt.Errorf("table %q: kept file %s is not in the table's file set", t.Name, kf.Path)
 			}
@@ -745,6 +749,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 				parts = partConsts{}
 			}
 			parts[kf.Path] = fileConsts(f, partCols)
+			mapColumns(m, f, cols, parts[kf.Path])
 		}
 		if !ok || !f.ColumnsMatchTable {
 			if odd == nil {
@@ -786,8 +791,8 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 			continue
 		}
 		dt := types.DuckDBName(c.Type)
-		if c.Partition != "" && len(files) > 0 {
-			sel = append(sel, fmt.Sprintf("%s AS %s", consts[c.ID], sqllex.QuoteName(c.Name)))
+		if e, ok := consts[c.ID]; (ok || c.Partition != "") && len(files) > 0 {
+			sel = append(sel, fmt.Sprintf("%s AS %s", e, sqllex.QuoteName(c.Name)))
 			continue
 		}
 		if dt == "" {

@@ -339,6 +339,11 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 		return nil, nil, nil, err
 	}
 	n, rows, firsts := rgs.n, rgs.rows, rgs.firsts
+	// The page index and bloom filters are the file's own, found by the
+	// names it holds its columns under.
+	if b, err = rgr.fileBound(f, b); err != nil {
+		return nil, nil, nil, err
+	}
 	var fx *fileIndex
 	var fxErr error
 	index := func() *fileIndex {

@@ -14,9 +14,9 @@ import (
 func newTableCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table",
-		Short: "Create, list, describe, rename and drop tables",
+		Short: "Create, list, describe, alter, rename and drop tables",
 	}
-	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableRenameCmd(g), newTableDropCmd(g))
+	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableAlterCmd(g), newTableRenameCmd(g), newTableDropCmd(g))
 	return cmd
 }
 
