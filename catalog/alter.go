@@ -673,3 +673,41 @@ func ParseAlteration(words []string) (Alteration, error) {
 	}
 	return Alteration{}, usage
 }
+
+// Held is cols (a snapshot's columns, nested ones included) as file f
+// holds them: each top-level column under the name f holds it by, in the
+// snapshot's type, and without the columns f predates (with their nested
+// fields). Partition columns, which no file holds, stay as they are.
+func (m *ColumnMapping) Held(f DataFile, cols []Column) []Column {
+	if !m.evolved {
+		return cols
+	}
+	rename := map[string]string{} // the snapshot's top-level name → the file's
+	gone := map[string]bool{}
+	out := make([]Column, 0, len(cols))
+	for _, c := range cols {
+		if len(c.Path) == 0 {
+			out = append(out, c)
+			continue
+		}
+		top := c.Path[0]
+		if !c.Parent.Known && c.Partition == "" {
+			name, _, held := m.Source(c, f)
+			if !held {
+				gone[top] = true
+				continue
+			}
+			rename[top] = name
+		} else if gone[top] {
+			continue
+		}
+		if n, ok := rename[top]; ok {
+			c.Path = append([]string{n}, c.Path[1:]...)
+			if !c.Parent.Known {
+				c.Name = n
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}

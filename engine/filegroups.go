@@ -300,3 +300,39 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 		}
 	}
 }
+
+// ReadTableFilesSQL is ReadFilesSQL for registered files, which it reads
+// through the table's column mapping (mapColumns): files registered under
+// other columns than the reader's snapshot has read in runs of their own,
+// in order. paths[i] is where DuckDB reads files[i].
+func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, files []catalog.DataFile, paths []string) (string, error) {
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil {
+		return "", err
+	}
+	if !m.Evolved() || len(files) == 0 {
+		return e.ReadFilesSQL(t, cols, paths), nil
+	}
+	var parts []string
+	var run []string
+	var runConsts fileConstants
+	flush := func() {
+		if len(run) > 0 {
+			parts = append(parts, viewSQL(t, cols, run, "", true, runConsts))
+		}
+	}
+	for i, f := range files {
+		fc := fileConstants{}
+		mapColumns(m, f, cols, fc)
+		if len(run) > 0 && fc.key() != runConsts.key() {
+			flush()
+			run = nil
+		}
+		if len(run) == 0 {
+			runConsts = fc
+		}
+		run = append(run, paths[i])
+	}
+	flush()
+	return strings.Join(parts, " UNION ALL "), nil
+}

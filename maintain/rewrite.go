@@ -70,12 +70,17 @@ func slot(i int) string { return "c" + strconv.Itoa(i) }
 // slotSQL reads files as the table's columns renamed to their slots, by
 // position, so that no name is resolved.
 func slotSQL(e *engine.Engine, t catalog.Table, cols []catalog.Column, files []string) string {
+	return slotsOf(cols, e.ReadFilesSQL(t, cols, files))
+}
+
+// slotsOf renames the top-level columns of read to their slots.
+func slotsOf(cols []catalog.Column, read string) string {
 	top := catalog.TopLevel(cols)
 	slots := make([]string, len(top))
 	for i := range top {
 		slots[i] = slot(i)
 	}
-	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", e.ReadFilesSQL(t, cols, files), strings.Join(slots, ", "))
+	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", read, strings.Join(slots, ", "))
 }
 
 // digestSQL returns one row over exprs, expressions over the slot columns
@@ -369,7 +374,13 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	// The temporary table holds the slot columns (and rn, curve), none
 	// named by the user, so its rowid is DuckDB's row id.
 	const tmp = "__rocklake_rewrite"
-	src := slotSQL(e, t, cols, paths)
+	// Older files of an altered table hold its columns as they were
+	// registered: they are read through the table's column mapping.
+	read, err := e.ReadTableFilesSQL(st.r, t, cols, files, paths)
+	if err != nil {
+		return nil, err
+	}
+	src := slotsOf(cols, read)
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", tmp, src)
 	// rn is qualified by the table: the COPY below names its output
 	// columns after the user's, and an unqualified ORDER BY rn would sort by
