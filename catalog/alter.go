@@ -548,13 +548,22 @@ func (r *Reader) ColumnMapping(tableID int64) (*ColumnMapping, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A table's columns all begin when it is created and, when it is
+	// dropped, all end then: anything else is an alteration.
+	ends := map[int64]bool{}
 	for _, vs := range m.byID {
 		for _, c := range vs {
-			if c.Begin != first || c.End.Known || c.WidenedFrom.Known {
+			end := int64(-1)
+			if c.End.Known {
+				end = c.End.V
+			}
+			ends[end] = true
+			if c.Begin != first || c.WidenedFrom.Known || len(vs) > 1 {
 				m.evolved = true
 			}
 		}
 	}
+	m.evolved = m.evolved || len(ends) > 1
 	return m, nil
 }
 

@@ -263,3 +263,28 @@ func TestParseAlteration(t *testing.T) {
 		}
 	}
 }
+
+// A dropped table's columns all end with it: that is no alteration, and
+// its files read by name at the snapshots that still see it.
+func TestDroppedTableIsNotAltered(t *testing.T) {
+	c := newMemCatalog(t)
+	defs, _ := ParseColumnDefs("x BIGINT, y VARCHAR")
+	s := commit(t, c, func(tx *Txn) { tx.CreateTable("t", defs) })
+	commit(t, c, func(tx *Txn) { tx.DropTable("t") })
+	r, _ := c.Read(s.ID)
+	defer r.Close()
+	tb, _ := r.Table("t")
+	m, err := r.ColumnMapping(tb.ID)
+	if err != nil || m.Evolved() {
+		t.Errorf("a dropped table reads as altered: %v", err)
+	}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("u", defs) })
+	s = alter(t, c, "u", Alteration{Kind: DropColumn, Column: "y"})
+	commit(t, c, func(tx *Txn) { tx.DropTable("u") })
+	r2, _ := c.Read(s.ID)
+	defer r2.Close()
+	tb, _ = r2.Table("u")
+	if m, _ := r2.ColumnMapping(tb.ID); !m.Evolved() {
+		t.Error("a table that dropped a column before it was dropped reads as unaltered")
+	}
+}

@@ -98,6 +98,18 @@ func TestTableAlterTimeTravel(t *testing.T) {
 		t.Errorf("aggregate: %q", got)
 	}
 
+	desc := check("table_describe", mustRun(t, "--catalog", dir, "--format", "json", "table", "describe", "t"), "describe")
+	if cols := desc["columns"].([]any); len(cols) != 3 || cols[2].(map[string]any)["default"] != "n/a" || cols[1].(map[string]any)["type"] != "int64" {
+		t.Errorf("describe: %v", desc)
+	}
+	if out := mustRun(t, "--catalog", dir, "table", "describe", "t", "--snapshot", "4"); !strings.Contains(out, "int32") || !strings.Contains(out, "default 'n/a'") {
+		t.Errorf("describe at snapshot 4:\n%s", out)
+	}
+	snaps := check("snapshots", mustRun(t, "--catalog", dir, "--format", "json", "snapshots"), "snapshots")["snapshots"].([]any)
+	if ch := snaps[len(snaps)-1].(map[string]any)["changes"].(map[string]any); len(ch["altered_tables"].([]any)) != 1 {
+		t.Errorf("the last snapshot's changes: %v", ch)
+	}
+
 	// Refusals name the reason and make no snapshot.
 	before := mustRun(t, "--catalog", dir, "snapshots")
 	for _, args := range [][]string{

@@ -179,6 +179,9 @@ type columnInfo struct {
 	// Partition is where a partition column's values come from ("hive":
 	// each file's key=value directory); absent for other columns.
 	Partition string `json:"partition,omitempty"`
+	// Default is what files registered before the column was added hold
+	// for it (absent: NULL).
+	Default *string `json:"default,omitempty"`
 	// Filters describes the column's membership filters in the snapshot's
 	// files, when it has any.
 	Filters  *filterInfo  `json:"membership_filters,omitempty"`
@@ -235,7 +238,11 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 					if f := ci.Filters; f != nil {
 						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
-					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typeText(ci.Type, ci.Partition), ci.Nullable, filters)
+					typ := typeText(ci.Type, ci.Partition)
+					if ci.Default != nil {
+						typ += " default '" + strings.ReplaceAll(*ci.Default, "'", "''") + "'"
+					}
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typ, ci.Nullable, filters)
 					walk(ci.Children, depth+1)
 				}
 			}
@@ -258,6 +265,10 @@ func columnTree(cols []catalog.Column) []columnInfo {
 	var build func(c catalog.Column) columnInfo
 	build = func(c catalog.Column) columnInfo {
 		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, Partition: c.Partition}
+		if c.Default.Known {
+			d := c.Default.V
+			ci.Default = &d
+		}
 		for _, k := range kids[c.ID] {
 			ci.Children = append(ci.Children, build(k))
 		}

@@ -30,7 +30,7 @@ Flags go before TABLE (a default such as -5 is not a flag).`,
 		Example: `  rocklake table alter events add column country VARCHAR DEFAULT "'unknown'"
   rocklake table alter events rename column value to amount
   rocklake table alter events alter column user_id type HUGEINT
-  rocklake table alter events drop column country`,
+  rocklake table alter events drop column kind`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := catalog.ParseAlteration(args[1:])
