@@ -3,6 +3,8 @@ package catalog
 import (
 	"fmt"
 	"math/big"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
@@ -45,6 +47,10 @@ const (
 	DropColumn
 	// SetColumnType changes Column to the wider Type.
 	SetColumnType
+	// SetPartitioning declares the layout optimize and compact write files
+	// in: Partitioning's fields, each a column through a transform
+	// ("year(ts)", "bucket(16, id)", "region"); none: no layout.
+	SetPartitioning
 )
 
 // Alteration is one change to a table's columns (Txn.AlterTable).
@@ -57,6 +63,8 @@ type Alteration struct {
 	// the column hold for it, as text DuckDB casts to the type ('1.5' in
 	// an INTEGER column is 2); unknown: NULL.
 	Default stats.Maybe[string]
+	// Partitioning is, for SetPartitioning, the layout's fields.
+	Partitioning []string
 }
 
 // String spells the alteration as `table alter` takes it.
@@ -74,6 +82,11 @@ func (a Alteration) String() string {
 		return "drop column " + a.Column
 	case SetColumnType:
 		return "alter column " + a.Column + " type " + a.Type
+	case SetPartitioning:
+		if len(a.Partitioning) == 0 {
+			return "reset partitioning"
+		}
+		return "set partitioned by " + strings.Join(a.Partitioning, ", ")
 	}
 	return "unknown alteration"
 }
@@ -316,8 +329,41 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		}); err != nil {
 			return err
 		}
+	case SetPartitioning:
+		var fields []PartitionField
+		for _, spec := range a.Partitioning {
+			name, transform, err := ParsePartitionField(spec)
+			if err != nil {
+				return fmt.Errorf("table %q: %w", ts.t.Name, err)
+			}
+			c, err := find(name)
+			if err != nil {
+				return err
+			}
+			if why := transformFits(transform, c); why != "" {
+				return fmt.Errorf("%w table %q: %s(%s): %s", ErrInvalid, ts.t.Name, transform, c.Name, why)
+			}
+			f := PartitionField{ColumnID: c.ID, Transform: transform}
+			if slices.Contains(fields, f) {
+				return fmt.Errorf("%w table %q: %s is given twice", ErrInvalid, ts.t.Name, spec)
+			}
+			fields = append(fields, f)
+		}
+		w.setPartitioning(ts, fields)
 	default:
 		return fmt.Errorf("%w alteration of table %q: unknown kind %d", ErrInvalid, ts.t.Name, a.Kind)
+	}
+	// A layout names columns by id: a dropped one cannot stay in it, and a
+	// widened one's new id takes its place.
+	for i, f := range ts.t.PartitionedBy {
+		switch {
+		case a.Kind == DropColumn && len(newCols) == 0 && f.ColumnID == mustFind(find, a.Column).ID:
+			return fmt.Errorf("%w table %q: column %q is in the table's partitioning (%s): set the partitioning without it first", ErrInvalid, ts.t.Name, a.Column, a.Column)
+		case a.Kind == SetColumnType && len(newCols) == 1 && f.ColumnID == newCols[0].WidenedFrom.V:
+			fields := slices.Clone(ts.t.PartitionedBy)
+			fields[i].ColumnID = newCols[0].ID
+			w.setPartitioning(ts, fields)
+		}
 	}
 	// The columns as of this snapshot.
 	var cols []Column
@@ -615,11 +661,13 @@ func (m *ColumnMapping) Names(f DataFile) []Column {
 //	rename [column] NAME to NEW_NAME
 //	drop [column] NAME
 //	alter [column] NAME [set data] type TYPE
+//	set partitioned by FIELD, ...   (col, year(col), month(col), day(col), hour(col), bucket(N, col))
+//	reset partitioning
 //
 // Keywords are case-insensitive. A default is SQL text: a quoted string
 // ('it”s'), a number, true / false, or NULL (the same as none).
 func ParseAlteration(words []string) (Alteration, error) {
-	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C` or `alter column C type T`", ErrInvalid, strings.Join(words, " "))
+	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C`, `alter column C type T`, `set partitioned by year(ts), bucket(16, id), …` or `reset partitioning`", ErrInvalid, strings.Join(words, " "))
 	is := func(i int, kw string) bool { return i < len(words) && strings.EqualFold(words[i], kw) }
 	if len(words) == 0 {
 		return Alteration{}, usage
@@ -630,6 +678,38 @@ func ParseAlteration(words []string) (Alteration, error) {
 	}
 	rest := words[min(i, len(words)):]
 	switch strings.ToLower(words[0]) {
+	case "reset":
+		if len(words) != 2 || !is(1, "partitioning") {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: SetPartitioning}, nil
+	case "set":
+		if len(words) < 4 || !is(1, "partitioned") || !is(2, "by") {
+			return Alteration{}, usage
+		}
+		text := strings.Join(words[3:], " ")
+		var fields []string
+		depth, start := 0, 0
+		for i, r := range text {
+			switch r {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case ',':
+				if depth == 0 {
+					fields = append(fields, strings.TrimSpace(text[start:i]))
+					start = i + 1
+				}
+			}
+		}
+		fields = append(fields, strings.TrimSpace(text[start:]))
+		for _, f := range fields {
+			if f == "" {
+				return Alteration{}, usage
+			}
+		}
+		return Alteration{Kind: SetPartitioning, Partitioning: fields}, nil
 	case "add":
 		if len(rest) < 2 {
 			return Alteration{}, usage
@@ -719,4 +799,86 @@ func (m *ColumnMapping) Held(f DataFile, cols []Column) []Column {
 		out = append(out, c)
 	}
 	return out
+}
+
+func mustFind(find func(string) (Column, error), name string) Column {
+	c, _ := find(name)
+	return c
+}
+
+// setPartitioning begins a new row of the table with the layout fields.
+func (w *commitWriter) setPartitioning(ts *tableState, fields []PartitionField) {
+	s := w.next.ID
+	if ts.t.Begin != s {
+		w.put(key(tagTable, ts.t.ID, ts.t.Begin), tableToPB(ts.t, &s))
+	}
+	ts.t.Begin, ts.t.PartitionedBy = s, fields
+	w.put(key(tagTable, ts.t.ID, s), tableToPB(ts.t, nil))
+}
+
+// ParsePartitionField reads one field of a declared layout: `col`
+// (identity), `identity(col)`, `year(col)`, `month(col)`, `day(col)`,
+// `hour(col)` or `bucket(N, col)`. The transform comes back as stored:
+// identity, year, month, day, hour or bucket(N).
+func ParsePartitionField(spec string) (column, transform string, err error) {
+	s := strings.TrimSpace(spec)
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		if s == "" {
+			return "", "", fmt.Errorf("%w partition field: empty", ErrInvalid)
+		}
+		return s, "identity", nil
+	}
+	if !strings.HasSuffix(s, ")") {
+		return "", "", fmt.Errorf("%w partition field %q: want col, year(col), month(col), day(col), hour(col), identity(col) or bucket(N, col)", ErrInvalid, spec)
+	}
+	fn := strings.ToLower(strings.TrimSpace(s[:open]))
+	args := strings.Split(s[open+1:len(s)-1], ",")
+	switch fn {
+	case "identity", "year", "month", "day", "hour":
+		if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
+			return "", "", fmt.Errorf("%w partition field %q: %s takes one column", ErrInvalid, spec, fn)
+		}
+		return strings.TrimSpace(args[0]), fn, nil
+	case "bucket":
+		if len(args) != 2 {
+			return "", "", fmt.Errorf("%w partition field %q: bucket takes a count and a column, bucket(16, id)", ErrInvalid, spec)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(args[0]))
+		if err != nil || n < 1 || n > 1<<16 {
+			return "", "", fmt.Errorf("%w partition field %q: the bucket count must be an integer from 1 to 65536", ErrInvalid, spec)
+		}
+		return strings.TrimSpace(args[1]), fmt.Sprintf("bucket(%d)", n), nil
+	}
+	return "", "", fmt.Errorf("%w partition field %q: unknown transform %q (identity, year, month, day, hour, bucket)", ErrInvalid, spec, fn)
+}
+
+// transformFits says why a transform cannot apply to a column ("" when
+// it can).
+func transformFits(transform string, c Column) string {
+	k := c.Type.Kind
+	timestamp := k == types.KindTimestamp || k == types.KindTimestampS || k == types.KindTimestampMS || k == types.KindTimestampNS || k == types.KindTimestampTZ
+	switch {
+	case c.Partition != "":
+		return "a Hive partition column is laid out by its files' directories already"
+	case k == types.KindStruct || k == types.KindList || k == types.KindArray || k == types.KindMap || k == types.KindVariant || k == types.KindGeometry || k == types.KindUnknown:
+		return fmt.Sprintf("a %s column cannot partition files", c.Type)
+	case (transform == "year" || transform == "month" || transform == "day") && !timestamp && k != types.KindDate:
+		return fmt.Sprintf("%s applies to dates and timestamps, not %s", transform, c.Type)
+	case transform == "hour" && !timestamp:
+		return fmt.Sprintf("hour applies to timestamps, not %s", c.Type)
+	}
+	return ""
+}
+
+// FieldText spells a layout field as ParsePartitionField reads it, for
+// column name.
+func FieldText(f PartitionField, name string) string {
+	switch {
+	case f.Transform == "identity":
+		return name
+	case strings.HasPrefix(f.Transform, "bucket(") && strings.HasSuffix(f.Transform, ")"):
+		return strings.TrimSuffix(f.Transform, ")") + ", " + name + ")"
+	}
+	return f.Transform + "(" + name + ")"
 }

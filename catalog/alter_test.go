@@ -244,20 +244,22 @@ func TestWidens(t *testing.T) {
 
 func TestParseAlteration(t *testing.T) {
 	for in, want := range map[string]string{
-		"add column note VARCHAR default 'it''s'": "add column note VARCHAR default 'it''s'",
-		"ADD c decimal(10, 2) DEFAULT 1.5":        "add column c decimal(10, 2) default '1.5'",
-		"add column c INT default NULL":           "add column c INT",
-		"rename column a TO b":                    "rename column a to b",
-		"drop c":                                  "drop column c",
-		"alter column n set data type BIGINT":     "alter column n type BIGINT",
-		"alter n type BIGINT":                     "alter column n type BIGINT",
+		"add column note VARCHAR default 'it''s'":             "add column note VARCHAR default 'it''s'",
+		"ADD c decimal(10, 2) DEFAULT 1.5":                    "add column c decimal(10, 2) default '1.5'",
+		"add column c INT default NULL":                       "add column c INT",
+		"rename column a TO b":                                "rename column a to b",
+		"drop c":                                              "drop column c",
+		"alter column n set data type BIGINT":                 "alter column n type BIGINT",
+		"alter n type BIGINT":                                 "alter column n type BIGINT",
+		"set partitioned by year(ts), bucket(16, id), region": "set partitioned by year(ts), bucket(16, id), region",
+		"RESET partitioning":                                  "reset partitioning",
 	} {
 		a, err := ParseAlteration(strings.Fields(in))
 		if err != nil || a.String() != want {
 			t.Errorf("%q: %v %q, want %q", in, err, a, want)
 		}
 	}
-	for _, in := range []string{"", "add c", "rename a b", "drop", "drop a b", "alter a BIGINT", "add c INT DEFAULT", "truncate t"} {
+	for _, in := range []string{"", "add c", "rename a b", "drop", "drop a b", "alter a BIGINT", "add c INT DEFAULT", "truncate t", "set partitioned", "set partitioned by a,,b"} {
 		if _, err := ParseAlteration(strings.Fields(in)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%q: %v", in, err)
 		}
@@ -286,5 +288,68 @@ func TestDroppedTableIsNotAltered(t *testing.T) {
 	tb, _ = r2.Table("u")
 	if m, _ := r2.ColumnMapping(tb.ID); !m.Evolved() {
 		t.Error("a table that dropped a column before it was dropped reads as unaltered")
+	}
+}
+
+// A declared layout is a snapshot of its own, read back per snapshot; it
+// follows a widened column to its new id, keeps a dropped column out, and
+// refuses transforms a column's type does not take.
+func TestSetPartitioning(t *testing.T) {
+	c := newMemCatalog(t)
+	defs, _ := ParseColumnDefs("ts TIMESTAMP, id INTEGER, s VARCHAR")
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", defs) })
+	s1 := alter(t, c, "t", Alteration{Kind: SetPartitioning, Partitioning: []string{"month(ts)", "bucket(4, id)"}})
+	s2 := alter(t, c, "t", Alteration{Kind: SetColumnType, Column: "id", Type: "BIGINT"})
+	layout := func(snap int64) string {
+		r, _ := c.Read(snap)
+		defer r.Close()
+		tb, _ := r.Table("t")
+		cols, _ := r.Columns(tb.ID)
+		var out []string
+		for _, f := range tb.PartitionedBy {
+			for _, col := range cols {
+				if col.ID == f.ColumnID {
+					out = append(out, f.Transform+"("+col.Name+" "+col.Type.String()+")")
+				}
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	if got := layout(s1.ID); got != "month(ts timestamp), bucket(4)(id int32)" {
+		t.Errorf("at %d: %s", s1.ID, got)
+	}
+	if got := layout(s2.ID); got != "month(ts timestamp), bucket(4)(id int64)" {
+		t.Errorf("at %d: %s", s2.ID, got)
+	}
+	before := dump(t, c)
+	for _, tc := range []struct {
+		a    Alteration
+		want string
+	}{
+		{Alteration{Kind: DropColumn, Column: "ts"}, "in the table's partitioning"},
+		{Alteration{Kind: SetPartitioning, Partitioning: []string{"hour(s)"}}, "applies to timestamps"},
+		{Alteration{Kind: SetPartitioning, Partitioning: []string{"year(id)"}}, "dates and timestamps"},
+		{Alteration{Kind: SetPartitioning, Partitioning: []string{"bucket(0, id)"}}, "from 1 to 65536"},
+		{Alteration{Kind: SetPartitioning, Partitioning: []string{"week(ts)"}}, "unknown transform"},
+		{Alteration{Kind: SetPartitioning, Partitioning: []string{"nope"}}, "no such column"},
+	} {
+		tx, _ := c.Begin()
+		tx.AlterTable("t", tc.a)
+		if _, err := tx.Commit(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.a, err, tc.want)
+		}
+	}
+	if dump(t, c) != before {
+		t.Error("a refused alteration changed the store")
+	}
+	s3 := alter(t, c, "t", Alteration{Kind: SetPartitioning})
+	if got := layout(s3.ID); got != "" {
+		t.Errorf("after reset: %s", got)
+	}
+	commit(t, c, func(tx *Txn) { tx.RenameTable("t", "u") })
+	r, _ := c.Read(Latest)
+	defer r.Close()
+	if tb, err := r.Table("u"); err != nil || len(tb.PartitionedBy) != 0 {
+		t.Errorf("renamed: %+v %v", tb, err)
 	}
 }

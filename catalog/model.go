@@ -42,6 +42,16 @@ type Table struct {
 	PathIsRelative bool
 	Begin          int64
 	End            stats.Maybe[int64]
+	// PartitionedBy is the layout optimize and compact write files in
+	// (SetPartitioning): each file holds one value of every field.
+	PartitionedBy []PartitionField
+}
+
+// PartitionField is one field of a table's declared layout: a column
+// through a transform (identity, year, month, day, hour, bucket(N)).
+type PartitionField struct {
+	ColumnID  int64
+	Transform string
 }
 
 // Column is a column of a table; nested types have child columns whose
@@ -432,10 +442,26 @@ func columnToPB(c Column, end *int64) *catalogpb.Column {
 }
 
 func tableFromPB(p *catalogpb.Table) Table {
-	return Table{
+	t := Table{
 		ID: p.Id, UUID: p.Uuid, SchemaID: p.SchemaId, Name: p.Name, Path: p.Path,
 		PathIsRelative: p.PathIsRelative, Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
 	}
+	for _, f := range p.PartitionedBy {
+		t.PartitionedBy = append(t.PartitionedBy, PartitionField{ColumnID: f.ColumnId, Transform: f.Transform})
+	}
+	return t
+}
+
+// tableToPB is t's row as stored, ending at end (nil: still visible).
+func tableToPB(t Table, end *int64) *catalogpb.Table {
+	p := &catalogpb.Table{
+		Id: t.ID, Uuid: t.UUID, SchemaId: t.SchemaID, Name: t.Name, Path: t.Path,
+		PathIsRelative: t.PathIsRelative, BeginSnapshot: t.Begin, EndSnapshot: end,
+	}
+	for _, f := range t.PartitionedBy {
+		p.PartitionedBy = append(p.PartitionedBy, &catalogpb.PartitionField{ColumnId: f.ColumnID, Transform: f.Transform})
+	}
+	return p
 }
 
 func dataFileFromPB(p *catalogpb.DataFile) DataFile {

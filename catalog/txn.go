@@ -769,10 +769,7 @@ func (w *commitWriter) dropTable(name string) error {
 		return fmt.Errorf("%w: table %q is created and dropped in one transaction", ErrInvalid, name)
 	}
 	s := w.next.ID
-	w.put(key(tagTable, ts.t.ID, ts.t.Begin), &catalogpb.Table{
-		Id: ts.t.ID, Uuid: ts.t.UUID, SchemaId: ts.t.SchemaID, Name: ts.t.Name, Path: ts.t.Path,
-		PathIsRelative: ts.t.PathIsRelative, BeginSnapshot: ts.t.Begin, EndSnapshot: &s,
-	})
+	w.put(key(tagTable, ts.t.ID, ts.t.Begin), tableToPB(ts.t, &s))
 	for _, c := range ts.cols {
 		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
 	}
@@ -812,15 +809,11 @@ func (w *commitWriter) renameTable(name, newName string) error {
 	}
 	s := w.next.ID
 	old := ts.t
-	w.put(key(tagTable, old.ID, old.Begin), &catalogpb.Table{
-		Id: old.ID, Uuid: old.UUID, SchemaId: old.SchemaID, Name: old.Name, Path: old.Path,
-		PathIsRelative: old.PathIsRelative, BeginSnapshot: old.Begin, EndSnapshot: &s,
-	})
+	w.put(key(tagTable, old.ID, old.Begin), tableToPB(old, &s))
 	// The path stays: relative file paths are under it.
-	w.put(key(tagTable, old.ID, s), &catalogpb.Table{
-		Id: old.ID, Uuid: old.UUID, SchemaId: old.SchemaID, Name: newName, Path: old.Path,
-		PathIsRelative: old.PathIsRelative, BeginSnapshot: s,
-	})
+	renamed := old
+	renamed.Name, renamed.Begin = newName, s
+	w.put(key(tagTable, old.ID, s), tableToPB(renamed, nil))
 	ts.t.Name, ts.t.Begin = newName, s
 	delete(w.tables, strings.ToLower(name))
 	w.tables[strings.ToLower(newName)] = ts

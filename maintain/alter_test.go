@@ -89,3 +89,81 @@ func TestAlteredTables(t *testing.T) {
 		t.Fatalf("deep verify after the rewrites: %+v %v", rep, err)
 	}
 }
+
+// A declared layout (month(ts), bucket(3, id)): compact and optimize write
+// files that each hold one partition, and every row still reads the same.
+func TestRewritesHonourPartitioning(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	var paths []string
+	for f := range 4 {
+		n := 50
+		ts, ids, vs := make([]*types.Value, n), make([]*types.Value, n), make([]*types.Value, n)
+		for i := range n {
+			// Rows of every file spread over three months.
+			a := types.IntValue((1704067200 + int64((f*n+i)%3)*31*86400 + int64(i)*3600) * 1_000_000)
+			b := types.IntValue(int64(f*n + i))
+			if i%9 == 4 {
+				ts[i] = nil
+			} else {
+				ts[i] = &a
+			}
+			ids[i], vs[i] = &b, &b
+		}
+		path := filepath.Join(dir, fmt.Sprintf("f%d.parquet", f))
+		if err := pqwrite.Write(path, []pqwrite.Column{
+			{Name: "ts", Type: types.MustParseType("timestamp"), Values: ts},
+			{Name: "id", Type: types.MustParseType("int64"), Values: ids},
+			{Name: "v", Type: types.MustParseType("int64"), Values: vs},
+		}, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := c.Begin()
+	tx.AlterTable("t", catalog.Alteration{Kind: catalog.SetPartitioning, Partitioning: []string{"month(ts)", "bucket(3, id)"}})
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := engine.New(c)
+	defer e.Close()
+	ctx := context.Background()
+	const q = "SELECT * FROM t ORDER BY id"
+	want := answerOf(t, e, catalog.Latest, q)
+	onePartitionEach := func(what string) {
+		t.Helper()
+		r, _ := c.Read(catalog.Latest)
+		defer r.Close()
+		tb, _ := r.Table("t")
+		files, _ := r.Files(tb.ID)
+		if len(files) < 9 {
+			t.Errorf("%s: %d files, want one at least per partition (3 months x 3 buckets + NULLs)", what, len(files))
+		}
+		for _, f := range files {
+			var n int
+			// A row whose ts is NULL has the key (NULL, bucket): one more
+			// partition, counted like the others.
+			err := e.DB().QueryRow(`SELECT count(DISTINCT {'m': year(ts) * 12 + month(ts), 'b': hash(id) % 3}) FROM read_parquet(?)`, f.Location(tb)).Scan(&n)
+			if err != nil || n != 1 {
+				t.Errorf("%s: %s holds %d partitions (%v)", what, f.Path, n, err)
+			}
+		}
+		if got := answerOf(t, e, catalog.Latest, q); got != want {
+			t.Errorf("%s changed the rows", what)
+		}
+	}
+	if _, err := MergeSmallFiles(ctx, e, "t", MergeOptions{RowsPerFile: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	onePartitionEach("compact")
+	if _, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"v"}, RowsPerFile: 7}); err != nil {
+		t.Fatal(err)
+	}
+	onePartitionEach("optimize")
+	if rep, err := Verify(ctx, e, "t", catalog.Latest, true); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("deep verify after the rewrites: %+v %v", rep, err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,6 +109,16 @@ func TestTableAlterTimeTravel(t *testing.T) {
 	snaps := check("snapshots", mustRun(t, "--catalog", dir, "--format", "json", "snapshots"), "snapshots")["snapshots"].([]any)
 	if ch := snaps[len(snaps)-1].(map[string]any)["changes"].(map[string]any); len(ch["altered_tables"].([]any)) != 1 {
 		t.Errorf("the last snapshot's changes: %v", ch)
+	}
+
+	mustRun(t, "--catalog", dir, "table", "alter", "t", "set", "partitioned", "by", "bucket(2,", "id),", "note")
+	desc = check("table_describe", mustRun(t, "--catalog", dir, "--format", "json", "table", "describe", "t"), "describe")
+	if got := fmt.Sprint(desc["partitioned_by"]); got != "[bucket(2, id) note]" {
+		t.Errorf("partitioned_by: %s", got)
+	}
+	mustRun(t, "--catalog", dir, "compact", "t")
+	if got := q("10", "SELECT * FROM t ORDER BY id"); got != "id,b,note\n1,10,n/a\n2,,n/a\n3,30,x\n4,5000000000,\n" {
+		t.Errorf("after compact:\n%s", got)
 	}
 
 	// Refusals name the reason and make no snapshot.

@@ -223,13 +223,26 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 					tree[i].Filters = &filterInfo{Files: fl.Count(), Bytes: fl.Bytes()}
 				}
 			}
+			var layout []string
+			for _, f := range t.PartitionedBy {
+				for _, c := range cols {
+					if c.ID == f.ColumnID {
+						layout = append(layout, catalog.FieldText(f, c.Name))
+					}
+				}
+			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree,
-				})
+				out := map[string]any{"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree}
+				if len(layout) > 0 {
+					out["partitioned_by"] = layout
+				}
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintf(w, "table %s (uuid %s) at snapshot %d\n", t.Name, t.UUID, r.Snapshot().ID)
+			if len(layout) > 0 {
+				fmt.Fprintf(w, "partitioned by %s (the files optimize and compact write)\n", strings.Join(layout, ", "))
+			}
 			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE\tMEMBERSHIP FILTERS")
 			var walk func([]columnInfo, int)
 			walk = func(cs []columnInfo, depth int) {

@@ -10,8 +10,8 @@ import (
 
 func newTableAlterCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "alter TABLE add|rename|drop|alter column ...",
-		Short: "Add, rename, drop or widen a column (one snapshot; files are not rewritten)",
+		Use:   "alter TABLE add|rename|drop|alter column ... | set partitioned by ...",
+		Short: "Add, rename, drop or widen a column, or declare a layout (one snapshot; files are not rewritten)",
 		Long: `alter changes a table's columns from the next snapshot on, in one snapshot:
 
   add column NAME TYPE [DEFAULT v]   files registered before read it as v (NULL without DEFAULT)
@@ -20,6 +20,10 @@ func newTableAlterCmd(g *globals) *cobra.Command {
   alter column C type T              a widening DuckDB reads exactly: int8 → int16 → int32 →
                                      int64 → int128 (unsigned alike), float → double, decimal
                                      to no fewer integer and fraction digits
+  set partitioned by F, ...          the layout optimize and compact write: each file holds one
+                                     value of every field F: col, year(col), month(col),
+                                     day(col), hour(col), bucket(N, col) (quote them for the shell)
+  reset partitioning                 no layout
 
 Files are never rewritten: each keeps the columns it was registered with, and queries read
 it through the table's column mapping; its statistics stay exact (an added column's are its
@@ -30,7 +34,8 @@ Flags go before TABLE (a default such as -5 is not a flag).`,
 		Example: `  rocklake table alter events add column country VARCHAR DEFAULT "'unknown'"
   rocklake table alter events rename column value to amount
   rocklake table alter events alter column user_id type HUGEINT
-  rocklake table alter events drop column kind`,
+  rocklake table alter events drop column kind
+  rocklake table alter events set partitioned by 'day(ts)', 'bucket(16, user_id)'`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := catalog.ParseAlteration(args[1:])
