@@ -712,8 +712,9 @@ func usableConjuncts(ref *tableRef, opts QueryOptions) (b *expr.Bound, used int)
 
 // viewFiles lists the files a plan keeps, in its order, those of them
 // whose columns are not exactly the table's, the values of the table's
-// partition columns in each, and (into stamps) what registration recorded
-// of each.
+// partition columns in each (and, for an altered table, how each holds its
+// columns: mapColumns), and (into stamps) what registration recorded of
+// each.
 func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *prune.Plan, stamps map[string]fileStamp) ([]string, map[string]bool, partConsts, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
