@@ -196,6 +196,9 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		if err != nil {
 			return err
 		}
+		if name, unknown := built[0].Type.FirstUnknown(); unknown {
+			return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, a.Column, name)
+		}
 		base, err := w.nextColumnID(ts)
 		if err != nil {
 			return err
@@ -277,6 +280,9 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		to, err := types.ParseType(a.Type)
 		if err != nil {
 			return fmt.Errorf("%w table %q column %q: %v", ErrInvalid, ts.t.Name, c.Name, err)
+		}
+		if name, unknown := to.FirstUnknown(); unknown {
+			return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, c.Name, name)
 		}
 		if c.Partition != "" {
 			return fmt.Errorf("%w table %q: column %q is a partition column: its values are the text of its files' directories, which read differently in another type", ErrInvalid, ts.t.Name, c.Name)

@@ -165,6 +165,8 @@ func TestAlterTableColumns(t *testing.T) {
 		{Alteration{Kind: AddColumn, Column: "Y", Type: "INT"}, "already exists"},
 		{Alteration{Kind: AddColumn, Column: "k", Type: "INT", Default: stats.Known("abc")}, "is not a int32"},
 		{Alteration{Kind: AddColumn, Column: "k", Type: "INT[]", Default: stats.Known("1")}, "takes no default"},
+		{Alteration{Kind: AddColumn, Column: "k", Type: "FOO"}, `unknown type "FOO"`},
+		{Alteration{Kind: SetColumnType, Column: "y", Type: "FOO"}, `unknown type`},
 	} {
 		tx, _ := c.Begin()
 		tx.AlterTable("t", tc.a)
