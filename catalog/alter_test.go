@@ -355,3 +355,25 @@ func TestSetPartitioning(t *testing.T) {
 		t.Errorf("renamed: %+v %v", tb, err)
 	}
 }
+
+// BenchmarkAlterAddColumn times one add column with a default on a table
+// of 10,000 files: the commit writes the default's statistics for every
+// file (a row each and one stats block per file block) and recomputes the
+// table statistics.
+func BenchmarkAlterAddColumn(b *testing.B) {
+	c := newMemCatalog(b)
+	defs, _ := ParseColumnDefs("x BIGINT")
+	commit(b, c, func(tx *Txn) { tx.CreateTable("t", defs) })
+	files := make([]NewFile, 10000)
+	for i := range files {
+		files[i] = intFile(b, fmt.Sprintf("/f%05d", i), int64(i), int64(i+10), 1)
+	}
+	commit(b, c, func(tx *Txn) { tx.AddFiles("t", files...) })
+	for i := 0; b.Loop(); i++ {
+		tx, _ := c.Begin()
+		tx.AlterTable("t", Alteration{Kind: AddColumn, Column: fmt.Sprintf("c%d", i), Type: "INTEGER", Default: stats.Known("7")})
+		if _, err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
