@@ -29,7 +29,8 @@ Files are never rewritten: each keeps the columns it was registered with, and qu
 it through the table's column mapping; its statistics stay exact (an added column's are its
 default's). Queries and plans with --snapshot read each snapshot's columns as they were.
 Refused, leaving the catalog as it was: a name the table has, narrowing or any other type
-change, dropping the only column or a partition column, changing a partition column's type.
+change, dropping the only column, a Hive partition column or a column the layout names,
+changing a Hive partition column's type, a transform the column's type does not take.
 Flags go before TABLE (a default such as -5 is not a flag).`,
 		Example: `  rocklake table alter events add column country VARCHAR DEFAULT "'unknown'"
   rocklake table alter events rename column value to amount
@@ -49,7 +50,7 @@ Flags go before TABLE (a default such as -5 is not a flag).`,
 			if g.format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "alteration": a.String(), "snapshot_id": snap.ID})
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "altered table %s at snapshot %d: %s (earlier snapshots keep the columns they had)\n", args[0], snap.ID, a)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "altered table %s at snapshot %d: %s (earlier snapshots read the table as it was)\n", args[0], snap.ID, a)
 			return err
 		},
 	}
