@@ -377,3 +377,23 @@ func BenchmarkAlterAddColumn(b *testing.B) {
 		}
 	}
 }
+
+// A commit built on the columns before an alteration conflicts with it:
+// its files were checked against columns the table no longer has.
+func TestAlterConflictsWithConcurrentAdd(t *testing.T) {
+	c := newMemCatalog(t)
+	defs, _ := ParseColumnDefs("x BIGINT")
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", defs) })
+	tx, _ := c.Begin()
+	tx.AddFiles("t", intFile(t, "/a", 1, 2, 0))
+	alter(t, c, "t", Alteration{Kind: RenameColumn, Column: "x", NewName: "y"})
+	if _, err := tx.Commit(); !errors.Is(err, ErrConflict) {
+		t.Errorf("an add begun before a rename: %v, want ErrConflict", err)
+	}
+	tx, _ = c.Begin()
+	tx.AlterTable("t", Alteration{Kind: DropColumn, Column: "y"})
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", NewFile{Path: "/b", RecordCount: 1, Columns: []FileColumn{{Path: []string{"y"}}}}) })
+	if _, err := tx.Commit(); !errors.Is(err, ErrConflict) {
+		t.Errorf("an alteration begun before an add: %v, want ErrConflict", err)
+	}
+}
