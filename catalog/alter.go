@@ -235,7 +235,24 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		if len(built) == 1 {
 			if err := w.synthesize(ts, built[0], func(f DataFile) (*stats.Column, []RowGroupStats, error) {
 				st, err := constantStats(built[0], f.RecordCount)
-				return st, nil, err
+				if err != nil {
+					return nil, nil, err
+				}
+				// Per row group too, on the file's row groups as another
+				// column's rows give them: a planner that knows no row
+				// group's rows can only guess where its row groups lie.
+				units, err := w.rowGroupShape(ts, f)
+				if err != nil {
+					return nil, nil, err
+				}
+				for i := range units {
+					rst, err := constantStats(built[0], units[i].Stats.RowCount)
+					if err != nil {
+						return nil, nil, err
+					}
+					units[i].Stats = *rst
+				}
+				return st, units, nil
 			}); err != nil {
 				return err
 			}
@@ -396,6 +413,27 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 	w.ddl = true
 	w.changes.AlteredTables = append(w.changes.AlteredTables, ts.t.ID)
 	return w.writeErr
+}
+
+// rowGroupShape is file f's row groups (index, first row, rows) as the
+// first column with row-group statistics in it records them, without
+// locations; none when no column has any.
+func (w *commitWriter) rowGroupShape(ts *tableState, f DataFile) ([]RowGroupStats, error) {
+	for _, c := range ts.cols {
+		rgs, err := w.r.RowGroupStats(ts.t.ID, c.ID, f.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(rgs) == 0 {
+			continue
+		}
+		out := make([]RowGroupStats, len(rgs))
+		for i, rg := range rgs {
+			out[i] = RowGroupStats{Index: rg.Index, FirstRow: rg.FirstRow, Stats: stats.Column{RowCount: rg.Stats.RowCount}}
+		}
+		return out, nil
+	}
+	return nil, nil
 }
 
 // subtree is column id and its nested descendants.

@@ -124,6 +124,11 @@ func TestAlterTableColumns(t *testing.T) {
 		if col.Name == "n" && (len(rgs) != 1 || len(rgs[0].Stats.Min.V) != 8) {
 			t.Errorf("widened row-group stats: %+v", rgs)
 		}
+		// The added column's row groups are the file's, with the default's
+		// stats: a planner places them without guessing.
+		if col.Name == "note" && (len(rgs) != 1 || rgs[0].Stats.RowCount != 10 || string(rgs[0].Stats.Min.V) != "hi" || rgs[0].Stats.NullCount.V != 0) {
+			t.Errorf("added column's row-group stats: %+v", rgs)
+		}
 	}
 
 	// A file added after the changes holds the columns as they are then.

@@ -746,7 +746,9 @@ func evolveTable(t *testing.T, r *rand.Rand, c *catalog.Catalog, files [][]*rcol
 			if len(dropped) > 0 && r.IntN(2) == 0 {
 				// The files hold a column of this name, often of this type,
 				// whose statistics must not stand for the new column's.
-				d := dropped[r.IntN(len(dropped))]
+				k := r.IntN(len(dropped))
+				d := dropped[k]
+				dropped = slices.Delete(dropped, k, k+1)
 				name = d.name
 				if r.IntN(2) == 0 {
 					typ = d.typ
