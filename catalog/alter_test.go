@@ -397,7 +397,9 @@ func TestAlterConflictsWithConcurrentAdd(t *testing.T) {
 	}
 	tx, _ = c.Begin()
 	tx.AlterTable("t", Alteration{Kind: DropColumn, Column: "y"})
-	commit(t, c, func(tx *Txn) { tx.AddFiles("t", NewFile{Path: "/b", RecordCount: 1, Columns: []FileColumn{{Path: []string{"y"}}}}) })
+	commit(t, c, func(tx *Txn) {
+		tx.AddFiles("t", NewFile{Path: "/b", RecordCount: 1, Columns: []FileColumn{{Path: []string{"y"}}}})
+	})
 	if _, err := tx.Commit(); !errors.Is(err, ErrConflict) {
 		t.Errorf("an alteration begun before an add: %v, want ErrConflict", err)
 	}
