@@ -66,6 +66,13 @@ func TestAlterTableColumns(t *testing.T) {
 	s3 := alter(t, c, "t", Alteration{Kind: RenameColumn, Column: "x", NewName: "y"})
 	s4 := alter(t, c, "t", Alteration{Kind: SetColumnType, Column: "n", Type: "BIGINT"})
 	s5 := alter(t, c, "t", Alteration{Kind: DropColumn, Column: "note"})
+	// The narrowing rule: table stats recomputed by a change are never
+	// served for an older state (next_file_id moves on).
+	for _, pair := range [][2]Snapshot{{s1, s2}, {s2, s3}, {s3, s4}, {s4, s5}} {
+		if pair[1].NextFileID <= pair[0].NextFileID || pair[1].SchemaVersion <= pair[0].SchemaVersion {
+			t.Errorf("snapshot %d: next_file_id %d, schema %d after %d, %d", pair[1].ID, pair[1].NextFileID, pair[1].SchemaVersion, pair[0].NextFileID, pair[0].SchemaVersion)
+		}
+	}
 	want := map[int64]string{
 		s1.ID: "x int64, n int32",
 		s2.ID: "x int64, n int32, note varchar = hi",
