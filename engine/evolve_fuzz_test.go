@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,10 +32,12 @@ type evoCol struct {
 	typ     string // DuckDB type name
 	def     string // SQL constant files registered before the column read as
 	addedAt int    // the step that added it; files written before lack it
+	part    bool   // a Hive partition column: its value is the file's directory's
 }
 
 type evoFile struct {
 	path  string
+	part  string // the partition value as an SQL constant (Hive histories)
 	step  int
 	names map[int]string // key → the name the file holds the column under
 }
@@ -101,17 +104,28 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			{key: 3, name: "d", typ: "DECIMAL(9,2)", def: "NULL"},
 			{key: 4, name: "s", typ: "VARCHAR", def: "NULL"},
 		}
+		// Every other history is of a table partitioned Hive-style by k,
+		// with NULL partitions (__HIVE_DEFAULT_PARTITION__).
+		hive := set%2 == 1
+		if hive {
+			cols = append(cols, evoCol{key: 5, name: "k", typ: "BIGINT", def: "NULL", part: true})
+		}
 		var defs []string
 		for _, col := range cols {
 			defs = append(defs, col.name+" "+col.typ)
 		}
 		cd, _ := catalog.ParseColumnDefs(strings.Join(defs, ", "))
+		if hive {
+			if err := catalog.PartitionBy(cd, []string{"k"}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		tx, _ := c.Begin()
 		tx.CreateTable("t", cd)
 		if _, err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		nextKey, nextID := 5, 0
+		nextKey, nextID := len(cols), 0
 		var files []evoFile
 		type snap struct {
 			id    int64
@@ -123,23 +137,40 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 		var history []string
 		writeFile := func(step int) {
 			path := filepath.Join(dir, fmt.Sprintf("f%02d.parquet", len(files)))
+			ef := evoFile{step: step, names: map[int]string{}}
+			var phys []evoCol
+			for _, col := range cols {
+				if !col.part {
+					phys = append(phys, col)
+					continue
+				}
+				v := []string{"__HIVE_DEFAULT_PARTITION__", "-3", "0", "7"}[r.IntN(4)]
+				ef.part = v
+				if v == "__HIVE_DEFAULT_PARTITION__" {
+					ef.part = "NULL"
+				}
+				path = filepath.Join(dir, col.name+"="+v, fmt.Sprintf("f%02d.parquet", len(files)))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ef.path = path
 			n := 10 + r.IntN(40)
 			var rows, sel []string
 			for range n {
 				vals := []string{fmt.Sprint(nextID)}
 				nextID++
-				for _, col := range cols[1:] {
+				for _, col := range phys[1:] {
 					vals = append(vals, evoValue(r, col.typ))
 				}
 				rows = append(rows, "("+strings.Join(vals, ", ")+")")
 			}
-			ef := evoFile{path: path, step: step, names: map[int]string{}}
-			for i, col := range cols {
+			for i, col := range phys {
 				sel = append(sel, fmt.Sprintf("CAST(c%d AS %s) AS %q", i, col.typ, col.name))
 				ef.names[col.key] = col.name
 			}
 			var aliases []string
-			for i := range cols {
+			for i := range phys {
 				aliases = append(aliases, fmt.Sprintf("c%d", i))
 			}
 			q := fmt.Sprintf("COPY (SELECT %s FROM (VALUES %s) v(%s)) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE %d)",
@@ -172,7 +203,12 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			var a catalog.Alteration
 			k := 1 + r.IntN(len(cols)-1) // never id
 			col := &cols[k]
-			switch r.IntN(4) {
+			kind := r.IntN(4)
+			if col.part && (kind == 2 || kind == 3) {
+				step-- // a partition column is renamed only
+				continue
+			}
+			switch kind {
 			case 0:
 				typ := []string{"INTEGER", "FLOAT", "DECIMAL(9,2)", "VARCHAR"}[r.IntN(4)]
 				nc := evoCol{key: nextKey, name: freeName(), typ: typ, def: "NULL", addedAt: step}
@@ -235,7 +271,9 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			for _, f := range sn.files {
 				var sel []string
 				for _, col := range sn.cols {
-					if name, ok := f.names[col.key]; ok {
+					if col.part {
+						sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %q", f.part, col.typ, col.name))
+					} else if name, ok := f.names[col.key]; ok {
 						sel = append(sel, fmt.Sprintf("CAST(%q AS %s) AS %q", name, col.typ, col.name))
 					} else {
 						sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %q", col.def, col.typ, col.name))
