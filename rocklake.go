@@ -205,6 +205,47 @@ func (l *Lake) CreateTable(ctx context.Context, name, columns string, partitionB
 	return tx.Commit()
 }
 
+// Alteration is one change to a table's columns: add, rename, drop, or
+// widen one (see catalog.Alteration and ParseAlteration).
+type Alteration = catalog.Alteration
+
+// The kinds of Alteration.
+const (
+	AddColumn     = catalog.AddColumn
+	RenameColumn  = catalog.RenameColumn
+	DropColumn    = catalog.DropColumn
+	SetColumnType = catalog.SetColumnType
+)
+
+// ParseAlteration reads an alteration as `rocklake table alter` takes it,
+// one word per element: `add column NAME TYPE [DEFAULT v]`, `rename column
+// A to B`, `drop column C`, `alter column C type T`.
+func ParseAlteration(words []string) (Alteration, error) { return catalog.ParseAlteration(words) }
+
+// AlterTable changes a table's columns in one snapshot, returned. Files are
+// not rewritten: each keeps its columns as it was registered with them,
+// and queries read it through the table's column mapping (a renamed column
+// from its old name, an added one as its default, a widened one cast). A
+// type change must be a widening DuckDB reads exactly (int32 → int64,
+// float → double, decimal to more digits); anything else, and a refused
+// change of any kind, is an error that leaves the catalog as it was.
+//
+// ctx is checked before the commit; the commit is not interrupted.
+func (l *Lake) AlterTable(ctx context.Context, table string, a Alteration) (Snapshot, error) {
+	if err := l.writable("alter table " + table); err != nil {
+		return Snapshot{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Snapshot{}, err
+	}
+	tx, err := l.cat.Begin()
+	if err != nil {
+		return Snapshot{}, err
+	}
+	tx.AlterTable(table, a)
+	return tx.Commit()
+}
+
 // AddOptions tune Add. The zero value registers into an existing table,
 // the caller keeping ownership of the files.
 type AddOptions struct {

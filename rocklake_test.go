@@ -220,6 +220,7 @@ func TestCancelledContextChangesNothing(t *testing.T) {
 	checks := map[string]error{}
 	_, checks["Add"] = lake.Add(ctx, "t", []string{filepath.Join(dir, "c.parquet")}, rocklake.AddOptions{})
 	_, checks["CreateTable"] = lake.CreateTable(ctx, "u", "id BIGINT")
+	_, checks["AlterTable"] = lake.AlterTable(ctx, "t", rocklake.Alteration{Kind: rocklake.DropColumn, Column: "id"})
 	_, checks["Optimize"] = lake.Optimize(ctx, "t", rocklake.OptimizeOptions{SortBy: []string{"id"}, Dir: filepath.Join(dir, "opt")})
 	_, checks["MergeSmallFiles"] = lake.MergeSmallFiles(ctx, "t", 100)
 	_, checks["Expire"] = lake.Expire(ctx, time.Now(), rocklake.ExpireOptions{MinRetention: -1})
@@ -604,4 +605,40 @@ func deref(rows [][]*string) [][]string {
 		}
 	}
 	return out
+}
+
+// AlterTable through the Go API: each change is a snapshot, older
+// snapshots read the columns they had, and a refused change (here a
+// narrowing) commits nothing.
+func TestAlterTable(t *testing.T) {
+	lake, _, first := twoSnapshots(t)
+	ctx := context.Background()
+	for _, words := range []string{"add column note VARCHAR DEFAULT 'old'", "rename column id to k", "alter column note type INTEGER"} {
+		a, err := rocklake.ParseAlteration(strings.Fields(words))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = lake.AlterTable(ctx, "t", a)
+		if words == "alter column note type INTEGER" {
+			if err == nil || !strings.Contains(err.Error(), "cannot change from varchar to int32") {
+				t.Errorf("%s: %v", words, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", words, err)
+		}
+	}
+	snaps, _ := lake.Snapshots(ctx)
+	if n := len(snaps); n != 5 {
+		t.Errorf("%d snapshots, want 5 (a refused change made one?)", n)
+	}
+	res, err := lake.Query(ctx, "SELECT count(*), min(k), max(note) FROM t WHERE note = 'old'", rocklake.QueryOptions{})
+	if err != nil || *res.Rows[0][0] != "15" || *res.Rows[0][1] != "0" || *res.Rows[0][2] != "old" {
+		t.Errorf("after the changes: %v %v", res, err)
+	}
+	old, err := lake.Query(ctx, "SELECT * FROM t", rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(first)})
+	if err != nil || strings.Join(old.Columns, ",") != "id" || len(old.Rows) != 10 {
+		t.Errorf("at snapshot %d: %v %v", first, old, err)
+	}
 }

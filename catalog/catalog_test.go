@@ -67,7 +67,7 @@ func fixedNow() func() time.Time {
 	return func() time.Time { n++; return t0.Add(time.Duration(n) * time.Second) }
 }
 
-func newMemCatalog(t *testing.T) *Catalog {
+func newMemCatalog(t testing.TB) *Catalog {
 	t.Helper()
 	c, err := CreateInStore(kvtest.Store(t), Options{Now: fixedNow()})
 	if err != nil {
@@ -94,7 +94,7 @@ func dump(t *testing.T, c *Catalog) [32]byte {
 	return out
 }
 
-func commit(t *testing.T, c *Catalog, fn func(tx *Txn)) Snapshot {
+func commit(t testing.TB, c *Catalog, fn func(tx *Txn)) Snapshot {
 	t.Helper()
 	tx, err := c.Begin()
 	if err != nil {
@@ -108,7 +108,7 @@ func commit(t *testing.T, c *Catalog, fn func(tx *Txn)) Snapshot {
 	return s
 }
 
-func enc(t *testing.T, typ, text string) []byte {
+func enc(t testing.TB, typ, text string) []byte {
 	t.Helper()
 	c, ok := types.CodecFor(types.MustParseType(typ))
 	if !ok {
@@ -126,7 +126,7 @@ func enc(t *testing.T, typ, text string) []byte {
 }
 
 // intFile is a file whose BIGINT column x spans [lo, hi] with nulls.
-func intFile(t *testing.T, path string, lo, hi, nulls int64) NewFile {
+func intFile(t testing.TB, path string, lo, hi, nulls int64) NewFile {
 	rows := hi - lo + 1 + nulls
 	return NewFile{
 		Path: path, RecordCount: rows, FileSizeBytes: 1000, FooterSize: 100, RowGroupCount: 1,

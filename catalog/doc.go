@@ -91,6 +91,20 @@
 // narrowed stats are never served for an older snapshot; for a snapshot
 // without stored rows it folds that snapshot's file stats, which is exact.
 //
+// # Column changes
+//
+// Columns change by versions of their rows (05): a rename ends the row and
+// begins another with the same id; a drop ends it; an added column is a
+// new id; a widening is a new id whose row names the one it replaces
+// (widened_from), because stats rows are encodings of one type and older
+// snapshots keep reading the old ones. Files are never rewritten: a file
+// holds the columns visible at the snapshot that registered it, which
+// ColumnMapping reads back from these rows (alter.go). An alteration
+// writes, in its commit, the stats rows, row-group rows and stats blocks
+// of an added or widened column for every live file, so no file is
+// unknown for it. A table's declared layout (partitioned_by) is a version
+// of its table row (04), like a rename.
+//
 // # Expiry and cleanup
 //
 // ExpireSnapshots forgets every snapshot older than a cutoff (never the

@@ -29,6 +29,7 @@ type Changes struct {
 	DeletedFromTables  []int64
 	CreatedNames       []string
 	RenamedTables      []int64
+	AlteredTables      []int64
 }
 
 // Table is a table visible at some snapshot.
@@ -41,6 +42,16 @@ type Table struct {
 	PathIsRelative bool
 	Begin          int64
 	End            stats.Maybe[int64]
+	// PartitionedBy is the layout optimize and compact write files in
+	// (SetPartitioning): each file holds one value of every field.
+	PartitionedBy []PartitionField
+}
+
+// PartitionField is one field of a table's declared layout: a column
+// through a transform (identity, year, month, day, hour, bucket(N)).
+type PartitionField struct {
+	ColumnID  int64
+	Transform string
 }
 
 // Column is a column of a table; nested types have child columns whose
@@ -61,6 +72,13 @@ type Column struct {
 	// Partition says where the column's values come from when the files do
 	// not hold it: "" (the files hold it) or PartitionHive.
 	Partition string
+	// Default is what files registered before the column was added hold
+	// for it, in the DuckLake text form of its type; unknown: NULL.
+	Default stats.Maybe[string]
+	// WidenedFrom is the column this one replaced with a wider type:
+	// files registered before the change hold it under that column's name
+	// and type.
+	WidenedFrom stats.Maybe[int64]
 }
 
 // PartitionHive marks a column whose value in each file is the file's
@@ -391,17 +409,59 @@ func snapshotFromPB(p *catalogpb.Snapshot) Snapshot {
 		s.Changes = Changes{
 			CreatedSchemas: c.CreatedSchemas, CreatedTables: c.CreatedTables, DroppedTables: c.DroppedTables,
 			InsertedIntoTables: c.InsertedIntoTables, DeletedFromTables: c.DeletedFromTables,
-			CreatedNames: c.CreatedNames, RenamedTables: c.RenamedTables,
+			CreatedNames: c.CreatedNames, RenamedTables: c.RenamedTables, AlteredTables: c.AlteredTables,
 		}
 	}
 	return s
 }
 
+func columnFromPB(p *catalogpb.Column) Column {
+	c := Column{
+		ID: p.Id, TableID: p.TableId, Order: p.Order, Name: p.Name, Type: parseOrUnknown(p.Type), Nullable: p.Nullable,
+		Parent: maybeInt(p.ParentColumn), Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
+		Partition: p.Partition, WidenedFrom: maybeInt(p.WidenedFrom),
+	}
+	if p.DefaultValue != nil {
+		c.Default = stats.Known(*p.DefaultValue)
+	}
+	return c
+}
+
+// columnToPB is c's row as stored, ending at end (nil: still visible).
+func columnToPB(c Column, end *int64) *catalogpb.Column {
+	p := &catalogpb.Column{
+		Id: c.ID, TableId: c.TableID, Order: c.Order, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable,
+		ParentColumn: optInt(c.Parent), BeginSnapshot: c.Begin, EndSnapshot: end, Partition: c.Partition,
+		WidenedFrom: optInt(c.WidenedFrom),
+	}
+	if c.Default.Known {
+		v := c.Default.V
+		p.DefaultValue = &v
+	}
+	return p
+}
+
 func tableFromPB(p *catalogpb.Table) Table {
-	return Table{
+	t := Table{
 		ID: p.Id, UUID: p.Uuid, SchemaID: p.SchemaId, Name: p.Name, Path: p.Path,
 		PathIsRelative: p.PathIsRelative, Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
 	}
+	for _, f := range p.PartitionedBy {
+		t.PartitionedBy = append(t.PartitionedBy, PartitionField{ColumnID: f.ColumnId, Transform: f.Transform})
+	}
+	return t
+}
+
+// tableToPB is t's row as stored, ending at end (nil: still visible).
+func tableToPB(t Table, end *int64) *catalogpb.Table {
+	p := &catalogpb.Table{
+		Id: t.ID, Uuid: t.UUID, SchemaId: t.SchemaID, Name: t.Name, Path: t.Path,
+		PathIsRelative: t.PathIsRelative, BeginSnapshot: t.Begin, EndSnapshot: end,
+	}
+	for _, f := range t.PartitionedBy {
+		p.PartitionedBy = append(p.PartitionedBy, &catalogpb.PartitionField{ColumnId: f.ColumnID, Transform: f.Transform})
+	}
+	return p
 }
 
 func dataFileFromPB(p *catalogpb.DataFile) DataFile {

@@ -168,11 +168,7 @@ func (r *Reader) Columns(tableID int64) ([]Column, error) {
 		if !visibleAt(r.snap.ID, p.BeginSnapshot, p.EndSnapshot) {
 			return nil
 		}
-		out = append(out, Column{
-			ID: p.Id, TableID: p.TableId, Order: p.Order, Name: p.Name, Type: parseOrUnknown(p.Type), Nullable: p.Nullable,
-			Parent: maybeInt(p.ParentColumn), Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot),
-			Partition: p.Partition,
-		})
+		out = append(out, columnFromPB(&p))
 		return nil
 	})
 	if err != nil {

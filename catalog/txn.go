@@ -173,6 +173,7 @@ const (
 	opRenameTable
 	opAddFiles
 	opRemoveFiles
+	opAlterTable
 )
 
 type op struct {
@@ -183,6 +184,7 @@ type op struct {
 	fileIDs []int64
 	newName string
 	uuid    string
+	alter   Alteration
 }
 
 // Begin starts a transaction based on the newest snapshot.
@@ -305,6 +307,8 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 			err = w.addFiles(o.table, o.files)
 		case opRemoveFiles:
 			err = w.removeFiles(o.table, o.fileIDs)
+		case opAlterTable:
+			err = w.alterTable(o.table, o.alter)
 		}
 		if err != nil {
 			return Snapshot{}, err
@@ -368,6 +372,11 @@ type tableState struct {
 	// blocks: the table's files are all in file blocks (blocks.go);
 	// blocksKnown: blocks was read.
 	blocks, blocksKnown bool
+	// altered: the table's columns changed (alter.go); synth holds the
+	// statistics the alteration stored, per column and file, which the
+	// head does not hold yet.
+	altered bool
+	synth   map[int64]map[int64]*stats.Column
 }
 
 type addedFile struct {
@@ -569,7 +578,7 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 	}
 	err = scanSnapshots(w.r.kvs, t.base+1, w.head.ID, func(snap Snapshot) error {
 		ch, s := snap.Changes, snap.ID
-		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables} {
+		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables, ch.AlteredTables} {
 			for _, id := range list {
 				if name, ok := ids[id]; ok {
 					return fmt.Errorf("%w: table %q was changed by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, name, s, t.base)
@@ -667,10 +676,7 @@ func (w *commitWriter) createTable(name string, defs []ColumnDef, tableUUID stri
 	}
 	ts.cols = cols
 	for _, c := range cols {
-		w.put(key(tagColumn, id, c.ID, s), &catalogpb.Column{
-			Id: c.ID, TableId: id, Order: c.Order, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable,
-			ParentColumn: optInt(c.Parent), BeginSnapshot: s, Partition: c.Partition,
-		})
+		w.put(key(tagColumn, id, c.ID, s), columnToPB(c, nil))
 	}
 	ts.byPath = columnPaths(ts.cols)
 	ts.accs = map[int64]*colAcc{}
@@ -763,16 +769,9 @@ func (w *commitWriter) dropTable(name string) error {
 		return fmt.Errorf("%w: table %q is created and dropped in one transaction", ErrInvalid, name)
 	}
 	s := w.next.ID
-	w.put(key(tagTable, ts.t.ID, ts.t.Begin), &catalogpb.Table{
-		Id: ts.t.ID, Uuid: ts.t.UUID, SchemaId: ts.t.SchemaID, Name: ts.t.Name, Path: ts.t.Path,
-		PathIsRelative: ts.t.PathIsRelative, BeginSnapshot: ts.t.Begin, EndSnapshot: &s,
-	})
+	w.put(key(tagTable, ts.t.ID, ts.t.Begin), tableToPB(ts.t, &s))
 	for _, c := range ts.cols {
-		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), &catalogpb.Column{
-			Id: c.ID, TableId: c.TableID, Order: c.Order, Name: c.Name, Type: c.Type.String(),
-			Nullable: c.Nullable, ParentColumn: optInt(c.Parent), BeginSnapshot: c.Begin, EndSnapshot: &s,
-			Partition: c.Partition,
-		})
+		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
 	}
 	if err := w.loadFiles(ts); err != nil {
 		return err
@@ -810,15 +809,11 @@ func (w *commitWriter) renameTable(name, newName string) error {
 	}
 	s := w.next.ID
 	old := ts.t
-	w.put(key(tagTable, old.ID, old.Begin), &catalogpb.Table{
-		Id: old.ID, Uuid: old.UUID, SchemaId: old.SchemaID, Name: old.Name, Path: old.Path,
-		PathIsRelative: old.PathIsRelative, BeginSnapshot: old.Begin, EndSnapshot: &s,
-	})
+	w.put(key(tagTable, old.ID, old.Begin), tableToPB(old, &s))
 	// The path stays: relative file paths are under it.
-	w.put(key(tagTable, old.ID, s), &catalogpb.Table{
-		Id: old.ID, Uuid: old.UUID, SchemaId: old.SchemaID, Name: newName, Path: old.Path,
-		PathIsRelative: old.PathIsRelative, BeginSnapshot: s,
-	})
+	renamed := old
+	renamed.Name, renamed.Begin = newName, s
+	w.put(key(tagTable, old.ID, s), tableToPB(renamed, nil))
 	ts.t.Name, ts.t.Begin = newName, s
 	delete(w.tables, strings.ToLower(name))
 	w.tables[strings.ToLower(newName)] = ts
@@ -874,6 +869,9 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 	ts, err := w.table(name)
 	if err != nil {
 		return err
+	}
+	if ts.altered {
+		return fmt.Errorf("%w: table %q: an alteration is a snapshot of its own", ErrInvalid, name)
 	}
 	if err := w.seedStats(ts); err != nil {
 		return err
@@ -1197,6 +1195,9 @@ func (w *commitWriter) removeFiles(name string, ids []int64) error {
 	if err != nil {
 		return err
 	}
+	if ts.altered {
+		return fmt.Errorf("%w: table %q: an alteration is a snapshot of its own", ErrInvalid, name)
+	}
 	if err := w.loadFiles(ts); err != nil {
 		return err
 	}
@@ -1247,6 +1248,13 @@ func (w *commitWriter) recompute(ts *tableState) error {
 	ts.accs = map[int64]*colAcc{}
 	for _, c := range ts.cols {
 		acc := newColAcc(c.Type)
+		if made, ok := ts.synth[c.ID]; ok {
+			for _, f := range survivors {
+				acc.add(made[f.ID])
+			}
+			ts.accs[c.ID] = acc
+			continue
+		}
 		var n int
 		err := w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, cs *stats.Column) error {
 			if keep[fileID] {
@@ -1309,7 +1317,7 @@ func (w *commitWriter) finish(token []byte) error {
 		if ts.dropped {
 			continue
 		}
-		if ts.deleted {
+		if ts.deleted || ts.altered {
 			if !ts.seeded {
 				if err := w.seedStats(ts); err != nil {
 					return err
@@ -1331,12 +1339,12 @@ func (w *commitWriter) finish(token []byte) error {
 		w.next.SchemaVersion++
 	}
 	for _, ts := range w.tables {
-		if ts.dropped || !(ts.created || ts.inserted || ts.deleted) {
+		if ts.dropped || !(ts.created || ts.inserted || ts.deleted || ts.altered) {
 			continue
 		}
 		for _, c := range ts.cols {
 			cs := ts.accs[c.ID].result()
-			if c.Type.Kind == types.KindVariant && (ts.inserted || ts.deleted) {
+			if c.Type.Kind == types.KindVariant && (ts.inserted || ts.deleted || ts.altered) {
 				vs, err := w.variants(ts, c)
 				if err != nil {
 					return err
@@ -1362,7 +1370,7 @@ func (w *commitWriter) finish(token []byte) error {
 	w.next.Changes = Changes{
 		CreatedTables: w.changes.CreatedTables, DroppedTables: w.changes.DroppedTables,
 		InsertedIntoTables: w.changes.InsertedIntoTables, DeletedFromTables: w.changes.DeletedFromTables,
-		CreatedNames: w.changes.CreatedNames, RenamedTables: w.changes.RenamedTables,
+		CreatedNames: w.changes.CreatedNames, RenamedTables: w.changes.RenamedTables, AlteredTables: w.changes.AlteredTables,
 	}
 	w.put(key(tagSnapshot, w.next.ID), &catalogpb.Snapshot{
 		Id: w.next.ID, TimeUnixMicros: w.next.Time.UnixMicro(), SchemaVersion: w.next.SchemaVersion,

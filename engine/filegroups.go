@@ -166,8 +166,8 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 				continue
 			}
 			dt := types.DuckDBName(c.Type)
-			if c.Partition != "" {
-				sel = append(sel, fmt.Sprintf("%s AS %s", pc[c.ID], sqllex.QuoteName(c.Name)))
+			if e, ok := pc[c.ID]; ok || c.Partition != "" {
+				sel = append(sel, fmt.Sprintf("%s AS %s", e, sqllex.QuoteName(c.Name)))
 				continue
 			}
 			src := "NULL"
@@ -194,6 +194,13 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 	// them odd, may differ (a run of plain files has the table's types).
 	// Partition values are constants of the column's type.
 	mixed = len(sigs) > 1
+	// Files registered under different columns of an altered table may
+	// store a column in different types too.
+	shapes := map[string]bool{}
+	for _, r := range runs {
+		shapes[consts[r.files[0]][shapeKey]] = true
+	}
+	mixed = mixed || len(shapes) > 1
 	return strings.Join(parts, " UNION ALL "), mixed, nil
 }
 
@@ -251,4 +258,81 @@ func fileConsts(f catalog.DataFile, partCols []catalog.Column) fileConstants {
 		}
 	}
 	return out
+}
+
+// shapeKey is the entry of a file's constants that names the columns it
+// was registered with (mapColumns), so that files registered under other
+// columns read in runs of their own.
+const shapeKey = -1
+
+// mapColumns adds to a file's constants how it holds the columns of a
+// table altered since it was registered (catalog.ColumnMapping): a column
+// added later reads as its default (a typed NULL without one), one renamed
+// since reads from its old name, one widened since is cast from the
+// file's type. A column dropped since is simply not selected.
+func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Column, into fileConstants) {
+	if !m.Evolved() {
+		return
+	}
+	var shape strings.Builder
+	for _, c := range m.Names(f) {
+		fmt.Fprintf(&shape, "%q %s,", c.Name, c.Type)
+	}
+	into[shapeKey] = shape.String()
+	for _, c := range cols {
+		if c.Parent.Known || c.Partition != "" {
+			continue
+		}
+		dt := types.DuckDBName(c.Type)
+		name, typ, held := m.Source(c, f)
+		switch {
+		case !held && dt == "":
+			into[c.ID] = "NULL"
+		case !held && c.Default.Known:
+			into[c.ID] = fmt.Sprintf("CAST(%s AS %s)", "'"+strings.ReplaceAll(c.Default.V, "'", "''")+"'", dt)
+		case !held:
+			into[c.ID] = fmt.Sprintf("CAST(NULL AS %s)", dt)
+		case name == c.Name && typ.String() == c.Type.String():
+		case dt == "":
+			into[c.ID] = sqllex.QuoteName(name)
+		default:
+			into[c.ID] = fmt.Sprintf("CAST(%s AS %s)", sqllex.QuoteName(name), dt)
+		}
+	}
+}
+
+// ReadTableFilesSQL is ReadFilesSQL for registered files, which it reads
+// through the table's column mapping (mapColumns): files registered under
+// other columns than the reader's snapshot has read in runs of their own,
+// in order. paths[i] is where DuckDB reads files[i].
+func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, files []catalog.DataFile, paths []string) (string, error) {
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil {
+		return "", err
+	}
+	if !m.Evolved() || len(files) == 0 {
+		return e.ReadFilesSQL(t, cols, paths), nil
+	}
+	var parts []string
+	var run []string
+	var runConsts fileConstants
+	flush := func() {
+		if len(run) > 0 {
+			parts = append(parts, viewSQL(t, cols, run, "", true, runConsts))
+		}
+	}
+	for i, f := range files {
+		fc := fileConstants{}
+		mapColumns(m, f, cols, fc)
+		if len(run) > 0 && fc.key() != runConsts.key() {
+			flush()
+			run = nil
+		}
+		if len(run) == 0 {
+			runConsts = fc
+		}
+		run = append(run, paths[i])
+	}
+	flush()
+	return strings.Join(parts, " UNION ALL "), nil
 }

@@ -712,8 +712,9 @@ func usableConjuncts(ref *tableRef, opts QueryOptions) (b *expr.Bound, used int)
 
 // viewFiles lists the files a plan keeps, in its order, those of them
 // whose columns are not exactly the table's, the values of the table's
-// partition columns in each, and (into stamps) what registration recorded
-// of each.
+// partition columns in each (and, for an altered table, how each holds its
+// columns: mapColumns), and (into stamps) what registration recorded of
+// each.
 func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *prune.Plan, stamps map[string]fileStamp) ([]string, map[string]bool, partConsts, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
@@ -724,6 +725,10 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 		if c.Partition != "" && !c.Parent.Known {
 			partCols = append(partCols, c)
 		}
+	}
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var parts partConsts
 	files := make([]string, 0, len(p.KeptFiles))
@@ -737,7 +742,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 				return nil, nil, nil, err
 			}
 		}
-		if len(partCols) > 0 {
+		if len(partCols) > 0 || m.Evolved() {
 			if !ok {
 				return nil, nil, nil, fmt.Errorf("table %q: kept file %s is not in the table's file set", t.Name, kf.Path)
 			}
@@ -745,6 +750,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 				parts = partConsts{}
 			}
 			parts[kf.Path] = fileConsts(f, partCols)
+			mapColumns(m, f, cols, parts[kf.Path])
 		}
 		if !ok || !f.ColumnsMatchTable {
 			if odd == nil {
@@ -786,8 +792,8 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 			continue
 		}
 		dt := types.DuckDBName(c.Type)
-		if c.Partition != "" && len(files) > 0 {
-			sel = append(sel, fmt.Sprintf("%s AS %s", consts[c.ID], sqllex.QuoteName(c.Name)))
+		if e, ok := consts[c.ID]; (ok || c.Partition != "") && len(files) > 0 {
+			sel = append(sel, fmt.Sprintf("%s AS %s", e, sqllex.QuoteName(c.Name)))
 			continue
 		}
 		if dt == "" {

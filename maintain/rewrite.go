@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,12 +71,17 @@ func slot(i int) string { return "c" + strconv.Itoa(i) }
 // slotSQL reads files as the table's columns renamed to their slots, by
 // position, so that no name is resolved.
 func slotSQL(e *engine.Engine, t catalog.Table, cols []catalog.Column, files []string) string {
+	return slotsOf(cols, e.ReadFilesSQL(t, cols, files))
+}
+
+// slotsOf renames the top-level columns of read to their slots.
+func slotsOf(cols []catalog.Column, read string) string {
 	top := catalog.TopLevel(cols)
 	slots := make([]string, len(top))
 	for i := range top {
 		slots[i] = slot(i)
 	}
-	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", e.ReadFilesSQL(t, cols, files), strings.Join(slots, ", "))
+	return fmt.Sprintf("SELECT * FROM (%s) AS src(%s)", read, strings.Join(slots, ", "))
 }
 
 // digestSQL returns one row over exprs, expressions over the slot columns
@@ -369,12 +375,30 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	// The temporary table holds the slot columns (and rn, curve), none
 	// named by the user, so its rowid is DuckDB's row id.
 	const tmp = "__rocklake_rewrite"
-	src := slotSQL(e, t, cols, paths)
-	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", tmp, src)
+	// Older files of an altered table hold its columns as they were
+	// registered: they are read through the table's column mapping.
+	read, err := e.ReadTableFilesSQL(st.r, t, cols, files, paths)
+	if err != nil {
+		return nil, err
+	}
+	src := slotsOf(cols, read)
+	// A table with a declared layout is numbered in two steps: first as
+	// any other (into), then by its partition key before that order, so
+	// that each partition is a contiguous run of rn and files are cut at
+	// its ends too.
+	pkeys, err := partitionKeys(st)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	into := tmp
+	if len(pkeys) > 0 {
+		into = tmp + "_in"
+	}
+	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", into, src)
 	// rn is qualified by the table: the COPY below names its output
 	// columns after the user's, and an unqualified ORDER BY rn would sort by
 	// a user column named rn (and hand its floats back normalised).
-	rn := tmp + ".rowid + 1"
+	rn := into + ".rowid + 1"
 	if len(sp.order) > 0 {
 		// DuckDB sorts on a normalised key and hands the key columns back
 		// decoded from it: -0.0 comes back +0.0, every NaN the one NaN.
@@ -396,14 +420,43 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			key = curveKey + ", " + key
 		}
 		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s), row_number() OVER (ORDER BY %s) AS rn FROM (%s)",
-			tmp, strings.Join(keys, ", "), key, src)
-		rn = tmp + ".rn"
+			into, strings.Join(keys, ", "), key, src)
+		rn = into + ".rn"
 	}
 	top := catalog.TopLevel(cols)
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+tmp)
+	var cuts []int64 // the last rn of each partition, ascending
+	if len(pkeys) > 0 {
+		defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+into)
+		exclude := ""
+		if len(sp.order) > 0 {
+			exclude = " EXCLUDE (rn)"
+		}
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *%s, row_number() OVER (ORDER BY %s, %s) AS rn FROM %s",
+			tmp, exclude, strings.Join(pkeys, ", "), rn, into)); err != nil {
+			return nil, fmt.Errorf("%s: laying out the rows by partition: %w", what, err)
+		}
+		rn = tmp + ".rn"
+		prs, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT max(rn) FROM %s GROUP BY %s ORDER BY 1", tmp, strings.Join(pkeys, ", ")))
+		if err != nil {
+			return nil, fmt.Errorf("%s: partitions: %w", what, err)
+		}
+		for prs.Next() {
+			var end int64
+			if err := prs.Scan(&end); err != nil {
+				prs.Close()
+				return nil, err
+			}
+			cuts = append(cuts, end)
+		}
+		prs.Close()
+		if err := prs.Err(); err != nil {
+			return nil, err
+		}
+	}
 	var rows int64
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tmp).Scan(&rows); err != nil {
 		return nil, err
@@ -472,6 +525,12 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			bpr = float64(outBytes) / float64(outRows)
 		}
 		step := sp.sizing.next(rows-off, bpr)
+		for len(cuts) > 0 && cuts[0] <= off {
+			cuts = cuts[1:]
+		}
+		if len(cuts) > 0 {
+			step = min(step, cuts[0]-off) // a file never spans two partitions
+		}
 		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", n))
 		run := fmt.Sprintf("WHERE %s > %d AND %s <= %d", rn, off, rn, off+step)
 		where := run + " ORDER BY " + rn
@@ -814,6 +873,43 @@ func openTable(cat *catalog.Catalog, snapshot int64, table string) (*tableState,
 		return nil, err
 	}
 	return st, nil
+}
+
+// partitionKeys are the SQL expressions, over the slots, of the table's
+// declared layout (catalog.Table.PartitionedBy): rows with equal keys go
+// to the same files. bucket(N) is DuckDB's hash of the value modulo N
+// (not Iceberg's murmur3): a layout, not a format other engines read.
+func partitionKeys(st *tableState) ([]string, error) {
+	var out []string
+	top := catalog.TopLevel(st.cols)
+	for _, f := range st.t.PartitionedBy {
+		i := slices.IndexFunc(top, func(c catalog.Column) bool { return c.ID == f.ColumnID })
+		if i < 0 {
+			return nil, fmt.Errorf("table %q: partition field %s names column %d, which the table lacks", st.t.Name, f.Transform, f.ColumnID)
+		}
+		x := slot(i)
+		switch {
+		case f.Transform == "identity":
+			out = append(out, x)
+		case f.Transform == "year":
+			out = append(out, "year("+x+")")
+		case f.Transform == "month":
+			out = append(out, fmt.Sprintf("year(%[1]s) * 12 + month(%[1]s)", x))
+		case f.Transform == "day":
+			out = append(out, "CAST("+x+" AS DATE)")
+		case f.Transform == "hour":
+			out = append(out, "date_trunc('hour', "+x+")")
+		case strings.HasPrefix(f.Transform, "bucket("):
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f.Transform, "bucket("), ")"))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("table %q: partition field %s: bad bucket count", st.t.Name, f.Transform)
+			}
+			out = append(out, fmt.Sprintf("hash(%s) %% %d", x, n))
+		default:
+			return nil, fmt.Errorf("table %q: unknown partition transform %q", st.t.Name, f.Transform)
+		}
+	}
+	return out, nil
 }
 
 // unpartitioned refuses a rewrite of a table with partition columns: a

@@ -166,6 +166,14 @@ func verifyFile(ctx context.Context, e *engine.Engine, r *catalog.Reader, sigs m
 	if !found {
 		return 0, fmt.Errorf("verify: file %d is not in the table's file set", f.ID)
 	}
+	// A file registered before the table's columns changed holds them
+	// under their names then; a column added since is not in it (its
+	// stored stats are its default's).
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil {
+		return 0, err
+	}
+	all = m.Held(f, all)
 	var cols []catalog.Column
 	var codecs []*types.Codec
 	for _, col := range all {

@@ -39,7 +39,9 @@ type Bytes struct {
 
 // KeptFile is a file the query must read, with the row groups to read;
 // AllMatch says every row in those row groups matches. With page-level
-// pruning, Ranges lists the row ranges within them still to read.
+// pruning, Ranges lists the row ranges within them still to read; none
+// when the file's row-group rows are unknown (no predicate column has
+// row-group statistics in it), and then the row groups are read whole.
 type KeptFile struct {
 	Path      string     `json:"path"`
 	FileID    int64      `json:"file_id"`
@@ -262,6 +264,9 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 			for _, rr := range ranges {
 				keptRows += rr.Count
 			}
+			if ranges == nil {
+				keptRows = f.RecordCount // no ranges known: the kept row groups whole
+			}
 		}
 		for i, res := range rgRes {
 			if res == Skip {
@@ -339,6 +344,11 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 		return nil, nil, nil, err
 	}
 	n, rows, firsts := rgs.n, rgs.rows, rgs.firsts
+	// The page index and bloom filters are the file's own, found by the
+	// names it holds its columns under.
+	if b, err = rgr.fileBound(f, b); err != nil {
+		return nil, nil, nil, err
+	}
 	var fx *fileIndex
 	var fxErr error
 	index := func() *fileIndex {
@@ -386,7 +396,10 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 				p.Bloom.Skipped++
 			}
 		}
-		if out[i] == Skip || !opts.Pages {
+		if out[i] == Skip || !opts.Pages || !rgs.haveRows {
+			// Without any row group's rows (no predicate column has
+			// row-group statistics in this file), rows and firsts are
+			// guesses: pages cannot be placed, nor ranges given.
 			continue
 		}
 		kept, total, keptRanges := p.pages(index(), i, firsts[i], rows[i], b, rgs, bloom != nil, rr)
@@ -398,6 +411,9 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 			continue
 		}
 		ranges = append(ranges, keptRanges...)
+	}
+	if !rgs.haveRows {
+		ranges = nil // the kept row groups are read whole
 	}
 	return out, rows, ranges, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/types"
 	"github.com/rocklake/rocklake/types/typestest"
 )
@@ -492,11 +493,23 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int) (*catalog.Catal
 // of every row group with a page index; and every third predicate the whole
 // planner, with bloom filters and page indexes read everywhere.
 func TestPruningIsSound(t *testing.T) {
-	seed := *seedArg
-	if seed == 0 {
-		seed = 20261129
+	pruningIsSound(t, 20261129, 25000, false)
+}
+
+// TestPruningIsSoundAfterSchemaChanges is the same suite over tables whose
+// columns changed after their files were registered (evolveTable): the
+// files' statistics, page indexes and bloom filters are read through the
+// table's column mapping, and the reference evaluates each file's rows as
+// the table reads them (an added column's default, a renamed column's
+// values under its new name, a widened one's in the new type).
+func TestPruningIsSoundAfterSchemaChanges(t *testing.T) {
+	pruningIsSound(t, 20261130, 12000, true)
+}
+
+func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
+	if *seedArg != 0 {
+		seed = *seedArg
 	}
-	target := 25000
 	if *longRun > 0 {
 		target = *longRun
 	}
@@ -510,6 +523,9 @@ func TestPruningIsSound(t *testing.T) {
 	byLevel := map[string]int{}
 	for round := 0; byLevel["file"]+byLevel["row_group"]+byLevel["plan"] < target; round++ {
 		c, files := genTable(t, r, dir, round)
+		if evolve {
+			files = evolveTable(t, r, c, files)
+		}
 		rd, _ := c.Read(catalog.Latest)
 		tb, _ := rd.Table("t")
 		cols, _ := rd.Columns(tb.ID)
@@ -565,18 +581,24 @@ func TestPruningIsSound(t *testing.T) {
 				}
 				checkUnits(t, &ck, b, rgs, rowsOf, text, where("row group"))
 				byLevel["row_group"] += rgs.n
+				// The file's own structures, by the names it holds the
+				// columns under.
+				fb, err := rgr.fileBound(df, b)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if slices.Contains(rgs.bloom, true) {
-					checkUnits(t, &ck, b, &withBloom{Statistics: rgs, fx: fxs[fi], b: b, rg: -1}, rowsOf, text, where("bloom"))
+					checkUnits(t, &ck, b, &withBloom{Statistics: rgs, fx: fxs[fi], b: fb, rg: -1}, rowsOf, text, where("bloom"))
 					byLevel["bloom"] += rgs.n
 				}
 				for i := range rgs.n {
-					ps, cuts := pieces(fxs[fi], i, rgs.rows[i], b, rgs.unitStats)
+					ps, cuts := pieces(fxs[fi], i, rgs.rows[i], fb, rgs.unitStats)
 					if ps == nil {
 						continue
 					}
 					var s Statistics = ps
 					if rgs.bloom[i] {
-						s = &withBloom{Statistics: ps, fx: fxs[fi], b: b, rg: i}
+						s = &withBloom{Statistics: ps, fx: fxs[fi], b: fb, rg: i}
 					}
 					first := int(rgs.firsts[i])
 					checkUnits(t, &ck, b, s, func(k int) (refPred, int, int) {
@@ -679,4 +701,104 @@ func rebind(p refPred, from, to []*rcol) refPred {
 		return p
 	}
 	return rb(p)
+}
+
+// evolveTable changes a registered table's columns one to three times —
+// renames, drops, columns added with a default or NULL (sometimes under
+// the name of a column dropped before, which the files still hold, with
+// other values), widenings — and returns each file's columns as the table
+// now reads them.
+func evolveTable(t *testing.T, r *rand.Rand, c *catalog.Catalog, files [][]*rcol) [][]*rcol {
+	t.Helper()
+	cur := make([][]*rcol, len(files))
+	for i := range files {
+		cur[i] = slices.Clone(files[i])
+	}
+	var dropped []*rcol
+	wider := map[string]string{
+		"int8": "int64", "int16": "int32", "int32": "int64", "uint8": "uint64", "uint16": "uint32", "uint32": "uint64",
+		"float32": "float64", "decimal(9,2)": "decimal(18,2)",
+	}
+	for step := range 1 + r.IntN(3) {
+		k := r.IntN(len(cur[0]))
+		var a catalog.Alteration
+		switch r.IntN(4) {
+		case 0:
+			n := fmt.Sprintf("r%d", step)
+			a = catalog.Alteration{Kind: catalog.RenameColumn, Column: cur[0][k].name, NewName: n}
+			for fi := range cur {
+				cp := *cur[fi][k]
+				cp.name = n
+				cur[fi][k] = &cp
+			}
+		case 1:
+			if len(cur[0]) == 1 {
+				continue
+			}
+			a = catalog.Alteration{Kind: catalog.DropColumn, Column: cur[0][k].name}
+			dropped = append(dropped, cur[0][k])
+			for fi := range cur {
+				cur[fi] = slices.Delete(cur[fi], k, k+1)
+			}
+		case 2:
+			typ := types.MustParseType(prunableTypes[r.IntN(len(prunableTypes))])
+			name := fmt.Sprintf("n%d", step)
+			if len(dropped) > 0 && r.IntN(2) == 0 {
+				// The files hold a column of this name, often of this type,
+				// whose statistics must not stand for the new column's.
+				k := r.IntN(len(dropped))
+				d := dropped[k]
+				dropped = slices.Delete(dropped, k, k+1)
+				name = d.name
+				if r.IntN(2) == 0 {
+					typ = d.typ
+				}
+			}
+			codec, _ := types.CodecFor(typ)
+			a = catalog.Alteration{Kind: catalog.AddColumn, Column: name, Type: typ.String()}
+			var v *types.Value
+			if r.IntN(3) > 0 {
+				x := typestest.Random(r, typ)
+				if (typ.Kind == types.KindFloat || typ.Kind == types.KindDouble) && r.IntN(4) == 0 {
+					x = types.FloatValue(math.NaN())
+				}
+				text := codec.Format(x)
+				back, err := codec.Parse(text)
+				if err != nil {
+					t.Fatalf("%s %q: %v", typ, text, err)
+				}
+				a.Default, v = stats.Known(text), &back
+			}
+			for fi := range cur {
+				n := 0
+				if len(files[fi]) > 0 {
+					n = len(files[fi][0].vals)
+				}
+				rc := &rcol{name: name, typ: typ, codec: codec, vals: make([]*types.Value, n)}
+				for j := range rc.vals {
+					rc.vals[j] = v
+				}
+				cur[fi] = append(cur[fi], rc)
+			}
+		default:
+			to, ok := wider[cur[0][k].typ.String()]
+			if !ok {
+				continue
+			}
+			typ := types.MustParseType(to)
+			codec, _ := types.CodecFor(typ)
+			a = catalog.Alteration{Kind: catalog.SetColumnType, Column: cur[0][k].name, Type: to}
+			for fi := range cur {
+				cp := *cur[fi][k]
+				cp.typ, cp.codec = typ, codec
+				cur[fi][k] = &cp
+			}
+		}
+		tx, _ := c.Begin()
+		tx.AlterTable("t", a)
+		if _, err := tx.Commit(); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+	}
+	return cur
 }

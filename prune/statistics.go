@@ -151,6 +151,48 @@ type rowGroupReader struct {
 	tableID int64
 	eqCols  map[int64]bool // the columns under = (equalityColumns)
 	cursors map[int64]*catalog.RowGroupCursor
+	mapping *catalog.ColumnMapping // read on first use
+	cols    []catalog.Column
+}
+
+// fileBound is b with each column's path as file f holds it, for the
+// lookups in the file's page index and bloom filters: a column renamed
+// since f was registered has its old name there, and a column added since
+// gets no path at all, so that a column of the same name the file holds
+// (one dropped before) is never read in its place. b itself when the
+// table's columns never changed.
+func (g *rowGroupReader) fileBound(f catalog.DataFile, b *expr.Bound) (*expr.Bound, error) {
+	if g.mapping == nil {
+		m, err := g.r.ColumnMapping(g.tableID)
+		if err != nil {
+			return nil, err
+		}
+		g.mapping = m
+		if g.cols, err = g.r.Columns(g.tableID); err != nil {
+			return nil, err
+		}
+	}
+	if !g.mapping.Evolved() {
+		return b, nil
+	}
+	out := &expr.Bound{Text: b.Text, Pred: b.Pred, Columns: make([]*expr.Column, len(b.Columns))}
+	for k, c := range b.Columns {
+		cp := *c
+		out.Columns[k] = &cp
+		if c.Variant != nil || len(c.Path) == 0 {
+			continue
+		}
+		cp.Path = nil
+		for _, top := range catalog.TopLevel(g.cols) {
+			if types.SameIdent(top.Name, c.Path[0]) {
+				if name, _, held := g.mapping.Source(top, f); held {
+					cp.Path = append([]string{name}, c.Path[1:]...)
+				}
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 func (g *rowGroupReader) close() {
@@ -218,8 +260,8 @@ func pieces(fx *fileIndex, rg int, rows int64, b *expr.Bound, rgs *unitStats) (*
 	colPages := map[int64][]page{}
 	cuts := []int64{0, rows}
 	for _, c := range b.Columns {
-		if c.Variant != nil {
-			continue // no page index is read for a sub-field's leaf
+		if c.Variant != nil || len(c.Path) == 0 {
+			continue // no page index is read for a sub-field's leaf, nor for a column the file lacks
 		}
 		pages, err := fx.Pages(rg, c.Path, c.Type)
 		if err != nil || len(pages) == 0 {
@@ -282,7 +324,7 @@ type bloomColumn struct {
 }
 
 func (c *bloomColumn) Absent(i int, value []byte) bool {
-	if c.col == nil || c.col.Codec == nil || c.col.Variant != nil {
+	if c.col == nil || c.col.Codec == nil || c.col.Variant != nil || len(c.col.Path) == 0 {
 		return false
 	}
 	v, err := c.col.Codec.Decode(value)

@@ -267,6 +267,8 @@ type Changes struct {
 	CreatedNames []string `protobuf:"bytes,6,rep,name=created_names,json=createdNames,proto3" json:"created_names,omitempty"`
 	// Tables renamed (their rows ended and begun again under a new name).
 	RenamedTables []int64 `protobuf:"varint,7,rep,packed,name=renamed_tables,json=renamedTables,proto3" json:"renamed_tables,omitempty"`
+	// Tables whose columns changed (added, renamed, dropped, widened).
+	AlteredTables []int64 `protobuf:"varint,8,rep,packed,name=altered_tables,json=alteredTables,proto3" json:"altered_tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -346,6 +348,13 @@ func (x *Changes) GetCreatedNames() []string {
 func (x *Changes) GetRenamedTables() []int64 {
 	if x != nil {
 		return x.RenamedTables
+	}
+	return nil
+}
+
+func (x *Changes) GetAlteredTables() []int64 {
+	if x != nil {
+		return x.AlteredTables
 	}
 	return nil
 }
@@ -436,8 +445,11 @@ type Table struct {
 	PathIsRelative bool                   `protobuf:"varint,6,opt,name=path_is_relative,json=pathIsRelative,proto3" json:"path_is_relative,omitempty"`
 	BeginSnapshot  int64                  `protobuf:"varint,7,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
 	EndSnapshot    *int64                 `protobuf:"varint,8,opt,name=end_snapshot,json=endSnapshot,proto3,oneof" json:"end_snapshot,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// How optimize and compact lay out the files they write: rows of one
+	// value of every field per file. Empty: no layout.
+	PartitionedBy []*PartitionField `protobuf:"bytes,9,rep,name=partitioned_by,json=partitionedBy,proto3" json:"partitioned_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -526,6 +538,67 @@ func (x *Table) GetEndSnapshot() int64 {
 	return 0
 }
 
+func (x *Table) GetPartitionedBy() []*PartitionField {
+	if x != nil {
+		return x.PartitionedBy
+	}
+	return nil
+}
+
+// PartitionField is one column of a table's declared layout, through a
+// transform: identity, year, month, day, hour or bucket(N).
+type PartitionField struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ColumnId      int64                  `protobuf:"varint,1,opt,name=column_id,json=columnId,proto3" json:"column_id,omitempty"`
+	Transform     string                 `protobuf:"bytes,2,opt,name=transform,proto3" json:"transform,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionField) Reset() {
+	*x = PartitionField{}
+	mi := &file_catalog_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionField) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionField) ProtoMessage() {}
+
+func (x *PartitionField) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionField.ProtoReflect.Descriptor instead.
+func (*PartitionField) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PartitionField) GetColumnId() int64 {
+	if x != nil {
+		return x.ColumnId
+	}
+	return 0
+}
+
+func (x *PartitionField) GetTransform() string {
+	if x != nil {
+		return x.Transform
+	}
+	return ""
+}
+
 type Column struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Id      int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -542,14 +615,21 @@ type Column struct {
 	// "" (the files hold it), or "hive": each file's key=value directory
 	// (DataFile.partition_values). Absent in catalogs written before
 	// partitions existed, which have none.
-	Partition     string `protobuf:"bytes,10,opt,name=partition,proto3" json:"partition,omitempty"`
+	Partition string `protobuf:"bytes,10,opt,name=partition,proto3" json:"partition,omitempty"`
+	// The value files registered before the column was added hold for it,
+	// in the DuckLake text form of its type; absent: NULL.
+	DefaultValue *string `protobuf:"bytes,11,opt,name=default_value,json=defaultValue,proto3,oneof" json:"default_value,omitempty"`
+	// The column this one replaces with a wider type (ALTER ... TYPE): files
+	// registered before the change hold the column under that one's name,
+	// in its type. Absent for a column that replaces none.
+	WidenedFrom   *int64 `protobuf:"varint,12,opt,name=widened_from,json=widenedFrom,proto3,oneof" json:"widened_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_catalog_proto_msgTypes[5]
+	mi := &file_catalog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +641,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[5]
+	mi := &file_catalog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +654,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{5}
+	return file_catalog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Column) GetId() int64 {
@@ -647,6 +727,20 @@ func (x *Column) GetPartition() string {
 	return ""
 }
 
+func (x *Column) GetDefaultValue() string {
+	if x != nil && x.DefaultValue != nil {
+		return *x.DefaultValue
+	}
+	return ""
+}
+
+func (x *Column) GetWidenedFrom() int64 {
+	if x != nil && x.WidenedFrom != nil {
+		return *x.WidenedFrom
+	}
+	return 0
+}
+
 type DataFile struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -694,7 +788,7 @@ type DataFile struct {
 
 func (x *DataFile) Reset() {
 	*x = DataFile{}
-	mi := &file_catalog_proto_msgTypes[6]
+	mi := &file_catalog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +800,7 @@ func (x *DataFile) String() string {
 func (*DataFile) ProtoMessage() {}
 
 func (x *DataFile) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[6]
+	mi := &file_catalog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +813,7 @@ func (x *DataFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataFile.ProtoReflect.Descriptor instead.
 func (*DataFile) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{6}
+	return file_catalog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DataFile) GetId() int64 {
@@ -867,7 +961,7 @@ type PartitionValue struct {
 
 func (x *PartitionValue) Reset() {
 	*x = PartitionValue{}
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +973,7 @@ func (x *PartitionValue) String() string {
 func (*PartitionValue) ProtoMessage() {}
 
 func (x *PartitionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +986,7 @@ func (x *PartitionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionValue.ProtoReflect.Descriptor instead.
 func (*PartitionValue) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{7}
+	return file_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PartitionValue) GetColumnId() int64 {
@@ -921,7 +1015,7 @@ type FileIdentity struct {
 
 func (x *FileIdentity) Reset() {
 	*x = FileIdentity{}
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1027,7 @@ func (x *FileIdentity) String() string {
 func (*FileIdentity) ProtoMessage() {}
 
 func (x *FileIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1040,7 @@ func (x *FileIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileIdentity.ProtoReflect.Descriptor instead.
 func (*FileIdentity) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{8}
+	return file_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FileIdentity) GetDevice() uint64 {
@@ -987,7 +1081,7 @@ type ColumnStats struct {
 
 func (x *ColumnStats) Reset() {
 	*x = ColumnStats{}
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1093,7 @@ func (x *ColumnStats) String() string {
 func (*ColumnStats) ProtoMessage() {}
 
 func (x *ColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1106,7 @@ func (x *ColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
 func (*ColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{9}
+	return file_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ColumnStats) GetMin() []byte {
@@ -1110,7 +1204,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1216,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1229,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{10}
+	return file_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Location) GetOffset() int64 {
@@ -1167,7 +1261,7 @@ type RowGroupStats struct {
 
 func (x *RowGroupStats) Reset() {
 	*x = RowGroupStats{}
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1273,7 @@ func (x *RowGroupStats) String() string {
 func (*RowGroupStats) ProtoMessage() {}
 
 func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1286,7 @@ func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupStats.ProtoReflect.Descriptor instead.
 func (*RowGroupStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{11}
+	return file_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RowGroupStats) GetStats() *ColumnStats {
@@ -1252,7 +1346,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1358,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1371,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{12}
+	return file_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *VariantStats) GetVariantPath() string {
@@ -1365,7 +1459,7 @@ type VariantRowGroup struct {
 
 func (x *VariantRowGroup) Reset() {
 	*x = VariantRowGroup{}
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1471,7 @@ func (x *VariantRowGroup) String() string {
 func (*VariantRowGroup) ProtoMessage() {}
 
 func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1484,7 @@ func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantRowGroup.ProtoReflect.Descriptor instead.
 func (*VariantRowGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{13}
+	return file_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *VariantRowGroup) GetIndex() int32 {
@@ -1453,7 +1547,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1559,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1572,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{14}
+	return file_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TableStats) GetRecordCount() int64 {
@@ -1548,7 +1642,7 @@ type TableColumnStats struct {
 
 func (x *TableColumnStats) Reset() {
 	*x = TableColumnStats{}
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1654,7 @@ func (x *TableColumnStats) String() string {
 func (*TableColumnStats) ProtoMessage() {}
 
 func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1667,7 @@ func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableColumnStats.ProtoReflect.Descriptor instead.
 func (*TableColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{15}
+	return file_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TableColumnStats) GetContainsNull() bool {
@@ -1652,7 +1746,7 @@ type FileToDelete struct {
 
 func (x *FileToDelete) Reset() {
 	*x = FileToDelete{}
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1758,7 @@ func (x *FileToDelete) String() string {
 func (*FileToDelete) ProtoMessage() {}
 
 func (x *FileToDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1771,7 @@ func (x *FileToDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
 func (*FileToDelete) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{16}
+	return file_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FileToDelete) GetTableId() int64 {
@@ -1736,7 +1830,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1842,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1855,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{17}
+	return file_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -1804,7 +1898,7 @@ type MembershipSlab struct {
 
 func (x *MembershipSlab) Reset() {
 	*x = MembershipSlab{}
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +1910,7 @@ func (x *MembershipSlab) String() string {
 func (*MembershipSlab) ProtoMessage() {}
 
 func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +1923,7 @@ func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
 func (*MembershipSlab) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{18}
+	return file_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MembershipSlab) GetKind() string {
@@ -1878,7 +1972,7 @@ type MembershipGroup struct {
 
 func (x *MembershipGroup) Reset() {
 	*x = MembershipGroup{}
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1984,7 @@ func (x *MembershipGroup) String() string {
 func (*MembershipGroup) ProtoMessage() {}
 
 func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1997,7 @@ func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
 func (*MembershipGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{19}
+	return file_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MembershipGroup) GetWords() []byte {
@@ -1930,7 +2024,7 @@ type FileBlock struct {
 
 func (x *FileBlock) Reset() {
 	*x = FileBlock{}
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2036,7 @@ func (x *FileBlock) String() string {
 func (*FileBlock) ProtoMessage() {}
 
 func (x *FileBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2049,7 @@ func (x *FileBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
 func (*FileBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{20}
+	return file_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FileBlock) GetBeginSnapshot() int64 {
@@ -2022,7 +2116,7 @@ type StatsBlock struct {
 
 func (x *StatsBlock) Reset() {
 	*x = StatsBlock{}
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2128,7 @@ func (x *StatsBlock) String() string {
 func (*StatsBlock) ProtoMessage() {}
 
 func (x *StatsBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2141,7 @@ func (x *StatsBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
 func (*StatsBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{21}
+	return file_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StatsBlock) GetCount() int32 {
@@ -2123,7 +2217,7 @@ type RemovedFiles struct {
 
 func (x *RemovedFiles) Reset() {
 	*x = RemovedFiles{}
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2229,7 @@ func (x *RemovedFiles) String() string {
 func (*RemovedFiles) ProtoMessage() {}
 
 func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2242,7 @@ func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
 func (*RemovedFiles) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{22}
+	return file_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RemovedFiles) GetIds() []int64 {
@@ -2168,7 +2262,7 @@ type FileBlocks struct {
 
 func (x *FileBlocks) Reset() {
 	*x = FileBlocks{}
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2274,7 @@ func (x *FileBlocks) String() string {
 func (*FileBlocks) ProtoMessage() {}
 
 func (x *FileBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2287,7 @@ func (x *FileBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
 func (*FileBlocks) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{23}
+	return file_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -2214,7 +2308,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\fnext_file_id\x18\x05 \x01(\x03R\n" +
 	"nextFileId\x126\n" +
 	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\x12!\n" +
-	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\xae\x02\n" +
+	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\xd5\x02\n" +
 	"\aChanges\x12'\n" +
 	"\x0fcreated_schemas\x18\x01 \x03(\x03R\x0ecreatedSchemas\x12%\n" +
 	"\x0ecreated_tables\x18\x02 \x03(\x03R\rcreatedTables\x12%\n" +
@@ -2222,14 +2316,15 @@ const file_catalog_proto_rawDesc = "" +
 	"\x14inserted_into_tables\x18\x04 \x03(\x03R\x12insertedIntoTables\x12.\n" +
 	"\x13deleted_from_tables\x18\x05 \x03(\x03R\x11deletedFromTables\x12#\n" +
 	"\rcreated_names\x18\x06 \x03(\tR\fcreatedNames\x12%\n" +
-	"\x0erenamed_tables\x18\a \x03(\x03R\rrenamedTables\"\xa0\x01\n" +
+	"\x0erenamed_tables\x18\a \x03(\x03R\rrenamedTables\x12%\n" +
+	"\x0ealtered_tables\x18\b \x03(\x03R\ralteredTables\"\xa0\x01\n" +
 	"\x06Schema\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12%\n" +
 	"\x0ebegin_snapshot\x18\x04 \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\x05 \x01(\x03H\x00R\vendSnapshot\x88\x01\x01B\x0f\n" +
-	"\r_end_snapshot\"\xfa\x01\n" +
+	"\r_end_snapshot\"\xc6\x02\n" +
 	"\x05Table\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x1b\n" +
@@ -2238,8 +2333,12 @@ const file_catalog_proto_rawDesc = "" +
 	"\x04path\x18\x05 \x01(\tR\x04path\x12(\n" +
 	"\x10path_is_relative\x18\x06 \x01(\bR\x0epathIsRelative\x12%\n" +
 	"\x0ebegin_snapshot\x18\a \x01(\x03R\rbeginSnapshot\x12&\n" +
-	"\fend_snapshot\x18\b \x01(\x03H\x00R\vendSnapshot\x88\x01\x01B\x0f\n" +
-	"\r_end_snapshot\"\xc7\x02\n" +
+	"\fend_snapshot\x18\b \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12J\n" +
+	"\x0epartitioned_by\x18\t \x03(\v2#.rocklake.catalog.v1.PartitionFieldR\rpartitionedByB\x0f\n" +
+	"\r_end_snapshot\"K\n" +
+	"\x0ePartitionField\x12\x1b\n" +
+	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +
+	"\ttransform\x18\x02 \x01(\tR\ttransform\"\xbc\x03\n" +
 	"\x06Column\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x14\n" +
@@ -2251,9 +2350,13 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\t \x01(\x03H\x01R\vendSnapshot\x88\x01\x01\x12\x1c\n" +
 	"\tpartition\x18\n" +
-	" \x01(\tR\tpartitionB\x10\n" +
+	" \x01(\tR\tpartition\x12(\n" +
+	"\rdefault_value\x18\v \x01(\tH\x02R\fdefaultValue\x88\x01\x01\x12&\n" +
+	"\fwidened_from\x18\f \x01(\x03H\x03R\vwidenedFrom\x88\x01\x01B\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
-	"\r_end_snapshot\"\x8b\x06\n" +
+	"\r_end_snapshotB\x10\n" +
+	"\x0e_default_valueB\x0f\n" +
+	"\r_widened_from\"\x8b\x06\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -2442,7 +2545,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -2450,42 +2553,44 @@ var file_catalog_proto_goTypes = []any{
 	(*Changes)(nil),          // 3: rocklake.catalog.v1.Changes
 	(*Schema)(nil),           // 4: rocklake.catalog.v1.Schema
 	(*Table)(nil),            // 5: rocklake.catalog.v1.Table
-	(*Column)(nil),           // 6: rocklake.catalog.v1.Column
-	(*DataFile)(nil),         // 7: rocklake.catalog.v1.DataFile
-	(*PartitionValue)(nil),   // 8: rocklake.catalog.v1.PartitionValue
-	(*FileIdentity)(nil),     // 9: rocklake.catalog.v1.FileIdentity
-	(*ColumnStats)(nil),      // 10: rocklake.catalog.v1.ColumnStats
-	(*Location)(nil),         // 11: rocklake.catalog.v1.Location
-	(*RowGroupStats)(nil),    // 12: rocklake.catalog.v1.RowGroupStats
-	(*VariantStats)(nil),     // 13: rocklake.catalog.v1.VariantStats
-	(*VariantRowGroup)(nil),  // 14: rocklake.catalog.v1.VariantRowGroup
-	(*TableStats)(nil),       // 15: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 16: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 17: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 18: rocklake.catalog.v1.MembershipFilter
-	(*MembershipSlab)(nil),   // 19: rocklake.catalog.v1.MembershipSlab
-	(*MembershipGroup)(nil),  // 20: rocklake.catalog.v1.MembershipGroup
-	(*FileBlock)(nil),        // 21: rocklake.catalog.v1.FileBlock
-	(*StatsBlock)(nil),       // 22: rocklake.catalog.v1.StatsBlock
-	(*RemovedFiles)(nil),     // 23: rocklake.catalog.v1.RemovedFiles
-	(*FileBlocks)(nil),       // 24: rocklake.catalog.v1.FileBlocks
+	(*PartitionField)(nil),   // 6: rocklake.catalog.v1.PartitionField
+	(*Column)(nil),           // 7: rocklake.catalog.v1.Column
+	(*DataFile)(nil),         // 8: rocklake.catalog.v1.DataFile
+	(*PartitionValue)(nil),   // 9: rocklake.catalog.v1.PartitionValue
+	(*FileIdentity)(nil),     // 10: rocklake.catalog.v1.FileIdentity
+	(*ColumnStats)(nil),      // 11: rocklake.catalog.v1.ColumnStats
+	(*Location)(nil),         // 12: rocklake.catalog.v1.Location
+	(*RowGroupStats)(nil),    // 13: rocklake.catalog.v1.RowGroupStats
+	(*VariantStats)(nil),     // 14: rocklake.catalog.v1.VariantStats
+	(*VariantRowGroup)(nil),  // 15: rocklake.catalog.v1.VariantRowGroup
+	(*TableStats)(nil),       // 16: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 17: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 18: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 19: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 20: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 21: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 22: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 23: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 24: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 25: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
-	0,  // 1: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
-	9,  // 2: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
-	8,  // 3: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
-	10, // 4: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
-	11, // 5: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
-	11, // 6: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
-	11, // 7: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	14, // 8: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
-	0,  // 9: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	6,  // 1: rocklake.catalog.v1.Table.partitioned_by:type_name -> rocklake.catalog.v1.PartitionField
+	0,  // 2: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
+	10, // 3: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	9,  // 4: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
+	11, // 5: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
+	12, // 6: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
+	12, // 7: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
+	12, // 8: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
+	15, // 9: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
+	0,  // 10: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -2495,20 +2600,20 @@ func file_catalog_proto_init() {
 	}
 	file_catalog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[4].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[6].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[7].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[12].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[8].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[10].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[13].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[15].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[14].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -39,6 +39,7 @@ var exampleStates = map[string]exampleState{
 	"rocklake add":          created,
 	"rocklake table drop":   loaded,
 	"rocklake table rename": loaded,
+	"rocklake table alter":  loaded,
 	"rocklake files":        loaded,
 	"rocklake rm":           loaded,
 	"rocklake plan":         loaded,

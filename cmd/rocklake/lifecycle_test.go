@@ -21,7 +21,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"table", "drop"}, "accepts 1 arg"},
 		{[]string{"table", "lst"}, `unknown command "lst" for rocklake table`},
-		{[]string{"table"}, "needs a command: create, describe, drop, list, rename"},
+		{[]string{"table"}, "needs a command: alter, create, describe, drop, list, rename"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"snapshots", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"stats", "t", "--snapshot", "abc"}, `invalid argument "abc"`},

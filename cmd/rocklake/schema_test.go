@@ -114,6 +114,7 @@ func TestJSONOutputMatchesSchema(t *testing.T) {
 	js("cleanup", "cleanup", "--dry-run", "--grace", "0s")
 	js("cleanup", "cleanup", "--orphans", "--grace", "0s")
 	js("catalog_copy", "catalog", "copy", dir, filepath.Join(base, "copy"))
+	js("table_alter", "table", "alter", "events", "add", "column", "note", "VARCHAR", "DEFAULT", "'n/a'")
 
 	// jsonl: every line one row object.
 	stdout, _, err := runSplit(t, "--catalog", dir, "--format", "jsonl", "query", "SELECT * FROM range(3) r(i)")

@@ -29,12 +29,13 @@ type changesJSON struct {
 	DeletedFromTables  []int64  `json:"deleted_from_tables"`
 	CreatedNames       []string `json:"created_names"`
 	RenamedTables      []int64  `json:"renamed_tables"`
+	AlteredTables      []int64  `json:"altered_tables"`
 }
 
 func changesOf(ch catalog.Changes) changesJSON {
 	ids := nonNilIDs
 	return changesJSON{ids(ch.CreatedSchemas), ids(ch.CreatedTables), ids(ch.DroppedTables), ids(ch.InsertedIntoTables),
-		ids(ch.DeletedFromTables), nonNil(ch.CreatedNames), ids(ch.RenamedTables)}
+		ids(ch.DeletedFromTables), nonNil(ch.CreatedNames), ids(ch.RenamedTables), ids(ch.AlteredTables)}
 }
 
 func newSnapshotsCmd(g *globals) *cobra.Command {
@@ -83,6 +84,7 @@ func describeChanges(ch catalog.Changes) string {
 	add("dropped tables", ch.DroppedTables)
 	add("inserted into tables", ch.InsertedIntoTables)
 	add("deleted from tables", ch.DeletedFromTables)
+	add("altered tables", ch.AlteredTables)
 	if len(parts) == 0 {
 		return "-"
 	}

@@ -14,9 +14,9 @@ import (
 func newTableCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table",
-		Short: "Create, list, describe, rename and drop tables",
+		Short: "Create, list, describe, alter, rename and drop tables",
 	}
-	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableRenameCmd(g), newTableDropCmd(g))
+	cmd.AddCommand(newTableCreateCmd(g), newTableListCmd(g), newTableDescribeCmd(g), newTableAlterCmd(g), newTableRenameCmd(g), newTableDropCmd(g))
 	return cmd
 }
 
@@ -179,6 +179,9 @@ type columnInfo struct {
 	// Partition is where a partition column's values come from ("hive":
 	// each file's key=value directory); absent for other columns.
 	Partition string `json:"partition,omitempty"`
+	// Default is what files registered before the column was added hold
+	// for it (absent: NULL).
+	Default *string `json:"default,omitempty"`
 	// Filters describes the column's membership filters in the snapshot's
 	// files, when it has any.
 	Filters  *filterInfo  `json:"membership_filters,omitempty"`
@@ -220,13 +223,26 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 					tree[i].Filters = &filterInfo{Files: fl.Count(), Bytes: fl.Bytes()}
 				}
 			}
+			var layout []string
+			for _, f := range t.PartitionedBy {
+				for _, c := range cols {
+					if c.ID == f.ColumnID {
+						layout = append(layout, catalog.FieldText(f, c.Name))
+					}
+				}
+			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree,
-				})
+				out := map[string]any{"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree}
+				if len(layout) > 0 {
+					out["partitioned_by"] = layout
+				}
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintf(w, "table %s (uuid %s) at snapshot %d\n", t.Name, t.UUID, r.Snapshot().ID)
+			if len(layout) > 0 {
+				fmt.Fprintf(w, "partitioned by %s (the files optimize and compact write)\n", strings.Join(layout, ", "))
+			}
 			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE\tMEMBERSHIP FILTERS")
 			var walk func([]columnInfo, int)
 			walk = func(cs []columnInfo, depth int) {
@@ -235,7 +251,11 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 					if f := ci.Filters; f != nil {
 						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
-					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typeText(ci.Type, ci.Partition), ci.Nullable, filters)
+					typ := typeText(ci.Type, ci.Partition)
+					if ci.Default != nil {
+						typ += " default '" + strings.ReplaceAll(*ci.Default, "'", "''") + "'"
+					}
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typ, ci.Nullable, filters)
 					walk(ci.Children, depth+1)
 				}
 			}
@@ -258,6 +278,10 @@ func columnTree(cols []catalog.Column) []columnInfo {
 	var build func(c catalog.Column) columnInfo
 	build = func(c catalog.Column) columnInfo {
 		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, Partition: c.Partition}
+		if c.Default.Known {
+			d := c.Default.V
+			ci.Default = &d
+		}
 		for _, k := range kids[c.ID] {
 			ci.Children = append(ci.Children, build(k))
 		}

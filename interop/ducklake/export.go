@@ -226,8 +226,21 @@ func collect(c *catalog.Catalog, from int64) (*model, error) {
 					r.Close()
 					return nil, err
 				}
+				cm, err := r.ColumnMapping(t.ID)
+				if err != nil {
+					r.Close()
+					return nil, err
+				}
 				why := ""
+				if cm.Evolved() {
+					// One name mapping per table is written: files that hold
+					// the columns under other names or types need their own.
+					why = fmt.Sprintf("table %q (id %d) left out: its columns were altered (added, renamed, dropped or widened), and the export writes one name mapping per table", t.Name, t.ID)
+				}
 				for _, col := range cols {
+					if why != "" {
+						break
+					}
 					if col.Partition != "" {
 						// DuckLake reads a column from the files; these
 						// values live in the paths, so DuckLake would read

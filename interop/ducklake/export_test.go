@@ -335,10 +335,14 @@ func TestExportLeavesOutWhatDuckLakeCannotHold(t *testing.T) {
 		tx.CreateTable("vecs", []catalog.ColumnDef{{Name: "v", Type: "float32[3]"}})
 		tx.CreateTable("parts", []catalog.ColumnDef{{Name: "x", Type: "int64"}, {Name: "k", Type: "int64", Partition: catalog.PartitionHive}})
 	})
+	commit(t, s.c, func(tx *catalog.Txn) { tx.CreateTable("grown", []catalog.ColumnDef{{Name: "x", Type: "int64"}}) })
+	commit(t, s.c, func(tx *catalog.Txn) {
+		tx.AlterTable("grown", catalog.Alteration{Kind: catalog.AddColumn, Column: "y", Type: "int64"})
+	})
 	dest, res := export(t, s.c, ducklake.ExportOptions{})
 	left := strings.Join(res.LeftBehind, "\n")
 	for _, want := range []string{`table "moods" (id 2) left out: column "m" is ENUM`, `table "vecs" (id 3) left out: column "v" is fixed-size ARRAY`,
-		`table "parts" (id 4) left out: column "k" is a partition column`} {
+		`table "parts" (id 4) left out: column "k" is a partition column`, `table "grown" (id 5) left out: its columns were altered`} {
 		if !strings.Contains(left, want) {
 			t.Errorf("left behind:\n%s\nwant %s", left, want)
 		}

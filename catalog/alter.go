@@ -1,0 +1,928 @@
+package catalog
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
+)
+
+// Schema evolution. A table's columns change by one Alteration per
+// commit; files are never rewritten, so each file keeps holding its
+// columns as they were when it was registered, and readers map the
+// table's columns onto it by column id (ColumnMapping):
+//
+//   - add column: a new id. Files registered before it do not hold it and
+//     read as its default (NULL without one). The commit stores, for every
+//     live file, the exact statistics of that constant, so such files
+//     prune like any other (a file of the default only is all-match or
+//     skip, never unknown).
+//   - rename column: the same id under a new name from this snapshot on.
+//     Every file keeps its statistics; files registered before the rename
+//     hold the column under the name it had when they were registered.
+//   - drop column: the id's rows end; earlier snapshots still read it.
+//   - type change (widening only, where DuckDB reads every old value as
+//     exactly one value of the new type): a new id that replaces the old
+//     one (WidenedFrom), so that statistics, which are encodings of one
+//     type, never change under a snapshot that reads them. The commit
+//     stores the live files' statistics converted to the new type.
+//
+// Every alteration recomputes the table statistics exactly and advances
+// next_file_id (a drop or a type change may narrow them).
+
+// AlterKind says what an Alteration does.
+type AlterKind uint8
+
+const (
+	// AddColumn adds Column of Type, with Default.
+	AddColumn AlterKind = iota + 1
+	// RenameColumn renames Column to NewName.
+	RenameColumn
+	// DropColumn drops Column.
+	DropColumn
+	// SetColumnType changes Column to the wider Type.
+	SetColumnType
+	// SetPartitioning declares the layout optimize and compact write files
+	// in: Partitioning's fields, each a column through a transform
+	// ("year(ts)", "bucket(16, id)", "region"); none: no layout.
+	SetPartitioning
+)
+
+// Alteration is one change to a table's columns (Txn.AlterTable).
+type Alteration struct {
+	Kind    AlterKind
+	Column  string
+	NewName string
+	Type    string
+	// Default is, for AddColumn, the value the files registered before
+	// the column hold for it, as text DuckDB casts to the type ('1.5' in
+	// an INTEGER column is 2); unknown: NULL.
+	Default stats.Maybe[string]
+	// Partitioning is, for SetPartitioning, the layout's fields.
+	Partitioning []string
+}
+
+// String spells the alteration as `table alter` takes it.
+func (a Alteration) String() string {
+	switch a.Kind {
+	case AddColumn:
+		s := "add column " + a.Column + " " + a.Type
+		if a.Default.Known {
+			s += " default '" + strings.ReplaceAll(a.Default.V, "'", "''") + "'"
+		}
+		return s
+	case RenameColumn:
+		return "rename column " + a.Column + " to " + a.NewName
+	case DropColumn:
+		return "drop column " + a.Column
+	case SetColumnType:
+		return "alter column " + a.Column + " type " + a.Type
+	case SetPartitioning:
+		if len(a.Partitioning) == 0 {
+			return "reset partitioning"
+		}
+		return "set partitioned by " + strings.Join(a.Partitioning, ", ")
+	}
+	return "unknown alteration"
+}
+
+// AlterTable changes a table's columns in this transaction's snapshot.
+func (t *Txn) AlterTable(table string, a Alteration) {
+	t.ops = append(t.ops, op{kind: opAlterTable, table: table, alter: a})
+}
+
+// Widens reports whether DuckDB reads every value of type from as exactly
+// one value of type to (so files written with from can stay as they are),
+// and if not, why.
+func Widens(from, to types.Type) (bool, string) {
+	signed := map[types.Kind]int{types.KindTinyInt: 1, types.KindSmallInt: 2, types.KindInteger: 3, types.KindBigInt: 4, types.KindHugeInt: 5}
+	unsigned := map[types.Kind]int{types.KindUTinyInt: 1, types.KindUSmallInt: 2, types.KindUInteger: 3, types.KindUBigInt: 4, types.KindUHugeInt: 5}
+	if from.String() == to.String() {
+		return false, fmt.Sprintf("the column is %s already", from)
+	}
+	for _, rank := range []map[types.Kind]int{signed, unsigned} {
+		if a, ok := rank[from.Kind]; ok {
+			if b, ok := rank[to.Kind]; ok {
+				if b > a {
+					return true, ""
+				}
+				return false, fmt.Sprintf("%s is narrower than %s: values of the files registered before would not fit", to, from)
+			}
+		}
+	}
+	if from.Kind == types.KindFloat && to.Kind == types.KindDouble {
+		return true, ""
+	}
+	if from.Kind == types.KindDouble && to.Kind == types.KindFloat {
+		return false, "float is narrower than double: values of the files registered before would be rounded"
+	}
+	if from.Kind == types.KindDecimal && to.Kind == types.KindDecimal {
+		switch {
+		case to.Scale < from.Scale:
+			return false, fmt.Sprintf("%s has fewer fraction digits than %s: values would be rounded", to, from)
+		case int(to.Precision)-int(to.Scale) < int(from.Precision)-int(from.Scale):
+			return false, fmt.Sprintf("%s has fewer integer digits than %s: values would not fit", to, from)
+		}
+		return true, ""
+	}
+	return false, fmt.Sprintf("%s to %s is not a widening that keeps every value exactly (int8 → int16 → int32 → int64 → int128, the unsigned ones alike, float → double, decimal to more integer and fraction digits)", from, to)
+}
+
+// nextColumnID is one above every column id the table ever had: ids are
+// never reused, since old snapshots and the files' mapping still name
+// them.
+func (w *commitWriter) nextColumnID(ts *tableState) (int64, error) {
+	var top int64
+	err := scanRange(w.r.kvs, key(tagColumn, ts.t.ID), func(k, _ []byte) error {
+		id, err := idAt(k, 1)
+		top = max(top, id)
+		return err
+	})
+	return top + 1, err
+}
+
+func (w *commitWriter) alterTable(name string, a Alteration) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if ts.created {
+		return fmt.Errorf("%w: table %q is created and altered in one transaction", ErrInvalid, name)
+	}
+	if ts.altered || ts.inserted || ts.deleted {
+		return fmt.Errorf("%w: table %q: an alteration is a snapshot of its own", ErrInvalid, name)
+	}
+	if err := w.seedStats(ts); err != nil {
+		return err
+	}
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
+	find := func(n string) (Column, error) {
+		var have []string
+		for _, c := range TopLevel(ts.cols) {
+			if types.SameIdent(c.Name, n) {
+				return c, nil
+			}
+			have = append(have, c.Name)
+		}
+		return Column{}, fmt.Errorf("table %q: %w %q (columns: %s)", ts.t.Name, ErrNoSuchColumn, n, strings.Join(have, ", "))
+	}
+	free := func(n string, except int64) error {
+		if strings.TrimSpace(n) == "" {
+			return fmt.Errorf("%w table %q: a column name cannot be empty", ErrInvalid, ts.t.Name)
+		}
+		for _, c := range TopLevel(ts.cols) {
+			if c.ID != except && strings.EqualFold(c.Name, n) {
+				return fmt.Errorf("table %q: column %q: %w", ts.t.Name, c.Name, ErrDuplicate)
+			}
+		}
+		return nil
+	}
+	s := w.next.ID
+	var newCols []Column // what this alteration begins
+	renamed := int64(-1)
+	switch a.Kind {
+	case AddColumn:
+		if err := free(a.Column, 0); err != nil {
+			return err
+		}
+		built, err := buildColumns(ts.t.ID, s, ts.t.Name, []ColumnDef{{Name: a.Column, Type: a.Type}})
+		if err != nil {
+			return err
+		}
+		if name, unknown := built[0].Type.FirstUnknown(); unknown {
+			return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, a.Column, name)
+		}
+		base, err := w.nextColumnID(ts)
+		if err != nil {
+			return err
+		}
+		order := int64(0)
+		for _, c := range TopLevel(ts.cols) {
+			order = max(order, c.Order+1)
+		}
+		for i := range built {
+			built[i].ID += base - 1
+			if built[i].Parent.Known {
+				built[i].Parent.V += base - 1
+			} else {
+				built[i].Order = order
+			}
+		}
+		if a.Default.Known {
+			codec, ok := types.CodecFor(built[0].Type)
+			if !ok || len(built) > 1 {
+				return fmt.Errorf("%w table %q column %q: a column of type %s takes no default (only types with a text form do)", ErrInvalid, ts.t.Name, a.Column, built[0].Type)
+			}
+			v, err := codec.Parse(a.Default.V)
+			if err != nil {
+				return fmt.Errorf("%w table %q column %q: default %q is not a %s: %v", ErrInvalid, ts.t.Name, a.Column, a.Default.V, built[0].Type, err)
+			}
+			built[0].Default = stats.Known(codec.Format(v))
+		}
+		newCols = built
+		for _, c := range built {
+			w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
+		}
+		// Only a scalar column gets statistics (as ingest gives only
+		// leaves): a nested one stays unknown in the older files.
+		if len(built) == 1 {
+			if err := w.synthesize(ts, built[0], func(f DataFile) (*stats.Column, []RowGroupStats, error) {
+				st, err := constantStats(built[0], f.RecordCount)
+				if err != nil {
+					return nil, nil, err
+				}
+				// Per row group too, on the file's row groups as another
+				// column's rows give them: a planner that knows no row
+				// group's rows can only guess where its row groups lie.
+				units, err := w.rowGroupShape(ts, f)
+				if err != nil {
+					return nil, nil, err
+				}
+				for i := range units {
+					rst, err := constantStats(built[0], units[i].Stats.RowCount)
+					if err != nil {
+						return nil, nil, err
+					}
+					units[i].Stats = *rst
+				}
+				return st, units, nil
+			}); err != nil {
+				return err
+			}
+		}
+	case RenameColumn:
+		c, err := find(a.Column)
+		if err != nil {
+			return err
+		}
+		if err := free(a.NewName, c.ID); err != nil {
+			return err
+		}
+		if c.Name == a.NewName {
+			return fmt.Errorf("%w table %q: column %q is called so already", ErrInvalid, ts.t.Name, c.Name)
+		}
+		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
+		renamed = c.ID
+		c.Name, c.Begin, c.End = a.NewName, s, stats.Maybe[int64]{}
+		w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
+	case DropColumn:
+		c, err := find(a.Column)
+		if err != nil {
+			return err
+		}
+		if c.Partition != "" {
+			return fmt.Errorf("%w table %q: column %q is a partition column: its files' directories still hold its values and later adds read them from their paths, so it stays", ErrInvalid, ts.t.Name, c.Name)
+		}
+		if len(TopLevel(ts.cols)) == 1 {
+			return fmt.Errorf("%w table %q: column %q is its only column (drop the table instead)", ErrInvalid, ts.t.Name, c.Name)
+		}
+		for _, d := range subtree(ts.cols, c.ID) {
+			w.put(key(tagColumn, ts.t.ID, d.ID, d.Begin), columnToPB(d, &s))
+			if err := w.batch.Delete(key(tagTableColumnStats, ts.t.ID, d.ID)); err != nil {
+				return err
+			}
+		}
+	case SetColumnType:
+		c, err := find(a.Column)
+		if err != nil {
+			return err
+		}
+		to, err := types.ParseType(a.Type)
+		if err != nil {
+			return fmt.Errorf("%w table %q column %q: %v", ErrInvalid, ts.t.Name, c.Name, err)
+		}
+		if name, unknown := to.FirstUnknown(); unknown {
+			return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, c.Name, name)
+		}
+		if c.Partition != "" {
+			return fmt.Errorf("%w table %q: column %q is a partition column: its values are the text of its files' directories, which read differently in another type", ErrInvalid, ts.t.Name, c.Name)
+		}
+		if ok, why := Widens(c.Type, to); !ok {
+			return fmt.Errorf("%w table %q: column %q cannot change from %s to %s: %s", ErrInvalid, ts.t.Name, c.Name, c.Type, to, why)
+		}
+		id, err := w.nextColumnID(ts)
+		if err != nil {
+			return err
+		}
+		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
+		if err := w.batch.Delete(key(tagTableColumnStats, ts.t.ID, c.ID)); err != nil {
+			return err
+		}
+		nc := c
+		nc.ID, nc.Type, nc.Begin, nc.End, nc.WidenedFrom = id, to, s, stats.Maybe[int64]{}, stats.Known(c.ID)
+		if c.Default.Known {
+			v, ok := convertText(c.Type, to, c.Default.V)
+			if !ok {
+				return fmt.Errorf("%w table %q column %q: default %q does not convert to %s", ErrInvalid, ts.t.Name, c.Name, c.Default.V, to)
+			}
+			nc.Default = stats.Known(v)
+		}
+		w.put(key(tagColumn, ts.t.ID, nc.ID, s), columnToPB(nc, nil))
+		newCols = []Column{nc}
+		old := map[int64]*stats.Column{}
+		err = w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, st *stats.Column) error {
+			cp := *st
+			old[fileID] = &cp
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := w.synthesize(ts, nc, func(f DataFile) (*stats.Column, []RowGroupStats, error) {
+			st := old[f.ID]
+			if st == nil {
+				return nil, nil, nil
+			}
+			conv := convertStats(*st, c.Type, to)
+			rgs, err := w.r.RowGroupStats(ts.t.ID, c.ID, f.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			for i := range rgs {
+				rgs[i].Stats = convertStats(rgs[i].Stats, c.Type, to)
+			}
+			return &conv, rgs, nil
+		}); err != nil {
+			return err
+		}
+	case SetPartitioning:
+		var fields []PartitionField
+		for _, spec := range a.Partitioning {
+			name, transform, err := ParsePartitionField(spec)
+			if err != nil {
+				return fmt.Errorf("table %q: %w", ts.t.Name, err)
+			}
+			c, err := find(name)
+			if err != nil {
+				return err
+			}
+			if why := transformFits(transform, c); why != "" {
+				return fmt.Errorf("%w table %q: %s(%s): %s", ErrInvalid, ts.t.Name, transform, c.Name, why)
+			}
+			f := PartitionField{ColumnID: c.ID, Transform: transform}
+			if slices.Contains(fields, f) {
+				return fmt.Errorf("%w table %q: %s is given twice", ErrInvalid, ts.t.Name, spec)
+			}
+			fields = append(fields, f)
+		}
+		w.setPartitioning(ts, fields)
+	default:
+		return fmt.Errorf("%w alteration of table %q: unknown kind %d", ErrInvalid, ts.t.Name, a.Kind)
+	}
+	// A layout names columns by id: a dropped one cannot stay in it, and a
+	// widened one's new id takes its place.
+	for i, f := range ts.t.PartitionedBy {
+		switch {
+		case a.Kind == DropColumn && len(newCols) == 0 && f.ColumnID == mustFind(find, a.Column).ID:
+			return fmt.Errorf("%w table %q: column %q is in the table's partitioning (%s): set the partitioning without it first", ErrInvalid, ts.t.Name, a.Column, a.Column)
+		case a.Kind == SetColumnType && len(newCols) == 1 && f.ColumnID == newCols[0].WidenedFrom.V:
+			fields := slices.Clone(ts.t.PartitionedBy)
+			fields[i].ColumnID = newCols[0].ID
+			w.setPartitioning(ts, fields)
+		}
+	}
+	// The columns as of this snapshot.
+	var cols []Column
+	dropped := map[int64]bool{}
+	switch a.Kind {
+	case DropColumn, SetColumnType:
+		c, _ := find(a.Column)
+		for _, d := range subtree(ts.cols, c.ID) {
+			dropped[d.ID] = true
+		}
+	}
+	for _, c := range ts.cols {
+		if dropped[c.ID] {
+			continue
+		}
+		if c.ID == renamed {
+			c.Name, c.Begin = a.NewName, s
+		}
+		cols = append(cols, c)
+	}
+	ts.cols = treeOrder(append(cols, newCols...))
+	ts.byPath = columnPaths(ts.cols)
+	ts.altered = true
+	w.ddl = true
+	w.changes.AlteredTables = append(w.changes.AlteredTables, ts.t.ID)
+	return w.writeErr
+}
+
+// rowGroupShape is file f's row groups (index, first row, rows) as the
+// first column with row-group statistics in it records them, without
+// locations; none when no column has any.
+func (w *commitWriter) rowGroupShape(ts *tableState, f DataFile) ([]RowGroupStats, error) {
+	for _, c := range ts.cols {
+		rgs, err := w.r.RowGroupStats(ts.t.ID, c.ID, f.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(rgs) == 0 {
+			continue
+		}
+		out := make([]RowGroupStats, len(rgs))
+		for i, rg := range rgs {
+			out[i] = RowGroupStats{Index: rg.Index, FirstRow: rg.FirstRow, Stats: stats.Column{RowCount: rg.Stats.RowCount}}
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// subtree is column id and its nested descendants.
+func subtree(cols []Column, id int64) []Column {
+	in := map[int64]bool{id: true}
+	var out []Column
+	for _, c := range cols { // parents come before their children
+		if in[c.ID] || (c.Parent.Known && in[c.Parent.V]) {
+			in[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// synthesize stores statistics of column c for every live file of the
+// table, as stats gives them (nil: none, which readers take as unknown):
+// per-file rows, row-group rows, and the stats blocks planners read, one
+// per file block, aligned with it. recompute reads them from ts.synth.
+func (w *commitWriter) synthesize(ts *tableState, c Column, fn func(DataFile) (*stats.Column, []RowGroupStats, error)) error {
+	got := map[int64]*stats.Column{}
+	for id, f := range ts.live {
+		st, rgs, err := fn(f)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			continue
+		}
+		if err := checkStats(c, st); err != nil {
+			return fmt.Errorf("file %s column %q: %w", f.Path, c.Name, err)
+		}
+		got[id] = st
+		w.put(key(tagFileColumnStats, ts.t.ID, c.ID, id), columnStatsToPB(st))
+		for _, rg := range rgs {
+			if err := checkStats(c, &rg.Stats); err != nil {
+				return fmt.Errorf("file %s column %q row group %d: %w", f.Path, c.Name, rg.Index, err)
+			}
+			w.put(rowGroupKey(ts.t.ID, c.ID, id, rg.Index), &catalogpb.RowGroupStats{
+				Stats: columnStatsToPB(&rg.Stats), FirstRow: rg.FirstRow, ColumnIndex: locToPB(rg.ColumnIndex),
+				OffsetIndex: locToPB(rg.OffsetIndex), BloomFilter: locToPB(rg.BloomFilter),
+			})
+		}
+	}
+	if ts.synth == nil {
+		ts.synth = map[int64]map[int64]*stats.Column{}
+	}
+	ts.synth[c.ID] = got
+	if ok, err := w.hasBlocks(ts); err != nil || !ok {
+		return err
+	}
+	return scanRange(w.r.kvs, key(tagFileBlock, ts.t.ID), func(k, v []byte) error {
+		first, err := idAt(k, 1)
+		if err != nil {
+			return err
+		}
+		fb := &catalogpb.FileBlock{}
+		if err := decodeValue(v, fb); err != nil {
+			return fmt.Errorf("file block %x: %w", k, err)
+		}
+		bv, err := viewFileBlock(fb)
+		if err != nil {
+			return fmt.Errorf("file block %x: %w", k, err)
+		}
+		sb := &statsBlock{}
+		for j := range bv.n {
+			sb.add(got[bv.ids.at(j)]) // nil for a file no longer live
+		}
+		w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb.encode())
+		return nil
+	})
+}
+
+// constantStats are the exact statistics of rows rows all holding column
+// c's default (NULL when it has none).
+func constantStats(c Column, rows int64) (*stats.Column, error) {
+	st := &stats.Column{RowCount: rows, NullCount: stats.Known[int64](0), ValueCount: stats.Known[int64](0), ContainsNull: stats.Known(false)}
+	if rows == 0 {
+		return st, nil
+	}
+	if !c.Default.Known {
+		st.NullCount, st.ContainsNull = stats.Known(rows), stats.Known(true)
+		return st, nil
+	}
+	codec, ok := types.CodecFor(c.Type)
+	if !ok {
+		return nil, fmt.Errorf("%w column %q: type %s has no text form for a default", ErrInvalid, c.Name, c.Type)
+	}
+	v, err := codec.Parse(c.Default.V)
+	if err != nil {
+		return nil, fmt.Errorf("%w column %q: default %q: %v", ErrInvalid, c.Name, c.Default.V, err)
+	}
+	st.ValueCount = stats.Known(rows)
+	if c.Type.Kind == types.KindFloat || c.Type.Kind == types.KindDouble {
+		st.ContainsNaN = stats.Known(false)
+	}
+	b, err := codec.Encode(v)
+	if err != nil {
+		// NaN has no encoding: the bounds stay unknown and the flag says
+		// what every row holds.
+		st.ContainsNaN = stats.Known(true)
+		return st, nil
+	}
+	if codec.Ordered() {
+		st.Min, st.Max, st.MinIsExact, st.MaxIsExact = stats.Known(b), stats.Known(b), true, true
+	}
+	return st, nil
+}
+
+// convertValue maps a value of type from onto type to, where Widens(from,
+// to): the integer and float representations are shared, a decimal's
+// unscaled value grows by the added fraction digits.
+func convertValue(from, to types.Type, v types.Value) (types.Value, bool) {
+	if from.Kind == types.KindDecimal && to.Kind == types.KindDecimal && to.Scale > from.Scale {
+		z := v.I.Big()
+		z.Mul(z, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(to.Scale-from.Scale)), nil))
+		i, ok := types.Int128FromBig(z)
+		if !ok {
+			return v, false
+		}
+		v.I = i
+	}
+	return v, true
+}
+
+func convertText(from, to types.Type, text string) (string, bool) {
+	fc, ok1 := types.CodecFor(from)
+	tc, ok2 := types.CodecFor(to)
+	if !ok1 || !ok2 {
+		return "", false
+	}
+	v, err := fc.Parse(text)
+	if err != nil {
+		return "", false
+	}
+	v, ok := convertValue(from, to, v)
+	if !ok {
+		return "", false
+	}
+	return tc.Format(v), true
+}
+
+// convertStats re-encodes a unit's bounds in the wider type; a bound that
+// does not convert is dropped (unknown), never kept in the old encoding.
+func convertStats(st stats.Column, from, to types.Type) stats.Column {
+	fc, ok1 := types.CodecFor(from)
+	tc, ok2 := types.CodecFor(to)
+	conv := func(b stats.Maybe[[]byte]) stats.Maybe[[]byte] {
+		if !b.Known || !ok1 || !ok2 {
+			return stats.Maybe[[]byte]{}
+		}
+		v, err := fc.Decode(b.V)
+		if err != nil {
+			return stats.Maybe[[]byte]{}
+		}
+		v, ok := convertValue(from, to, v)
+		if !ok {
+			return stats.Maybe[[]byte]{}
+		}
+		out, err := tc.Encode(v)
+		if err != nil {
+			return stats.Maybe[[]byte]{}
+		}
+		return stats.Known(out)
+	}
+	st.Min, st.Max = conv(st.Min), conv(st.Max)
+	if !st.Min.Known {
+		st.MinIsExact = false
+	}
+	if !st.Max.Known {
+		st.MaxIsExact = false
+	}
+	return st
+}
+
+// ColumnMapping says how the files of a table hold the columns of a
+// snapshot: DuckLake's name mapping, kept as every version of every
+// column the table ever had, so that a file's columns are the table's as
+// of the snapshot that registered it.
+type ColumnMapping struct {
+	byID    map[int64][]Column
+	evolved bool
+}
+
+// ColumnMapping reads the mapping of a table's files.
+func (r *Reader) ColumnMapping(tableID int64) (*ColumnMapping, error) {
+	m := &ColumnMapping{byID: map[int64][]Column{}}
+	first := int64(-1)
+	var p catalogpb.Column
+	err := scanRange(r.kvs, key(tagColumn, tableID), func(k, v []byte) error {
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("column row %x: %w", k, err)
+		}
+		c := columnFromPB(&p)
+		m.byID[c.ID] = append(m.byID[c.ID], c)
+		if first < 0 || c.Begin < first {
+			first = c.Begin
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A table's columns all begin when it is created and, when it is
+	// dropped, all end then: anything else is an alteration.
+	ends := map[int64]bool{}
+	for _, vs := range m.byID {
+		for _, c := range vs {
+			end := int64(-1)
+			if c.End.Known {
+				end = c.End.V
+			}
+			ends[end] = true
+			if c.Begin != first || c.WidenedFrom.Known || len(vs) > 1 {
+				m.evolved = true
+			}
+		}
+	}
+	m.evolved = m.evolved || len(ends) > 1
+	return m, nil
+}
+
+// Evolved says some column was added, renamed, dropped or retyped after
+// the table was created: otherwise every file holds the columns under
+// their names.
+func (m *ColumnMapping) Evolved() bool { return m.evolved }
+
+// Source says under which name file f holds top-level column c, and in
+// which type; held is false when f was registered before the column was
+// added, and then reads as c.Default.
+func (m *ColumnMapping) Source(c Column, f DataFile) (name string, typ types.Type, held bool) {
+	if !m.evolved {
+		return c.Name, c.Type, true
+	}
+	id := c.ID
+	for range len(m.byID) + 1 {
+		vs := m.byID[id]
+		for _, v := range vs {
+			if v.Begin <= f.Begin && (!v.End.Known || f.Begin < v.End.V) {
+				return v.Name, v.Type, true
+			}
+		}
+		if len(vs) == 0 || !vs[0].WidenedFrom.Known {
+			break
+		}
+		id = vs[0].WidenedFrom.V
+	}
+	return "", c.Type, false
+}
+
+// Names are the top-level columns file f holds, as registered.
+func (m *ColumnMapping) Names(f DataFile) []Column {
+	var out []Column
+	for _, vs := range m.byID {
+		for _, v := range vs {
+			if !v.Parent.Known && v.Partition == "" && v.Begin <= f.Begin && (!v.End.Known || f.Begin < v.End.V) {
+				out = append(out, v)
+			}
+		}
+	}
+	return treeOrder(out)
+}
+
+// ParseAlteration reads an alteration as `table alter` takes it, one word
+// per argument (a type may span words, `decimal(10, 2)`):
+//
+//	add [column] NAME TYPE [DEFAULT value]
+//	rename [column] NAME to NEW_NAME
+//	drop [column] NAME
+//	alter [column] NAME [set data] type TYPE
+//	set partitioned by FIELD, ...   (col, year(col), month(col), day(col), hour(col), bucket(N, col))
+//	reset partitioning
+//
+// Keywords are case-insensitive. A default is SQL text: a quoted string
+// ('it”s'), a number, true / false, or NULL (the same as none).
+func ParseAlteration(words []string) (Alteration, error) {
+	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C`, `alter column C type T`, `set partitioned by year(ts), bucket(16, id), …` or `reset partitioning`", ErrInvalid, strings.Join(words, " "))
+	is := func(i int, kw string) bool { return i < len(words) && strings.EqualFold(words[i], kw) }
+	if len(words) == 0 {
+		return Alteration{}, usage
+	}
+	i := 1
+	if is(i, "column") {
+		i++
+	}
+	rest := words[min(i, len(words)):]
+	switch strings.ToLower(words[0]) {
+	case "reset":
+		if len(words) != 2 || !is(1, "partitioning") {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: SetPartitioning}, nil
+	case "set":
+		if len(words) < 4 || !is(1, "partitioned") || !is(2, "by") {
+			return Alteration{}, usage
+		}
+		text := strings.Join(words[3:], " ")
+		var fields []string
+		depth, start := 0, 0
+		for i, r := range text {
+			switch r {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case ',':
+				if depth == 0 {
+					fields = append(fields, strings.TrimSpace(text[start:i]))
+					start = i + 1
+				}
+			}
+		}
+		fields = append(fields, strings.TrimSpace(text[start:]))
+		for _, f := range fields {
+			if f == "" {
+				return Alteration{}, usage
+			}
+		}
+		return Alteration{Kind: SetPartitioning, Partitioning: fields}, nil
+	case "add":
+		if len(rest) < 2 {
+			return Alteration{}, usage
+		}
+		a := Alteration{Kind: AddColumn, Column: rest[0]}
+		var typ []string
+		j := 1
+		for ; j < len(rest) && !strings.EqualFold(rest[j], "default"); j++ {
+			typ = append(typ, rest[j])
+		}
+		a.Type = strings.Join(typ, " ")
+		if a.Type == "" {
+			return Alteration{}, usage
+		}
+		if j < len(rest) {
+			v := strings.TrimSpace(strings.Join(rest[j+1:], " "))
+			switch {
+			case v == "":
+				return Alteration{}, fmt.Errorf("%w alteration: DEFAULT without a value", ErrInvalid)
+			case strings.EqualFold(v, "null"):
+			case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+				a.Default = stats.Known(strings.ReplaceAll(v[1:len(v)-1], "''", "'"))
+			default:
+				a.Default = stats.Known(v)
+			}
+		}
+		return a, nil
+	case "rename":
+		if len(rest) != 3 || !strings.EqualFold(rest[1], "to") {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: RenameColumn, Column: rest[0], NewName: rest[2]}, nil
+	case "drop":
+		if len(rest) != 1 {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: DropColumn, Column: rest[0]}, nil
+	case "alter":
+		if len(rest) < 3 {
+			return Alteration{}, usage
+		}
+		j := 1
+		if strings.EqualFold(rest[j], "set") && j+1 < len(rest) && strings.EqualFold(rest[j+1], "data") {
+			j += 2
+		}
+		if j >= len(rest) || !strings.EqualFold(rest[j], "type") || j+1 >= len(rest) {
+			return Alteration{}, usage
+		}
+		return Alteration{Kind: SetColumnType, Column: rest[0], Type: strings.Join(rest[j+1:], " ")}, nil
+	}
+	return Alteration{}, usage
+}
+
+// Held is cols (a snapshot's columns, nested ones included) as file f
+// holds them: each top-level column under the name f holds it by, in the
+// snapshot's type, and without the columns f predates (with their nested
+// fields). Partition columns, which no file holds, stay as they are.
+func (m *ColumnMapping) Held(f DataFile, cols []Column) []Column {
+	if !m.evolved {
+		return cols
+	}
+	rename := map[string]string{} // the snapshot's top-level name → the file's
+	gone := map[string]bool{}
+	out := make([]Column, 0, len(cols))
+	for _, c := range cols {
+		if len(c.Path) == 0 {
+			out = append(out, c)
+			continue
+		}
+		top := c.Path[0]
+		if !c.Parent.Known && c.Partition == "" {
+			name, _, held := m.Source(c, f)
+			if !held {
+				gone[top] = true
+				continue
+			}
+			rename[top] = name
+		} else if gone[top] {
+			continue
+		}
+		if n, ok := rename[top]; ok {
+			c.Path = append([]string{n}, c.Path[1:]...)
+			if !c.Parent.Known {
+				c.Name = n
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func mustFind(find func(string) (Column, error), name string) Column {
+	c, _ := find(name)
+	return c
+}
+
+// setPartitioning begins a new row of the table with the layout fields.
+func (w *commitWriter) setPartitioning(ts *tableState, fields []PartitionField) {
+	s := w.next.ID
+	if ts.t.Begin != s {
+		w.put(key(tagTable, ts.t.ID, ts.t.Begin), tableToPB(ts.t, &s))
+	}
+	ts.t.Begin, ts.t.PartitionedBy = s, fields
+	w.put(key(tagTable, ts.t.ID, s), tableToPB(ts.t, nil))
+}
+
+// ParsePartitionField reads one field of a declared layout: `col`
+// (identity), `identity(col)`, `year(col)`, `month(col)`, `day(col)`,
+// `hour(col)` or `bucket(N, col)`. The transform comes back as stored:
+// identity, year, month, day, hour or bucket(N).
+func ParsePartitionField(spec string) (column, transform string, err error) {
+	s := strings.TrimSpace(spec)
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		if s == "" {
+			return "", "", fmt.Errorf("%w partition field: empty", ErrInvalid)
+		}
+		return s, "identity", nil
+	}
+	if !strings.HasSuffix(s, ")") {
+		return "", "", fmt.Errorf("%w partition field %q: want col, year(col), month(col), day(col), hour(col), identity(col) or bucket(N, col)", ErrInvalid, spec)
+	}
+	fn := strings.ToLower(strings.TrimSpace(s[:open]))
+	args := strings.Split(s[open+1:len(s)-1], ",")
+	switch fn {
+	case "identity", "year", "month", "day", "hour":
+		if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
+			return "", "", fmt.Errorf("%w partition field %q: %s takes one column", ErrInvalid, spec, fn)
+		}
+		return strings.TrimSpace(args[0]), fn, nil
+	case "bucket":
+		if len(args) != 2 {
+			return "", "", fmt.Errorf("%w partition field %q: bucket takes a count and a column, bucket(16, id)", ErrInvalid, spec)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(args[0]))
+		if err != nil || n < 1 || n > 1<<16 {
+			return "", "", fmt.Errorf("%w partition field %q: the bucket count must be an integer from 1 to 65536", ErrInvalid, spec)
+		}
+		return strings.TrimSpace(args[1]), fmt.Sprintf("bucket(%d)", n), nil
+	}
+	return "", "", fmt.Errorf("%w partition field %q: unknown transform %q (identity, year, month, day, hour, bucket)", ErrInvalid, spec, fn)
+}
+
+// transformFits says why a transform cannot apply to a column ("" when
+// it can).
+func transformFits(transform string, c Column) string {
+	k := c.Type.Kind
+	timestamp := k == types.KindTimestamp || k == types.KindTimestampS || k == types.KindTimestampMS || k == types.KindTimestampNS || k == types.KindTimestampTZ
+	switch {
+	case c.Partition != "":
+		return "a Hive partition column is laid out by its files' directories already"
+	case k == types.KindStruct || k == types.KindList || k == types.KindArray || k == types.KindMap || k == types.KindVariant || k == types.KindGeometry || k == types.KindUnknown:
+		return fmt.Sprintf("a %s column cannot partition files", c.Type)
+	case (transform == "year" || transform == "month" || transform == "day") && !timestamp && k != types.KindDate:
+		return fmt.Sprintf("%s applies to dates and timestamps, not %s", transform, c.Type)
+	case transform == "hour" && !timestamp:
+		return fmt.Sprintf("hour applies to timestamps, not %s", c.Type)
+	}
+	return ""
+}
+
+// FieldText spells a layout field as ParsePartitionField reads it, for
+// column name.
+func FieldText(f PartitionField, name string) string {
+	switch {
+	case f.Transform == "identity":
+		return name
+	case strings.HasPrefix(f.Transform, "bucket(") && strings.HasSuffix(f.Transform, ")"):
+		return strings.TrimSuffix(f.Transform, ")") + ", " + name + ")"
+	}
+	return f.Transform + "(" + name + ")"
+}

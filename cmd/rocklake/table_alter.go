@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocklake/rocklake/catalog"
+)
+
+func newTableAlterCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "alter TABLE add|rename|drop|alter column ... | set partitioned by ...",
+		Short: "Add, rename, drop or widen a column, or declare a layout (one snapshot; files are not rewritten)",
+		Long: `alter changes a table's columns from the next snapshot on, in one snapshot:
+
+  add column NAME TYPE [DEFAULT v]   files registered before read it as v (NULL without DEFAULT)
+  rename column A to B               files registered before still hold it as A and read as B
+  drop column C                      gone from the next snapshot; earlier snapshots still read it
+  alter column C type T              a widening DuckDB reads exactly: int8 → int16 → int32 →
+                                     int64 → int128 (unsigned alike), float → double, decimal
+                                     to no fewer integer and fraction digits
+  set partitioned by F, ...          the layout optimize and compact write: each file holds one
+                                     value of every field F: col, year(col), month(col),
+                                     day(col), hour(col), bucket(N, col) (quote them for the shell)
+  reset partitioning                 no layout
+
+Files are never rewritten: each keeps the columns it was registered with, and queries read
+it through the table's column mapping; its statistics stay exact (an added column's are its
+default's). Queries and plans with --snapshot read each snapshot's columns as they were.
+Refused, leaving the catalog as it was: a name the table has, narrowing or any other type
+change, dropping the only column, a Hive partition column or a column the layout names,
+changing a Hive partition column's type, a transform the column's type does not take.
+Flags go before TABLE (a default such as -5 is not a flag).`,
+		Example: `  rocklake table alter events add column country VARCHAR DEFAULT "'unknown'"
+  rocklake table alter events rename column value to amount
+  rocklake table alter events alter column user_id type HUGEINT
+  rocklake table alter events drop column kind
+  rocklake table alter events set partitioned by 'day(ts)', 'bucket(16, user_id)'`,
+		Args: cobra.MinimumNArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := catalog.ParseAlteration(args[1:])
+			if err != nil {
+				return err
+			}
+			snap, err := commitOne(g, func(tx *catalog.Txn) { tx.AlterTable(args[0], a) })
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"table": args[0], "alteration": a.String(), "snapshot_id": snap.ID})
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "altered table %s at snapshot %d: %s (earlier snapshots read the table as it was)\n", args[0], snap.ID, a)
+			return err
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
