@@ -167,6 +167,9 @@ type QueryOptions struct {
 	// NoParseCache has DuckDB parse the query as if the text had never
 	// been seen (the cost of a new query).
 	NoParseCache bool
+	// Partial says whether a kept file may be read in part, only its kept
+	// row ranges (partial.go); the zero value lets the cost rule choose.
+	Partial PartialMode
 }
 
 // TablePlan is how one reference to a catalog table in a query was
@@ -178,6 +181,9 @@ type TablePlan struct {
 	Predicates []string    `json:"predicates"`
 	ReadWhole  string      `json:"read_whole,omitempty"`
 	Plan       *prune.Plan `json:"plan"`
+	// Reads says how each kept file was read: whole, or its row ranges
+	// only (partial.go); empty when DuckDB read no file.
+	Reads []FileRead `json:"reads,omitempty"`
 }
 
 // Result is a query's answer: every value in DuckDB's text form (NULL as
@@ -218,6 +224,8 @@ type ObjectReads struct {
 type Phase struct {
 	Name string        `json:"name"`
 	Time time.Duration `json:"ns"`
+	// Detail, for "bind", says how many kept files were read in part.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Query runs a DuckDB SELECT that names catalog tables. DuckDB's own parser
@@ -247,6 +255,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return st, err
 		}
 	}
+	partialPlanOptions(&opts)
 	snap := opts.Snapshot
 	if snap < 0 {
 		snap = catalog.Latest
@@ -286,7 +295,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	mark := start
 	phase := func(name string) {
 		now := time.Now()
-		res.Phases = append(res.Phases, Phase{name, now.Sub(mark)})
+		res.Phases = append(res.Phases, Phase{Name: name, Time: now.Sub(mark)})
 		mark = now
 	}
 
@@ -511,12 +520,18 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	}
 	sqls := make([]string, len(views))
 	mixedTypes := false
+	reads := map[*prune.Plan][]FileRead{}
 	for i, v := range views {
 		var mixed bool
-		if sqls[i], mixed, err = readSQL(v.t, v.cols, v.files, v.odd, v.parts, schemas, source); err != nil {
+		var rs []FileRead
+		if sqls[i], mixed, rs, err = partialView(v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial); err != nil {
 			return nil, nil, err
 		}
+		reads[v.plan] = rs
 		mixedTypes = mixedTypes || mixed
+	}
+	for _, tp := range res.Tables {
+		tp.Reads = reads[tp.Plan]
 	}
 	if mixedTypes {
 		// Nothing was made on this connection yet (cleanup is empty): the
@@ -537,6 +552,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		}
 	}
 	phase("bind")
+	res.Phases[len(res.Phases)-1].Detail = partialSummary(reads)
 	// The views are created in the same round trip as the query (DuckDB
 	// runs a multi-statement text in order and returns the last result),
 	// and dropped, with the variables, in one more.

@@ -139,6 +139,12 @@ type Options struct {
 	// extra small read each, at their stored offsets). 0 means 1024; a
 	// negative value consults them for every row group.
 	IndexMinRows int64
+	// PageMinRows is the row count from which a row group's page index is
+	// read (with Pages): below it the row group is kept whole. 0 means
+	// IndexMinRows; a negative value reads it for every row group. A query
+	// sets it high: only a row group large enough for reading a part of it
+	// to pay is worth its page index.
+	PageMinRows int64
 	// Objects gives the store to read the page indexes and bloom filters
 	// of objects (s3:// files) from, when a plan needs them: one ranged
 	// request for an object's last 64 KiB, which usually holds them too,
@@ -155,6 +161,16 @@ func (o Options) minRows() int64 {
 		return 0
 	}
 	return o.IndexMinRows
+}
+
+func (o Options) pageMinRows() int64 {
+	switch {
+	case o.PageMinRows == 0:
+		return o.minRows()
+	case o.PageMinRows < 0:
+		return 0
+	}
+	return o.PageMinRows
 }
 
 // PlanTable prunes a table's files and row groups for a predicate at the
@@ -257,7 +273,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		kf.Ranges = ranges
 		var keptRows int64
 		allRG := 0
-		if opts.Pages {
+		if opts.Pages && ranges != nil {
 			keptRows = 0
 			for _, rr := range ranges {
 				keptRows += rr.Count
@@ -268,7 +284,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 				continue
 			}
 			kf.RowGroups = append(kf.RowGroups, int32(i))
-			if !opts.Pages {
+			if !opts.Pages || ranges == nil {
 				keptRows += rgRows[i]
 			}
 			if res == AllMatch {
@@ -389,6 +405,12 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 		if out[i] == Skip || !opts.Pages {
 			continue
 		}
+		if rows[i] < opts.pageMinRows() || !rgs.haveRows {
+			// Without row-group rows from the catalog, firsts and rows
+			// are estimates: no range is derived from them (see below).
+			ranges = append(ranges, RowRange{RowGroup: int32(i), First: firsts[i], Count: rows[i]})
+			continue
+		}
 		kept, total, keptRanges := p.pages(index(), i, firsts[i], rows[i], b, rgs, bloom != nil, rr)
 		p.Pages.Evaluated = true
 		p.Pages.Total += total
@@ -398,6 +420,11 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 			continue
 		}
 		ranges = append(ranges, keptRanges...)
+	}
+	if !rgs.haveRows {
+		// Rows and first rows were spread evenly over the row groups, not
+		// read: ranges from them could leave out matching rows.
+		ranges = nil
 	}
 	return out, rows, ranges, nil
 }

@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/types"
+)
+
+// wqPartial is the partial-scan mode of the whole-query fuzzer's queries
+// (TestWholeQueryPartial forces it).
+var wqPartial PartialMode
+
+var wqPartialN = flag.Int("wholequery.partialn", 600, "queries TestWholeQueryPartial runs")
+
+// TestWholeQueryPartial runs the whole-query fuzzer with every kept file
+// that can be read in part read so, and the page index of every row group
+// read: the fuzzer's files have row groups of 1 to 500 rows, pages of 128
+// bytes in a third of them, the page index in half.
+func TestWholeQueryPartial(t *testing.T) {
+	n := *wqN
+	*wqN = *wqPartialN
+	wqPartial = PartialForce
+	defer func() { *wqN, wqPartial = n, PartialAuto }()
+	TestWholeQuery(t)
+}
+
+// partialFixture is one table of files with small row groups and small
+// pages and the page index (arrow-go), a sorted id, a clustered ts and
+// columns of the prunable types with NULL, NaN, ±0 and extremes; and a
+// DuckDB table of the same rows, the oracle.
+type partialFixture struct {
+	eng   *Engine
+	cat   *catalog.Catalog
+	files []string
+}
+
+func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
+	t.Helper()
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(seed, 9))
+	var files []string
+	id := int64(0)
+	for f := range 4 {
+		rows := 3000 + r.IntN(2000)
+		vals := map[string][]*types.Value{}
+		add := func(name string, v *types.Value) { vals[name] = append(vals[name], v) }
+		for i := range rows {
+			iv := types.IntValue(id)
+			add("id", &iv)
+			id++
+			tsv := types.IntValue(int64(f)*1_000_000_000_000 + int64(i)*1_000_000 + int64(r.IntN(1000)))
+			add("ts", &tsv)
+			var d *types.Value
+			switch k := r.IntN(40); {
+			case k == 0:
+				d = nil
+			case k == 1:
+				v := types.FloatValue(math.NaN())
+				d = &v
+			case k == 2:
+				v := types.FloatValue(math.Copysign(0, -1))
+				d = &v
+			case k == 3:
+				v := types.FloatValue(math.Inf(1 - 2*r.IntN(2)))
+				d = &v
+			default:
+				v := types.FloatValue(float64(i)/10 - 100)
+				d = &v
+			}
+			add("d", d)
+			var s *types.Value
+			if r.IntN(20) != 0 {
+				v := types.StringValue(fmt.Sprintf("k%05d", i/7))
+				s = &v
+			}
+			add("s", s)
+			var n *types.Value
+			switch k := r.IntN(30); {
+			case k == 0:
+			case k == 1:
+				v := types.IntValue(math.MinInt32)
+				n = &v
+			case k == 2:
+				v := types.IntValue(math.MaxInt32)
+				n = &v
+			default:
+				v := types.IntValue(int64(r.IntN(1000)) - 500)
+				n = &v
+			}
+			add("n", n)
+		}
+		cols := []pqwrite.Column{
+			{Name: "id", Type: types.MustParseType("bigint"), Values: vals["id"]},
+			{Name: "ts", Type: types.MustParseType("timestamp"), Values: vals["ts"]},
+			{Name: "d", Type: types.MustParseType("double"), Values: vals["d"]},
+			{Name: "s", Type: types.MustParseType("varchar"), Values: vals["s"]},
+			{Name: "n", Type: types.MustParseType("integer"), Values: vals["n"]},
+		}
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f))
+		if err := pqwrite.Write(p, cols, pqwrite.Options{RowGroupRows: int64(500 + r.IntN(600)), PageBytes: 1024, PageIndex: true, Dictionary: f%2 == 0}); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Add(c, "t", files, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return &partialFixture{eng: e, cat: c, files: files}
+}
+
+// TestPartialScanAgrees reads files with small row groups and pages
+// through the partial scan (forced and by the cost rule) and compares
+// every answer with DuckDB's over all files; it also checks that rows
+// really were left unread.
+func TestPartialScanAgrees(t *testing.T) {
+	fx := newPartialFixture(t, 1)
+	ctx := context.Background()
+	oracle, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oracle.Close()
+	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
+		t.Fatal(err)
+	}
+	preds := []string{
+		"id = 1234", "id = 0", "id = 15999", "id BETWEEN 2000 AND 2100", "id IN (5, 3001, 7777, 12000)",
+		"id < 10", "id >= 14000", "ts >= '1970-01-12 13:46:40' AND ts < '1970-01-12 13:50:00'",
+		"ts < '1970-01-01 00:01:00'", "d > 100", "d < -99.5", "d = 0", "d = -0.0", "d > 'inf'::DOUBLE", "isnan(d)",
+		"d IS NULL AND id < 3000", "s = 'k00100'", "s > 'k00600'", "s IS NULL", "n = 2147483647", "n = -2147483648",
+		"n IS NULL AND id > 9000", "id > 3000 AND id < 3005 OR id = 9", "NOT (id <> 42)", "id % 1000 = 7 AND id < 4000",
+	}
+	shapes := []string{
+		"SELECT count(*), sum(id), min(ts), max(s), count(d), sum(n) FROM t WHERE %s",
+		"SELECT id, ts, d, s, n FROM t WHERE %s ORDER BY id",
+		"SELECT s, count(*) FROM t WHERE %s GROUP BY s ORDER BY s LIMIT 5",
+		"SELECT a.id, b.n FROM t a JOIN t b ON a.id = b.id + 1 WHERE a.%s ORDER BY 1",
+	}
+	var partial, skipped int64
+	for _, p := range preds {
+		for _, sh := range shapes {
+			q := fmt.Sprintf(sh, p)
+			if strings.Contains(sh, "a.%s") {
+				if strings.Contains(p, " OR ") || strings.HasPrefix(p, "NOT") || strings.Contains(p, "AND") || strings.HasPrefix(p, "isnan") {
+					continue
+				}
+			}
+			want := runOracle(ctx, oracle, q)
+			if want.err != nil {
+				t.Fatalf("%s: oracle: %v", q, want.err)
+			}
+			for _, mode := range []PartialMode{PartialForce, PartialAuto, PartialOff} {
+				got, res := runEngine(ctx, fx.eng, q, QueryOptions{Snapshot: catalog.Latest, Partial: mode, NoMetadataAnswers: true})
+				if got.err != nil {
+					t.Fatalf("%s (mode %d): %v", q, mode, got.err)
+				}
+				if !sameAnswer(got, want, strings.Contains(q, "ORDER BY")) {
+					t.Errorf("%s (mode %d):\n  rocklake %s\n  DuckDB   %s\n  reads %+v", q, mode, got, want, res.Tables[0].Reads)
+				}
+				for _, tp := range res.Tables {
+					for _, rd := range tp.Reads {
+						if rd.How == ReadRowRanges {
+							if mode == PartialOff {
+								t.Errorf("%s: partial scan off, but %s read as row ranges", q, rd.Path)
+							}
+							partial++
+							skipped += rd.FileRows - rd.Rows
+						}
+					}
+				}
+			}
+		}
+	}
+	if partial == 0 || skipped == 0 {
+		t.Fatalf("no file read in part (%d) or no row left unread (%d)", partial, skipped)
+	}
+	t.Logf("%d files read in part, %d rows of theirs not read", partial, skipped)
+}
+
+// TestPartialCostRule checks the rule's choices: a point lookup reads its
+// file in part; a query keeping most rows reads files whole.
+func TestPartialCostRule(t *testing.T) {
+	fx := newPartialFixture(t, 2)
+	ctx := context.Background()
+	res, err := fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := res.Tables[0].Reads
+	if len(reads) != 1 || reads[0].How != ReadRowRanges || reads[0].Rows >= reads[0].FileRows/2 {
+		t.Fatalf("point lookup: want one file read in part, got %+v", reads)
+	}
+	if d := res.Phases[len(res.Phases)-2]; d.Name != "bind" || !strings.Contains(d.Detail, "row ranges of 1 of 1 files") {
+		t.Errorf("bind phase: %+v", d)
+	}
+	// Forced, the page index of every row group is read: the lookup reads
+	// fewer rows than the smallest row group (500) holds.
+	res, err = fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Partial: PartialForce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadRowRanges || reads[0].Rows >= 500 || !res.Tables[0].Plan.Pages.Evaluated {
+		t.Fatalf("forced point lookup: want one page range read, got %+v (pages %+v)", reads, res.Tables[0].Plan.Pages)
+	}
+	res, err = fx.eng.Query(ctx, "SELECT count(*) FROM t WHERE id > 100", QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rd := range res.Tables[0].Reads {
+		if rd.How != ReadWhole {
+			t.Errorf("broad query: %s read %s (%s)", rd.Path, rd.How, rd.Why)
+		}
+	}
+}
