@@ -14,6 +14,7 @@ import (
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -24,13 +25,19 @@ var wqPartial PartialMode
 var wqPartialN = flag.Int("wholequery.partialn", 600, "queries TestWholeQueryPartial runs")
 
 // TestWholeQueryPartial runs the whole-query fuzzer with every kept file
-// that can be read in part read so, and the page index of every row group
-// read: the fuzzer's files have row groups of 1 to 500 rows, pages of 128
-// bytes in a third of them, the page index in half.
+// that can be read in part read so (by the page path where its columns
+// allow), and the page index of every row group read: the fuzzer's files
+// have row groups of 1 to 500 rows, pages of 128 bytes in a third of
+// them, the page index in half.
 func TestWholeQueryPartial(t *testing.T) {
+	t.Run("pages", func(t *testing.T) { runWholeQueryPartial(t, PartialForce) })
+	t.Run("rows", func(t *testing.T) { runWholeQueryPartial(t, PartialForceRows) })
+}
+
+func runWholeQueryPartial(t *testing.T, mode PartialMode) {
 	n := *wqN
 	*wqN = *wqPartialN
-	wqPartial = PartialForce
+	wqPartial = mode
 	defer func() { *wqN, wqPartial = n, PartialAuto }()
 	TestWholeQuery(t)
 }
@@ -99,6 +106,21 @@ func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
 				n = &v
 			}
 			add("n", n)
+			pickV := func(xs ...types.Value) *types.Value {
+				if r.IntN(15) == 0 {
+					return nil
+				}
+				v := xs[r.IntN(len(xs))]
+				return &v
+			}
+			add("u", pickV(types.UintValue(math.MaxUint64), types.UintValue(0), types.UintValue(uint64(r.IntN(100))), types.UintValue(1<<63)))
+			add("f", pickV(types.FloatValue(float64(float32(math.NaN()))), types.FloatValue(math.Copysign(0, -1)), types.FloatValue(0),
+				types.FloatValue(float64(float32(r.IntN(200)-100)/4)), types.FloatValue(math.Inf(-1)), types.FloatValue(math.MaxFloat32)))
+			add("b", pickV(types.BoolValue(true), types.BoolValue(false)))
+			add("dt", pickV(types.IntValue(int64(i)), types.IntValue(-719528), types.IntValue(2932896), types.IntValue(int64(r.IntN(20000)))))
+			add("tz", pickV(types.IntValue(int64(i)*1_000_000_000), types.IntValue(-62135596800000000), types.IntValue(253402300799999999)))
+			add("ms", pickV(types.IntValue(int64(i)*60_000), types.IntValue(-62135596800000), types.IntValue(253402300799999)))
+			add("sm", pickV(types.IntValue(math.MinInt16), types.IntValue(math.MaxInt16), types.IntValue(int64(r.IntN(100)))))
 		}
 		cols := []pqwrite.Column{
 			{Name: "id", Type: types.MustParseType("bigint"), Values: vals["id"]},
@@ -106,6 +128,13 @@ func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
 			{Name: "d", Type: types.MustParseType("double"), Values: vals["d"]},
 			{Name: "s", Type: types.MustParseType("varchar"), Values: vals["s"]},
 			{Name: "n", Type: types.MustParseType("integer"), Values: vals["n"]},
+			{Name: "u", Type: types.MustParseType("ubigint"), Values: vals["u"]},
+			{Name: "f", Type: types.MustParseType("float"), Values: vals["f"]},
+			{Name: "b", Type: types.MustParseType("boolean"), Values: vals["b"]},
+			{Name: "dt", Type: types.MustParseType("date"), Values: vals["dt"]},
+			{Name: "tz", Type: types.MustParseType("timestamptz"), Values: vals["tz"]},
+			{Name: "ms", Type: types.MustParseType("timestamp"), Values: vals["ms"], Unit: "ms"},
+			{Name: "sm", Type: types.MustParseType("smallint"), Values: vals["sm"]},
 		}
 		p := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f))
 		if err := pqwrite.Write(p, cols, pqwrite.Options{RowGroupRows: int64(500 + r.IntN(600)), PageBytes: 1024, PageIndex: true, Dictionary: f%2 == 0}); err != nil {
@@ -148,15 +177,19 @@ func TestPartialScanAgrees(t *testing.T) {
 		"id < 10", "id >= 14000", "ts >= '1970-01-12 13:46:40' AND ts < '1970-01-12 13:50:00'",
 		"ts < '1970-01-01 00:01:00'", "d > 100", "d < -99.5", "d = 0", "d = -0.0", "d > 'inf'::DOUBLE", "isnan(d)",
 		"d IS NULL AND id < 3000", "s = 'k00100'", "s > 'k00600'", "s IS NULL", "n = 2147483647", "n = -2147483648",
-		"n IS NULL AND id > 9000", "id > 3000 AND id < 3005 OR id = 9", "NOT (id <> 42)", "id % 1000 = 7 AND id < 4000",
+		"n IS NULL AND id > 9000", "u > 9223372036854775807", "u = 18446744073709551615", "f > 1e38", "f = 0", "isnan(f) AND id < 5000",
+		"b AND id < 300", "dt > DATE '9000-01-01'", "dt < DATE '0001-01-02'", "tz >= TIMESTAMPTZ '9999-12-31 23:59:59+00'",
+		"ms < TIMESTAMP '0001-01-01 00:00:01'", "sm = -32768", "sm = 32767 AND id BETWEEN 100 AND 900", "id > 3000 AND id < 3005 OR id = 9", "NOT (id <> 42)", "id % 1000 = 7 AND id < 4000",
 	}
 	shapes := []string{
 		"SELECT count(*), sum(id), min(ts), max(s), count(d), sum(n) FROM t WHERE %s",
+		"SELECT * FROM t WHERE %s ORDER BY id",
 		"SELECT id, ts, d, s, n FROM t WHERE %s ORDER BY id",
 		"SELECT s, count(*) FROM t WHERE %s GROUP BY s ORDER BY s LIMIT 5",
 		"SELECT a.id, b.n FROM t a JOIN t b ON a.id = b.id + 1 WHERE a.%s ORDER BY 1",
 	}
 	var partial, skipped int64
+	byHow := map[string]int{}
 	for _, p := range preds {
 		for _, sh := range shapes {
 			q := fmt.Sprintf(sh, p)
@@ -169,7 +202,7 @@ func TestPartialScanAgrees(t *testing.T) {
 			if want.err != nil {
 				t.Fatalf("%s: oracle: %v", q, want.err)
 			}
-			for _, mode := range []PartialMode{PartialForce, PartialAuto, PartialOff} {
+			for _, mode := range []PartialMode{PartialForce, PartialForceRows, PartialAuto, PartialOff} {
 				got, res := runEngine(ctx, fx.eng, q, QueryOptions{Snapshot: catalog.Latest, Partial: mode, NoMetadataAnswers: true})
 				if got.err != nil {
 					t.Fatalf("%s (mode %d): %v", q, mode, got.err)
@@ -179,7 +212,8 @@ func TestPartialScanAgrees(t *testing.T) {
 				}
 				for _, tp := range res.Tables {
 					for _, rd := range tp.Reads {
-						if rd.How == ReadRowRanges {
+						byHow[rd.How]++
+						if rd.How != ReadWhole {
 							if mode == PartialOff {
 								t.Errorf("%s: partial scan off, but %s read as row ranges", q, rd.Path)
 							}
@@ -191,10 +225,10 @@ func TestPartialScanAgrees(t *testing.T) {
 			}
 		}
 	}
-	if partial == 0 || skipped == 0 {
-		t.Fatalf("no file read in part (%d) or no row left unread (%d)", partial, skipped)
+	if partial == 0 || skipped == 0 || byHow[ReadPages] == 0 || byHow[ReadRowRanges] == 0 {
+		t.Fatalf("no file read in part (%d, %v) or no row left unread (%d)", partial, byHow, skipped)
 	}
-	t.Logf("%d files read in part, %d rows of theirs not read", partial, skipped)
+	t.Logf("%d files read in part (%v), %d rows of theirs not read", partial, byHow, skipped)
 }
 
 // TestPartialCostRule checks the rule's choices: a point lookup reads its
@@ -202,15 +236,18 @@ func TestPartialScanAgrees(t *testing.T) {
 func TestPartialCostRule(t *testing.T) {
 	fx := newPartialFixture(t, 2)
 	ctx := context.Background()
-	res, err := fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest})
+	// Row groups of 500 to 1,100 rows are below the page index's default
+	// threshold: the planner is told to read it.
+	pages := prune.Options{PageMinRows: -1, IndexMinRows: -1}
+	res, err := fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Prune: pages})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reads := res.Tables[0].Reads
-	if len(reads) != 1 || reads[0].How != ReadRowRanges || reads[0].Rows >= reads[0].FileRows/2 {
-		t.Fatalf("point lookup: want one file read in part, got %+v", reads)
+	if len(reads) != 1 || reads[0].How != ReadPages || reads[0].Rows >= 500 {
+		t.Fatalf("point lookup: want one file's pages read, got %+v", reads)
 	}
-	if d := res.Phases[len(res.Phases)-2]; d.Name != "bind" || !strings.Contains(d.Detail, "row ranges of 1 of 1 files") {
+	if d := res.Phases[len(res.Phases)-2]; d.Name != "bind" || !strings.Contains(d.Detail, "read in part: 1 of 1 files") {
 		t.Errorf("bind phase: %+v", d)
 	}
 	// Forced, the page index of every row group is read: the lookup reads
@@ -219,10 +256,20 @@ func TestPartialCostRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadRowRanges || reads[0].Rows >= 500 || !res.Tables[0].Plan.Pages.Evaluated {
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadPages || reads[0].Rows >= 500 || !res.Tables[0].Plan.Pages.Evaluated {
 		t.Fatalf("forced point lookup: want one page range read, got %+v (pages %+v)", reads, res.Tables[0].Plan.Pages)
 	}
-	res, err = fx.eng.Query(ctx, "SELECT count(*) FROM t WHERE id > 100", QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
+	// Without page ranges, a lookup keeps a whole row group: a third of
+	// this file, too many rows for the page path, and DuckDB would read
+	// as much given the range: the whole file.
+	res, err = fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadWhole {
+		t.Fatalf("point lookup without page ranges: want the file whole, got %+v", reads)
+	}
+	res, err = fx.eng.Query(ctx, "SELECT count(*) FROM t WHERE id > 100", QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true, Prune: pages})
 	if err != nil {
 		t.Fatal(err)
 	}

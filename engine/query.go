@@ -521,13 +521,16 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	sqls := make([]string, len(views))
 	mixedTypes := false
 	reads := map[*prune.Plan][]FileRead{}
+	var loads pageLoads
 	for i, v := range views {
 		var mixed bool
 		var rs []FileRead
-		if sqls[i], mixed, rs, err = partialView(v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial); err != nil {
+		var ls pageLoads
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial); err != nil {
 			return nil, nil, err
 		}
 		reads[v.plan] = rs
+		loads = append(loads, ls...)
 		mixedTypes = mixedTypes || mixed
 	}
 	for _, tp := range res.Tables {
@@ -542,6 +545,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		}
 		conn.Close()
 		if conn, err = db.Conn(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, ld := range loads {
+		if err := ld.load(ctx, conn, &cleanup); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -2042,7 +2042,7 @@ func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose boo
 				if st.readWhy != nil {
 					st.readWhy[rd.Why]++
 				}
-				if rd.How == ReadRowRanges {
+				if rd.How != ReadWhole {
 					st.partialFiles++
 					st.partialSkipped += rd.FileRows - rd.Rows
 				}
@@ -2227,8 +2227,8 @@ func TestWholeQuery(t *testing.T) {
 		errs = errs[:8]
 	}
 	t.Logf("commonest errors on both sides: %v", errs)
-	if wqPartial == PartialForce {
-		t.Logf("partial scan: %d files read as row ranges, %d rows of theirs not read; reads by reason %v", st.partialFiles, st.partialSkipped, st.readWhy)
+	if wqPartial == PartialForce || wqPartial == PartialForceRows {
+		t.Logf("partial scan: %d files read in part, %d rows of theirs not read; reads by reason %v", st.partialFiles, st.partialSkipped, st.readWhy)
 		if failed == 0 && (st.partialFiles == 0 || st.partialSkipped == 0) {
 			t.Errorf("the forced partial scan read no file in part (%d) or skipped no row (%d)", st.partialFiles, st.partialSkipped)
 		}

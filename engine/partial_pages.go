@@ -1,0 +1,429 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/types"
+)
+
+// The page path reads a file's kept row ranges with arrow-go: per kept
+// row group, each range's first page is found through the offset index
+// (page locations and first_row_index) and only the pages from there to
+// the range's end are read and decoded, for every column of the table;
+// the rows are appended to a temporary table of the query's connection
+// (DuckDB's Appender), which the view reads instead of the file. Only
+// flat columns of the types below are read so (their values reach DuckDB
+// as read_parquet would give them); a file with any other column uses the
+// row-range SQL of partial.go.
+
+// pageKind is how one column's values are decoded and stored in the
+// temporary table.
+type pageKind uint8
+
+const (
+	pkInt pageKind = iota + 1 // signed integers, stored as the file's type
+	pkUint
+	pkFloat32
+	pkFloat64
+	pkBool
+	pkString
+	pkDate      // days, stored as INTEGER, read back as DATE
+	pkTimestamp // microseconds, stored as BIGINT, read back as TIMESTAMP[TZ]
+)
+
+// pageColumn is one table column as the page path reads it.
+type pageColumn struct {
+	name  string
+	leaf  int // the column chunk's index
+	kind  pageKind
+	store string // the temporary table's column type
+	fileT types.Type
+	msTS  bool // a TIMESTAMP(MILLIS) column: values × 1000
+}
+
+// pageColumns maps a file's columns (exactly the table's) to the page
+// path's, or says why the file cannot be read so.
+func pageColumns(f *pqmeta.File, cols []catalog.Column) ([]pageColumn, error) {
+	var out []pageColumn
+	for _, c := range cols {
+		if c.Parent.Known || (c.Partition != "") {
+			continue
+		}
+		var fc *pqmeta.Column
+		for _, x := range f.Columns {
+			if types.SameIdent(x.Name, c.Name) {
+				fc = x
+				break
+			}
+		}
+		if fc == nil || len(fc.Leaves) != 1 || fc.Leaves[0].Repeated || fc.Leaves[0].Variant != nil {
+			return nil, fmt.Errorf("column %s is not a flat column of the file", c.Name)
+		}
+		pc := pageColumn{name: c.Name, leaf: fc.Leaves[0].Index, fileT: fc.Type}
+		switch fc.Type.Kind {
+		case types.KindTinyInt:
+			pc.kind, pc.store = pkInt, "TINYINT"
+		case types.KindSmallInt:
+			pc.kind, pc.store = pkInt, "SMALLINT"
+		case types.KindInteger:
+			pc.kind, pc.store = pkInt, "INTEGER"
+		case types.KindBigInt:
+			pc.kind, pc.store = pkInt, "BIGINT"
+		case types.KindUTinyInt:
+			pc.kind, pc.store = pkUint, "UTINYINT"
+		case types.KindUSmallInt:
+			pc.kind, pc.store = pkUint, "USMALLINT"
+		case types.KindUInteger:
+			pc.kind, pc.store = pkUint, "UINTEGER"
+		case types.KindUBigInt:
+			pc.kind, pc.store = pkUint, "UBIGINT"
+		case types.KindFloat:
+			pc.kind, pc.store = pkFloat32, "FLOAT"
+		case types.KindDouble:
+			pc.kind, pc.store = pkFloat64, "DOUBLE"
+		case types.KindBoolean:
+			pc.kind, pc.store = pkBool, "BOOLEAN"
+		case types.KindVarchar:
+			pc.kind, pc.store = pkString, "VARCHAR"
+		case types.KindDate:
+			pc.kind, pc.store = pkDate, "INTEGER"
+		case types.KindTimestamp, types.KindTimestampTZ:
+			pc.kind, pc.store = pkTimestamp, "BIGINT"
+		default:
+			return nil, fmt.Errorf("column %s is %s", c.Name, types.DuckDBName(fc.Type))
+		}
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+// pageLoad is the rows of one file's kept ranges, decoded, waiting to be
+// appended to their temporary table on the query's connection.
+type pageLoad struct {
+	table string
+	cols  []pageColumn
+	vals  [][]driver.Value // by column, then row
+	rows  int
+	bytes int64 // file bytes read while decoding
+}
+
+var pageTables atomic.Int64
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	*os.File
+	n atomic.Int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.File.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// readPages decodes the rows of spans (each inside one row group, firsts
+// giving each row group's first row) of the given columns. Any error, or
+// a value the page path does not hand over (invalid UTF-8, which
+// read_parquet refuses; a date or timestamp out of DuckDB's range), sends
+// the file to the row-range SQL.
+func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowSpan, firsts []int64) (ld *pageLoad, err error) {
+	defer func() {
+		// arrow-go can panic on files it does not understand.
+		if r := recover(); r != nil {
+			ld, err = nil, fmt.Errorf("arrow-go: %v", r)
+		}
+	}()
+	osf, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer osf.Close()
+	cr := &countingReader{File: osf}
+	mem := memory.DefaultAllocator
+	props := parquet.NewReaderProperties(mem)
+	// Buffered streams read a column chunk from the page sought, in
+	// pieces, instead of loading the whole chunk.
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 64 << 10
+	rdr, err := file.NewParquetReader(cr, file.WithReadProps(props))
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 8192}, mem)
+	if err != nil {
+		return nil, err
+	}
+	leaves := make([]int, len(cols))
+	for i, c := range cols {
+		leaves[i] = c.leaf
+	}
+	ld = &pageLoad{cols: cols, vals: make([][]driver.Value, len(cols))}
+	var want int64
+	for _, s := range spans {
+		want += s.hi - s.lo
+	}
+	for i := range ld.vals {
+		ld.vals[i] = make([]driver.Value, 0, want)
+	}
+	for g := 0; g+1 < len(firsts); g++ {
+		var in []rowSpan
+		for _, s := range spans {
+			lo, hi := max(s.lo, firsts[g]), min(s.hi, firsts[g+1])
+			if lo < hi {
+				in = append(in, rowSpan{lo - firsts[g], hi - firsts[g]})
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		rr, err := fr.GetRecordReader(ctx, leaves, []int{g})
+		if err != nil {
+			return nil, err
+		}
+		err = func() error {
+			defer rr.Release()
+			for _, s := range in {
+				if err := rr.SeekToRow(s.lo); err != nil {
+					return err
+				}
+				need := s.hi - s.lo
+				for need > 0 {
+					rec, err := rr.Read()
+					if errors.Is(err, io.EOF) || (err == nil && rec == nil) {
+						return fmt.Errorf("row group %d ended before row %d", g, s.hi)
+					}
+					if err != nil {
+						return err
+					}
+					n := min(need, rec.NumRows())
+					for i := range cols {
+						if err := appendValues(&ld.vals[i], cols[i], rec.Column(i), int(n)); err != nil {
+							return err
+						}
+					}
+					need -= n
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	ld.rows = len(ld.vals[0])
+	for _, v := range ld.vals {
+		if len(v) != ld.rows {
+			return nil, fmt.Errorf("columns decoded to different row counts")
+		}
+	}
+	ld.bytes = cr.n.Load()
+	return ld, nil
+}
+
+// DuckDB's DATE holds days within ±2^31 but for its infinities; its
+// TIMESTAMP microseconds within about ±2^62.9, its infinities at the ends
+// of int64. The page path hands over only values well inside.
+const (
+	maxPageDays   = math.MaxInt32 - 1
+	maxPageMicros = int64(1) << 62
+)
+
+// appendValues appends the first n values of a to out as the Appender's
+// Go values for c.
+func appendValues(out *[]driver.Value, c pageColumn, a arrow.Array, n int) error {
+	for i := range n {
+		if a.IsNull(i) {
+			*out = append(*out, nil)
+			continue
+		}
+		var v driver.Value
+		switch c.kind {
+		case pkInt:
+			switch x := a.(type) {
+			case *array.Int8:
+				v = x.Value(i)
+			case *array.Int16:
+				v = x.Value(i)
+			case *array.Int32:
+				v = x.Value(i)
+			case *array.Int64:
+				v = x.Value(i)
+			default:
+				return fmt.Errorf("column %s: %s for an integer", c.name, a.DataType())
+			}
+		case pkUint:
+			switch x := a.(type) {
+			case *array.Uint8:
+				v = x.Value(i)
+			case *array.Uint16:
+				v = x.Value(i)
+			case *array.Uint32:
+				v = x.Value(i)
+			case *array.Uint64:
+				v = x.Value(i)
+			default:
+				return fmt.Errorf("column %s: %s for an unsigned integer", c.name, a.DataType())
+			}
+		case pkFloat32:
+			x, ok := a.(*array.Float32)
+			if !ok {
+				return fmt.Errorf("column %s: %s for FLOAT", c.name, a.DataType())
+			}
+			v = x.Value(i)
+		case pkFloat64:
+			x, ok := a.(*array.Float64)
+			if !ok {
+				return fmt.Errorf("column %s: %s for DOUBLE", c.name, a.DataType())
+			}
+			v = x.Value(i)
+		case pkBool:
+			x, ok := a.(*array.Boolean)
+			if !ok {
+				return fmt.Errorf("column %s: %s for BOOLEAN", c.name, a.DataType())
+			}
+			v = x.Value(i)
+		case pkString:
+			var s string
+			switch x := a.(type) {
+			case *array.String:
+				s = x.Value(i)
+			case *array.LargeString:
+				s = x.Value(i)
+			default:
+				return fmt.Errorf("column %s: %s for VARCHAR", c.name, a.DataType())
+			}
+			if !utf8.ValidString(s) {
+				return fmt.Errorf("column %s: invalid UTF-8", c.name)
+			}
+			v = strings.Clone(s)
+		case pkDate:
+			x, ok := a.(*array.Date32)
+			if !ok {
+				return fmt.Errorf("column %s: %s for DATE", c.name, a.DataType())
+			}
+			d := int32(x.Value(i))
+			if d >= maxPageDays || d <= -maxPageDays {
+				return fmt.Errorf("column %s: date out of range", c.name)
+			}
+			v = d
+		case pkTimestamp:
+			x, ok := a.(*array.Timestamp)
+			if !ok {
+				return fmt.Errorf("column %s: %s for a timestamp", c.name, a.DataType())
+			}
+			us := int64(x.Value(i))
+			switch x.DataType().(*arrow.TimestampType).Unit {
+			case arrow.Microsecond:
+			case arrow.Millisecond:
+				if us >= maxPageMicros/1000 || us <= -maxPageMicros/1000 {
+					return fmt.Errorf("column %s: timestamp out of range", c.name)
+				}
+				us *= 1000
+			default:
+				// Seconds are not a Parquet unit; nanoseconds read as
+				// TIMESTAMP_NS, INT96 as rounded microseconds.
+				return fmt.Errorf("column %s: timestamp unit %s", c.name, x.DataType())
+			}
+			if us >= maxPageMicros || us <= -maxPageMicros {
+				return fmt.Errorf("column %s: timestamp out of range", c.name)
+			}
+			v = us
+		}
+		*out = append(*out, v)
+	}
+	return nil
+}
+
+// pagesSQL reads a loaded file's rows as the table: each column from the
+// temporary table, turned back into the file's type, then cast to the
+// table's as viewSQL casts a file's.
+func pagesSQL(cols []catalog.Column, ld *pageLoad, consts fileConstants) (string, error) {
+	var sel []string
+	byName := map[string]pageColumn{}
+	for _, pc := range ld.cols {
+		byName[strings.ToLower(pc.name)] = pc
+	}
+	for _, c := range cols {
+		if c.Parent.Known {
+			continue
+		}
+		dt := types.DuckDBName(c.Type)
+		if c.Partition != "" {
+			sel = append(sel, fmt.Sprintf("%s AS %s", consts[c.ID], sqllex.QuoteName(c.Name)))
+			continue
+		}
+		pc, ok := byName[strings.ToLower(c.Name)]
+		if !ok || dt == "" {
+			return "", fmt.Errorf("column %s not loaded", c.Name)
+		}
+		src := sqllex.QuoteName(pc.name)
+		switch pc.kind {
+		case pkDate:
+			src = fmt.Sprintf("(DATE '1970-01-01' + %s)", src)
+		case pkTimestamp:
+			if pc.fileT.Kind == types.KindTimestampTZ {
+				src = fmt.Sprintf("make_timestamptz(%s)", src)
+			} else {
+				src = fmt.Sprintf("make_timestamp(%s)", src)
+			}
+		}
+		sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", src, dt, sqllex.QuoteName(c.Name)))
+	}
+	return fmt.Sprintf("SELECT %s FROM temp.%s", strings.Join(sel, ", "), sqllex.QuoteName(ld.table)), nil
+}
+
+// load creates the temporary table on conn and appends the rows; the
+// table is dropped with the query's views (cleanup).
+func (ld *pageLoad) load(ctx context.Context, conn *sql.Conn, cleanup *[]string) error {
+	var defs []string
+	for _, c := range ld.cols {
+		defs = append(defs, sqllex.QuoteName(c.name)+" "+c.store)
+	}
+	name := sqllex.QuoteName(ld.table)
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s)", name, strings.Join(defs, ", "))); err != nil {
+		return fmt.Errorf("partial scan: %w", err)
+	}
+	*cleanup = append(*cleanup, "DROP TABLE IF EXISTS temp."+name+";")
+	return conn.Raw(func(dc any) error {
+		app, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", ld.table)
+		if err != nil {
+			return fmt.Errorf("partial scan: %w", err)
+		}
+		row := make([]driver.Value, len(ld.cols))
+		for r := range ld.rows {
+			for i := range ld.cols {
+				row[i] = ld.vals[i][r]
+			}
+			if err := app.AppendRow(row...); err != nil {
+				app.Close()
+				return fmt.Errorf("partial scan: %w", err)
+			}
+		}
+		if err := app.Close(); err != nil {
+			return fmt.Errorf("partial scan: %w", err)
+		}
+		return nil
+	})
+}
