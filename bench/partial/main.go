@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ type Result struct {
 	RocklakeMS    float64 `json:"rocklake_ms"`
 	RocklakeBytes int64   `json:"rocklake_bytes"`
 	Reads         string  `json:"rocklake_reads"`
+	Phases        string  `json:"rocklake_phases"` // of the median run
 	// rocklake with every kept file read whole
 	WholeMS    float64 `json:"rocklake_whole_files_ms"`
 	WholeBytes int64   `json:"rocklake_whole_files_bytes"`
@@ -264,6 +266,7 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 		r := Result{Query: q.name, SQL: lake, KeptFiles: len(kept), Reads: describeReads(res.Tables[0].Reads)}
 		var tr, tw, tg, tk []time.Duration
 		var br, bw, bg, bk []int64
+		var phases []string
 		for i := range runs + 1 {
 			b0, t0 := readBytes(), time.Now()
 			res, err := eng.Query(ctx, lake, engine.QueryOptions{Snapshot: catalog.Latest})
@@ -271,6 +274,10 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 				return nil, err
 			}
 			dr, dbr := time.Since(t0), readBytes()-b0
+			var ph []string
+			for _, p := range res.Phases {
+				ph = append(ph, fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000))
+			}
 			b0, t0 = readBytes(), time.Now()
 			whole, err := eng.Query(ctx, lake, engine.QueryOptions{Snapshot: catalog.Latest, Partial: engine.PartialOff})
 			if err != nil {
@@ -298,19 +305,31 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 			}
 			tr, tw, tg, tk = append(tr, dr), append(tw, dw), append(tg, dg), append(tk, dk)
 			br, bw, bg, bk = append(br, dbr), append(bw, dbw), append(bg, dbg), append(bk, dbk)
+			phases = append(phases, strings.Join(ph, ", "))
 		}
 		r.RocklakeMS, r.WholeMS, r.GlobMS, r.KeptMS = results.MedianMS(tr), results.MedianMS(tw), results.MedianMS(tg), results.MedianMS(tk)
 		r.RocklakeBytes, r.WholeBytes, r.GlobBytes, r.KeptBytes = median(br), median(bw), median(bg), median(bk)
+		r.Phases = phases[medianIndex(tr)]
 		var n int64
 		if err := glob.QueryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", globSrc, q.where)).Scan(&n); err != nil {
 			return nil, err
 		}
 		r.Rows = n
-		fmt.Printf("%-30s %9d rows  rocklake %8.2f ms %10s  whole files %8.2f ms %10s  DuckDB glob %8.2f ms %10s  DuckDB kept files (%d) %8.2f ms %10s  kept/rocklake %5.2fx\n      reads: %s\n",
-			q.name, n, r.RocklakeMS, mb(r.RocklakeBytes), r.WholeMS, mb(r.WholeBytes), r.GlobMS, mb(r.GlobBytes), r.KeptFiles, r.KeptMS, mb(r.KeptBytes), r.KeptMS/r.RocklakeMS, r.Reads)
+		fmt.Printf("%-30s %9d rows  rocklake %8.2f ms %10s  whole files %8.2f ms %10s  DuckDB glob %8.2f ms %10s  DuckDB kept files (%d) %8.2f ms %10s  kept/rocklake %5.2fx\n      reads: %s\n      rocklake phases: %s\n",
+			q.name, n, r.RocklakeMS, mb(r.RocklakeBytes), r.WholeMS, mb(r.WholeBytes), r.GlobMS, mb(r.GlobBytes), r.KeptFiles, r.KeptMS, mb(r.KeptBytes), r.KeptMS/r.RocklakeMS, r.Reads, r.Phases)
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// medianIndex is the index of the median of ds.
+func medianIndex(ds []time.Duration) int {
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return ds[idx[a]] < ds[idx[b]] })
+	return idx[len(idx)/2]
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
