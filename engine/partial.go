@@ -288,8 +288,10 @@ type pageLoads []*pageLoad
 // later into a temporary table: loads) or the row-range SQL (rangesSQL),
 // UNION ALL. Keeping the files' order keeps the rows' (see readSQL).
 // reads says how each file (of kept, in the order of files) was read.
+// noPages leaves the page path out: in a sandboxed engine only DuckDB
+// reads data files, so that its allowed_directories hold for every read.
 func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, files []string, kept []prune.KeptFile, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string, mode PartialMode) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
+	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
 	for _, c := range cols {
 		if types.SameIdent(c.Name, "file_row_number") {
 			// read_parquet's own column would clash with the table's.
@@ -324,7 +326,7 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 	}
 	for i, f := range files {
 		fp := partialRead(kept[i], f, mode)
-		s, ld := choosePartial(ctx, &fp, t, cols, f, odd, consts, schemas, mode)
+		s, ld := choosePartial(ctx, &fp, t, cols, f, odd, consts, schemas, mode, noPages)
 		reads = append(reads, fp.read)
 		if s == "" {
 			run = append(run, f)
@@ -356,7 +358,7 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 // else the whole file. It returns the file's SQL ("" for the whole file)
 // and the rows to load for the page path, and fills fp.read.
 func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []catalog.Column, f string, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, mode PartialMode) (string, *pageLoad) {
+	schemas map[string]fileSchema, mode PartialMode, noPages bool) (string, *pageLoad) {
 	rd := &fp.read
 	if rd.How != ReadRowRanges {
 		return "", nil
@@ -366,16 +368,18 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		return "", nil
 	}
 	rd.RowGroups = touchedRowGroups(*fp)
-	var noPages string
+	var why string // why not the page path
 	switch {
 	case mode == PartialForceRows:
-		noPages = "forced to row ranges"
+		why = "forced to row ranges"
+	case noPages:
+		why = "sandboxed: DuckDB reads every file"
 	case odd[f]:
-		noPages = "columns differ from the table's"
+		why = "columns differ from the table's"
 	case mode == PartialAuto && (rd.Rows > pageMaxRows || rd.Rows*8 > rd.FileRows):
-		noPages = "too many rows for the page path"
+		why = "too many rows for the page path"
 	}
-	if noPages == "" {
+	if why == "" {
 		pcs, err := pageColumns(fp.f, cols)
 		if err == nil {
 			var ld *pageLoad
@@ -392,11 +396,11 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 				}
 			}
 		}
-		noPages = "page path: " + err.Error()
+		why = "page path: " + err.Error()
 	}
 	rd.Bytes = rowRangeBytes(*fp)
 	if mode == PartialAuto && rd.Bytes*4 > rd.FileBytes {
-		return whole("DuckDB would read most of the file up to the kept rows (" + noPages + ")")
+		return whole("DuckDB would read most of the file up to the kept rows (" + why + ")")
 	}
 	spans := mergeSpans(fp.spans, maxRanges)
 	s, err := rangesSQL(t, cols, f, odd, consts, schemas, spans)
@@ -404,9 +408,9 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		return whole("partial scan: " + err.Error())
 	}
 	rd.Ranges = len(spans)
-	rd.Why = "row groups up to the kept rows hold a small share of the bytes (" + noPages + ")"
+	rd.Why = "row groups up to the kept rows hold a small share of the bytes (" + why + ")"
 	if mode != PartialAuto {
-		rd.Why = "forced (" + noPages + ")"
+		rd.Why = "forced (" + why + ")"
 	}
 	return s, nil
 }

@@ -279,3 +279,40 @@ func TestPartialCostRule(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialSandboxed: in a sandboxed engine DuckDB reads every data
+// file, so that allowed_directories holds for all of them; the page path
+// (arrow-go reading the file itself) is never taken. A table whose files
+// lie outside the sandbox's directories stays unreadable, forced partial
+// scan or not; one inside is read by row ranges.
+func TestPartialSandboxed(t *testing.T) {
+	fx := newPartialFixture(t, 3)
+	ctx := context.Background()
+	outside, err := NewWithOptions(fx.cat, Options{Sandbox: &Sandbox{Dirs: []string{t.TempDir()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outside.Close()
+	for _, mode := range []PartialMode{PartialForce, PartialAuto} {
+		res, err := outside.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Partial: mode,
+			Prune: prune.Options{PageMinRows: -1, IndexMinRows: -1}})
+		if err == nil {
+			t.Fatalf("mode %d: a file outside the sandbox was read: %v", mode, res.Rows)
+		}
+	}
+	inside, err := NewWithOptions(fx.cat, Options{Sandbox: &Sandbox{Dirs: []string{filepath.Dir(fx.files[0])}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inside.Close()
+	res, err := inside.Query(ctx, "SELECT id FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Partial: PartialForce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || *res.Rows[0][0] != "2500" {
+		t.Fatalf("rows %v", res.Rows)
+	}
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadRowRanges || !strings.Contains(reads[0].Why, "sandboxed") {
+		t.Fatalf("reads %+v", reads)
+	}
+}

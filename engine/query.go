@@ -526,7 +526,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		var mixed bool
 		var rs []FileRead
 		var ls pageLoads
-		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial); err != nil {
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil); err != nil {
 			return nil, nil, err
 		}
 		reads[v.plan] = rs
