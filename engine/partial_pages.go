@@ -163,9 +163,11 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 	mem := memory.DefaultAllocator
 	props := parquet.NewReaderProperties(mem)
 	// Buffered streams read a column chunk from the page sought, in
-	// pieces, instead of loading the whole chunk.
+	// pieces, instead of loading the whole chunk. Larger pieces read past
+	// a range's last page: a point lookup over 80 KB pages read 0.61 MB
+	// with 64 KiB pieces, 0.48 MB with 16 KiB ones and with 4 KiB ones.
 	props.BufferedStreamEnabled = true
-	props.BufferSize = 64 << 10
+	props.BufferSize = 16 << 10
 	rdr, err := file.NewParquetReader(cr, file.WithReadProps(props))
 	if err != nil {
 		return nil, err

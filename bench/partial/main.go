@@ -34,6 +34,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocklake/rocklake/bench/internal/results"
@@ -60,8 +61,8 @@ type Result struct {
 	KeptMS     float64 `json:"duckdb_kept_files_ms"`
 	KeptBytes  int64   `json:"duckdb_kept_files_bytes"`
 	KeptFiles  int     `json:"kept_files"`
-	// the compressed bytes of the pages of id / ts holding the matches
-	// (page index), where the query is a lookup or a range
+	// the compressed bytes of the pages, of every column, that hold the
+	// matching rows (offset index), for the lookup and the narrow range
 	MatchPageBytes int64 `json:"match_page_bytes,omitempty"`
 }
 
@@ -315,8 +316,13 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 			return nil, err
 		}
 		r.Rows = n
-		fmt.Printf("%-30s %9d rows  rocklake %8.2f ms %10s  whole files %8.2f ms %10s  DuckDB glob %8.2f ms %10s  DuckDB kept files (%d) %8.2f ms %10s  kept/rocklake %5.2fx\n      reads: %s\n      rocklake phases: %s\n",
-			q.name, n, r.RocklakeMS, mb(r.RocklakeBytes), r.WholeMS, mb(r.WholeBytes), r.GlobMS, mb(r.GlobBytes), r.KeptFiles, r.KeptMS, mb(r.KeptBytes), r.KeptMS/r.RocklakeMS, r.Reads, r.Phases)
+		if n > 0 && n < 1_000_000 {
+			if r.MatchPageBytes, err = matchPageBytes(glob, globSrc, q.where); err != nil {
+				return nil, err
+			}
+		}
+		fmt.Printf("%-30s %9d rows (pages holding them: %s)  rocklake %8.2f ms %10s  whole files %8.2f ms %10s  DuckDB glob %8.2f ms %10s  DuckDB kept files (%d) %8.2f ms %10s  kept/rocklake %5.2fx\n      reads: %s\n      rocklake phases: %s\n",
+			q.name, n, mb(r.MatchPageBytes), r.RocklakeMS, mb(r.RocklakeBytes), r.WholeMS, mb(r.WholeBytes), r.GlobMS, mb(r.GlobBytes), r.KeptFiles, r.KeptMS, mb(r.KeptBytes), r.KeptMS/r.RocklakeMS, r.Reads, r.Phases)
 		out = append(out, r)
 	}
 	return out, nil
@@ -330,6 +336,69 @@ func medianIndex(ds []time.Duration) int {
 	}
 	sort.Slice(idx, func(a, b int) bool { return ds[idx[a]] < ds[idx[b]] })
 	return idx[len(idx)/2]
+}
+
+// matchPageBytes sums, over every column, the compressed sizes of the data
+// pages holding a row that matches where (found by DuckDB with
+// file_row_number; the page locations from the offset index).
+func matchPageBytes(db *sql.DB, src, where string) (int64, error) {
+	src = strings.TrimSuffix(src, ")") + ", file_row_number = true, filename = true)"
+	rows, err := db.Query(fmt.Sprintf("SELECT filename, file_row_number FROM %s WHERE %s", src, where))
+	if err != nil {
+		return 0, err
+	}
+	byFile := map[string][]int64{}
+	for rows.Next() {
+		var f string
+		var r int64
+		if err := rows.Scan(&f, &r); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		byFile[f] = append(byFile[f], r)
+	}
+	rows.Close()
+	var total int64
+	for f, rs := range byFile {
+		rdr, err := file.OpenParquetFile(f, false)
+		if err != nil {
+			return 0, err
+		}
+		md := rdr.MetaData()
+		first := int64(0)
+		for g := range md.NumRowGroups() {
+			n := md.RowGroup(g).NumRows()
+			rg, err := rdr.GetPageIndexReader().RowGroup(g)
+			if err != nil || rg == nil {
+				rdr.Close()
+				return 0, fmt.Errorf("%s: no page index", f)
+			}
+			for c := range md.NumColumns() {
+				oi, err := rg.GetOffsetIndex(c)
+				if err != nil || oi == nil {
+					rdr.Close()
+					return 0, fmt.Errorf("%s: no offset index", f)
+				}
+				locs := oi.GetPageLocations()
+				for k, pl := range locs {
+					lo := first + pl.FirstRowIndex
+					hi := first + n
+					if k+1 < len(locs) {
+						hi = first + locs[k+1].FirstRowIndex
+					}
+					for _, r := range rs {
+						if r >= lo && r < hi {
+							total += int64(pl.CompressedPageSize)
+							break
+						}
+					}
+				}
+			}
+			first += n
+		}
+		rdr.Close()
+	}
+	return total, nil
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
