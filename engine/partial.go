@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/expr"
 	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/prune"
 	"github.com/rocklake/rocklake/types"
@@ -56,6 +57,9 @@ type FileRead struct {
 	RowGroups int    `json:"row_groups,omitempty"` // row groups the ranges touch
 	Bytes     int64  `json:"bytes,omitempty"`
 	FileBytes int64  `json:"file_bytes,omitempty"`
+	// Handed, for the page path, is the rows handed to DuckDB: those of
+	// the ranges the row filter kept (see rowFilter).
+	Handed int64 `json:"rows_handed,omitempty"`
 }
 
 // partialPageMinRows is the row-group size from which a query reads a
@@ -290,8 +294,10 @@ type pageLoads []*pageLoad
 // reads says how each file (of kept, in the order of files) was read.
 // noPages leaves the page path out: in a sandboxed engine only DuckDB
 // reads data files, so that its allowed_directories hold for every read.
+// b is the predicate the plan was made with (nil: none), for the page
+// path's row filter.
 func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, files []string, kept []prune.KeptFile, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
+	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
 	for _, c := range cols {
 		if types.SameIdent(c.Name, "file_row_number") {
 			// read_parquet's own column would clash with the table's.
@@ -326,7 +332,7 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 	}
 	for i, f := range files {
 		fp := partialRead(kept[i], f, mode)
-		s, ld := choosePartial(ctx, &fp, t, cols, f, odd, consts, schemas, mode, noPages)
+		s, ld := choosePartial(ctx, &fp, t, cols, f, odd, consts, schemas, mode, noPages, b)
 		reads = append(reads, fp.read)
 		if s == "" {
 			run = append(run, f)
@@ -358,7 +364,7 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 // else the whole file. It returns the file's SQL ("" for the whole file)
 // and the rows to load for the page path, and fills fp.read.
 func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []catalog.Column, f string, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, mode PartialMode, noPages bool) (string, *pageLoad) {
+	schemas map[string]fileSchema, mode PartialMode, noPages bool, b *expr.Bound) (string, *pageLoad) {
 	rd := &fp.read
 	if rd.How != ReadRowRanges {
 		return "", nil
@@ -383,11 +389,11 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		pcs, err := pageColumns(fp.f, cols)
 		if err == nil {
 			var ld *pageLoad
-			if ld, err = readPages(ctx, f, pcs, fp.spans, fp.firsts); err == nil {
+			if ld, err = readPages(ctx, f, pcs, fp.spans, fp.firsts, newRowFilter(b, pcs)); err == nil {
 				ld.table = fmt.Sprintf("__rocklake_p%d", pageTables.Add(1))
 				var s string
 				if s, err = pagesSQL(cols, ld, consts[f]); err == nil {
-					rd.How, rd.Ranges, rd.Bytes = ReadPages, len(fp.spans), ld.bytes
+					rd.How, rd.Ranges, rd.Bytes, rd.Handed = ReadPages, len(fp.spans), ld.bytes, int64(ld.rows)
 					rd.Why = "few rows kept"
 					if mode == PartialForce {
 						rd.Why = "forced"

@@ -54,6 +54,7 @@ const (
 
 // pageColumn is one table column as the page path reads it.
 type pageColumn struct {
+	id    int64 // the table column's
 	name  string
 	leaf  int // the column chunk's index
 	kind  pageKind
@@ -80,7 +81,7 @@ func pageColumns(f *pqmeta.File, cols []catalog.Column) ([]pageColumn, error) {
 		if fc == nil || len(fc.Leaves) != 1 || fc.Leaves[0].Repeated || fc.Leaves[0].Variant != nil {
 			return nil, fmt.Errorf("column %s is not a flat column of the file", c.Name)
 		}
-		pc := pageColumn{name: c.Name, leaf: fc.Leaves[0].Index, fileT: fc.Type}
+		pc := pageColumn{id: c.ID, name: c.Name, leaf: fc.Leaves[0].Index, fileT: fc.Type}
 		switch fc.Type.Kind {
 		case types.KindTinyInt:
 			pc.kind, pc.store = pkInt, "TINYINT"
@@ -121,11 +122,12 @@ func pageColumns(f *pqmeta.File, cols []catalog.Column) ([]pageColumn, error) {
 // pageLoad is the rows of one file's kept ranges, decoded, waiting to be
 // appended to their temporary table on the query's connection.
 type pageLoad struct {
-	table string
-	cols  []pageColumn
-	vals  [][]driver.Value // by column, then row
-	rows  int
-	bytes int64 // file bytes read while decoding
+	table   string
+	cols    []pageColumn
+	vals    [][]driver.Value // by column, then row
+	rows    int              // rows handed over (the row filter's survivors)
+	decoded int64            // rows of the predicate's columns decoded
+	bytes   int64            // file bytes read while decoding
 }
 
 var pageTables atomic.Int64
@@ -142,12 +144,15 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// readPages decodes the rows of spans (each inside one row group, firsts
-// giving each row group's first row) of the given columns. Any error, or
-// a value the page path does not hand over (invalid UTF-8, which
-// read_parquet refuses; a date or timestamp out of DuckDB's range), sends
-// the file to the row-range SQL.
-func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowSpan, firsts []int64) (ld *pageLoad, err error) {
+// readPages decodes the rows of spans (firsts giving each row group's
+// first row) of the given columns. With a row filter, the predicate's
+// columns are decoded first, the rows the filter drops are dropped, and
+// the other columns are decoded only around the rows left (a seek to each
+// run of them; past maxRuns runs, over the spans). Any error, or a value
+// the page path does not hand over (invalid UTF-8, which read_parquet
+// refuses; a date or timestamp out of DuckDB's range), sends the file to
+// the row-range SQL.
+func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowSpan, firsts []int64, rf *rowFilter) (ld *pageLoad, err error) {
 	defer func() {
 		// arrow-go can panic on files it does not understand.
 		if r := recover(); r != nil {
@@ -177,61 +182,95 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 	if err != nil {
 		return nil, err
 	}
-	leaves := make([]int, len(cols))
-	for i, c := range cols {
-		leaves[i] = c.leaf
+	first := make([]int, 0, len(cols)) // columns decoded over the spans
+	var rest []int                     // columns decoded around the rows kept
+	if rf == nil {
+		for i := range cols {
+			first = append(first, i)
+		}
+	} else {
+		inPred := map[int]bool{}
+		for _, k := range rf.preds {
+			inPred[k] = true
+		}
+		for i := range cols {
+			if inPred[i] {
+				first = append(first, i)
+			} else {
+				rest = append(rest, i)
+			}
+		}
 	}
 	ld = &pageLoad{cols: cols, vals: make([][]driver.Value, len(cols))}
-	var want int64
-	for _, s := range spans {
-		want += s.hi - s.lo
-	}
-	for i := range ld.vals {
-		ld.vals[i] = make([]driver.Value, 0, want)
-	}
 	for g := 0; g+1 < len(firsts); g++ {
-		var in []rowSpan
+		var in []rowSpan // within row group g
+		var n int64
 		for _, s := range spans {
 			lo, hi := max(s.lo, firsts[g]), min(s.hi, firsts[g+1])
 			if lo < hi {
 				in = append(in, rowSpan{lo - firsts[g], hi - firsts[g]})
+				n += hi - lo
 			}
 		}
 		if len(in) == 0 {
 			continue
 		}
-		rr, err := fr.GetRecordReader(ctx, leaves, []int{g})
-		if err != nil {
+		vals := make([][]driver.Value, len(cols))
+		for _, i := range first {
+			vals[i] = make([]driver.Value, 0, n)
+		}
+		if err := readSpans(ctx, fr, cols, first, g, in, vals); err != nil {
 			return nil, err
 		}
-		err = func() error {
-			defer rr.Release()
-			for _, s := range in {
-				if err := rr.SeekToRow(s.lo); err != nil {
-					return err
+		ld.decoded += n
+		if rf == nil {
+			for i := range cols {
+				ld.vals[i] = append(ld.vals[i], vals[i]...)
+			}
+			continue
+		}
+		// The rows the filter keeps, by position among the decoded ones
+		// and by row within the row group.
+		var pos []int
+		var runs []rowSpan
+		p := 0
+		for _, s := range in {
+			for r := s.lo; r < s.hi; r, p = r+1, p+1 {
+				if !rf.keep(vals, p) {
+					continue
 				}
-				need := s.hi - s.lo
-				for need > 0 {
-					rec, err := rr.Read()
-					if errors.Is(err, io.EOF) || (err == nil && rec == nil) {
-						return fmt.Errorf("row group %d ended before row %d", g, s.hi)
-					}
-					if err != nil {
-						return err
-					}
-					n := min(need, rec.NumRows())
-					for i := range cols {
-						if err := appendValues(&ld.vals[i], cols[i], rec.Column(i), int(n)); err != nil {
-							return err
-						}
-					}
-					need -= n
+				pos = append(pos, p)
+				if k := len(runs); k > 0 && runs[k-1].hi == r {
+					runs[k-1].hi++
+				} else {
+					runs = append(runs, rowSpan{r, r + 1})
 				}
 			}
-			return nil
-		}()
-		if err != nil {
+		}
+		for _, i := range first {
+			for _, q := range pos {
+				ld.vals[i] = append(ld.vals[i], vals[i][q])
+			}
+		}
+		if len(pos) == 0 || len(rest) == 0 {
+			continue
+		}
+		if len(runs) <= maxRuns {
+			if err := readSpans(ctx, fr, cols, rest, g, runs, ld.vals); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, i := range rest {
+			vals[i] = make([]driver.Value, 0, n)
+		}
+		if err := readSpans(ctx, fr, cols, rest, g, in, vals); err != nil {
 			return nil, err
+		}
+		for _, i := range rest {
+			for _, q := range pos {
+				ld.vals[i] = append(ld.vals[i], vals[i][q])
+			}
 		}
 	}
 	ld.rows = len(ld.vals[0])
@@ -242,6 +281,48 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 	}
 	ld.bytes = cr.n.Load()
 	return ld, nil
+}
+
+// maxRuns bounds the seeks that decode the columns outside the predicate
+// around the rows the filter kept; with more runs they are decoded over
+// the spans, as the predicate's columns were.
+const maxRuns = 64
+
+// readSpans decodes rows in (relative to row group g) of the columns
+// which (indexes into cols), appending each column's values to out.
+func readSpans(ctx context.Context, fr *pqarrow.FileReader, cols []pageColumn, which []int, g int, in []rowSpan, out [][]driver.Value) error {
+	leaves := make([]int, len(which))
+	for j, i := range which {
+		leaves[j] = cols[i].leaf
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, []int{g})
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for _, s := range in {
+		if err := rr.SeekToRow(s.lo); err != nil {
+			return err
+		}
+		need := s.hi - s.lo
+		for need > 0 {
+			rec, err := rr.Read()
+			if errors.Is(err, io.EOF) || (err == nil && rec == nil) {
+				return fmt.Errorf("row group %d ended before row %d", g, s.hi)
+			}
+			if err != nil {
+				return err
+			}
+			k := min(need, rec.NumRows())
+			for j, i := range which {
+				if err := appendValues(&out[i], cols[i], rec.Column(j), int(k)); err != nil {
+					return err
+				}
+			}
+			need -= k
+		}
+	}
+	return nil
 }
 
 // DuckDB's DATE holds days within ±2^31 but for its infinities; its

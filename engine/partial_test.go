@@ -188,7 +188,7 @@ func TestPartialScanAgrees(t *testing.T) {
 		"SELECT s, count(*) FROM t WHERE %s GROUP BY s ORDER BY s LIMIT 5",
 		"SELECT a.id, b.n FROM t a JOIN t b ON a.id = b.id + 1 WHERE a.%s ORDER BY 1",
 	}
-	var partial, skipped int64
+	var partial, skipped, decoded, handed int64
 	byHow := map[string]int{}
 	for _, p := range preds {
 		for _, sh := range shapes {
@@ -213,6 +213,10 @@ func TestPartialScanAgrees(t *testing.T) {
 				for _, tp := range res.Tables {
 					for _, rd := range tp.Reads {
 						byHow[rd.How]++
+						if rd.How == ReadPages {
+							decoded += rd.Rows
+							handed += rd.Handed
+						}
 						if rd.How != ReadWhole {
 							if mode == PartialOff {
 								t.Errorf("%s: partial scan off, but %s read as row ranges", q, rd.Path)
@@ -225,10 +229,11 @@ func TestPartialScanAgrees(t *testing.T) {
 			}
 		}
 	}
-	if partial == 0 || skipped == 0 || byHow[ReadPages] == 0 || byHow[ReadRowRanges] == 0 {
-		t.Fatalf("no file read in part (%d, %v) or no row left unread (%d)", partial, byHow, skipped)
+	if partial == 0 || skipped == 0 || byHow[ReadPages] == 0 || byHow[ReadRowRanges] == 0 || handed >= decoded {
+		t.Fatalf("no file read in part (%d, %v), no row left unread (%d) or none dropped by the row filter (%d of %d handed over)",
+			partial, byHow, skipped, handed, decoded)
 	}
-	t.Logf("%d files read in part (%v), %d rows of theirs not read", partial, byHow, skipped)
+	t.Logf("%d files read in part (%v), %d rows of theirs not read; page path: %d of %d rows decoded handed over", partial, byHow, skipped, handed, decoded)
 }
 
 // TestPartialCostRule checks the rule's choices: a point lookup reads its
@@ -244,8 +249,8 @@ func TestPartialCostRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	reads := res.Tables[0].Reads
-	if len(reads) != 1 || reads[0].How != ReadPages || reads[0].Rows >= 500 {
-		t.Fatalf("point lookup: want one file's pages read, got %+v", reads)
+	if len(reads) != 1 || reads[0].How != ReadPages || reads[0].Rows >= 500 || reads[0].Handed != 1 {
+		t.Fatalf("point lookup: want one file's pages read and one row handed over, got %+v", reads)
 	}
 	if d := res.Phases[len(res.Phases)-2]; d.Name != "bind" || !strings.Contains(d.Detail, "read in part: 1 of 1 files") {
 		t.Errorf("bind phase: %+v", d)

@@ -351,6 +351,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		return v
 	}
 	plans := map[string]*prune.Plan{}
+	bounds := map[*prune.Plan]*expr.Bound{} // the predicate each plan was made with
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
@@ -365,6 +366,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 				return nil, nil, err
 			}
 			plans[key] = p
+			bounds[p] = b
 		}
 		ref.plan, ref.allConjunctsUsed = p, used == len(ref.conjuncts)
 		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p, Predicates: []string{}}
@@ -526,7 +528,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		var mixed bool
 		var rs []FileRead
 		var ls pageLoads
-		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil); err != nil {
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan]); err != nil {
 			return nil, nil, err
 		}
 		reads[v.plan] = rs
