@@ -16,6 +16,8 @@
 //	partial.go     reading a kept file in part: the cost rule, row ranges
 //	partial_pages.go  the page path: arrow-go decodes the kept pages into
 //	               a temporary table (DuckDB's Appender)
+//	partial_rowfilter.go  the page path's row filter: the planner's
+//	               evaluator over each decoded row
 //	paths.go       paths DuckDB would glob, made plain
 //	shared.go      the catalog, DuckDB and file reading, for package maintain
 //
@@ -57,11 +59,16 @@
 // column is flat and of a type it hands over (integers, floats, BOOLEAN,
 // VARCHAR, DATE, TIMESTAMP[TZ] in ms or µs): arrow-go seeks each range's
 // first page through the offset index, decodes only the pages up to the
-// range's end, and appends the rows to a temporary table the view reads;
+// range's end — the predicate's columns first; rows the planner's
+// evaluator proves cannot match (each row a unit with exact bounds) are
+// dropped, and the other columns decoded only around the rows left — and
+// appends the rows to a temporary table the view reads;
 // else read_parquet's file_row_number filtered to the ranges, when DuckDB
 // reading each row group touched up to its last kept row costs at most a
-// quarter of the file's bytes; else the whole file. Result.Tables[i].Reads
-// says which and why, and the bind phase's Detail counts them.
+// quarter of the file's bytes; else the whole file. A sandboxed engine
+// never takes the page path: DuckDB reads every file there, under its
+// allowed_directories. Result.Tables[i].Reads says which and why, and the
+// bind phase's Detail counts them.
 //
 // A partition column is not read from the files: each run of kept files
 // with the same partition values is one read_parquet selecting the values

@@ -420,7 +420,7 @@ func describeReads(reads []engine.FileRead) string {
 	for _, rd := range reads {
 		s := fmt.Sprintf("%s %s (%s)", filepath.Base(rd.Path), rd.How, rd.Why)
 		if rd.How != engine.ReadWhole {
-			s += fmt.Sprintf(": %d of %d rows, %d ranges, %d row groups, %d of %d bytes", rd.Rows, rd.FileRows, rd.Ranges, rd.RowGroups, rd.Bytes, rd.FileBytes)
+			s += fmt.Sprintf(": %d of %d rows (%d handed to DuckDB), %d ranges, %d row groups, %d of %d bytes", rd.Rows, rd.FileRows, rd.Handed, rd.Ranges, rd.RowGroups, rd.Bytes, rd.FileBytes)
 		}
 		parts = append(parts, s)
 	}

@@ -212,8 +212,12 @@ func printReads(w io.Writer, reads []engine.FileRead) {
 			break
 		}
 		shown++
-		fmt.Fprintf(w, "  %s: %s, %d of %d rows, %d ranges in %d row groups, %d of %d bytes; %s\n",
-			rd.Path, rd.How, rd.Rows, rd.FileRows, rd.Ranges, rd.RowGroups, rd.Bytes, rd.FileBytes, rd.Why)
+		handed := ""
+		if rd.How == engine.ReadPages {
+			handed = fmt.Sprintf(" (%d handed to DuckDB)", rd.Handed)
+		}
+		fmt.Fprintf(w, "  %s: %s, %d of %d rows%s, %d ranges in %d row groups, %d of %d bytes; %s\n",
+			rd.Path, rd.How, rd.Rows, rd.FileRows, handed, rd.Ranges, rd.RowGroups, rd.Bytes, rd.FileBytes, rd.Why)
 	}
 }
 
