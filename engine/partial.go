@@ -342,7 +342,7 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 			return "", false, nil, nil, err
 		}
 		parts = append(parts, s)
-		if ld != nil {
+		if ld != nil && !ld.inline {
 			loads = append(loads, ld)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -126,6 +127,7 @@ type pageLoad struct {
 	cols    []pageColumn
 	vals    [][]driver.Value // by column, then row
 	rows    int              // rows handed over (the row filter's survivors)
+	inline  bool             // the rows are a VALUES list in the SQL: nothing to load
 	decoded int64            // rows of the predicate's columns decoded
 	bytes   int64            // file bytes read while decoding
 }
@@ -148,7 +150,7 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 // first row) of the given columns. With a row filter, the predicate's
 // columns are decoded first, the rows the filter drops are dropped, and
 // the other columns are decoded only around the rows left (a seek to each
-// run of them; past maxRuns runs, over the spans). Any error, or a value
+// run of them, runs closer than seekGap rows read as one). Any error, or a value
 // the page path does not hand over (invalid UTF-8, which read_parquet
 // refuses; a date or timestamp out of DuckDB's range), sends the file to
 // the row-range SQL.
@@ -255,20 +257,45 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 		if len(pos) == 0 || len(rest) == 0 {
 			continue
 		}
-		if len(runs) <= maxRuns {
-			if err := readSpans(ctx, fr, cols, rest, g, runs, ld.vals); err != nil {
-				return nil, err
+		// Runs close together are read as one span, the rows between
+		// decoded and dropped: a seek re-reads and decompresses the page it
+		// lands in, so seeking to each run in one page costs more.
+		var reads []rowSpan
+		for _, r := range runs {
+			if k := len(reads); k > 0 && r.lo-reads[k-1].hi <= seekGap {
+				reads[k-1].hi = r.hi
+			} else {
+				reads = append(reads, r)
 			}
-			continue
+		}
+		var m int64
+		for _, r := range reads {
+			m += r.hi - r.lo
 		}
 		for _, i := range rest {
-			vals[i] = make([]driver.Value, 0, n)
+			vals[i] = make([]driver.Value, 0, m)
 		}
-		if err := readSpans(ctx, fr, cols, rest, g, in, vals); err != nil {
+		if err := readSpans(ctx, fr, cols, rest, g, reads, vals); err != nil {
 			return nil, err
 		}
+		// Positions of the kept rows among those just decoded.
+		var pos2 []int
+		p, k := 0, 0
+		for _, r := range reads {
+			for row := r.lo; row < r.hi; row, p = row+1, p+1 {
+				for k < len(runs) && runs[k].hi <= row {
+					k++
+				}
+				if k < len(runs) && runs[k].lo <= row {
+					pos2 = append(pos2, p)
+				}
+			}
+		}
+		if len(pos2) != len(pos) {
+			return nil, fmt.Errorf("row filter: %d rows kept, %d found again", len(pos), len(pos2))
+		}
 		for _, i := range rest {
-			for _, q := range pos {
+			for _, q := range pos2 {
 				ld.vals[i] = append(ld.vals[i], vals[i][q])
 			}
 		}
@@ -283,10 +310,12 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 	return ld, nil
 }
 
-// maxRuns bounds the seeks that decode the columns outside the predicate
-// around the rows the filter kept; with more runs they are decoded over
-// the spans, as the predicate's columns were.
-const maxRuns = 64
+// seekGap is the gap, in rows, below which two runs of kept rows are read
+// as one span rather than by a seek to each: about a page of an 8-byte
+// column at arrow-go's and parquet-mr's default page size (1 MiB
+// uncompressed is 131,072 values; engines writing at scale cut pages of
+// 8,000 to 20,000 rows).
+const seekGap = 16384
 
 // readSpans decodes rows in (relative to row group g) of the columns
 // which (indexes into cols), appending each column's values to out.
@@ -474,7 +503,98 @@ func pagesSQL(cols []catalog.Column, ld *pageLoad, consts fileConstants) (string
 		}
 		sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", src, dt, sqllex.QuoteName(c.Name)))
 	}
+	if vs, ok := ld.values(); ok {
+		ld.inline = true
+		return fmt.Sprintf("SELECT %s FROM %s", strings.Join(sel, ", "), vs), nil
+	}
 	return fmt.Sprintf("SELECT %s FROM temp.%s", strings.Join(sel, ", "), sqllex.QuoteName(ld.table)), nil
+}
+
+// inlineRows is the most rows handed over as a VALUES list in the view's
+// SQL instead of through a temporary table: creating the table and its
+// Appender cost about 1.7 ms, parsing a short list much less.
+const inlineRows = 64
+
+// values is the rows as a VALUES list of the temporary table's columns,
+// each value a literal cast to the column's type, spelled so that the
+// cast gives back exactly the value decoded (floats as their shortest
+// round-tripping text, -0, NaN and infinities included); ok is false for
+// more than inlineRows rows or a string holding a NUL byte.
+func (ld *pageLoad) values() (string, bool) {
+	if ld.rows > inlineRows {
+		return "", false
+	}
+	var names []string
+	for _, c := range ld.cols {
+		names = append(names, sqllex.QuoteName(c.name))
+	}
+	alias := "__rocklake_rows(" + strings.Join(names, ", ") + ")"
+	if ld.rows == 0 {
+		var nulls []string
+		for _, c := range ld.cols {
+			nulls = append(nulls, fmt.Sprintf("CAST(NULL AS %s) AS %s", c.store, sqllex.QuoteName(c.name)))
+		}
+		return "(SELECT " + strings.Join(nulls, ", ") + " WHERE false) AS " + alias, true
+	}
+	var b strings.Builder
+	b.WriteString("(VALUES ")
+	for r := range ld.rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for i, c := range ld.cols {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			lit, ok := literal(ld.vals[i][r])
+			if !ok {
+				return "", false
+			}
+			fmt.Fprintf(&b, "CAST(%s AS %s)", lit, c.store)
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(") AS " + alias)
+	return b.String(), true
+}
+
+// floatLiteral is a float as a string DuckDB casts back to it exactly:
+// the shortest text that round-trips at the bit size, "-0" keeping the
+// sign, and DuckDB's spellings of NaN and the infinities.
+func floatLiteral(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "'nan'"
+	case math.IsInf(f, 1):
+		return "'inf'"
+	case math.IsInf(f, -1):
+		return "'-inf'"
+	}
+	return "'" + strconv.FormatFloat(f, 'g', -1, bits) + "'"
+}
+
+// literal is an Appender value as SQL text whose cast to the value's
+// column type gives the value back.
+func literal(v driver.Value) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "NULL", true
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64:
+		return fmt.Sprintf("%d", x), true
+	case float32:
+		return floatLiteral(float64(x), 32), true
+	case float64:
+		return floatLiteral(x, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return "", false
+		}
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'", true
+	}
+	return "", false
 }
 
 // load creates the temporary table on conn and appends the rows; the

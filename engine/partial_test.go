@@ -184,6 +184,7 @@ func TestPartialScanAgrees(t *testing.T) {
 	shapes := []string{
 		"SELECT count(*), sum(id), min(ts), max(s), count(d), sum(n) FROM t WHERE %s",
 		"SELECT * FROM t WHERE %s ORDER BY id",
+		"SELECT id, 'x' || CAST(d AS VARCHAR), 'x' || CAST(f AS VARCHAR), 'x' || CAST(ms AS VARCHAR) FROM t WHERE %s ORDER BY id",
 		"SELECT id, ts, d, s, n FROM t WHERE %s ORDER BY id",
 		"SELECT s, count(*) FROM t WHERE %s GROUP BY s ORDER BY s LIMIT 5",
 		"SELECT a.id, b.n FROM t a JOIN t b ON a.id = b.id + 1 WHERE a.%s ORDER BY 1",
