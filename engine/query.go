@@ -168,7 +168,8 @@ type QueryOptions struct {
 	// been seen (the cost of a new query).
 	NoParseCache bool
 	// Partial says whether a kept file may be read in part, only its kept
-	// row ranges (partial.go); the zero value lets the cost rule choose.
+	// row ranges or pages (partial.go); the zero value lets the cost rule
+	// choose.
 	Partial PartialMode
 }
 
@@ -181,8 +182,8 @@ type TablePlan struct {
 	Predicates []string    `json:"predicates"`
 	ReadWhole  string      `json:"read_whole,omitempty"`
 	Plan       *prune.Plan `json:"plan"`
-	// Reads says how each kept file was read: whole, or its row ranges
-	// only (partial.go); empty when DuckDB read no file.
+	// Reads says how each kept file was read: whole, its row ranges or
+	// its pages (partial.go); empty when DuckDB read no file.
 	Reads []FileRead `json:"reads,omitempty"`
 }
 
