@@ -13,6 +13,11 @@
 //	               WHERE conjunct into the planner's expression
 //	metadata.go    count/min/max answered from statistics
 //	filegroups.go  files whose columns differ from their table's
+//	partial.go     reading a kept file in part: the cost rule, row ranges
+//	partial_pages.go  the page path: arrow-go decodes the kept pages into
+//	               a temporary table (DuckDB's Appender)
+//	partial_rowfilter.go  the page path's row filter: the planner's
+//	               evaluator over each decoded row
 //	paths.go       paths DuckDB would glob, made plain
 //	shared.go      the catalog, DuckDB and file reading, for package maintain
 //
@@ -45,6 +50,25 @@
 //	         cannot follow (query_table('t'), a PIVOT statement) is a view
 //	         of every file under its own name. The views are dropped after
 //	         the caller has the rows.
+//
+// A kept file is read whole, or only in part (partial.go), where the plan
+// kept row ranges (prune.KeptFile.Ranges: the row groups kept and, from
+// the page index of row groups of 65,536 rows or more, the pages), checked
+// against the file's footer. The cost rule picks, per file: the page path
+// when at most an eighth of the rows (and 262,144) are kept and every
+// column is flat and of a type it hands over (integers, floats, BOOLEAN,
+// VARCHAR, DATE, TIMESTAMP[TZ] in ms or µs): arrow-go seeks each range's
+// first page through the offset index, decodes only the pages up to the
+// range's end — the predicate's columns first; rows the planner's
+// evaluator proves cannot match (each row a unit with exact bounds) are
+// dropped, and the other columns decoded only around the rows left — and
+// appends the rows to a temporary table the view reads;
+// else read_parquet's file_row_number filtered to the ranges, when DuckDB
+// reading each row group touched up to its last kept row costs at most a
+// quarter of the file's bytes; else the whole file. A sandboxed engine
+// never takes the page path: DuckDB reads every file there, under its
+// allowed_directories. Result.Tables[i].Reads says which and why, and the
+// bind phase's Detail counts them.
 //
 // A partition column is not read from the files: each run of kept files
 // with the same partition values is one read_parquet selecting the values

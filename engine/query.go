@@ -167,6 +167,10 @@ type QueryOptions struct {
 	// NoParseCache has DuckDB parse the query as if the text had never
 	// been seen (the cost of a new query).
 	NoParseCache bool
+	// Partial says whether a kept file may be read in part, only its kept
+	// row ranges or pages (partial.go); the zero value lets the cost rule
+	// choose.
+	Partial PartialMode
 }
 
 // TablePlan is how one reference to a catalog table in a query was
@@ -178,6 +182,9 @@ type TablePlan struct {
 	Predicates []string    `json:"predicates"`
 	ReadWhole  string      `json:"read_whole,omitempty"`
 	Plan       *prune.Plan `json:"plan"`
+	// Reads says how each kept file was read: whole, its row ranges or
+	// its pages (partial.go); empty when DuckDB read no file.
+	Reads []FileRead `json:"reads,omitempty"`
 }
 
 // Result is a query's answer: every value in DuckDB's text form (NULL as
@@ -218,6 +225,8 @@ type ObjectReads struct {
 type Phase struct {
 	Name string        `json:"name"`
 	Time time.Duration `json:"ns"`
+	// Detail, for "bind", says how many kept files were read in part.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Query runs a DuckDB SELECT that names catalog tables. DuckDB's own parser
@@ -247,6 +256,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return st, err
 		}
 	}
+	partialPlanOptions(&opts)
 	snap := opts.Snapshot
 	if snap < 0 {
 		snap = catalog.Latest
@@ -286,7 +296,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	mark := start
 	phase := func(name string) {
 		now := time.Now()
-		res.Phases = append(res.Phases, Phase{name, now.Sub(mark)})
+		res.Phases = append(res.Phases, Phase{Name: name, Time: now.Sub(mark)})
 		mark = now
 	}
 
@@ -342,6 +352,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		return v
 	}
 	plans := map[string]*prune.Plan{}
+	bounds := map[*prune.Plan]*expr.Bound{} // the predicate each plan was made with
 	var edits []textEdit
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
@@ -356,6 +367,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 				return nil, nil, err
 			}
 			plans[key] = p
+			bounds[p] = b
 		}
 		ref.plan, ref.allConjunctsUsed = p, used == len(ref.conjuncts)
 		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p, Predicates: []string{}}
@@ -511,12 +523,21 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	}
 	sqls := make([]string, len(views))
 	mixedTypes := false
+	reads := map[*prune.Plan][]FileRead{}
+	var loads pageLoads
 	for i, v := range views {
 		var mixed bool
-		if sqls[i], mixed, err = readSQL(v.t, v.cols, v.files, v.odd, v.parts, schemas, source); err != nil {
+		var rs []FileRead
+		var ls pageLoads
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan]); err != nil {
 			return nil, nil, err
 		}
+		reads[v.plan] = rs
+		loads = append(loads, ls...)
 		mixedTypes = mixedTypes || mixed
+	}
+	for _, tp := range res.Tables {
+		tp.Reads = reads[tp.Plan]
 	}
 	if mixedTypes {
 		// Nothing was made on this connection yet (cleanup is empty): the
@@ -530,6 +551,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return nil, nil, err
 		}
 	}
+	for _, ld := range loads {
+		if err := ld.load(ctx, conn, &cleanup); err != nil {
+			return nil, nil, err
+		}
+	}
 	for i, l := range lists {
 		cleanup = append(cleanup, fmt.Sprintf("RESET VARIABLE __rocklake_files_%d;", i))
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE __rocklake_files_%d = ?::VARCHAR[]", i), duckPaths(l)); err != nil {
@@ -537,6 +563,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		}
 	}
 	phase("bind")
+	res.Phases[len(res.Phases)-1].Detail = partialSummary(reads)
 	// The views are created in the same round trip as the query (DuckDB
 	// runs a multi-statement text in order and returns the last result),
 	// and dropped, with the variables, in one more.

@@ -1992,12 +1992,16 @@ func sameAnswer(got, want wqAnswer, ordered bool) bool {
 
 type wqStats struct {
 	queries, bothErr, metadata, filesTotal, filesKept, gated int
-	shapes                                                   map[string]int
-	errs                                                     map[string]int
-	failures                                                 []string
-	gatedByTag                                               map[string]int
-	refused                                                  []string
-	written                                                  int
+	// files read in part (row ranges), and the rows of theirs not read
+	partialFiles   int
+	partialSkipped int64
+	readWhy        map[string]int // why each kept file was read as it was
+	shapes         map[string]int
+	errs           map[string]int
+	failures       []string
+	gatedByTag     map[string]int
+	refused        []string
+	written        int
 }
 
 // check runs one query on rocklake and on the reference; it returns a
@@ -2005,7 +2009,7 @@ type wqStats struct {
 func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose bool) string {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	opts := QueryOptions{Snapshot: catalog.Latest}
+	opts := QueryOptions{Snapshot: catalog.Latest, Partial: wqPartial}
 	got, res := runEngine(ctx, b.eng, q.sql, opts)
 	var want wqAnswer
 	ref := "DuckDB over all files"
@@ -2033,6 +2037,15 @@ func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose boo
 			if tp.Plan != nil {
 				st.filesTotal += tp.Plan.Files.Total
 				st.filesKept += tp.Plan.Files.Kept
+			}
+			for _, rd := range tp.Reads {
+				if st.readWhy != nil {
+					st.readWhy[rd.Why]++
+				}
+				if rd.How != ReadWhole {
+					st.partialFiles++
+					st.partialSkipped += rd.FileRows - rd.Rows
+				}
 			}
 		}
 	}
@@ -2140,7 +2153,7 @@ func TestWholeQuery(t *testing.T) {
 		root = t.TempDir()
 	}
 	ctx := context.Background()
-	st := &wqStats{shapes: map[string]int{}, errs: map[string]int{}, gatedByTag: map[string]int{}}
+	st := &wqStats{shapes: map[string]int{}, errs: map[string]int{}, gatedByTag: map[string]int{}, readWhy: map[string]int{}}
 	start := time.Now()
 	if *wqOnly != "" {
 		b := genCatalog(t, seed, filepath.Join(root, fmt.Sprintf("c%d", seed)))
@@ -2214,6 +2227,12 @@ func TestWholeQuery(t *testing.T) {
 		errs = errs[:8]
 	}
 	t.Logf("commonest errors on both sides: %v", errs)
+	if wqPartial == PartialForce || wqPartial == PartialForceRows {
+		t.Logf("partial scan: %d files read in part, %d rows of theirs not read; reads by reason %v", st.partialFiles, st.partialSkipped, st.readWhy)
+		if failed == 0 && (st.partialFiles == 0 || st.partialSkipped == 0) {
+			t.Errorf("the forced partial scan read no file in part (%d) or skipped no row (%d)", st.partialFiles, st.partialSkipped)
+		}
+	}
 	if failed == 0 && (st.metadata == 0 || st.filesTotal == st.filesKept) {
 		t.Errorf("the fuzzer exercised no metadata answer (%d) or no pruning (%d of %d files kept)", st.metadata, st.filesKept, st.filesTotal)
 	}

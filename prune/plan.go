@@ -141,6 +141,12 @@ type Options struct {
 	// extra small read each, at their stored offsets). 0 means 1024; a
 	// negative value consults them for every row group.
 	IndexMinRows int64
+	// PageMinRows is the row count from which a row group's page index is
+	// read (with Pages): below it the row group is kept whole. 0 means
+	// IndexMinRows; a negative value reads it for every row group. A query
+	// sets it high: only a row group large enough for reading a part of it
+	// to pay is worth its page index.
+	PageMinRows int64
 	// Objects gives the store to read the page indexes and bloom filters
 	// of objects (s3:// files) from, when a plan needs them: one ranged
 	// request for an object's last 64 KiB, which usually holds them too,
@@ -157,6 +163,16 @@ func (o Options) minRows() int64 {
 		return 0
 	}
 	return o.IndexMinRows
+}
+
+func (o Options) pageMinRows() int64 {
+	switch {
+	case o.PageMinRows == 0:
+		return o.minRows()
+	case o.PageMinRows < 0:
+		return 0
+	}
+	return o.PageMinRows
 }
 
 // PlanTable prunes a table's files and row groups for a predicate at the
@@ -259,7 +275,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		kf.Ranges = ranges
 		var keptRows int64
 		allRG := 0
-		if opts.Pages {
+		if opts.Pages && ranges != nil {
 			keptRows = 0
 			for _, rr := range ranges {
 				keptRows += rr.Count
@@ -273,7 +289,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 				continue
 			}
 			kf.RowGroups = append(kf.RowGroups, int32(i))
-			if !opts.Pages {
+			if !opts.Pages || ranges == nil {
 				keptRows += rgRows[i]
 			}
 			if res == AllMatch {
@@ -402,6 +418,12 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 			// guesses: pages cannot be placed, nor ranges given.
 			continue
 		}
+		if rows[i] < opts.pageMinRows() {
+			// Too few rows for a part of the row group to pay: it is kept
+			// whole, without reading its page index.
+			ranges = append(ranges, RowRange{RowGroup: int32(i), First: firsts[i], Count: rows[i]})
+			continue
+		}
 		kept, total, keptRanges := p.pages(index(), i, firsts[i], rows[i], b, rgs, bloom != nil, rr)
 		p.Pages.Evaluated = true
 		p.Pages.Total += total
@@ -413,7 +435,10 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 		ranges = append(ranges, keptRanges...)
 	}
 	if !rgs.haveRows {
-		ranges = nil // the kept row groups are read whole
+		// Rows and first rows were spread evenly over the row groups, not
+		// read: ranges from them could leave out matching rows. The kept
+		// row groups are read whole.
+		ranges = nil
 	}
 	return out, rows, ranges, nil
 }

@@ -170,6 +170,88 @@ func TestPagesNarrowRowGroups(t *testing.T) {
 	}
 }
 
+// TestPageMinRows: a row group smaller than PageMinRows keeps one range
+// for the whole row group, without its page index; from PageMinRows up
+// the page index narrows it.
+func TestPageMinRows(t *testing.T) {
+	dir := t.TempDir()
+	vals := make([]*types.Value, 20000)
+	for i := range vals {
+		v := types.IntValue(int64(i))
+		vals[i] = &v
+	}
+	path := filepath.Join(dir, "sorted.parquet")
+	err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}},
+		pqwrite.Options{PageIndex: true, PageBytes: 1024, RowGroupRows: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := readerOf(t, "t", []string{path}, ingest.Options{})
+	for _, tc := range []struct {
+		min   int64
+		pages bool
+		rows  int64
+	}{{min: 5001, pages: false, rows: 5000}, {min: 5000, pages: true}, {min: -1, pages: true}} {
+		p, err := PlanTable(rd, "t", "x BETWEEN 7000 AND 7009", Options{Pages: true, PageMinRows: tc.min})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Pages.Evaluated != tc.pages || len(p.KeptFiles) != 1 {
+			t.Fatalf("PageMinRows %d: pages evaluated %v, want %v", tc.min, p.Pages.Evaluated, tc.pages)
+		}
+		var rows int64
+		for _, rr := range p.KeptFiles[0].Ranges {
+			rows += rr.Count
+			if rr.RowGroup != 1 || rr.First > 7000 || rr.First+rr.Count < 7010 {
+				t.Fatalf("PageMinRows %d: kept range %+v does not cover rows 7000–7009 of row group 1", tc.min, rr)
+			}
+		}
+		if tc.rows != 0 && rows != tc.rows || tc.rows == 0 && (rows == 0 || rows >= 5000) {
+			t.Fatalf("PageMinRows %d: %d rows kept", tc.min, rows)
+		}
+	}
+}
+
+// TestRangesWithoutBounds: a file written without statistics still has
+// its row groups' rows in the catalog, so the plan's ranges follow them
+// exactly (row groups of 3,000 rows and a last one of 2,000), each kept
+// whole; ranges are never made from an even split of the file's rows.
+func TestRangesWithoutBounds(t *testing.T) {
+	dir := t.TempDir()
+	vals := make([]*types.Value, 20000)
+	for i := range vals {
+		v := types.IntValue(int64(i))
+		vals[i] = &v
+	}
+	path := filepath.Join(dir, "nostats.parquet")
+	err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}},
+		pqwrite.Options{RowGroupRows: 3000, NoStats: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := readerOf(t, "t", []string{path}, ingest.Options{})
+	p, err := PlanTable(rd, "t", "x = 19999", Options{Pages: true, IndexMinRows: -1, PageMinRows: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.KeptFiles) != 1 || len(p.KeptFiles[0].Ranges) != 7 {
+		t.Fatalf("kept %+v", p.KeptFiles)
+	}
+	for i, rr := range p.KeptFiles[0].Ranges {
+		want := wantRange3000(i)
+		if rr != want {
+			t.Fatalf("range %d: %+v, want %+v", i, rr, want)
+		}
+	}
+}
+
+func wantRange3000(i int) RowRange {
+	if i == 6 {
+		return RowRange{RowGroup: 6, First: 18000, Count: 2000}
+	}
+	return RowRange{RowGroup: int32(i), First: int64(i) * 3000, Count: 3000}
+}
+
 // Bloom filters are read while they pay: for a value in every row group
 // (a low-cardinality column) the plan stops after 16 probes; for an
 // absent value it reads them all and skips every row group.

@@ -157,7 +157,11 @@ func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts eng
 	}
 	var phases []string
 	for _, p := range res.Phases {
-		phases = append(phases, fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000))
+		ph := fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000)
+		if p.Detail != "" {
+			ph += " (" + p.Detail + ")"
+		}
+		phases = append(phases, ph)
 	}
 	if o := res.Objects; o.Objects > 0 || o.Requests > 0 {
 		phases = append(phases, fmt.Sprintf("object storage: %s read, %d from the cache, %d fetched, %s, %s",
@@ -182,8 +186,39 @@ func printExplain(w io.Writer, res *engine.Result) {
 		}
 		fmt.Fprintf(w, "table %s: files %d of %d, row groups %d of %d, bytes %d of %d; pruned by: %s\n",
 			name, p.Files.Kept, p.Files.Total, p.RowGroups.Kept, p.RowGroups.Total, p.Bytes.Kept, p.Bytes.Total, by)
+		printReads(w, tp.Reads)
 	}
 	fmt.Fprintln(w, res.Explain)
+}
+
+// printReads prints how the kept files were read: a count per way, and a
+// line for each of the first files read in part.
+func printReads(w io.Writer, reads []engine.FileRead) {
+	if len(reads) == 0 {
+		return
+	}
+	n := map[string]int{}
+	for _, rd := range reads {
+		n[rd.How]++
+	}
+	fmt.Fprintf(w, "  read: %d whole, %d by pages (arrow-go), %d by row ranges (DuckDB)\n", n[engine.ReadWhole], n[engine.ReadPages], n[engine.ReadRowRanges])
+	shown := 0
+	for _, rd := range reads {
+		if rd.How == engine.ReadWhole {
+			continue
+		}
+		if shown == 10 {
+			fmt.Fprintf(w, "  …\n")
+			break
+		}
+		shown++
+		handed := ""
+		if rd.How == engine.ReadPages {
+			handed = fmt.Sprintf(" (%d handed to DuckDB)", rd.Handed)
+		}
+		fmt.Fprintf(w, "  %s: %s, %d of %d rows%s, %d ranges in %d row groups, %d of %d bytes; %s\n",
+			rd.Path, rd.How, rd.Rows, rd.FileRows, handed, rd.Ranges, rd.RowGroups, rd.Bytes, rd.FileBytes, rd.Why)
+	}
 }
 
 // queryScript is the SQL query runs, from exactly one of the argument, -c,

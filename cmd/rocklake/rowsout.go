@@ -234,6 +234,9 @@ type tablePlanJSON struct {
 	RowGroups  prune.Counts      `json:"row_groups"`
 	Bytes      prune.Bytes       `json:"bytes"`
 	Bloom      prune.BloomCounts `json:"bloom"`
+	// Reads says how each kept file was read: whole, its row ranges, or
+	// its pages (engine.FileRead).
+	Reads []engine.FileRead `json:"reads,omitempty"`
 }
 
 func tablePlans(res *engine.Result) []tablePlanJSON {
@@ -243,6 +246,7 @@ func tablePlans(res *engine.Result) []tablePlanJSON {
 		if p := tp.Plan; p != nil {
 			j.Files, j.RowGroups, j.Bytes, j.Bloom = p.Files, p.RowGroups, p.Bytes, p.Bloom
 		}
+		j.Reads = tp.Reads
 		out = append(out, j)
 	}
 	return out
@@ -301,6 +305,7 @@ func (p *jsonPrinter) row(vals []any) error {
 type phaseJSON struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
+	Detail  string  `json:"detail,omitempty"`
 }
 
 func (p *jsonPrinter) end(res *engine.Result, n int64) error {
@@ -319,7 +324,7 @@ func (p *jsonPrinter) end(res *engine.Result, n int64) error {
 	}
 	phases := []phaseJSON{}
 	for _, ph := range res.Phases {
-		phases = append(phases, phaseJSON{ph.Name, ph.Time.Seconds()})
+		phases = append(phases, phaseJSON{ph.Name, ph.Time.Seconds(), ph.Detail})
 	}
 	b, err := json.MarshalIndent(phases, "  ", "  ")
 	if err != nil {

@@ -1,0 +1,420 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/types"
+)
+
+// wqPartial is the partial-scan mode of the whole-query fuzzer's queries
+// (TestWholeQueryPartial forces it).
+var wqPartial PartialMode
+
+var wqPartialN = flag.Int("wholequery.partialn", 600, "queries TestWholeQueryPartial runs")
+
+// TestWholeQueryPartial runs the whole-query fuzzer with every kept file
+// that can be read in part read so (by the page path where its columns
+// allow), and the page index of every row group read: the fuzzer's files
+// have row groups of 1 to 500 rows, pages of 128 bytes in a third of
+// them, the page index in half.
+func TestWholeQueryPartial(t *testing.T) {
+	t.Run("pages", func(t *testing.T) { runWholeQueryPartial(t, PartialForce) })
+	t.Run("rows", func(t *testing.T) { runWholeQueryPartial(t, PartialForceRows) })
+}
+
+func runWholeQueryPartial(t *testing.T, mode PartialMode) {
+	n := *wqN
+	*wqN = *wqPartialN
+	wqPartial = mode
+	defer func() { *wqN, wqPartial = n, PartialAuto }()
+	TestWholeQuery(t)
+}
+
+// partialFixture is one table of files with small row groups and small
+// pages and the page index (arrow-go), a sorted id, a clustered ts and
+// columns of the prunable types with NULL, NaN, ±0 and extremes; and a
+// DuckDB table of the same rows, the oracle.
+type partialFixture struct {
+	eng   *Engine
+	cat   *catalog.Catalog
+	files []string
+}
+
+func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
+	t.Helper()
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(seed, 9))
+	var files []string
+	id := int64(0)
+	for f := range 4 {
+		rows := 3000 + r.IntN(2000)
+		vals := map[string][]*types.Value{}
+		add := func(name string, v *types.Value) { vals[name] = append(vals[name], v) }
+		for i := range rows {
+			iv := types.IntValue(id)
+			add("id", &iv)
+			id++
+			tsv := types.IntValue(int64(f)*1_000_000_000_000 + int64(i)*1_000_000 + int64(r.IntN(1000)))
+			add("ts", &tsv)
+			var d *types.Value
+			switch k := r.IntN(40); {
+			case k == 0:
+				d = nil
+			case k == 1:
+				v := types.FloatValue(math.NaN())
+				d = &v
+			case k == 2:
+				v := types.FloatValue(math.Copysign(0, -1))
+				d = &v
+			case k == 3:
+				v := types.FloatValue(math.Inf(1 - 2*r.IntN(2)))
+				d = &v
+			default:
+				v := types.FloatValue(float64(i)/10 - 100)
+				d = &v
+			}
+			add("d", d)
+			var s *types.Value
+			if r.IntN(20) != 0 {
+				v := types.StringValue(fmt.Sprintf("k%05d", i/7))
+				s = &v
+			}
+			add("s", s)
+			var n *types.Value
+			switch k := r.IntN(30); {
+			case k == 0:
+			case k == 1:
+				v := types.IntValue(math.MinInt32)
+				n = &v
+			case k == 2:
+				v := types.IntValue(math.MaxInt32)
+				n = &v
+			default:
+				v := types.IntValue(int64(r.IntN(1000)) - 500)
+				n = &v
+			}
+			add("n", n)
+			pickV := func(xs ...types.Value) *types.Value {
+				if r.IntN(15) == 0 {
+					return nil
+				}
+				v := xs[r.IntN(len(xs))]
+				return &v
+			}
+			add("u", pickV(types.UintValue(math.MaxUint64), types.UintValue(0), types.UintValue(uint64(r.IntN(100))), types.UintValue(1<<63)))
+			add("f", pickV(types.FloatValue(float64(float32(math.NaN()))), types.FloatValue(math.Copysign(0, -1)), types.FloatValue(0),
+				types.FloatValue(float64(float32(r.IntN(200)-100)/4)), types.FloatValue(math.Inf(-1)), types.FloatValue(math.MaxFloat32)))
+			add("b", pickV(types.BoolValue(true), types.BoolValue(false)))
+			add("dt", pickV(types.IntValue(int64(i)), types.IntValue(-719528), types.IntValue(2932896), types.IntValue(int64(r.IntN(20000)))))
+			add("tz", pickV(types.IntValue(int64(i)*1_000_000_000), types.IntValue(-62135596800000000), types.IntValue(253402300799999999)))
+			add("ms", pickV(types.IntValue(int64(i)*60_000), types.IntValue(-62135596800000), types.IntValue(253402300799999)))
+			add("sm", pickV(types.IntValue(math.MinInt16), types.IntValue(math.MaxInt16), types.IntValue(int64(r.IntN(100)))))
+		}
+		cols := []pqwrite.Column{
+			{Name: "id", Type: types.MustParseType("bigint"), Values: vals["id"]},
+			{Name: "ts", Type: types.MustParseType("timestamp"), Values: vals["ts"]},
+			{Name: "d", Type: types.MustParseType("double"), Values: vals["d"]},
+			{Name: "s", Type: types.MustParseType("varchar"), Values: vals["s"]},
+			{Name: "n", Type: types.MustParseType("integer"), Values: vals["n"]},
+			{Name: "u", Type: types.MustParseType("ubigint"), Values: vals["u"]},
+			{Name: "f", Type: types.MustParseType("float"), Values: vals["f"]},
+			{Name: "b", Type: types.MustParseType("boolean"), Values: vals["b"]},
+			{Name: "dt", Type: types.MustParseType("date"), Values: vals["dt"]},
+			{Name: "tz", Type: types.MustParseType("timestamptz"), Values: vals["tz"]},
+			{Name: "ms", Type: types.MustParseType("timestamp"), Values: vals["ms"], Unit: "ms"},
+			{Name: "sm", Type: types.MustParseType("smallint"), Values: vals["sm"]},
+		}
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f))
+		if err := pqwrite.Write(p, cols, pqwrite.Options{RowGroupRows: int64(500 + r.IntN(600)), PageBytes: 1024, PageIndex: true, Dictionary: f%2 == 0}); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Add(c, "t", files, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return &partialFixture{eng: e, cat: c, files: files}
+}
+
+// TestPartialScanAgrees reads files with small row groups and pages
+// through the partial scan (forced and by the cost rule) and compares
+// every answer with DuckDB's over all files; it also checks that rows
+// really were left unread.
+func TestPartialScanAgrees(t *testing.T) {
+	fx := newPartialFixture(t, 1)
+	ctx := context.Background()
+	oracle, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oracle.Close()
+	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
+		t.Fatal(err)
+	}
+	preds := []string{
+		"id = 1234", "id = 0", "id = 15999", "id BETWEEN 2000 AND 2100", "id IN (5, 3001, 7777, 12000)",
+		"id < 10", "id >= 14000", "ts >= '1970-01-12 13:46:40' AND ts < '1970-01-12 13:50:00'",
+		"ts < '1970-01-01 00:01:00'", "d > 100", "d < -99.5", "d = 0", "d = -0.0", "d > 'inf'::DOUBLE", "isnan(d)",
+		"d IS NULL AND id < 3000", "s = 'k00100'", "s > 'k00600'", "s IS NULL", "n = 2147483647", "n = -2147483648",
+		"n IS NULL AND id > 9000", "u > 9223372036854775807", "u = 18446744073709551615", "f > 1e38", "f = 0", "isnan(f) AND id < 5000",
+		"b AND id < 300", "dt > DATE '9000-01-01'", "dt < DATE '0001-01-02'", "tz >= TIMESTAMPTZ '9999-12-31 23:59:59+00'",
+		"ms < TIMESTAMP '0001-01-01 00:00:01'", "sm = -32768", "sm = 32767 AND id BETWEEN 100 AND 900", "id > 3000 AND id < 3005 OR id = 9", "NOT (id <> 42)", "id % 1000 = 7 AND id < 4000",
+	}
+	shapes := []string{
+		"SELECT count(*), sum(id), min(ts), max(s), count(d), sum(n) FROM t WHERE %s",
+		"SELECT * FROM t WHERE %s ORDER BY id",
+		"SELECT id, 'x' || CAST(d AS VARCHAR), 'x' || CAST(f AS VARCHAR), 'x' || CAST(ms AS VARCHAR) FROM t WHERE %s ORDER BY id",
+		"SELECT id, ts, d, s, n FROM t WHERE %s ORDER BY id",
+		"SELECT s, count(*) FROM t WHERE %s GROUP BY s ORDER BY s LIMIT 5",
+		"SELECT a.id, b.n FROM t a JOIN t b ON a.id = b.id + 1 WHERE a.%s ORDER BY 1",
+	}
+	var partial, skipped, decoded, handed int64
+	byHow := map[string]int{}
+	for _, p := range preds {
+		for _, sh := range shapes {
+			q := fmt.Sprintf(sh, p)
+			if strings.Contains(sh, "a.%s") {
+				if strings.Contains(p, " OR ") || strings.HasPrefix(p, "NOT") || strings.Contains(p, "AND") || strings.HasPrefix(p, "isnan") {
+					continue
+				}
+			}
+			want := runOracle(ctx, oracle, q)
+			if want.err != nil {
+				t.Fatalf("%s: oracle: %v", q, want.err)
+			}
+			for _, mode := range []PartialMode{PartialForce, PartialForceRows, PartialAuto, PartialOff} {
+				got, res := runEngine(ctx, fx.eng, q, QueryOptions{Snapshot: catalog.Latest, Partial: mode, NoMetadataAnswers: true})
+				if got.err != nil {
+					t.Fatalf("%s (mode %d): %v", q, mode, got.err)
+				}
+				if !sameAnswer(got, want, strings.Contains(q, "ORDER BY")) {
+					t.Errorf("%s (mode %d):\n  rocklake %s\n  DuckDB   %s\n  reads %+v", q, mode, got, want, res.Tables[0].Reads)
+				}
+				for _, tp := range res.Tables {
+					for _, rd := range tp.Reads {
+						byHow[rd.How]++
+						if rd.How == ReadPages {
+							decoded += rd.Rows
+							handed += rd.Handed
+						}
+						if rd.How != ReadWhole {
+							if mode == PartialOff {
+								t.Errorf("%s: partial scan off, but %s read as row ranges", q, rd.Path)
+							}
+							partial++
+							skipped += rd.FileRows - rd.Rows
+						}
+					}
+				}
+			}
+		}
+	}
+	if partial == 0 || skipped == 0 || byHow[ReadPages] == 0 || byHow[ReadRowRanges] == 0 || handed >= decoded {
+		t.Fatalf("no file read in part (%d, %v), no row left unread (%d) or none dropped by the row filter (%d of %d handed over)",
+			partial, byHow, skipped, handed, decoded)
+	}
+	t.Logf("%d files read in part (%v), %d rows of theirs not read; page path: %d of %d rows decoded handed over", partial, byHow, skipped, handed, decoded)
+}
+
+// TestPartialCostRule checks the rule's choices: a point lookup reads its
+// file in part; a query keeping most rows reads files whole.
+func TestPartialCostRule(t *testing.T) {
+	fx := newPartialFixture(t, 2)
+	ctx := context.Background()
+	// Row groups of 500 to 1,100 rows are below the page index's default
+	// threshold: the planner is told to read it.
+	pages := prune.Options{PageMinRows: -1, IndexMinRows: -1}
+	res, err := fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Prune: pages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := res.Tables[0].Reads
+	if len(reads) != 1 || reads[0].How != ReadPages || reads[0].Rows >= 500 || reads[0].Handed != 1 {
+		t.Fatalf("point lookup: want one file's pages read and one row handed over, got %+v", reads)
+	}
+	if d := res.Phases[len(res.Phases)-2]; d.Name != "bind" || !strings.Contains(d.Detail, "read in part: 1 of 1 files") {
+		t.Errorf("bind phase: %+v", d)
+	}
+	// Forced, the page index of every row group is read: the lookup reads
+	// fewer rows than the smallest row group (500) holds.
+	res, err = fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Partial: PartialForce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadPages || reads[0].Rows >= 500 || !res.Tables[0].Plan.Pages.Evaluated {
+		t.Fatalf("forced point lookup: want one page range read, got %+v (pages %+v)", reads, res.Tables[0].Plan.Pages)
+	}
+	// Without page ranges, a lookup keeps a whole row group: a third of
+	// this file, too many rows for the page path, and DuckDB would read
+	// as much given the range: the whole file.
+	res, err = fx.eng.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadWhole {
+		t.Fatalf("point lookup without page ranges: want the file whole, got %+v", reads)
+	}
+	res, err = fx.eng.Query(ctx, "SELECT count(*) FROM t WHERE id > 100", QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true, Prune: pages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rd := range res.Tables[0].Reads {
+		if rd.How != ReadWhole {
+			t.Errorf("broad query: %s read %s (%s)", rd.Path, rd.How, rd.Why)
+		}
+	}
+}
+
+// TestPartialSandboxed: in a sandboxed engine DuckDB reads every data
+// file, so that allowed_directories holds for all of them; the page path
+// (arrow-go reading the file itself) is never taken. A table whose files
+// lie outside the sandbox's directories stays unreadable, forced partial
+// scan or not; one inside is read by row ranges.
+func TestPartialSandboxed(t *testing.T) {
+	fx := newPartialFixture(t, 3)
+	ctx := context.Background()
+	outside, err := NewWithOptions(fx.cat, Options{Sandbox: &Sandbox{Dirs: []string{t.TempDir()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outside.Close()
+	for _, mode := range []PartialMode{PartialForce, PartialAuto} {
+		res, err := outside.Query(ctx, "SELECT * FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Partial: mode,
+			Prune: prune.Options{PageMinRows: -1, IndexMinRows: -1}})
+		if err == nil {
+			t.Fatalf("mode %d: a file outside the sandbox was read: %v", mode, res.Rows)
+		}
+	}
+	inside, err := NewWithOptions(fx.cat, Options{Sandbox: &Sandbox{Dirs: []string{filepath.Dir(fx.files[0])}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inside.Close()
+	res, err := inside.Query(ctx, "SELECT id FROM t WHERE id = 2500", QueryOptions{Snapshot: catalog.Latest, Partial: PartialForce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || *res.Rows[0][0] != "2500" {
+		t.Fatalf("rows %v", res.Rows)
+	}
+	if reads := res.Tables[0].Reads; len(reads) != 1 || reads[0].How != ReadRowRanges || !strings.Contains(reads[0].Why, "sandboxed") {
+		t.Fatalf("reads %+v", reads)
+	}
+}
+
+// TestPartialRandomPredicates compares random predicates over every
+// column of the partial fixture (literals at the columns' extremes, NaN,
+// ±0, NULL tests; AND, OR, NOT) through the forced page path — the row
+// filter deciding on each decoded row — with DuckDB over all files.
+func TestPartialRandomPredicates(t *testing.T) {
+	fx := newPartialFixture(t, 4)
+	ctx := context.Background()
+	oracle, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oracle.Close()
+	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	lits := map[string][]string{
+		"id": {"0", "1", "777", "3000", "9999", "15999", "16000", "-1"},
+		"ts": {"TIMESTAMP '1970-01-01 00:00:00'", "TIMESTAMP '1970-01-12 13:46:40.5'", "TIMESTAMP '1970-01-24 03:33:20'", "TIMESTAMP '1970-02-04 17:20:00'"},
+		"d":  {"'nan'::DOUBLE", "'-0.0'::DOUBLE", "0.0", "'inf'::DOUBLE", "'-inf'::DOUBLE", "-100.0", "-99.9", "50.5", "1e300"},
+		"s":  {"'k00000'", "'k00100'", "'k00100x'", "'k006'", "''", "'l'"},
+		"n":  {"-2147483648", "2147483647", "0", "-500", "499", "17"},
+		"u":  {"0", "1", "99", "9223372036854775808", "18446744073709551615", "18446744073709551614"},
+		"f":  {"'nan'::FLOAT", "'-0.0'::FLOAT", "0.0::FLOAT", "'-inf'::FLOAT", "3.4028235e38::FLOAT", "-24.75::FLOAT", "12.5::FLOAT"},
+		"b":  {"true", "false"},
+		"dt": {"DATE '1970-01-01'", "DATE '0001-01-01'", "DATE '9999-12-31'", "DATE '1975-06-30'", "DATE '1970-01-05'"},
+		"tz": {"TIMESTAMPTZ '1970-01-01 00:00:00+00'", "TIMESTAMPTZ '0001-01-01 00:00:00+00'", "TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'", "TIMESTAMPTZ '1970-01-01 01:00:00+01'"},
+		"ms": {"TIMESTAMP '1970-01-01 00:00:00'", "TIMESTAMP '0001-01-01 00:00:00'", "TIMESTAMP '9999-12-31 23:59:59.999'", "TIMESTAMP '1970-01-03 00:00:00.001'"},
+		"sm": {"-32768", "32767", "0", "50", "99", "100"},
+	}
+	names := []string{"id", "ts", "d", "s", "n", "u", "f", "b", "dt", "tz", "ms", "sm"}
+	term := func() string {
+		c := names[r.IntN(len(names))]
+		l := lits[c]
+		pick := func() string { return l[r.IntN(len(l))] }
+		switch r.IntN(9) {
+		case 0:
+			return c + " IS NULL"
+		case 1:
+			return c + " IS NOT NULL"
+		case 2:
+			return fmt.Sprintf("%s BETWEEN %s AND %s", c, pick(), pick())
+		case 3:
+			return fmt.Sprintf("%s IN (%s, %s)", c, pick(), pick())
+		}
+		ops := []string{"=", "<>", "<", "<=", ">", ">="}
+		return fmt.Sprintf("%s %s %s", c, ops[r.IntN(len(ops))], pick())
+	}
+	pred := func() string {
+		p := term()
+		for range r.IntN(3) {
+			if r.IntN(2) == 0 {
+				p = "(" + p + ") AND (" + term() + ")"
+			} else {
+				p = "(" + p + ") OR (" + term() + ")"
+			}
+		}
+		if r.IntN(5) == 0 {
+			p = "NOT (" + p + ")"
+		}
+		// A range on id keeps the plan to a part of the files, so that the
+		// page path takes it.
+		if r.IntN(3) != 0 {
+			lo := r.IntN(15000)
+			p = fmt.Sprintf("id BETWEEN %d AND %d AND (%s)", lo, lo+r.IntN(400), p)
+		}
+		return p
+	}
+	var pages, handed, decoded int64
+	for range 400 {
+		q := fmt.Sprintf("SELECT count(*), sum(id), min(d), max(f), count(s), max(dt), min(tz) FROM t WHERE %s", pred())
+		if r.IntN(2) == 0 {
+			q = fmt.Sprintf("SELECT id, 'x' || CAST(d AS VARCHAR), 'x' || CAST(f AS VARCHAR), u, b, dt, tz, ms, sm, n, s, ts FROM t WHERE %s ORDER BY id", pred())
+		}
+		want := runOracle(ctx, oracle, q)
+		got, res := runEngine(ctx, fx.eng, q, QueryOptions{Snapshot: catalog.Latest, Partial: PartialForce, NoMetadataAnswers: true})
+		if (got.err == nil) != (want.err == nil) || (got.err == nil && !sameAnswer(got, want, strings.Contains(q, "ORDER BY"))) {
+			t.Errorf("%s:\n  rocklake %s\n  DuckDB   %s", q, got, want)
+			continue
+		}
+		if res != nil {
+			for _, rd := range res.Tables[0].Reads {
+				if rd.How == ReadPages {
+					pages++
+					decoded += rd.Rows
+					handed += rd.Handed
+				}
+			}
+		}
+	}
+	if pages == 0 || handed >= decoded {
+		t.Fatalf("page path taken %d times, %d of %d rows decoded handed over", pages, handed, decoded)
+	}
+	t.Logf("page path taken %d times, %d of %d rows decoded handed over", pages, handed, decoded)
+}
