@@ -304,7 +304,11 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 				pred := evoPred(r, pc, 2)
 				queries++
 				q := "SELECT * FROM t WHERE " + pred
-				res, err := e.Query(ctx, q, opts)
+				// Every other query reads the kept files in part, by
+				// pages or by row ranges, wherever it can.
+				qopts := opts
+				qopts.Partial = []PartialMode{PartialAuto, PartialForce, PartialAuto, PartialForceRows}[queries%4]
+				res, err := e.Query(ctx, q, qopts)
 				want, werr := baseline(t, base, "SELECT * FROM ot WHERE "+pred)
 				if err != nil || werr != nil {
 					if (err == nil) != (werr == nil) {
@@ -317,7 +321,7 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 					got = append(got, rowText(row))
 				}
 				if !sameRows(got, want, false) {
-					t.Errorf("%s: %s: %d rows, DuckDB %d", where, q, len(got), len(want))
+					t.Errorf("%s: %s (partial %v): %d rows, DuckDB %d", where, q, qopts.Partial, len(got), len(want))
 				}
 				match, miss := map[string]int{}, map[string]int{}
 				rws, err := base.Query(fmt.Sprintf("SELECT filename, count(*) FILTER (WHERE %[1]s), count(*) FILTER (WHERE (%[1]s) IS NOT TRUE) FROM o GROUP BY filename", pred))

@@ -382,6 +382,11 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		why = "sandboxed: DuckDB reads every file"
 	case odd[f]:
 		why = "columns differ from the table's"
+	case mapped(consts[f], cols):
+		// The page path reads columns by the table's names: a file
+		// registered before a column was renamed, dropped and added again,
+		// or added, holds other columns under them (mapColumns).
+		why = "read through the table's column mapping"
 	case mode == PartialAuto && (rd.Rows > pageMaxRows || rd.Rows*8 > rd.FileRows):
 		why = "too many rows for the page path"
 	}
@@ -419,6 +424,17 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		rd.Why = "forced (" + why + ")"
 	}
 	return s, nil
+}
+
+// mapped says whether a file reads any of the table's columns other than
+// by its own name and type (consts are its constants: mapColumns).
+func mapped(consts fileConstants, cols []catalog.Column) bool {
+	for _, c := range cols {
+		if _, ok := consts[c.ID]; ok && c.Partition == "" && !c.Parent.Known {
+			return true
+		}
+	}
+	return false
 }
 
 // partialSummary is the bind phase's detail: how many kept files were
