@@ -121,6 +121,15 @@ func openPebble(dir string, base vfs.FS, lock io.Closer, create, readOnly bool) 
 		Logger:           logger{s},
 		EventListener:    listener(s),
 	}
+	if readOnly {
+		// A read-only store is a command's, which reads what it plans
+		// from once and keeps it decoded (the catalog's plan cache):
+		// Pebble's default 8 MiB of cached blocks would only add to its
+		// memory.
+		c := pebble.NewCache(1 << 20)
+		defer c.Unref()
+		popts.Cache = c
+	}
 	var db *pebble.DB
 	err := s.call(func() error {
 		d, err := pebble.Open(dir, popts)
