@@ -282,9 +282,9 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 		}
 		fs.blocks = append(fs.blocks, b)
 	}
-	fs.files.n = len(fs.IDs)
+	fs.files = &fileRows{n: len(fs.IDs)}
 	if base != nil {
-		fs.files.copyFrom(&base.files)
+		fs.files.copyFrom(base.files)
 	}
 	return fs, nil
 }

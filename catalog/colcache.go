@@ -63,7 +63,7 @@ type FileSet struct {
 	table int64
 	// files holds the files' rows as far as they were read (Reader.FileAt):
 	// all of them when built from rows, on demand when built from blocks.
-	files fileRows
+	files *fileRows
 	// blocks is set when the set was built from file blocks (blocks.go):
 	// each block's first id and its files' positions here.
 	blocks     []fsBlock
@@ -92,28 +92,47 @@ func (s *FileSet) memory() int64 {
 // plan over a million files built from blocks reads the rows of the few it
 // keeps: they go in a map, since a slot per file would cost 8 MB that a
 // cold plan never fills; once a sixteenth of the files are read (a broad
-// query, or a set built from rows) they move to a slot per file.
+// query, or a set built from rows) they move to a slot per file, read
+// without a lock as warm plans read them.
 type fileRows struct {
-	mu   sync.RWMutex
 	n    int
-	all  []*DataFile
+	all  atomic.Pointer[[]atomic.Pointer[DataFile]]
+	mu   sync.Mutex // guards some, and the move to all
 	some map[int]*DataFile
 }
 
+// fullRows is rows with every file's row read.
+func fullRows(files []DataFile) *fileRows {
+	f := &fileRows{n: len(files)}
+	all := make([]atomic.Pointer[DataFile], len(files))
+	for i := range files {
+		all[i].Store(&files[i])
+	}
+	f.all.Store(&all)
+	return f
+}
+
 func (f *fileRows) load(i int) *DataFile {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.all != nil {
-		return f.all[i]
+	if all := f.all.Load(); all != nil {
+		return (*all)[i].Load()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if all := f.all.Load(); all != nil { // moved meanwhile
+		return (*all)[i].Load()
 	}
 	return f.some[i]
 }
 
 func (f *fileRows) store(i int, d *DataFile) {
+	if all := f.all.Load(); all != nil {
+		(*all)[i].Store(d)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.all != nil {
-		f.all[i] = d
+	if all := f.all.Load(); all != nil {
+		(*all)[i].Store(d)
 		return
 	}
 	if f.some == nil {
@@ -121,45 +140,61 @@ func (f *fileRows) store(i int, d *DataFile) {
 	}
 	f.some[i] = d
 	if len(f.some) > 256 && len(f.some)*16 > f.n {
-		f.all = make([]*DataFile, f.n)
+		all := make([]atomic.Pointer[DataFile], f.n)
 		for j, d := range f.some {
-			f.all[j] = d
+			all[j].Store(d)
 		}
+		f.all.Store(&all)
 		f.some = nil
 	}
 }
 
-// copyFrom takes the rows base has read (of base's n files, the first of
+// copyFrom takes the rows base has read (of base's files, the first of
 // this set's).
 func (f *fileRows) copyFrom(base *fileRows) {
-	base.mu.RLock()
-	defer base.mu.RUnlock()
-	for j, d := range base.all {
-		if d != nil {
-			f.store(j, d)
+	if all := base.all.Load(); all != nil {
+		mine := make([]atomic.Pointer[DataFile], f.n)
+		for j := range *all {
+			mine[j].Store((*all)[j].Load())
 		}
+		f.all.Store(&mine)
+		return
 	}
-	for j, d := range base.some {
-		f.store(j, d)
+	base.each(func(j int, d *DataFile) { f.store(j, d) })
+}
+
+// each calls fn with every row read.
+func (f *fileRows) each(fn func(i int, d *DataFile)) {
+	if all := f.all.Load(); all != nil {
+		for j := range *all {
+			if d := (*all)[j].Load(); d != nil {
+				fn(j, d)
+			}
+		}
+		return
+	}
+	f.mu.Lock()
+	some := make(map[int]*DataFile, len(f.some))
+	for j, d := range f.some {
+		some[j] = d
+	}
+	all := f.all.Load()
+	f.mu.Unlock()
+	if all != nil { // moved meanwhile
+		f.each(fn)
+		return
+	}
+	for j, d := range some {
+		fn(j, d)
 	}
 }
 
 // sizes is the number of rows read and the bytes of their strings.
 func (f *fileRows) sizes() (read int, bytes int64) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	add := func(d *DataFile) {
-		if d != nil {
-			read++
-			bytes += int64(len(d.Path) + len(d.Format))
-		}
-	}
-	for _, d := range f.all {
-		add(d)
-	}
-	for _, d := range f.some {
-		add(d)
-	}
+	f.each(func(_ int, d *DataFile) {
+		read++
+		bytes += int64(len(d.Path) + len(d.Format))
+	})
 	return read, bytes
 }
 
@@ -509,11 +544,9 @@ func (r *Reader) FileSet(tableID int64) (*FileSet, error) {
 		return nil, err
 	}
 	s := &FileSet{IDs: make([]int64, len(files)), RecordCounts: make([]int64, len(files)),
-		RowGroupCount: make([]int32, len(files)),
-		table:         tableID, files: fileRows{n: len(files), all: make([]*DataFile, len(files))},
+		RowGroupCount: make([]int32, len(files)), table: tableID, files: fullRows(files),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	for i, f := range files {
-		s.files.all[i] = &files[i]
 		s.IDs[i], s.RecordCounts[i], s.RowGroupCount[i] = f.ID, f.RecordCount, f.RowGroupCount
 		s.TotalRowGroups += int64(f.RowGroupCount)
 		s.TotalBytes += f.FileSizeBytes
