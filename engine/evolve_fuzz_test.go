@@ -323,39 +323,12 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 				if !sameRows(got, want, false) {
 					t.Errorf("%s: %s (partial %v): %d rows, DuckDB %d", where, q, qopts.Partial, len(got), len(want))
 				}
-				match, miss := map[string]int{}, map[string]int{}
-				rws, err := base.Query(fmt.Sprintf("SELECT filename, count(*) FILTER (WHERE %[1]s), count(*) FILTER (WHERE (%[1]s) IS NOT TRUE) FROM o GROUP BY filename", pred))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for rws.Next() {
-					var f string
-					var m, n int
-					if err := rws.Scan(&f, &m, &n); err != nil {
-						t.Fatal(err)
-					}
-					match[f], miss[f] = m, n
-				}
-				rws.Close()
-				kept := map[string]bool{}
-				for _, kf := range res.Tables[0].Plan.KeptFiles {
-					kept[kf.Path] = true
-					if kf.AllMatch {
-						allMatch++
-						if miss[kf.Path] != 0 {
-							t.Errorf("%s: %s: %s planned to match in full, %d rows do not", where, pred, kf.Path, miss[kf.Path])
-						}
-					}
-				}
+				var paths []string
 				for _, f := range sn.files {
-					if kept[f.path] {
-						continue
-					}
-					skipped++
-					if match[f.path] != 0 {
-						t.Errorf("%s: UNSOUND SKIP: %s: %s skipped, %d rows match", where, pred, f.path, match[f.path])
-					}
+					paths = append(paths, f.path)
 				}
+				sk, am := checkFileDecisions(t, base, "o", pred, res.Tables[0].Plan, paths, where)
+				skipped, allMatch = skipped+sk, allMatch+am
 				k := pc[r.IntN(len(pc))].name
 				agg := fmt.Sprintf("SELECT count(*), min(%s), max(%s) FROM t WHERE %s", k, k, pred)
 				ares, err := e.Query(ctx, agg, opts)

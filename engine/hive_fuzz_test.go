@@ -14,6 +14,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
 )
 
 var (
@@ -135,41 +136,8 @@ func TestHivePartitionFuzz(t *testing.T) {
 			if !sameRows(got, want, false) {
 				t.Errorf("seed %d: %s: %d rows, DuckDB %d", seed, q, len(got), len(want))
 			}
-			// Per file, the rows that match and the rows that do not, in
-			// one read.
-			match, miss := map[string]int{}, map[string]int{}
-			rws, err := base.Query(fmt.Sprintf("SELECT filename, count(*) FILTER (WHERE %[1]s), count(*) FILTER (WHERE (%[1]s) IS NOT TRUE) FROM tf GROUP BY filename", pred))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rws.Next() {
-				var f string
-				var m, n int
-				if err := rws.Scan(&f, &m, &n); err != nil {
-					t.Fatal(err)
-				}
-				match[f], miss[f] = m, n
-			}
-			rws.Close()
-			kept := map[string]bool{}
-			for _, kf := range res.Tables[0].Plan.KeptFiles {
-				kept[kf.Path] = true
-				if kf.AllMatch {
-					allMatch++
-					if miss[kf.Path] != 0 {
-						t.Errorf("seed %d: %s: %s planned to match in full, %d rows do not", seed, pred, kf.Path, miss[kf.Path])
-					}
-				}
-			}
-			for _, f := range files {
-				if kept[f] {
-					continue
-				}
-				skipped++
-				if match[f] != 0 {
-					t.Errorf("seed %d: UNSOUND SKIP: %s: %s skipped, %d rows match", seed, pred, f, match[f])
-				}
-			}
+			sk, am := checkFileDecisions(t, base, "tf", pred, res.Tables[0].Plan, files, fmt.Sprintf("seed %d", seed))
+			skipped, allMatch = skipped+sk, allMatch+am
 			k := cols[r.IntN(len(cols))].name
 			agg := fmt.Sprintf("SELECT count(*), min(%s), max(%s) FROM t WHERE %s", k, k, pred)
 			ares, err := e.Query(ctx, agg, QueryOptions{Snapshot: catalog.Latest})
@@ -256,4 +224,47 @@ func hivePred(r *rand.Rand, cols []hiveFuzzCol, depth int) string {
 	default:
 		return c.name + " " + []string{"=", "<>", "<", "<=", ">", ">="}[r.IntN(6)] + " " + lit()
 	}
+}
+
+// checkFileDecisions checks a plan's file decisions against DuckDB reading
+// view (the table's files, with a filename column): no file skipped holds a
+// row that matches pred, and every file planned to match in full matches
+// in every row. It returns the skips and the all-match files it checked.
+func checkFileDecisions(t *testing.T, base *sql.DB, view, pred string, plan *prune.Plan, files []string, where string) (skipped, allMatch int) {
+	t.Helper()
+	// Per file, the rows that match and the rows that do not, in one read.
+	match, miss := map[string]int{}, map[string]int{}
+	rws, err := base.Query(fmt.Sprintf("SELECT filename, count(*) FILTER (WHERE %[1]s), count(*) FILTER (WHERE (%[1]s) IS NOT TRUE) FROM %[2]s GROUP BY filename", pred, view))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rws.Next() {
+		var f string
+		var m, n int
+		if err := rws.Scan(&f, &m, &n); err != nil {
+			t.Fatal(err)
+		}
+		match[f], miss[f] = m, n
+	}
+	rws.Close()
+	kept := map[string]bool{}
+	for _, kf := range plan.KeptFiles {
+		kept[kf.Path] = true
+		if kf.AllMatch {
+			allMatch++
+			if miss[kf.Path] != 0 {
+				t.Errorf("%s: %s: %s planned to match in full, %d rows do not", where, pred, kf.Path, miss[kf.Path])
+			}
+		}
+	}
+	for _, f := range files {
+		if kept[f] {
+			continue
+		}
+		skipped++
+		if match[f] != 0 {
+			t.Errorf("%s: UNSOUND SKIP: %s: %s skipped, %d rows match", where, pred, f, match[f])
+		}
+	}
+	return skipped, allMatch
 }
