@@ -618,8 +618,22 @@ type ColumnMapping struct {
 	evolved bool
 }
 
-// ColumnMapping reads the mapping of a table's files.
+// ColumnMapping reads the mapping of a table's files (shared: read it,
+// never modify it).
 func (r *Reader) ColumnMapping(tableID int64) (*ColumnMapping, error) {
+	if r.head {
+		if m, ok := r.c.defs.getMapping(r.snap.SchemaVersion, tableID); ok {
+			return m, nil
+		}
+	}
+	m, err := r.readColumnMapping(tableID)
+	if err == nil && r.head {
+		r.c.defs.putMapping(r.snap.SchemaVersion, tableID, m)
+	}
+	return m, err
+}
+
+func (r *Reader) readColumnMapping(tableID int64) (*ColumnMapping, error) {
 	m := &ColumnMapping{byID: map[int64][]Column{}}
 	first := int64(-1)
 	var p catalogpb.Column

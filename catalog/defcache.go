@@ -17,7 +17,8 @@ type defCache struct {
 	mu     sync.Mutex
 	tables map[int64][]Table     // schema_version → visible tables, by name
 	cols   map[[2]int64][]Column // (schema_version, table) → columns
-	order  []int64               // cached schema versions, oldest first
+	maps   map[[2]int64]*ColumnMapping
+	order  []int64 // cached schema versions, oldest first
 }
 
 const defCacheVersions = 16
@@ -39,7 +40,7 @@ func (d *defCache) getColumns(v, table int64) ([]Column, bool) {
 // touch makes room for version v; the caller holds mu.
 func (d *defCache) touch(v int64) {
 	if d.tables == nil {
-		d.tables, d.cols = map[int64][]Table{}, map[[2]int64][]Column{}
+		d.tables, d.cols, d.maps = map[int64][]Table{}, map[[2]int64][]Column{}, map[[2]int64]*ColumnMapping{}
 	}
 	if slices.Contains(d.order, v) {
 		return
@@ -51,6 +52,11 @@ func (d *defCache) touch(v int64) {
 		for k := range d.cols {
 			if k[0] == old {
 				delete(d.cols, k)
+			}
+		}
+		for k := range d.maps {
+			if k[0] == old {
+				delete(d.maps, k)
 			}
 		}
 	}
@@ -69,4 +75,20 @@ func (d *defCache) putColumns(v, table int64, c []Column) {
 	defer d.mu.Unlock()
 	d.touch(v)
 	d.cols[[2]int64{v, table}] = slices.Clone(c)
+}
+
+// A table's column mapping (every version of every column) is cached
+// alike: a change to it is an alteration, which advances schema_version.
+func (d *defCache) getMapping(v, table int64) (*ColumnMapping, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, ok := d.maps[[2]int64{v, table}]
+	return m, ok
+}
+
+func (d *defCache) putMapping(v, table int64, m *ColumnMapping) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.touch(v)
+	d.maps[[2]int64{v, table}] = m
 }

@@ -54,6 +54,24 @@ type KeptFile struct {
 	// key=value directories), by column name, in DuckLake's text form;
 	// null for a NULL partition.
 	Partition map[string]*string `json:"partition_values,omitempty"`
+	// Columns are the table's columns this file holds under another name
+	// or type, or not at all, because the table changed after the file was
+	// registered (table alter): an engine reading the file must read them
+	// so, and every other column under the table's name. Empty when the
+	// file holds the table's columns as they are.
+	Columns []ColumnSource `json:"column_mapping,omitempty"`
+}
+
+// ColumnSource is how a kept file holds one of the table's top-level
+// columns.
+type ColumnSource struct {
+	Column string `json:"column"` // the table's name at the plan's snapshot
+	// FileColumn and FileType are the file's name and type of it; both
+	// empty when the file predates the column, which then reads as Default
+	// (NULL when absent) in every row.
+	FileColumn string  `json:"file_column,omitempty"`
+	FileType   string  `json:"file_type,omitempty"`
+	Default    *string `json:"default,omitempty"`
 }
 
 // RowRange is rows [First, First+Count) of a file, in one row group.
@@ -196,6 +214,39 @@ func PlanTable(r *catalog.Reader, table, predicate string, opts Options) (*Plan,
 	return PlanBound(r, t, b, opts)
 }
 
+// fileMapping returns how a file holds the table's columns (KeptFile.Columns):
+// nil for every file of a table never altered.
+func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []ColumnSource, error) {
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil || !m.Evolved() {
+		return func(catalog.DataFile) []ColumnSource { return nil }, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	return func(f catalog.DataFile) []ColumnSource {
+		var out []ColumnSource
+		for _, c := range cols {
+			if c.Parent.Known || c.Partition != "" {
+				continue
+			}
+			name, typ, held := m.Source(c, f)
+			switch {
+			case !held:
+				cs := ColumnSource{Column: c.Name}
+				if c.Default.Known {
+					cs.Default = &c.Default.V
+				}
+				out = append(out, cs)
+			case name != c.Name || typ.String() != c.Type.String():
+				out = append(out, ColumnSource{Column: c.Name, FileColumn: name, FileType: typ.String()})
+			}
+		}
+		return out
+	}, nil
+}
+
 // PlanBound prunes a table's files and row groups for a predicate already
 // bound to the table's columns (expr.Bind, expr.Compile), at the reader's
 // snapshot; t must come from the same reader. A nil b keeps everything, as
@@ -234,6 +285,10 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	defer rgr.close()
 	var rr *run // row groups and pages: one run for the plan
 	var partNames map[int64]string
+	mapping, err := fileMapping(r, t)
+	if err != nil {
+		return nil, err
+	}
 	for i, res := range results {
 		if res == Skip {
 			continue
@@ -242,7 +297,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		if err != nil {
 			return nil, err
 		}
-		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, Bytes: f.FileSizeBytes, AllMatch: res == AllMatch}
+		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, Bytes: f.FileSizeBytes, AllMatch: res == AllMatch, Columns: mapping(f)}
 		if len(f.PartitionValues) > 0 {
 			if partNames == nil {
 				if partNames, err = columnNames(r, t.ID); err != nil {

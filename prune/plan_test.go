@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -361,5 +362,79 @@ func TestPlanBoundMatchesPlanTable(t *testing.T) {
 	want, _ := PlanTable(rd, "t", "", Options{})
 	if all.Files.Kept != 4 || all.Files.Total != 5 || all.Predicate != want.Predicate || all.Bound != want.Bound || all.String() != want.String() {
 		t.Errorf("nil predicate: %s (%q, %q), want %s (%q, %q)", all, all.Predicate, all.Bound, want, want.Predicate, want.Bound)
+	}
+}
+
+// A plan says how each kept file of an altered table holds the table's
+// columns, so that an engine reading the files from the plan reads them as
+// rocklake does: under the names and types they were registered with, and
+// a column added later as its default; nothing for a table never altered.
+func TestKeptFilesCarryTheColumnMapping(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, cols ...string) string {
+		p := filepath.Join(dir, name)
+		var pc []pqwrite.Column
+		for _, c := range cols {
+			v := types.IntValue(1)
+			pc = append(pc, pqwrite.Column{Name: c, Type: types.MustParseType("int32"), Values: []*types.Value{&v}})
+		}
+		if err := pqwrite.Write(p, pc, pqwrite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Add(c, "t", []string{write("old.parquet", "a", "b", "c")}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	plan := func() []KeptFile {
+		rd, err := c.Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		p, err := PlanTable(rd, "t", "true", Options{FilesOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.KeptFiles
+	}
+	if kf := plan(); kf[0].Columns != nil {
+		t.Fatalf("a table never altered: %+v", kf[0].Columns)
+	}
+	for _, a := range []string{"rename column a to x", "alter column b type int64", "drop column c", "add column c int32 default '7'", "add column d int32"} {
+		alt, err := catalog.ParseAlteration(strings.Fields(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.AlterTable("t", alt)
+		if _, err := tx.Commit(); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+	}
+	// A file registered after every change holds the columns as they are.
+	if _, err := ingest.Add(c, "t", []string{write("new.parquet", "x", "b", "c", "d")}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if kf := plan(); len(kf) != 2 || kf[1].Columns != nil {
+		t.Fatalf("the new file: %+v", kf)
+	}
+	var got []string
+	for _, cs := range plan()[0].Columns {
+		def := "-"
+		if cs.Default != nil {
+			def = *cs.Default
+		}
+		got = append(got, fmt.Sprintf("%s<%s %s %s", cs.Column, cs.FileColumn, cs.FileType, def))
+	}
+	if g, want := strings.Join(got, "; "), "x<a int32 -; b<b int32 -; c<  7; d<  -"; g != want {
+		t.Errorf("old file's columns: %s, want %s", g, want)
 	}
 }
