@@ -286,18 +286,18 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 			}
 			dw, dbw := time.Since(t0), readBytes()-b0
 			b0, t0 = readBytes(), time.Now()
-			g, err := duckAnswer(glob, sqlFor(globSrc))
+			g, err := results.DuckDBAnswer(glob, sqlFor(globSrc))
 			if err != nil {
 				return nil, err
 			}
 			dg, dbg := time.Since(t0), readBytes()-b0
 			b0, t0 = readBytes(), time.Now()
-			k, err := duckAnswer(keptDB, sqlFor(keptSrc))
+			k, err := results.DuckDBAnswer(keptDB, sqlFor(keptSrc))
 			if err != nil {
 				return nil, err
 			}
 			dk, dbk := time.Since(t0), readBytes()-b0
-			a, w := lakeAnswer(res), lakeAnswer(whole)
+			a, w := results.Answer(res.Rows), results.Answer(whole.Rows)
 			if !results.SameAnswer(a, g) || !results.SameAnswer(w, g) || k != g {
 				return nil, fmt.Errorf("%s: answers differ: rocklake %q, whole files %q, glob %q, kept files %q", q.name, a, w, g, k)
 			}
@@ -425,44 +425,4 @@ func describeReads(reads []engine.FileRead) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func lakeAnswer(res *engine.Result) string {
-	var b strings.Builder
-	for _, row := range res.Rows {
-		for _, v := range row {
-			if v != nil {
-				b.WriteString(*v)
-			}
-			b.WriteString("|")
-		}
-		b.WriteString(";")
-	}
-	return b.String()
-}
-
-func duckAnswer(db *sql.DB, q string) (string, error) {
-	r, err := db.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + q + ")")
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	cols, _ := r.Columns()
-	var b strings.Builder
-	for r.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := r.Scan(ptrs...); err != nil {
-			return "", err
-		}
-		for _, v := range vals {
-			b.WriteString(v.String)
-			b.WriteString("|")
-		}
-		b.WriteString(";")
-	}
-	return b.String(), r.Err()
 }

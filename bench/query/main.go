@@ -157,26 +157,8 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 		sqlFor := func(src string) string { return fmt.Sprintf("SELECT %s FROM %s%s", q.sel, src, where) }
 		runDuck := func(db *sql.DB, src string) (string, time.Duration, error) {
 			t := time.Now()
-			var b strings.Builder
-			// As rocklake returns them: every value in DuckDB's text form.
-			r, err := db.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + sqlFor(src) + ")")
-			if err != nil {
-				return "", 0, err
-			}
-			cols, _ := r.Columns()
-			for r.Next() {
-				vals := make([]sql.NullString, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				r.Scan(ptrs...)
-				for _, v := range vals {
-					fmt.Fprintf(&b, "%s|", v.String)
-				}
-			}
-			r.Close()
-			return b.String(), time.Since(t), r.Err()
+			ans, err := results.DuckDBAnswer(db, sqlFor(src))
+			return ans, time.Since(t), err
 		}
 		var tr, tn, tg, to []time.Duration
 		var kept int
@@ -189,15 +171,7 @@ func benchSize(dir string, n, rows, runs int) ([]Result, error) {
 				return nil, err
 			}
 			dr := time.Since(t)
-			got := ""
-			for _, row := range res.Rows {
-				for _, v := range row {
-					if v != nil {
-						got += *v
-					}
-					got += "|"
-				}
-			}
+			got := results.Answer(res.Rows)
 			t = time.Now()
 			if _, err := eng.Query(ctx, sqlFor("events"), engine.QueryOptions{Snapshot: catalog.Latest, NoParseCache: true}); err != nil {
 				return nil, err

@@ -14,15 +14,12 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"log"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/rocklake/rocklake/bench/internal/results"
@@ -153,16 +150,10 @@ func run(root string, n, rows, runs int) ([]Result, error) {
 				return nil, fmt.Errorf("%s: %w", q.name, err)
 			}
 			dr := time.Since(t)
-			got := ""
-			for _, row := range res.Rows {
-				for _, v := range row {
-					if v != nil {
-						got += *v
-					}
-					got += "|"
-				}
-			}
-			want, dg, err := answer(duck, sqlFor(glob))
+			got := results.Answer(res.Rows)
+			t = time.Now()
+			want, err := results.DuckDBAnswer(duck, sqlFor(glob))
+			dg := time.Since(t)
 			if err != nil {
 				return nil, fmt.Errorf("%s over the glob: %w", q.name, err)
 			}
@@ -175,7 +166,7 @@ func run(root string, n, rows, runs int) ([]Result, error) {
 			}
 		}
 		r := Result{Table: q.table, Query: q.name, SQL: sqlFor(q.table), Files: n, KeptFiles: kept,
-			RocklakeMS: ms(median(tr)), GlobMS: ms(median(tg))}
+			RocklakeMS: results.MedianMS(tr), GlobMS: results.MedianMS(tg)}
 		r.FilesRatio = float64(n) / float64(max(kept, 1))
 		r.Speedup = r.GlobMS / r.RocklakeMS
 		fmt.Printf("%-32s files read %4d of %d (%.0fx fewer)  rocklake %8.2f ms  glob %8.2f ms  %.1fx\n",
@@ -184,38 +175,3 @@ func run(root string, n, rows, runs int) ([]Result, error) {
 	}
 	return out, nil
 }
-
-// answer runs a query on DuckDB and prints its rows as rocklake returns
-// them: every value in DuckDB's text form.
-func answer(db *sql.DB, q string) (string, time.Duration, error) {
-	t := time.Now()
-	r, err := db.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + q + ")")
-	if err != nil {
-		return "", 0, err
-	}
-	defer r.Close()
-	cols, _ := r.Columns()
-	var b strings.Builder
-	for r.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := r.Scan(ptrs...); err != nil {
-			return "", 0, err
-		}
-		for _, v := range vals {
-			fmt.Fprintf(&b, "%s|", v.String)
-		}
-	}
-	return b.String(), time.Since(t), r.Err()
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"database/sql"
 	"strconv"
 	"strings"
 )
@@ -30,4 +31,54 @@ func SameAnswer(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// Answer prints rows as the benches compare them: every value in DuckDB's
+// text form (NULL as nothing), each field ending in '|', each row in ';'.
+func Answer(rows [][]*string) string {
+	var b strings.Builder
+	for _, row := range rows {
+		for _, v := range row {
+			if v != nil {
+				b.WriteString(*v)
+			}
+			b.WriteByte('|')
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// DuckDBAnswer runs q on a DuckDB handle and prints its rows as Answer
+// does. DuckDB casts every value to text, not Go: a DECIMAL prints with
+// its scale, as rocklake returns it.
+func DuckDBAnswer(db *sql.DB, q string) (string, error) {
+	r, err := db.Query("SELECT COLUMNS(*)::VARCHAR FROM (" + q + ")")
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	cols, err := r.Columns()
+	if err != nil {
+		return "", err
+	}
+	var rows [][]*string
+	for r.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := r.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		row := make([]*string, len(cols))
+		for i, v := range vals {
+			if v.Valid {
+				row[i] = &v.String
+			}
+		}
+		rows = append(rows, row)
+	}
+	return Answer(rows), r.Err()
 }
