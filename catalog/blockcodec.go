@@ -200,27 +200,14 @@ type statsView struct {
 	p                                            *catalogpb.StatsBlock
 	n                                            int
 	flags, nulls, values, rows, minLens, maxLens forView
-	mins, maxs                                   boundsView
+	mins, maxs                                   boundArray
 }
 
-// boundsView finds bound j of a block's concatenated bounds: at j*w when
-// every length is w (a fixed-width type with every bound known, the
-// common block), else through offsets built once.
-type boundsView struct {
-	data []byte
-	w    int
-	off  []int // n+1, when lengths differ
-}
-
-func (b *boundsView) at(j int) []byte {
-	if b.off == nil {
-		return b.data[j*b.w : (j+1)*b.w : (j+1)*b.w]
-	}
-	return b.data[b.off[j]:b.off[j+1]:b.off[j+1]]
-}
-
-func viewBounds(data []byte, lens forView, n int) (boundsView, error) {
-	v := boundsView{data: data}
+// viewBounds reads a block's concatenated bounds in place: fixed-width
+// when every length is the same (a fixed-width type with every bound
+// known, the common block), else through offsets built once.
+func viewBounds(data []byte, lens forView, n int) (boundArray, error) {
+	v := boundArray{data: data}
 	if lens.w == 0 {
 		if lens.base < 0 || lens.base > 1<<20 || int(lens.base)*n != len(data) {
 			return v, fmt.Errorf("%w: stats block bounds of %d bytes, lengths say %d × %d", ErrCorrupt, len(data), n, lens.base)
@@ -228,15 +215,15 @@ func viewBounds(data []byte, lens forView, n int) (boundsView, error) {
 		v.w = int(lens.base)
 		return v, nil
 	}
-	v.off = make([]int, n+1)
+	v.off = make([]uint64, n+1)
 	for j := range n {
 		l := lens.at(j)
 		if l < 0 || l > 1<<20 {
 			return v, fmt.Errorf("%w: a stats block bound of %d bytes", ErrCorrupt, l)
 		}
-		v.off[j+1] = v.off[j] + int(l)
+		v.off[j+1] = v.off[j] + uint64(l)
 	}
-	if v.off[n] != len(data) {
+	if v.off[n] != uint64(len(data)) {
 		return v, fmt.Errorf("%w: stats block bounds of %d bytes, lengths say %d", ErrCorrupt, len(data), v.off[n])
 	}
 	return v, nil

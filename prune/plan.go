@@ -225,7 +225,13 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 	if err != nil {
 		return nil, err
 	}
+	// A file's mapping depends only on the snapshot that registered it:
+	// the files of one commit share it.
+	byBegin := map[int64][]ColumnSource{}
 	return func(f catalog.DataFile) []ColumnSource {
+		if out, ok := byBegin[f.Begin]; ok {
+			return out
+		}
 		var out []ColumnSource
 		for _, c := range cols {
 			if c.Parent.Known || c.Partition != "" {
@@ -243,6 +249,7 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 				out = append(out, ColumnSource{Column: c.Name, FileColumn: name, FileType: typ.String()})
 			}
 		}
+		byBegin[f.Begin] = out
 		return out
 	}, nil
 }
