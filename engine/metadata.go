@@ -41,7 +41,11 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 		return false, err
 	}
 	var count int64
-	kept := make([]int, 0, len(ref.plan.KeptFiles)) // positions in fs
+	// Files the plan kept whole without listing them match in every row.
+	kept := slices.Clone(ref.plan.Deferred()) // positions in fs
+	for _, i := range kept {
+		count += fs.RecordCounts[i]
+	}
 	for _, kf := range ref.plan.KeptFiles {
 		i, found := slices.BinarySearch(fs.IDs, kf.FileID)
 		if !found || !kf.AllMatch || int32(len(kf.RowGroups)) != fs.RowGroupCount[i] {

@@ -99,7 +99,15 @@ func New(cat *catalog.Catalog) (*Engine, error) {
 
 // NewWithOptions opens an in-memory DuckDB for a catalog, as o says.
 func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
-	db, err := openDB("", o.Sandbox)
+	var db *sql.DB
+	var parse *sql.Stmt
+	ok, err := false, error(nil)
+	if o.Sandbox == nil {
+		db, parse, ok, err = takeStarted()
+	}
+	if !ok {
+		db, parse, err = openEngineDB(o.Sandbox)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -107,16 +115,26 @@ func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
 	schemas, _ := lru.New[string, fileSchema](65536)
 	bound, _ := lru.New[string, []Column](1024)
 	streamed, _ := lru.New[string, []Column](1024)
+	engineOpened()
+	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound, streamed: streamed, sandbox: o.Sandbox}, nil
+}
+
+// openEngineDB opens an engine's in-memory database and prepares its
+// parse statement.
+func openEngineDB(sb *Sandbox) (*sql.DB, *sql.Stmt, error) {
+	db, err := openDB("", sb)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Parsing is one statement with the query as its parameter: prepared
 	// once, it saves DuckDB planning that statement on every new query
 	// text (about a third of the round trip).
 	parse, err := db.Prepare("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR")
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("preparing the parse statement: %w", err)
+		return nil, nil, fmt.Errorf("preparing the parse statement: %w", err)
 	}
-	engineOpened()
-	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound, streamed: streamed, sandbox: o.Sandbox}, nil
+	return db, parse, nil
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
@@ -177,11 +195,16 @@ type QueryOptions struct {
 // pruned. ReadWhole, when set, says why no WHERE conjunct could skip its
 // files (an outer join's NULL-supplying side, ASOF, POSITIONAL, sampling).
 type TablePlan struct {
-	Table      string      `json:"table"`
-	Alias      string      `json:"alias,omitempty"`
-	Predicates []string    `json:"predicates"`
-	ReadWhole  string      `json:"read_whole,omitempty"`
-	Plan       *prune.Plan `json:"plan"`
+	Table      string   `json:"table"`
+	Alias      string   `json:"alias,omitempty"`
+	Predicates []string `json:"predicates"`
+	ReadWhole  string   `json:"read_whole,omitempty"`
+	// Plan is what pruning kept. When the query was answered from
+	// statistics (Result.Metadata), the files it kept whole with every row
+	// matching are counted but not listed (Plan.Deferred; Plan.Resolve
+	// lists them): no file was read, and listing them costs a read of each
+	// one's catalog row.
+	Plan *prune.Plan `json:"plan"`
 	// Reads says how each kept file was read: whole, its row ranges or
 	// its pages (partial.go); empty when DuckDB read no file.
 	Reads []FileRead `json:"reads,omitempty"`
@@ -363,7 +386,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		}
 		p, ok := plans[key]
 		if !ok {
-			if p, err = prune.PlanBound(r, ref.table, b, opts.Prune); err != nil {
+			// Files kept whole are listed only if DuckDB reads them:
+			// a metadata answer counts them from the catalog's columns.
+			po := opts.Prune
+			po.DeferWhole = true
+			if p, err = prune.PlanBound(r, ref.table, b, po); err != nil {
 				return nil, nil, err
 			}
 			plans[key] = p
@@ -441,6 +468,11 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 				return res, rows, err
 			}
 			return res, nil, nil
+		}
+	}
+	for _, p := range plans {
+		if err := p.Resolve(r); err != nil {
+			return nil, nil, err
 		}
 	}
 	// DuckDB will read these files: each must still be the file whose

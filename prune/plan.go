@@ -103,6 +103,80 @@ type Plan struct {
 
 	objects   storage.Store  // the store objects' indexes were read from; nil when none was
 	objBefore storage.Counts // its counts when the plan first used it
+
+	deferred *deferredFiles // files kept whole and not yet listed (Options.DeferWhole)
+}
+
+// deferredFiles are what Resolve needs to list the files a plan kept
+// whole without reading their rows: the FileSet positions of those files
+// and of the files listed in KeptFiles, in the FileSet's order, so that
+// the listing can be merged back into that order.
+type deferredFiles struct {
+	t         catalog.Table
+	fs        *catalog.FileSet
+	positions []int // kept whole, not listed
+	listed    []int // KeptFiles[k] is the file at listed[k]
+}
+
+// Deferred are the FileSet positions of the files kept whole and not yet
+// listed in KeptFiles (Options.DeferWhole): every row of each matches.
+// Nil once Resolve has listed them.
+func (p *Plan) Deferred() []int {
+	if p.deferred == nil {
+		return nil
+	}
+	return p.deferred.positions
+}
+
+// Resolve lists in KeptFiles, in the table's file order, the files the
+// plan kept whole without listing them (Options.DeferWhole), and adds
+// their bytes and objects to the counts. r must read the plan's snapshot;
+// a plan with nothing deferred is left as it is.
+func (p *Plan) Resolve(r *catalog.Reader) error {
+	d := p.deferred
+	if d == nil {
+		return nil
+	}
+	if got := r.Snapshot().ID; got != p.Snapshot {
+		return fmt.Errorf("listing the files of table %s planned at snapshot %d with a reader at snapshot %d", p.Table, p.Snapshot, got)
+	}
+	if err := r.PrefetchFiles(d.fs, d.positions); err != nil {
+		return err
+	}
+	l, err := newLister(r, d.t)
+	if err != nil {
+		return err
+	}
+	whole := make([]KeptFile, len(d.positions))
+	for k, i := range d.positions {
+		f, err := r.FileAt(d.fs, i)
+		if err != nil {
+			return err
+		}
+		kf, err := l.keptFile(f, true)
+		if err != nil {
+			return err
+		}
+		kf.RowGroups = allRowGroups(f.RowGroupCount)
+		whole[k] = kf
+		if f.RecordCount > 0 {
+			p.Bytes.Kept += f.FileSizeBytes
+		}
+		p.countObject(kf.Path, f.FileSizeBytes)
+	}
+	merged := make([]KeptFile, 0, len(p.KeptFiles)+len(whole))
+	a, b := 0, 0
+	for a < len(p.KeptFiles) || b < len(whole) {
+		if b == len(whole) || (a < len(p.KeptFiles) && d.listed[a] < d.positions[b]) {
+			merged = append(merged, p.KeptFiles[a])
+			a++
+		} else {
+			merged = append(merged, whole[b])
+			b++
+		}
+	}
+	p.KeptFiles, p.deferred = merged, nil
+	return nil
 }
 
 // SubField is a VARIANT sub-field a predicate reads, in the type it is
@@ -165,6 +239,15 @@ type Options struct {
 	// sets it high: only a row group large enough for reading a part of it
 	// to pay is worth its page index.
 	PageMinRows int64
+	// DeferWhole leaves out of KeptFiles the files every row of which
+	// matches by their file statistics alone: they are counted in Files
+	// and RowGroups (Bytes and Objects once listed), and listed only by
+	// Plan.Resolve. Listing a file reads its row (its path, size and
+	// partition values) from the catalog: an engine that may answer from
+	// statistics alone (engine's metadata answers) plans so and resolves
+	// only the plans whose files it reads; over 10,000 files, listing was
+	// most of a cold plan with no predicate.
+	DeferWhole bool
 	// Objects gives the store to read the page indexes and bloom filters
 	// of objects (s3:// files) from, when a plan needs them: one ranged
 	// request for an object's last 64 KiB, which usually holds them too,
@@ -280,10 +363,25 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	}
 	results := evalFiles(prog, files, rows)
 	var kept []int
+	var d *deferredFiles
+	if opts.DeferWhole {
+		d = &deferredFiles{t: t, fs: fs}
+	}
 	for i, res := range results {
-		if res != Skip {
+		switch {
+		case res == Skip:
+		case res == AllMatch && d != nil:
+			d.positions = append(d.positions, i)
+			plan.Files.Kept++
+			plan.Files.AllMatch++
+			plan.RowGroups.Kept += int(fs.RowGroupCount[i])
+			plan.RowGroups.AllMatch += int(fs.RowGroupCount[i])
+		default:
 			kept = append(kept, i)
 		}
+	}
+	if d != nil && len(d.positions) > 0 {
+		plan.deferred = d
 	}
 	if err := r.PrefetchFiles(fs, kept); err != nil {
 		return nil, err
@@ -291,40 +389,24 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	rgr := &rowGroupReader{r: r, tableID: t.ID, eqCols: equalityColumns(b.Pred)}
 	defer rgr.close()
 	var rr *run // row groups and pages: one run for the plan
-	var partNames map[int64]string
-	mapping, err := fileMapping(r, t)
+	l, err := newLister(r, t)
 	if err != nil {
 		return nil, err
 	}
-	for i, res := range results {
-		if res == Skip {
-			continue
-		}
+	for _, i := range kept {
+		res := results[i]
 		f, err := r.FileAt(fs, i)
 		if err != nil {
 			return nil, err
 		}
-		kf := KeptFile{Path: f.Location(t), FileID: f.ID, Rows: f.RecordCount, Bytes: f.FileSizeBytes, AllMatch: res == AllMatch, Columns: mapping(f)}
-		if len(f.PartitionValues) > 0 {
-			if partNames == nil {
-				if partNames, err = columnNames(r, t.ID); err != nil {
-					return nil, err
-				}
-			}
-			kf.Partition = make(map[string]*string, len(f.PartitionValues))
-			for _, pv := range f.PartitionValues {
-				var v *string
-				if pv.Value.Known {
-					v = &pv.Value.V
-				}
-				kf.Partition[partNames[pv.ColumnID]] = v
-			}
+		kf, err := l.keptFile(f, res == AllMatch)
+		if err != nil {
+			return nil, err
 		}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
-			for i := int32(0); i < f.RowGroupCount; i++ {
-				kf.RowGroups = append(kf.RowGroups, i)
-			}
+			kf.RowGroups = allRowGroups(f.RowGroupCount)
 			plan.keep(kf, f, f.RecordCount, res == AllMatch, int(f.RowGroupCount))
+			plan.listed(d, i)
 			continue
 		}
 		if rr == nil {
@@ -363,9 +445,64 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 		}
 		kf.AllMatch = allRG == len(kf.RowGroups) // every row it reads matches
 		plan.keep(kf, f, keptRows, false, allRG)
+		plan.listed(d, i)
 	}
 	plan.countObjectRequests()
 	return plan, nil
+}
+
+// listed notes that the file at FileSet position i was just appended to
+// KeptFiles, when files are deferred (d is nil otherwise).
+func (p *Plan) listed(d *deferredFiles, i int) {
+	if d != nil {
+		d.listed = append(d.listed, i)
+	}
+}
+
+func allRowGroups(n int32) []int32 {
+	var out []int32
+	for i := int32(0); i < n; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// lister makes the KeptFile entries of one table's files.
+type lister struct {
+	r         *catalog.Reader
+	t         catalog.Table
+	mapping   func(catalog.DataFile) []ColumnSource
+	partNames map[int64]string // read with the first partitioned file
+}
+
+func newLister(r *catalog.Reader, t catalog.Table) (*lister, error) {
+	mapping, err := fileMapping(r, t)
+	if err != nil {
+		return nil, err
+	}
+	return &lister{r: r, t: t, mapping: mapping}, nil
+}
+
+// keptFile is f's entry, without its row groups.
+func (l *lister) keptFile(f catalog.DataFile, allMatch bool) (KeptFile, error) {
+	kf := KeptFile{Path: f.Location(l.t), FileID: f.ID, Rows: f.RecordCount, Bytes: f.FileSizeBytes, AllMatch: allMatch, Columns: l.mapping(f)}
+	if len(f.PartitionValues) > 0 {
+		if l.partNames == nil {
+			var err error
+			if l.partNames, err = columnNames(l.r, l.t.ID); err != nil {
+				return KeptFile{}, err
+			}
+		}
+		kf.Partition = make(map[string]*string, len(f.PartitionValues))
+		for _, pv := range f.PartitionValues {
+			var v *string
+			if pv.Value.Known {
+				v = &pv.Value.V
+			}
+			kf.Partition[l.partNames[pv.ColumnID]] = v
+		}
+	}
+	return kf, nil
 }
 
 // parallelFiles is the table size from which files are evaluated in
@@ -406,9 +543,13 @@ func (p *Plan) keep(kf KeptFile, f catalog.DataFile, keptRows int64, allMatch bo
 		p.Bytes.Kept += f.FileSizeBytes * keptRows / f.RecordCount
 	}
 	p.KeptFiles = append(p.KeptFiles, kf)
-	if catalog.IsObject(kf.Path) {
+	p.countObject(kf.Path, f.FileSizeBytes)
+}
+
+func (p *Plan) countObject(path string, size int64) {
+	if catalog.IsObject(path) {
 		p.Objects.Kept++
-		p.Objects.KeptBytes += f.FileSizeBytes
+		p.Objects.KeptBytes += size
 	}
 }
 

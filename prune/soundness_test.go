@@ -2,6 +2,7 @@ package prune
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -618,6 +619,7 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 				t.Fatalf("seed %d round %d: plan %s: %v", seed, round, text, err)
 			}
 			byLevel["plan"] += plan.Pages.Total + len(dfiles)
+			checkDeferred(t, rd, tb, b, plan, Options{Pages: true, IndexMinRows: -1}, where("deferred"))
 			for fi, df := range dfiles {
 				kept := make([]bool, df.RecordCount)
 				allMatch := false
@@ -801,4 +803,45 @@ func evolveTable(t *testing.T, r *rand.Rand, c *catalog.Catalog, files [][]*rcol
 		}
 	}
 	return cur
+}
+
+// checkDeferred plans b again with Options.DeferWhole: before Resolve the
+// counts must be the full plan's and every deferred file one the full plan
+// keeps whole with every row matching (what a metadata answer counts on);
+// after it, the plan must be the full plan exactly.
+func checkDeferred(t *testing.T, rd *catalog.Reader, tb catalog.Table, b *expr.Bound, want *Plan, o Options, where string) {
+	t.Helper()
+	o.DeferWhole = true
+	got, err := PlanBound(rd, tb, b, o)
+	if err != nil {
+		t.Fatalf("%s: deferred plan: %v", where, err)
+	}
+	if got.Files != want.Files || got.RowGroups != want.RowGroups {
+		t.Fatalf("%s: deferred plan counts files %+v row groups %+v, want %+v %+v", where, got.Files, got.RowGroups, want.Files, want.RowGroups)
+	}
+	fs, err := rd.FileSet(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]KeptFile{}
+	for _, kf := range want.KeptFiles {
+		byID[kf.FileID] = kf
+	}
+	for _, i := range got.Deferred() {
+		kf, ok := byID[fs.IDs[i]]
+		if !ok || !kf.AllMatch || int32(len(kf.RowGroups)) != fs.RowGroupCount[i] || kf.Ranges != nil && len(kf.Ranges) != len(kf.RowGroups) {
+			t.Fatalf("%s: deferred file %d, but the full plan keeps it as %+v (kept %v)", where, fs.IDs[i], kf, ok)
+		}
+	}
+	if len(got.KeptFiles)+len(got.Deferred()) != len(want.KeptFiles) {
+		t.Fatalf("%s: %d listed + %d deferred files, want %d", where, len(got.KeptFiles), len(got.Deferred()), len(want.KeptFiles))
+	}
+	if err := got.Resolve(rd); err != nil {
+		t.Fatalf("%s: resolve: %v", where, err)
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("%s: resolved deferred plan\n %s\nwant\n %s", where, g, w)
+	}
 }

@@ -25,7 +25,7 @@
 // -plan-catalog DIR also times `rocklake plan` in a new process over the
 // catalog bench/plan keeps (-keep DIR), with its peak memory; it is made
 // by `go run ./bench/plan -files 1000000 -runs 2 -keep DIR`. With
-// -plan-before BIN (a rocklake built from an earlier commit) the two
+// -before BIN (a rocklake built from an earlier commit) the two
 // binaries take turns, run by run, and both are reported. -sizes none
 // times only the plan.
 //
@@ -79,7 +79,12 @@ type Result struct {
 	VsExact     float64 `json:"rocklake_over_exact"`
 	GlobOver    float64 `json:"glob_over_rocklake"`
 	VsSelectOne float64 `json:"rocklake_over_select_1,omitempty"`
-	MaxRSSKB    struct {
+	// BeforeMS is -before's `rocklake query` in the same rounds, and
+	// VsBefore this build's over it; both 0 without -before.
+	BeforeMS  float64 `json:"before_ms,omitempty"`
+	BeforeCPU float64 `json:"before_cpu_ms,omitempty"`
+	VsBefore  float64 `json:"rocklake_over_before,omitempty"`
+	MaxRSSKB  struct {
 		Rocklake int64 `json:"rocklake"`
 		Glob     int64 `json:"glob"`
 		Exact    int64 `json:"exact"`
@@ -97,7 +102,7 @@ type PlanProcess struct {
 	MaxRSSKB  int64   `json:"max_rss_kb"`
 	Kept      int     `json:"files_kept"`
 	Total     int     `json:"files_total"`
-	// Before is the same, timed in the same rounds, of -plan-before.
+	// Before is the same, timed in the same rounds, of -before.
 	Before *PlanProcess `json:"before,omitempty"`
 }
 
@@ -134,7 +139,7 @@ func main() {
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	planCatalog := flag.String("plan-catalog", "", "also time `rocklake plan` over DIR/plan-N/lake, kept by bench/plan -keep DIR (skipped when empty)")
 	planFiles := flag.Int("plan-files", 1_000_000, "N in -plan-catalog's plan-N")
-	planBefore := flag.String("plan-before", "", "a rocklake binary of an earlier build, timed in turns with this one's `rocklake plan` (with -plan-catalog)")
+	before := flag.String("before", "", "a rocklake binary of an earlier build, timed in turns with this one: its `rocklake query` over this build's catalogs, and its `rocklake plan` with -plan-catalog")
 	flag.Parse()
 	if *runs < 1 {
 		log.Fatal("-runs must be at least 1")
@@ -170,7 +175,7 @@ func main() {
 
 	out := Output{Runs: *runs, Rows: *rows}
 	for _, n := range ns {
-		setup, res := benchSize(bin, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
+		setup, res := benchSize(bin, *before, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
 		out.Setup = append(out.Setup, setup)
 		out.Results = append(out.Results, res...)
 	}
@@ -178,7 +183,7 @@ func main() {
 		printTable(out)
 	}
 	if *planCatalog != "" {
-		out.Plan = planProcess(bin.rocklake, *planBefore, filepath.Join(*planCatalog, fmt.Sprintf("plan-%d", *planFiles), "lake"), *planFiles, *runs)
+		out.Plan = planProcess(bin.rocklake, *before, filepath.Join(*planCatalog, fmt.Sprintf("plan-%d", *planFiles), "lake"), *planFiles, *runs)
 	}
 	if err := results.WriteJSON(*jsonOut, out); err != nil {
 		log.Fatal(err)
@@ -187,7 +192,7 @@ func main() {
 
 type bins struct{ rocklake, runSQL, selectOne string }
 
-func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
+func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result) {
 	data := filepath.Join(dir, "data")
 	// This process's DuckDB writes the data and finds the exact files; it
 	// is never timed.
@@ -225,8 +230,8 @@ func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
 	}
 
 	type qjob struct {
-		res                                    Result
-		rocklake, glob, exact, plan, selectOne *proc
+		res                                            Result
+		rocklake, glob, exact, plan, selectOne, before *proc
 	}
 	var jobs []*qjob
 	for _, q := range queries {
@@ -254,6 +259,9 @@ func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
 		if pred == "" {
 			pred = "true"
 		}
+		if before != "" {
+			j.before = &proc{args: append([]string{before}, j.rocklake.args[1:]...), compareRows: true}
+		}
 		j.plan = &proc{args: []string{bin.rocklake, "--catalog", lake, "--format", "json", "plan", "events", pred}}
 		if q.where == "" {
 			j.selectOne = &proc{args: []string{bin.selectOne}}
@@ -267,6 +275,9 @@ func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
 			ps := []*proc{j.rocklake, j.glob, j.exact, j.plan}
 			if j.selectOne != nil {
 				ps = append(ps, j.selectOne)
+			}
+			if j.before != nil {
+				ps = append(ps, j.before)
 			}
 			// Rotate the order so that no contender always follows another.
 			for k := range ps {
@@ -295,6 +306,9 @@ func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
 				p.wall, p.cpu = append(p.wall, wall), append(p.cpu, cpu)
 			}
 			// Every run's answers are checked, not only the first's.
+			if j.before != nil && j.before.answer != j.rocklake.answer {
+				log.Fatalf("%s at %d files: -before answers %q, this build %q", j.res.Query, n, j.before.answer, j.rocklake.answer)
+			}
 			if !results.SameAnswer(j.rocklake.answer, j.glob.answer) || j.glob.answer != j.exact.answer {
 				log.Fatalf("%s at %d files: answers differ: rocklake %q, glob %q, exact files %q",
 					j.res.Query, n, j.rocklake.answer, j.glob.answer, j.exact.answer)
@@ -314,6 +328,10 @@ func benchSize(bin bins, dir string, n, rows, runs int) (Setup, []Result) {
 		if j.selectOne != nil {
 			r.SelectOneMS = results.MedianMS(j.selectOne.wall)
 			r.VsSelectOne = round2(r.RocklakeMS / r.SelectOneMS)
+		}
+		if j.before != nil {
+			r.BeforeMS, r.BeforeCPU = results.MedianMS(j.before.wall), results.MedianMS(j.before.cpu)
+			r.VsBefore = round2(r.RocklakeMS / r.BeforeMS)
 		}
 		r.MaxRSSKB.Rocklake, r.MaxRSSKB.Glob, r.MaxRSSKB.Exact, r.MaxRSSKB.Plan = j.rocklake.rss, j.glob.rss, j.exact.rss, j.plan.rss
 		out = append(out, r)
@@ -472,6 +490,12 @@ func printTable(out Output) {
 		if r.SelectOneMS > 0 {
 			fmt.Printf("%6d files: full count(*): rocklake %.2f ms, DuckDB SELECT 1 process %.2f ms: rocklake/SELECT 1 %.2fx\n",
 				r.Files, r.RocklakeMS, r.SelectOneMS, r.VsSelectOne)
+		}
+	}
+	for _, r := range out.Results {
+		if r.BeforeMS > 0 {
+			fmt.Printf("%6d files, %-21s before (-before) %s, this build %s: %.2fx\n",
+				r.Files, r.Query, msCPU(r.BeforeMS, r.BeforeCPU), msCPU(r.RocklakeMS, r.RocklakeCPU), r.VsBefore)
 		}
 	}
 	fmt.Println("peak resident set of one untimed run of each (/usr/bin/time -v when installed):")

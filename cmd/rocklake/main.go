@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rocklake/rocklake/engine"
 )
 
 // exitInterrupted is the status of a command stopped by SIGINT or SIGTERM,
@@ -28,6 +30,12 @@ const exitInterrupted = 130
 // as before the command or as after it).
 const interruptible = "rocklake/interruptible"
 
+// runsSQL marks, in a command's Annotations, a command that opens DuckDB
+// whenever it runs: main starts DuckDB (engine.Prestart) before the
+// command line is even parsed, so that DuckDB's start overlaps the
+// catalog's open instead of following it.
+const runsSQL = "rocklake/runs-sql"
+
 // errInterrupted is the cause of a command context cancelled by a signal.
 var errInterrupted = errors.New("interrupted")
 
@@ -39,6 +47,9 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cmd, _, _ := root.Find(os.Args[1:])
+	if prestarts(cmd) {
+		engine.Prestart()
+	}
 	go func() {
 		sig := <-sigs
 		signal.Stop(sigs)
@@ -64,6 +75,21 @@ func main() {
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// prestarts says whether cmd (nil when the command line names none) is one
+// that runs SQL.
+func prestarts(cmd *cobra.Command) bool {
+	return cmd != nil && cmd.Annotations[runsSQL] != ""
+}
+
+// markRunsSQL marks cmd as one that opens DuckDB whenever it runs.
+func markRunsSQL(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[runsSQL] = "yes"
+	return cmd
 }
 
 // markInterruptible marks cmd as one that stops cleanly on an interrupt.

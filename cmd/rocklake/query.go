@@ -91,7 +91,7 @@ repeated column name gets _1, _2, ... appended.`,
 	cmd.Flags().BoolVar(&explain, "explain", false, "print, per table, the files and row groups kept, then DuckDB's plan")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "read every file (to compare with)")
 	cmd.Flags().StringVar(&null, "null", "", "how csv, tsv and the table show NULL (default: empty in csv and tsv, NULL in the table)")
-	return cmd
+	return markRunsSQL(cmd)
 }
 
 func orDash(s string) string {

@@ -58,10 +58,16 @@ func TestOnlySQLOpensDuckDB(t *testing.T) {
 		{"cleanup", "--dry-run"},
 		{"catalog", "copy", dir, filepath.Join(base, "copy")},
 	} {
+		if c, _, err := newRootCmd().Find(args); err != nil || prestarts(c) {
+			t.Fatalf("rocklake %s would start DuckDB before it runs (err %v)", strings.Join(args, " "), err)
+		}
 		mustRun(t, append([]string{"--catalog", dir}, args...)...)
 		if n := engine.Opened() - before; n != 0 {
 			t.Fatalf("rocklake %s opened DuckDB %d times", strings.Join(args, " "), n)
 		}
+	}
+	if c, _, err := newRootCmd().Find([]string{"query", "SELECT 1"}); err != nil || !prestarts(c) {
+		t.Fatalf("query does not start DuckDB first (err %v)", err)
 	}
 	mustRun(t, "--catalog", dir, "query", "SELECT count(*) FROM events")
 	if engine.Opened() == before {
