@@ -324,6 +324,16 @@ func (m *MemberIndex) Absent(i int, enc []byte) bool {
 	return a != nil && a[i]
 }
 
+// Prepare reads what every probe of the index reads first, the column's
+// slab headers, into the catalog's cache (a later MemberIndex of the same
+// state finds them there), so that a probe is left with its groups and
+// filters to read.
+func (m *MemberIndex) Prepare() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.load()
+}
+
 // memberViews is what load reads, cached per FileSet state.
 type memberViews struct {
 	slabs []slabView

@@ -466,25 +466,32 @@ func applyEdits(query string, edits []textEdit) string {
 // name. A table named only through a computed string is not found, and
 // DuckDB then says it does not exist.
 func namedIn(query string, tables []catalog.Table) []catalog.Table {
-	lq := types.FoldIdent(query)
 	var out []catalog.Table
+	lq := types.FoldIdent(query)
 	for _, t := range tables {
-		name := types.FoldIdent(t.Name)
-		for from := 0; ; {
-			i := strings.Index(lq[from:], name)
-			if i < 0 {
-				break
-			}
-			i += from
-			j := i + len(name)
-			if (i == 0 || !isNameByte(lq[i-1])) && (j == len(lq) || !isNameByte(lq[j])) {
-				out = append(out, t)
-				break
-			}
-			from = i + 1
+		if wordIn(lq, t.Name) {
+			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// wordIn reports whether name appears in folded (a text folded by
+// types.FoldIdent) as a word, in any case.
+func wordIn(folded, name string) bool {
+	name = types.FoldIdent(name)
+	for from := 0; ; {
+		i := strings.Index(folded[from:], name)
+		if i < 0 {
+			return false
+		}
+		i += from
+		j := i + len(name)
+		if (i == 0 || !isNameByte(folded[i-1])) && (j == len(folded) || !isNameByte(folded[j])) {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // isNameByte reports whether c may continue an unquoted name in DuckDB's

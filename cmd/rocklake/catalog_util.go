@@ -51,14 +51,19 @@ func openCatalog(g *globals, a access) (c *catalog.Catalog, done func(), err err
 }
 
 // openEngine opens the catalog and a DuckDB engine over it; done closes
-// both (in a server, neither: they are the server's).
-func openEngine(g *globals, a access) (*engine.Engine, func(), error) {
+// both (in a server, neither: they are the server's). warm, when given,
+// runs on the open catalog before the engine is made: while DuckDB, which
+// main may have started already (engine.Prestart), is still starting.
+func openEngine(g *globals, a access, warm ...func(*catalog.Catalog)) (*engine.Engine, func(), error) {
 	if g.served != nil {
 		return g.served.Engine(), func() {}, nil
 	}
 	c, closeCatalog, err := openCatalog(g, a)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, w := range warm {
+		w(c)
 	}
 	e, err := engine.New(c)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
 )
@@ -61,7 +62,7 @@ repeated column name gets _1, _2, ... appended.`,
 			if len(stmts) == 0 {
 				return usagef("%s holds no SQL statement", name)
 			}
-			e, done, err := openEngine(g, reading)
+			e, done, err := openEngine(g, reading, func(c *catalog.Catalog) { engine.Warm(c, script, snapshot) })
 			if err != nil {
 				return err
 			}
