@@ -12,6 +12,8 @@
 //	duckast/       DuckDB's parse tree (JSON) read into typed nodes, and a
 //	               WHERE conjunct into the planner's expression
 //	metadata.go    count/min/max answered from statistics
+//	prestart.go    Prestart: DuckDB's start begun before an engine is made
+//	warm.go        Warm: the catalog reads a plan will make, made ahead
 //	filegroups.go  files whose columns differ from their table's
 //	partial.go     reading a kept file in part: the cost rule, row ranges
 //	partial_pages.go  the page path: arrow-go decodes the kept pages into
@@ -34,10 +36,15 @@
 //	plan     conjuncts naming one reference's columns are read from the
 //	         parse tree into the planner's expression (duckast), bound
 //	         once to the table's columns (package expr) and pruned
-//	         (prune.PlanBound), per reference; no SQL text in between
+//	         (prune.PlanBound), per reference; no SQL text in between.
+//	         Files kept whole by their statistics are counted, not listed
+//	         (prune.Options.DeferWhole): a metadata answer needs no path,
+//	         and listing 10,000 files was most of a cold full count
 //	metadata count/min/max answered from statistics when they prove it;
 //	         DuckDB still binds the query over empty views, for its errors
 //	         and its column names
+//	list     every plan DuckDB will read lists its deferred files
+//	         (prune.Plan.Resolve)
 //	fetch    kept objects (s3:// files) are put in the local object cache
 //	         (storage.Cache; one HEAD for a hit, one GET for a miss, both
 //	         pinned to the registered ETag) and the views read the local
