@@ -70,6 +70,9 @@ func openEngine(g *globals, a access, warm ...func(*catalog.Catalog)) (*engine.E
 		closeCatalog()
 		return nil, nil, err
 	}
+	if exitsAfter {
+		return e, func() { e.CloseAtExit(); closeCatalog() }, nil
+	}
 	return e, func() { e.Close(); closeCatalog() }, nil
 }
 

@@ -39,7 +39,13 @@ const runsSQL = "rocklake/runs-sql"
 // errInterrupted is the cause of a command context cancelled by a signal.
 var errInterrupted = errors.New("interrupted")
 
+// exitsAfter is set when the command runs in a process that exits once it
+// returns (main; not tests, which run many commands in one process): an
+// engine is then left for the exit to end (engine.CloseAtExit).
+var exitsAfter bool
+
 func main() {
+	exitsAfter = true
 	root := newRootCmd()
 	// The first SIGINT or SIGTERM cancels the command's context; a second
 	// one ends the process at once (the default action is restored).
