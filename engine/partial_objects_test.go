@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
@@ -70,7 +72,9 @@ func newObjectTable(t *testing.T, files []string, wrap func(storage.Store) stora
 	if wrap != nil {
 		use = wrap(st)
 	}
-	e.UseObjects(use, cache)
+	if use != nil {
+		e.UseObjects(use, cache)
+	}
 	return &objectTable{srv: srv, st: st, eng: e, cache: cache, locs: locs}
 }
 
@@ -382,4 +386,86 @@ func TestPartialObjectChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("changed, nothing cached")
+}
+
+// TestPartialObjectFaults: ranged reads of the page path go through the
+// store's retries (dropped connections, bodies cut off, 503s) and answer
+// right; a store that keeps failing fails the query with an error naming
+// the object and no credentials, not a fallback.
+func TestPartialObjectFaults(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.parquet")
+	bigEvents(t, path, 200_000, 1)
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := info.Size()
+	var fault atomic.Int64 // 0 pass, 1 a fault on every other GET, 2 every GET fails
+	var proxy *s3test.Proxy
+	ot := newObjectTable(t, []string{path}, func(storage.Store) storage.Store { return nil })
+	proxy = ot.srv.Proxy(t, func(r *http.Request, n int64) s3test.Fault {
+		if r.Method != http.MethodGet || r.Header.Get("Range") == "" {
+			return s3test.Pass
+		}
+		switch fault.Load() {
+		case 1:
+			return []s3test.Fault{s3test.Drop, s3test.Pass, s3test.Truncate, s3test.Pass, s3test.SlowDown, s3test.Pass}[n%6]
+		case 2:
+			// Every GET but the tail's: planning and the footer succeed,
+			// the pages fail.
+			if !strings.HasSuffix(r.Header.Get("Range"), fmt.Sprintf("-%d", size-1)) {
+				return s3test.ServerError
+			}
+		}
+		return s3test.Pass
+	})
+	for k, v := range ot.srv.Env(proxy.Endpoint) {
+		t.Setenv(k, v)
+	}
+	opts := storage.S3OptionsFromEnv()
+	opts.MaxAttempts, opts.MaxBackoff = 4, 20*time.Millisecond
+	pst, err := storage.NewS3(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ot.eng.UseObjects(pst, ot.cache)
+	ctx := context.Background()
+	oracle, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oracle.Close()
+	if _, err := oracle.Exec("CREATE VIEW t AS SELECT * FROM read_parquet('" + path + "')"); err != nil {
+		t.Fatal(err)
+	}
+
+	fault.Store(1)
+	for _, id := range []int{17, 99_999, 150_001} {
+		q := fmt.Sprintf("SELECT * FROM t WHERE id = %d", id)
+		got, res := runEngine(ctx, ot.eng, q, QueryOptions{Snapshot: catalog.Latest})
+		want := runOracle(ctx, oracle, q)
+		if got.err != nil || !sameAnswer(got, want, false) {
+			t.Fatalf("%s through faults: %s (%v), DuckDB %s", q, got, got.err, want)
+		}
+		if res.Objects.InPart != 1 {
+			t.Errorf("%s: objects %+v, want it read in part", q, res.Objects)
+		}
+	}
+	if proxy.Faults.Load() == 0 {
+		t.Fatal("no fault injected")
+	}
+
+	fault.Store(2)
+	if err := os.RemoveAll(ot.cache.Dir); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ot.eng.Query(ctx, "SELECT * FROM t WHERE id = 4242", QueryOptions{Snapshot: catalog.Latest})
+	if err == nil || !strings.Contains(err.Error(), ot.locs[0]) || !strings.Contains(err.Error(), "GET bytes") || errors.Is(err, ErrDataFileChanged) {
+		t.Errorf("every GET of pages failing: %v, want an error naming %s and the request", err, ot.locs[0])
+	}
+	if err != nil && (strings.Contains(err.Error(), ot.srv.SecretKey) || strings.Contains(err.Error(), ot.srv.AccessKey)) {
+		t.Errorf("the error shows a credential: %v", err)
+	}
+	t.Logf("every GET of pages failing: %v", err)
 }
