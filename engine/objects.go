@@ -74,7 +74,8 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 	wg.Wait()
 	if c, ok := st.(counter); ok {
 		d := c.Counts().Sub(before)
-		res.Objects.Requests, res.Objects.Bytes = d.Requests, d.Bytes
+		res.Objects.Requests += d.Requests // objectPages counted its own
+		res.Objects.Bytes += d.Bytes
 	}
 	if err := errors.Join(errs...); err != nil {
 		release()

@@ -3,13 +3,17 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/expr"
 	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -109,6 +113,12 @@ type filePlan struct {
 // partialRead checks whether one kept file may be read in part. path is
 // where DuckDB reads the file (a local copy for an object).
 func partialRead(kf prune.KeptFile, path string, mode PartialMode) filePlan {
+	return partialReadWith(kf, mode, func() (*pqmeta.File, error) { return pqmeta.Read(path, pqmeta.FileIdentity{}) })
+}
+
+// partialReadWith is partialRead with the footer read by footer (for an
+// object: through ranged requests), called only when it is needed.
+func partialReadWith(kf prune.KeptFile, mode PartialMode, footer func() (*pqmeta.File, error)) filePlan {
 	fp := filePlan{read: FileRead{Path: kf.Path, How: ReadWhole, Rows: kf.Rows, FileRows: kf.Rows}}
 	switch {
 	case mode == PartialOff:
@@ -131,7 +141,7 @@ func partialRead(kf prune.KeptFile, path string, mode PartialMode) filePlan {
 	// The footer gives each row group's first row and bytes: the plan's
 	// ranges are checked against it, so that a range derived from
 	// statistics that do not describe this file never drops a row.
-	f, err := pqmeta.Read(path, pqmeta.FileIdentity{})
+	f, err := footer()
 	if err != nil {
 		fp.read.Why = "footer unreadable"
 		return fp
@@ -297,7 +307,7 @@ type pageLoads []*pageLoad
 // b is the predicate the plan was made with (nil: none), for the page
 // path's row filter.
 func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, files []string, kept []prune.KeptFile, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
+	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound, paged map[int]*objectPage) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
 	for _, c := range cols {
 		if types.SameIdent(c.Name, "file_row_number") {
 			// read_parquet's own column would clash with the table's.
@@ -331,6 +341,19 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 		return nil
 	}
 	for i, f := range files {
+		if op := paged[i]; op != nil {
+			// An object whose kept pages were read already, by ranged
+			// requests (objectPages): it was not fetched.
+			reads = append(reads, op.fp.read)
+			if err := flush(); err != nil {
+				return "", false, nil, nil, err
+			}
+			parts = append(parts, op.sql)
+			if !op.ld.inline {
+				loads = append(loads, op.ld)
+			}
+			continue
+		}
 		fp := partialRead(kept[i], f, mode)
 		s, ld := choosePartial(ctx, &fp, t, cols, f, odd, consts, schemas, mode, noPages, b)
 		reads = append(reads, fp.read)
@@ -373,38 +396,16 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		rd.How, rd.Why, rd.Rows, rd.Bytes, rd.Ranges, rd.RowGroups = ReadWhole, why, rd.FileRows, 0, 0, 0
 		return "", nil
 	}
-	rd.RowGroups = touchedRowGroups(*fp)
-	var why string // why not the page path
-	switch {
-	case mode == PartialForceRows:
-		why = "forced to row ranges"
-	case noPages:
-		why = "sandboxed: DuckDB reads every file"
-	case odd[f]:
-		why = "columns differ from the table's"
-	case mapped(consts[f], cols):
-		// The page path reads columns by the table's names: a file
-		// registered before a column was renamed, dropped and added again,
-		// or added, holds other columns under them (mapColumns).
-		why = "read through the table's column mapping"
-	case mode == PartialAuto && (rd.Rows > pageMaxRows || rd.Rows*8 > rd.FileRows):
-		why = "too many rows for the page path"
-	}
+	why := pageWhy(fp, cols, odd[f], consts[f], mode, noPages)
 	if why == "" {
-		pcs, err := pageColumns(fp.f, cols)
+		osf, err := os.Open(f)
 		if err == nil {
+			var s string
 			var ld *pageLoad
-			if ld, err = readPages(ctx, f, pcs, fp.spans, fp.firsts, newRowFilter(b, pcs)); err == nil {
-				ld.table = fmt.Sprintf("__rocklake_p%d", pageTables.Add(1))
-				var s string
-				if s, err = pagesSQL(cols, ld, consts[f]); err == nil {
-					rd.How, rd.Ranges, rd.Bytes, rd.Handed = ReadPages, len(fp.spans), ld.bytes, int64(ld.rows)
-					rd.Why = "few rows kept"
-					if mode == PartialForce {
-						rd.Why = "forced"
-					}
-					return s, ld
-				}
+			s, ld, err = tryPages(ctx, fp, cols, osf, nil, consts[f], mode, b)
+			osf.Close()
+			if err == nil {
+				return s, ld
 			}
 		}
 		why = "page path: " + err.Error()
@@ -424,6 +425,56 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 		rd.Why = "forced (" + why + ")"
 	}
 	return s, nil
+}
+
+// pageWhy says why the page path may not read a file that may be read in
+// part ("" when it may), and sets the row groups the ranges touch.
+func pageWhy(fp *filePlan, cols []catalog.Column, odd bool, consts fileConstants, mode PartialMode, noPages bool) string {
+	rd := &fp.read
+	rd.RowGroups = touchedRowGroups(*fp)
+	switch {
+	case mode == PartialForceRows:
+		return "forced to row ranges"
+	case noPages:
+		return "sandboxed: DuckDB reads every file"
+	case odd:
+		return "columns differ from the table's"
+	case mapped(consts, cols):
+		// The page path reads columns by the table's names: a file
+		// registered before a column was renamed, dropped and added again,
+		// or added, holds other columns under them (mapColumns).
+		return "read through the table's column mapping"
+	case mode == PartialAuto && (rd.Rows > pageMaxRows || rd.Rows*8 > rd.FileRows):
+		return "too many rows for the page path"
+	}
+	return ""
+}
+
+// tryPages reads a file's kept ranges by the page path from src (pf, when
+// set, told ahead of each read which byte ranges it needs: an object's
+// PartReader) and returns its SQL and rows; fp.read says so on success.
+func tryPages(ctx context.Context, fp *filePlan, cols []catalog.Column, src parquet.ReaderAtSeeker, pf func([]storage.Range) error,
+	consts fileConstants, mode PartialMode, b *expr.Bound) (string, *pageLoad, error) {
+	rd := &fp.read
+	pcs, err := pageColumns(fp.f, cols)
+	if err != nil {
+		return "", nil, err
+	}
+	ld, err := readPages(ctx, src, pf, pcs, fp.spans, fp.firsts, newRowFilter(b, pcs))
+	if err != nil {
+		return "", nil, err
+	}
+	ld.table = fmt.Sprintf("__rocklake_p%d", pageTables.Add(1))
+	s, err := pagesSQL(cols, ld, consts)
+	if err != nil {
+		return "", nil, err
+	}
+	rd.How, rd.Ranges, rd.Bytes, rd.Handed = ReadPages, len(fp.spans), ld.bytes, int64(ld.rows)
+	rd.Why = "few rows kept"
+	if mode == PartialForce {
+		rd.Why = "forced"
+	}
+	return s, ld, nil
 }
 
 // mapped says whether a file reads any of the table's columns other than

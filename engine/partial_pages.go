@@ -4,11 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,6 +22,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -136,12 +134,12 @@ var pageTables atomic.Int64
 
 // countingReader counts the bytes read through it.
 type countingReader struct {
-	*os.File
+	parquet.ReaderAtSeeker
 	n atomic.Int64
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := c.File.ReadAt(p, off)
+	n, err := c.ReaderAtSeeker.ReadAt(p, off)
 	c.n.Add(int64(n))
 	return n, err
 }
@@ -154,19 +152,19 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 // the page path does not hand over (invalid UTF-8, which read_parquet
 // refuses; a date or timestamp out of DuckDB's range), sends the file to
 // the row-range SQL.
-func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowSpan, firsts []int64, rf *rowFilter) (ld *pageLoad, err error) {
+//
+// src is the file; pf, when set, is told before each column read which
+// byte ranges of src it will need (pageByteRanges), so that an object's
+// PartReader fetches them in a few coalesced requests rather than one per
+// buffer arrow-go fills.
+func readPages(ctx context.Context, src parquet.ReaderAtSeeker, pf func([]storage.Range) error, cols []pageColumn, spans []rowSpan, firsts []int64, rf *rowFilter) (ld *pageLoad, err error) {
 	defer func() {
 		// arrow-go can panic on files it does not understand.
 		if r := recover(); r != nil {
 			ld, err = nil, fmt.Errorf("arrow-go: %v", r)
 		}
 	}()
-	osf, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer osf.Close()
-	cr := &countingReader{File: osf}
+	cr := &countingReader{ReaderAtSeeker: src}
 	mem := memory.DefaultAllocator
 	props := parquet.NewReaderProperties(mem)
 	// Buffered streams read a column chunk from the page sought, in
@@ -183,6 +181,14 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 8192}, mem)
 	if err != nil {
 		return nil, err
+	}
+	readSpans := func(ctx context.Context, fr *pqarrow.FileReader, cols []pageColumn, which []int, g int, in []rowSpan, out [][]driver.Value) error {
+		if pf != nil {
+			if err := prefetchPages(rdr, pf, cols, which, g, in, int64(props.BufferSize)); err != nil {
+				return err
+			}
+		}
+		return readSpans(ctx, fr, cols, which, g, in, out)
 	}
 	first := make([]int, 0, len(cols)) // columns decoded over the spans
 	var rest []int                     // columns decoded around the rows kept
@@ -318,41 +324,65 @@ func readPages(ctx context.Context, path string, cols []pageColumn, spans []rowS
 const seekGap = 16384
 
 // readSpans decodes rows in (relative to row group g) of the columns
-// which (indexes into cols), appending each column's values to out.
+// which (indexes into cols), appending each column's values to out. Each
+// column reads exactly the rows of each span (ColumnReader.NextBatch),
+// not batches of a fixed size: a batch running past a span's last row
+// would read and decompress the page after it, which from an object store
+// is bytes fetched for nothing.
 func readSpans(ctx context.Context, fr *pqarrow.FileReader, cols []pageColumn, which []int, g int, in []rowSpan, out [][]driver.Value) error {
 	leaves := make([]int, len(which))
 	for j, i := range which {
 		leaves[j] = cols[i].leaf
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, []int{g})
+	rdrs, _, err := fr.GetFieldReaders(ctx, leaves, []int{g})
 	if err != nil {
 		return err
 	}
-	defer rr.Release()
-	for _, s := range in {
-		if err := rr.SeekToRow(s.lo); err != nil {
-			return err
+	defer func() {
+		for _, r := range rdrs {
+			r.Release()
 		}
-		need := s.hi - s.lo
-		for need > 0 {
-			rec, err := rr.Read()
-			if errors.Is(err, io.EOF) || (err == nil && rec == nil) {
-				return fmt.Errorf("row group %d ended before row %d", g, s.hi)
-			}
-			if err != nil {
+	}()
+	if len(rdrs) != len(which) {
+		return fmt.Errorf("%d column readers for %d columns", len(rdrs), len(which))
+	}
+	for j, i := range which {
+		if !types.SameIdent(rdrs[j].Field().Name, cols[i].name) {
+			return fmt.Errorf("column reader %s for column %s", rdrs[j].Field().Name, cols[i].name)
+		}
+	}
+	for _, s := range in {
+		for j, i := range which {
+			if err := rdrs[j].SeekToRow(s.lo); err != nil {
 				return err
 			}
-			k := min(need, rec.NumRows())
-			for j, i := range which {
-				if err := appendValues(&out[i], cols[i], rec.Column(j), int(k)); err != nil {
+			for need := s.hi - s.lo; need > 0; {
+				k := min(need, pageBatch)
+				ch, err := rdrs[j].NextBatch(k)
+				if err != nil {
 					return err
 				}
+				var got int64
+				for _, a := range ch.Chunks() {
+					if err := appendValues(&out[i], cols[i], a, a.Len()); err != nil {
+						ch.Release()
+						return err
+					}
+					got += int64(a.Len())
+				}
+				ch.Release()
+				if got != k {
+					return fmt.Errorf("row group %d ended before row %d", g, s.hi)
+				}
+				need -= k
 			}
-			need -= k
 		}
 	}
 	return nil
 }
+
+// pageBatch is the most rows decoded at once.
+const pageBatch = 8192
 
 // DuckDB's DATE holds days within ±2^31 but for its infinities; its
 // TIMESTAMP microseconds within about ±2^62.9, its infinities at the ends

@@ -250,13 +250,16 @@ type Result struct {
 // ObjectReads counts a query's work on object storage: the kept objects it
 // read, how many came from the local cache and how many were fetched, and
 // the requests and response bytes all of that took (a cache hit is one
-// HEAD, checking that the object is unchanged; a fetch one GET). Requests
-// and bytes are the engine's store's counters across the fetch: queries
-// fetching at the same time on one engine count each other's.
+// HEAD, checking that the object is unchanged; a fetch one GET; an object
+// read in part, InPart, its tail and kept pages: see objectPages).
+// Requests and bytes of whole fetches are the engine's store's counters
+// across the fetch: queries fetching at the same time on one engine count
+// each other's.
 type ObjectReads struct {
 	Objects  int   `json:"object_count"`
 	Hits     int   `json:"cache_hit_count"`
 	Fetched  int   `json:"fetched_count"`
+	InPart   int   `json:"read_in_part_count"`
 	Requests int64 `json:"request_count"`
 	Bytes    int64 `json:"bytes"`
 }
@@ -296,8 +299,10 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		// Plans read objects' page indexes and bloom filters through the
 		// engine's store, made only if one is needed.
 		opts.Prune.Objects = func() (storage.Store, error) {
-			st, _, err := e.objectStore()
-			return st, err
+			st, cache, err := e.objectStore()
+			// What planning reads of an object is kept as parts of it: the
+			// page path reads the same tail again (storage.CachedRanges).
+			return storage.CachedRanges(st, cache), err
 		}
 	}
 	partialPlanOptions(&opts)
@@ -504,9 +509,22 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return nil, nil, err
 		}
 	}
+	// Objects the page path reads are read by ranges, not fetched.
+	var jobs []objectPageJob
+	for i, v := range views {
+		jobs = append(jobs, objectPageJobs(i, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, opts.Partial, e.sandbox != nil, bounds[v.plan])...)
+	}
+	paged, err := e.objectPages(ctx, jobs, stamps, opts.Partial, res)
+	if err != nil {
+		return nil, nil, err
+	}
 	var all []string
-	for _, v := range views {
-		all = append(all, v.files...)
+	for i, v := range views {
+		for j, f := range v.files {
+			if paged[i][j] == nil {
+				all = append(all, f)
+			}
+		}
 	}
 	local, unpin, err := e.fetchObjects(ctx, all, stamps, res)
 	if err != nil {
@@ -540,7 +558,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 	checked := map[string]bool{}
 	for _, v := range views {
 		for _, f := range v.files {
-			if !checked[f] {
+			if !checked[f] && !catalog.IsObject(f) { // objects left are read in part, checked by ETag
 				checked[f] = true
 				if err := checkDataFile(v.t.Name, f, stamps[f]); err != nil {
 					return nil, nil, err
@@ -582,7 +600,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		var mixed bool
 		var rs []FileRead
 		var ls pageLoads
-		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan]); err != nil {
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan], paged[i]); err != nil {
 			return nil, nil, err
 		}
 		reads[v.plan] = rs

@@ -15,17 +15,19 @@ import (
 	"time"
 )
 
-// Cache keeps fetched objects as local files that DuckDB reads, in one
-// directory shared by every process that uses it:
+// Cache keeps fetched objects as local files that DuckDB reads, and parts
+// of objects (see PartReader), in one directory shared by every process
+// that uses it:
 //
 //	DIR/
-//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet   an entry
+//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet   a whole object
+//	  parts/<sha256(location)[:16]>-<sha256(etag)[:8]>-<size>/<offset>-<length>.part   a part
 //	  .fetch-*                                                               a fetch in progress
 //
-// An entry is keyed by the object's location and ETag, so a changed object
-// is a different entry and is never served for the old one; the offset and
-// length name the bytes it holds (today always a whole object: 0 and its
-// size), which leaves room for parts of objects. An entry is written to a
+// An entry is keyed by the object's location and ETag (a part's directory
+// by its size too), so a changed object is a different entry and is never
+// served for the old one; the offset and length name the bytes it holds
+// (for a whole object 0 and its size). An entry or part is written to a
 // temporary name and renamed into place, so a reader (in this process or
 // another) sees a whole entry or none. Each use sets the entry's
 // modification time: eviction removes the least recently used entries
@@ -190,12 +192,41 @@ func (c *Cache) Trim(keep map[string]bool) error {
 	var all []entry
 	var total int64
 	now := time.Now()
+	var files []string
 	for _, d := range ents {
-		info, err := d.Info()
+		files = append(files, d.Name())
+	}
+	// Parts of objects count against the same budget and are evicted by
+	// the same rule as whole objects; a directory left empty is removed
+	// once old (a fetch renaming a part into it makes it again).
+	if dirs, err := os.ReadDir(filepath.Join(c.Dir, partsDir)); err == nil {
+		for _, d := range dirs {
+			if !d.IsDir() {
+				continue
+			}
+			sub := filepath.Join(partsDir, d.Name())
+			parts, err := os.ReadDir(filepath.Join(c.Dir, sub))
+			if err != nil {
+				continue
+			}
+			if len(parts) == 0 {
+				if info, err := d.Info(); err == nil && now.Sub(info.ModTime()) > staleFetch {
+					os.Remove(filepath.Join(c.Dir, sub))
+				}
+				continue
+			}
+			for _, p := range parts {
+				files = append(files, filepath.Join(sub, p.Name()))
+			}
+		}
+	}
+	for _, name := range files {
+		p := filepath.Join(c.Dir, name)
+		info, err := os.Lstat(p)
 		if err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		p := filepath.Join(c.Dir, d.Name())
+		d := info
 		if strings.HasPrefix(d.Name(), ".fetch-") {
 			if now.Sub(info.ModTime()) > staleFetch {
 				os.Remove(p)

@@ -15,6 +15,26 @@
 // inside them without asking again; a larger footer costs a second
 // request.
 //
+// Reading part of an object (a query's kept pages) goes through a
+// PartReader: the reader announces the byte ranges it will need
+// (Prefetch), ranges less than PartGap (64 KiB) apart are fetched as one
+// request, no request is longer than PartMaxRequest (8 MiB), and at most
+// PartWorkers (8) are in flight per object; bytes nobody announced are
+// still fetched when read. Parts are kept in the Cache beside whole
+// objects, under the same budget and eviction:
+//
+//	DIR/
+//	  <loc>-<etag>-0-<size>.parquet        a whole object (what DuckDB reads)
+//	  parts/<loc>-<etag>-<size>/           one version of one object
+//	    <offset>-<length>.part             bytes [offset, offset+length) of it
+//	  .fetch-*                             a fetch in progress
+//
+// where <loc> and <etag> are the first bytes of the SHA-256 of the
+// location and the ETag: a part is only ever served for the version it was
+// read from. CachedRanges keeps what planning reads (page indexes, bloom
+// filters, the tail) as parts too, so the partial scan finds the tail
+// there and checks the object with one HEAD instead of reading it again.
+//
 // The S3 client is aws-sdk-go-v2 rather than minio-go: it reads the
 // configuration users already give S3 tools (AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, profiles and

@@ -9,6 +9,15 @@
 // request that long (a network's round trip), also on loopback.
 //
 //	go run ./bench/objects -objects 10000 -delay 15ms -json bench/results/objects.json
+//
+// With -big N it also writes one big object the way engines write at scale
+// (N rows, row groups of 1,000,000 rows, data pages of 80 KB, the page
+// index, snappy; a sorted id) and looks one id up in it: the bytes fetched
+// by the partial scan (its tail and the pages holding the row, by ranged
+// requests), against the pages holding the row and the whole object that
+// the whole-file path fetches.
+//
+//	go run ./bench/objects -objects 0 -big 4000000 -json bench/results/objects-partial.json
 package main
 
 import (
@@ -55,6 +64,7 @@ func main() {
 	workers := flag.Int("workers", 16, "requests in flight (registration, and the footer scan beside it)")
 	runs := flag.Int("runs", 5, "selective queries, cold and warm (medians)")
 	jsonOut := flag.String("json", "", "write the figures here")
+	big := flag.Int("big", 0, "also look one id up in one object of this many rows (0: not)")
 	flag.Parse()
 	ctx := context.Background()
 
@@ -89,6 +99,10 @@ func main() {
 	}
 	defer os.RemoveAll(work)
 
+	if *n == 0 {
+		bigLookup(ctx, srv, work, *big, *runs, *delay, *jsonOut)
+		return
+	}
 	start := time.Now()
 	upload(srv, work, *n, *rows)
 	log.Printf("wrote and uploaded %d objects of %d rows in %.1fs", *n, *rows, time.Since(start).Seconds())
@@ -173,6 +187,9 @@ func main() {
 		fmt.Printf("%-46s %10d %12d %10.1f  %s\n", f.What, f.Requests, f.Bytes, f.Millis, f.Note)
 	}
 	fmt.Printf("\nfooter scan / cold query: %.0fx the time, %.0fx the requests\n", scan.Millis/ms(median(cold)), float64(scan.Requests)/float64(max(coldReads.Requests, 1)))
+	if *big > 0 {
+		bigLookup(ctx, srv, work, *big, *runs, *delay, "")
+	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"objects": *n, "rows": *rows, "delay_ms": ms(*delay), "in_flight": *workers, "figures": figs}, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {

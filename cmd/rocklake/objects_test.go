@@ -593,3 +593,45 @@ func TestPlanObjectIndexes(t *testing.T) {
 		t.Errorf("bloom filters over objects skipped nothing: %+v", p.Bloom)
 	}
 }
+
+// A point lookup in a big object with a page index reads the object in
+// part (its tail and the pages holding the row, by ranged requests)
+// rather than fetching it whole, answers as DuckDB over the local copy,
+// and says so on its last line.
+func TestQueryObjectInPart(t *testing.T) {
+	l := newObjectLake(t)
+	const rows = 300_000
+	ids := make([]*types.Value, rows)
+	vs := make([]*types.Value, rows)
+	for i := range rows {
+		id := types.IntValue(int64(i))
+		v := types.FloatValue(float64(i*7919%100003) / 7)
+		ids[i], vs[i] = &id, &v
+	}
+	p := filepath.Join(l.dir, "big.parquet")
+	if err := pqwrite.Write(p, []pqwrite.Column{
+		{Name: "id", Type: types.MustParseType("int64"), Values: ids},
+		{Name: "v", Type: types.MustParseType("double"), Values: vs},
+	}, pqwrite.Options{PageBytes: 80_000, PageIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.srv.Put(t, "s3://lake/big/big.parquet", data)
+	l.tableFrom("big", []string{"s3://lake/big/big.parquet", "--no-auto-filters"}, []string{p})
+	q := "SELECT id, v FROM big WHERE id = 123457"
+	l.same(q)
+	if err := os.RemoveAll(os.Getenv("ROCKLAKE_CACHE_DIR")); err != nil {
+		t.Fatal(err)
+	}
+	res := l.query(q)
+	if o := res.Objects; o.InPart != 1 || o.Fetched != 0 || o.Bytes == 0 || o.Bytes*10 > int64(len(data)) {
+		t.Errorf("objects %+v: want the %d-byte object read in part, a small share of it fetched", o, len(data))
+	}
+	out := mustRun(t, "--catalog", l.cat, "query", q)
+	if !strings.Contains(out, "1 read in part (kept pages only)") {
+		t.Errorf("last line does not say the object was read in part:\n%s", out)
+	}
+}

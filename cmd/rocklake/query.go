@@ -165,8 +165,12 @@ func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts eng
 		phases = append(phases, ph)
 	}
 	if o := res.Objects; o.Objects > 0 || o.Requests > 0 {
-		phases = append(phases, fmt.Sprintf("object storage: %s read, %d from the cache, %d fetched, %s, %s",
-			plural(o.Objects, "object", "objects"), o.Hits, o.Fetched, plural(o.Requests, "request", "requests"), plural(o.Bytes, "byte", "bytes")))
+		inPart := ""
+		if o.InPart > 0 {
+			inPart = fmt.Sprintf(", %d read in part (kept pages only)", o.InPart)
+		}
+		phases = append(phases, fmt.Sprintf("object storage: %s read, %d from the cache, %d fetched%s, %s, %s",
+			plural(o.Objects, "object", "objects"), o.Hits, o.Fetched, inPart, plural(o.Requests, "request", "requests"), plural(o.Bytes, "byte", "bytes")))
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%s in %.3fs, answered by %s; %s)\n", plural(rows.Count(), "row", "rows"), res.Elapsed.Seconds(), src, strings.Join(phases, ", "))
 	return err
