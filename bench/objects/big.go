@@ -5,20 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/rocklake/rocklake/bench/internal/bigevents"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
@@ -32,7 +26,7 @@ import (
 // object fetched whole into an empty cache). Figures are medians of runs.
 func bigLookup(ctx context.Context, srv *s3test.Server, work string, rows, runs int, delay time.Duration, jsonOut string) {
 	path := filepath.Join(work, "big.parquet")
-	if err := writeBig(path, rows); err != nil {
+	if err := bigevents.Write(path, bigevents.File{Rows: rows, RowGroup: 1_000_000, PageBytes: 80_000, TSBase: 1_700_000_000_000_000, Seed: 7}); err != nil {
 		fail(err)
 	}
 	data, err := os.ReadFile(path)
@@ -135,62 +129,6 @@ func bigLookup(ctx context.Context, srv *s3test.Server, work string, rows, runs 
 			fail(err)
 		}
 	}
-}
-
-// writeBig writes bench/partial's events layout: a sorted id (the row
-// number), a clustered ts, a random user_id and amount, a dictionary-
-// encoded kind.
-func writeBig(path string, rows int) error {
-	const rg, page = 1_000_000, 80_000
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
-		{Name: "user_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "amount", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "kind", Type: arrow.BinaryTypes.String},
-	}, nil)
-	kinds := []string{"click", "view", "buy", "scroll", "share"}
-	mem := memory.NewGoAllocator()
-	r := rand.New(rand.NewPCG(7, 1))
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	props := parquet.NewWriterProperties(
-		parquet.WithMaxRowGroupLength(rg),
-		parquet.WithDataPageSize(page),
-		parquet.WithBatchSize(1024),
-		parquet.WithPageIndexEnabled(true),
-		parquet.WithDictionaryDefault(false),
-		parquet.WithDictionaryFor("kind", true),
-		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithStats(true),
-	)
-	w, err := pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		return err
-	}
-	for lo := 0; lo < rows; lo += rg {
-		n := min(rg, rows-lo)
-		b := array.NewRecordBuilder(mem, schema)
-		for i := range n {
-			id := int64(lo + i)
-			b.Field(0).(*array.Int64Builder).Append(id)
-			b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000 + id*1_000_000 + r.Int64N(60_000_000)))
-			b.Field(2).(*array.Int64Builder).Append(r.Int64N(1_000_000))
-			b.Field(3).(*array.Float64Builder).Append(float64(r.IntN(100_000)) / 100)
-			b.Field(4).(*array.StringBuilder).Append(kinds[r.IntN(len(kinds))])
-		}
-		rec := b.NewRecordBatch()
-		err := w.Write(rec)
-		rec.Release()
-		b.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return w.Close()
 }
 
 // pagesHolding sums, over every column, the compressed sizes of the data

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -29,14 +28,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/rocklake/rocklake/bench/internal/bigevents"
 	"github.com/rocklake/rocklake/bench/internal/results"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
@@ -130,60 +124,10 @@ func generate(data string, files, rows, rg, page int) error {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return err
 	}
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
-		{Name: "user_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "amount", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "kind", Type: arrow.BinaryTypes.String},
-	}, nil)
-	kinds := []string{"click", "view", "buy", "scroll", "share"}
-	mem := memory.NewGoAllocator()
 	for f := range files {
-		r := rand.New(rand.NewPCG(uint64(f), 1))
 		path := filepath.Join(data, fmt.Sprintf("part-%03d.parquet", f))
-		out, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		props := parquet.NewWriterProperties(
-			parquet.WithMaxRowGroupLength(int64(rg)),
-			parquet.WithDataPageSize(int64(page)),
-			parquet.WithBatchSize(1024),
-			parquet.WithPageIndexEnabled(true),
-			parquet.WithDictionaryDefault(false),
-			parquet.WithDictionaryFor("kind", true),
-			parquet.WithCompression(compress.Codecs.Snappy),
-			parquet.WithStats(true),
-		)
-		w, err := pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties())
-		if err != nil {
-			return err
-		}
-		for lo := 0; lo < rows; lo += rg {
-			n := min(rg, rows-lo)
-			b := array.NewRecordBuilder(mem, schema)
-			ids := b.Field(0).(*array.Int64Builder)
-			tss := b.Field(1).(*array.TimestampBuilder)
-			users := b.Field(2).(*array.Int64Builder)
-			amounts := b.Field(3).(*array.Float64Builder)
-			ks := b.Field(4).(*array.StringBuilder)
-			for i := range n {
-				id := int64(f)*int64(rows) + int64(lo+i)
-				ids.Append(id)
-				tss.Append(arrow.Timestamp(tsBase + id*1_000_000 + r.Int64N(60_000_000)))
-				users.Append(r.Int64N(1_000_000))
-				amounts.Append(float64(r.IntN(100_000)) / 100)
-				ks.Append(kinds[r.IntN(len(kinds))])
-			}
-			rec := b.NewRecordBatch()
-			if err := w.Write(rec); err != nil {
-				return err
-			}
-			rec.Release()
-			b.Release()
-		}
-		if err := w.Close(); err != nil {
+		if err := bigevents.Write(path, bigevents.File{FirstID: int64(f) * int64(rows), Rows: rows, RowGroup: rg, PageBytes: page,
+			TSBase: tsBase, Seed: uint64(f)}); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "  wrote %s\n", path)
