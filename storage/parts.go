@@ -377,20 +377,11 @@ func (r *PartReader) nextHeld(off int64) int64 {
 // Seek sets the offset Seek reports; reads are all ReadAt (arrow-go seeks
 // to learn the size).
 func (r *PartReader) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += r.pos
-	case io.SeekEnd:
-		offset += r.obj.Size
-	default:
-		return 0, fmt.Errorf("%s: seek whence %d", r.obj.Location, whence)
+	pos, err := seek(r.obj, r.pos, offset, whence)
+	if err == nil {
+		r.pos = pos
 	}
-	if offset < 0 {
-		return 0, fmt.Errorf("%s: seek to %d", r.obj.Location, offset)
-	}
-	r.pos = offset
-	return offset, nil
+	return pos, err
 }
 
 // partsDir holds the cache's parts of objects, a directory per object

@@ -68,18 +68,26 @@ func (r *RangeReader) ReadAt(p []byte, off int64) (int, error) {
 
 // Seek sets the offset Seek reports; reads are all ReadAt.
 func (r *RangeReader) Seek(offset int64, whence int) (int64, error) {
+	pos, err := seek(r.obj, r.pos, offset, whence)
+	if err == nil {
+		r.pos = pos
+	}
+	return pos, err
+}
+
+// seek is the offset an io.Seeker over obj, at pos, moves to.
+func seek(obj Object, pos, offset int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		offset += r.pos
+		offset += pos
 	case io.SeekEnd:
-		offset += r.obj.Size
+		offset += obj.Size
 	default:
-		return 0, fmt.Errorf("%s: seek whence %d", r.obj.Location, whence)
+		return 0, fmt.Errorf("%s: seek whence %d", obj.Location, whence)
 	}
 	if offset < 0 {
-		return 0, fmt.Errorf("%s: seek to %d", r.obj.Location, offset)
+		return 0, fmt.Errorf("%s: seek to %d", obj.Location, offset)
 	}
-	r.pos = offset
 	return offset, nil
 }
