@@ -79,6 +79,20 @@ type Column struct {
 	// files registered before the change hold it under that column's name
 	// and type.
 	WidenedFrom stats.Maybe[int64]
+	// MappedIn are the files registered before the column was added that
+	// hold it all the same (DataFile.IgnoredColumns: left out when they
+	// were registered), with the name and type each holds it under: they
+	// read their own values, not Default.
+	MappedIn []FileColumnSource
+}
+
+// FileColumnSource is how one file holds a column added after the file
+// was registered (Column.MappedIn): under Name, in Type, which the
+// column's type is or widens exactly.
+type FileColumnSource struct {
+	FileID int64
+	Name   string
+	Type   types.Type
 }
 
 // PartitionHive marks a column whose value in each file is the file's
@@ -424,6 +438,9 @@ func columnFromPB(p *catalogpb.Column) Column {
 	if p.DefaultValue != nil {
 		c.Default = stats.Known(*p.DefaultValue)
 	}
+	for _, m := range p.MappedIn {
+		c.MappedIn = append(c.MappedIn, FileColumnSource{FileID: m.FileId, Name: m.Name, Type: parseOrUnknown(m.Type)})
+	}
 	return c
 }
 
@@ -437,6 +454,9 @@ func columnToPB(c Column, end *int64) *catalogpb.Column {
 	if c.Default.Known {
 		v := c.Default.V
 		p.DefaultValue = &v
+	}
+	for _, m := range c.MappedIn {
+		p.MappedIn = append(p.MappedIn, &catalogpb.MappedFileColumn{FileId: m.FileID, Name: m.Name, Type: m.Type.String()})
 	}
 	return p
 }

@@ -225,11 +225,13 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 	if err != nil {
 		return nil, err
 	}
-	// A file's mapping depends only on the snapshot that registered it:
-	// the files of one commit share it.
+	// A file's mapping depends only on the snapshot that registered it
+	// (the files of one commit share it), but for a file that had a column
+	// it was registered without mapped in since, whose mapping is its own.
 	byBegin := map[int64][]ColumnSource{}
 	return func(f catalog.DataFile) []ColumnSource {
-		if out, ok := byBegin[f.Begin]; ok {
+		own := m.PerFile(f)
+		if out, ok := byBegin[f.Begin]; ok && !own {
 			return out
 		}
 		var out []ColumnSource
@@ -249,7 +251,9 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 				out = append(out, ColumnSource{Column: c.Name, FileColumn: name, FileType: typ.String()})
 			}
 		}
-		byBegin[f.Begin] = out
+		if !own {
+			byBegin[f.Begin] = out
+		}
 		return out
 	}, nil
 }
