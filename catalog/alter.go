@@ -1077,6 +1077,34 @@ func transformFits(transform string, c Column) string {
 	return ""
 }
 
+// LayoutFieldTexts spells each of a file's layout values' fields as
+// FieldText does, under the name cols (a snapshot's columns) give the
+// column now: a rename shows, and a column widened since is found through
+// the columns it replaced. A column dropped since is named by its id
+// ("#7").
+func (m *ColumnMapping) LayoutFieldTexts(vs []LayoutValue, cols []Column) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		name := fmt.Sprintf("#%d", v.ColumnID)
+	find:
+		for _, c := range TopLevel(cols) {
+			for id, n := c.ID, 0; n <= len(m.byID); n++ {
+				if id == v.ColumnID {
+					name = c.Name
+					break find
+				}
+				vs := m.byID[id]
+				if len(vs) == 0 || !vs[0].WidenedFrom.Known {
+					break
+				}
+				id = vs[0].WidenedFrom.V
+			}
+		}
+		out[i] = FieldText(PartitionField{ColumnID: v.ColumnID, Transform: v.Transform}, name)
+	}
+	return out
+}
+
 // FieldText spells a layout field as ParsePartitionField reads it, for
 // column name.
 func FieldText(f PartitionField, name string) string {

@@ -153,6 +153,44 @@ type DataFile struct {
 	// PartitionValues are the file's values of the table's partition
 	// columns.
 	PartitionValues []PartitionValue
+	// LayoutValues are the file's values of the fields of the declared
+	// layout it was written under (Table.PartitionedBy) by a rewrite, which
+	// writes every file within one value of each; none for files added.
+	LayoutValues []LayoutValue
+}
+
+// LayoutValue is a file's value of one field of a declared layout: the
+// field's transform of column ColumnID, as text (LayoutText); an unknown
+// Value is NULL.
+type LayoutValue struct {
+	ColumnID  int64
+	Transform string
+	Value     stats.Maybe[string]
+}
+
+func layoutValuesToPB(vs []LayoutValue) []*catalogpb.LayoutValue {
+	var out []*catalogpb.LayoutValue
+	for _, v := range vs {
+		p := &catalogpb.LayoutValue{ColumnId: v.ColumnID, Transform: v.Transform}
+		if v.Value.Known {
+			s := v.Value.V
+			p.Value = &s
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func layoutValuesFromPB(ps []*catalogpb.LayoutValue) []LayoutValue {
+	var out []LayoutValue
+	for _, p := range ps {
+		v := LayoutValue{ColumnID: p.ColumnId, Transform: p.Transform}
+		if p.Value != nil {
+			v.Value = stats.Known(*p.Value)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // PartitionValue returns the file's value of partition column id: set
@@ -492,6 +530,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
 		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos, ETag: p.Etag,
 		IgnoredColumns: p.IgnoredColumns, PartitionValues: partitionValuesFromPB(p.PartitionValues),
+		LayoutValues: layoutValuesFromPB(p.LayoutValues),
 	}
 }
 

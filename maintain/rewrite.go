@@ -416,10 +416,11 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	// any other (into), then by its partition key before that order, so
 	// that each partition is a contiguous run of rn and files are cut at
 	// its ends too.
-	pkeys, err := partitionKeys(st)
+	pkeys, ltexts, err := partitionKeys(st)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	layout := map[string][]catalog.LayoutValue{} // by file name, unique in dir
 	if hive != nil {
 		var hk []string
 		for _, s := range hive.slots {
@@ -589,6 +590,13 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			p = filepath.Join(sub, fmt.Sprintf("part-%05d.parquet", n))
 			writtenGroups = append(writtenGroups, gid)
 		}
+		if len(ltexts) > 0 {
+			lv, err := layoutValues(ctx, conn, st, ltexts, tmp, rn, off+1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: the layout values of rows from %d: %w", what, off+1, err)
+			}
+			layout[filepath.Base(p)] = lv
+		}
 		run := fmt.Sprintf("WHERE %s > %d AND %s <= %d", rn, off, rn, off+step)
 		where := run + " ORDER BY " + rn
 		if w != nil {
@@ -636,6 +644,12 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
 	register, addOpts := dir, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake}
+	if len(layout) > 0 {
+		// Every file written holds one value of each field: recorded
+		// with it. Names are unique in the output directory (and keep
+		// their base name when uploaded).
+		addOpts.LayoutValues = func(path string) []catalog.LayoutValue { return layout[filepath.Base(path)] }
+	}
 	if out != nil {
 		// Uploaded before the commit that names them; deleted again
 		// unless it happens.
@@ -944,34 +958,62 @@ func openTable(cat *catalog.Catalog, snapshot int64, table string) (*tableState,
 // declared layout (catalog.Table.PartitionedBy): rows with equal keys go
 // to the same files. bucket(N) is DuckDB's hash of the value modulo N
 // (not Iceberg's murmur3): a layout, not a format other engines read.
-func partitionKeys(st *tableState) ([]string, error) {
-	var out []string
+// texts are the same values as the text a file's layout values record
+// (catalog.LayoutValue): each a function of its key, so one per file.
+func partitionKeys(st *tableState) (out, texts []string, err error) {
 	top := catalog.TopLevel(st.cols)
 	for _, f := range st.t.PartitionedBy {
 		i := slices.IndexFunc(top, func(c catalog.Column) bool { return c.ID == f.ColumnID })
 		if i < 0 {
-			return nil, fmt.Errorf("table %q: partition field %s names column %d, which the table lacks", st.t.Name, f.Transform, f.ColumnID)
+			return nil, nil, fmt.Errorf("table %q: partition field %s names column %d, which the table lacks", st.t.Name, f.Transform, f.ColumnID)
 		}
 		x := slot(i)
 		switch {
 		case f.Transform == "identity":
 			out = append(out, x)
+			texts = append(texts, "CAST("+x+" AS VARCHAR)")
 		case f.Transform == "year":
 			out = append(out, "year("+x+")")
+			texts = append(texts, "CAST(year("+x+") AS VARCHAR)")
 		case f.Transform == "month":
 			out = append(out, fmt.Sprintf("year(%[1]s) * 12 + month(%[1]s)", x))
+			texts = append(texts, fmt.Sprintf("CAST(year(%[1]s) AS VARCHAR) || '-' || lpad(CAST(month(%[1]s) AS VARCHAR), 2, '0')", x))
 		case f.Transform == "day":
 			out = append(out, "CAST("+x+" AS DATE)")
+			texts = append(texts, "CAST(CAST("+x+" AS DATE) AS VARCHAR)")
 		case f.Transform == "hour":
 			out = append(out, "date_trunc('hour', "+x+")")
+			texts = append(texts, "CAST(date_trunc('hour', "+x+") AS VARCHAR)")
 		case strings.HasPrefix(f.Transform, "bucket("):
 			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f.Transform, "bucket("), ")"))
 			if err != nil || n < 1 {
-				return nil, fmt.Errorf("table %q: partition field %s: bad bucket count", st.t.Name, f.Transform)
+				return nil, nil, fmt.Errorf("table %q: partition field %s: bad bucket count", st.t.Name, f.Transform)
 			}
 			out = append(out, fmt.Sprintf("hash(%s) %% %d", x, n))
+			texts = append(texts, fmt.Sprintf("CAST(hash(%s) %% %d AS VARCHAR)", x, n))
 		default:
-			return nil, fmt.Errorf("table %q: unknown partition transform %q", st.t.Name, f.Transform)
+			return nil, nil, fmt.Errorf("table %q: unknown partition transform %q", st.t.Name, f.Transform)
+		}
+	}
+	return out, texts, nil
+}
+
+// layoutValues are the declared layout's values of the row numbered rn in
+// from: those of every row of the file it begins.
+func layoutValues(ctx context.Context, conn *sql.Conn, st *tableState, texts []string, from, rnCol string, rn int64) ([]catalog.LayoutValue, error) {
+	vals := make([]sql.NullString, len(texts))
+	ptrs := make([]any, len(texts))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s = %d", strings.Join(texts, ", "), from, rnCol, rn)).Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]catalog.LayoutValue, len(texts))
+	for i, f := range st.t.PartitionedBy {
+		out[i] = catalog.LayoutValue{ColumnID: f.ColumnID, Transform: f.Transform}
+		if vals[i].Valid {
+			out[i].Value = stats.Known(vals[i].String)
 		}
 	}
 	return out, nil

@@ -54,6 +54,11 @@ type KeptFile struct {
 	// key=value directories), by column name, in DuckLake's text form;
 	// null for a NULL partition.
 	Partition map[string]*string `json:"partition_values,omitempty"`
+	// Layout is the file's value of each field of the declared layout a
+	// rewrite wrote it under (catalog.LayoutValue), by the field's text
+	// ("month(ts)": "2024-03"); null for NULL. Pruning reads the source
+	// column's statistics, which these values bound, not these.
+	Layout map[string]*string `json:"layout_values,omitempty"`
 	// Columns are the table's columns this file holds under another name
 	// or type, or not at all, because the table changed after the file was
 	// registered (table alter): an engine reading the file must read them
@@ -296,6 +301,8 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	defer rgr.close()
 	var rr *run // row groups and pages: one run for the plan
 	var partNames map[int64]string
+	var layoutMap *catalog.ColumnMapping
+	var layoutCols []catalog.Column
 	mapping, err := fileMapping(r, t)
 	if err != nil {
 		return nil, err
@@ -322,6 +329,24 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 					v = &pv.Value.V
 				}
 				kf.Partition[partNames[pv.ColumnID]] = v
+			}
+		}
+		if len(f.LayoutValues) > 0 {
+			if layoutCols == nil {
+				if layoutMap, err = r.ColumnMapping(t.ID); err != nil {
+					return nil, err
+				}
+				if layoutCols, err = r.Columns(t.ID); err != nil {
+					return nil, err
+				}
+			}
+			kf.Layout = make(map[string]*string, len(f.LayoutValues))
+			for j, text := range layoutMap.LayoutFieldTexts(f.LayoutValues, layoutCols) {
+				var v *string
+				if lv := f.LayoutValues[j]; lv.Value.Known {
+					v = &lv.Value.V
+				}
+				kf.Layout[text] = v
 			}
 		}
 		if res == AllMatch || opts.FilesOnly || f.RowGroupCount <= 0 {
