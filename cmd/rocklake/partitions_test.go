@@ -136,4 +136,13 @@ func TestAddHivePartitionsAndExtraColumns(t *testing.T) {
 		!strings.Contains(fmt.Sprint(kept[0].(map[string]any)["column_mapping"]), "file_type:int64") {
 		t.Errorf("plan note = 1 keeps the wide file in full, read as int64: %v", kept)
 	}
+	// The stored statistics hold against the data, and a rewrite keeps
+	// the file's own values.
+	if out, err := run(t, "--catalog", dir, "verify", "t", "--deep"); err != nil || !strings.Contains(out, ", 0 problems") || strings.Contains(out, "PROBLEM") {
+		t.Errorf("verify --deep: %s %v", out, err)
+	}
+	mustRun(t, "--catalog", dir, "compact", "t")
+	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT amount, note FROM t ORDER BY amount"); q != "amount,note\n5,1\n7,9\n" {
+		t.Errorf("after compact:\n%s", q)
+	}
 }
