@@ -32,10 +32,11 @@ var layoutCols = []struct{ name, typ string }{
 }
 
 // layoutFields are the declared layout fields the fuzzer chooses from:
-// every transform, on a timestamp, a date, an integer and a string.
-var layoutFields = []string{
-	"year(ts)", "month(ts)", "day(ts)", "hour(ts)", "year(d)", "month(d)", "day(d)",
-	"n", "identity(s)", "bucket(3, id)", "bucket(5, s)", "bucket(2, ts)",
+// every transform, on a timestamp, a date, an integer and a string, each
+// over a column as first named (the fuzzer renames them).
+var layoutFields = []struct{ spec, col string }{
+	{"year(%s)", "ts"}, {"month(%s)", "ts"}, {"day(%s)", "ts"}, {"hour(%s)", "ts"}, {"year(%s)", "d"}, {"month(%s)", "d"}, {"day(%s)", "d"},
+	{"%s", "n"}, {"identity(%s)", "s"}, {"bucket(3, %s)", "id"}, {"bucket(5, %s)", "s"}, {"bucket(2, %s)", "ts"},
 }
 
 // layoutValueSQL is, independently of the rewrite's own expressions, the
@@ -59,10 +60,11 @@ func layoutValueSQL(transform, col string) string {
 // TestRewriteLayoutFuzz builds random histories of files added (NULLs in
 // every column; in every other history Hive-partitioned by k, NULL
 // partitions spelled __HIVE_DEFAULT_PARTITION__), declared layouts of
-// every transform set and reset, and optimize and compact runs, and after
-// every step compares rocklake with DuckDB reading the files added (a
-// rewrite changes no row): all rows, and the rows and count/min/max of
-// random predicates. After each rewrite, every file it wrote holds one
+// every transform set and reset, columns renamed (the layout's and the
+// partition column too) and n widened, and optimize and compact runs, and
+// after every step compares rocklake with DuckDB reading the files added,
+// under the names and types of the time (a rewrite changes no row): all
+// rows, and the rows and count/min/max of random predicates. After each rewrite, every file it wrote holds one
 // value of each layout field and one Hive partition, its recorded layout
 // values are those of its rows, and a Hive partition predicate keeps only
 // that partition's files, in full.
@@ -101,13 +103,41 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The oracle: every file added, read with its partition value.
+		// The oracle: every file added, read with its partition value,
+		// each column under the name it had then (cur: the names now,
+		// by the first; nType: n's type now).
 		var oracle []string
+		cur := map[string]string{"id": "id", "ts": "ts", "d": "d", "n": "n", "s": "s", "k": "k"}
+		nType := "INTEGER"
+		q := func(orig string) string { return fmt.Sprintf("%q", cur[orig]) }
 		var history []string
+		var held []map[string]string // per oracle file: the first name → the file's ("k": its value's SQL)
 		nextID := 0
-		sel := "id::VARCHAR, ts::VARCHAR, d::VARCHAR, n::VARCHAR, s::VARCHAR"
-		if hive {
-			sel += ", k::VARCHAR"
+		// oracleSQL reads every file added as the table is now.
+		oracleSQL := func() string {
+			var parts []string
+			for i, o := range oracle {
+				sel := []string{}
+				for _, col := range layoutCols {
+					typ := col.typ
+					if col.name == "n" {
+						typ = nType
+					}
+					sel = append(sel, fmt.Sprintf("CAST(%q AS %s) AS %s", held[i][col.name], typ, q(col.name)))
+				}
+				if hive {
+					sel = append(sel, held[i]["k"]+" AS "+q("k"))
+				}
+				parts = append(parts, fmt.Sprintf(o, strings.Join(sel, ", ")))
+			}
+			return strings.Join(parts, " UNION ALL ")
+		}
+		sel := func() string {
+			out := fmt.Sprintf("%s::VARCHAR, %s::VARCHAR, %s::VARCHAR, %s::VARCHAR, %s::VARCHAR", q("id"), q("ts"), q("d"), q("n"), q("s"))
+			if hive {
+				out += ", " + q("k") + "::VARCHAR"
+			}
+			return out
 		}
 		rowsOf := func(db interface {
 			QueryContext(context.Context, string, ...any) (*sql.Rows, error)
@@ -192,8 +222,8 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 				if hive {
 					names = lits["pts"]
 				}
-				col := names[r.IntN(len(names))]
-				l := lits[col]
+				orig := names[r.IntN(len(names))]
+				l, col := lits[orig], q(orig)
 				switch r.IntN(5) {
 				case 0:
 					parts = append(parts, col+" IS NULL")
@@ -213,8 +243,8 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 				kval := ""
 				if hive {
 					v := []string{"__HIVE_DEFAULT_PARTITION__", "-3", "0", "7"}[r.IntN(4)]
-					path = filepath.Join(dir, "k="+v, name)
-					kval = ", CAST(" + map[bool]string{true: "NULL", false: v}[v == "__HIVE_DEFAULT_PARTITION__"] + " AS BIGINT) AS k"
+					path = filepath.Join(dir, cur["k"]+"="+v, name)
+					kval = "CAST(" + map[bool]string{true: "NULL", false: v}[v == "__HIVE_DEFAULT_PARTITION__"] + " AS BIGINT)"
 					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 						t.Fatal(err)
 					}
@@ -230,14 +260,23 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 				}
 				var cast []string
 				for i, col := range layoutCols {
-					cast = append(cast, fmt.Sprintf("CAST(c%d AS %s) AS %s", i, col.typ, col.name))
+					typ := col.typ
+					if col.name == "n" {
+						typ = nType
+					}
+					cast = append(cast, fmt.Sprintf("CAST(c%d AS %s) AS %s", i, typ, q(col.name)))
 				}
 				q := fmt.Sprintf("COPY (SELECT %s FROM (VALUES %s) v(c0, c1, c2, c3, c4)) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE %d)",
 					strings.Join(cast, ", "), strings.Join(rows, ", "), path, 4+r.IntN(10))
 				if _, err := base.Exec(q); err != nil {
 					t.Fatal(err)
 				}
-				oracle = append(oracle, fmt.Sprintf("SELECT *%s FROM read_parquet('%s', hive_partitioning = false)", kval, path))
+				oracle = append(oracle, fmt.Sprintf("SELECT %%s FROM read_parquet('%s', hive_partitioning = false)", path))
+				held = append(held, map[string]string{})
+				for _, col := range layoutCols {
+					held[len(held)-1][col.name] = cur[col.name]
+				}
+				held[len(held)-1]["k"] = kval
 				paths = append(paths, path)
 			}
 			if _, err := ingest.Add(c, "t", paths, ingest.Options{}); err != nil {
@@ -248,14 +287,15 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 		addFiles()
 		for range 10 {
 			var before map[int64]bool
-			switch step := r.IntN(6); {
+			switch step := r.IntN(7); {
 			case step < 2:
 				addFiles()
 				continue
 			case step == 2:
 				var fields []string
 				for range 1 + r.IntN(2) {
-					if f := layoutFields[r.IntN(len(layoutFields))]; !slices.Contains(fields, f) {
+					lf := layoutFields[r.IntN(len(layoutFields))]
+					if f := fmt.Sprintf(lf.spec, cur[lf.col]); !slices.Contains(fields, f) {
 						fields = append(fields, f)
 					}
 				}
@@ -269,11 +309,33 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 					t.Fatalf("seed %d: %s: %v", seed, a, err)
 				}
 				history = append(history, a.String())
+			case step == 6:
+				// A rename (of any column but id, the partition column and
+				// the layout's included), or n widened.
+				orig := []string{"ts", "d", "n", "s", "k", "n", "k"}[r.IntN(7)]
+				if orig == "k" && !hive {
+					orig = "s"
+				}
+				a := catalog.Alteration{Kind: catalog.RenameColumn, Column: cur[orig], NewName: fmt.Sprintf("%s_%d", orig, len(history))}
+				if orig == "n" && nType == "INTEGER" && r.IntN(2) == 0 {
+					a = catalog.Alteration{Kind: catalog.SetColumnType, Column: cur["n"], Type: "BIGINT"}
+				}
+				tx, _ := c.Begin()
+				tx.AlterTable("t", a)
+				if _, err := tx.Commit(); err != nil {
+					t.Fatalf("seed %d: %s: %v", seed, a, err)
+				}
+				if a.Kind == catalog.RenameColumn {
+					cur[orig] = a.NewName
+				} else {
+					nType = "BIGINT"
+				}
+				history = append(history, a.String())
 			default:
 				before = liveFiles(t, c)
 				var err error
 				if step == 3 || step == 4 {
-					by := []string{"id", "ts", "d", "n", "s"}[r.IntN(5)]
+					by := cur[[]string{"id", "ts", "d", "n", "s"}[r.IntN(5)]]
 					_, err = Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{by}, RowsPerFile: int64(5 + r.IntN(40))})
 					history = append(history, "optimize by "+by)
 				} else {
@@ -287,7 +349,7 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 			}
 			snapshots++
 			where := fmt.Sprintf("seed %d (%s)", seed, strings.Join(history, "; "))
-			if _, err := base.Exec("CREATE OR REPLACE VIEW o AS " + strings.Join(oracle, " UNION ALL ")); err != nil {
+			if _, err := base.Exec("CREATE OR REPLACE VIEW o AS " + oracleSQL()); err != nil {
 				t.Fatal(err)
 			}
 			for i := range *layoutN + 1 {
@@ -297,8 +359,8 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 				}
 				predicates++
 				for _, q := range []string{
-					fmt.Sprintf("SELECT %s FROM %%s WHERE %s", sel, p),
-					fmt.Sprintf("SELECT count(*)::VARCHAR, min(ts)::VARCHAR, max(d)::VARCHAR, min(s), max(n)::VARCHAR FROM %%s WHERE %s", p),
+					fmt.Sprintf("SELECT %s FROM %%s WHERE %s", sel(), p),
+					fmt.Sprintf("SELECT count(*)::VARCHAR, min(%s)::VARCHAR, max(%s)::VARCHAR, min(%s), max(%s)::VARCHAR, typeof(any_value(%s)) FROM %%s WHERE %s", q("ts"), q("d"), q("s"), q("n"), q("n"), p),
 				} {
 					got, err := rocklake(fmt.Sprintf(q, "t"))
 					want, werr := rowsOf(base, fmt.Sprintf(q, "o"))
@@ -308,7 +370,7 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 				}
 			}
 			if before != nil {
-				written += checkWritten(t, ctx, c, e, base, before, hive, where)
+				written += checkWritten(t, ctx, c, e, base, before, cur["k"], hive, where)
 			}
 		}
 		e.Close()
@@ -343,7 +405,7 @@ func liveFiles(t *testing.T, c *catalog.Catalog) map[int64]bool {
 // before): one value of each layout field, recorded as its rows have it,
 // and, under Hive partitions, one partition whose predicate keeps its
 // files only, in full. It returns how many it checked.
-func checkWritten(t *testing.T, ctx context.Context, c *catalog.Catalog, e *engine.Engine, base *sql.DB, before map[int64]bool, hive bool, where string) int {
+func checkWritten(t *testing.T, ctx context.Context, c *catalog.Catalog, e *engine.Engine, base *sql.DB, before map[int64]bool, k string, hive bool, where string) int {
 	t.Helper()
 	r, err := c.Read(catalog.Latest)
 	if err != nil {
@@ -368,7 +430,7 @@ func checkWritten(t *testing.T, ctx context.Context, c *catalog.Catalog, e *engi
 			continue
 		}
 		for _, lv := range f.LayoutValues {
-			x := layoutValueSQL(lv.Transform, name[lv.ColumnID])
+			x := layoutValueSQL(lv.Transform, fmt.Sprintf("%q", name[lv.ColumnID]))
 			var distinct int
 			var v sql.NullString
 			if err := base.QueryRowContext(ctx, fmt.Sprintf("SELECT count(DISTINCT coalesce(%[1]s, '~NULL~')), any_value(%[1]s) FROM read_parquet('%[2]s', hive_partitioning = false)", x, f.Path)).Scan(&distinct, &v); err != nil {
@@ -382,11 +444,13 @@ func checkWritten(t *testing.T, ctx context.Context, c *catalog.Catalog, e *engi
 			continue
 		}
 		pv := f.PartitionValues[0].Value
-		p := "k IS NULL"
+		p := fmt.Sprintf("%q IS NULL", k)
 		if pv.Known {
-			p = "k = " + pv.V
+			p = fmt.Sprintf("%q = %s", k, pv.V)
 		}
-		if !strings.Contains(filepath.ToSlash(f.Path), map[bool]string{true: "k=" + pv.V + "/", false: "k=__HIVE_DEFAULT_PARTITION__/"}[pv.Known]) {
+		// Under its partition's directory, as the files added spelled it
+		// (under the key's first name: a rename does not move files).
+		if !strings.Contains(filepath.ToSlash(f.Path), map[bool]string{true: "=" + pv.V + "/", false: "=__HIVE_DEFAULT_PARTITION__/"}[pv.Known]) {
 			t.Errorf("%s: %s is not under its partition's directory (%v)", where, f.Path, pv)
 		}
 		res, err := e.Query(ctx, "SELECT count(*) FROM t WHERE "+p, engine.QueryOptions{Snapshot: catalog.Latest})
@@ -394,9 +458,9 @@ func checkWritten(t *testing.T, ctx context.Context, c *catalog.Catalog, e *engi
 			t.Fatal(err)
 		}
 		for _, kf := range res.Tables[0].Plan.KeptFiles {
-			k := kf.Partition["k"]
-			if !kf.AllMatch || (k == nil) == pv.Known || (k != nil && *k != pv.V) {
-				t.Errorf("%s: %s keeps %s (partition %v, all match %v)", where, p, kf.Path, k, kf.AllMatch)
+			kv, ok := kf.Partition[k]
+			if !ok || !kf.AllMatch || (kv == nil) == pv.Known || (kv != nil && *kv != pv.V) {
+				t.Errorf("%s: %s keeps %s (partition %v, all match %v)", where, p, kf.Path, kf.Partition, kf.AllMatch)
 			}
 		}
 	}

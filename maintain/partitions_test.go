@@ -162,6 +162,30 @@ func TestPartitionedTables(t *testing.T) {
 	}
 	check("compact", true)
 
+	// A renamed partition column: the old files' directories still spell
+	// k, and the files a rewrite writes name it as it is now, as adds must.
+	groups := answer("SELECT k, s, count(*), sum(y) FROM t GROUP BY ALL ORDER BY ALL")
+	tx, _ = c.Begin()
+	tx.AlterTable("t", catalog.Alteration{Kind: catalog.RenameColumn, Column: "k", NewName: "kk"})
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Optimize(ctx, e, "t", OptimizeOptions{SortBy: []string{"y"}}); err != nil {
+		t.Fatalf("optimize after the partition column's rename: %v", err)
+	}
+	if got := answer("SELECT kk, s, count(*), sum(y) FROM t GROUP BY ALL ORDER BY ALL"); got != groups {
+		t.Errorf("after the rename and optimize:\n%s\nwant\n%s", got, groups)
+	}
+	r, _ := c.Read(catalog.Latest)
+	tb, _ := r.Table("t")
+	files, _ := r.Files(tb.ID)
+	r.Close()
+	for _, f := range files {
+		if !strings.Contains(filepath.ToSlash(f.Path), "/kk=") || strings.Contains(filepath.ToSlash(f.Path), "/k=") {
+			t.Errorf("after the rename: %s", f.Path)
+		}
+	}
+
 	// An output directory below a key=value directory would add a key:
 	// refused, nothing committed.
 	before, _ := c.Snapshots()

@@ -1023,9 +1023,12 @@ func layoutValues(ctx context.Context, conn *sql.Conn, st *tableState, texts []s
 // whose values are the files' key=value directories, which no file holds):
 // rows are laid out by those columns first, so that every file written
 // holds one partition's rows, each file goes under the key=value
-// directories of an input file of its partition, spelled as that file's
-// path spells them (registration reads them back, in the table's types, as
-// the same values), and the files hold every column but those.
+// directories of an input file of its partition, its values spelled as
+// that file's path spells them (registration reads them back, in the
+// table's types, as the same values) under the columns' names now (a
+// renamed partition column's files keep their old directories, but files
+// added later name it as it is), and the files hold every column but
+// those.
 type hiveLayout struct {
 	slots  []int // the top-level positions of the partition columns
 	groups []hiveGroup
@@ -1049,6 +1052,10 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 	}
 	if len(hl.slots) == 0 {
 		return nil, nil
+	}
+	m, err := st.r.ColumnMapping(st.t.ID)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for i, f := range files {
@@ -1074,7 +1081,22 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", paths[i], err)
 		}
-		g.dirs = dirs
+		for _, s := range hl.slots {
+			c := top[s]
+			if strings.ContainsAny(c.Name, "/=") || c.Name == "." || c.Name == ".." {
+				return nil, fmt.Errorf("table %q: partition column %q cannot name a key=value directory", st.t.Name, c.Name)
+			}
+			held, _, _ := m.Source(c, f) // the key the file's path spells
+			at := slices.IndexFunc(dirs, func(d string) bool {
+				k, _, _ := strings.Cut(d, "=")
+				return types.SameIdent(k, held)
+			})
+			if at < 0 {
+				return nil, fmt.Errorf("%s: no %s= directory in the path, for partition column %q", paths[i], held, c.Name)
+			}
+			_, raw, _ := strings.Cut(dirs[at], "=")
+			g.dirs = append(g.dirs, c.Name+"="+raw)
+		}
 		hl.groups = append(hl.groups, g)
 	}
 	return &hl, nil
