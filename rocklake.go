@@ -225,7 +225,11 @@ func ParseAlteration(words []string) (Alteration, error) { return catalog.ParseA
 // AlterTable changes a table's columns in one snapshot, returned. Files are
 // not rewritten: each keeps its columns as it was registered with them,
 // and queries read it through the table's column mapping (a renamed column
-// from its old name, an added one as its default, a widened one cast). A
+// from its old name, an added one as its default, a widened one cast). An
+// added column that files registered with IgnoreExtraColumns hold is read
+// from them (their footers are read here, for its type and statistics),
+// and refused, naming a file, when its type is not the file's or a
+// widening of it. A
 // type change must be a widening DuckDB reads exactly (int32 → int64,
 // float → double, decimal to more digits); anything else, and a refused
 // change of any kind, is an error that leaves the catalog as it was.
@@ -233,6 +237,16 @@ func ParseAlteration(words []string) (Alteration, error) { return catalog.ParseA
 // ctx is checked before the commit; the commit is not interrupted.
 func (l *Lake) AlterTable(ctx context.Context, table string, a Alteration) (Snapshot, error) {
 	if err := l.writable("alter table " + table); err != nil {
+		return Snapshot{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Snapshot{}, err
+	}
+	// An added column that files registered without it hold
+	// (AddOptions.IgnoreExtraColumns) reads their own values: their
+	// footers give the column's type and statistics.
+	a, err := ingest.MapIn(ctx, l.cat, table, a, nil)
+	if err != nil {
 		return Snapshot{}, err
 	}
 	if err := ctx.Err(); err != nil {

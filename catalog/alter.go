@@ -21,7 +21,10 @@ import (
 //     read as its default (NULL without one). The commit stores, for every
 //     live file, the exact statistics of that constant, so such files
 //     prune like any other (a file of the default only is all-match or
-//     skip, never unknown).
+//     skip, never unknown). Files that hold a column of its name all the
+//     same, left out when they were registered (DataFile.IgnoredColumns),
+//     read their own values instead (Column.MappedIn, Alteration.MappedIn),
+//     with the statistics of their footers, which the caller reads.
 //   - rename column: the same id under a new name from this snapshot on.
 //     Every file keeps its statistics; files registered before the rename
 //     hold the column under the name it had when they were registered.
@@ -65,6 +68,27 @@ type Alteration struct {
 	Default stats.Maybe[string]
 	// Partitioning is, for SetPartitioning, the layout's fields.
 	Partitioning []string
+	// MappedIn is, for AddColumn, every live file that holds the column
+	// though it was registered without it (add --ignore-extra-columns:
+	// DataFile.IgnoredColumns) and has not had it mapped into another
+	// column since (ColumnMapping.HoldersOf), as its footer gives it. Such
+	// a file reads its own values, not the default, so the commit refuses
+	// an AddColumn that leaves one out: the catalog cannot read footers,
+	// the caller does (ingest.MapIn).
+	MappedIn []MappedFile
+}
+
+// MappedFile is one file's own column for an AddColumn (Alteration.MappedIn).
+type MappedFile struct {
+	FileID int64
+	// Name and Type are the column as the file holds it; the added type
+	// must be Type or a widening of it DuckDB reads exactly (Widens).
+	Name string
+	Type types.Type
+	// Stats and RowGroups are the file's statistics for the column from its
+	// footer, in the added column's type (nil: unknown).
+	Stats     *stats.Column
+	RowGroups []RowGroupStats
 }
 
 // String spells the alteration as `table alter` takes it.
@@ -226,6 +250,10 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 			}
 			built[0].Default = stats.Known(codec.Format(v))
 		}
+		mapped, err := w.mapIn(ts, a, built)
+		if err != nil {
+			return err
+		}
 		newCols = built
 		for _, c := range built {
 			w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
@@ -234,6 +262,10 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		// leaves): a nested one stays unknown in the older files.
 		if len(built) == 1 {
 			if err := w.synthesize(ts, built[0], func(f DataFile) (*stats.Column, []RowGroupStats, error) {
+				if mf, ok := mapped[f.ID]; ok {
+					// The file's own values, as its footer bounds them.
+					return mf.Stats, mf.RowGroups, nil
+				}
 				st, err := constantStats(built[0], f.RecordCount)
 				if err != nil {
 					return nil, nil, err
@@ -317,6 +349,7 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		}
 		nc := c
 		nc.ID, nc.Type, nc.Begin, nc.End, nc.WidenedFrom = id, to, s, stats.Maybe[int64]{}, stats.Known(c.ID)
+		nc.MappedIn = nil // the files mapped into c: ColumnMapping.Source follows WidenedFrom to them
 		if c.Default.Known {
 			v, ok := convertText(c.Type, to, c.Default.V)
 			if !ok {
@@ -413,6 +446,60 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 	w.ddl = true
 	w.changes.AlteredTables = append(w.changes.AlteredTables, ts.t.ID)
 	return w.writeErr
+}
+
+// mapIn checks an AddColumn's MappedIn against the files that hold the
+// column (ColumnMapping.HoldersOf) and records them on the added column
+// (built[0].MappedIn); it returns them by file id. Every such file must be
+// given, in a type the column's is or widens exactly: a file left out would
+// read the default where it holds values, one of another type would be
+// cast inexactly or fail every query that reads it.
+func (w *commitWriter) mapIn(ts *tableState, a Alteration, built []Column) (map[int64]MappedFile, error) {
+	m, err := w.r.readColumnMapping(ts.t.ID)
+	if err != nil {
+		return nil, err
+	}
+	live := make([]DataFile, 0, len(ts.live))
+	for _, f := range ts.live {
+		live = append(live, f)
+	}
+	slices.SortFunc(live, func(x, y DataFile) int { return int(min(max(x.ID-y.ID, -1), 1)) })
+	holders := m.HoldersOf(live, a.Column)
+	need := map[int64]DataFile{}
+	for _, f := range holders {
+		need[f.ID] = f
+	}
+	given := map[int64]MappedFile{}
+	for _, mf := range a.MappedIn {
+		f, ok := need[mf.FileID]
+		if !ok {
+			return nil, fmt.Errorf("%w table %q column %q: file %d is not a live file that holds the column without having it mapped in", ErrInvalid, ts.t.Name, a.Column, mf.FileID)
+		}
+		if _, dup := given[mf.FileID]; dup {
+			return nil, fmt.Errorf("%w table %q column %q: file %s is given twice", ErrInvalid, ts.t.Name, a.Column, f.Path)
+		}
+		given[mf.FileID] = mf
+	}
+	for _, f := range holders {
+		mf, ok := given[f.ID]
+		if !ok {
+			return nil, fmt.Errorf("%w table %q: file %s holds column %q, left out when it was registered (add --ignore-extra-columns): adding the column must read it from the file's footer (rocklake table alter and Lake.AlterTable do), not give it the default", ErrInvalid, ts.t.Name, f.Path, a.Column)
+		}
+		if !types.SameIdent(mf.Name, a.Column) {
+			return nil, fmt.Errorf("%w table %q: file %s holds the column as %q, which is not %q", ErrInvalid, ts.t.Name, f.Path, mf.Name, a.Column)
+		}
+		to := built[0].Type
+		if mf.Type.String() != to.String() {
+			if len(built) > 1 {
+				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and a nested column reads a file's own values only in exactly its type; add it as %s", ErrInvalid, ts.t.Name, a.Column, to, f.Path, mf.Type, mf.Type)
+			}
+			if ok, why := Widens(mf.Type, to); !ok {
+				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and %s; add it as %s or a type that widens it", ErrInvalid, ts.t.Name, a.Column, to, f.Path, mf.Type, why, mf.Type)
+			}
+		}
+		built[0].MappedIn = append(built[0].MappedIn, FileColumnSource{FileID: f.ID, Name: mf.Name, Type: mf.Type})
+	}
+	return given, nil
 }
 
 // rowGroupShape is file f's row groups (index, first row, rows) as the
@@ -614,7 +701,10 @@ func convertStats(st stats.Column, from, to types.Type) stats.Column {
 // column the table ever had, so that a file's columns are the table's as
 // of the snapshot that registered it.
 type ColumnMapping struct {
-	byID    map[int64][]Column
+	byID map[int64][]Column
+	// mapped is, per column id, the files that hold it though they
+	// predate it (Column.MappedIn), by file id.
+	mapped  map[int64]map[int64]FileColumnSource
 	evolved bool
 }
 
@@ -644,6 +734,15 @@ func (r *Reader) readColumnMapping(tableID int64) (*ColumnMapping, error) {
 		}
 		c := columnFromPB(&p)
 		m.byID[c.ID] = append(m.byID[c.ID], c)
+		for _, src := range c.MappedIn {
+			if m.mapped == nil {
+				m.mapped = map[int64]map[int64]FileColumnSource{}
+			}
+			if m.mapped[c.ID] == nil {
+				m.mapped[c.ID] = map[int64]FileColumnSource{}
+			}
+			m.mapped[c.ID][src.FileID] = src
+		}
 		if first < 0 || c.Begin < first {
 			first = c.Begin
 		}
@@ -691,6 +790,9 @@ func (m *ColumnMapping) Source(c Column, f DataFile) (name string, typ types.Typ
 				return v.Name, v.Type, true
 			}
 		}
+		if src, ok := m.mapped[id][f.ID]; ok {
+			return src.Name, src.Type, true
+		}
 		if len(vs) == 0 || !vs[0].WidenedFrom.Known {
 			break
 		}
@@ -699,17 +801,63 @@ func (m *ColumnMapping) Source(c Column, f DataFile) (name string, typ types.Typ
 	return "", c.Type, false
 }
 
-// Names are the top-level columns file f holds, as registered.
+// Names are the top-level columns file f holds, as registered, and those
+// mapped in from it since (Column.MappedIn) under its names and types.
 func (m *ColumnMapping) Names(f DataFile) []Column {
 	var out []Column
-	for _, vs := range m.byID {
+	for id, vs := range m.byID {
 		for _, v := range vs {
 			if !v.Parent.Known && v.Partition == "" && v.Begin <= f.Begin && (!v.End.Known || f.Begin < v.End.V) {
 				out = append(out, v)
 			}
 		}
+		if src, ok := m.mapped[id][f.ID]; ok && len(vs) > 0 {
+			v := vs[0]
+			v.Name, v.Type = src.Name, src.Type
+			out = append(out, v)
+		}
 	}
 	return treeOrder(out)
+}
+
+// PerFile says file f holds a column mapped in from it (Column.MappedIn):
+// its mapping is its own, not that of every file its snapshot registered.
+func (m *ColumnMapping) PerFile(f DataFile) bool {
+	for _, files := range m.mapped {
+		if _, ok := files[f.ID]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// HoldersOf are the files among files that hold a top-level column named
+// name (as DuckDB binds names) that was left out when they were registered
+// (DataFile.IgnoredColumns) and has not been mapped into a column since:
+// those an `add column name` reads the values of. A file whose column was
+// mapped into a column since dropped holds that column, so a column added
+// again under the name reads as its default there, as it does in files that
+// held the dropped column from the start.
+func (m *ColumnMapping) HoldersOf(files []DataFile, name string) []DataFile {
+	var out []DataFile
+	for _, f := range files {
+		held := false
+		for _, n := range f.IgnoredColumns {
+			held = held || types.SameIdent(n, name)
+		}
+		if !held {
+			continue
+		}
+		for _, srcs := range m.mapped {
+			if src, ok := srcs[f.ID]; ok && types.SameIdent(src.Name, name) {
+				held = false
+			}
+		}
+		if held {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ParseAlteration reads an alteration as `table alter` takes it, one word
@@ -927,6 +1075,34 @@ func transformFits(transform string, c Column) string {
 		return fmt.Sprintf("hour applies to timestamps, not %s", c.Type)
 	}
 	return ""
+}
+
+// LayoutFieldTexts spells each of a file's layout values' fields as
+// FieldText does, under the name cols (a snapshot's columns) give the
+// column now: a rename shows, and a column widened since is found through
+// the columns it replaced. A column dropped since is named by its id
+// ("#7").
+func (m *ColumnMapping) LayoutFieldTexts(vs []LayoutValue, cols []Column) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		name := fmt.Sprintf("#%d", v.ColumnID)
+	find:
+		for _, c := range TopLevel(cols) {
+			for id, n := c.ID, 0; n <= len(m.byID); n++ {
+				if id == v.ColumnID {
+					name = c.Name
+					break find
+				}
+				vs := m.byID[id]
+				if len(vs) == 0 || !vs[0].WidenedFrom.Known {
+					break
+				}
+				id = vs[0].WidenedFrom.V
+			}
+		}
+		out[i] = FieldText(PartitionField{ColumnID: v.ColumnID, Transform: v.Transform}, name)
+	}
+	return out
 }
 
 // FieldText spells a layout field as ParsePartitionField reads it, for

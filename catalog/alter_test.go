@@ -411,3 +411,40 @@ func TestAlterConflictsWithConcurrentAdd(t *testing.T) {
 		t.Errorf("an alteration begun before an add: %v, want ErrConflict", err)
 	}
 }
+
+// A file's layout values are recorded and read back, shown under the
+// column's name now (renamed, widened); a value of a field the table's
+// layout lacks is refused, committing nothing.
+func TestLayoutValues(t *testing.T) {
+	c := newMemCatalog(t)
+	defs, _ := ParseColumnDefs("x BIGINT, id INTEGER")
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", defs) })
+	alter(t, c, "t", Alteration{Kind: SetPartitioning, Partitioning: []string{"x", "bucket(4, id)"}})
+	f := intFile(t, "/f1", 1, 1, 0)
+	f.Columns = append(f.Columns, FileColumn{Path: []string{"id"}, Stats: stats.Column{RowCount: 1}})
+	f.LayoutValues = []LayoutValue{{ColumnID: 1, Transform: "identity", Value: stats.Known("1")}, {ColumnID: 2, Transform: "bucket(4)"}}
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", f) })
+	alter(t, c, "t", Alteration{Kind: RenameColumn, Column: "x", NewName: "y"})
+	alter(t, c, "t", Alteration{Kind: SetColumnType, Column: "id", Type: "BIGINT"})
+	r, _ := c.Read(Latest)
+	tb, _ := r.Table("t")
+	files, _ := r.Files(tb.ID)
+	cols, _ := r.Columns(tb.ID)
+	m, _ := r.ColumnMapping(tb.ID)
+	if got := fmt.Sprint(m.LayoutFieldTexts(files[0].LayoutValues, cols), files[0].LayoutValues[0].Value, files[0].LayoutValues[1].Value.Known); got != "[y bucket(4, id)] {1 true} false" {
+		t.Errorf("layout values read back: %s", got)
+	}
+	r.Close()
+	before, _ := c.Snapshots()
+	g := intFile(t, "/f2", 2, 2, 0)
+	g.Columns = append(g.Columns, FileColumn{Path: []string{"id"}, Stats: stats.Column{RowCount: 1}})
+	g.LayoutValues = []LayoutValue{{ColumnID: 1, Transform: "year", Value: stats.Known("2")}}
+	tx, _ := c.Begin()
+	tx.AddFiles("t", g)
+	if _, err := tx.Commit(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "/f2") || !strings.Contains(err.Error(), "year") {
+		t.Errorf("a layout value of no field: %v", err)
+	}
+	if after, _ := c.Snapshots(); len(after) != len(before) {
+		t.Error("a refused add committed a snapshot")
+	}
+}

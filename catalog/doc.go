@@ -43,6 +43,10 @@
 // column id; DuckLake keeps them in ducklake_file_partition_value) and,
 // like any column's, in its stats rows, as exact bounds (min = max) or an
 // all-NULL count, so the planner needs nothing else to prune on it.
+// A file a rewrite wrote under a declared layout (Table.PartitionedBy)
+// also records its value of each field (layout_values: column id,
+// transform, value as text), which plans and listings show; pruning
+// reads the source column's statistics, which those values bound.
 //
 // Rows 12 and 13 are the membership index: per column, the files'
 // signatures in slabs, so that a probe of `col = v` reads one group per

@@ -51,7 +51,7 @@ func (o Ownership) String() string {
 	case OwnerTaken:
 		return "taken"
 	case OwnerRocklake:
-		return "github.com/rocklake/rocklake"
+		return "rocklake"
 	}
 	return fmt.Sprintf("ownership(%d)", uint8(o))
 }

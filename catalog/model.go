@@ -79,6 +79,20 @@ type Column struct {
 	// files registered before the change hold it under that column's name
 	// and type.
 	WidenedFrom stats.Maybe[int64]
+	// MappedIn are the files registered before the column was added that
+	// hold it all the same (DataFile.IgnoredColumns: left out when they
+	// were registered), with the name and type each holds it under: they
+	// read their own values, not Default.
+	MappedIn []FileColumnSource
+}
+
+// FileColumnSource is how one file holds a column added after the file
+// was registered (Column.MappedIn): under Name, in Type, which the
+// column's type is or widens exactly.
+type FileColumnSource struct {
+	FileID int64
+	Name   string
+	Type   types.Type
 }
 
 // PartitionHive marks a column whose value in each file is the file's
@@ -139,6 +153,44 @@ type DataFile struct {
 	// PartitionValues are the file's values of the table's partition
 	// columns.
 	PartitionValues []PartitionValue
+	// LayoutValues are the file's values of the fields of the declared
+	// layout it was written under (Table.PartitionedBy) by a rewrite, which
+	// writes every file within one value of each; none for files added.
+	LayoutValues []LayoutValue
+}
+
+// LayoutValue is a file's value of one field of a declared layout: the
+// field's transform of column ColumnID, as text (LayoutText); an unknown
+// Value is NULL.
+type LayoutValue struct {
+	ColumnID  int64
+	Transform string
+	Value     stats.Maybe[string]
+}
+
+func layoutValuesToPB(vs []LayoutValue) []*catalogpb.LayoutValue {
+	var out []*catalogpb.LayoutValue
+	for _, v := range vs {
+		p := &catalogpb.LayoutValue{ColumnId: v.ColumnID, Transform: v.Transform}
+		if v.Value.Known {
+			s := v.Value.V
+			p.Value = &s
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func layoutValuesFromPB(ps []*catalogpb.LayoutValue) []LayoutValue {
+	var out []LayoutValue
+	for _, p := range ps {
+		v := LayoutValue{ColumnID: p.ColumnId, Transform: p.Transform}
+		if p.Value != nil {
+			v.Value = stats.Known(*p.Value)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // PartitionValue returns the file's value of partition column id: set
@@ -424,6 +476,9 @@ func columnFromPB(p *catalogpb.Column) Column {
 	if p.DefaultValue != nil {
 		c.Default = stats.Known(*p.DefaultValue)
 	}
+	for _, m := range p.MappedIn {
+		c.MappedIn = append(c.MappedIn, FileColumnSource{FileID: m.FileId, Name: m.Name, Type: parseOrUnknown(m.Type)})
+	}
 	return c
 }
 
@@ -437,6 +492,9 @@ func columnToPB(c Column, end *int64) *catalogpb.Column {
 	if c.Default.Known {
 		v := c.Default.V
 		p.DefaultValue = &v
+	}
+	for _, m := range c.MappedIn {
+		p.MappedIn = append(p.MappedIn, &catalogpb.MappedFileColumn{FileId: m.FileID, Name: m.Name, Type: m.Type.String()})
 	}
 	return p
 }
@@ -472,6 +530,7 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
 		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos, ETag: p.Etag,
 		IgnoredColumns: p.IgnoredColumns, PartitionValues: partitionValuesFromPB(p.PartitionValues),
+		LayoutValues: layoutValuesFromPB(p.LayoutValues),
 	}
 }
 

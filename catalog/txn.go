@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -119,6 +120,10 @@ type NewFile struct {
 	// one. Its statistics for those columns are the caller's (min = max =
 	// the value), as for any other column.
 	PartitionValues []NewPartitionValue
+	// LayoutValues are, for a file a rewrite wrote under the table's
+	// declared layout, its value of each field (DataFile.LayoutValues):
+	// the commit refuses a field the table's layout lacks.
+	LayoutValues []LayoutValue
 }
 
 // NewPartitionValue is a new file's value of one partition column, in the
@@ -836,6 +841,7 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
 		Identity: identityToPB(f.Identity), ModifiedUnixNanos: f.ModifiedUnixNanos, Etag: f.ETag,
 		IgnoredColumns: f.IgnoredColumns, PartitionValues: partitionValuesToPB(f.PartitionValues),
+		LayoutValues: layoutValuesToPB(f.LayoutValues),
 	}
 }
 
@@ -916,7 +922,12 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			FooterSize: nf.FooterSize, RowIDStart: ts.stats.NextRowID, RowGroupCount: nf.RowGroupCount,
 			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
 			Identity: nf.Identity, ModifiedUnixNanos: nf.ModifiedUnixNanos, ETag: nf.ETag,
-			IgnoredColumns: nf.IgnoredColumns, PartitionValues: pvs,
+			IgnoredColumns: nf.IgnoredColumns, PartitionValues: pvs, LayoutValues: nf.LayoutValues,
+		}
+		for _, lv := range nf.LayoutValues {
+			if !slices.Contains(ts.t.PartitionedBy, PartitionField{ColumnID: lv.ColumnID, Transform: lv.Transform}) {
+				return fmt.Errorf("%w file %s: layout value of %s of column %d, which is not a field of table %q's layout", ErrInvalid, nf.Path, lv.Transform, lv.ColumnID, ts.t.Name)
+			}
 		}
 		w.next.NextFileID++
 		ts.livePaths[nf.Path] = f.ID

@@ -40,6 +40,20 @@ type evoFile struct {
 	part  string // the partition value as an SQL constant (Hive histories)
 	step  int
 	names map[int]string // key → the name the file holds the column under
+	// extra is a column the file holds that the table lacked when it was
+	// registered (add --ignore-extra-columns), until an add column of its
+	// name maps it in; nil when none or mapped.
+	extra *evoExtra
+}
+
+type evoExtra struct{ name, typ string }
+
+// evoWidens says DuckDB reads every value of type from as one of type to:
+// the file's own column maps into an added column of type to.
+func evoWidens(from, to string) bool {
+	return from == to || slices.Contains(map[string][]string{
+		"INTEGER": {"BIGINT"}, "FLOAT": {"DOUBLE"}, "DECIMAL(9,2)": {"DECIMAL(12,2)", "DECIMAL(14,4)"},
+	}[from], to)
 }
 
 // evoFamily is the literal family of a DuckDB type.
@@ -85,9 +99,12 @@ func evoValue(r *rand.Rand, typ string) string {
 // the default, the cast), which the test derives from its own record of
 // the history: rows and count/min/max of random predicates, no skipped
 // file holding a matching row, every all-match file matching in full.
+// Some files hold a column the table lacks (add --ignore-extra-columns);
+// an add column of that name reads their values, cast where the added type
+// widens theirs, and is refused, the catalog unchanged, where it does not.
 func TestSchemaEvolutionFuzz(t *testing.T) {
 	ctx := context.Background()
-	var queries, skipped, allMatch, metadata, snapshots int
+	var queries, skipped, allMatch, metadata, snapshots, mappedIn, refused int
 	for set := range *evolveSets {
 		seed := *evolveSeed + uint64(set)
 		r := rand.New(rand.NewPCG(seed, 22))
@@ -135,6 +152,14 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 		}
 		var snaps []snap
 		var history []string
+		freeName := func() string {
+			for {
+				n := []string{"a", "b", "x", "y", "z", "note", "f", "d", "s"}[r.IntN(9)]
+				if !slices.ContainsFunc(cols, func(c evoCol) bool { return strings.EqualFold(c.name, n) }) {
+					return n
+				}
+			}
+		}
 		writeFile := func(step int) {
 			path := filepath.Join(dir, fmt.Sprintf("f%02d.parquet", len(files)))
 			ef := evoFile{step: step, names: map[int]string{}}
@@ -155,6 +180,15 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 				}
 			}
 			ef.path = path
+			// A column the table lacks, left out at add (and mapped in by a
+			// later add column of its name), in some files.
+			if r.IntN(3) == 0 {
+				ef.extra = &evoExtra{name: freeName(), typ: []string{"INTEGER", "FLOAT", "DECIMAL(9,2)", "VARCHAR"}[r.IntN(4)]}
+				if r.IntN(3) == 0 {
+					ef.extra.name = strings.ToUpper(ef.extra.name) // DuckDB binds names ignoring ASCII case
+				}
+				phys = append(phys, evoCol{key: -1, name: ef.extra.name, typ: ef.extra.typ})
+			}
 			n := 10 + r.IntN(40)
 			var rows, sel []string
 			for range n {
@@ -167,7 +201,9 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			}
 			for i, col := range phys {
 				sel = append(sel, fmt.Sprintf("CAST(c%d AS %s) AS %q", i, col.typ, col.name))
-				ef.names[col.key] = col.name
+				if col.key >= 0 {
+					ef.names[col.key] = col.name
+				}
 			}
 			var aliases []string
 			for i := range phys {
@@ -178,21 +214,13 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			if _, err := base.Exec(q); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
-			res, err := ingest.Add(c, "t", []string{path}, ingest.Options{})
+			res, err := ingest.Add(c, "t", []string{path}, ingest.Options{IgnoreExtraColumns: ef.extra != nil})
 			if err != nil {
 				t.Fatalf("seed %d: %s: add %s: %v", seed, strings.Join(history, "; "), path, err)
 			}
 			files = append(files, ef)
 			history = append(history, "add "+filepath.Base(path))
 			snaps = append(snaps, snap{res.Snapshot.ID, slices.Clone(cols), slices.Clone(files), "add"})
-		}
-		freeName := func() string {
-			for {
-				n := []string{"a", "b", "x", "y", "z", "note", "f", "d", "s"}[r.IntN(9)]
-				if !slices.ContainsFunc(cols, func(c evoCol) bool { return strings.EqualFold(c.name, n) }) {
-					return n
-				}
-			}
 		}
 		writeFile(0)
 		for step := 1; step < 9; step++ {
@@ -204,6 +232,9 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			k := 1 + r.IntN(len(cols)-1) // never id
 			col := &cols[k]
 			kind := r.IntN(4)
+			if slices.ContainsFunc(files, func(f evoFile) bool { return f.extra != nil }) && r.IntN(3) == 0 {
+				kind = 0 // map a file's own column in
+			}
 			if col.part && (kind == 2 || kind == 3) {
 				step-- // a partition column is renamed only
 				continue
@@ -212,8 +243,64 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 			case 0:
 				typ := []string{"INTEGER", "FLOAT", "DECIMAL(9,2)", "VARCHAR"}[r.IntN(4)]
 				nc := evoCol{key: nextKey, name: freeName(), typ: typ, def: "NULL", addedAt: step}
+				// Mostly the name and a type (or a widening of it) some
+				// file holds unmapped.
+				var holders []int
+				for i := range files {
+					if files[i].extra != nil && r.IntN(4) > 0 {
+						if ex := files[i].extra; !slices.ContainsFunc(cols, func(c evoCol) bool { return strings.EqualFold(c.name, ex.name) }) {
+							nc.name = strings.ToLower(ex.name)
+							// Mostly its type or a widening of it; now and
+							// then one that is neither (refused).
+							choices := append([]string{ex.typ, ex.typ, ex.typ}, map[string][]string{
+								"INTEGER": {"BIGINT"}, "FLOAT": {"DOUBLE"}, "DECIMAL(9,2)": {"DECIMAL(12,2)", "DECIMAL(14,4)"},
+							}[ex.typ]...)
+							if r.IntN(4) == 0 {
+								choices = []string{"VARCHAR", "INTEGER", "FLOAT"}
+							}
+							nc.typ = choices[r.IntN(len(choices))]
+							typ = nc.typ
+							break
+						}
+					}
+				}
+				fits := true
+				for i := range files {
+					if ex := files[i].extra; ex != nil && strings.EqualFold(ex.name, nc.name) {
+						holders = append(holders, i)
+						fits = fits && evoWidens(ex.typ, typ)
+					}
+				}
 				nextKey++
 				a = catalog.Alteration{Kind: catalog.AddColumn, Column: nc.name, Type: typ}
+				var err error
+				if a, err = ingest.MapIn(ctx, c, "t", a, nil); err != nil {
+					t.Fatalf("seed %d: map in %s: %v", seed, nc.name, err)
+				}
+				if !fits {
+					// Refused, naming a file whose type does not widen.
+					before, _ := c.Read(catalog.Latest)
+					tx, _ := c.Begin()
+					tx.AlterTable("t", a)
+					_, err := tx.Commit()
+					after, _ := c.Read(catalog.Latest)
+					named := slices.ContainsFunc(holders, func(i int) bool {
+						return err != nil && strings.Contains(err.Error(), files[i].path) && !evoWidens(files[i].extra.typ, typ)
+					})
+					if !named || before.Snapshot().ID != after.Snapshot().ID {
+						t.Errorf("seed %d: %s over files holding it in other types: %v (snapshot %d, then %d)", seed, a, err, before.Snapshot().ID, after.Snapshot().ID)
+					}
+					before.Close()
+					after.Close()
+					refused++
+					step--
+					continue
+				}
+				for _, i := range holders {
+					files[i].names[nc.key] = files[i].extra.name
+					files[i].extra = nil
+					mappedIn++
+				}
 				if r.IntN(3) > 0 {
 					v := evoValue(r, typ)
 					if v != "NULL" {
@@ -384,9 +471,11 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 		e.Close()
 		base.Close()
 	}
-	t.Logf("%d snapshots, %d predicates, %d file skips checked, %d all-match files checked, %d metadata answers", snapshots, queries, skipped, allMatch, metadata)
-	if skipped == 0 || allMatch == 0 || metadata == 0 {
-		t.Errorf("the fuzzer exercised too little: %d skips, %d all-match files, %d metadata answers", skipped, allMatch, metadata)
+	t.Logf("%d snapshots, %d predicates, %d file skips checked, %d all-match files checked, %d metadata answers; %d files' own columns mapped in, %d add columns refused",
+		snapshots, queries, skipped, allMatch, metadata, mappedIn, refused)
+	// Refusals are rarer: TestAddColumnMapsIgnoredColumns makes sure of one.
+	if skipped == 0 || allMatch == 0 || metadata == 0 || mappedIn == 0 {
+		t.Errorf("the fuzzer exercised too little: %d skips, %d all-match files, %d metadata answers, %d files mapped in, %d refusals", skipped, allMatch, metadata, mappedIn, refused)
 	}
 }
 

@@ -302,15 +302,23 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 }
 
 // ReadTableFilesSQL is ReadFilesSQL for registered files, which it reads
-// through the table's column mapping (mapColumns): files registered under
-// other columns than the reader's snapshot has read in runs of their own,
-// in order. paths[i] is where DuckDB reads files[i].
+// through the table's column mapping (mapColumns), with each file's values
+// of the table's partition columns (DataFile.PartitionValues): files
+// registered under other columns than the reader's snapshot has, or in
+// other partitions, read in runs of their own, in order. paths[i] is where
+// DuckDB reads files[i].
 func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, files []catalog.DataFile, paths []string) (string, error) {
 	m, err := r.ColumnMapping(t.ID)
 	if err != nil {
 		return "", err
 	}
-	if !m.Evolved() || len(files) == 0 {
+	var partCols []catalog.Column
+	for _, c := range cols {
+		if c.Partition != "" && !c.Parent.Known {
+			partCols = append(partCols, c)
+		}
+	}
+	if (!m.Evolved() && len(partCols) == 0) || len(files) == 0 {
 		return e.ReadFilesSQL(t, cols, paths), nil
 	}
 	var parts []string
@@ -322,7 +330,9 @@ func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []ca
 		}
 	}
 	for i, f := range files {
-		fc := fileConstants{}
+		// A partition column's value is the file's (its directories'),
+		// never read from the file.
+		fc := fileConsts(f, partCols)
 		mapColumns(m, f, cols, fc)
 		if len(run) > 0 && fc.key() != runConsts.key() {
 			flush()

@@ -248,3 +248,19 @@ func (fi *fileInfo) partitionColumn(col catalog.Column) (catalog.FileColumn, cat
 	}
 	return fc, pv, nil
 }
+
+// HiveDirs are the key=value directories of a file's path as it spells
+// them, outermost first (hivePath): a rewrite writes the file's rows again
+// under the same spelling, which the table's types read back as the same
+// values.
+func HiveDirs(p string) ([]string, error) {
+	vs, err := hivePath(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.key + "=" + v.raw
+	}
+	return out, nil
+}

@@ -102,6 +102,10 @@ type Options struct {
 	// recording those columns' names with each file (queries do not see
 	// them); without it such a file is refused.
 	IgnoreExtraColumns bool
+	// LayoutValues, when set, gives each file's values of the table's
+	// declared layout fields (catalog.NewFile.LayoutValues), by its
+	// resolved path: a rewrite knows them for the files it wrote.
+	LayoutValues func(path string) []catalog.LayoutValue
 	// Hive reads each file's partition values from its key=value
 	// directories (as DuckDB's hive_partitioning does, hive.go): a table
 	// Create makes gets a partition column per key. Create detects that
@@ -317,6 +321,9 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 		}
 		if opts.Owner != catalog.OwnerUnrecorded {
 			nf.Owner = opts.Owner
+		}
+		if opts.LayoutValues != nil {
+			nf.LayoutValues = opts.LayoutValues(fi.path)
 		}
 		attachFilters(&nf, cols, filters[i])
 		nfs = append(nfs, nf)

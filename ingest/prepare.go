@@ -79,6 +79,11 @@ func PrepareFiles(ctx context.Context, table string, cols []catalog.Column, path
 			errs = append(errs, &FileError{Path: fi.path, Err: err})
 			continue
 		}
+		// Not recorded as columns to map in: DuckLake reads a file by
+		// column id, so a column its table lacks is none of the table's,
+		// and one added later under its name is another column (its
+		// default in this file), never these values (catalog.ColumnMapping.HoldersOf).
+		nf.IgnoredColumns = nil
 		attachFilters(&nf, cols, filters[i])
 		out[i] = nf
 	}

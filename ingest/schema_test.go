@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/pqwrite"
+	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/types"
 )
@@ -283,5 +285,24 @@ func TestHivePartitions(t *testing.T) {
 	}
 	if _, err := Add(c, "u", []string{mixed}, Options{Hive: true}); !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "no partition columns") {
 		t.Errorf("--hive into a table without partition columns: %v", err)
+	}
+}
+
+// Files prepared for an import keep no ignored columns: an add column of
+// such a name later is a new column there, not the file's values.
+func TestPrepareFilesMapsNothingIn(t *testing.T) {
+	dir := t.TempDir()
+	wide := writeFile(t, filepath.Join(dir, "w.parquet"), intColumn("a", 0, 3), intColumn("note", 0, 3))
+	defs, _ := catalog.ParseColumnDefs("a BIGINT")
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	tx, _ := c.Begin()
+	tx.CreateTable("t", defs)
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := tableFiles(t, c, "t")
+	nfs, _, err := PrepareFiles(context.Background(), "t", cols, []string{wide}, PrepareOptions{})
+	if err != nil || len(nfs) != 1 || len(nfs[0].IgnoredColumns) != 0 {
+		t.Fatalf("prepared: %+v %v", nfs, err)
 	}
 }

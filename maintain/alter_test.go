@@ -2,6 +2,7 @@ package maintain
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -149,6 +150,17 @@ func TestRewritesHonourPartitioning(t *testing.T) {
 			err := e.DB().QueryRow(`SELECT count(DISTINCT {'m': year(ts) * 12 + month(ts), 'b': hash(id) % 3}) FROM read_parquet(?)`, f.Location(tb)).Scan(&n)
 			if err != nil || n != 1 {
 				t.Errorf("%s: %s holds %d partitions (%v)", what, f.Path, n, err)
+			}
+			// Its layout values, recorded: those of its rows.
+			var month, bucket sql.NullString
+			err = e.DB().QueryRow(`SELECT any_value(strftime(ts, '%Y-%m')), any_value((hash(id) % 3)::VARCHAR) FROM read_parquet(?)`, f.Location(tb)).Scan(&month, &bucket)
+			want := []catalog.LayoutValue{{ColumnID: 1, Transform: "month"}, {ColumnID: 2, Transform: "bucket(3)"}}
+			if month.Valid {
+				want[0].Value = stats.Known(month.String)
+			}
+			want[1].Value = stats.Known(bucket.String)
+			if err != nil || fmt.Sprint(f.LayoutValues) != fmt.Sprint(want) {
+				t.Errorf("%s: %s: layout values %v, want %v (%v)", what, f.Path, f.LayoutValues, want, err)
 			}
 		}
 		if got := answerOf(t, e, catalog.Latest, q); got != want {

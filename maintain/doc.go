@@ -27,6 +27,13 @@
 // the new files are then removed. The old files stay on disk for time
 // travel until expire and cleanup.
 //
+// A table's partitions stay apart: rows are laid out by the table's Hive
+// partition columns, then by its declared layout (Table.PartitionedBy), and
+// files are cut wherever either changes. A file of a Hive-partitioned
+// table is written without its partition columns, under the key=value
+// directories of an old file of its partition (hiveLayout), from which
+// registration reads its values back.
+//
 // A table whose files are objects (s3://) is rewritten the same way from
 // local copies of its objects (the engine's object cache); the new files
 // are written to a local staging directory, checked there, uploaded under

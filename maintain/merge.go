@@ -33,9 +33,6 @@ func MergeSmallFiles(ctx context.Context, e *engine.Engine, table string, o Merg
 		return nil, err
 	}
 	defer st.r.Close()
-	if err := st.unpartitioned("compact"); err != nil {
-		return nil, err
-	}
 	var small []catalog.DataFile
 	for _, f := range st.files {
 		if o.TargetFileSize > 0 && f.FileSizeBytes < o.TargetFileSize || o.TargetFileSize <= 0 && f.RecordCount < o.RowsPerFile {

@@ -67,9 +67,6 @@ func Optimize(ctx context.Context, e *engine.Engine, table string, o OptimizeOpt
 		return nil, err
 	}
 	defer st.r.Close()
-	if err := st.unpartitioned("optimize"); err != nil {
-		return nil, err
-	}
 	t := st.t
 	var order []string
 	for _, s := range o.SortBy {

@@ -20,6 +20,7 @@ import (
 	"github.com/rocklake/rocklake/internal/curve"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -253,14 +254,29 @@ var ErrRewriteMismatch = errors.New("the written files do not hold the rows read
 // checkRewrite compares what a rewrite read (the slot columns of tmp) with
 // what it wrote (the new files, read back as the table reads them): row
 // count and every column's content digest.
-func checkRewrite(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, tmp string, typs []types.Type, written []string) error {
+func checkRewrite(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, tmp string, typs []types.Type, written []string,
+	hive *hiveLayout, groups []int) error {
 	top := catalog.TopLevel(st.cols)
 	exprs := exactSlots(typs)
 	read, err := digest(ctx, conn, tmp, exprs)
 	if err != nil {
 		return fmt.Errorf("digest of the rows read: %w", err)
 	}
-	wrote, err := digest(ctx, conn, "("+slotSQL(e, st.t, st.cols, written)+")", exprs)
+	src := slotSQL(e, st.t, st.cols, written)
+	if hive != nil {
+		// The files as they will be registered: each with its partition's
+		// values, holding the table's columns as they are now.
+		files := make([]catalog.DataFile, len(written))
+		for i, g := range groups {
+			files[i] = catalog.DataFile{ID: -1 - int64(i), Begin: st.r.Snapshot().ID + 1, PartitionValues: hive.groups[g].values}
+		}
+		read, err := e.ReadTableFilesSQL(st.r, st.t, st.cols, files, written)
+		if err != nil {
+			return err
+		}
+		src = slotsOf(st.cols, read)
+	}
+	wrote, err := digest(ctx, conn, "("+src+")", exprs)
 	if err != nil {
 		return fmt.Errorf("digest of the files written: %w", err)
 	}
@@ -325,6 +341,10 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			paths[i] = local
 		}
 	}
+	hive, err := newHiveLayout(st, files, paths)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	root := ""
 	if out != nil {
 		dir = out.staging
@@ -335,6 +355,11 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		// share one beside the files, never nested in an earlier one.
 		if root = e.Catalog().RewriteRoot(); root == "" {
 			base := filepath.Dir(paths[0])
+			// Above a partitioned file's key=value directories: the new
+			// files get their own.
+			for hive != nil && strings.Contains(filepath.Base(base), "=") && filepath.Dir(base) != base {
+				base = filepath.Dir(base)
+			}
 			if catalog.IsRewriteDir(base) {
 				root = filepath.Dir(filepath.Dir(base))
 			} else {
@@ -342,6 +367,11 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			}
 		}
 		dir = catalog.DefaultRewriteDir(root, t.ID, st.r.Snapshot().ID, what)
+	}
+	if hive != nil {
+		if err := noKeyValueDirs(dir); err != nil {
+			return nil, fmt.Errorf("%s: table %q is partitioned: %w", what, t.Name, err)
+		}
 	}
 	if out == nil {
 		if err := catalog.MakeRewriteDir(dir, root); err != nil {
@@ -386,9 +416,17 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	// any other (into), then by its partition key before that order, so
 	// that each partition is a contiguous run of rn and files are cut at
 	// its ends too.
-	pkeys, err := partitionKeys(st)
+	pkeys, ltexts, err := partitionKeys(st)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	layout := map[string][]catalog.LayoutValue{} // by file name, unique in dir
+	if hive != nil {
+		var hk []string
+		for _, s := range hive.slots {
+			hk = append(hk, slot(s))
+		}
+		pkeys = append(hk, pkeys...)
 	}
 	into := tmp
 	if len(pkeys) > 0 {
@@ -485,9 +523,17 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		}
 		return &RewriteResult{Snapshot: snap, FilesBefore: len(files), BytesBefore: inputBytes}, nil
 	}
-	w, err := newArrowWriter(st)
+	w, err := newArrowWriter(st, hive)
 	if err != nil {
 		return nil, err
+	}
+	const groups = "__rocklake_rewrite_groups"
+	var writtenGroups []int // the partition of each file written
+	if hive != nil {
+		if err := hive.groupsTable(ctx, conn, top, groups); err != nil {
+			return nil, fmt.Errorf("%s: partitions: %w", what, err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+groups)
 	}
 	// With arrow-go, file i is encoded in the background while the rows of
 	// file i+1 come out of DuckDB (two files in memory at most); sizing
@@ -532,6 +578,25 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			step = min(step, cuts[0]-off) // a file never spans two partitions
 		}
 		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", n))
+		if hive != nil {
+			gid, err := hive.groupOf(ctx, conn, groups, tmp, rn, off+1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: the partition of rows from %d: %w", what, off+1, err)
+			}
+			sub := filepath.Join(append([]string{dir}, hive.groups[gid].dirs...)...)
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			p = filepath.Join(sub, fmt.Sprintf("part-%05d.parquet", n))
+			writtenGroups = append(writtenGroups, gid)
+		}
+		if len(ltexts) > 0 {
+			lv, err := layoutValues(ctx, conn, st, ltexts, tmp, rn, off+1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: the layout values of rows from %d: %w", what, off+1, err)
+			}
+			layout[filepath.Base(p)] = lv
+		}
 		run := fmt.Sprintf("WHERE %s > %d AND %s <= %d", rn, off, rn, off+step)
 		where := run + " ORDER BY " + rn
 		if w != nil {
@@ -549,7 +614,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 				done <- pqwrite.Write(p, cols, w.opts)
 			}(pending.done)
 		} else {
-			sel, err := narrowSQL(ctx, conn, top, fmt.Sprintf("FROM %s %s", tmp, run))
+			sel, err := narrowSQL(ctx, conn, top, hive, fmt.Sprintf("FROM %s %s", tmp, run))
 			if err != nil {
 				return nil, fmt.Errorf("%s: writing %s: %w", what, p, err)
 			}
@@ -575,10 +640,16 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		afterWrite(written)
 	}
 	// Nothing is committed unless the files hold exactly the rows read.
-	if err := checkRewrite(ctx, e, conn, st, tmp, typs, written); err != nil {
+	if err := checkRewrite(ctx, e, conn, st, tmp, typs, written, hive, writtenGroups); err != nil {
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
 	register, addOpts := dir, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake}
+	if len(layout) > 0 {
+		// Every file written holds one value of each field: recorded
+		// with it. Names are unique in the output directory (and keep
+		// their base name when uploaded).
+		addOpts.LayoutValues = func(path string) []catalog.LayoutValue { return layout[filepath.Base(path)] }
+	}
 	if out != nil {
 		// Uploaded before the commit that names them; deleted again
 		// unless it happens.
@@ -622,11 +693,14 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 // refuses; a HUGEINT column is cast to BIGINT, or to UBIGINT, whichever
 // holds every value of the file, a UHUGEINT one to UBIGINT (as pqwrite
 // writes them: every value a table can hold fits one of them).
-func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, from string) (string, error) {
+func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, hive *hiveLayout, from string) (string, error) {
 	named := make([]string, len(top))
 	var wide []int
 	var checks []string
 	for i, c := range top {
+		if !hive.held(i) {
+			continue // a partition column: its values are the file's directories'
+		}
 		named[i] = slot(i) + " AS " + sqllex.QuoteName(c.Name)
 		if k := c.Type.Kind; k == types.KindHugeInt || k == types.KindUHugeInt {
 			wide = append(wide, i)
@@ -659,7 +733,7 @@ func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, from s
 			}
 		}
 	}
-	return strings.Join(named, ", "), nil
+	return strings.Join(slices.DeleteFunc(named, func(s string) bool { return s == "" }), ", "), nil
 }
 
 // arrowWriter writes rewritten files with arrow-go rather than DuckDB's
@@ -669,6 +743,7 @@ func narrowSQL(ctx context.Context, conn *sql.Conn, top []catalog.Column, from s
 // the types cross-check against DuckDB tests that round trip).
 type arrowWriter struct {
 	cols   []catalog.Column
+	slots  []int // each column's top-level position: its slot
 	codecs []*types.Codec
 	opts   pqwrite.Options
 }
@@ -684,13 +759,17 @@ const (
 
 // newArrowWriter returns nil when a column has a type arrow-go cannot be
 // given here (nested, INTERVAL, ...): DuckDB's COPY writes those tables.
-func newArrowWriter(st *tableState) (*arrowWriter, error) {
+func newArrowWriter(st *tableState, hive *hiveLayout) (*arrowWriter, error) {
 	w := &arrowWriter{opts: pqwrite.Options{RowGroupRows: rewriteRowGroupRows, PageBytes: rewritePageBytes,
 		PageIndex: true, Dictionary: true}}
-	for _, c := range st.cols {
+	for i, c := range st.cols {
 		if c.Parent.Known {
 			return nil, nil
 		}
+		if !hive.held(i) {
+			continue // its values are the file's directories'
+		}
+		w.slots = append(w.slots, i)
 		codec, ok := types.CodecFor(c.Type)
 		if !ok || !pqwrite.Supported(c.Type) {
 			return nil, nil
@@ -732,15 +811,15 @@ func (w *arrowWriter) read(ctx context.Context, conn *sql.Conn, from string, row
 		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type}
 		switch c.Type.Kind {
 		case types.KindFloat:
-			sel[i] = slot(i)
+			sel[i] = slot(w.slots[i])
 			f32[i] = array.NewFloat32Builder(memory.DefaultAllocator)
 			f32[i].Reserve(int(rows))
 		case types.KindDouble:
-			sel[i] = slot(i)
+			sel[i] = slot(w.slots[i])
 			f64[i] = array.NewFloat64Builder(memory.DefaultAllocator)
 			f64[i].Reserve(int(rows))
 		default:
-			sel[i] = slot(i) + "::VARCHAR"
+			sel[i] = slot(w.slots[i]) + "::VARCHAR"
 			out[i].Values = make([]*types.Value, 0, rows)
 		}
 	}
@@ -879,46 +958,209 @@ func openTable(cat *catalog.Catalog, snapshot int64, table string) (*tableState,
 // declared layout (catalog.Table.PartitionedBy): rows with equal keys go
 // to the same files. bucket(N) is DuckDB's hash of the value modulo N
 // (not Iceberg's murmur3): a layout, not a format other engines read.
-func partitionKeys(st *tableState) ([]string, error) {
-	var out []string
+// texts are the same values as the text a file's layout values record
+// (catalog.LayoutValue): each a function of its key, so one per file.
+func partitionKeys(st *tableState) (out, texts []string, err error) {
 	top := catalog.TopLevel(st.cols)
 	for _, f := range st.t.PartitionedBy {
 		i := slices.IndexFunc(top, func(c catalog.Column) bool { return c.ID == f.ColumnID })
 		if i < 0 {
-			return nil, fmt.Errorf("table %q: partition field %s names column %d, which the table lacks", st.t.Name, f.Transform, f.ColumnID)
+			return nil, nil, fmt.Errorf("table %q: partition field %s names column %d, which the table lacks", st.t.Name, f.Transform, f.ColumnID)
 		}
 		x := slot(i)
 		switch {
 		case f.Transform == "identity":
 			out = append(out, x)
+			texts = append(texts, "CAST("+x+" AS VARCHAR)")
 		case f.Transform == "year":
 			out = append(out, "year("+x+")")
+			texts = append(texts, "CAST(year("+x+") AS VARCHAR)")
 		case f.Transform == "month":
 			out = append(out, fmt.Sprintf("year(%[1]s) * 12 + month(%[1]s)", x))
+			texts = append(texts, fmt.Sprintf("CAST(year(%[1]s) AS VARCHAR) || '-' || lpad(CAST(month(%[1]s) AS VARCHAR), 2, '0')", x))
 		case f.Transform == "day":
 			out = append(out, "CAST("+x+" AS DATE)")
+			texts = append(texts, "CAST(CAST("+x+" AS DATE) AS VARCHAR)")
 		case f.Transform == "hour":
 			out = append(out, "date_trunc('hour', "+x+")")
+			texts = append(texts, "CAST(date_trunc('hour', "+x+") AS VARCHAR)")
 		case strings.HasPrefix(f.Transform, "bucket("):
 			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f.Transform, "bucket("), ")"))
 			if err != nil || n < 1 {
-				return nil, fmt.Errorf("table %q: partition field %s: bad bucket count", st.t.Name, f.Transform)
+				return nil, nil, fmt.Errorf("table %q: partition field %s: bad bucket count", st.t.Name, f.Transform)
 			}
 			out = append(out, fmt.Sprintf("hash(%s) %% %d", x, n))
+			texts = append(texts, fmt.Sprintf("CAST(hash(%s) %% %d AS VARCHAR)", x, n))
 		default:
-			return nil, fmt.Errorf("table %q: unknown partition transform %q", st.t.Name, f.Transform)
+			return nil, nil, fmt.Errorf("table %q: unknown partition transform %q", st.t.Name, f.Transform)
+		}
+	}
+	return out, texts, nil
+}
+
+// layoutValues are the declared layout's values of the row numbered rn in
+// from: those of every row of the file it begins.
+func layoutValues(ctx context.Context, conn *sql.Conn, st *tableState, texts []string, from, rnCol string, rn int64) ([]catalog.LayoutValue, error) {
+	vals := make([]sql.NullString, len(texts))
+	ptrs := make([]any, len(texts))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s = %d", strings.Join(texts, ", "), from, rnCol, rn)).Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]catalog.LayoutValue, len(texts))
+	for i, f := range st.t.PartitionedBy {
+		out[i] = catalog.LayoutValue{ColumnID: f.ColumnID, Transform: f.Transform}
+		if vals[i].Valid {
+			out[i].Value = stats.Known(vals[i].String)
 		}
 	}
 	return out, nil
 }
 
-// unpartitioned refuses a rewrite of a table with partition columns: a
-// rewrite writes one set of files for the whole table, which would mix
-// partitions in a file and lose the values that only the paths hold.
-func (st *tableState) unpartitioned(what string) error {
-	for _, c := range catalog.TopLevel(st.cols) {
+// hiveLayout is how a rewrite keeps a table's Hive partitions (columns
+// whose values are the files' key=value directories, which no file holds):
+// rows are laid out by those columns first, so that every file written
+// holds one partition's rows, each file goes under the key=value
+// directories of an input file of its partition, its values spelled as
+// that file's path spells them (registration reads them back, in the
+// table's types, as the same values) under the columns' names now (a
+// renamed partition column's files keep their old directories, but files
+// added later name it as it is), and the files hold every column but
+// those.
+type hiveLayout struct {
+	slots  []int // the top-level positions of the partition columns
+	groups []hiveGroup
+}
+
+// hiveGroup is one partition of the input files: its values, as the
+// catalog stores them, and the directories of one of its files.
+type hiveGroup struct {
+	values []catalog.PartitionValue
+	dirs   []string
+}
+
+// newHiveLayout is nil for a table without partition columns.
+func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*hiveLayout, error) {
+	top := catalog.TopLevel(st.cols)
+	var hl hiveLayout
+	for i, c := range top {
 		if c.Partition != "" {
-			return fmt.Errorf("%s: table %q has partition column %q (values from the files' key=value directories), and %s does not rewrite partitioned tables yet", what, st.t.Name, c.Name, what)
+			hl.slots = append(hl.slots, i)
+		}
+	}
+	if len(hl.slots) == 0 {
+		return nil, nil
+	}
+	m, err := st.r.ColumnMapping(st.t.ID)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, f := range files {
+		if catalog.IsObject(f.Location(st.t)) {
+			return nil, fmt.Errorf("table %q has partition column %q, and a rewrite of partitioned objects is not supported yet (their key=value prefixes would be lost)", st.t.Name, top[hl.slots[0]].Name)
+		}
+		var key strings.Builder
+		g := hiveGroup{}
+		for _, s := range hl.slots {
+			v, _ := f.PartitionValue(top[s].ID)
+			g.values = append(g.values, catalog.PartitionValue{ColumnID: top[s].ID, Value: v})
+			if v.Known {
+				fmt.Fprintf(&key, "%q,", v.V)
+			} else {
+				key.WriteString("NULL,")
+			}
+		}
+		if seen[key.String()] {
+			continue
+		}
+		seen[key.String()] = true
+		dirs, err := ingest.HiveDirs(paths[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", paths[i], err)
+		}
+		for _, s := range hl.slots {
+			c := top[s]
+			if strings.ContainsAny(c.Name, "/=") || c.Name == "." || c.Name == ".." {
+				return nil, fmt.Errorf("table %q: partition column %q cannot name a key=value directory", st.t.Name, c.Name)
+			}
+			held, _, _ := m.Source(c, f) // the key the file's path spells
+			at := slices.IndexFunc(dirs, func(d string) bool {
+				k, _, _ := strings.Cut(d, "=")
+				return types.SameIdent(k, held)
+			})
+			if at < 0 {
+				return nil, fmt.Errorf("%s: no %s= directory in the path, for partition column %q", paths[i], held, c.Name)
+			}
+			_, raw, _ := strings.Cut(dirs[at], "=")
+			g.dirs = append(g.dirs, c.Name+"="+raw)
+		}
+		hl.groups = append(hl.groups, g)
+	}
+	return &hl, nil
+}
+
+// partitionValue is the SQL constant of a stored partition value, as
+// queries read it (engine's fileConsts).
+func partitionValue(c catalog.Column, v stats.Maybe[string]) string {
+	dt := types.DuckDBName(c.Type)
+	if dt == "" {
+		dt = "VARCHAR"
+	}
+	if !v.Known {
+		return "CAST(NULL AS " + dt + ")"
+	}
+	return "CAST('" + strings.ReplaceAll(v.V, "'", "''") + "' AS " + dt + ")"
+}
+
+// groupsTable creates a temporary table of the partitions: gid and the
+// values (p0, p1, ...), as queries read them.
+func (hl *hiveLayout) groupsTable(ctx context.Context, conn *sql.Conn, top []catalog.Column, name string) error {
+	var rows []string
+	for gid, g := range hl.groups {
+		vals := []string{strconv.Itoa(gid)}
+		for j, s := range hl.slots {
+			vals = append(vals, partitionValue(top[s], g.values[j].Value))
+		}
+		rows = append(rows, "("+strings.Join(vals, ", ")+")")
+	}
+	cols := []string{"gid"}
+	for j := range hl.slots {
+		cols = append(cols, fmt.Sprintf("p%d", j))
+	}
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) g(%s)", name, strings.Join(rows, ", "), strings.Join(cols, ", ")))
+	return err
+}
+
+// groupOf is the partition of the row numbered rn in from (a run of one
+// partition's rows): the group whose values it holds, NULLs equal.
+func (hl *hiveLayout) groupOf(ctx context.Context, conn *sql.Conn, groups, from, rnCol string, rn int64) (int, error) {
+	var on []string
+	for j, s := range hl.slots {
+		on = append(on, fmt.Sprintf("g.p%d IS NOT DISTINCT FROM r.%s", j, slot(s)))
+	}
+	var gid int
+	err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(g.gid) FROM %s g JOIN (SELECT * FROM %s WHERE %s = %d) r ON %s",
+		groups, from, rnCol, rn, strings.Join(on, " AND "))).Scan(&gid)
+	return gid, err
+}
+
+// held says top-level position i is written into files: not a partition
+// column.
+func (hl *hiveLayout) held(i int) bool { return hl == nil || !slices.Contains(hl.slots, i) }
+
+// noKeyValueDirs refuses an output directory a key=value directory of
+// which registration would read as one more partition key.
+func noKeyValueDirs(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, seg := range strings.Split(filepath.ToSlash(abs), "/") {
+		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+			return fmt.Errorf("the output directory %s is below %q, which registration would read as a partition directory: choose one without '=' in its path", dir, seg)
 		}
 	}
 	return nil

@@ -54,6 +54,11 @@ type KeptFile struct {
 	// key=value directories), by column name, in DuckLake's text form;
 	// null for a NULL partition.
 	Partition map[string]*string `json:"partition_values,omitempty"`
+	// Layout is the file's value of each field of the declared layout a
+	// rewrite wrote it under (catalog.LayoutValue), by the field's text
+	// ("month(ts)": "2024-03"); null for NULL. Pruning reads the source
+	// column's statistics, which these values bound, not these.
+	Layout map[string]*string `json:"layout_values,omitempty"`
 	// Columns are the table's columns this file holds under another name
 	// or type, or not at all, because the table changed after the file was
 	// registered (table alter): an engine reading the file must read them
@@ -308,11 +313,13 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 	if err != nil {
 		return nil, err
 	}
-	// A file's mapping depends only on the snapshot that registered it:
-	// the files of one commit share it.
+	// A file's mapping depends only on the snapshot that registered it
+	// (the files of one commit share it), but for a file that had a column
+	// it was registered without mapped in since, whose mapping is its own.
 	byBegin := map[int64][]ColumnSource{}
 	return func(f catalog.DataFile) []ColumnSource {
-		if out, ok := byBegin[f.Begin]; ok {
+		own := m.PerFile(f)
+		if out, ok := byBegin[f.Begin]; ok && !own {
 			return out
 		}
 		var out []ColumnSource
@@ -332,7 +339,9 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 				out = append(out, ColumnSource{Column: c.Name, FileColumn: name, FileType: typ.String()})
 			}
 		}
-		byBegin[f.Begin] = out
+		if !own {
+			byBegin[f.Begin] = out
+		}
 		return out
 	}, nil
 }
@@ -469,10 +478,12 @@ func allRowGroups(n int32) []int32 {
 
 // lister makes the KeptFile entries of one table's files.
 type lister struct {
-	r         *catalog.Reader
-	t         catalog.Table
-	mapping   func(catalog.DataFile) []ColumnSource
-	partNames map[int64]string // read with the first partitioned file
+	r          *catalog.Reader
+	t          catalog.Table
+	mapping    func(catalog.DataFile) []ColumnSource
+	partNames  map[int64]string // read with the first partitioned file
+	layoutMap  *catalog.ColumnMapping
+	layoutCols []catalog.Column // read with the first file holding layout values
 }
 
 func newLister(r *catalog.Reader, t catalog.Table) (*lister, error) {
@@ -500,6 +511,25 @@ func (l *lister) keptFile(f catalog.DataFile, allMatch bool) (KeptFile, error) {
 				v = &pv.Value.V
 			}
 			kf.Partition[l.partNames[pv.ColumnID]] = v
+		}
+	}
+	if len(f.LayoutValues) > 0 {
+		if l.layoutCols == nil {
+			var err error
+			if l.layoutMap, err = l.r.ColumnMapping(l.t.ID); err != nil {
+				return KeptFile{}, err
+			}
+			if l.layoutCols, err = l.r.Columns(l.t.ID); err != nil {
+				return KeptFile{}, err
+			}
+		}
+		kf.Layout = make(map[string]*string, len(f.LayoutValues))
+		for j, text := range l.layoutMap.LayoutFieldTexts(f.LayoutValues, l.layoutCols) {
+			var v *string
+			if lv := f.LayoutValues[j]; lv.Value.Known {
+				v = &lv.Value.V
+			}
+			kf.Layout[text] = v
 		}
 	}
 	return kf, nil

@@ -622,7 +622,11 @@ type Column struct {
 	// The column this one replaces with a wider type (ALTER ... TYPE): files
 	// registered before the change hold the column under that one's name,
 	// in its type. Absent for a column that replaces none.
-	WidenedFrom   *int64 `protobuf:"varint,12,opt,name=widened_from,json=widenedFrom,proto3,oneof" json:"widened_from,omitempty"`
+	WidenedFrom *int64 `protobuf:"varint,12,opt,name=widened_from,json=widenedFrom,proto3,oneof" json:"widened_from,omitempty"`
+	// Files registered before the column was added that hold it all the
+	// same (left out then: DataFile.ignored_columns), and read it from their
+	// own values rather than as the default.
+	MappedIn      []*MappedFileColumn `protobuf:"bytes,13,rep,name=mapped_in,json=mappedIn,proto3" json:"mapped_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -741,6 +745,76 @@ func (x *Column) GetWidenedFrom() int64 {
 	return 0
 }
 
+func (x *Column) GetMappedIn() []*MappedFileColumn {
+	if x != nil {
+		return x.MappedIn
+	}
+	return nil
+}
+
+// MappedFileColumn is how one file holds a column added after it was
+// registered: under name, in type (the file's, which the column's type
+// widens exactly).
+type MappedFileColumn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FileId        int64                  `protobuf:"varint,1,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Type          string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MappedFileColumn) Reset() {
+	*x = MappedFileColumn{}
+	mi := &file_catalog_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MappedFileColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MappedFileColumn) ProtoMessage() {}
+
+func (x *MappedFileColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MappedFileColumn.ProtoReflect.Descriptor instead.
+func (*MappedFileColumn) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MappedFileColumn) GetFileId() int64 {
+	if x != nil {
+		return x.FileId
+	}
+	return 0
+}
+
+func (x *MappedFileColumn) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MappedFileColumn) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
 type DataFile struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -782,13 +856,17 @@ type DataFile struct {
 	// The file's values of the table's partition columns (Column.partition),
 	// one per such column.
 	PartitionValues []*PartitionValue `protobuf:"bytes,19,rep,name=partition_values,json=partitionValues,proto3" json:"partition_values,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The file's value of each field of the table's declared layout
+	// (Table.partitioned_by) when a rewrite wrote it under one: every row of
+	// the file has it. Empty for files registered by add.
+	LayoutValues  []*LayoutValue `protobuf:"bytes,20,rep,name=layout_values,json=layoutValues,proto3" json:"layout_values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
 	*x = DataFile{}
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +878,7 @@ func (x *DataFile) String() string {
 func (*DataFile) ProtoMessage() {}
 
 func (x *DataFile) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +891,7 @@ func (x *DataFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataFile.ProtoReflect.Descriptor instead.
 func (*DataFile) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{7}
+	return file_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DataFile) GetId() int64 {
@@ -949,6 +1027,77 @@ func (x *DataFile) GetPartitionValues() []*PartitionValue {
 	return nil
 }
 
+func (x *DataFile) GetLayoutValues() []*LayoutValue {
+	if x != nil {
+		return x.LayoutValues
+	}
+	return nil
+}
+
+// LayoutValue is a file's value of one layout field: the transform of the
+// column, as text (year 2024, month 2024-03, day 2024-03-05, hour
+// 2024-03-05 13:00:00, bucket 7, identity the value); value absent means
+// NULL.
+type LayoutValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ColumnId      int64                  `protobuf:"varint,1,opt,name=column_id,json=columnId,proto3" json:"column_id,omitempty"`
+	Transform     string                 `protobuf:"bytes,2,opt,name=transform,proto3" json:"transform,omitempty"`
+	Value         *string                `protobuf:"bytes,3,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LayoutValue) Reset() {
+	*x = LayoutValue{}
+	mi := &file_catalog_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LayoutValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LayoutValue) ProtoMessage() {}
+
+func (x *LayoutValue) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LayoutValue.ProtoReflect.Descriptor instead.
+func (*LayoutValue) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *LayoutValue) GetColumnId() int64 {
+	if x != nil {
+		return x.ColumnId
+	}
+	return 0
+}
+
+func (x *LayoutValue) GetTransform() string {
+	if x != nil {
+		return x.Transform
+	}
+	return ""
+}
+
+func (x *LayoutValue) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
 // PartitionValue is one file's value of one partition column, in the
 // DuckLake text form of the column's type; value absent means NULL.
 type PartitionValue struct {
@@ -961,7 +1110,7 @@ type PartitionValue struct {
 
 func (x *PartitionValue) Reset() {
 	*x = PartitionValue{}
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1122,7 @@ func (x *PartitionValue) String() string {
 func (*PartitionValue) ProtoMessage() {}
 
 func (x *PartitionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1135,7 @@ func (x *PartitionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionValue.ProtoReflect.Descriptor instead.
 func (*PartitionValue) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{8}
+	return file_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PartitionValue) GetColumnId() int64 {
@@ -1015,7 +1164,7 @@ type FileIdentity struct {
 
 func (x *FileIdentity) Reset() {
 	*x = FileIdentity{}
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1176,7 @@ func (x *FileIdentity) String() string {
 func (*FileIdentity) ProtoMessage() {}
 
 func (x *FileIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1189,7 @@ func (x *FileIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileIdentity.ProtoReflect.Descriptor instead.
 func (*FileIdentity) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{9}
+	return file_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FileIdentity) GetDevice() uint64 {
@@ -1081,7 +1230,7 @@ type ColumnStats struct {
 
 func (x *ColumnStats) Reset() {
 	*x = ColumnStats{}
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1093,7 +1242,7 @@ func (x *ColumnStats) String() string {
 func (*ColumnStats) ProtoMessage() {}
 
 func (x *ColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1106,7 +1255,7 @@ func (x *ColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
 func (*ColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{10}
+	return file_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ColumnStats) GetMin() []byte {
@@ -1204,7 +1353,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1365,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1378,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{11}
+	return file_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Location) GetOffset() int64 {
@@ -1261,7 +1410,7 @@ type RowGroupStats struct {
 
 func (x *RowGroupStats) Reset() {
 	*x = RowGroupStats{}
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1422,7 @@ func (x *RowGroupStats) String() string {
 func (*RowGroupStats) ProtoMessage() {}
 
 func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1435,7 @@ func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupStats.ProtoReflect.Descriptor instead.
 func (*RowGroupStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{12}
+	return file_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RowGroupStats) GetStats() *ColumnStats {
@@ -1346,7 +1495,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1507,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1520,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{13}
+	return file_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *VariantStats) GetVariantPath() string {
@@ -1459,7 +1608,7 @@ type VariantRowGroup struct {
 
 func (x *VariantRowGroup) Reset() {
 	*x = VariantRowGroup{}
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1620,7 @@ func (x *VariantRowGroup) String() string {
 func (*VariantRowGroup) ProtoMessage() {}
 
 func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1633,7 @@ func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantRowGroup.ProtoReflect.Descriptor instead.
 func (*VariantRowGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{14}
+	return file_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *VariantRowGroup) GetIndex() int32 {
@@ -1547,7 +1696,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1708,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1721,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{15}
+	return file_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TableStats) GetRecordCount() int64 {
@@ -1642,7 +1791,7 @@ type TableColumnStats struct {
 
 func (x *TableColumnStats) Reset() {
 	*x = TableColumnStats{}
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1803,7 @@ func (x *TableColumnStats) String() string {
 func (*TableColumnStats) ProtoMessage() {}
 
 func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1816,7 @@ func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableColumnStats.ProtoReflect.Descriptor instead.
 func (*TableColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{16}
+	return file_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TableColumnStats) GetContainsNull() bool {
@@ -1746,7 +1895,7 @@ type FileToDelete struct {
 
 func (x *FileToDelete) Reset() {
 	*x = FileToDelete{}
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1907,7 @@ func (x *FileToDelete) String() string {
 func (*FileToDelete) ProtoMessage() {}
 
 func (x *FileToDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1920,7 @@ func (x *FileToDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
 func (*FileToDelete) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{17}
+	return file_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileToDelete) GetTableId() int64 {
@@ -1830,7 +1979,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1991,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +2004,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{18}
+	return file_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -1898,7 +2047,7 @@ type MembershipSlab struct {
 
 func (x *MembershipSlab) Reset() {
 	*x = MembershipSlab{}
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2059,7 @@ func (x *MembershipSlab) String() string {
 func (*MembershipSlab) ProtoMessage() {}
 
 func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2072,7 @@ func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
 func (*MembershipSlab) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{19}
+	return file_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MembershipSlab) GetKind() string {
@@ -1972,7 +2121,7 @@ type MembershipGroup struct {
 
 func (x *MembershipGroup) Reset() {
 	*x = MembershipGroup{}
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2133,7 @@ func (x *MembershipGroup) String() string {
 func (*MembershipGroup) ProtoMessage() {}
 
 func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2146,7 @@ func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
 func (*MembershipGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{20}
+	return file_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MembershipGroup) GetWords() []byte {
@@ -2024,7 +2173,7 @@ type FileBlock struct {
 
 func (x *FileBlock) Reset() {
 	*x = FileBlock{}
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2185,7 @@ func (x *FileBlock) String() string {
 func (*FileBlock) ProtoMessage() {}
 
 func (x *FileBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2198,7 @@ func (x *FileBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
 func (*FileBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{21}
+	return file_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FileBlock) GetBeginSnapshot() int64 {
@@ -2116,7 +2265,7 @@ type StatsBlock struct {
 
 func (x *StatsBlock) Reset() {
 	*x = StatsBlock{}
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2277,7 @@ func (x *StatsBlock) String() string {
 func (*StatsBlock) ProtoMessage() {}
 
 func (x *StatsBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2290,7 @@ func (x *StatsBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
 func (*StatsBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{22}
+	return file_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatsBlock) GetCount() int32 {
@@ -2217,7 +2366,7 @@ type RemovedFiles struct {
 
 func (x *RemovedFiles) Reset() {
 	*x = RemovedFiles{}
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2378,7 @@ func (x *RemovedFiles) String() string {
 func (*RemovedFiles) ProtoMessage() {}
 
 func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2391,7 @@ func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
 func (*RemovedFiles) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{23}
+	return file_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RemovedFiles) GetIds() []int64 {
@@ -2262,7 +2411,7 @@ type FileBlocks struct {
 
 func (x *FileBlocks) Reset() {
 	*x = FileBlocks{}
-	mi := &file_catalog_proto_msgTypes[24]
+	mi := &file_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2423,7 @@ func (x *FileBlocks) String() string {
 func (*FileBlocks) ProtoMessage() {}
 
 func (x *FileBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[24]
+	mi := &file_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2436,7 @@ func (x *FileBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
 func (*FileBlocks) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{24}
+	return file_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -2338,7 +2487,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\r_end_snapshot\"K\n" +
 	"\x0ePartitionField\x12\x1b\n" +
 	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +
-	"\ttransform\x18\x02 \x01(\tR\ttransform\"\xbc\x03\n" +
+	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x80\x04\n" +
 	"\x06Column\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x14\n" +
@@ -2352,11 +2501,16 @@ const file_catalog_proto_rawDesc = "" +
 	"\tpartition\x18\n" +
 	" \x01(\tR\tpartition\x12(\n" +
 	"\rdefault_value\x18\v \x01(\tH\x02R\fdefaultValue\x88\x01\x01\x12&\n" +
-	"\fwidened_from\x18\f \x01(\x03H\x03R\vwidenedFrom\x88\x01\x01B\x10\n" +
+	"\fwidened_from\x18\f \x01(\x03H\x03R\vwidenedFrom\x88\x01\x01\x12B\n" +
+	"\tmapped_in\x18\r \x03(\v2%.rocklake.catalog.v1.MappedFileColumnR\bmappedInB\x10\n" +
 	"\x0e_parent_columnB\x0f\n" +
 	"\r_end_snapshotB\x10\n" +
 	"\x0e_default_valueB\x0f\n" +
-	"\r_widened_from\"\x8b\x06\n" +
+	"\r_widened_from\"S\n" +
+	"\x10MappedFileColumn\x12\x17\n" +
+	"\afile_id\x18\x01 \x01(\x03R\x06fileId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\"\xd2\x06\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -2379,8 +2533,14 @@ const file_catalog_proto_rawDesc = "" +
 	"\x13modified_unix_nanos\x18\x10 \x01(\x03R\x11modifiedUnixNanos\x12\x12\n" +
 	"\x04etag\x18\x11 \x01(\tR\x04etag\x12'\n" +
 	"\x0fignored_columns\x18\x12 \x03(\tR\x0eignoredColumns\x12N\n" +
-	"\x10partition_values\x18\x13 \x03(\v2#.rocklake.catalog.v1.PartitionValueR\x0fpartitionValuesB\x0f\n" +
-	"\r_end_snapshot\"R\n" +
+	"\x10partition_values\x18\x13 \x03(\v2#.rocklake.catalog.v1.PartitionValueR\x0fpartitionValues\x12E\n" +
+	"\rlayout_values\x18\x14 \x03(\v2 .rocklake.catalog.v1.LayoutValueR\flayoutValuesB\x0f\n" +
+	"\r_end_snapshot\"m\n" +
+	"\vLayoutValue\x12\x1b\n" +
+	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +
+	"\ttransform\x18\x02 \x01(\tR\ttransform\x12\x19\n" +
+	"\x05value\x18\x03 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
+	"\x06_value\"R\n" +
 	"\x0ePartitionValue\x12\x1b\n" +
 	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x19\n" +
 	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
@@ -2545,7 +2705,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -2555,42 +2715,46 @@ var file_catalog_proto_goTypes = []any{
 	(*Table)(nil),            // 5: rocklake.catalog.v1.Table
 	(*PartitionField)(nil),   // 6: rocklake.catalog.v1.PartitionField
 	(*Column)(nil),           // 7: rocklake.catalog.v1.Column
-	(*DataFile)(nil),         // 8: rocklake.catalog.v1.DataFile
-	(*PartitionValue)(nil),   // 9: rocklake.catalog.v1.PartitionValue
-	(*FileIdentity)(nil),     // 10: rocklake.catalog.v1.FileIdentity
-	(*ColumnStats)(nil),      // 11: rocklake.catalog.v1.ColumnStats
-	(*Location)(nil),         // 12: rocklake.catalog.v1.Location
-	(*RowGroupStats)(nil),    // 13: rocklake.catalog.v1.RowGroupStats
-	(*VariantStats)(nil),     // 14: rocklake.catalog.v1.VariantStats
-	(*VariantRowGroup)(nil),  // 15: rocklake.catalog.v1.VariantRowGroup
-	(*TableStats)(nil),       // 16: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 17: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 18: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 19: rocklake.catalog.v1.MembershipFilter
-	(*MembershipSlab)(nil),   // 20: rocklake.catalog.v1.MembershipSlab
-	(*MembershipGroup)(nil),  // 21: rocklake.catalog.v1.MembershipGroup
-	(*FileBlock)(nil),        // 22: rocklake.catalog.v1.FileBlock
-	(*StatsBlock)(nil),       // 23: rocklake.catalog.v1.StatsBlock
-	(*RemovedFiles)(nil),     // 24: rocklake.catalog.v1.RemovedFiles
-	(*FileBlocks)(nil),       // 25: rocklake.catalog.v1.FileBlocks
+	(*MappedFileColumn)(nil), // 8: rocklake.catalog.v1.MappedFileColumn
+	(*DataFile)(nil),         // 9: rocklake.catalog.v1.DataFile
+	(*LayoutValue)(nil),      // 10: rocklake.catalog.v1.LayoutValue
+	(*PartitionValue)(nil),   // 11: rocklake.catalog.v1.PartitionValue
+	(*FileIdentity)(nil),     // 12: rocklake.catalog.v1.FileIdentity
+	(*ColumnStats)(nil),      // 13: rocklake.catalog.v1.ColumnStats
+	(*Location)(nil),         // 14: rocklake.catalog.v1.Location
+	(*RowGroupStats)(nil),    // 15: rocklake.catalog.v1.RowGroupStats
+	(*VariantStats)(nil),     // 16: rocklake.catalog.v1.VariantStats
+	(*VariantRowGroup)(nil),  // 17: rocklake.catalog.v1.VariantRowGroup
+	(*TableStats)(nil),       // 18: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 19: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 20: rocklake.catalog.v1.FileToDelete
+	(*MembershipFilter)(nil), // 21: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 22: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 23: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 24: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 25: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 26: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 27: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
 	6,  // 1: rocklake.catalog.v1.Table.partitioned_by:type_name -> rocklake.catalog.v1.PartitionField
-	0,  // 2: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
-	10, // 3: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
-	9,  // 4: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
-	11, // 5: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
-	12, // 6: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
-	12, // 7: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
-	12, // 8: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	15, // 9: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
-	0,  // 10: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	8,  // 2: rocklake.catalog.v1.Column.mapped_in:type_name -> rocklake.catalog.v1.MappedFileColumn
+	0,  // 3: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
+	12, // 4: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	11, // 5: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
+	10, // 6: rocklake.catalog.v1.DataFile.layout_values:type_name -> rocklake.catalog.v1.LayoutValue
+	13, // 7: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
+	14, // 8: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
+	14, // 9: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
+	14, // 10: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
+	17, // 11: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
+	0,  // 12: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -2601,19 +2765,20 @@ func file_catalog_proto_init() {
 	file_catalog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[4].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[6].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[8].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[9].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[10].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[13].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[14].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[12].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[15].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[16].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -129,6 +129,35 @@ func TestTableAlterTimeTravel(t *testing.T) {
 	if got := q("10", "SELECT * FROM t ORDER BY id"); got != "id,b,note\n1,10,n/a\n2,,n/a\n3,30,x\n4,5000000000,\n" {
 		t.Errorf("after compact:\n%s", got)
 	}
+	// Each file compact wrote records its layout values, which files and
+	// plan show.
+	listed := check("files", mustRun(t, "--catalog", dir, "--format", "json", "files", "t"), "files")
+	notes := map[string]bool{}
+	for _, f := range listed["files"].([]any) {
+		lv, _ := f.(map[string]any)["layout_values"].(map[string]any)
+		b, ok := lv["bucket(2, id)"].(string)
+		if len(lv) != 2 || !ok || (b != "0" && b != "1") {
+			t.Errorf("files: layout values %v", lv)
+		}
+		if n, ok := lv["note"].(string); ok {
+			notes[n] = true
+		} else {
+			notes["NULL"] = lv["note"] == nil
+		}
+	}
+	if len(notes) != 3 || !notes["n/a"] || !notes["x"] || !notes["NULL"] {
+		t.Errorf("files: note values %v, want n/a, x and NULL", notes)
+	}
+	if out := mustRun(t, "--catalog", dir, "files", "t"); !strings.Contains(out, "LAYOUT") || !strings.Contains(out, "note=x") {
+		t.Errorf("files:\n%s", out)
+	}
+	plan = check("plan", mustRun(t, "--catalog", dir, "--format", "json", "plan", "t", "note = 'x'"), "plan")
+	if kept := plan["kept_files"].([]any); len(kept) != 1 || fmt.Sprint(kept[0].(map[string]any)["layout_values"].(map[string]any)["note"]) != "x" {
+		t.Errorf("plan note = 'x': %v", kept)
+	}
+	if out := mustRun(t, "--catalog", dir, "plan", "t", "note = 'x'"); !strings.Contains(out, "layout ") || !strings.Contains(out, "note=x") {
+		t.Errorf("plan:\n%s", out)
+	}
 
 	// Refusals name the reason and make no snapshot.
 	before := mustRun(t, "--catalog", dir, "snapshots")

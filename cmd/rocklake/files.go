@@ -25,6 +25,10 @@ type fileRow struct {
 	// IgnoredColumns are file columns the table lacks, left out by add
 	// --ignore-extra-columns.
 	IgnoredColumns []string `json:"ignored_columns,omitempty"`
+	// LayoutValues are the file's values of the declared layout's fields
+	// (by field text, "month(ts)"), when a rewrite wrote it under one.
+	LayoutValues map[string]*string `json:"layout_values,omitempty"`
+	layoutOrder  []string
 }
 
 func newFilesCmd(g *globals) *cobra.Command {
@@ -59,8 +63,12 @@ func newFilesCmd(g *globals) *cobra.Command {
 					partCols = append(partCols, c)
 				}
 			}
+			m, err := r.ColumnMapping(t.ID)
+			if err != nil {
+				return err
+			}
 			rows := make([]fileRow, 0, len(files))
-			ignored := false
+			ignored, layout := false, false
 			for _, f := range files {
 				row := fileRow{Path: f.Location(t), FileID: f.ID, Records: f.RecordCount, FileSizeBytes: f.FileSizeBytes,
 					RowGroups: f.RowGroupCount, AddedAt: f.Begin, Owner: f.Owner.String(), IgnoredColumns: f.IgnoredColumns}
@@ -71,7 +79,15 @@ func newFilesCmd(g *globals) *cobra.Command {
 					v, _ := f.PartitionValue(c.ID)
 					row.PartitionValues[c.Name] = maybePtr(v)
 				}
+				for j, text := range m.LayoutFieldTexts(f.LayoutValues, cols) {
+					if row.LayoutValues == nil {
+						row.LayoutValues = map[string]*string{}
+					}
+					row.LayoutValues[text] = maybePtr(f.LayoutValues[j].Value)
+					row.layoutOrder = append(row.layoutOrder, text)
+				}
 				ignored = ignored || len(f.IgnoredColumns) > 0
+				layout = layout || len(f.LayoutValues) > 0
 				rows = append(rows, row)
 			}
 			slices.SortFunc(rows, func(a, b fileRow) int { return int(a.FileID - b.FileID) })
@@ -88,6 +104,9 @@ func newFilesCmd(g *globals) *cobra.Command {
 			if ignored {
 				head += "\tIGNORED_COLUMNS"
 			}
+			if layout {
+				head += "\tLAYOUT"
+			}
 			fmt.Fprintln(w, head)
 			partNames := make([]string, len(partCols))
 			for i, c := range partCols {
@@ -100,6 +119,9 @@ func newFilesCmd(g *globals) *cobra.Command {
 				}
 				if ignored {
 					fmt.Fprintf(w, "\t%s", strings.Join(f.IgnoredColumns, ", "))
+				}
+				if layout {
+					fmt.Fprintf(w, "\t%s", partitionText(f.LayoutValues, f.layoutOrder))
 				}
 				fmt.Fprintln(w)
 			}

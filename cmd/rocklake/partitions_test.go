@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +115,34 @@ func TestAddHivePartitionsAndExtraColumns(t *testing.T) {
 	}
 	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT * FROM t ORDER BY amount"); q != "amount\n5\n7\n" {
 		t.Errorf("query over the file with an ignored column:\n%s", q)
+	}
+
+	// Adding the column maps the file's own values in (its footer's type,
+	// or a widening of it); the other file reads the default.
+	before := mustRun(t, "--catalog", dir, "snapshots")
+	if _, err := run(t, "--catalog", dir, "table", "alter", "t", "add", "column", "note", "VARCHAR"); err == nil ||
+		!strings.Contains(err.Error(), wide) || !strings.Contains(err.Error(), "int64") || !strings.Contains(err.Error(), "varchar") {
+		t.Errorf("add column note VARCHAR over a file holding it as BIGINT: %v", err)
+	}
+	if mustRun(t, "--catalog", dir, "snapshots") != before {
+		t.Error("a refused add column made a snapshot")
+	}
+	mustRun(t, "--catalog", dir, "table", "alter", "t", "add", "column", "note", "HUGEINT", "DEFAULT", "9")
+	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT amount, note, typeof(note) FROM t ORDER BY amount"); q != "amount,note,typeof(note)\n5,1,HUGEINT\n7,9,HUGEINT\n" {
+		t.Errorf("the file's own note, mapped in:\n%s", q)
+	}
+	plan = check("plan", mustRun(t, "--catalog", dir, "--format", "json", "plan", "t", "note = 1"), "plan")
+	if kept := plan["kept_files"].([]any); len(kept) != 1 || kept[0].(map[string]any)["path"] != wide || kept[0].(map[string]any)["all_match"] != true ||
+		!strings.Contains(fmt.Sprint(kept[0].(map[string]any)["column_mapping"]), "file_type:int64") {
+		t.Errorf("plan note = 1 keeps the wide file in full, read as int64: %v", kept)
+	}
+	// The stored statistics hold against the data, and a rewrite keeps
+	// the file's own values.
+	if out, err := run(t, "--catalog", dir, "verify", "t", "--deep"); err != nil || !strings.Contains(out, ", 0 problems") || strings.Contains(out, "PROBLEM") {
+		t.Errorf("verify --deep: %s %v", out, err)
+	}
+	mustRun(t, "--catalog", dir, "compact", "t")
+	if q := mustRun(t, "--catalog", dir, "--format", "csv", "query", "SELECT amount, note FROM t ORDER BY amount"); q != "amount,note\n5,1\n7,9\n" {
+		t.Errorf("after compact:\n%s", q)
 	}
 }

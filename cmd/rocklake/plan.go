@@ -69,6 +69,9 @@ kept files with their kept row groups. It reads only the catalog.`,
 					if len(f.Partition) > 0 {
 						fmt.Fprintf(w, "  partition %s\t\t\t\n", partitionText(f.Partition, nil))
 					}
+					if len(f.Layout) > 0 {
+						fmt.Fprintf(w, "  layout %s\t\t\t\n", partitionText(f.Layout, nil))
+					}
 					for _, rr := range f.Ranges {
 						fmt.Fprintf(w, "  rows %d-%d\t%d\t[%d]\t\n", rr.First, rr.First+rr.Count-1, rr.Count, rr.RowGroup)
 					}

@@ -39,6 +39,7 @@ const socketName = "rocklake.sock"
 var forwardable = map[string]bool{
 	"rocklake query": true, "rocklake plan": true, "rocklake stats": true, "rocklake snapshots": true,
 	"rocklake add": true, "rocklake files": true, "rocklake table list": true, "rocklake table describe": true,
+	"rocklake table alter": true,
 }
 
 // forwardedExit ends a command that ran in a server: its output is

@@ -94,6 +94,24 @@ func TestCommandsThroughServer(t *testing.T) {
 	if !strings.Contains(out, "80") {
 		t.Errorf("after the add through the server: %q", out)
 	}
+	// table alter runs in the server too: a change, a refusal, and a
+	// default that looks like a flag.
+	out, err = run(t, "--catalog", lake, "table", "alter", "events", "rename", "column", "value", "to", "amount")
+	if exitCode(err) != 0 || !strings.Contains(out, "altered table events at snapshot") {
+		t.Errorf("table alter through the server: %q %v", out, err)
+	}
+	out, err = run(t, "--catalog", lake, "--format", "json", "table", "alter", "events", "add", "column", "score", "INTEGER", "DEFAULT", "-5")
+	if exitCode(err) != 0 || !strings.Contains(out, `"alteration": "add column score INTEGER default '-5'"`) {
+		t.Errorf("table alter --format json through the server: %q %v", out, err)
+	}
+	out, err = run(t, "--catalog", lake, "table", "alter", "events", "drop", "column", "nosuch")
+	if exitCode(err) == 0 || !strings.Contains(out+errText(err), `"nosuch"`) {
+		t.Errorf("a refused table alter through the server: %q %v", out, err)
+	}
+	out, _ = run(t, "--catalog", lake, "--format", "csv", "query", "SELECT count(amount), min(score), max(score) FROM events")
+	if out != "count(amount),min(score),max(score)\n80,-5,-5\n" {
+		t.Errorf("after table alter through the server: %q", out)
+	}
 	_, err = run(t, "--catalog", lake, "verify", "events")
 	if !errors.Is(err, catalog.ErrLocked) || !strings.Contains(err.Error(), "rocklake serve") {
 		t.Errorf("verify while served: %v", err)
@@ -114,6 +132,16 @@ func TestCommandsThroughServer(t *testing.T) {
 	if _, err := run(t, "--catalog", lake, "verify", "events"); err != nil {
 		t.Errorf("verify after the server stopped: %v", err)
 	}
+}
+
+// errText is err's message, or "" for none.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	var buf bytes.Buffer
+	reportError(&buf, err, false, nil)
+	return err.Error() + buf.String()
 }
 
 // stripTimes drops the timing line of text query output, which differs

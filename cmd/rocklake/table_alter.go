@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
 )
 
 func newTableAlterCmd(g *globals) *cobra.Command {
@@ -14,7 +15,9 @@ func newTableAlterCmd(g *globals) *cobra.Command {
 		Short: "Add, rename, drop or widen a column, or declare a layout (one snapshot; files are not rewritten)",
 		Long: `alter changes a table's columns from the next snapshot on, in one snapshot:
 
-  add column NAME TYPE [DEFAULT v]   files registered before read it as v (NULL without DEFAULT)
+  add column NAME TYPE [DEFAULT v]   files registered before read it as v (NULL without DEFAULT);
+                                     those added with --ignore-extra-columns that hold NAME
+                                     read their own values (TYPE must be theirs or widen it)
   rename column A to B               files registered before still hold it as A and read as B
   drop column C                      gone from the next snapshot; earlier snapshots still read it
   alter column C type T              a widening DuckDB reads exactly: int8 → int16 → int32 →
@@ -43,7 +46,23 @@ Flags go before TABLE (a default such as -5 is not a flag).`,
 			if err != nil {
 				return err
 			}
-			snap, err := commitOne(g, func(tx *catalog.Txn) { tx.AlterTable(args[0], a) })
+			c, closeCatalog, err := openCatalog(g, writing)
+			if err != nil {
+				return err
+			}
+			defer closeCatalog()
+			// Files added with --ignore-extra-columns that hold an added
+			// column read their own values: their footers give its type
+			// and statistics.
+			if a, err = ingest.MapIn(cmd.Context(), c, args[0], a, nil); err != nil {
+				return err
+			}
+			tx, err := c.Begin()
+			if err != nil {
+				return err
+			}
+			tx.AlterTable(args[0], a)
+			snap, err := tx.Commit()
 			if err != nil {
 				return err
 			}
