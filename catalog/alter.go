@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/types"
 )
@@ -895,9 +896,13 @@ func ParseAlteration(words []string) (Alteration, error) {
 		}
 		text := strings.Join(words[3:], " ")
 		var fields []string
+		// Commas inside parentheses or a quoted name do not end a field.
 		depth, start := 0, 0
-		for i, r := range text {
-			switch r {
+		for i := 0; i < len(text); i++ {
+			switch text[i] {
+			case '"':
+				_, end, _ := sqllex.Quoted(text, i)
+				i = end - 1
 			case '(':
 				depth++
 			case ')':
@@ -1028,35 +1033,62 @@ func (w *commitWriter) setPartitioning(ts *tableState, fields []PartitionField) 
 // identity, year, month, day, hour or bucket(N).
 func ParsePartitionField(spec string) (column, transform string, err error) {
 	s := strings.TrimSpace(spec)
+	want := func() error {
+		return fmt.Errorf("%w partition field %q: want col, year(col), month(col), day(col), hour(col), identity(col) or bucket(N, col) (a column named in double quotes where it needs them)", ErrInvalid, spec)
+	}
+	if s == "" {
+		return "", "", fmt.Errorf("%w partition field: empty", ErrInvalid)
+	}
+	if s[0] == '"' {
+		// A quoted name alone: identity, whatever characters it holds.
+		if name, ok := columnArg(s); ok {
+			return name, "identity", nil
+		}
+		return "", "", want()
+	}
 	open := strings.IndexByte(s, '(')
 	if open < 0 {
-		if s == "" {
-			return "", "", fmt.Errorf("%w partition field: empty", ErrInvalid)
-		}
 		return s, "identity", nil
 	}
 	if !strings.HasSuffix(s, ")") {
-		return "", "", fmt.Errorf("%w partition field %q: want col, year(col), month(col), day(col), hour(col), identity(col) or bucket(N, col)", ErrInvalid, spec)
+		return "", "", want()
 	}
 	fn := strings.ToLower(strings.TrimSpace(s[:open]))
-	args := strings.Split(s[open+1:len(s)-1], ",")
+	inner := s[open+1 : len(s)-1]
 	switch fn {
 	case "identity", "year", "month", "day", "hour":
-		if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
+		name, ok := columnArg(inner)
+		if !ok {
 			return "", "", fmt.Errorf("%w partition field %q: %s takes one column", ErrInvalid, spec, fn)
 		}
-		return strings.TrimSpace(args[0]), fn, nil
+		return name, fn, nil
 	case "bucket":
-		if len(args) != 2 {
+		count, col, found := strings.Cut(inner, ",")
+		name, ok := columnArg(col)
+		if !found || !ok {
 			return "", "", fmt.Errorf("%w partition field %q: bucket takes a count and a column, bucket(16, id)", ErrInvalid, spec)
 		}
-		n, err := strconv.Atoi(strings.TrimSpace(args[0]))
+		n, err := strconv.Atoi(strings.TrimSpace(count))
 		if err != nil || n < 1 || n > 1<<16 {
 			return "", "", fmt.Errorf("%w partition field %q: the bucket count must be an integer from 1 to 65536", ErrInvalid, spec)
 		}
-		return strings.TrimSpace(args[1]), fmt.Sprintf("bucket(%d)", n), nil
+		return name, fmt.Sprintf("bucket(%d)", n), nil
 	}
 	return "", "", fmt.Errorf("%w partition field %q: unknown transform %q (identity, year, month, day, hour, bucket)", ErrInvalid, spec, fn)
+}
+
+// columnArg reads a transform's column: a name as written, or in double
+// quotes (a doubled quote inside standing for one), as DuckDB reads it.
+func columnArg(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", false
+	}
+	if s[0] != '"' {
+		return s, !strings.ContainsAny(s, ",()\"")
+	}
+	name, end, ok := sqllex.Quoted(s, 0)
+	return name, ok && end == len(s) && name != ""
 }
 
 // transformFits says why a transform cannot apply to a column ("" when
@@ -1090,7 +1122,7 @@ func (m *ColumnMapping) LayoutFieldTexts(vs []LayoutValue, cols []Column) []stri
 		for _, c := range TopLevel(cols) {
 			for id, n := c.ID, 0; n <= len(m.byID); n++ {
 				if id == v.ColumnID {
-					name = c.Name
+					name = fieldName(c.Name)
 					break find
 				}
 				vs := m.byID[id]
@@ -1100,7 +1132,7 @@ func (m *ColumnMapping) LayoutFieldTexts(vs []LayoutValue, cols []Column) []stri
 				id = vs[0].WidenedFrom.V
 			}
 		}
-		out[i] = FieldText(PartitionField{ColumnID: v.ColumnID, Transform: v.Transform}, name)
+		out[i] = fieldText(PartitionField{ColumnID: v.ColumnID, Transform: v.Transform}, name)
 	}
 	return out
 }
@@ -1108,6 +1140,25 @@ func (m *ColumnMapping) LayoutFieldTexts(vs []LayoutValue, cols []Column) []stri
 // FieldText spells a layout field as ParsePartitionField reads it, for
 // column name.
 func FieldText(f PartitionField, name string) string {
+	return fieldText(f, fieldName(name))
+}
+
+// fieldName is a column's name as a layout field spells it: bare when it
+// is a plain identifier, else in double quotes.
+func fieldName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return sqllex.QuoteName(name)
+		}
+	}
+	if name == "" {
+		return sqllex.QuoteName(name)
+	}
+	return name
+}
+
+// fieldText is FieldText with the column already spelled.
+func fieldText(f PartitionField, name string) string {
 	switch {
 	case f.Transform == "identity":
 		return name

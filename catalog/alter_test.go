@@ -267,6 +267,7 @@ func TestParseAlteration(t *testing.T) {
 		"alter n type BIGINT":                                 "alter column n type BIGINT",
 		"set partitioned by year(ts), bucket(16, id), region": "set partitioned by year(ts), bucket(16, id), region",
 		"RESET partitioning":                                  "reset partitioning",
+		`set partitioned by year("event ts"), bucket(4, "a,b")`: `set partitioned by year("event ts"), bucket(4, "a,b")`,
 	} {
 		a, err := ParseAlteration(strings.Fields(in))
 		if err != nil || a.String() != want {
@@ -276,6 +277,40 @@ func TestParseAlteration(t *testing.T) {
 	for _, in := range []string{"", "add c", "rename a b", "drop", "drop a b", "alter a BIGINT", "add c INT DEFAULT", "truncate t", "set partitioned", "set partitioned by a,,b"} {
 		if _, err := ParseAlteration(strings.Fields(in)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+// A layout field names its column as DuckDB would read it: bare, or in
+// double quotes with any characters, a doubled quote standing for one.
+func TestParsePartitionFieldQuotedNames(t *testing.T) {
+	for spec, want := range map[string][2]string{
+		`ts`:                   {"ts", "identity"},
+		`"Event TS"`:           {"Event TS", "identity"},
+		`"x(1)"`:               {"x(1)", "identity"},
+		`year("Event TS")`:     {"Event TS", "year"},
+		`hour( "say ""hi""" )`: {`say "hi"`, "hour"},
+		`bucket(16, "a,b")`:    {"a,b", "bucket(16)"},
+		`BUCKET( 2 , id )`:     {"id", "bucket(2)"},
+	} {
+		col, tr, err := ParsePartitionField(spec)
+		if err != nil || col != want[0] || tr != want[1] {
+			t.Errorf("%s: %q %q %v, want %q %q", spec, col, tr, err, want[0], want[1])
+		}
+	}
+	// FieldText spells every field so that ParsePartitionField reads it back.
+	for _, name := range []string{"ts", "Event TS", "a,b", `say "hi"`, "x(1)", "_7", "7a", "naïve"} {
+		for _, tr := range []string{"identity", "year", "bucket(8)"} {
+			text := FieldText(PartitionField{Transform: tr}, name)
+			col, got, err := ParsePartitionField(text)
+			if err != nil || col != name || got != tr {
+				t.Errorf("FieldText %q: read back as %q %q %v, want %q %q", text, col, got, err, name, tr)
+			}
+		}
+	}
+	for _, spec := range []string{`"unclosed`, `year("a"b)`, `year(a, b)`, `bucket(16 id)`, `bucket(x, id)`, `year()`, `year("")`, `""`, `year(a(b))`} {
+		if _, _, err := ParsePartitionField(spec); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", spec, err)
 		}
 	}
 }
