@@ -258,15 +258,15 @@ func TestWidens(t *testing.T) {
 
 func TestParseAlteration(t *testing.T) {
 	for in, want := range map[string]string{
-		"add column note VARCHAR default 'it''s'":             "add column note VARCHAR default 'it''s'",
-		"ADD c decimal(10, 2) DEFAULT 1.5":                    "add column c decimal(10, 2) default '1.5'",
-		"add column c INT default NULL":                       "add column c INT",
-		"rename column a TO b":                                "rename column a to b",
-		"drop c":                                              "drop column c",
-		"alter column n set data type BIGINT":                 "alter column n type BIGINT",
-		"alter n type BIGINT":                                 "alter column n type BIGINT",
-		"set partitioned by year(ts), bucket(16, id), region": "set partitioned by year(ts), bucket(16, id), region",
-		"RESET partitioning":                                  "reset partitioning",
+		"add column note VARCHAR default 'it''s'":               "add column note VARCHAR default 'it''s'",
+		"ADD c decimal(10, 2) DEFAULT 1.5":                      "add column c decimal(10, 2) default '1.5'",
+		"add column c INT default NULL":                         "add column c INT",
+		"rename column a TO b":                                  "rename column a to b",
+		"drop c":                                                "drop column c",
+		"alter column n set data type BIGINT":                   "alter column n type BIGINT",
+		"alter n type BIGINT":                                   "alter column n type BIGINT",
+		"set partitioned by year(ts), bucket(16, id), region":   "set partitioned by year(ts), bucket(16, id), region",
+		"RESET partitioning":                                    "reset partitioning",
 		`set partitioned by year("event ts"), bucket(4, "a,b")`: `set partitioned by year("event ts"), bucket(4, "a,b")`,
 	} {
 		a, err := ParseAlteration(strings.Fields(in))
