@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -78,20 +77,9 @@ func newMemCatalog(t testing.TB) *Catalog {
 
 // dump hashes every key and value, to show that a failed operation left
 // the store exactly as it was.
-func dump(t *testing.T, c *Catalog) [32]byte {
+func dump(t *testing.T, c *Catalog) string {
 	t.Helper()
-	it, err := c.store.NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	h := sha256.New()
-	for ok := it.First(); ok; ok = it.Next() {
-		fmt.Fprintf(h, "%x=%x;", it.Key(), it.Value())
-	}
-	var out [32]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	return kvtest.Digest(t, c.store)
 }
 
 func commit(t testing.TB, c *Catalog, fn func(tx *Txn)) Snapshot {

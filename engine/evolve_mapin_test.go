@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -14,21 +13,6 @@ import (
 	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/stats"
 )
-
-// storeDigest hashes every key and value of the catalog's store.
-func storeDigest(t *testing.T, c *catalog.Catalog) string {
-	t.Helper()
-	it, err := c.Store().NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	h := sha256.New()
-	for ok := it.First(); ok; ok = it.Next() {
-		fmt.Fprintf(h, "%x=%x;", it.Key(), it.Value())
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
 
 // An add column whose name files registered with --ignore-extra-columns
 // hold reads those files' own values (cast where the added type widens
@@ -83,7 +67,7 @@ func TestAddColumnMapsIgnoredColumns(t *testing.T) {
 	}
 	refused := func(a catalog.Alteration, mapIn bool, want ...string) {
 		t.Helper()
-		digest := storeDigest(t, c)
+		digest := kvtest.Digest(t, c.Store())
 		var err error
 		if mapIn {
 			_, err = alter(a)
@@ -97,7 +81,7 @@ func TestAddColumnMapsIgnoredColumns(t *testing.T) {
 				t.Errorf("%s: %v, want an error naming %q", a, err, w)
 			}
 		}
-		if storeDigest(t, c) != digest {
+		if kvtest.Digest(t, c.Store()) != digest {
 			t.Errorf("%s: refused, but the catalog changed", a)
 		}
 	}

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/storage"
@@ -163,7 +163,7 @@ func TestAddObjects(t *testing.T) {
 	if res, err := Add(c, "ev", []string{"s3://lake/data/ev/part-0[12].parquet", "s3://lake/data/ev/part-05.parquet"}, Options{Create: true, Objects: st}); err != nil || res.Files != 3 {
 		t.Fatalf("glob and key: %d files, %v", res.Files, err)
 	}
-	before := dumpStore(t, c)
+	before := kvtest.Digest(t, c.Store())
 	for _, bad := range []struct {
 		args []string
 		opts Options
@@ -178,7 +178,7 @@ func TestAddObjects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("add %v: %v, want an error saying %q", bad.args, err, bad.want)
 		}
-		if dumpStore(t, c) != before {
+		if kvtest.Digest(t, c.Store()) != before {
 			t.Fatalf("add %v failed but changed the catalog", bad.args)
 		}
 	}
@@ -235,7 +235,7 @@ func TestAddBadObjects(t *testing.T) {
 	srv.Put(t, "s3://lake/cut.parquet", data[:len(data)-5])
 	st := objectStore(t, srv)
 	c := memCatalog(t)
-	before := dumpStore(t, c)
+	before := kvtest.Digest(t, c.Store())
 	_, err := Add(c, "t", []string{"s3://lake/"}, Options{Create: true, Objects: st})
 	if err == nil || !strings.Contains(err.Error(), "s3://lake/junk.parquet") || !strings.Contains(err.Error(), "s3://lake/cut.parquet") {
 		t.Fatalf("bad objects: %v", err)
@@ -243,24 +243,9 @@ func TestAddBadObjects(t *testing.T) {
 	if !errors.Is(err, pqmeta.ErrNotParquet) || !errors.Is(err, pqmeta.ErrTruncated) {
 		t.Fatalf("bad objects: %v", err)
 	}
-	if dumpStore(t, c) != before {
+	if kvtest.Digest(t, c.Store()) != before {
 		t.Fatal("a refused add changed the catalog")
 	}
-}
-
-// dumpStore hashes every key and value of the catalog's store.
-func dumpStore(t *testing.T, c *catalog.Catalog) string {
-	t.Helper()
-	it, err := c.Store().NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	h := sha256.New()
-	for ok := it.First(); ok; ok = it.Next() {
-		fmt.Fprintf(h, "%x=%x;", it.Key(), it.Value())
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
 // --filter-columns on objects fetches each object once more, whole, and

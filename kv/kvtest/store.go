@@ -2,6 +2,7 @@ package kvtest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"os"
@@ -67,3 +68,19 @@ func Store(tb testing.TB) kv.Store {
 
 // Postgres says whether Store gives PostgreSQL stores.
 func Postgres() bool { return os.Getenv(BackendEnv) == "postgres" }
+
+// Digest hashes every key and value r holds, so that a test can show a
+// failed operation left a store exactly as it was.
+func Digest(t testing.TB, r kv.Reader) string {
+	t.Helper()
+	it, err := r.NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	h := sha256.New()
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Fprintf(h, "%x=%x;", it.Key(), it.Value())
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
