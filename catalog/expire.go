@@ -211,6 +211,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			return nil, err
 		}
 		var p catalogpb.DataFile
+		live := map[int64]bool{} // files whose rows stay
 		err = scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
 			p.Reset()
 			if err := decodeValue(v, &p); err != nil {
@@ -219,6 +220,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			f := dataFileFromPB(&p)
 			if !tableGone && !gone(p.EndSnapshot) {
 				kept[f.Location(tb)] = true
+				live[f.ID] = true
 				return nil
 			}
 			files = append(files, forgotten{f, f.Location(tb)})
@@ -268,6 +270,9 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			if err != nil {
 				return nil, err
 			}
+			if err := expireSlabs(kvs, t.Id, colIDs, live, del); err != nil {
+				return nil, err
+			}
 		}
 		if tableGone {
 			res.TablesForgotten++
@@ -314,6 +319,52 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		return nil, fmt.Errorf("expire snapshots: %w", err)
 	}
 	return res, nil
+}
+
+// expireSlabs deletes the membership slabs (header and groups) of the
+// table's columns that name no file whose row stays: no snapshot can ask
+// about any of their files, and a probe would read their header for
+// nothing. A slab naming a live file stays whole, dead files included
+// (probes skip them): rewriting it would mean reading every group.
+// Deleting a slab a live file were in would only make that file's probes
+// read its own filter (membership.go), never lose a row.
+func expireSlabs(r kv.Reader, table int64, cols []int64, live map[int64]bool, del func([]byte) error) error {
+	for _, col := range cols {
+		var dead [][]byte // slab keys
+		err := scanRange(r, key(tagMemberSlab, table, col), func(k, v []byte) error {
+			var p catalogpb.MembershipSlab
+			if err := decodeValue(v, &p); err != nil {
+				return nil // not understood: left as it is, as probes leave it
+			}
+			for _, id := range p.FileIds {
+				if live[id] {
+					return nil
+				}
+			}
+			dead = append(dead, append([]byte(nil), k...))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range dead {
+			if err := del(k); err != nil {
+				return err
+			}
+			level, err := idAt(k, 2)
+			if err != nil {
+				return err
+			}
+			first, err := idAt(k, 3)
+			if err != nil {
+				return err
+			}
+			if err := scanRange(r, key(tagMemberGroup, table, col, level, first), func(k, _ []byte) error { return del(k) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // allTableRows reads every table row, dropped or not, of every version.

@@ -44,8 +44,9 @@ import (
 // length, whenever slabFanIn slabs that are not full share a level, they
 // are merged into slabs of the next level. A file is rewritten about
 // log8(1024) ≈ 3 times on its way into a full slab, whatever the commits'
-// sizes. Expired files stay in their slabs (a probe ignores them) until the
-// table is forgotten.
+// sizes. Expired files stay in their slabs (a probe ignores them); expire
+// deletes a slab once none of its files is left (expireSlabs), and the rest
+// when the table is forgotten.
 
 // slabFanIn is how many slabs of one level a merge takes.
 const slabFanIn = 8

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv/kvtest"
@@ -198,6 +199,98 @@ func checkSlabShape(t *testing.T, c *Catalog, tableID int64) {
 	for k, n := range open {
 		if n >= slabFanIn {
 			t.Fatalf("column %d level %d (%d blocks): %d open slabs after a commit", k[0], k[1], k[2], n)
+		}
+	}
+}
+
+// expire deletes the slabs that name no file whose row stays, groups and
+// all, and keeps every slab naming a live file: the index then answers
+// for the live files exactly as before, none of them loose.
+func TestExpireDeletesDeadSlabs(t *testing.T) {
+	c := newMemCatalog(t)
+	commit(t, c, func(tx *Txn) {
+		tx.CreateTable("t", []ColumnDef{{Name: "id", Type: "bigint"}})
+	})
+	encOf := func(v int) []byte { return enc(t, "bigint", fmt.Sprint(v)) }
+	path := 0
+	batch := func(n int) []NewFile {
+		var nfs []NewFile
+		for range n {
+			path++
+			hs := []uint64{membership.Hash(encOf(path)), membership.Hash(encOf(path + 100000))}
+			data, d, err := membership.Build(hs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &Filter{Kind: membership.Kind, Data: data, Distinct: int64(d), Signature: membership.BuildSignature(hs, membership.SignatureBlocks(d))}
+			nfs = append(nfs, NewFile{Path: fmt.Sprintf("/d/%d", path), RecordCount: 2, RowGroupCount: 1,
+				Columns: []FileColumn{{Path: []string{"id"}, Filter: f}}})
+		}
+		return nfs
+	}
+	// Three commits, a slab each (no merge below slabFanIn), then the
+	// first two's files removed.
+	var ids [][]int64
+	for _, n := range []int{5, 7, 4} {
+		s := commit(t, c, func(tx *Txn) { tx.AddFiles("t", batch(n)...) })
+		rd, _ := c.Read(s.ID)
+		tb, _ := rd.Table("t")
+		files, _ := rd.Files(tb.ID)
+		var added []int64
+		for _, f := range files[len(files)-n:] {
+			added = append(added, f.ID)
+		}
+		ids = append(ids, added)
+		rd.Close()
+	}
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", append(append([]int64{}, ids[0]...), ids[1][:6]...)...) })
+	rd, _ := c.Read(Latest)
+	tb, _ := rd.Table("t")
+	rd.Close()
+	slabCount := func() (slabs, groups int) {
+		rd, _ := c.Read(Latest)
+		defer rd.Close()
+		scanPrefix(rd, key(tagMemberSlab, tb.ID), func(_, _ []byte) error { slabs++; return nil })
+		scanPrefix(rd, key(tagMemberGroup, tb.ID), func(_, _ []byte) error { groups++; return nil })
+		return slabs, groups
+	}
+	before, beforeGroups := slabCount()
+	if before != 3 {
+		t.Fatalf("%d slabs before expire, want 3 (one per commit)", before)
+	}
+	res, err := c.Expire(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), ExpireOptions{MinRetention: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesForgotten != 11 {
+		t.Fatalf("expire forgot %d files, want 11", res.FilesForgotten)
+	}
+	after, afterGroups := slabCount()
+	// The first commit's slab is dead; the second's keeps its live file.
+	if after != 2 || afterGroups >= beforeGroups {
+		t.Fatalf("after expire: %d slabs, %d groups (before %d, %d), want 2 slabs and fewer groups", after, afterGroups, before, beforeGroups)
+	}
+	checkSlabShape(t, c, tb.ID)
+	rd, _ = c.Read(Latest)
+	defer rd.Close()
+	cols, _ := rd.Columns(tb.ID)
+	fs, _ := rd.FileSet(tb.ID)
+	mi, err := rd.MemberIndex(tb.ID, cols[0].ID)
+	if err != nil || mi == nil {
+		t.Fatalf("index %v, %v", mi, err)
+	}
+	if err := mi.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if len(mi.loose) != 0 {
+		t.Fatalf("%d live files lost their slab", len(mi.loose))
+	}
+	fl, _ := rd.Filters(tb.ID, cols[0].ID)
+	for v := 1; v <= path; v++ {
+		for i := range fs.Len() {
+			if got, want := mi.Absent(i, encOf(v)), !fl.MayContain(i, encOf(v)); got && !want {
+				t.Fatalf("file %d, value %d: the index rules out what the filter keeps", fs.IDs[i], v)
+			}
 		}
 	}
 }
