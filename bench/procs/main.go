@@ -173,6 +173,9 @@ func main() {
 		}, map[string]string{"./runsql": bin.runSQL, "./selectone": bin.selectOne})
 	}
 
+	if *before != "" {
+		*before = baseline.FreshCopy(*before, tmp, "before")
+	}
 	out := Output{Runs: *runs, Rows: *rows}
 	for _, n := range ns {
 		setup, res := benchSize(bin, *before, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)

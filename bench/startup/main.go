@@ -115,14 +115,16 @@ func main() {
 	if bins[0].path == "" {
 		bins[0].path = filepath.Join(tmp, "rocklake")
 		baseline.GoBuild(root, bins[0].path, "./cmd/rocklake")
+	} else {
+		bins[0].path = baseline.FreshCopy(bins[0].path, tmp, "rocklake")
 	}
 	if *compare != "" {
-		for _, nv := range strings.Split(*compare, ",") {
+		for i, nv := range strings.Split(*compare, ",") {
 			name, path, ok := strings.Cut(nv, "=")
 			if !ok {
 				log.Fatalf("-compare %q: want NAME=PATH", nv)
 			}
-			bins = append(bins, struct{ name, path string }{name, path})
+			bins = append(bins, struct{ name, path string }{name, baseline.FreshCopy(path, tmp, fmt.Sprintf("compare-%d", i))})
 		}
 	}
 	base := buildBaselines(root, tmp)
