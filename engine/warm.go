@@ -32,7 +32,10 @@ func Warm(c *catalog.Catalog, query string, snapshot int64) {
 		return
 	}
 	folded := types.FoldIdent(query)
-	for _, t := range namedIn(query, tables) {
+	for _, t := range tables {
+		if !wordIn(folded, t.Name) {
+			continue
+		}
 		if _, err := r.FileSet(t.ID); err != nil {
 			return
 		}

@@ -138,18 +138,7 @@ func TestBloomFiltersCutEqualities(t *testing.T) {
 // TestPagesNarrowRowGroups: a sorted column with small pages lets the page
 // index keep a fraction of a row group.
 func TestPagesNarrowRowGroups(t *testing.T) {
-	dir := t.TempDir()
-	vals := make([]*types.Value, 20000)
-	for i := range vals {
-		v := types.IntValue(int64(i))
-		vals[i] = &v
-	}
-	path := filepath.Join(dir, "sorted.parquet")
-	err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}},
-		pqwrite.Options{PageIndex: true, PageBytes: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeSorted(t, "sorted", pqwrite.Options{PageIndex: true, PageBytes: 1024})
 	rd := readerOf(t, "t", []string{path}, ingest.Options{})
 	p, err := PlanTable(rd, "t", "x BETWEEN 5000 AND 5099", Options{Pages: true})
 	if err != nil {
@@ -175,18 +164,7 @@ func TestPagesNarrowRowGroups(t *testing.T) {
 // for the whole row group, without its page index; from PageMinRows up
 // the page index narrows it.
 func TestPageMinRows(t *testing.T) {
-	dir := t.TempDir()
-	vals := make([]*types.Value, 20000)
-	for i := range vals {
-		v := types.IntValue(int64(i))
-		vals[i] = &v
-	}
-	path := filepath.Join(dir, "sorted.parquet")
-	err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}},
-		pqwrite.Options{PageIndex: true, PageBytes: 1024, RowGroupRows: 5000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeSorted(t, "sorted", pqwrite.Options{PageIndex: true, PageBytes: 1024, RowGroupRows: 5000})
 	rd := readerOf(t, "t", []string{path}, ingest.Options{})
 	for _, tc := range []struct {
 		min   int64
@@ -218,18 +196,7 @@ func TestPageMinRows(t *testing.T) {
 // exactly (row groups of 3,000 rows and a last one of 2,000), each kept
 // whole; ranges are never made from an even split of the file's rows.
 func TestRangesWithoutBounds(t *testing.T) {
-	dir := t.TempDir()
-	vals := make([]*types.Value, 20000)
-	for i := range vals {
-		v := types.IntValue(int64(i))
-		vals[i] = &v
-	}
-	path := filepath.Join(dir, "nostats.parquet")
-	err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}},
-		pqwrite.Options{RowGroupRows: 3000, NoStats: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := writeSorted(t, "nostats", pqwrite.Options{RowGroupRows: 3000, NoStats: true})
 	rd := readerOf(t, "t", []string{path}, ingest.Options{})
 	p, err := PlanTable(rd, "t", "x = 19999", Options{Pages: true, IndexMinRows: -1, PageMinRows: -1})
 	if err != nil {
@@ -437,4 +404,19 @@ func TestKeptFilesCarryTheColumnMapping(t *testing.T) {
 	if g, want := strings.Join(got, "; "), "x<a int32 -; b<b int32 -; c<  7; d<  -"; g != want {
 		t.Errorf("old file's columns: %s, want %s", g, want)
 	}
+}
+
+// writeSorted writes x = 0, 1, ..., 19999 (int64) into a new file with opts.
+func writeSorted(t *testing.T, name string, opts pqwrite.Options) string {
+	t.Helper()
+	vals := make([]*types.Value, 20000)
+	for i := range vals {
+		v := types.IntValue(int64(i))
+		vals[i] = &v
+	}
+	path := filepath.Join(t.TempDir(), name+".parquet")
+	if err := pqwrite.Write(path, []pqwrite.Column{{Name: "x", Type: types.MustParseType("int64"), Values: vals}}, opts); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
