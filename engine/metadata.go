@@ -22,18 +22,8 @@ import (
 // float bound of zero (DuckDB may answer -0.0), FLOAT text (DuckDB prints
 // more digits than the shortest form).
 func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog.Reader) (bool, error) {
-	if len(refs) != 1 || len(res.Tables) != 1 {
-		return false, nil
-	}
-	node, ok := duckast.SelectOf(tree.Root())
-	if !ok || !node.Plain || node.Sampled {
-		return false, nil
-	}
-	if ft, ok := duckast.TableRefOf(node.FromTable); !ok || ft.Type != "BASE_TABLE" || ft.Sampled {
-		return false, nil
-	}
-	ref := refs[0]
-	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.whole != "" || ref.plan == nil {
+	ref, node, ok := statsQuery(tree, refs, res)
+	if !ok {
 		return false, nil
 	}
 	fs, err := r.FileSet(ref.table.ID)
@@ -66,14 +56,9 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 			v := fmt.Sprint(count)
 			row = append(row, &v)
 			cols = append(cols, orDefault(alias, "count_star()"))
-		case (name == "min" || name == "max") && len(args) == 1:
-			arg := args[0]
-			if arg == nil || arg.Class != "COLUMN_REF" || len(arg.ColumnNames) == 0 {
-				return false, nil
-			}
-			names := arg.ColumnNames
-			colName := names[len(names)-1]
-			if len(names) > 2 || (len(names) == 2 && !strings.EqualFold(names[0], orDefault(ref.alias, ref.table.Name))) {
+		case name == "min" || name == "max":
+			colName, text, ok := aggColumn(m, ref)
+			if !ok {
 				return false, nil
 			}
 			v, ok, err := boundAnswer(r, ref, colName, kept, name == "min")
@@ -81,7 +66,7 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 				return false, err
 			}
 			row = append(row, v)
-			cols = append(cols, orDefault(alias, fmt.Sprintf("%s(%s)", name, strings.Join(names, "."))))
+			cols = append(cols, orDefault(alias, text))
 		default:
 			return false, nil
 		}
@@ -94,10 +79,49 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 	return true, nil
 }
 
-// boundAnswer is min or max of a column over the kept files (positions in
-// the table's FileSet), from exact file bounds; nil (SQL NULL) when no kept
-// file holds a value.
-func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, wantMin bool) (*string, bool, error) {
+// statsQuery is the one table reference and the SELECT of a query that
+// statistics may answer: a plain SELECT (no GROUP BY, ORDER BY, LIMIT, …)
+// from one catalog table, unsampled, whose every WHERE conjunct the plan
+// used.
+func statsQuery(tree duckast.Tree, refs []*tableRef, res *Result) (*tableRef, *duckast.Select, bool) {
+	if len(refs) != 1 || len(res.Tables) != 1 {
+		return nil, nil, false
+	}
+	node, ok := duckast.SelectOf(tree.Root())
+	if !ok || !node.Plain || node.Sampled {
+		return nil, nil, false
+	}
+	if ft, ok := duckast.TableRefOf(node.FromTable); !ok || ft.Type != "BASE_TABLE" || ft.Sampled {
+		return nil, nil, false
+	}
+	ref := refs[0]
+	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.whole != "" || ref.plan == nil {
+		return nil, nil, false
+	}
+	return ref, node, true
+}
+
+// aggColumn is the column a min(c) or max(c) of the table reference
+// reads, and the item's text as DuckDB names it; false for any other
+// argument.
+func aggColumn(m *duckast.Expr, ref *tableRef) (name, text string, ok bool) {
+	if len(m.Children) != 1 {
+		return "", "", false
+	}
+	arg := m.Children[0]
+	if arg == nil || arg.Class != "COLUMN_REF" || len(arg.ColumnNames) == 0 {
+		return "", "", false
+	}
+	names := arg.ColumnNames
+	if len(names) > 2 || (len(names) == 2 && !strings.EqualFold(names[0], orDefault(ref.alias, ref.table.Name))) {
+		return "", "", false
+	}
+	return names[len(names)-1], fmt.Sprintf("%s(%s)", m.Function.Name, strings.Join(names, ".")), true
+}
+
+// boundColumn is the table's top-level column of that name and its codec,
+// when the codec orders values; nil otherwise.
+func boundColumn(ref *tableRef, name string) (*catalog.Column, *types.Codec) {
 	var col *catalog.Column
 	for i := range ref.cols {
 		if !ref.cols[i].Parent.Known && strings.EqualFold(ref.cols[i].Name, name) {
@@ -105,37 +129,74 @@ func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, want
 		}
 	}
 	if col == nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	codec, ok := types.CodecFor(col.Type)
-	if !ok || !codec.Ordered() || col.Type.Kind == types.KindFloat {
-		return nil, false, nil
+	if !ok || !codec.Ordered() {
+		return nil, nil
 	}
-	isFloat := col.Type.Kind == types.KindDouble
+	return col, codec
+}
+
+// exactBound is a unit's exact min (or max) when its statistics give one:
+// have is false for a unit holding no value; ok is false when the bound is
+// unknown or inexact, or, for a float, when the unit may hold NaN.
+func exactBound(st *stats.Column, wantMin, isFloat bool) (b []byte, have, ok bool) {
+	if stats.HoldsNoValue(st) {
+		return nil, false, true
+	}
+	v, exact := st.Max, st.MaxIsExact
+	if wantMin {
+		v, exact = st.Min, st.MinIsExact
+	}
+	if !v.Known || !exact || (isFloat && !(st.ContainsNaN.Known && !st.ContainsNaN.V)) {
+		return nil, false, false
+	}
+	return v.V, true, true
+}
+
+// better says whether bound b beats best (min: lower; max: higher).
+func better(b, best []byte, wantMin bool) bool {
+	c := bytes.Compare(b, best)
+	return (wantMin && c < 0) || (!wantMin && c > 0)
+}
+
+// filesBound is the best exact bound of a column over files (positions in
+// the table's FileSet); have is false when none of them holds a value, ok
+// false when a file's statistics do not give its bound.
+func filesBound(r *catalog.Reader, ref *tableRef, col *catalog.Column, kept []int, wantMin bool) (best []byte, have, ok bool, err error) {
 	cb, err := r.ColumnBounds(ref.table.ID, col.ID)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	var best []byte
-	have := false
+	isFloat := col.Type.Kind == types.KindDouble || col.Type.Kind == types.KindFloat
 	var st stats.Column
 	for _, i := range kept {
 		if !cb.Fill(i, &st) {
-			return nil, false, nil // no stats row: unknown
+			return nil, false, false, nil // no stats row: unknown
 		}
-		if stats.HoldsNoValue(&st) {
-			continue
+		b, holds, ok := exactBound(&st, wantMin, isFloat)
+		if !ok {
+			return nil, false, false, nil
 		}
-		b, exact := st.Max, st.MaxIsExact
-		if wantMin {
-			b, exact = st.Min, st.MinIsExact
+		if holds && (!have || better(b, best, wantMin)) {
+			best, have = b, true
 		}
-		if !b.Known || !exact || (isFloat && !(st.ContainsNaN.Known && !st.ContainsNaN.V)) {
-			return nil, false, nil
-		}
-		if !have || (wantMin && bytes.Compare(b.V, best) < 0) || (!wantMin && bytes.Compare(b.V, best) > 0) {
-			best, have = b.V, true
-		}
+	}
+	return best, have, true, nil
+}
+
+// boundAnswer is min or max of a column over the kept files (positions in
+// the table's FileSet), from exact file bounds; nil (SQL NULL) when no kept
+// file holds a value.
+func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, wantMin bool) (*string, bool, error) {
+	col, codec := boundColumn(ref, name)
+	if col == nil || col.Type.Kind == types.KindFloat {
+		return nil, false, nil
+	}
+	best, have, ok, err := filesBound(r, ref, col, kept, wantMin)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	if !have {
 		return nil, true, nil
@@ -144,7 +205,7 @@ func boundAnswer(r *catalog.Reader, ref *tableRef, name string, kept []int, want
 	if err != nil {
 		return nil, false, nil
 	}
-	if isFloat && (v.F == 0 || math.IsInf(v.F, 0)) {
+	if col.Type.Kind == types.KindDouble && (v.F == 0 || math.IsInf(v.F, 0)) {
 		return nil, false, nil
 	}
 	text := codec.Format(v)

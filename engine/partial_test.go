@@ -55,12 +55,20 @@ type partialFixture struct {
 
 func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
 	t.Helper()
+	return newPartialFixtureWith(t, seed, 1024, 3000)
+}
+
+// newPartialFixtureWith is newPartialFixture with pages of about pageBytes
+// (64 rows at least) and files of minRows to minRows+2,000 rows.
+func newPartialFixtureWith(t *testing.T, seed uint64, pageBytes int64, minRows int) *partialFixture {
+	t.Helper()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(seed, 9))
+	rv := rand.New(rand.NewPCG(seed, 77)) // v's values, apart so that the others stay as they were
 	var files []string
 	id := int64(0)
 	for f := range 4 {
-		rows := 3000 + r.IntN(2000)
+		rows := minRows + r.IntN(2000)
 		vals := map[string][]*types.Value{}
 		add := func(name string, v *types.Value) { vals[name] = append(vals[name], v) }
 		for i := range rows {
@@ -122,6 +130,10 @@ func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
 			add("tz", pickV(types.IntValue(int64(i)*1_000_000_000), types.IntValue(-62135596800000000), types.IntValue(253402300799999999)))
 			add("ms", pickV(types.IntValue(int64(i)*60_000), types.IntValue(-62135596800000), types.IntValue(253402300799999)))
 			add("sm", pickV(types.IntValue(math.MinInt16), types.IntValue(math.MaxInt16), types.IntValue(int64(r.IntN(100)))))
+			// Unordered values without planted extremes: a range's min and
+			// max lie in one row of it, most often away from its ends.
+			vv := types.IntValue(rv.Int64() - math.MaxInt64/2)
+			add("v", &vv)
 		}
 		cols := []pqwrite.Column{
 			{Name: "id", Type: types.MustParseType("bigint"), Values: vals["id"]},
@@ -136,9 +148,10 @@ func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
 			{Name: "tz", Type: types.MustParseType("timestamptz"), Values: vals["tz"]},
 			{Name: "ms", Type: types.MustParseType("timestamp"), Values: vals["ms"], Unit: "ms"},
 			{Name: "sm", Type: types.MustParseType("smallint"), Values: vals["sm"]},
+			{Name: "v", Type: types.MustParseType("bigint"), Values: vals["v"]},
 		}
 		p := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f))
-		if err := pqwrite.Write(p, cols, pqwrite.Options{RowGroupRows: int64(500 + r.IntN(600)), PageBytes: 1024, PageIndex: true, Dictionary: f%2 == 0}); err != nil {
+		if err := pqwrite.Write(p, cols, pqwrite.Options{RowGroupRows: int64(500 + r.IntN(600)), PageBytes: pageBytes, PageIndex: true, Dictionary: f%2 == 0}); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, p)
@@ -340,58 +353,7 @@ func TestPartialRandomPredicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(4, 4))
-	lits := map[string][]string{
-		"id": {"0", "1", "777", "3000", "9999", "15999", "16000", "-1"},
-		"ts": {"TIMESTAMP '1970-01-01 00:00:00'", "TIMESTAMP '1970-01-12 13:46:40.5'", "TIMESTAMP '1970-01-24 03:33:20'", "TIMESTAMP '1970-02-04 17:20:00'"},
-		"d":  {"'nan'::DOUBLE", "'-0.0'::DOUBLE", "0.0", "'inf'::DOUBLE", "'-inf'::DOUBLE", "-100.0", "-99.9", "50.5", "1e300"},
-		"s":  {"'k00000'", "'k00100'", "'k00100x'", "'k006'", "''", "'l'"},
-		"n":  {"-2147483648", "2147483647", "0", "-500", "499", "17"},
-		"u":  {"0", "1", "99", "9223372036854775808", "18446744073709551615", "18446744073709551614"},
-		"f":  {"'nan'::FLOAT", "'-0.0'::FLOAT", "0.0::FLOAT", "'-inf'::FLOAT", "3.4028235e38::FLOAT", "-24.75::FLOAT", "12.5::FLOAT"},
-		"b":  {"true", "false"},
-		"dt": {"DATE '1970-01-01'", "DATE '0001-01-01'", "DATE '9999-12-31'", "DATE '1975-06-30'", "DATE '1970-01-05'"},
-		"tz": {"TIMESTAMPTZ '1970-01-01 00:00:00+00'", "TIMESTAMPTZ '0001-01-01 00:00:00+00'", "TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'", "TIMESTAMPTZ '1970-01-01 01:00:00+01'"},
-		"ms": {"TIMESTAMP '1970-01-01 00:00:00'", "TIMESTAMP '0001-01-01 00:00:00'", "TIMESTAMP '9999-12-31 23:59:59.999'", "TIMESTAMP '1970-01-03 00:00:00.001'"},
-		"sm": {"-32768", "32767", "0", "50", "99", "100"},
-	}
-	names := []string{"id", "ts", "d", "s", "n", "u", "f", "b", "dt", "tz", "ms", "sm"}
-	term := func() string {
-		c := names[r.IntN(len(names))]
-		l := lits[c]
-		pick := func() string { return l[r.IntN(len(l))] }
-		switch r.IntN(9) {
-		case 0:
-			return c + " IS NULL"
-		case 1:
-			return c + " IS NOT NULL"
-		case 2:
-			return fmt.Sprintf("%s BETWEEN %s AND %s", c, pick(), pick())
-		case 3:
-			return fmt.Sprintf("%s IN (%s, %s)", c, pick(), pick())
-		}
-		ops := []string{"=", "<>", "<", "<=", ">", ">="}
-		return fmt.Sprintf("%s %s %s", c, ops[r.IntN(len(ops))], pick())
-	}
-	pred := func() string {
-		p := term()
-		for range r.IntN(3) {
-			if r.IntN(2) == 0 {
-				p = "(" + p + ") AND (" + term() + ")"
-			} else {
-				p = "(" + p + ") OR (" + term() + ")"
-			}
-		}
-		if r.IntN(5) == 0 {
-			p = "NOT (" + p + ")"
-		}
-		// A range on id keeps the plan to a part of the files, so that the
-		// page path takes it.
-		if r.IntN(3) != 0 {
-			lo := r.IntN(15000)
-			p = fmt.Sprintf("id BETWEEN %d AND %d AND (%s)", lo, lo+r.IntN(400), p)
-		}
-		return p
-	}
+	pred := partialPredicates(r)
 	var pages, handed, decoded int64
 	for range 400 {
 		q := fmt.Sprintf("SELECT count(*), sum(id), min(d), max(f), count(s), max(dt), min(tz) FROM t WHERE %s", pred())
@@ -484,5 +446,218 @@ func TestPartialScanOfAlteredTable(t *testing.T) {
 		if got := strings.Join(rows, ";"); got != want {
 			t.Errorf("partial %v: %s, want %s (reads %+v)", mode, got, want, res.Tables[0].Reads)
 		}
+	}
+}
+
+// partialPredicates makes random WHERE clauses over newPartialFixture's
+// columns: terms of every comparison on literals at the columns' edges
+// (NULL, NaN, ±0, infinities, extremes), joined by AND and OR, sometimes
+// negated, and in two of three behind a range on the sorted id.
+func partialPredicates(r *rand.Rand) func() string {
+	lits := map[string][]string{
+		"id": {"0", "1", "777", "3000", "9999", "15999", "16000", "-1"},
+		"ts": {"TIMESTAMP '1970-01-01 00:00:00'", "TIMESTAMP '1970-01-12 13:46:40.5'", "TIMESTAMP '1970-01-24 03:33:20'", "TIMESTAMP '1970-02-04 17:20:00'"},
+		"d":  {"'nan'::DOUBLE", "'-0.0'::DOUBLE", "0.0", "'inf'::DOUBLE", "'-inf'::DOUBLE", "-100.0", "-99.9", "50.5", "1e300"},
+		"s":  {"'k00000'", "'k00100'", "'k00100x'", "'k006'", "''", "'l'"},
+		"n":  {"-2147483648", "2147483647", "0", "-500", "499", "17"},
+		"u":  {"0", "1", "99", "9223372036854775808", "18446744073709551615", "18446744073709551614"},
+		"f":  {"'nan'::FLOAT", "'-0.0'::FLOAT", "0.0::FLOAT", "'-inf'::FLOAT", "3.4028235e38::FLOAT", "-24.75::FLOAT", "12.5::FLOAT"},
+		"b":  {"true", "false"},
+		"dt": {"DATE '1970-01-01'", "DATE '0001-01-01'", "DATE '9999-12-31'", "DATE '1975-06-30'", "DATE '1970-01-05'"},
+		"tz": {"TIMESTAMPTZ '1970-01-01 00:00:00+00'", "TIMESTAMPTZ '0001-01-01 00:00:00+00'", "TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'", "TIMESTAMPTZ '1970-01-01 01:00:00+01'"},
+		"ms": {"TIMESTAMP '1970-01-01 00:00:00'", "TIMESTAMP '0001-01-01 00:00:00'", "TIMESTAMP '9999-12-31 23:59:59.999'", "TIMESTAMP '1970-01-03 00:00:00.001'"},
+		"sm": {"-32768", "32767", "0", "50", "99", "100"},
+	}
+	names := []string{"id", "ts", "d", "s", "n", "u", "f", "b", "dt", "tz", "ms", "sm"}
+	term := func() string {
+		c := names[r.IntN(len(names))]
+		l := lits[c]
+		pick := func() string { return l[r.IntN(len(l))] }
+		switch r.IntN(9) {
+		case 0:
+			return c + " IS NULL"
+		case 1:
+			return c + " IS NOT NULL"
+		case 2:
+			return fmt.Sprintf("%s BETWEEN %s AND %s", c, pick(), pick())
+		case 3:
+			return fmt.Sprintf("%s IN (%s, %s)", c, pick(), pick())
+		}
+		ops := []string{"=", "<>", "<", "<=", ">", ">="}
+		return fmt.Sprintf("%s %s %s", c, ops[r.IntN(len(ops))], pick())
+	}
+	return func() string {
+		p := term()
+		for range r.IntN(3) {
+			if r.IntN(2) == 0 {
+				p = "(" + p + ") AND (" + term() + ")"
+			} else {
+				p = "(" + p + ") OR (" + term() + ")"
+			}
+		}
+		if r.IntN(5) == 0 {
+			p = "NOT (" + p + ")"
+		}
+		// A range on id keeps the plan to a part of the files, so that the
+		// page path takes it.
+		if r.IntN(3) != 0 {
+			lo := r.IntN(15000)
+			p = fmt.Sprintf("id BETWEEN %d AND %d AND (%s)", lo, lo+r.IntN(400), p)
+		}
+		return p
+	}
+}
+
+var splitN = flag.Int("split.n", 60, "queries TestSplitAggregatesAgree runs, each in four partial-scan modes")
+
+// TestSplitAggregatesAgree checks count(*), min and max split between
+// statistics and DuckDB (split.go) against DuckDB over all files: random WHERE clauses, most
+// behind a wide range on the sorted id (so that whole row groups and
+// pages match in full), in every partial-scan mode, read whole by the
+// result and streamed. It fails if no count was split, or if no proven
+// row came from a file DuckDB read in part.
+func TestSplitAggregatesAgree(t *testing.T) {
+	// Small pages: a file's kept ranges outnumber what the row-range SQL
+	// keeps apart (maxRanges) under many ranges of id.
+	fx := newPartialFixtureWith(t, 5, 256, 12000)
+	ctx := context.Background()
+	oracle, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oracle.Close()
+	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	if err := oracle.QueryRow("SELECT count(*) FROM t").Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	pred := partialPredicates(r)
+	modes := []PartialMode{PartialAuto, PartialForce, PartialForceRows, PartialOff}
+	split := map[PartialMode]int{}
+	var inPart, boundsInPart int // splits with proven rows of files read in part; of them, with min or max
+	for i := range *splitN {
+		w := pred()
+		switch lo := r.Int64N(total); r.IntN(4) {
+		case 0:
+			w = fmt.Sprintf("id BETWEEN %d AND %d", lo, lo+r.Int64N(total/8))
+		case 1:
+			w = fmt.Sprintf("id >= %d", lo) // whole files too
+		case 2:
+			w = fmt.Sprintf("id BETWEEN %d AND %d AND (%s)", lo, lo+r.Int64N(total/8), pred())
+		}
+		if i%10 == 9 {
+			// Many ranges of id: each file keeps more row ranges than the
+			// row-range SQL keeps apart (maxRanges), with pages inside
+			// them matching in full.
+			var or []string
+			for lo := r.Int64N(200); lo < total; lo += 150 + r.Int64N(100) {
+				or = append(or, fmt.Sprintf("id BETWEEN %d AND %d", lo, lo+100+r.Int64N(50)))
+			}
+			w = strings.Join(or, " OR ")
+		}
+		q := "SELECT count(*) FROM t WHERE " + w
+		switch r.IntN(4) {
+		case 0:
+			q = "SELECT count(*) AS a, count(*) AS b FROM t WHERE " + w
+		case 1, 2:
+			var items []string
+			for range 1 + r.IntN(3) {
+				c := []string{"id", "ts", "s", "n", "u", "dt", "tz", "ms", "sm", "d", "b", "t.id", "v", "v", "t.v"}[r.IntN(15)]
+				switch r.IntN(3) {
+				case 0:
+					items = append(items, "count(*)")
+				case 1:
+					items = append(items, "min("+c+")")
+				default:
+					items = append(items, "max("+c+")")
+				}
+			}
+			q = "SELECT " + strings.Join(items, ", ") + " FROM t WHERE " + w
+		}
+		want := runOracle(ctx, oracle, q)
+		for _, mode := range modes {
+			got, res := runEngine(ctx, fx.eng, q, QueryOptions{Snapshot: catalog.Latest, Partial: mode})
+			if (got.err == nil) != (want.err == nil) || (got.err == nil && !sameAnswer(got, want, false)) {
+				t.Errorf("query %d, partial %v: %s:\n  rocklake %s\n  DuckDB   %s", i, mode, q, got, want)
+				continue
+			}
+			if res == nil || res.StatsRows == 0 {
+				continue
+			}
+			split[mode]++
+			for _, rd := range res.Tables[0].Reads {
+				if rd.How != ReadWhole {
+					inPart++
+					if strings.Contains(q, "min(") || strings.Contains(q, "max(") {
+						boundsInPart++
+					}
+					break
+				}
+			}
+			if r.IntN(4) == 0 {
+				// Streamed, the answer is the same, with its type.
+				rows, err := fx.eng.QueryRows(ctx, q, QueryOptions{Snapshot: catalog.Latest, Partial: mode}, RowsOptions{})
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				var vals []*string
+				for rows.Next() {
+					for _, v := range rows.Values() {
+						text := fmt.Sprint(v)
+						vals = append(vals, &text)
+					}
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				rows.Close()
+				if wqRowText(vals) != got.rows[0] {
+					t.Errorf("%s streamed: %v (%v), want %v", q, wqRowText(vals), rows.Columns(), got.rows[0])
+				}
+			}
+		}
+	}
+	// Ranges of whole row groups within one file: the file's kept rows are
+	// all proven, and none is read.
+	var firstID int64
+	for _, f := range fx.files {
+		rows, err := oracle.Query("SELECT row_group_num_rows FROM parquet_metadata(?) WHERE path_in_schema = 'id' ORDER BY row_group_id", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var starts []int64
+		at := firstID
+		for rows.Next() {
+			var n int64
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			starts = append(starts, at)
+			at += n
+		}
+		rows.Close()
+		starts = append(starts, at)
+		if len(starts) > 3 {
+			q := fmt.Sprintf("SELECT count(*), min(v), max(v), max(ts) FROM t WHERE id BETWEEN %d AND %d", starts[1], starts[3]-1)
+			want := runOracle(ctx, oracle, q)
+			got, res := runEngine(ctx, fx.eng, q, QueryOptions{Snapshot: catalog.Latest})
+			if !sameAnswer(got, want, false) || res.StatsRows != starts[3]-starts[1] || len(res.Tables[0].Reads) != 0 {
+				t.Errorf("%s:\n  rocklake %s (%d rows from statistics, %d files read)\n  DuckDB   %s", q, got, res.StatsRows, len(res.Tables[0].Reads), want)
+			}
+		}
+		firstID = at
+	}
+	t.Logf("aggregates split, by mode (auto, pages, rows, off): %d %d %d %d; %d with proven rows of files read in part, %d of them with min or max",
+		split[PartialAuto], split[PartialForce], split[PartialForceRows], split[PartialOff], inPart, boundsInPart)
+	for _, mode := range modes {
+		if split[mode] == 0 {
+			t.Errorf("no aggregate was split in partial mode %v", mode)
+		}
+	}
+	if inPart == 0 || boundsInPart == 0 {
+		t.Errorf("no split aggregate (%d) or no split min or max (%d) read a file in part", inPart, boundsInPart)
 	}
 }

@@ -210,6 +210,8 @@ type QueryOptions struct {
 	// row ranges or pages (partial.go); the zero value lets the cost rule
 	// choose.
 	Partial PartialMode
+
+	noSplit bool // run an aggregate on DuckDB alone (see errSplit)
 }
 
 // TablePlan is how one reference to a catalog table in a query was
@@ -238,8 +240,13 @@ type Result struct {
 	Rows     [][]*string  `json:"rows"`
 	Tables   []*TablePlan `json:"tables"`
 	Metadata bool         `json:"answered_from_metadata"`
-	Explain  string       `json:"explain,omitempty"`
-	Elapsed  time.Duration
+	// StatsRows, for a count(*), min or max DuckDB ran, is the rows whose
+	// part of the answer came from statistics instead (files, row groups
+	// and pages proven to match in full; see split.go): DuckDB read and
+	// aggregated only the others.
+	StatsRows int64  `json:"rows_from_statistics,omitempty"`
+	Explain   string `json:"explain,omitempty"`
+	Elapsed   time.Duration
 	// Phases says where Elapsed went, in order.
 	Phases []Phase `json:"phases"`
 	// Objects is what reading data files in object storage took; zero when
@@ -290,6 +297,18 @@ func (e *Engine) Query(ctx context.Context, query string, opts QueryOptions) (*R
 // the Result) or for QueryRows (the Rows returned own the connection and
 // the views until they are closed).
 func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, stream *RowsOptions) (*Result, *Rows, error) {
+	res, rows, err := e.queryOnce(ctx, query, opts, stream)
+	if errors.Is(err, errSplit) {
+		// DuckDB's part of a split aggregate did not read back: DuckDB
+		// answers alone.
+		opts.noSplit = true
+		return e.queryOnce(ctx, query, opts, stream)
+	}
+	return res, rows, err
+}
+
+// queryOnce is query, once.
+func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions, stream *RowsOptions) (*Result, *Rows, error) {
 	start := time.Now()
 	// The query is wrapped below ("SELECT ... FROM (query)"): a trailing
 	// semicolon would end it early, and a trailing -- comment is closed by
@@ -496,10 +515,27 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			return res, nil, nil
 		}
 	}
+	// An aggregate whose plan proves some rows match but not all of them
+	// is split: those rows' part comes from statistics, DuckDB's from the
+	// others (split.go).
+	var split *splitAnswer
+	if tree != nil && !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain && !opts.noSplit {
+		if split, err = planSplit(tree, scan.refs, res, r); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, p := range plans {
+		if split != nil && p == split.orig {
+			continue // the files it kept whole are counted, not read
+		}
 		if err := p.Resolve(r); err != nil {
 			return nil, nil, err
 		}
+	}
+	if split != nil {
+		v := viewByPlan[split.orig]
+		v.plan = split.rest
+		bounds[split.rest] = bounds[split.orig]
 	}
 	// DuckDB will read these files: each must still be the file whose
 	// statistics planned the query.
@@ -607,6 +643,10 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		loads = append(loads, ls...)
 		mixedTypes = mixedTypes || mixed
 	}
+	if split != nil {
+		reads[split.orig] = reads[split.rest]
+		delete(reads, split.rest)
+	}
 	for _, tp := range res.Tables {
 		tp.Reads = reads[tp.Plan]
 	}
@@ -662,7 +702,7 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		rows.Close()
 		res.Explain = b.String()
 	}
-	if stream != nil {
+	if stream != nil && split == nil {
 		key := fmt.Sprintf("%d\x00%t\x00%s", r.Snapshot().SchemaVersion, stream.NestedJSON, query)
 		if opts.NoParseCache {
 			e.streamed.Remove(key)
@@ -709,8 +749,24 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 			res.Columns = columnNames(cols)
 		}
 	}
+	if split != nil {
+		if err := split.combine(res, reads[split.orig]); err != nil {
+			return nil, nil, err
+		}
+	}
 	phase("execute")
 	res.Elapsed = time.Since(start)
+	if split != nil && stream != nil {
+		cols := make([]Column, len(res.Columns))
+		for i, name := range res.Columns {
+			cols[i] = Column{Name: name, Type: "BIGINT"}
+			if c := split.aggs[i].col; c != nil {
+				cols[i].Type = types.DuckDBName(c.Type)
+			}
+		}
+		rows, err := metadataRows(res, cols, stream)
+		return res, rows, err
+	}
 	return res, nil, nil
 }
 

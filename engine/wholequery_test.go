@@ -1992,6 +1992,10 @@ func sameAnswer(got, want wqAnswer, ordered bool) bool {
 
 type wqStats struct {
 	queries, bothErr, metadata, filesTotal, filesKept, gated int
+	// counts split between statistics and DuckDB, and the rows counted
+	// from statistics in them
+	split     int
+	splitRows int64
 	// files read in part (row ranges), and the rows of theirs not read
 	partialFiles   int
 	partialSkipped int64
@@ -2032,6 +2036,10 @@ func (b *wqBuild) check(ctx context.Context, q wqQuery, st *wqStats, verbose boo
 	if res != nil {
 		if res.Metadata {
 			st.metadata++
+		}
+		if res.StatsRows > 0 {
+			st.split++
+			st.splitRows += res.StatsRows
 		}
 		for _, tp := range res.Tables {
 			if tp.Plan != nil {
@@ -2222,6 +2230,7 @@ func TestWholeQuery(t *testing.T) {
 	sort.Slice(errs, func(i, j int) bool { return errs[i].n > errs[j].n })
 	t.Logf("%d queries in %v: %d answered from metadata, %d errors on both sides, %d of %d table files pruned; %d gated failures %v",
 		st.queries, time.Since(start).Round(time.Millisecond), st.metadata, st.bothErr, st.filesTotal-st.filesKept, st.filesTotal, st.gated, st.gatedByTag)
+	t.Logf("%d counts split between statistics and DuckDB, %d rows counted from statistics", st.split, st.splitRows)
 	t.Logf("shapes: %v", shapes)
 	if len(errs) > 8 {
 		errs = errs[:8]
@@ -2233,8 +2242,8 @@ func TestWholeQuery(t *testing.T) {
 			t.Errorf("the forced partial scan read no file in part (%d) or skipped no row (%d)", st.partialFiles, st.partialSkipped)
 		}
 	}
-	if failed == 0 && (st.metadata == 0 || st.filesTotal == st.filesKept) {
-		t.Errorf("the fuzzer exercised no metadata answer (%d) or no pruning (%d of %d files kept)", st.metadata, st.filesKept, st.filesTotal)
+	if failed == 0 && (st.metadata == 0 || st.split == 0 || st.filesTotal == st.filesKept) {
+		t.Errorf("the fuzzer exercised no metadata answer (%d), no split count (%d) or no pruning (%d of %d files kept)", st.metadata, st.split, st.filesKept, st.filesTotal)
 	}
 	if len(st.refused) > 0 {
 		t.Logf("ingest refused %d of %d files, e.g. %s", len(st.refused), st.written, st.refused[0])

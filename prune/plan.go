@@ -80,10 +80,15 @@ type ColumnSource struct {
 }
 
 // RowRange is rows [First, First+Count) of a file, in one row group.
+// AllMatch says the statistics prove every one of its rows matches (the
+// row group's, or its pages'): a count over the range needs no row.
+// Ranges next to each other join only when both match in full or both
+// may not.
 type RowRange struct {
 	RowGroup int32 `json:"row_group"`
 	First    int64 `json:"first_row"`
 	Count    int64 `json:"rows"`
+	AllMatch bool  `json:"all_match,omitempty"`
 }
 
 // Plan is what pruning decided for one table and predicate.
@@ -630,7 +635,7 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 		}
 		if out[i] != Maybe || rows[i] < opts.minRows() {
 			if out[i] != Skip && opts.Pages {
-				ranges = append(ranges, RowRange{RowGroup: int32(i), First: firsts[i], Count: rows[i]})
+				ranges = append(ranges, RowRange{RowGroup: int32(i), First: firsts[i], Count: rows[i], AllMatch: out[i] == AllMatch})
 			}
 			continue
 		}
@@ -736,10 +741,11 @@ func (p *Plan) pages(fx *fileIndex, rg int, first, rows int64, b *expr.Bound, rg
 		}
 		kept++
 		lo, hi := cuts[k], cuts[k+1]
-		if n := len(ranges); n > 0 && ranges[n-1].First+ranges[n-1].Count == first+lo {
+		all := res == AllMatch
+		if n := len(ranges); n > 0 && ranges[n-1].First+ranges[n-1].Count == first+lo && ranges[n-1].AllMatch == all {
 			ranges[n-1].Count += hi - lo
 		} else {
-			ranges = append(ranges, RowRange{RowGroup: int32(rg), First: first + lo, Count: hi - lo})
+			ranges = append(ranges, RowRange{RowGroup: int32(rg), First: first + lo, Count: hi - lo, AllMatch: all})
 		}
 	}
 	return kept, total, ranges

@@ -652,6 +652,13 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 					for _, rr := range kf.Ranges {
 						for row := rr.First; row < rr.First+rr.Count; row++ {
 							kept[row] = true
+							if rr.AllMatch && fps[fi].eval(int(row)) != tTrue {
+								t.Fatalf("WRONG ALL-MATCH RANGE (seed %d round %d) file %d row %d in %+v\n  predicate: %s\n  bound: %s",
+									seed, round, fi, row, rr, text, b.Pred)
+							}
+						}
+						if rr.AllMatch {
+							byLevel["all-match range"]++
 						}
 					}
 				}
@@ -676,7 +683,7 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 	checks := ck.agree + ck.oneUnit + ck.reference + byLevel["plan"]
 	t.Logf("%d checks: %d units x predicates %v, each a word/bytes/scalar agreement, a one-unit agreement and a reference check (%d skipped, %d all-match; comparisons decided: %d from words, %d from bytes), and %d plan checks",
 		checks, ck.units, byLevel, ck.skips, ck.allMatch, ck.wordUnits, ck.byteUnits, byLevel["plan"])
-	if ck.wordUnits == 0 || ck.byteUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 {
+	if ck.wordUnits == 0 || ck.byteUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 || byLevel["all-match range"] == 0 {
 		t.Errorf("a level or path went unchecked: %v, comparisons from words %d, from bytes %d", byLevel, ck.wordUnits, ck.byteUnits)
 	}
 }

@@ -153,8 +153,11 @@ func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts eng
 		return nil
 	}
 	src := "DuckDB"
-	if res.Metadata {
+	switch {
+	case res.Metadata:
 		src = "catalog statistics (no file opened)"
+	case res.StatsRows > 0:
+		src = fmt.Sprintf("DuckDB and catalog statistics (the part of %s from statistics, not read)", plural(res.StatsRows, "row", "rows"))
 	}
 	var phases []string
 	for _, p := range res.Phases {

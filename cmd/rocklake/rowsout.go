@@ -319,6 +319,9 @@ func (p *jsonPrinter) end(res *engine.Result, n int64) error {
 	if err := fieldJSON(p.w, "seconds", res.Elapsed.Seconds()); err != nil {
 		return err
 	}
+	if err := fieldJSON(p.w, "rows_from_statistics", res.StatsRows); err != nil {
+		return err
+	}
 	if err := fieldJSON(p.w, "object_storage", res.Objects); err != nil {
 		return err
 	}
