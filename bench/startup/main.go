@@ -9,7 +9,16 @@
 // program not calling DuckDB (linking it only) and one not linking it at
 // all, to show what linking DuckDB costs a process that never uses it. All
 // three are built from files written to a temporary directory, with
-// rocklake's go.mod, so they use exactly its versions. The catalogs, of
+// rocklake's go.mod, so they use exactly its versions.
+//
+// The floor: the first and the last of those programs again, each with a
+// blank import of every package cmd/rocklake imports (go list, so the list
+// follows the command), built inside rocklake's module through an overlay
+// (baseline.BuildInModule). "go, rocklake's packages linked, not called"
+// pays every package initialisation and the loading of a binary of
+// rocklake's dependencies and does nothing; "go, rocklake's packages, DuckDB
+// SELECT 1" also opens DuckDB and runs SELECT 1. What rocklake takes above
+// them is its own work, not what it links. The catalogs, of
 // -files files each, are registered straight from synthetic statistics as
 // in bench/plan.
 //
@@ -51,6 +60,11 @@ type Process struct {
 	CPUMS   float64 `json:"cpu_ms"`
 	// VsDuckDB is WallMS over the DuckDB SELECT 1 baseline's, same rounds.
 	VsDuckDB float64 `json:"vs_duckdb_select_1"`
+	// VsFloor is WallMS over the floor's (rocklake's packages, DuckDB
+	// SELECT 1), same rounds.
+	VsFloor float64 `json:"vs_floor_select_1"`
+	// BinaryBytes is the size of the executable.
+	BinaryBytes int64 `json:"binary_bytes,omitempty"`
 }
 
 // Open is catalog.Open and Close of one catalog in this process.
@@ -135,10 +149,13 @@ func main() {
 	}
 
 	selectOne := &job{binary: "go, DuckDB SELECT 1", args: []string{base.selectOne}}
+	floorSelectOne := &job{binary: "go, rocklake's packages, DuckDB SELECT 1", args: []string{base.floorSelectOne}}
 	jobs := []*job{
 		{binary: "go, no DuckDB linked", args: []string{base.hello}},
 		{binary: "go, DuckDB linked, not called", args: []string{base.linked}},
 		selectOne,
+		{binary: "go, rocklake's packages linked, not called", args: []string{base.floor}},
+		floorSelectOne,
 	}
 	for _, b := range bins {
 		add := func(label string, args ...string) {
@@ -183,14 +200,18 @@ func main() {
 
 	var out Output
 	out.Runs = *runs
-	duck := results.MedianMS(selectOne.wall)
-	fmt.Printf("\n%-34s %-34s %9s %9s %9s\n", "BINARY", "COMMAND", "WALL ms", "CPU ms", "/SELECT 1")
+	duck, floor := results.MedianMS(selectOne.wall), results.MedianMS(floorSelectOne.wall)
+	fmt.Printf("\n%-42s %-26s %9s %9s %9s %9s %8s\n", "BINARY", "COMMAND", "WALL ms", "CPU ms", "/SELECT 1", "/FLOOR", "MB")
 	for _, j := range jobs {
 		p := Process{Binary: j.binary, Command: j.label, WallMS: results.MedianMS(j.wall), CPUMS: results.MedianMS(j.cpu)}
-		p.VsDuckDB = round2(p.WallMS / duck)
-		fmt.Printf("%-34s %-34s %9.2f %9.2f %9.2f\n", p.Binary, p.Command, p.WallMS, p.CPUMS, p.VsDuckDB)
+		p.VsDuckDB, p.VsFloor = round2(p.WallMS/duck), round2(p.WallMS/floor)
+		if st, err := os.Stat(j.args[0]); err == nil {
+			p.BinaryBytes = st.Size()
+		}
+		fmt.Printf("%-42s %-26s %9.2f %9.2f %9.2f %9.2f %8.1f\n", p.Binary, p.Command, p.WallMS, p.CPUMS, p.VsDuckDB, p.VsFloor, float64(p.BinaryBytes)/1e6)
 		out.Processes = append(out.Processes, p)
 	}
+	fmt.Println("/FLOOR: over the floor, a program linking every package cmd/rocklake imports that runs DuckDB's SELECT 1")
 
 	fmt.Printf("\ncatalog.Open and Close in this process, median of %d\n", *runs)
 	for i, n := range ns {
@@ -199,7 +220,7 @@ func main() {
 		out.Opens = append(out.Opens, o)
 	}
 
-	for _, b := range bins {
+	for _, b := range append(bins, struct{ name, path string }{"go, rocklake's packages linked, not called", base.floor}) {
 		it := initTrace(b.name, b.path, 11)
 		fmt.Printf("\n%s version: %d package inits, %.2f ms in all (median of 11); the costliest:\n", b.name, it.Packages, it.TotalMS)
 		for _, p := range it.Top {
@@ -228,7 +249,7 @@ func runOnce(j *job) (wall, cpu time.Duration, err error) {
 }
 
 // baselines are the paths of the programs rocklake is measured against.
-type baselines struct{ hello, linked, selectOne string }
+type baselines struct{ hello, linked, selectOne, floor, floorSelectOne string }
 
 const linkedSrc = `package main
 
@@ -251,12 +272,19 @@ func main() { fmt.Print("") }
 // buildBaselines writes the baseline programs into a module of their own,
 // whose go.mod is rocklake's (its versions, its go.sum), and builds them.
 func buildBaselines(root, tmp string) baselines {
-	b := baselines{filepath.Join(tmp, "hello"), filepath.Join(tmp, "linked"), filepath.Join(tmp, "selectone")}
+	b := baselines{hello: filepath.Join(tmp, "hello"), linked: filepath.Join(tmp, "linked"), selectOne: filepath.Join(tmp, "selectone"),
+		floor: filepath.Join(tmp, "floor"), floorSelectOne: filepath.Join(tmp, "floorselectone")}
 	baseline.Build(root, filepath.Join(tmp, "baseline"), map[string]string{
 		"selectone/main.go": baseline.SelectOneSrc,
 		"linked/main.go":    linkedSrc,
 		"hello/main.go":     helloSrc,
 	}, map[string]string{"./hello": b.hello, "./linked": b.linked, "./selectone": b.selectOne})
+	// The floor programs import what cmd/rocklake imports, internal
+	// packages of cmd/rocklake too, so they are built as if they were in
+	// its directory.
+	pkgs := baseline.Imports(root, "./cmd/rocklake")
+	baseline.BuildInModule(root, "cmd/rocklake/internal/startupfloor", baseline.WithImports(linkedSrc, pkgs), b.floor)
+	baseline.BuildInModule(root, "cmd/rocklake/internal/startupfloorselectone", baseline.WithImports(baseline.SelectOneSrc, pkgs), b.floorSelectOne)
 	return b
 }
 
