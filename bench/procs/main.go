@@ -9,6 +9,13 @@
 //   - exact files: a new DuckDB process over exactly the files holding a
 //     matching row, found once by a full scan in this process.
 //
+// Beside them, the floor (bench/internal/baseline.BuildFloor): the same
+// DuckDB program, and the SELECT 1 one, each with a blank import of every
+// package cmd/rocklake imports, so that it initialises and loads what
+// rocklake does before main and then does only the DuckDB program's work.
+// rocklake over the floor is what rocklake's own work costs; the floor
+// over the DuckDB program is what its dependencies cost a process.
+//
 // There is no DuckDB CLI to run, so a "DuckDB process" is a Go program
 // linking rocklake's own duckdb-go (built from rocklake's go.mod, see
 // bench/internal/baseline) that opens an in-memory DuckDB, runs the SQL
@@ -97,6 +104,17 @@ type Result struct {
 	ServedCPU         float64 `json:"served_cpu_ms,omitempty"`
 	ServedVsExact     float64 `json:"served_over_exact,omitempty"`
 	ServedVsSelectOne float64 `json:"served_over_select_1,omitempty"`
+	// FloorExactMS is the exact-files program linking every package
+	// cmd/rocklake imports (the floor; not run when the exact files are
+	// the glob), FloorSelectOneMS the SELECT 1 program so linked (beside
+	// the full count), both in the same rounds.
+	FloorExactMS       float64 `json:"floor_exact_ms,omitempty"`
+	FloorExactCPU      float64 `json:"floor_exact_cpu_ms,omitempty"`
+	FloorSelectOneMS   float64 `json:"floor_select_1_ms,omitempty"`
+	VsFloorExact       float64 `json:"rocklake_over_floor_exact,omitempty"`
+	FloorExactVsExact  float64 `json:"floor_exact_over_exact,omitempty"`
+	VsFloorSelectOne   float64 `json:"rocklake_over_floor_select_1,omitempty"`
+	FloorSelectOneVsSO float64 `json:"floor_select_1_over_select_1,omitempty"`
 	// BeforeMS is -before's `rocklake query` in the same rounds, and
 	// VsBefore this build's over it; both 0 without -before.
 	BeforeMS  float64 `json:"before_ms,omitempty"`
@@ -127,12 +145,16 @@ type PlanProcess struct {
 
 // Output is the JSON written with -json.
 type Output struct {
-	Runs    int          `json:"runs"`
-	Rows    int          `json:"rows_per_file"`
-	Served  bool         `json:"served,omitempty"`
-	Setup   []Setup      `json:"setup"`
-	Results []Result     `json:"results"`
-	Plan    *PlanProcess `json:"plan_process,omitempty"`
+	Runs   int  `json:"runs"`
+	Rows   int  `json:"rows_per_file"`
+	Served bool `json:"served,omitempty"`
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15
+	// minutes) before and after the timed rounds.
+	LoadBefore string       `json:"load_average_before,omitempty"`
+	LoadAfter  string       `json:"load_average_after,omitempty"`
+	Setup      []Setup      `json:"setup"`
+	Results    []Result     `json:"results"`
+	Plan       *PlanProcess `json:"plan_process,omitempty"`
 }
 
 // Setup is the catalog made for one size by the CLI.
@@ -185,24 +207,29 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	bin := bins{rocklake: filepath.Join(tmp, "rocklake"), runSQL: filepath.Join(tmp, "runsql"), selectOne: filepath.Join(tmp, "selectone")}
+	bin := bins{rocklake: filepath.Join(tmp, "rocklake"), runSQL: filepath.Join(tmp, "runsql"), selectOne: filepath.Join(tmp, "selectone"),
+		floorRunSQL: filepath.Join(tmp, "floorrunsql"), floorSelectOne: filepath.Join(tmp, "floorselectone")}
 	baseline.GoBuild(mod, bin.rocklake, "./cmd/rocklake")
 	if len(ns) > 0 {
 		baseline.Build(mod, filepath.Join(tmp, "baseline"), map[string]string{
 			"runsql/main.go":    baseline.RunSQLSrc,
 			"selectone/main.go": baseline.SelectOneSrc,
 		}, map[string]string{"./runsql": bin.runSQL, "./selectone": bin.selectOne})
+		baseline.BuildFloor(mod, "benchfloorrunsql", baseline.RunSQLSrc, bin.floorRunSQL)
+		baseline.BuildFloor(mod, "benchfloorselectone", baseline.SelectOneSrc, bin.floorSelectOne)
 	}
 
 	if *before != "" {
 		*before = baseline.FreshCopy(*before, tmp, "before")
 	}
-	out := Output{Runs: *runs, Rows: *rows, Served: *served}
+	out := Output{Runs: *runs, Rows: *rows, Served: *served, LoadBefore: results.LoadAverage()}
+	fmt.Printf("load average before: %s\n", out.LoadBefore)
 	for _, n := range ns {
 		setup, res := benchSize(bin, *before, *served, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
 		out.Setup = append(out.Setup, setup)
 		out.Results = append(out.Results, res...)
 	}
+	out.LoadAfter = results.LoadAverage()
 	if len(ns) > 0 {
 		printTable(out)
 	}
@@ -214,7 +241,7 @@ func main() {
 	}
 }
 
-type bins struct{ rocklake, runSQL, selectOne string }
+type bins struct{ rocklake, runSQL, selectOne, floorRunSQL, floorSelectOne string }
 
 func benchSize(bin bins, before string, served bool, dir string, n, rows, runs int) (Setup, []Result) {
 	data := filepath.Join(dir, "data")
@@ -266,6 +293,7 @@ func benchSize(bin bins, before string, served bool, dir string, n, rows, runs i
 	type qjob struct {
 		res                                                    Result
 		rocklake, glob, exact, plan, selectOne, before, served *proc
+		floorExact, floorSelectOne                             *proc
 	}
 	var jobs []*qjob
 	for _, q := range queries {
@@ -300,8 +328,12 @@ func benchSize(bin bins, before string, served bool, dir string, n, rows, runs i
 			j.served = &proc{args: []string{bin.rocklake, "--catalog", servedLake, "--format", "csv", "query", sqlFor("events")}, compareRows: true}
 		}
 		j.plan = &proc{args: []string{bin.rocklake, "--catalog", lake, "--format", "json", "plan", "events", pred}}
+		if !exactIsGlob {
+			j.floorExact = &proc{args: []string{bin.floorRunSQL, sqlFor(exactSrc)}, compareRows: true}
+		}
 		if q.where == "" {
 			j.selectOne = &proc{args: []string{bin.selectOne}}
+			j.floorSelectOne = &proc{args: []string{bin.floorSelectOne}}
 		}
 		jobs = append(jobs, j)
 	}
@@ -318,6 +350,11 @@ func benchSize(bin bins, before string, served bool, dir string, n, rows, runs i
 			}
 			if j.served != nil {
 				ps = append(ps, j.served)
+			}
+			for _, p := range []*proc{j.floorExact, j.floorSelectOne} {
+				if p != nil {
+					ps = append(ps, p)
+				}
 			}
 			// Rotate the order so that no contender always follows another.
 			for k := range ps {
@@ -349,6 +386,9 @@ func benchSize(bin bins, before string, served bool, dir string, n, rows, runs i
 			if j.before != nil && j.before.answer != j.rocklake.answer {
 				fatalf("%s at %d files: -before answers %q, this build %q", j.res.Query, n, j.before.answer, j.rocklake.answer)
 			}
+			if j.floorExact != nil && j.floorExact.answer != j.exact.answer {
+				fatalf("%s at %d files: the floor's exact files %q, DuckDB's %q", j.res.Query, n, j.floorExact.answer, j.exact.answer)
+			}
 			if j.served != nil && j.served.answer != j.rocklake.answer {
 				fatalf("%s at %d files: through the server %q, directly %q", j.res.Query, n, j.served.answer, j.rocklake.answer)
 			}
@@ -375,6 +415,14 @@ func benchSize(bin bins, before string, served bool, dir string, n, rows, runs i
 		if j.before != nil {
 			r.BeforeMS, r.BeforeCPU = results.MedianMS(j.before.wall), results.MedianMS(j.before.cpu)
 			r.VsBefore = round2(r.RocklakeMS / r.BeforeMS)
+		}
+		if j.floorExact != nil {
+			r.FloorExactMS, r.FloorExactCPU = results.MedianMS(j.floorExact.wall), results.MedianMS(j.floorExact.cpu)
+			r.VsFloorExact, r.FloorExactVsExact = round2(r.RocklakeMS/r.FloorExactMS), round2(r.FloorExactMS/r.ExactMS)
+		}
+		if j.floorSelectOne != nil {
+			r.FloorSelectOneMS = results.MedianMS(j.floorSelectOne.wall)
+			r.VsFloorSelectOne, r.FloorSelectOneVsSO = round2(r.RocklakeMS/r.FloorSelectOneMS), round2(r.FloorSelectOneMS/r.SelectOneMS)
 		}
 		if j.served != nil {
 			r.ServedMS, r.ServedCPU = results.MedianMS(j.served.wall), results.MedianMS(j.served.cpu)
@@ -620,6 +668,18 @@ func printTable(out Output) {
 				r.Files, r.RocklakeMS, r.SelectOneMS, r.VsSelectOne)
 		}
 	}
+	fmt.Println("the floor: the same DuckDB programs linking every package cmd/rocklake imports")
+	for _, r := range out.Results {
+		switch {
+		case r.FloorExactMS > 0:
+			fmt.Printf("%6d files, %-21s floor, exact files %s (%.2fx DuckDB's); rocklake %.2fx the floor, %.1f ms above it\n",
+				r.Files, r.Query, msCPU(r.FloorExactMS, r.FloorExactCPU), r.FloorExactVsExact, r.VsFloorExact, r.RocklakeMS-r.FloorExactMS)
+		case r.FloorSelectOneMS > 0:
+			fmt.Printf("%6d files, %-21s floor, SELECT 1 %.1f ms (%.2fx DuckDB's); rocklake %.2fx the floor, %.1f ms above it\n",
+				r.Files, r.Query, r.FloorSelectOneMS, r.FloorSelectOneVsSO, r.VsFloorSelectOne, r.RocklakeMS-r.FloorSelectOneMS)
+		}
+	}
+	fmt.Printf("load average at the start %s, at the end %s\n", out.LoadBefore, out.LoadAfter)
 	for _, r := range out.Results {
 		if r.ServedMS > 0 {
 			vs := fmt.Sprintf("served/exact %.2fx", r.ServedVsExact)

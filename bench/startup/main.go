@@ -14,7 +14,7 @@
 // The floor: the first and the last of those programs again, each with a
 // blank import of every package cmd/rocklake imports (go list, so the list
 // follows the command), built inside rocklake's module through an overlay
-// (baseline.BuildInModule). "go, rocklake's packages linked, not called"
+// (baseline.BuildFloor). "go, rocklake's packages linked, not called"
 // pays every package initialisation and the loading of a binary of
 // rocklake's dependencies and does nothing; "go, rocklake's packages, DuckDB
 // SELECT 1" also opens DuckDB and runs SELECT 1. What rocklake takes above
@@ -91,10 +91,14 @@ type InitTrace struct {
 
 // Output is the JSON written with -json.
 type Output struct {
-	Runs      int         `json:"runs"`
-	Processes []Process   `json:"processes"`
-	Opens     []Open      `json:"catalog_open"`
-	InitTrace []InitTrace `json:"inittrace"`
+	Runs int `json:"runs"`
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15
+	// minutes) before and after the timed rounds.
+	LoadBefore string      `json:"load_average_before,omitempty"`
+	LoadAfter  string      `json:"load_average_after,omitempty"`
+	Processes  []Process   `json:"processes"`
+	Opens      []Open      `json:"catalog_open"`
+	InitTrace  []InitTrace `json:"inittrace"`
 }
 
 // job is one command line to time.
@@ -185,7 +189,8 @@ func main() {
 		}
 		jobs = kept
 	}
-	fmt.Printf("%d rounds of %d commands, each a new process\n", *runs, len(jobs))
+	loadBefore := results.LoadAverage()
+	fmt.Printf("%d rounds of %d commands, each a new process (load average %s)\n", *runs, len(jobs), loadBefore)
 	for round := range *runs {
 		// Rotate the order so that no command always follows another.
 		for k := range jobs {
@@ -198,8 +203,8 @@ func main() {
 		}
 	}
 
-	var out Output
-	out.Runs = *runs
+	out := Output{Runs: *runs, LoadBefore: loadBefore, LoadAfter: results.LoadAverage()}
+	fmt.Printf("load average after the rounds: %s\n", out.LoadAfter)
 	duck, floor := results.MedianMS(selectOne.wall), results.MedianMS(floorSelectOne.wall)
 	fmt.Printf("\n%-42s %-26s %9s %9s %9s %9s %8s\n", "BINARY", "COMMAND", "WALL ms", "CPU ms", "/SELECT 1", "/FLOOR", "MB")
 	for _, j := range jobs {
@@ -279,12 +284,8 @@ func buildBaselines(root, tmp string) baselines {
 		"linked/main.go":    linkedSrc,
 		"hello/main.go":     helloSrc,
 	}, map[string]string{"./hello": b.hello, "./linked": b.linked, "./selectone": b.selectOne})
-	// The floor programs import what cmd/rocklake imports, internal
-	// packages of cmd/rocklake too, so they are built as if they were in
-	// its directory.
-	pkgs := baseline.Imports(root, "./cmd/rocklake")
-	baseline.BuildInModule(root, "cmd/rocklake/internal/startupfloor", baseline.WithImports(linkedSrc, pkgs), b.floor)
-	baseline.BuildInModule(root, "cmd/rocklake/internal/startupfloorselectone", baseline.WithImports(baseline.SelectOneSrc, pkgs), b.floorSelectOne)
+	baseline.BuildFloor(root, "benchfloor", linkedSrc, b.floor)
+	baseline.BuildFloor(root, "benchfloorselectone", baseline.SelectOneSrc, b.floorSelectOne)
 	return b
 }
 

@@ -252,3 +252,15 @@ func FreshCopy(src, dir, name string) string {
 	}
 	return dst
 }
+
+// BuildFloor builds src, a program of this package's shape, with a blank
+// import added of every package cmd/rocklake imports (Imports, so the list
+// follows the command; WithImports), to out: the floor, a program that
+// pays every package initialisation rocklake pays and loads a binary of
+// rocklake's dependencies, then does only what src does. It is built
+// inside rocklake's module (BuildInModule) as if it were the package
+// cmd/rocklake/internal/NAME, so that it may import cmd/rocklake's
+// internal packages too; name must be new there.
+func BuildFloor(root, name, src, out string) {
+	BuildInModule(root, "cmd/rocklake/internal/"+name, WithImports(src, Imports(root, "./cmd/rocklake")), out)
+}
