@@ -199,6 +199,7 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	atExit = append(atExit, func() { os.RemoveAll(tmp) })
 	root := *dir
 	if root == "" {
 		root = filepath.Join(tmp, "data")
@@ -542,8 +543,9 @@ func mustRun(args ...string) {
 	runProc(args)
 }
 
-// atExit runs before the bench exits on a failure (fatalf): it stops the
-// server -served started.
+// atExit runs before the bench exits on a failure (fatalf), last added
+// first: it stops the server -served started and removes the temporary
+// directory.
 var atExit []func()
 
 func fatalf(format string, args ...any) {
