@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/types"
@@ -16,17 +17,28 @@ import (
 // cast (`$1::INT`), or a LIMIT / OFFSET — and calls the rest text, as
 // PostgreSQL does for `SELECT $1`. Whatever the type, the value reaches
 // DuckDB as a literal (see literal), which DuckDB casts as it would any.
-var (
-	name      = `(?:[A-Za-z_][A-Za-z0-9_$]*\.)?([A-Za-z_][A-Za-z0-9_$]*)`
-	compOp    = `(?:=|<>|!=|<=|>=|<|>)`
-	colOpParm = regexp.MustCompile(name + `\s*` + compOp + `\s*\$(\d+)\b`)
-	parmOpCol = regexp.MustCompile(`\$(\d+)\s*` + compOp + `\s*` + name)
-	between   = regexp.MustCompile(`(?i)` + name + `\s+(?:NOT\s+)?BETWEEN\s+\$(\d+)\s+AND\s+\$(\d+)\b`)
-	inList    = regexp.MustCompile(`(?i)` + name + `\s+(?:NOT\s+)?IN\s*\(([^()]*)\)`)
-	castParm  = regexp.MustCompile(`\$(\d+)\s*::\s*([A-Za-z_][A-Za-z0-9_]*)`)
-	limitParm = regexp.MustCompile(`(?i)\b(?:LIMIT|OFFSET)\s+\$(\d+)\b`)
-	paramRef  = regexp.MustCompile(`\$(\d+)\b`)
-)
+//
+// The expressions are compiled on first use, not at package init: every
+// rocklake process links this package, few infer a parameter.
+var paramRegexps = sync.OnceValue(func() *paramREs {
+	const (
+		name   = `(?:[A-Za-z_][A-Za-z0-9_$]*\.)?([A-Za-z_][A-Za-z0-9_$]*)`
+		compOp = `(?:=|<>|!=|<=|>=|<|>)`
+	)
+	return &paramREs{
+		colOpParm: regexp.MustCompile(name + `\s*` + compOp + `\s*\$(\d+)\b`),
+		parmOpCol: regexp.MustCompile(`\$(\d+)\s*` + compOp + `\s*` + name),
+		between:   regexp.MustCompile(`(?i)` + name + `\s+(?:NOT\s+)?BETWEEN\s+\$(\d+)\s+AND\s+\$(\d+)\b`),
+		inList:    regexp.MustCompile(`(?i)` + name + `\s+(?:NOT\s+)?IN\s*\(([^()]*)\)`),
+		castParm:  regexp.MustCompile(`\$(\d+)\s*::\s*([A-Za-z_][A-Za-z0-9_]*)`),
+		limitParm: regexp.MustCompile(`(?i)\b(?:LIMIT|OFFSET)\s+\$(\d+)\b`),
+		paramRef:  regexp.MustCompile(`\$(\d+)\b`),
+	}
+})
+
+type paramREs struct {
+	colOpParm, parmOpCol, between, inList, castParm, limitParm, paramRef *regexp.Regexp
+}
 
 // castOIDs are the cast targets a parameter's type is taken from.
 var castOIDs = map[string]uint32{
@@ -42,6 +54,7 @@ var castOIDs = map[string]uint32{
 // two tables type differently is left out by the caller).
 func inferParams(q string, oids []uint32, columns map[string]types.Type) {
 	m := sqllex.Mask(q)
+	re := paramRegexps()
 	set := func(n string, oid uint32) {
 		i, err := strconv.Atoi(n)
 		if err != nil || i < 1 || i > len(oids) || oids[i-1] != 0 || oid == 0 {
@@ -59,25 +72,25 @@ func inferParams(q string, oids []uint32, columns map[string]types.Type) {
 		}
 		return oidOf(types.DuckDBName(t))
 	}
-	for _, s := range castParm.FindAllStringSubmatch(m, -1) {
+	for _, s := range re.castParm.FindAllStringSubmatch(m, -1) {
 		set(s[1], castOIDs[strings.ToLower(s[2])])
 	}
-	for _, s := range colOpParm.FindAllStringSubmatch(m, -1) {
+	for _, s := range re.colOpParm.FindAllStringSubmatch(m, -1) {
 		set(s[2], col(s[1]))
 	}
-	for _, s := range parmOpCol.FindAllStringSubmatch(m, -1) {
+	for _, s := range re.parmOpCol.FindAllStringSubmatch(m, -1) {
 		set(s[1], col(s[2]))
 	}
-	for _, s := range between.FindAllStringSubmatch(m, -1) {
+	for _, s := range re.between.FindAllStringSubmatch(m, -1) {
 		set(s[2], col(s[1]))
 		set(s[3], col(s[1]))
 	}
-	for _, s := range inList.FindAllStringSubmatch(m, -1) {
-		for _, p := range paramRef.FindAllStringSubmatch(s[2], -1) {
+	for _, s := range re.inList.FindAllStringSubmatch(m, -1) {
+		for _, p := range re.paramRef.FindAllStringSubmatch(s[2], -1) {
 			set(p[1], col(s[1]))
 		}
 	}
-	for _, s := range limitParm.FindAllStringSubmatch(m, -1) {
+	for _, s := range re.limitParm.FindAllStringSubmatch(m, -1) {
 		set(s[1], oidInt8)
 	}
 	for i, o := range oids {

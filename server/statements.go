@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -453,10 +454,13 @@ func (ss *pgSession) psqlTables(formats []int16) (*result, error) {
 // unqualified, as a whole word outside strings and comments (a value
 // 'pg_class' or a column pg_types is no reference).
 func refersToSystemCatalog(q string) bool {
-	return systemCatalogName.MatchString(sqllex.Mask(q))
+	return systemCatalogName().MatchString(sqllex.Mask(q))
 }
 
-var systemCatalogName = regexp.MustCompile(`(?i)\b(?:pg_catalog|information_schema)\s*\.|\b(?:pg_class|pg_namespace|pg_type|pg_attribute|pg_proc|pg_database|pg_settings)\b`)
+// systemCatalogName is compiled on first use, not at package init.
+var systemCatalogName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(?:pg_catalog|information_schema)\s*\.|\b(?:pg_class|pg_namespace|pg_type|pg_attribute|pg_proc|pg_database|pg_settings)\b`)
+})
 
 func (s *Server) latestSnapshot() (int64, error) {
 	r, err := s.lake.Catalog().Read(-1)

@@ -9,6 +9,13 @@
 //   - exact files: a new DuckDB process over exactly the files holding a
 //     matching row, found once by a full scan in this process.
 //
+// Beside them, the floor (bench/internal/baseline.BuildFloor): the same
+// DuckDB program, and the SELECT 1 one, each with a blank import of every
+// package cmd/rocklake imports, so that it initialises and loads what
+// rocklake does before main and then does only the DuckDB program's work.
+// rocklake over the floor is what rocklake's own work costs; the floor
+// over the DuckDB program is what its dependencies cost a process.
+//
 // There is no DuckDB CLI to run, so a "DuckDB process" is a Go program
 // linking rocklake's own duckdb-go (built from rocklake's go.mod, see
 // bench/internal/baseline) that opens an in-memory DuckDB, runs the SQL
@@ -21,6 +28,17 @@
 // SELECT 1 program shows what a DuckDB process costs before any work.
 // `rocklake plan` of each WHERE is timed too, in the same rounds but not
 // compared: it is rocklake's catalog work without DuckDB.
+//
+// -served also times `rocklake query` forwarded to a `rocklake serve`
+// that holds the catalog (remote.go: a new process sends its command line
+// through the server's socket in the catalog directory, and the server
+// runs it on its open catalog and DuckDB): "a new process answers as fast
+// as a warm one would" when a server holds the catalog. The server, on
+// loopback only (its PostgreSQL and HTTP listeners on ports the kernel
+// picks), serves a copy of the catalog made by `rocklake catalog copy`,
+// since a served directory is not opened by other processes and the plain
+// rocklake contender must open its own; it runs in the same rounds, its
+// answers checked, and is stopped at the end or when the bench fails.
 //
 // -plan-catalog DIR also times `rocklake plan` in a new process over the
 // catalog bench/plan keeps (-keep DIR), with its peak memory; it is made
@@ -40,6 +58,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +98,23 @@ type Result struct {
 	VsExact     float64 `json:"rocklake_over_exact"`
 	GlobOver    float64 `json:"glob_over_rocklake"`
 	VsSelectOne float64 `json:"rocklake_over_select_1,omitempty"`
+	// ServedMS is `rocklake query` forwarded to a server holding a copy of
+	// the catalog (-served), in the same rounds; 0 without -served.
+	ServedMS          float64 `json:"served_ms,omitempty"`
+	ServedCPU         float64 `json:"served_cpu_ms,omitempty"`
+	ServedVsExact     float64 `json:"served_over_exact,omitempty"`
+	ServedVsSelectOne float64 `json:"served_over_select_1,omitempty"`
+	// FloorExactMS is the exact-files program linking every package
+	// cmd/rocklake imports (the floor; not run when the exact files are
+	// the glob), FloorSelectOneMS the SELECT 1 program so linked (beside
+	// the full count), both in the same rounds.
+	FloorExactMS       float64 `json:"floor_exact_ms,omitempty"`
+	FloorExactCPU      float64 `json:"floor_exact_cpu_ms,omitempty"`
+	FloorSelectOneMS   float64 `json:"floor_select_1_ms,omitempty"`
+	VsFloorExact       float64 `json:"rocklake_over_floor_exact,omitempty"`
+	FloorExactVsExact  float64 `json:"floor_exact_over_exact,omitempty"`
+	VsFloorSelectOne   float64 `json:"rocklake_over_floor_select_1,omitempty"`
+	FloorSelectOneVsSO float64 `json:"floor_select_1_over_select_1,omitempty"`
 	// BeforeMS is -before's `rocklake query` in the same rounds, and
 	// VsBefore this build's over it; both 0 without -before.
 	BeforeMS  float64 `json:"before_ms,omitempty"`
@@ -89,6 +125,7 @@ type Result struct {
 		Glob     int64 `json:"glob"`
 		Exact    int64 `json:"exact"`
 		Plan     int64 `json:"rocklake_plan"`
+		Served   int64 `json:"rocklake_served,omitempty"`
 	} `json:"max_rss_kb"`
 }
 
@@ -108,11 +145,16 @@ type PlanProcess struct {
 
 // Output is the JSON written with -json.
 type Output struct {
-	Runs    int          `json:"runs"`
-	Rows    int          `json:"rows_per_file"`
-	Setup   []Setup      `json:"setup"`
-	Results []Result     `json:"results"`
-	Plan    *PlanProcess `json:"plan_process,omitempty"`
+	Runs   int  `json:"runs"`
+	Rows   int  `json:"rows_per_file"`
+	Served bool `json:"served,omitempty"`
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15
+	// minutes) before and after the timed rounds.
+	LoadBefore string       `json:"load_average_before,omitempty"`
+	LoadAfter  string       `json:"load_average_after,omitempty"`
+	Setup      []Setup      `json:"setup"`
+	Results    []Result     `json:"results"`
+	Plan       *PlanProcess `json:"plan_process,omitempty"`
 }
 
 // Setup is the catalog made for one size by the CLI.
@@ -140,48 +182,55 @@ func main() {
 	planCatalog := flag.String("plan-catalog", "", "also time `rocklake plan` over DIR/plan-N/lake, kept by bench/plan -keep DIR (skipped when empty)")
 	planFiles := flag.Int("plan-files", 1_000_000, "N in -plan-catalog's plan-N")
 	before := flag.String("before", "", "a rocklake binary of an earlier build, timed in turns with this one: its `rocklake query` over this build's catalogs, and its `rocklake plan` with -plan-catalog")
+	served := flag.Bool("served", false, "also time `rocklake query` forwarded to a `rocklake serve` (loopback) holding a copy of the catalog")
 	flag.Parse()
 	if *runs < 1 {
-		log.Fatal("-runs must be at least 1")
+		fatal("-runs must be at least 1")
 	}
 	var ns []int
 	if *sizes != "none" {
 		var err error
 		if ns, err = results.Sizes(*sizes, 2); err != nil {
-			log.Fatalf("-sizes: %v", err)
+			fatalf("-sizes: %v", err)
 		}
 	}
 	tmp, err := os.MkdirTemp("", "rocklake-bench-procs-")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	atExit = append(atExit, func() { os.RemoveAll(tmp) })
 	root := *dir
 	if root == "" {
 		root = filepath.Join(tmp, "data")
 	}
 	mod, err := baseline.ModuleRoot()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
-	bin := bins{rocklake: filepath.Join(tmp, "rocklake"), runSQL: filepath.Join(tmp, "runsql"), selectOne: filepath.Join(tmp, "selectone")}
+	bin := bins{rocklake: filepath.Join(tmp, "rocklake"), runSQL: filepath.Join(tmp, "runsql"), selectOne: filepath.Join(tmp, "selectone"),
+		floorRunSQL: filepath.Join(tmp, "floorrunsql"), floorSelectOne: filepath.Join(tmp, "floorselectone")}
 	baseline.GoBuild(mod, bin.rocklake, "./cmd/rocklake")
 	if len(ns) > 0 {
 		baseline.Build(mod, filepath.Join(tmp, "baseline"), map[string]string{
 			"runsql/main.go":    baseline.RunSQLSrc,
 			"selectone/main.go": baseline.SelectOneSrc,
 		}, map[string]string{"./runsql": bin.runSQL, "./selectone": bin.selectOne})
+		baseline.BuildFloor(mod, "benchfloorrunsql", baseline.RunSQLSrc, bin.floorRunSQL)
+		baseline.BuildFloor(mod, "benchfloorselectone", baseline.SelectOneSrc, bin.floorSelectOne)
 	}
 
 	if *before != "" {
 		*before = baseline.FreshCopy(*before, tmp, "before")
 	}
-	out := Output{Runs: *runs, Rows: *rows}
+	out := Output{Runs: *runs, Rows: *rows, Served: *served, LoadBefore: results.LoadAverage()}
+	fmt.Printf("load average before: %s\n", out.LoadBefore)
 	for _, n := range ns {
-		setup, res := benchSize(bin, *before, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
+		setup, res := benchSize(bin, *before, *served, filepath.Join(root, fmt.Sprintf("events-%d-%d", n, *rows)), n, *rows, *runs)
 		out.Setup = append(out.Setup, setup)
 		out.Results = append(out.Results, res...)
 	}
+	out.LoadAfter = results.LoadAverage()
 	if len(ns) > 0 {
 		printTable(out)
 	}
@@ -189,37 +238,47 @@ func main() {
 		out.Plan = planProcess(bin.rocklake, *before, filepath.Join(*planCatalog, fmt.Sprintf("plan-%d", *planFiles), "lake"), *planFiles, *runs)
 	}
 	if err := results.WriteJSON(*jsonOut, out); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 }
 
-type bins struct{ rocklake, runSQL, selectOne string }
+type bins struct{ rocklake, runSQL, selectOne, floorRunSQL, floorSelectOne string }
 
-func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result) {
+func benchSize(bin bins, before string, served bool, dir string, n, rows, runs int) (Setup, []Result) {
 	data := filepath.Join(dir, "data")
 	// This process's DuckDB writes the data and finds the exact files; it
 	// is never timed.
 	duck, err := engine.Open("")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer duck.Close()
 	fmt.Printf("== %d files x %d rows (%s)\n", n, rows, data)
 	if err := events.Generate(duck, data, n, rows); err != nil {
-		log.Fatalf("writing the data: %v", err)
+		fatalf("writing the data: %v", err)
 	}
 
 	// The catalog is made anew each time, by the CLI as a user would, so
 	// that it is what the rocklake under test writes.
 	lake := filepath.Join(dir, "cli-lake")
 	if err := os.RemoveAll(lake); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	mustRun(bin.rocklake, "--catalog", lake, "init")
 	t0 := time.Now()
 	mustRun(bin.rocklake, "--catalog", lake, "add", "events", data, "--create")
 	setup := Setup{Files: n, AddSeconds: time.Since(t0).Seconds(), CatalogBytes: dirBytes(lake)}
 	fmt.Printf("rocklake init + add --create: %.2fs, catalog %d bytes\n", setup.AddSeconds, setup.CatalogBytes)
+	servedLake := ""
+	if served {
+		servedLake = filepath.Join(dir, "served-lake")
+		if err := os.RemoveAll(servedLake); err != nil {
+			fatal(err)
+		}
+		mustRun(bin.rocklake, "catalog", "copy", lake, servedLake)
+		stop := startServer(bin.rocklake, servedLake)
+		defer stop()
+	}
 
 	glob := filepath.Join(data, "*.parquet")
 	uid := pickUserID(duck, glob, data, n)
@@ -233,8 +292,9 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 	}
 
 	type qjob struct {
-		res                                            Result
-		rocklake, glob, exact, plan, selectOne, before *proc
+		res                                                    Result
+		rocklake, glob, exact, plan, selectOne, before, served *proc
+		floorExact, floorSelectOne                             *proc
 	}
 	var jobs []*qjob
 	for _, q := range queries {
@@ -244,7 +304,7 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 		}
 		exact := exactFiles(duck, glob, where)
 		if len(exact) == 0 {
-			log.Fatalf("%s: no file holds a matching row", q.name)
+			fatalf("%s: no file holds a matching row", q.name)
 		}
 		exactSrc := "read_parquet([" + strings.Join(quoteAll(exact), ", ") + "])"
 		exactIsGlob := len(exact) == n
@@ -265,9 +325,16 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 		if before != "" {
 			j.before = &proc{args: append([]string{before}, j.rocklake.args[1:]...), compareRows: true}
 		}
+		if servedLake != "" {
+			j.served = &proc{args: []string{bin.rocklake, "--catalog", servedLake, "--format", "csv", "query", sqlFor("events")}, compareRows: true}
+		}
 		j.plan = &proc{args: []string{bin.rocklake, "--catalog", lake, "--format", "json", "plan", "events", pred}}
+		if !exactIsGlob {
+			j.floorExact = &proc{args: []string{bin.floorRunSQL, sqlFor(exactSrc)}, compareRows: true}
+		}
 		if q.where == "" {
 			j.selectOne = &proc{args: []string{bin.selectOne}}
+			j.floorSelectOne = &proc{args: []string{bin.floorSelectOne}}
 		}
 		jobs = append(jobs, j)
 	}
@@ -282,6 +349,14 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 			if j.before != nil {
 				ps = append(ps, j.before)
 			}
+			if j.served != nil {
+				ps = append(ps, j.served)
+			}
+			for _, p := range []*proc{j.floorExact, j.floorSelectOne} {
+				if p != nil {
+					ps = append(ps, p)
+				}
+			}
 			// Rotate the order so that no contender always follows another.
 			for k := range ps {
 				p := ps[(k+round)%len(ps)]
@@ -289,7 +364,7 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 				if p.compareRows {
 					ans, err := answer(stdout)
 					if err != nil {
-						log.Fatalf("%s: %v in %q", j.res.Query, err, stdout)
+						fatalf("%s: %v in %q", j.res.Query, err, stdout)
 					}
 					p.answer = ans
 				}
@@ -298,7 +373,7 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 						Files struct{ Kept int } `json:"files"`
 					}
 					if err := json.Unmarshal(stdout, &pl); err != nil {
-						log.Fatalf("rocklake plan --format json: %v", err)
+						fatalf("rocklake plan --format json: %v", err)
 					}
 					j.res.KeptFiles = pl.Files.Kept
 				}
@@ -310,10 +385,16 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 			}
 			// Every run's answers are checked, not only the first's.
 			if j.before != nil && j.before.answer != j.rocklake.answer {
-				log.Fatalf("%s at %d files: -before answers %q, this build %q", j.res.Query, n, j.before.answer, j.rocklake.answer)
+				fatalf("%s at %d files: -before answers %q, this build %q", j.res.Query, n, j.before.answer, j.rocklake.answer)
+			}
+			if j.floorExact != nil && j.floorExact.answer != j.exact.answer {
+				fatalf("%s at %d files: the floor's exact files %q, DuckDB's %q", j.res.Query, n, j.floorExact.answer, j.exact.answer)
+			}
+			if j.served != nil && j.served.answer != j.rocklake.answer {
+				fatalf("%s at %d files: through the server %q, directly %q", j.res.Query, n, j.served.answer, j.rocklake.answer)
 			}
 			if !results.SameAnswer(j.rocklake.answer, j.glob.answer) || j.glob.answer != j.exact.answer {
-				log.Fatalf("%s at %d files: answers differ: rocklake %q, glob %q, exact files %q",
+				fatalf("%s at %d files: answers differ: rocklake %q, glob %q, exact files %q",
 					j.res.Query, n, j.rocklake.answer, j.glob.answer, j.exact.answer)
 			}
 		}
@@ -336,6 +417,22 @@ func benchSize(bin bins, before, dir string, n, rows, runs int) (Setup, []Result
 			r.BeforeMS, r.BeforeCPU = results.MedianMS(j.before.wall), results.MedianMS(j.before.cpu)
 			r.VsBefore = round2(r.RocklakeMS / r.BeforeMS)
 		}
+		if j.floorExact != nil {
+			r.FloorExactMS, r.FloorExactCPU = results.MedianMS(j.floorExact.wall), results.MedianMS(j.floorExact.cpu)
+			r.VsFloorExact, r.FloorExactVsExact = round2(r.RocklakeMS/r.FloorExactMS), round2(r.FloorExactMS/r.ExactMS)
+		}
+		if j.floorSelectOne != nil {
+			r.FloorSelectOneMS = results.MedianMS(j.floorSelectOne.wall)
+			r.VsFloorSelectOne, r.FloorSelectOneVsSO = round2(r.RocklakeMS/r.FloorSelectOneMS), round2(r.FloorSelectOneMS/r.SelectOneMS)
+		}
+		if j.served != nil {
+			r.ServedMS, r.ServedCPU = results.MedianMS(j.served.wall), results.MedianMS(j.served.cpu)
+			r.ServedVsExact = round2(r.ServedMS / r.ExactMS)
+			if j.selectOne != nil {
+				r.ServedVsSelectOne = round2(r.ServedMS / r.SelectOneMS)
+			}
+			r.MaxRSSKB.Served = j.served.rss
+		}
 		r.MaxRSSKB.Rocklake, r.MaxRSSKB.Glob, r.MaxRSSKB.Exact, r.MaxRSSKB.Plan = j.rocklake.rss, j.glob.rss, j.exact.rss, j.plan.rss
 		out = append(out, r)
 	}
@@ -349,13 +446,13 @@ func pickUserID(duck *sql.DB, glob, data string, n int) int64 {
 	for h := n / 2; h < n; h++ {
 		var uid int64
 		if err := duck.QueryRow(fmt.Sprintf("SELECT user_id FROM read_parquet('%s') LIMIT 1", events.File(data, h))).Scan(&uid); err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		if k := len(exactFiles(duck, glob, fmt.Sprintf(" WHERE user_id = %d", uid))); k <= 2 {
 			return uid
 		}
 	}
-	log.Fatal("no user_id in one or two files")
+	fatal("no user_id in one or two files")
 	return 0
 }
 
@@ -363,19 +460,19 @@ func pickUserID(duck *sql.DB, glob, data string, n int) int64 {
 func exactFiles(duck *sql.DB, glob, where string) []string {
 	rs, err := duck.Query(fmt.Sprintf("SELECT DISTINCT filename FROM read_parquet('%s', filename=true)%s ORDER BY 1", glob, where))
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer rs.Close()
 	var files []string
 	for rs.Next() {
 		var f string
 		if err := rs.Scan(&f); err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		files = append(files, f)
 	}
 	if err := rs.Err(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return files
 }
@@ -397,7 +494,7 @@ func runProc(args []string) (stdout []byte, wall, cpu time.Duration, maxRSS int6
 	cmd.Stdout, cmd.Stderr = &o, &e
 	t := time.Now()
 	if err := cmd.Run(); err != nil {
-		log.Fatalf("%s: %v: %s", shortArgs(args), err, strings.TrimSpace(e.String()))
+		fatalf("%s: %v: %s", shortArgs(args), err, strings.TrimSpace(e.String()))
 	}
 	wall = time.Since(t)
 	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
@@ -420,30 +517,108 @@ func peakRSS(args []string) int64 {
 	}
 	f, err := os.CreateTemp("", "rocklake-bench-procs-time-")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	f.Close()
 	defer os.Remove(f.Name())
 	runProc(append([]string{"/usr/bin/time", "-v", "-o", f.Name()}, args...))
 	b, err := os.ReadFile(f.Name())
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Maximum resident set size (kbytes): "); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				log.Fatalf("/usr/bin/time: %q", line)
+				fatalf("/usr/bin/time: %q", line)
 			}
 			return n
 		}
 	}
-	log.Fatalf("/usr/bin/time -v printed no maximum resident set size: %s", b)
+	fatalf("/usr/bin/time -v printed no maximum resident set size: %s", b)
 	return 0
 }
 
 func mustRun(args ...string) {
 	runProc(args)
+}
+
+// atExit runs before the bench exits on a failure (fatalf), last added
+// first: it stops the server -served started and removes the temporary
+// directory.
+var atExit []func()
+
+func fatalf(format string, args ...any) {
+	for i := len(atExit) - 1; i >= 0; i-- {
+		atExit[i]()
+	}
+	log.Fatalf(format, args...)
+}
+
+func fatal(args ...any) { fatalf("%s", fmt.Sprint(args...)) }
+
+// startServer starts `rocklake serve` on lake, listening on loopback only
+// (ports the kernel picks), waits until its socket in lake answers, and
+// returns the function that stops it (SIGTERM, then SIGKILL after a
+// minute), which fatalf also calls. Should the bench die otherwise (a
+// signal), the kernel sends the server SIGTERM (Pdeathsig).
+func startServer(rocklake, lake string) (stop func()) {
+	logf, err := os.CreateTemp("", "rocklake-bench-procs-serve-")
+	if err != nil {
+		fatal(err)
+	}
+	cmd := exec.Command(rocklake, "--catalog", lake, "serve", "--pg-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				log.Printf("rocklake serve: %v (log: %s)", err, logf.Name())
+				return
+			}
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-exited
+			log.Printf("rocklake serve did not stop in a minute: killed (log: %s)", logf.Name())
+			return
+		}
+		logf.Close()
+		os.Remove(logf.Name())
+	}
+	atExit = append(atExit, stop)
+	sock := filepath.Join(lake, "rocklake.sock")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if c, err := net.DialTimeout("unix", sock, time.Second); err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			b, _ := os.ReadFile(logf.Name())
+			fatalf("rocklake serve exited (%v): %s", err, b)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf.Name())
+			fatalf("rocklake serve: no answer on %s after 2 minutes: %s", sock, b)
+		}
+	}
+	fmt.Printf("rocklake serve holds %s (pid %d)\n", lake, cmd.Process.Pid)
+	return stop
 }
 
 // shortArgs is a command line for a message, with a long SQL (a list of
@@ -495,6 +670,28 @@ func printTable(out Output) {
 				r.Files, r.RocklakeMS, r.SelectOneMS, r.VsSelectOne)
 		}
 	}
+	fmt.Println("the floor: the same DuckDB programs linking every package cmd/rocklake imports")
+	for _, r := range out.Results {
+		switch {
+		case r.FloorExactMS > 0:
+			fmt.Printf("%6d files, %-21s floor, exact files %s (%.2fx DuckDB's); rocklake %.2fx the floor, %.1f ms above it\n",
+				r.Files, r.Query, msCPU(r.FloorExactMS, r.FloorExactCPU), r.FloorExactVsExact, r.VsFloorExact, r.RocklakeMS-r.FloorExactMS)
+		case r.FloorSelectOneMS > 0:
+			fmt.Printf("%6d files, %-21s floor, SELECT 1 %.1f ms (%.2fx DuckDB's); rocklake %.2fx the floor, %.1f ms above it\n",
+				r.Files, r.Query, r.FloorSelectOneMS, r.FloorSelectOneVsSO, r.VsFloorSelectOne, r.RocklakeMS-r.FloorSelectOneMS)
+		}
+	}
+	fmt.Printf("load average at the start %s, at the end %s\n", out.LoadBefore, out.LoadAfter)
+	for _, r := range out.Results {
+		if r.ServedMS > 0 {
+			vs := fmt.Sprintf("served/exact %.2fx", r.ServedVsExact)
+			if r.ServedVsSelectOne > 0 {
+				vs = fmt.Sprintf("served/SELECT 1 %.2fx", r.ServedVsSelectOne)
+			}
+			fmt.Printf("%6d files, %-21s through a server (-served) %s, directly %s: %s\n",
+				r.Files, r.Query, msCPU(r.ServedMS, r.ServedCPU), msCPU(r.RocklakeMS, r.RocklakeCPU), vs)
+		}
+	}
 	for _, r := range out.Results {
 		if r.BeforeMS > 0 {
 			fmt.Printf("%6d files, %-21s before (-before) %s, this build %s: %.2fx\n",
@@ -503,8 +700,12 @@ func printTable(out Output) {
 	}
 	fmt.Println("peak resident set of one untimed run of each (/usr/bin/time -v when installed):")
 	for _, r := range out.Results {
-		fmt.Printf("%6d files, %-21s peak RSS MiB: rocklake %6.1f  exact files %6.1f  glob %6.1f  rocklake plan %6.1f\n", r.Files, r.Query,
-			float64(r.MaxRSSKB.Rocklake)/1024, float64(r.MaxRSSKB.Exact)/1024, float64(r.MaxRSSKB.Glob)/1024, float64(r.MaxRSSKB.Plan)/1024)
+		served := ""
+		if r.MaxRSSKB.Served > 0 {
+			served = fmt.Sprintf("  through a server (client) %6.1f", float64(r.MaxRSSKB.Served)/1024)
+		}
+		fmt.Printf("%6d files, %-21s peak RSS MiB: rocklake %6.1f  exact files %6.1f  glob %6.1f  rocklake plan %6.1f%s\n", r.Files, r.Query,
+			float64(r.MaxRSSKB.Rocklake)/1024, float64(r.MaxRSSKB.Exact)/1024, float64(r.MaxRSSKB.Glob)/1024, float64(r.MaxRSSKB.Plan)/1024, served)
 	}
 }
 
@@ -515,7 +716,7 @@ func msCPU(wall, cpu float64) string { return fmt.Sprintf("%.1f (%.1f)", wall, c
 // earlier binary's runs alternate with this one's.
 func planProcess(rocklake, before, lake string, n, runs int) *PlanProcess {
 	if _, err := os.Stat(lake); err != nil {
-		log.Fatalf("-plan-catalog: %v (make it with go run ./bench/plan -files %d -runs 2 -keep DIR)", err, n)
+		fatalf("-plan-catalog: %v (make it with go run ./bench/plan -files %d -runs 2 -keep DIR)", err, n)
 	}
 	pred := synth.Predicates(n)[0].SQL
 	bins := []string{rocklake}
@@ -538,7 +739,7 @@ func planProcess(rocklake, before, lake string, n, runs int) *PlanProcess {
 				Files struct{ Total, Kept int } `json:"files"`
 			}
 			if err := json.Unmarshal(stdout, &pl); err != nil {
-				log.Fatalf("%s plan --format json: %v", bin, err)
+				fatalf("%s plan --format json: %v", bin, err)
 			}
 			p.Kept, p.Total = pl.Files.Kept, pl.Files.Total
 			ps[k] = p

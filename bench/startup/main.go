@@ -9,7 +9,16 @@
 // program not calling DuckDB (linking it only) and one not linking it at
 // all, to show what linking DuckDB costs a process that never uses it. All
 // three are built from files written to a temporary directory, with
-// rocklake's go.mod, so they use exactly its versions. The catalogs, of
+// rocklake's go.mod, so they use exactly its versions.
+//
+// The floor: the first and the last of those programs again, each with a
+// blank import of every package cmd/rocklake imports (go list, so the list
+// follows the command), built inside rocklake's module through an overlay
+// (baseline.BuildFloor). "go, rocklake's packages linked, not called"
+// pays every package initialisation and the loading of a binary of
+// rocklake's dependencies and does nothing; "go, rocklake's packages, DuckDB
+// SELECT 1" also opens DuckDB and runs SELECT 1. What rocklake takes above
+// them is its own work, not what it links. The catalogs, of
 // -files files each, are registered straight from synthetic statistics as
 // in bench/plan.
 //
@@ -51,6 +60,11 @@ type Process struct {
 	CPUMS   float64 `json:"cpu_ms"`
 	// VsDuckDB is WallMS over the DuckDB SELECT 1 baseline's, same rounds.
 	VsDuckDB float64 `json:"vs_duckdb_select_1"`
+	// VsFloor is WallMS over the floor's (rocklake's packages, DuckDB
+	// SELECT 1), same rounds.
+	VsFloor float64 `json:"vs_floor_select_1"`
+	// BinaryBytes is the size of the executable.
+	BinaryBytes int64 `json:"binary_bytes,omitempty"`
 }
 
 // Open is catalog.Open and Close of one catalog in this process.
@@ -77,10 +91,14 @@ type InitTrace struct {
 
 // Output is the JSON written with -json.
 type Output struct {
-	Runs      int         `json:"runs"`
-	Processes []Process   `json:"processes"`
-	Opens     []Open      `json:"catalog_open"`
-	InitTrace []InitTrace `json:"inittrace"`
+	Runs int `json:"runs"`
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15
+	// minutes) before and after the timed rounds.
+	LoadBefore string      `json:"load_average_before,omitempty"`
+	LoadAfter  string      `json:"load_average_after,omitempty"`
+	Processes  []Process   `json:"processes"`
+	Opens      []Open      `json:"catalog_open"`
+	InitTrace  []InitTrace `json:"inittrace"`
 }
 
 // job is one command line to time.
@@ -135,10 +153,13 @@ func main() {
 	}
 
 	selectOne := &job{binary: "go, DuckDB SELECT 1", args: []string{base.selectOne}}
+	floorSelectOne := &job{binary: "go, rocklake's packages, DuckDB SELECT 1", args: []string{base.floorSelectOne}}
 	jobs := []*job{
 		{binary: "go, no DuckDB linked", args: []string{base.hello}},
 		{binary: "go, DuckDB linked, not called", args: []string{base.linked}},
 		selectOne,
+		{binary: "go, rocklake's packages linked, not called", args: []string{base.floor}},
+		floorSelectOne,
 	}
 	for _, b := range bins {
 		add := func(label string, args ...string) {
@@ -168,7 +189,8 @@ func main() {
 		}
 		jobs = kept
 	}
-	fmt.Printf("%d rounds of %d commands, each a new process\n", *runs, len(jobs))
+	loadBefore := results.LoadAverage()
+	fmt.Printf("%d rounds of %d commands, each a new process (load average %s)\n", *runs, len(jobs), loadBefore)
 	for round := range *runs {
 		// Rotate the order so that no command always follows another.
 		for k := range jobs {
@@ -181,16 +203,20 @@ func main() {
 		}
 	}
 
-	var out Output
-	out.Runs = *runs
-	duck := results.MedianMS(selectOne.wall)
-	fmt.Printf("\n%-34s %-34s %9s %9s %9s\n", "BINARY", "COMMAND", "WALL ms", "CPU ms", "/SELECT 1")
+	out := Output{Runs: *runs, LoadBefore: loadBefore, LoadAfter: results.LoadAverage()}
+	fmt.Printf("load average after the rounds: %s\n", out.LoadAfter)
+	duck, floor := results.MedianMS(selectOne.wall), results.MedianMS(floorSelectOne.wall)
+	fmt.Printf("\n%-42s %-26s %9s %9s %9s %9s %8s\n", "BINARY", "COMMAND", "WALL ms", "CPU ms", "/SELECT 1", "/FLOOR", "MB")
 	for _, j := range jobs {
 		p := Process{Binary: j.binary, Command: j.label, WallMS: results.MedianMS(j.wall), CPUMS: results.MedianMS(j.cpu)}
-		p.VsDuckDB = round2(p.WallMS / duck)
-		fmt.Printf("%-34s %-34s %9.2f %9.2f %9.2f\n", p.Binary, p.Command, p.WallMS, p.CPUMS, p.VsDuckDB)
+		p.VsDuckDB, p.VsFloor = round2(p.WallMS/duck), round2(p.WallMS/floor)
+		if st, err := os.Stat(j.args[0]); err == nil {
+			p.BinaryBytes = st.Size()
+		}
+		fmt.Printf("%-42s %-26s %9.2f %9.2f %9.2f %9.2f %8.1f\n", p.Binary, p.Command, p.WallMS, p.CPUMS, p.VsDuckDB, p.VsFloor, float64(p.BinaryBytes)/1e6)
 		out.Processes = append(out.Processes, p)
 	}
+	fmt.Println("/FLOOR: over the floor, a program linking every package cmd/rocklake imports that runs DuckDB's SELECT 1")
 
 	fmt.Printf("\ncatalog.Open and Close in this process, median of %d\n", *runs)
 	for i, n := range ns {
@@ -199,7 +225,7 @@ func main() {
 		out.Opens = append(out.Opens, o)
 	}
 
-	for _, b := range bins {
+	for _, b := range append(bins, struct{ name, path string }{"go, rocklake's packages linked, not called", base.floor}) {
 		it := initTrace(b.name, b.path, 11)
 		fmt.Printf("\n%s version: %d package inits, %.2f ms in all (median of 11); the costliest:\n", b.name, it.Packages, it.TotalMS)
 		for _, p := range it.Top {
@@ -228,7 +254,7 @@ func runOnce(j *job) (wall, cpu time.Duration, err error) {
 }
 
 // baselines are the paths of the programs rocklake is measured against.
-type baselines struct{ hello, linked, selectOne string }
+type baselines struct{ hello, linked, selectOne, floor, floorSelectOne string }
 
 const linkedSrc = `package main
 
@@ -251,12 +277,15 @@ func main() { fmt.Print("") }
 // buildBaselines writes the baseline programs into a module of their own,
 // whose go.mod is rocklake's (its versions, its go.sum), and builds them.
 func buildBaselines(root, tmp string) baselines {
-	b := baselines{filepath.Join(tmp, "hello"), filepath.Join(tmp, "linked"), filepath.Join(tmp, "selectone")}
+	b := baselines{hello: filepath.Join(tmp, "hello"), linked: filepath.Join(tmp, "linked"), selectOne: filepath.Join(tmp, "selectone"),
+		floor: filepath.Join(tmp, "floor"), floorSelectOne: filepath.Join(tmp, "floorselectone")}
 	baseline.Build(root, filepath.Join(tmp, "baseline"), map[string]string{
 		"selectone/main.go": baseline.SelectOneSrc,
 		"linked/main.go":    linkedSrc,
 		"hello/main.go":     helloSrc,
 	}, map[string]string{"./hello": b.hello, "./linked": b.linked, "./selectone": b.selectOne})
+	baseline.BuildFloor(root, "benchfloor", linkedSrc, b.floor)
+	baseline.BuildFloor(root, "benchfloorselectone", baseline.SelectOneSrc, b.floorSelectOne)
 	return b
 }
 

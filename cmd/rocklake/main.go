@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -53,7 +54,7 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cmd, _, _ := root.Find(os.Args[1:])
-	if prestarts(cmd) {
+	if prestarts(cmd, os.Args[1:]) {
 		engine.Prestart()
 	}
 	go func() {
@@ -83,10 +84,36 @@ func main() {
 	}
 }
 
-// prestarts says whether cmd (nil when the command line names none) is one
-// that runs SQL.
-func prestarts(cmd *cobra.Command) bool {
-	return cmd != nil && cmd.Annotations[runsSQL] != ""
+// prestarts says whether cmd (nil when the command line names none), run
+// with the arguments args, runs SQL in this process: a command that runs
+// SQL, unless it runs in the server holding its catalog directory
+// (remote.go), where a DuckDB started here would only take CPU from the
+// server. Which catalog is read from args before they are parsed, and
+// whether it is served from a stat of its socket, without a dial.
+func prestarts(cmd *cobra.Command, args []string) bool {
+	if cmd == nil || cmd.Annotations[runsSQL] == "" {
+		return false
+	}
+	return !forwardable[cmd.CommandPath()] || !mayBeServed(catalogArg(args))
+}
+
+// catalogArg is the --catalog that args give (the last, as the flag
+// parser takes it; none after "--"), else the default.
+func catalogArg(args []string) string {
+	dir := defaultCatalog()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if a == "--catalog" && i+1 < len(args) {
+			dir = args[i+1]
+			i++
+		} else if v, ok := strings.CutPrefix(a, "--catalog="); ok {
+			dir = v
+		}
+	}
+	return dir
 }
 
 // markRunsSQL marks cmd as one that opens DuckDB whenever it runs.

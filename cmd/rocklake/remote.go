@@ -48,15 +48,23 @@ type forwardedExit struct{ code int }
 
 func (e forwardedExit) Error() string { return fmt.Sprintf("exit status %d (in the server)", e.code) }
 
+// mayBeServed says, from a stat of its socket and no dial, whether a
+// server holds the catalog directory. A socket left by a server that died
+// makes it wrong; socketFor tells.
+func mayBeServed(catalog string) bool {
+	if pgkv.IsLocation(catalog) {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(catalog, socketName))
+	return err == nil && st.Mode()&os.ModeSocket != 0
+}
+
 // socketFor is the live server socket of a catalog directory, or "".
 func socketFor(catalog string) string {
-	if pgkv.IsLocation(catalog) {
+	if !mayBeServed(catalog) {
 		return ""
 	}
 	sock := filepath.Join(catalog, socketName)
-	if st, err := os.Stat(sock); err != nil || st.Mode()&os.ModeSocket == 0 {
-		return ""
-	}
 	c, err := net.DialTimeout("unix", sock, time.Second)
 	if err != nil {
 		return "" // a socket left by a server that died: open the catalog

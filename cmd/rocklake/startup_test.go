@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestOnlySQLOpensDuckDB(t *testing.T) {
 		{"cleanup", "--dry-run"},
 		{"catalog", "copy", dir, filepath.Join(base, "copy")},
 	} {
-		if c, _, err := newRootCmd().Find(args); err != nil || prestarts(c) {
+		if c, _, err := newRootCmd().Find(args); err != nil || prestarts(c, args) {
 			t.Fatalf("rocklake %s would start DuckDB before it runs (err %v)", strings.Join(args, " "), err)
 		}
 		mustRun(t, append([]string{"--catalog", dir}, args...)...)
@@ -66,13 +67,54 @@ func TestOnlySQLOpensDuckDB(t *testing.T) {
 			t.Fatalf("rocklake %s opened DuckDB %d times", strings.Join(args, " "), n)
 		}
 	}
-	if c, _, err := newRootCmd().Find([]string{"query", "SELECT 1"}); err != nil || !prestarts(c) {
+	if c, _, err := newRootCmd().Find([]string{"query", "SELECT 1"}); err != nil || !prestarts(c, []string{"--catalog", dir, "query", "SELECT 1"}) {
 		t.Fatalf("query does not start DuckDB first (err %v)", err)
 	}
 	mustRun(t, "--catalog", dir, "query", "SELECT count(*) FROM events")
 	if engine.Opened() == before {
 		t.Fatal("query ran SQL without DuckDB: the count does not see opens")
 	}
+}
+
+// TestForwardedCommandStartsNoDuckDB: a command that a server runs for
+// this process (remote.go) starts no DuckDB here, which would only take
+// CPU from the server; whether the catalog is served is a stat of the
+// socket, made before the command line is parsed.
+func TestForwardedCommandStartsNoDuckDB(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "lake")
+	mustRun(t, "--catalog", dir, "init")
+	check := func(why string, want bool, args ...string) {
+		t.Helper()
+		c, _, err := newRootCmd().Find(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := prestarts(c, args); got != want {
+			t.Errorf("%s: rocklake %s starts DuckDB first: %v, want %v", why, strings.Join(args, " "), got, want)
+		}
+	}
+	check("not served", true, "--catalog", dir, "query", "SELECT 1")
+	sock := filepath.Join(dir, socketName)
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("a file of the socket's name, not a socket", true, "--catalog", dir, "query", "SELECT 1")
+	os.Remove(sock)
+
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	check("served", false, "--catalog", dir, "query", "SELECT 1")
+	check("served, --catalog=", false, "--catalog="+dir, "--format", "csv", "query", "SELECT 1")
+	check("served, --catalog after the command", false, "query", "SELECT 1", "--catalog", dir)
+	check("served, the last --catalog", true, "--catalog", dir, "query", "--catalog", base, "SELECT 1")
+	check("served, --catalog as an argument after --", true, "--catalog", base, "query", "--", "--catalog", dir)
+	t.Setenv("ROCKLAKE_CATALOG", dir)
+	check("served, ROCKLAKE_CATALOG", false, "query", "SELECT 1")
+	check("another catalog", true, "--catalog", filepath.Join(base, "other"), "query", "SELECT 1")
 }
 
 // TestReadersWriteNothing: commands that only read open the store

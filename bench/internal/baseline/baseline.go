@@ -7,6 +7,7 @@ package baseline
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -141,13 +142,83 @@ func Build(root, dir string, files, pkgs map[string]string) {
 // GoBuild runs go build in dir; -mod=mod lets the baseline module leave
 // unused requirements in its go.mod.
 func GoBuild(dir, out, pkg string) {
+	goBuild(dir, out, pkg, "-mod=mod")
+}
+
+func goBuild(dir, out, pkg string, flags ...string) {
 	fmt.Printf("building %s\n", out)
-	cmd := exec.Command("go", "build", "-mod=mod", "-o", out, pkg)
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("go build %s: %v", pkg, err)
 	}
+}
+
+// Imports lists the packages that the package pkg (a path relative to the
+// module at root, such as ./cmd/rocklake) imports directly, standard
+// library included.
+func Imports(root, pkg string) []string {
+	cmd := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg)
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// WithImports is src, a program of this package's shape (one import
+// block), with a blank import added for each of pkgs it does not import
+// already: the same program, linking and initialising every package pkgs
+// names (and all they import) before main, as a program importing them
+// for use would.
+func WithImports(src string, pkgs []string) string {
+	var b strings.Builder
+	for _, p := range pkgs {
+		if !strings.Contains(src, `"`+p+`"`) {
+			fmt.Fprintf(&b, "\t_ %q\n", p)
+		}
+	}
+	i := strings.Index(src, "import (\n")
+	if i < 0 {
+		log.Fatal("baseline.WithImports: the program has no import block")
+	}
+	i += len("import (\n")
+	return src[:i] + b.String() + "\n" + src[i:]
+}
+
+// BuildInModule builds src as the main package in the directory rel of
+// the module at root (which must not exist), to out. No file is written
+// into the module: go build reads src through an overlay (-overlay), so
+// the program may import the module's packages, internal ones too (rel
+// decides which), at exactly the module's versions.
+func BuildInModule(root, rel, src, out string) {
+	tmp, err := os.MkdirTemp("", "rocklake-baseline-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
+		log.Fatalf("baseline.BuildInModule: %s exists in the module", rel)
+	}
+	srcPath := filepath.Join(tmp, "main.go")
+	if err := os.WriteFile(srcPath, []byte(src), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{
+		"Replace": {filepath.Join(root, rel, "main.go"): srcPath},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	overlayPath := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(overlayPath, overlay, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	goBuild(root, out, "./"+filepath.ToSlash(rel), "-overlay", overlayPath)
 }
 
 // ModuleRoot is the directory of the go.mod of the module the command runs
@@ -180,4 +251,16 @@ func FreshCopy(src, dir, name string) string {
 		log.Fatalf("copying %s: %v", src, err)
 	}
 	return dst
+}
+
+// BuildFloor builds src, a program of this package's shape, with a blank
+// import added of every package cmd/rocklake imports (Imports, so the list
+// follows the command; WithImports), to out: the floor, a program that
+// pays every package initialisation rocklake pays and loads a binary of
+// rocklake's dependencies, then does only what src does. It is built
+// inside rocklake's module (BuildInModule) as if it were the package
+// cmd/rocklake/internal/NAME, so that it may import cmd/rocklake's
+// internal packages too; name must be new there.
+func BuildFloor(root, name, src, out string) {
+	BuildInModule(root, "cmd/rocklake/internal/"+name, WithImports(src, Imports(root, "./cmd/rocklake")), out)
 }

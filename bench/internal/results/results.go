@@ -73,3 +73,19 @@ func WriteJSON(path string, v any) error {
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
+
+// LoadAverage is the machine's load averages over 1, 5 and 15 minutes, as
+// /proc/loadavg gives them ("" where it cannot be read): benches record it
+// before and after their runs, since other work on the machine moves
+// their figures.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
