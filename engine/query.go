@@ -223,10 +223,10 @@ type TablePlan struct {
 	Predicates []string `json:"predicates"`
 	ReadWhole  string   `json:"read_whole,omitempty"`
 	// Plan is what pruning kept. When the query was answered from
-	// statistics (Result.Metadata), the files it kept whole with every row
-	// matching are counted but not listed (Plan.Deferred; Plan.Resolve
-	// lists them): no file was read, and listing them costs a read of each
-	// one's catalog row.
+	// statistics (Result.Metadata), or in part (Result.StatsRows), the
+	// files it kept whole with every row matching are counted but not
+	// listed (Plan.Deferred; Plan.Resolve lists them): no such file was
+	// read, and listing them costs a read of each one's catalog row.
 	Plan *prune.Plan `json:"plan"`
 	// Reads says how each kept file was read: whole, its row ranges or
 	// its pages (partial.go); empty when DuckDB read no file.

@@ -4,7 +4,9 @@
 // data pages of -page bytes — some 10,000 rows of an 8-byte column — the
 // page index, snappy), with a sorted id, a clustered ts (one per second,
 // jittered by up to a minute), a random user_id, an amount and a
-// low-cardinality kind. Each query runs -runs times, interleaved, through
+// low-cardinality kind. Each query (a lookup by id, four over ranges of
+// ts, the last two aggregated in part from statistics) runs -runs times,
+// interleaved, through
 // rocklake (the cost rule choosing each file's read), rocklake with the
 // partial scan off (every kept file whole), DuckDB over the glob and
 // DuckDB over exactly the files rocklake kept; medians and the bytes each
@@ -46,7 +48,10 @@ type Result struct {
 	RocklakeMS    float64 `json:"rocklake_ms"`
 	RocklakeBytes int64   `json:"rocklake_bytes"`
 	Reads         string  `json:"rocklake_reads"`
-	Phases        string  `json:"rocklake_phases"` // of the median run
+	// rows whose part of the answer came from statistics (a split count,
+	// min and max)
+	StatsRows int64  `json:"rocklake_rows_from_statistics,omitempty"`
+	Phases    string `json:"rocklake_phases"` // of the median run
 	// rocklake with every kept file read whole
 	WholeMS    float64 `json:"rocklake_whole_files_ms"`
 	WholeBytes int64   `json:"rocklake_whole_files_bytes"`
@@ -187,15 +192,25 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 
 	total := int64(files) * int64(rows)
 	mid := total/2 + 12_345
-	queries := []struct{ name, sel, where string }{
-		{"point lookup by id", "id, ts, user_id, amount, kind", fmt.Sprintf("id = %d", mid)},
-		{"narrow ts range (10 minutes)", "count(*), sum(amount::DECIMAL(18,2)), min(id), max(id)", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid), ts(mid+600))},
-		{"broad: last 90% of ts", "count(*), sum(amount::DECIMAL(18,2))", fmt.Sprintf("ts >= '%s'", ts(total/10))},
+	// A query of one row has no ORDER BY: count, min and max alone are
+	// then split between statistics and DuckDB (engine/split.go).
+	queries := []struct {
+		name, sel, where string
+		oneRow           bool
+	}{
+		{"point lookup by id", "id, ts, user_id, amount, kind", fmt.Sprintf("id = %d", mid), false},
+		{"narrow ts range (10 minutes)", "count(*), sum(amount::DECIMAL(18,2)), min(id), max(id)", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid), ts(mid+600)), false},
+		{"broad: last 90% of ts", "count(*), sum(amount::DECIMAL(18,2))", fmt.Sprintf("ts >= '%s'", ts(total/10)), false},
+		{"count: 30% of ts", "count(*)", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid-total*15/100), ts(mid+total*15/100)), true},
+		{"count, min, max: 30% of ts", "count(*), min(id), max(id)", fmt.Sprintf("ts >= '%s' AND ts < '%s'", ts(mid-total*15/100), ts(mid+total*15/100)), true},
 	}
 	globSrc := fmt.Sprintf("read_parquet('%s')", filepath.Join(data, "*.parquet"))
 	var out []Result
 	for _, q := range queries {
 		sqlFor := func(src string) string {
+			if q.oneRow {
+				return fmt.Sprintf("SELECT %s FROM %s WHERE %s", q.sel, src, q.where)
+			}
 			return fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY ALL", q.sel, src, q.where)
 		}
 		lake := sqlFor("events")
@@ -203,12 +218,18 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 		if err != nil {
 			return nil, err
 		}
+		// The kept files, every one listed: a query answered in part from
+		// statistics lists only those DuckDB read.
+		full, err := eng.Query(ctx, lake, engine.QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
+		if err != nil {
+			return nil, err
+		}
 		var kept []string
-		for _, kf := range res.Tables[0].Plan.KeptFiles {
+		for _, kf := range full.Tables[0].Plan.KeptFiles {
 			kept = append(kept, "'"+kf.Path+"'")
 		}
 		keptSrc := "read_parquet([" + strings.Join(kept, ", ") + "])"
-		r := Result{Query: q.name, SQL: lake, KeptFiles: len(kept), Reads: describeReads(res.Tables[0].Reads)}
+		r := Result{Query: q.name, SQL: lake, KeptFiles: len(kept), Reads: describeReads(res.Tables[0].Reads), StatsRows: res.StatsRows}
 		var tr, tw, tg, tk []time.Duration
 		var br, bw, bg, bk []int64
 		var phases []string
@@ -265,8 +286,8 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 				return nil, err
 			}
 		}
-		fmt.Printf("%-30s %9d rows (pages holding them: %s)  rocklake %8.2f ms %10s  whole files %8.2f ms %10s  DuckDB glob %8.2f ms %10s  DuckDB kept files (%d) %8.2f ms %10s  kept/rocklake %5.2fx\n      reads: %s\n      rocklake phases: %s\n",
-			q.name, n, mb(r.MatchPageBytes), r.RocklakeMS, mb(r.RocklakeBytes), r.WholeMS, mb(r.WholeBytes), r.GlobMS, mb(r.GlobBytes), r.KeptFiles, r.KeptMS, mb(r.KeptBytes), r.KeptMS/r.RocklakeMS, r.Reads, r.Phases)
+		fmt.Printf("%-30s %9d rows (pages holding them: %s)  rocklake %8.2f ms %10s  whole files %8.2f ms %10s  DuckDB glob %8.2f ms %10s  DuckDB kept files (%d) %8.2f ms %10s  kept/rocklake %5.2fx\n      reads: %s (rows from statistics: %d)\n      rocklake phases: %s\n",
+			q.name, n, mb(r.MatchPageBytes), r.RocklakeMS, mb(r.RocklakeBytes), r.WholeMS, mb(r.WholeBytes), r.GlobMS, mb(r.GlobBytes), r.KeptFiles, r.KeptMS, mb(r.KeptBytes), r.KeptMS/r.RocklakeMS, r.Reads, r.StatsRows, r.Phases)
 		out = append(out, r)
 	}
 	return out, nil
