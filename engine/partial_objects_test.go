@@ -87,14 +87,7 @@ func TestPartialObjectsAgree(t *testing.T) {
 	fx := newPartialFixture(t, 1)
 	ot := newObjectTable(t, fx.files, nil)
 	ctx := context.Background()
-	oracle, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer oracle.Close()
-	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
-		t.Fatal(err)
-	}
+	oracle := fx.oracle(t)
 	preds := []string{
 		"id = 1234", "id = 0", "id BETWEEN 2000 AND 2100", "id IN (5, 3001, 7777, 12000)", "id >= 14000",
 		"ts >= '1970-01-12 13:46:40' AND ts < '1970-01-12 13:50:00'", "d < -99.5", "d = -0.0", "isnan(d)",

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"math"
@@ -56,6 +57,21 @@ type partialFixture struct {
 func newPartialFixture(t *testing.T, seed uint64) *partialFixture {
 	t.Helper()
 	return newPartialFixtureWith(t, seed, 1024, 3000)
+}
+
+// oracle is an in-memory DuckDB holding the fixture's rows as table t,
+// closed when the test ends.
+func (fx *partialFixture) oracle(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // newPartialFixtureWith is newPartialFixture with pages of about pageBytes
@@ -178,14 +194,7 @@ func newPartialFixtureWith(t *testing.T, seed uint64, pageBytes int64, minRows i
 func TestPartialScanAgrees(t *testing.T) {
 	fx := newPartialFixture(t, 1)
 	ctx := context.Background()
-	oracle, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer oracle.Close()
-	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
-		t.Fatal(err)
-	}
+	oracle := fx.oracle(t)
 	preds := []string{
 		"id = 1234", "id = 0", "id = 15999", "id BETWEEN 2000 AND 2100", "id IN (5, 3001, 7777, 12000)",
 		"id < 10", "id >= 14000", "ts >= '1970-01-12 13:46:40' AND ts < '1970-01-12 13:50:00'",
@@ -344,14 +353,7 @@ func TestPartialSandboxed(t *testing.T) {
 func TestPartialRandomPredicates(t *testing.T) {
 	fx := newPartialFixture(t, 4)
 	ctx := context.Background()
-	oracle, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer oracle.Close()
-	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
-		t.Fatal(err)
-	}
+	oracle := fx.oracle(t)
 	r := rand.New(rand.NewPCG(4, 4))
 	pred := partialPredicates(r)
 	var pages, handed, decoded int64
@@ -521,14 +523,7 @@ func TestSplitAggregatesAgree(t *testing.T) {
 	// keeps apart (maxRanges) under many ranges of id.
 	fx := newPartialFixtureWith(t, 5, 256, 12000)
 	ctx := context.Background()
-	oracle, err := Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer oracle.Close()
-	if _, err := oracle.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(['" + strings.Join(fx.files, "', '") + "'])"); err != nil {
-		t.Fatal(err)
-	}
+	oracle := fx.oracle(t)
 	var total int64
 	if err := oracle.QueryRow("SELECT count(*) FROM t").Scan(&total); err != nil {
 		t.Fatal(err)

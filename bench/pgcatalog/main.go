@@ -162,7 +162,7 @@ func main() {
 	}
 
 	rep := Report{
-		LoadStart: loadAvg(),
+		LoadStart: results.LoadAverage(),
 		Runs:      *runs, Warm: *warm, Commits: *commits, Writers: *writers, Seconds: *seconds, Batch: *batch,
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 	}
@@ -221,7 +221,7 @@ func main() {
 	if *stormSecs > 0 {
 		rep.Storm = runStorm(base, work, *stormSecs)
 	}
-	rep.LoadEnd = loadAvg()
+	rep.LoadEnd = results.LoadAverage()
 	fmt.Printf("\nload average at the end %s\n", rep.LoadEnd)
 	if err := results.WriteJSON(*jsonOut, rep); err != nil {
 		fatal(err)
@@ -737,19 +737,6 @@ func fatalf(format string, v ...any) {
 		cleanups[i]()
 	}
 	log.Fatalf(format, v...)
-}
-
-// loadAvg is the 1, 5 and 15 minute load averages, "" where unknown.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // runStorm runs the storm on a schema of its own and fails loudly when
