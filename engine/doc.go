@@ -12,6 +12,8 @@
 //	duckast/       DuckDB's parse tree (JSON) read into typed nodes, and a
 //	               WHERE conjunct into the planner's expression
 //	metadata.go    count/min/max answered from statistics
+//	split.go       count/min/max answered in part from statistics, the
+//	               rest by DuckDB over the ranges not proven
 //	prestart.go    Prestart: DuckDB's start begun before an engine is made
 //	warm.go        Warm: the catalog reads a plan will make, made ahead
 //	filegroups.go  files whose columns differ from their table's
@@ -43,8 +45,11 @@
 //	metadata count/min/max answered from statistics when they prove it;
 //	         DuckDB still binds the query over empty views, for its errors
 //	         and its column names
+//	split    else, when the plan proves some rows match, the same query
+//	         takes their part from statistics and its view reads only
+//	         the rest (split.go); added to DuckDB's answer after execute
 //	list     every plan DuckDB will read lists its deferred files
-//	         (prune.Plan.Resolve)
+//	         (prune.Plan.Resolve); a split plan's are counted instead
 //	fetch    kept objects (s3:// files) are put in the local object cache
 //	         (storage.Cache; one HEAD for a hit, one GET for a miss, both
 //	         pinned to the registered ETag) and the views read the local
