@@ -30,6 +30,7 @@
 //	15 table   column  first                 StatsBlock        their stats of one column
 //	16 table   end                           RemovedFiles      the files a commit removed
 //	17 table                                 FileBlocks        the table's files are all in blocks
+//	18 table   file                          ForgottenFile     a user's file expire forgot
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -56,6 +57,10 @@
 // Rows 14 to 17 are the same files and stats again, column-major, one
 // value per commit instead of one row per file: what planning reads
 // (blocks.go draws it).
+//
+// Row 18 outlives a data file row: the user's files stay on disk after
+// expire forgets them, and add must not take their rows in twice
+// (forgotten.go).
 //
 // # Values
 //

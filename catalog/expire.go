@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -191,8 +192,9 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		return nil, err
 	}
 	type forgotten struct {
-		f   DataFile
-		loc string
+		f         DataFile
+		loc       string
+		tableGone bool
 	}
 	var files []forgotten
 	kept := map[string]bool{} // locations kept rows name
@@ -223,7 +225,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 				live[f.ID] = true
 				return nil
 			}
-			files = append(files, forgotten{f, f.Location(tb)})
+			files = append(files, forgotten{f, f.Location(tb), tableGone})
 			if tableGone {
 				return nil // the whole table's key ranges go below
 			}
@@ -278,18 +280,33 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			res.TablesForgotten++
 			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
 				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
-				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagRemovedFiles, tagBlocksMarker} {
+				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagRemovedFiles, tagBlocksMarker, tagForgottenFile} {
 				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
+	// A snapshot that retired files and registered others in the same
+	// table rewrote them: their rows live on.
+	inserted := map[int64][]int64{}
+	for _, s := range snaps {
+		inserted[s.ID] = s.Changes.InsertedIntoTables
+	}
 	now := c.now().UTC().UnixMicro()
 	for _, f := range files {
 		res.FilesForgotten++
 		if kept[f.loc] {
 			continue
+		}
+		if rec := rememberForgotten(f.f, f.loc, slices.Contains(inserted[f.f.End.V], f.f.TableID)); rec != nil && !f.tableGone && !dryRun {
+			v, err := encodeValue(rec)
+			if err == nil {
+				err = b.Set(key(tagForgottenFile, f.f.TableID, f.f.ID), v)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		res.Scheduled = append(res.Scheduled, f.loc)
 		if f.f.Owner.Deletable() {
@@ -475,6 +492,11 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		grace = DefaultGrace
 	}
 	dryRun := o.DryRun
+	if !dryRun {
+		if err := c.pruneForgotten(newBatch); err != nil {
+			return nil, err
+		}
+	}
 	sched, err := c.ScheduledFiles()
 	if err != nil || len(sched) == 0 {
 		return &CleanupResult{Failed: map[string]error{}}, err
@@ -588,6 +610,35 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		return res, fmt.Errorf("cleanup stopped: %w (%d files deleted and unscheduled, the rest still scheduled)", stopped, len(res.Deleted))
 	}
 	return res, nil
+}
+
+// pruneForgotten drops the records of forgotten user files (forgotten.go)
+// whose local file has left the disk: a file written at that path later
+// holds other rows.
+func (c *Catalog) pruneForgotten(newBatch func() kv.Batch) error {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return err
+	}
+	defer kvs.Close()
+	keys, _, err := goneForgotten(kvs)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	b := newBatch()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	if err := fence(kvs, b); err != nil {
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("cleanup: %w", err)
+	}
+	return nil
 }
 
 // removeRewriteDir removes dir when nothing but a rewrite's marker is left

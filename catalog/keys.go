@@ -31,6 +31,7 @@ const (
 	tagStatsBlock        byte = 0x15 // 15 table column first           → StatsBlock
 	tagRemovedFiles      byte = 0x16 // 16 table end                    → RemovedFiles
 	tagBlocksMarker      byte = 0x17 // 17 table                        → FileBlocks: the blocks are complete
+	tagForgottenFile     byte = 0x18 // 18 table file                   → ForgottenFile (a user's file expire forgot)
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -58,6 +59,7 @@ var allTags = map[string]byte{
 	"stats_block":         tagStatsBlock,
 	"removed_files":       tagRemovedFiles,
 	"blocks_marker":       tagBlocksMarker,
+	"forgotten_file":      tagForgottenFile,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

@@ -269,9 +269,13 @@ func TestSameFileAlreadyRegistered(t *testing.T) {
 	}
 	// A registered file moved away no longer reaches its entry: a file
 	// that now has its device and inode (as a deleted file's inode can be
-	// reused) is not taken for it.
+	// reused) is not taken for it, nor for the retired first name once
+	// that is gone too.
 	moved := filepath.Join(dir, "moved.parquet")
 	if err := os.Rename(hard, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(f); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Add(c, "t", []string{moved}, Options{}); err != nil {

@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -234,12 +235,24 @@ func leaveOutRegistered(c *catalog.Catalog, table string, files []target) ([]tar
 	if err != nil {
 		return nil, 0, err
 	}
+	retired, err := r.RetiredFiles(t)
+	if err != nil {
+		return nil, 0, err
+	}
 	paths := make(map[string]bool, len(known))
 	ids := make(map[catalog.FileIdentity]bool, len(known))
 	for _, f := range known {
 		paths[f.Location(t)] = true
 		if f.Identity.Known() {
 			ids[f.Identity] = true
+		}
+	}
+	for _, f := range retired {
+		if f.Forgotten { // the others are in known already
+			paths[f.Location] = true
+			if f.Identity.Known() {
+				ids[f.Identity] = true
+			}
 		}
 	}
 	out := files[:0:0]
@@ -251,6 +264,51 @@ func leaveOutRegistered(c *catalog.Catalog, table string, files []target) ([]tar
 	}
 	return out, len(files) - len(out), nil
 }
+
+// refuseRewritten refuses files whose rows table t holds already because
+// a rewrite took them in (the file, unchanged, at the same path or the
+// same device and inode), whether the catalog still keeps their rows or
+// expire forgot them: adding them would count every row twice. A file
+// retired by a removal may come back; one rewritten in place since is new.
+func refuseRewritten(r *catalog.Reader, t catalog.Table, infos []*fileInfo) error {
+	retired, err := r.RetiredFiles(t)
+	if err != nil || len(retired) == 0 {
+		return err
+	}
+	for _, fi := range infos {
+		etag := ""
+		if fi.obj != nil {
+			etag = fi.obj.ETag
+		}
+		for _, f := range retired {
+			// Inode numbers are reused once a file is deleted: an
+			// identity names the retired file only while its path still
+			// reaches it.
+			same := f.Location == fi.path || (f.Identity.Known() && f.Identity == fi.id && sameLocalFile(fi.path, f.Location))
+			if !same || !f.Rewritten || !f.Unchanged(fi.meta.Size, fi.meta.Modified, etag) {
+				continue
+			}
+			return &FileError{Path: fi.path, Err: rewrittenError(fmt.Sprintf("its rows are in table %q already: a rewrite (optimize or compact) took them in at snapshot %d, when it was file %d; adding it would count them twice (--skip-existing leaves such files out)",
+				t.Name, f.EndSnapshot, f.FileID))}
+		}
+	}
+	return nil
+}
+
+func sameLocalFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// rewrittenError is refuseRewritten's refusal: a catalog.ErrDuplicate.
+type rewrittenError string
+
+func (e rewrittenError) Error() string { return string(e) }
+func (e rewrittenError) Unwrap() error { return catalog.ErrDuplicate }
 
 func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []*fileInfo, opts Options) (Result, error) {
 	tx, err := c.Begin()
@@ -299,6 +357,11 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 		return Result{}, fmt.Errorf("%w (use --create to create it from the first file's schema)", err)
 	default:
 		return Result{}, err
+	}
+	if !res.CreatedTable && len(opts.Replace) == 0 {
+		if err := refuseRewritten(r, t, infos); err != nil {
+			return Result{}, err
+		}
 	}
 	if opts.Hive && !res.CreatedTable && !slices.ContainsFunc(cols, func(c catalog.Column) bool { return c.Partition != "" }) {
 		return Result{}, fmt.Errorf("%w: table %q has no partition columns to read from the files' key=value directories (--hive applies to a table --create makes)", ErrSchemaMismatch, table)

@@ -1965,6 +1965,123 @@ func (x *FileToDelete) GetOwnership() Ownership {
 	return Ownership_OWNERSHIP_UNRECORDED
 }
 
+// ForgottenFile remembers a user's file (registered in place: never
+// deleted by rocklake) whose data file row expire forgot. The file is
+// still on disk, and a table that held it must not take its rows in
+// again unasked: add --skip-existing leaves it out, and a plain add
+// refuses it while it is unchanged, when a rewrite took its rows in.
+// Cleanup drops the record once the file is gone from disk.
+type ForgottenFile struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TableId  int64                  `protobuf:"varint,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	FileId   int64                  `protobuf:"varint,2,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	Location string                 `protobuf:"bytes,3,opt,name=location,proto3" json:"location,omitempty"`
+	// The snapshot that retired the file.
+	EndSnapshot int64 `protobuf:"varint,4,opt,name=end_snapshot,json=endSnapshot,proto3" json:"end_snapshot,omitempty"`
+	// That snapshot also registered files in the table (optimize, compact):
+	// the file's rows are in the table still, in other files.
+	Rewritten         bool          `protobuf:"varint,5,opt,name=rewritten,proto3" json:"rewritten,omitempty"`
+	FileSizeBytes     int64         `protobuf:"varint,6,opt,name=file_size_bytes,json=fileSizeBytes,proto3" json:"file_size_bytes,omitempty"`
+	ModifiedUnixNanos int64         `protobuf:"varint,7,opt,name=modified_unix_nanos,json=modifiedUnixNanos,proto3" json:"modified_unix_nanos,omitempty"`
+	Identity          *FileIdentity `protobuf:"bytes,8,opt,name=identity,proto3" json:"identity,omitempty"`
+	Etag              string        `protobuf:"bytes,9,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ForgottenFile) Reset() {
+	*x = ForgottenFile{}
+	mi := &file_catalog_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgottenFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgottenFile) ProtoMessage() {}
+
+func (x *ForgottenFile) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgottenFile.ProtoReflect.Descriptor instead.
+func (*ForgottenFile) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ForgottenFile) GetTableId() int64 {
+	if x != nil {
+		return x.TableId
+	}
+	return 0
+}
+
+func (x *ForgottenFile) GetFileId() int64 {
+	if x != nil {
+		return x.FileId
+	}
+	return 0
+}
+
+func (x *ForgottenFile) GetLocation() string {
+	if x != nil {
+		return x.Location
+	}
+	return ""
+}
+
+func (x *ForgottenFile) GetEndSnapshot() int64 {
+	if x != nil {
+		return x.EndSnapshot
+	}
+	return 0
+}
+
+func (x *ForgottenFile) GetRewritten() bool {
+	if x != nil {
+		return x.Rewritten
+	}
+	return false
+}
+
+func (x *ForgottenFile) GetFileSizeBytes() int64 {
+	if x != nil {
+		return x.FileSizeBytes
+	}
+	return 0
+}
+
+func (x *ForgottenFile) GetModifiedUnixNanos() int64 {
+	if x != nil {
+		return x.ModifiedUnixNanos
+	}
+	return 0
+}
+
+func (x *ForgottenFile) GetIdentity() *FileIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *ForgottenFile) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // MembershipFilter is a per-file set of one column's distinct values
 // (package membership): = and IN skip a file whose filter rules the value
 // out.
@@ -1979,7 +2096,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1991,7 +2108,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2004,7 +2121,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{20}
+	return file_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -2047,7 +2164,7 @@ type MembershipSlab struct {
 
 func (x *MembershipSlab) Reset() {
 	*x = MembershipSlab{}
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2176,7 @@ func (x *MembershipSlab) String() string {
 func (*MembershipSlab) ProtoMessage() {}
 
 func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2189,7 @@ func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
 func (*MembershipSlab) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{21}
+	return file_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MembershipSlab) GetKind() string {
@@ -2121,7 +2238,7 @@ type MembershipGroup struct {
 
 func (x *MembershipGroup) Reset() {
 	*x = MembershipGroup{}
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2133,7 +2250,7 @@ func (x *MembershipGroup) String() string {
 func (*MembershipGroup) ProtoMessage() {}
 
 func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2263,7 @@ func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
 func (*MembershipGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{22}
+	return file_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MembershipGroup) GetWords() []byte {
@@ -2173,7 +2290,7 @@ type FileBlock struct {
 
 func (x *FileBlock) Reset() {
 	*x = FileBlock{}
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2302,7 @@ func (x *FileBlock) String() string {
 func (*FileBlock) ProtoMessage() {}
 
 func (x *FileBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2315,7 @@ func (x *FileBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
 func (*FileBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{23}
+	return file_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FileBlock) GetBeginSnapshot() int64 {
@@ -2265,7 +2382,7 @@ type StatsBlock struct {
 
 func (x *StatsBlock) Reset() {
 	*x = StatsBlock{}
-	mi := &file_catalog_proto_msgTypes[24]
+	mi := &file_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2394,7 @@ func (x *StatsBlock) String() string {
 func (*StatsBlock) ProtoMessage() {}
 
 func (x *StatsBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[24]
+	mi := &file_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2407,7 @@ func (x *StatsBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
 func (*StatsBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{24}
+	return file_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatsBlock) GetCount() int32 {
@@ -2366,7 +2483,7 @@ type RemovedFiles struct {
 
 func (x *RemovedFiles) Reset() {
 	*x = RemovedFiles{}
-	mi := &file_catalog_proto_msgTypes[25]
+	mi := &file_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2495,7 @@ func (x *RemovedFiles) String() string {
 func (*RemovedFiles) ProtoMessage() {}
 
 func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[25]
+	mi := &file_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2508,7 @@ func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
 func (*RemovedFiles) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{25}
+	return file_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RemovedFiles) GetIds() []int64 {
@@ -2411,7 +2528,7 @@ type FileBlocks struct {
 
 func (x *FileBlocks) Reset() {
 	*x = FileBlocks{}
-	mi := &file_catalog_proto_msgTypes[26]
+	mi := &file_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2540,7 @@ func (x *FileBlocks) String() string {
 func (*FileBlocks) ProtoMessage() {}
 
 func (x *FileBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[26]
+	mi := &file_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2553,7 @@ func (x *FileBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
 func (*FileBlocks) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{26}
+	return file_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -2647,7 +2764,17 @@ const file_catalog_proto_rawDesc = "" +
 	"\blocation\x18\x03 \x01(\tR\blocation\x122\n" +
 	"\x15scheduled_unix_micros\x18\x04 \x01(\x03R\x13scheduledUnixMicros\x12!\n" +
 	"\fend_snapshot\x18\x05 \x01(\x03R\vendSnapshot\x12<\n" +
-	"\townership\x18\x06 \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\"a\n" +
+	"\townership\x18\x06 \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\"\xcb\x02\n" +
+	"\rForgottenFile\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\x03R\atableId\x12\x17\n" +
+	"\afile_id\x18\x02 \x01(\x03R\x06fileId\x12\x1a\n" +
+	"\blocation\x18\x03 \x01(\tR\blocation\x12!\n" +
+	"\fend_snapshot\x18\x04 \x01(\x03R\vendSnapshot\x12\x1c\n" +
+	"\trewritten\x18\x05 \x01(\bR\trewritten\x12&\n" +
+	"\x0ffile_size_bytes\x18\x06 \x01(\x03R\rfileSizeBytes\x12.\n" +
+	"\x13modified_unix_nanos\x18\a \x01(\x03R\x11modifiedUnixNanos\x12=\n" +
+	"\bidentity\x18\b \x01(\v2!.rocklake.catalog.v1.FileIdentityR\bidentity\x12\x12\n" +
+	"\x04etag\x18\t \x01(\tR\x04etag\"a\n" +
 	"\x10MembershipFilter\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
@@ -2705,7 +2832,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -2728,13 +2855,14 @@ var file_catalog_proto_goTypes = []any{
 	(*TableStats)(nil),       // 18: rocklake.catalog.v1.TableStats
 	(*TableColumnStats)(nil), // 19: rocklake.catalog.v1.TableColumnStats
 	(*FileToDelete)(nil),     // 20: rocklake.catalog.v1.FileToDelete
-	(*MembershipFilter)(nil), // 21: rocklake.catalog.v1.MembershipFilter
-	(*MembershipSlab)(nil),   // 22: rocklake.catalog.v1.MembershipSlab
-	(*MembershipGroup)(nil),  // 23: rocklake.catalog.v1.MembershipGroup
-	(*FileBlock)(nil),        // 24: rocklake.catalog.v1.FileBlock
-	(*StatsBlock)(nil),       // 25: rocklake.catalog.v1.StatsBlock
-	(*RemovedFiles)(nil),     // 26: rocklake.catalog.v1.RemovedFiles
-	(*FileBlocks)(nil),       // 27: rocklake.catalog.v1.FileBlocks
+	(*ForgottenFile)(nil),    // 21: rocklake.catalog.v1.ForgottenFile
+	(*MembershipFilter)(nil), // 22: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 23: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 24: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 25: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 26: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 27: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 28: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -2750,11 +2878,12 @@ var file_catalog_proto_depIdxs = []int32{
 	14, // 10: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
 	17, // 11: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
 	0,  // 12: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	12, // 13: rocklake.catalog.v1.ForgottenFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -2778,7 +2907,7 @@ func file_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

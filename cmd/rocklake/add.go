@@ -113,7 +113,9 @@ rocklake cleanup later retire them, they leave the catalog, not the disk.
 With --take-ownership the files are handed to rocklake instead (recorded per
 file): once no kept snapshot reads them, cleanup deletes them (never the
 directory that holds them). Files optimize and compact write are rocklake's
-own.`,
+own. A file whose rows optimize or compact took into the table is refused
+while it is unchanged, even after expire forgot it: its rows are there
+already (--skip-existing leaves such files out).`,
 		Example: `  rocklake add events data/events/*.parquet
   rocklake add events data/events/ --create
   rocklake add sales data/sales/ --create --hive        # data/sales/region=eu/day=2024-01-02/*.parquet
