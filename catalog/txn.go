@@ -1055,13 +1055,16 @@ func (w *commitWriter) liveIdentity(ts *tableState, nf NewFile) (DataFile, bool,
 	}
 	// Inode numbers are reused once a file is deleted: the entry names
 	// this file only while the registered path still reaches it.
-	if !sameFile(nf.Path, f.Location(ts.t)) {
+	if !SameFile(nf.Path, f.Location(ts.t)) {
 		return DataFile{}, false, nil
 	}
 	return f, true, nil
 }
 
-func sameFile(a, b string) bool {
+// SameFile reports whether two local paths reach the same file now (an
+// identity recorded at registration names a file only while its path
+// still reaches it: inode numbers are reused).
+func SameFile(a, b string) bool {
 	sa, err := os.Stat(a)
 	if err != nil {
 		return false

@@ -39,7 +39,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -284,7 +283,7 @@ func refuseRewritten(r *catalog.Reader, t catalog.Table, infos []*fileInfo) erro
 			// Inode numbers are reused once a file is deleted: an
 			// identity names the retired file only while its path still
 			// reaches it.
-			same := f.Location == fi.path || (f.Identity.Known() && f.Identity == fi.id && sameLocalFile(fi.path, f.Location))
+			same := f.Location == fi.path || (f.Identity.Known() && f.Identity == fi.id && catalog.SameFile(fi.path, f.Location))
 			if !same || !f.Rewritten || !f.Unchanged(fi.meta.Size, fi.meta.Modified, etag) {
 				continue
 			}
@@ -293,15 +292,6 @@ func refuseRewritten(r *catalog.Reader, t catalog.Table, infos []*fileInfo) erro
 		}
 	}
 	return nil
-}
-
-func sameLocalFile(a, b string) bool {
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
 }
 
 // rewrittenError is refuseRewritten's refusal: a catalog.ErrDuplicate.
