@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/rocklake/rocklake/kv/kvtest"
@@ -116,6 +117,29 @@ func checkFileSetAgainstRows(t *testing.T, c *Catalog, snap int64, live map[stri
 			for _, f := range files {
 				live[tb.Name] = append(live[tb.Name], f.ID)
 			}
+		}
+		// The retired files a table's removal records name are those its
+		// rows say ended by this snapshot.
+		retired, err := rd.retiredRows(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ever, err := rd.FilesEver(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []int64
+		for _, f := range retired {
+			got = append(got, f.ID)
+		}
+		for _, f := range ever {
+			if f.End.Known && f.End.V <= snap {
+				want = append(want, f.ID)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("snapshot %d table %s: retired files %v, rows say %v", snap, tb.Name, got, want)
 		}
 		fs, err := rd.FileSet(tb.ID)
 		if err != nil {

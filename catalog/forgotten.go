@@ -55,19 +55,18 @@ func (f RetiredFile) Unchanged(size, modifiedUnixNanos int64, etag string) bool 
 
 // RetiredFiles lists the files table t held before the reader's snapshot
 // and no longer holds at it: those whose data file rows are still kept,
-// and the user's files expire forgot.
+// and the user's files expire forgot. Every add into an existing table
+// asks, so a table in file blocks reads only its removal records and the
+// rows they name, not every row it ever had.
 func (r *Reader) RetiredFiles(t Table) ([]RetiredFile, error) {
 	tableID := t.ID
-	files, err := r.FilesEver(tableID)
+	files, err := r.retiredRows(tableID)
 	if err != nil {
 		return nil, err
 	}
 	rewrote := map[int64]bool{} // by snapshot: it registered files in the table
 	var out []RetiredFile
 	for _, f := range files {
-		if !f.End.Known || f.End.V > r.snap.ID {
-			continue
-		}
 		rw, ok := rewrote[f.End.V]
 		if !ok {
 			s, err := readSnapshot(r.kvs, f.End.V)
@@ -89,6 +88,49 @@ func (r *Reader) RetiredFiles(t Table) ([]RetiredFile, error) {
 		return nil
 	})
 	return out, err
+}
+
+// retiredRows are the data file rows of the files the table retired at or
+// before the reader's snapshot: from its removal records (table | end →
+// ids) when its files are in blocks, else from every row it ever had.
+func (r *Reader) retiredRows(tableID int64) ([]DataFile, error) {
+	inBlocks, err := r.readsBlocks(tableID)
+	if err != nil {
+		return nil, err
+	}
+	if !inBlocks {
+		all, err := r.FilesEver(tableID)
+		return slices.DeleteFunc(all, func(f DataFile) bool { return !f.End.Known || f.End.V > r.snap.ID }), err
+	}
+	var ids []int64
+	var rf catalogpb.RemovedFiles
+	err = r.scan(key(tagRemovedFiles, tableID), key(tagRemovedFiles, tableID, r.snap.ID+1), func(k, v []byte) error {
+		rf.Reset()
+		if err := decodeValue(v, &rf); err != nil {
+			return fmt.Errorf("removed files %x: %w", k, err)
+		}
+		ids = append(ids, rf.Ids...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DataFile, 0, len(ids))
+	var p catalogpb.DataFile
+	for _, id := range ids {
+		raw, err := r.kvs.Get(key(tagDataFile, tableID, id))
+		if err != nil {
+			return nil, fmt.Errorf("data file %d of table %d, named by a removal record: %w", id, tableID, err)
+		}
+		p.Reset()
+		if err := decodeValue(raw, &p); err != nil {
+			return nil, fmt.Errorf("data file %d of table %d: %w", id, tableID, err)
+		}
+		if f := dataFileFromPB(&p); f.End.Known && f.End.V <= r.snap.ID {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 func forgottenFromPB(p *catalogpb.ForgottenFile) RetiredFile {
