@@ -368,11 +368,7 @@ func expireSlabs(r kv.Reader, table int64, cols []int64, live map[int64]bool, de
 			if err := del(k); err != nil {
 				return err
 			}
-			level, err := idAt(k, 2)
-			if err != nil {
-				return err
-			}
-			first, err := idAt(k, 3)
+			level, first, err := slabAt(k)
 			if err != nil {
 				return err
 			}

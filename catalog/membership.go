@@ -156,11 +156,7 @@ func readSlabHeads(r *Reader, table, col int64, keep func(*catalogpb.MembershipS
 		if !keep(&p) {
 			return nil
 		}
-		level, err := idAt(k, 2)
-		if err != nil {
-			return err
-		}
-		first, err := idAt(k, 3)
+		level, first, err := slabAt(k)
 		if err != nil {
 			return err
 		}
@@ -542,4 +538,14 @@ func (s *SignatureReader) Of(fileID int64) ([]uint64, bool, error) {
 		return sl.sigs[j], true, nil
 	}
 	return nil, false, nil
+}
+
+// slabAt reads a slab key's level and first file (table | column | level |
+// first).
+func slabAt(k []byte) (level, first int64, err error) {
+	if level, err = idAt(k, 2); err != nil {
+		return 0, 0, err
+	}
+	first, err = idAt(k, 3)
+	return level, first, err
 }
