@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/cattest"
 	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/stats"
 )
@@ -131,17 +132,11 @@ func TestSchemaEvolutionFuzz(t *testing.T) {
 		for _, col := range cols {
 			defs = append(defs, col.name+" "+col.typ)
 		}
-		cd, _ := catalog.ParseColumnDefs(strings.Join(defs, ", "))
+		var parts []string
 		if hive {
-			if err := catalog.PartitionBy(cd, []string{"k"}); err != nil {
-				t.Fatal(err)
-			}
+			parts = []string{"k"}
 		}
-		tx, _ := c.Begin()
-		tx.CreateTable("t", cd)
-		if _, err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		cattest.CreateTable(t, c, "t", defs, parts...)
 		nextKey, nextID := len(cols), 0
 		var files []evoFile
 		type snap struct {

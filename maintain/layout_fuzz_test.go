@@ -16,6 +16,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/cattest"
 	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
@@ -88,17 +89,11 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 		if hive {
 			defs = append(defs, "k BIGINT")
 		}
-		cd, _ := catalog.ParseColumnDefs(strings.Join(defs, ", "))
+		var parts []string
 		if hive {
-			if err := catalog.PartitionBy(cd, []string{"k"}); err != nil {
-				t.Fatal(err)
-			}
+			parts = []string{"k"}
 		}
-		tx, _ := c.Begin()
-		tx.CreateTable("t", cd)
-		if _, err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		cattest.CreateTable(t, c, "t", defs, parts...)
 		e, err := engine.New(c)
 		if err != nil {
 			t.Fatal(err)
