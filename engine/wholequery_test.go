@@ -1564,6 +1564,24 @@ func (g *wqGen) metaAggs(rel wqRel) string {
 	return strings.Join(out, ", ")
 }
 
+// grouping is a GROUP BY's body built of grouping sets: empty sets
+// repeated, ROLLUP, CUBE, and the forms DuckDB reads as one empty set.
+func (g *wqGen) grouping(rel wqRel) string {
+	c1, c2 := g.ref(rel, g.col(rel)), g.ref(rel, g.col(rel))
+	return pick(g.r, []string{
+		"GROUPING SETS ((), ())",
+		"GROUPING SETS ((), (), ())",
+		"GROUPING SETS (())",
+		"()",
+		"ALL",
+		"ROLLUP (" + c1 + ")",
+		"CUBE (" + c1 + ", " + c2 + ")",
+		"GROUPING SETS ((" + c1 + "), ())",
+		"GROUPING SETS ((), ROLLUP (" + c1 + "))",
+		"CUBE (" + c1 + "), ()",
+	})
+}
+
 // simple is a one-table SELECT of some shape, with rel as its scope.
 func (g *wqGen) simple(t *wqTable, q *wqQuery) (string, wqRel) {
 	r := g.r
@@ -1576,6 +1594,13 @@ func (g *wqGen) simple(t *wqTable, q *wqQuery) (string, wqRel) {
 	w := g.where(rel)
 	switch r.IntN(10) {
 	case 0, 1, 2:
+		if r.IntN(4) == 0 {
+			// Aggregates the metadata path would answer, under a grouping
+			// that changes how many rows they make: one per grouping set,
+			// none from an empty input under a grouped set.
+			g.tag("grouping-sets")
+			return "SELECT " + g.metaAggs(rel) + " FROM " + from + w + " GROUP BY " + g.grouping(rel), rel
+		}
 		g.tag("metadata-shape")
 		return "SELECT " + g.metaAggs(rel) + " FROM " + from + w, rel
 	case 3:

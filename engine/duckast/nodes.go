@@ -9,9 +9,10 @@ type Select struct {
 	Where      map[string]any // nil without WHERE
 	SelectList []*Expr
 	Sampled    bool // USING SAMPLE
-	// Plain is set when the SELECT has no GROUP BY, HAVING, QUALIFY,
-	// modifiers (ORDER BY, LIMIT, DISTINCT) or WITH: its rows are its
-	// FROM's rows through its WHERE.
+	// Plain is set when the SELECT has no GROUP BY (grouping sets, ROLLUP
+	// and CUBE included), HAVING, QUALIFY, modifiers (ORDER BY, LIMIT,
+	// DISTINCT), WITH or anything this package does not read: its rows are
+	// its FROM's rows through its WHERE.
 	Plain bool
 }
 
@@ -27,9 +28,41 @@ func SelectOf(x any) (*Select, bool) {
 	for _, it := range list(m, "select_list") {
 		s.SelectList = append(s.SelectList, ExprOf(it))
 	}
-	s.Plain = emptyList(m["group_expressions"]) && m["having"] == nil && m["qualify"] == nil &&
-		emptyList(m["modifiers"]) && len(CTEs(m)) == 0
+	s.Plain = plain(m)
 	return s, true
+}
+
+// plain reads every key of a SELECT_NODE and holds it to the value that
+// leaves the FROM's rows through the WHERE as they are. A key this package
+// does not know (a later DuckDB's serialisation) makes the node not plain:
+// a construct unread must never let statistics answer for it. Grouping
+// sets are their own key (group_sets): GROUPING SETS ((), ()) has no group
+// expressions yet returns one row per set.
+func plain(m map[string]any) bool {
+	for k, v := range m {
+		switch k {
+		case "type", "select_list", "from_table", "where_clause":
+		case "group_expressions", "group_sets", "modifiers":
+			if !emptyList(v) {
+				return false
+			}
+		case "having", "qualify", "sample":
+			if v != nil {
+				return false
+			}
+		case "aggregate_handling":
+			if v != "STANDARD_HANDLING" {
+				return false
+			}
+		case "cte_map":
+			if len(CTEs(m)) != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // TableRef is an item of a FROM clause.

@@ -5,7 +5,8 @@
 //
 //	{"error": false, "statements": [{"node": SELECT_NODE}]}
 //	SELECT_NODE   from_table (table ref), where_clause (expression),
-//	              select_list, group_expressions, having, qualify, sample,
+//	              select_list, group_expressions, group_sets, aggregate_handling,
+//	              having, qualify, sample,
 //	              modifiers, cte_map {map: [{key, value}]}
 //	table ref     BASE_TABLE (schema_name, table_name, alias, sample,
 //	              column_name_alias), JOIN (left, right, ref_type,
