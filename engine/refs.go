@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -163,9 +165,10 @@ func with(scope map[string]bool, names ...string) map[string]bool {
 
 // visit walks the parse tree; scope holds the CTE names visible at n, which
 // shadow catalog tables of the same name there and below, and nowhere else.
-// A CTE's body sees the CTEs defined before it, not itself: a table of its
-// own name inside it is the catalog's (a recursive CTE then just gets an
-// unused view).
+// A CTE's body sees the CTEs defined before it; a recursive one (DuckDB's
+// RECURSIVE_CTE_NODE) sees itself in its recursive step only: a table of
+// its own name in its seed, or in a body that is not recursive, is the
+// catalog's.
 func (w *walker) visit(n any, scope map[string]bool) {
 	if w.err != nil {
 		return
@@ -183,6 +186,20 @@ func (w *walker) visit(n any, scope map[string]bool) {
 			names = append(names, c.Name)
 		}
 		scope = with(scope, names...)
+		if name, ok := n["cte_name"].(string); ok && n["type"] == "RECURSIVE_CTE_NODE" {
+			// The seed (left) names the catalog's table; the recursive
+			// step (right) names the CTE being defined.
+			for _, k := range slices.Sorted(maps.Keys(n)) {
+				switch k {
+				case "right":
+					w.visit(n[k], with(scope, name))
+				case "cte_map":
+				default:
+					w.visit(n[k], scope)
+				}
+			}
+			return
+		}
 		if sel, ok := duckast.SelectOf(n); ok {
 			w.selectNode(sel, scope)
 		} else if tr, ok := duckast.TableRefOf(n); ok {

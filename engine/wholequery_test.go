@@ -1784,7 +1784,27 @@ func (g *wqGen) query() wqQuery {
 		mat := pick(r, []string{"", "", "MATERIALIZED ", "NOT MATERIALIZED "})
 		rel := wqRel{t: t}
 		body := "SELECT * FROM " + sqllex.QuoteName(t.name) + g.where(rel)
-		if r.IntN(3) == 0 {
+		if r.IntN(4) == 0 {
+			// A recursive CTE: its own name inside its UNION's right side
+			// is the CTE, even when a catalog table has that name; a table
+			// it seeds from is the catalog's. A non-recursive body under
+			// WITH RECURSIVE sees the catalog's table.
+			g.tag("cte-recursive")
+			c := g.ref(rel, g.col(rel))
+			depth := 1 + r.IntN(3)
+			rec := fmt.Sprintf("SELECT %s AS v, 0 AS d FROM %s%s UNION%s SELECT v, d + 1 FROM %s WHERE d < %d",
+				c, sqllex.QuoteName(t.name), g.where(rel), pick(r, []string{"", " ALL"}), sqllex.QuoteName(name), depth)
+			switch r.IntN(3) {
+			case 0:
+				s = fmt.Sprintf("WITH RECURSIVE %s AS (%s) SELECT count(*), count(DISTINCT v), max(d) FROM %s", sqllex.QuoteName(name), rec, sqllex.QuoteName(name))
+			case 1:
+				// The counter CTE beside a catalog table, joined.
+				s = fmt.Sprintf("WITH RECURSIVE n AS (SELECT 1 AS i UNION ALL SELECT i + 1 FROM n WHERE i < %d) SELECT count(*), %s FROM n, %s%s",
+					1+r.IntN(4), g.metaAggs(rel), sqllex.QuoteName(t.name), g.where(rel))
+			default:
+				s = fmt.Sprintf("WITH RECURSIVE %s AS (%s) SELECT %s FROM %s", sqllex.QuoteName(name), body, pick(r, []string{"*", g.metaAggs(rel)}), sqllex.QuoteName(name))
+			}
+		} else if r.IntN(3) == 0 {
 			body = inner
 			s = fmt.Sprintf("WITH %s AS %s(%s) SELECT count(*) FROM %s", sqllex.QuoteName(name), mat, body, sqllex.QuoteName(name))
 		} else {
