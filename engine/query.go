@@ -383,6 +383,18 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 			e.trees.Add(query, tree)
 		}
 	}
+	if e.sandbox != nil {
+		// Before DuckDB binds anything: binding a table function is
+		// enough for some to act.
+		if tree != nil {
+			err = e.checkFunctions(ctx, tree, 0)
+		} else {
+			err = checkFunctionWords(query)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	var scan *tableScan
 	if tree != nil {
 		if scan, err = findTables(tree, r); err != nil {

@@ -1592,15 +1592,14 @@ func (g *wqGen) simple(t *wqTable, q *wqQuery) (string, wqRel) {
 		from += " " + rel.qual
 	}
 	w := g.where(rel)
-	switch r.IntN(10) {
+	switch r.IntN(11) {
+	case 10:
+		// Aggregates the metadata path would answer, under a grouping
+		// that changes how many rows they make: one per grouping set,
+		// none from an empty input under a grouped set.
+		g.tag("grouping-sets")
+		return "SELECT " + g.metaAggs(rel) + " FROM " + from + w + " GROUP BY " + g.grouping(rel), rel
 	case 0, 1, 2:
-		if r.IntN(4) == 0 {
-			// Aggregates the metadata path would answer, under a grouping
-			// that changes how many rows they make: one per grouping set,
-			// none from an empty input under a grouped set.
-			g.tag("grouping-sets")
-			return "SELECT " + g.metaAggs(rel) + " FROM " + from + w + " GROUP BY " + g.grouping(rel), rel
-		}
 		g.tag("metadata-shape")
 		return "SELECT " + g.metaAggs(rel) + " FROM " + from + w, rel
 	case 3:
