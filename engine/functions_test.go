@@ -100,7 +100,7 @@ func TestFunctionCensus(t *testing.T) {
 // a CSV, a JSON and a text file beside the table's file in the readable
 // directory.
 type sandboxFixture struct {
-	e                           *Engine
+	e                         *Engine
 	data, parquet, csv, json_ string
 }
 
