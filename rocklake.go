@@ -31,6 +31,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/maintain"
@@ -46,6 +47,7 @@ type Lake struct {
 	cat      *catalog.Catalog
 	eng      *engine.Engine
 	readOnly bool
+	readDirs []string // the sandbox's, as written and resolved; nil: any file
 }
 
 // OpenOptions configure Open and Create. The zero value opens read-write
@@ -139,8 +141,14 @@ func wrap(c *catalog.Catalog, o OpenOptions) (*Lake, error) {
 		c.Close()
 		return nil, err
 	}
-	return &Lake{cat: c, eng: e, readOnly: o.ReadOnly}, nil
+	return &Lake{cat: c, eng: e, readOnly: o.ReadOnly, readDirs: o.Sandbox.ReadDirs()}, nil
 }
+
+// ReadDirs are the only directories a lake opened with a Sandbox registers
+// local files from (each as written and with its links resolved); nil when
+// any file may be registered. Add checks every file after resolving its
+// links, so that no file the sandboxed engine cannot read is committed.
+func (l *Lake) ReadDirs() []string { return l.readDirs }
 
 // Close closes the engine and the catalog.
 func (l *Lake) Close() error {
@@ -313,7 +321,7 @@ func (l *Lake) Add(ctx context.Context, table string, paths []string, o AddOptio
 	iopts := ingest.Options{
 		Create: o.Create, Workers: o.Workers, Progress: o.Progress,
 		FilterColumns: o.FilterColumns, NoAutoFilters: o.NoAutoFilters, SkipExisting: o.SkipExisting,
-		IgnoreExtraColumns: o.IgnoreExtraColumns, Hive: o.Hive,
+		IgnoreExtraColumns: o.IgnoreExtraColumns, Hive: o.Hive, ReadDirs: l.ReadDirs(),
 	}
 	if o.TakeOwnership {
 		iopts.Owner = catalog.OwnerTaken
@@ -891,6 +899,9 @@ var (
 	ErrInvalid = catalog.ErrInvalid
 	// ErrOutsideRoot: a file outside the catalog's data root (catalog).
 	ErrOutsideRoot = catalog.ErrOutsideRoot
+	// ErrOutsideReadDirs: a file that resolves (links followed) outside
+	// the directories a sandboxed lake reads, refused by Add.
+	ErrOutsideReadDirs = pathgate.ErrOutside
 	// ErrRetentionTooShort: an Expire cutoff under the retention floor
 	// (catalog).
 	ErrRetentionTooShort = catalog.ErrRetentionTooShort

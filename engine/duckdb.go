@@ -13,6 +13,8 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"github.com/rocklake/rocklake/internal/pathgate"
 )
 
 // opened counts the databases Open made: tests check with it that commands
@@ -37,7 +39,8 @@ func Open(path string) (*sql.DB, error) {
 // lockdown allows both inside them.
 type Sandbox struct {
 	// Dirs are the directories whose files queries may read: the data
-	// files' and the object cache's.
+	// files' and the object cache's. Only files under them may be
+	// registered through a Lake opened with the sandbox (ReadDirs).
 	Dirs []string
 	// TempDir is where DuckDB spills what does not fit in memory; it is
 	// added to the readable directories. Empty: no spilling.
@@ -47,18 +50,27 @@ type Sandbox struct {
 	MemoryLimit string
 }
 
+// ReadDirs are the directories files may be registered from: Dirs, each
+// also as resolved (the gate ingest checks resolved paths against).
+func (s *Sandbox) ReadDirs() []string {
+	if s == nil {
+		return nil
+	}
+	return pathgate.New(s.Dirs).Dirs()
+}
+
 // statements are the settings that lock a database down, in order:
 // allowed_directories and temp_directory must be set while external
 // access is still on, and lock_configuration last.
 func (s *Sandbox) statements() []string {
 	var dirs []string
-	for _, d := range append(slices.Clone(s.Dirs), s.TempDir) {
-		if d == "" {
-			continue
-		}
+	// Each directory as written and as resolved (pathgate): DuckDB
+	// compares prefixes without following links, and rocklake registers
+	// files by their resolved paths.
+	for _, d := range pathgate.New(append(slices.Clone(s.Dirs), s.TempDir)).Dirs() {
 		// DuckDB matches allowed directories as path prefixes: without the
 		// trailing separator /data would allow /data2.
-		dirs = append(dirs, sqlString(filepath.Clean(d)+string(filepath.Separator)))
+		dirs = append(dirs, sqlString(strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)))
 	}
 	out := []string{"SET GLOBAL TimeZone = 'UTC'"}
 	if s.TempDir != "" {

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
 )
@@ -112,6 +113,12 @@ type Options struct {
 	// layout by itself when every file's path has the same keys; a table
 	// that has partition columns reads them from every file added.
 	Hive bool
+	// ReadDirs, when set, are the only directories whose files may be
+	// registered: those the reading side may read (a server's sandbox).
+	// A local file is checked after symbolic links and ".." are resolved,
+	// before it is opened; one outside refuses the add
+	// (pathgate.ErrOutside) and nothing is committed.
+	ReadDirs []string
 }
 
 // Result summarises a successful Add.
@@ -171,7 +178,7 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 			res.Fetched = ct.Counts().Sub(before)
 		}
 	}()
-	files, skippedDirs, err := expand(paths, objects, len(opts.Replace) > 0)
+	files, skippedDirs, err := expand(paths, objects, len(opts.Replace) > 0, pathgate.New(opts.ReadDirs))
 	if err != nil {
 		return Result{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/storage"
 )
@@ -32,7 +33,7 @@ type target struct {
 // same file named twice (by two paths, symbolic links or hard links alike)
 // is an error.
 func ExpandPaths(args []string) ([]string, error) {
-	ts, _, err := expand(args, nil, false)
+	ts, _, err := expand(args, nil, false, pathgate.Gate{})
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,10 @@ func ExpandPaths(args []string) ([]string, error) {
 // of a prefix's listing, as rewrite directories are of a walk, and their
 // prefixes listed in skipped, unless rewrites is set (a rewrite
 // registering its own output).
-func expand(args []string, objects func() (storage.Store, error), rewrites bool) (_ []target, skipped []string, _ error) {
+//
+// Every local file, once resolved and before it is opened, must pass gate
+// (the directories the reading side may read; see pathgate).
+func expand(args []string, objects func() (storage.Store, error), rewrites bool, gate pathgate.Gate) (_ []target, skipped []string, _ error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no files given")
 	}
@@ -66,6 +70,9 @@ func expand(args []string, objects func() (storage.Store, error), rewrites bool)
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", from, err)
+		}
+		if err := gate.CheckNamed(p, real); err != nil {
+			return err
 		}
 		st, err := os.Stat(real)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/storage"
 )
 
@@ -45,7 +46,7 @@ func PrepareFiles(ctx context.Context, table string, cols []catalog.Column, path
 		}
 		return opts.Objects, nil
 	}
-	targets, _, err := expand(paths, objects, true)
+	targets, _, err := expand(paths, objects, true, pathgate.Gate{})
 	if err != nil {
 		return nil, nil, err
 	}

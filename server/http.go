@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/pqmeta"
 )
 
 // The HTTP API, JSON in and out:
@@ -129,8 +131,12 @@ func asAPIError(err error) *apiError {
 		return &apiError{http.StatusNotFound, "not_found", msg}
 	case errors.Is(err, rocklake.ErrConflict):
 		return &apiError{http.StatusConflict, "conflict", msg}
-	case errors.Is(err, rocklake.ErrOutsideRoot), errors.Is(err, rocklake.ErrSchemaMismatch), errors.Is(err, rocklake.ErrInvalid),
-		errors.Is(err, rocklake.ErrNoSuchColumn), errors.Is(err, rocklake.ErrDuplicate):
+	case errors.Is(err, rocklake.ErrOutsideRoot), errors.Is(err, rocklake.ErrOutsideReadDirs), errors.Is(err, rocklake.ErrSchemaMismatch), errors.Is(err, rocklake.ErrInvalid),
+		errors.Is(err, rocklake.ErrNoSuchColumn), errors.Is(err, rocklake.ErrDuplicate),
+		// A path the caller named that is missing, not a regular file or
+		// not Parquet is the request's fault, not the server's.
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, pqmeta.ErrNotRegular), errors.Is(err, pqmeta.ErrNotParquet),
+		errors.Is(err, pqmeta.ErrTruncated), errors.Is(err, pqmeta.ErrCorruptFooter):
 		return &apiError{http.StatusBadRequest, "invalid", msg}
 	case errors.Is(err, rocklake.ErrReadOnly):
 		return &apiError{http.StatusForbidden, "read_only", msg}
@@ -310,39 +316,14 @@ func (s *Server) apiAdd(_ http.ResponseWriter, r *http.Request) (any, error) {
 		if !strings.HasPrefix(p, "s3://") && !filepath.IsAbs(p) {
 			return nil, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("path %q is relative; the server's working directory is not the caller's: give an absolute path", p)}
 		}
-		if !s.readable(p) {
-			return nil, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("path %q is outside the directories this server reads (%s)", p, strings.Join(s.dirs(), ", "))}
-		}
 	}
 	// An add is one commit: it lands whole or not at all, even when the
-	// client goes away, so it does not run on the request's context.
+	// client goes away, so it does not run on the request's context. The
+	// lake refuses a file whose resolved path its engine may not read.
 	res, err := s.lake.Add(context.WithoutCancel(r.Context()), r.PathValue("table"), req.Paths, rocklake.AddOptions{Create: req.Create})
 	if err != nil {
 		return nil, err
 	}
 	s.m.adds.Add(float64(res.Files))
 	return res, nil
-}
-
-func (s *Server) dirs() []string {
-	if s.cfg.Sandbox == nil {
-		return nil
-	}
-	return s.cfg.Sandbox.Dirs
-}
-
-// readable says whether a path lies under a directory the engine may
-// read: a file registered elsewhere could never be queried.
-func (s *Server) readable(p string) bool {
-	if s.cfg.Sandbox == nil || strings.HasPrefix(p, "s3://") {
-		return true
-	}
-	clean := filepath.Clean(p)
-	for _, d := range s.cfg.Sandbox.Dirs {
-		d = filepath.Clean(d)
-		if clean == d || strings.HasPrefix(clean, d+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
 }

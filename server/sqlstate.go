@@ -31,6 +31,8 @@ func toPGError(err error) *pgError {
 		code = "22023"
 	case errors.Is(err, rocklake.ErrDataFileChanged):
 		code = "58030"
+	case errors.Is(err, rocklake.ErrOutsideReadDirs):
+		code = "42501"
 	case errors.Is(err, rocklake.ErrCorrupt):
 		code = "XX001"
 	default:

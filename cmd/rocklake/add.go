@@ -133,6 +133,10 @@ already (--skip-existing leaves such files out).`,
 			progress, finish := progressBar(cmd, "reading footers")
 			opts := ingest.Options{Create: create, Workers: workers, Progress: progress, FilterColumns: filterCols, NoAutoFilters: noAuto, SkipExisting: skip, Owner: owner(take),
 				IgnoreExtraColumns: ignoreExtra, Hive: hive}
+			if g.served != nil {
+				// In a server: only what its engine may read is registered.
+				opts.ReadDirs = g.served.ReadDirs()
+			}
 			res, err := ingest.Add(c, args[0], args[1:], opts)
 			finish()
 			if err != nil {

@@ -60,22 +60,8 @@ func TestCommandsThroughServer(t *testing.T) {
 	}
 	direct := runAll()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	root := newRootCmd()
-	var serveOut syncWriter
-	root.SetOut(&serveOut)
-	root.SetErr(&serveOut)
-	root.SetArgs([]string{"--catalog", lake, "serve", "--pg-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"})
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for socketFor(lake) == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not start: %s", serveOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	stop := serveInBackground(t, lake)
+	defer stop()
 	served := runAll()
 	for i, c := range commands {
 		if served[i] != direct[i] {
@@ -117,20 +103,49 @@ func TestCommandsThroughServer(t *testing.T) {
 		t.Errorf("verify while served: %v", err)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve after its context ended: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("serve did not stop")
-	}
+	stop()
 	if _, err := os.Stat(filepath.Join(lake, socketName)); err == nil {
 		t.Error("the socket outlived the server")
 	}
 	if _, err := run(t, "--catalog", lake, "verify", "events"); err != nil {
 		t.Errorf("verify after the server stopped: %v", err)
+	}
+}
+
+// serveInBackground runs `rocklake serve` on a directory catalog (loopback
+// ports the system picks) until its socket is up; stop ends it and waits,
+// and may be called more than once.
+func serveInBackground(t *testing.T, lake string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	root := newRootCmd()
+	var serveOut syncWriter
+	root.SetOut(&serveOut)
+	root.SetErr(&serveOut)
+	root.SetArgs([]string{"--catalog", lake, "serve", "--pg-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for socketFor(lake) == "" {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("the server did not start: %s", serveOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("serve after its context ended: %v", err)
+				}
+			case <-time.After(time.Minute):
+				t.Error("serve did not stop")
+			}
+		})
 	}
 }
 
