@@ -98,6 +98,7 @@ func (s *Server) handlePG(c net.Conn) {
 	rd := &connReader{c: c}
 	be := pgproto3.NewBackend(rd, c)
 	secure := false
+	var binding scram.ChannelBinding
 	var startup *pgproto3.StartupMessage
 	for startup == nil {
 		msg, err := be.ReceiveStartupMessage()
@@ -115,10 +116,21 @@ func (s *Server) handlePG(c net.Conn) {
 			if _, err := c.Write([]byte{'S'}); err != nil {
 				return
 			}
-			tc := tls.Server(c, s.cfg.TLS)
+			var cert *tls.Certificate
+			tc := tls.Server(c, recordCertificate(s.cfg.TLS, &cert))
 			if err := tc.Handshake(); err != nil {
 				s.cfg.Log.Info("pg: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 				return
+			}
+			if cert == nil && len(s.cfg.TLS.Certificates) == 1 {
+				cert = &s.cfg.TLS.Certificates[0] // a resumed session chooses none
+			}
+			if cert != nil {
+				if hash, err := serverEndPoint(cert); err == nil {
+					binding = scram.ChannelBinding{Type: scram.ChannelBindingTLSServerEndpoint, Data: hash}
+				} else {
+					s.cfg.Log.Info("pg: no channel binding for this certificate", "err", err)
+				}
 			}
 			c, secure = tc, true
 			defer c.Close()
@@ -157,13 +169,21 @@ func (s *Server) handlePG(c net.Conn) {
 		fatal("28000", "no user name given in the startup message")
 		return
 	}
-	role := Writer
+	role, bound := Writer, false
 	if s.cfg.Auth != nil {
-		var ok bool
-		if role, ok = s.scramAuth(be, c, user); !ok {
+		var err error
+		if role, bound, err = s.scramAuth(be, binding, user); err != nil {
 			s.m.authFailures.Inc()
-			s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String())
-			fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			// Only the server's own reasons are logged: SCRAM's errors can
+			// quote what the client sent, proof included.
+			var pe *pgError
+			if errors.As(err, &pe) {
+				s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String(), "why", pe.msg)
+				fatal(pe.code, pe.msg)
+			} else {
+				s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String())
+				fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			}
 			return
 		}
 	}
@@ -200,19 +220,19 @@ func (s *Server) handlePG(c net.Conn) {
 	if err := be.Flush(); err != nil {
 		return
 	}
-	s.cfg.Log.Info("pg: connected", "user", user, "remote", c.RemoteAddr().String(), "tls", secure)
+	s.cfg.Log.Info("pg: connected", "user", user, "remote", c.RemoteAddr().String(), "tls", secure, "channel_binding", bound)
 	ss.loop()
 }
 
-// scramAuth runs SCRAM-SHA-256 (and, under TLS, SCRAM-SHA-256-PLUS with
-// tls-server-end-point binding). PostgreSQL takes the user from the
-// startup message and ignores the SCRAM user name; an unknown user runs
-// the exchange against a random verifier, so a client cannot tell unknown
-// users from wrong passwords.
-func (s *Server) scramAuth(be *pgproto3.Backend, c net.Conn, user string) (Role, bool) {
+// scramAuth runs SCRAM-SHA-256 and, when the connection has channel
+// binding data (TLS, tls-server-end-point), offers SCRAM-SHA-256-PLUS
+// first. PostgreSQL takes the user from the startup message and ignores
+// the SCRAM user name; an unknown user runs the exchange against a random
+// verifier, so a client cannot tell unknown users from wrong passwords.
+func (s *Server) scramAuth(be *pgproto3.Backend, binding scram.ChannelBinding, user string) (role Role, bound bool, err error) {
 	u, known := s.cfg.Auth.user(user)
 	cred := scram.StoredCredentials{}
-	role := Reader
+	role = Reader
 	if known {
 		cred, role = u.cred, u.Role
 	} else {
@@ -221,56 +241,70 @@ func (s *Server) scramAuth(be *pgproto3.Backend, c net.Conn, user string) (Role,
 	}
 	srv, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return cred, nil })
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
 	mechs := []string{"SCRAM-SHA-256"}
 	conv := srv.NewConversation()
-	var binding scram.ChannelBinding
-	if tc, ok := c.(*tls.Conn); ok {
-		state := tc.ConnectionState()
-		if b, err := scram.NewTLSServerEndpointBinding(&state); err == nil {
-			binding = b
-			mechs = append([]string{"SCRAM-SHA-256-PLUS"}, mechs...)
-			conv = srv.NewConversationWithChannelBinding(binding)
-		}
+	if binding.IsSupported() {
+		mechs = append([]string{"SCRAM-SHA-256-PLUS"}, mechs...)
+		conv = srv.NewConversationWithChannelBinding(binding)
 	}
 	be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: mechs})
-	if be.Flush() != nil {
-		return "", false
+	if err := be.Flush(); err != nil {
+		return "", false, err
 	}
-	if be.SetAuthType(pgproto3.AuthTypeSASL) != nil {
-		return "", false
+	if err := be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+		return "", false, err
 	}
 	msg, err := be.Receive()
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
 	first, ok := msg.(*pgproto3.SASLInitialResponse)
-	if !ok || (first.AuthMechanism != "SCRAM-SHA-256" && first.AuthMechanism != "SCRAM-SHA-256-PLUS") {
-		return "", false
+	if !ok || !slices.Contains(mechs, first.AuthMechanism) {
+		return "", false, &pgError{code: "28000", msg: "the client did not choose one of the SASL mechanisms offered: " + strings.Join(mechs, ", ")}
+	}
+	// The mechanism and the GS2 flag must agree, as PostgreSQL checks:
+	// SCRAM-SHA-256-PLUS binds ("p="), plain SCRAM-SHA-256 does not. A
+	// client choosing PLUS without binding, or binding under the plain
+	// name, is not one to trust with either.
+	plus := first.AuthMechanism == "SCRAM-SHA-256-PLUS"
+	if plus != strings.HasPrefix(string(first.Data), "p=") {
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed: the mechanism and the client's channel binding flag disagree"}
 	}
 	out, err := conv.Step(string(first.Data))
-	if err != nil {
-		return "", false
+	switch {
+	case out == scram.ErrServerDoesSupportChannelBinding:
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed: the client says SCRAM-SHA-256-PLUS was not offered, and it was"}
+	case out == scram.ErrUnsupportedChannelBindingType || out == scram.ErrChannelBindingNotSupported:
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed: the server binds with tls-server-end-point only"}
+	case err != nil:
+		return "", false, err
 	}
 	be.Send(&pgproto3.AuthenticationSASLContinue{Data: []byte(out)})
-	if be.Flush() != nil || be.SetAuthType(pgproto3.AuthTypeSASLContinue) != nil {
-		return "", false
+	if err := be.Flush(); err != nil {
+		return "", false, err
+	}
+	if err := be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+		return "", false, err
 	}
 	msg, err = be.Receive()
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
 	resp, ok := msg.(*pgproto3.SASLResponse)
 	if !ok {
-		return "", false
+		return "", false, errors.New("expected a SASL response")
 	}
 	out, err = conv.Step(string(resp.Data))
+	if out == scram.ErrChannelBindingsDontMatch {
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed"}
+	}
 	if err != nil || !conv.Valid() || !known {
-		return "", false
+		return "", false, errors.New("wrong password or unknown user")
 	}
 	be.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(out)})
-	return role, true
+	return role, plus, nil
 }
 
 func (s *Server) register(ss *pgSession) bool {
