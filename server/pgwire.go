@@ -5,18 +5,22 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/xdg-go/scram"
 
 	"github.com/rocklake/rocklake"
@@ -95,7 +99,8 @@ func (s *Server) handlePG(c net.Conn) {
 		}
 	}()
 	c.SetDeadline(time.Now().Add(startupTimeout))
-	rd := &connReader{c: c}
+	rd := &connReader{c: c, held: &s.buffered}
+	defer func() { rd.release() }()
 	be := pgproto3.NewBackend(rd, c)
 	secure := false
 	var binding scram.ChannelBinding
@@ -134,7 +139,8 @@ func (s *Server) handlePG(c net.Conn) {
 			}
 			c, secure = tc, true
 			defer c.Close()
-			rd = &connReader{c: c}
+			rd.release()
+			rd = &connReader{c: c, held: &s.buffered}
 			be = pgproto3.NewBackend(rd, c)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.Write([]byte{'N'}); err != nil {
@@ -149,6 +155,7 @@ func (s *Server) handlePG(c net.Conn) {
 			return
 		}
 	}
+	rd.limit(be, min(authMessageLimit, s.cfg.MaxMessageBytes))
 	fatal := func(code, msg string) {
 		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
 		be.Flush()
@@ -173,6 +180,11 @@ func (s *Server) handlePG(c net.Conn) {
 	if s.cfg.Auth != nil {
 		var err error
 		if role, bound, err = s.scramAuth(be, binding, user); err != nil {
+			var big *pgproto3.ExceededMaxBodyLenErr
+			if errors.As(err, &big) {
+				s.tooLarge(be, c, big)
+				return
+			}
 			s.m.authFailures.Inc()
 			// Only the server's own reasons are logged: SCRAM's errors can
 			// quote what the client sent, proof included.
@@ -187,6 +199,7 @@ func (s *Server) handlePG(c net.Conn) {
 			return
 		}
 	}
+	rd.limit(be, s.cfg.MaxMessageBytes)
 	if db := startup.Parameters["database"]; db != "" && db != "rocklake" && db != user {
 		// Any name is accepted: one server serves one catalog.
 		_ = db
@@ -222,6 +235,23 @@ func (s *Server) handlePG(c net.Conn) {
 	}
 	s.cfg.Log.Info("pg: connected", "user", user, "remote", c.RemoteAddr().String(), "tls", secure, "channel_binding", bound)
 	ss.loop()
+}
+
+// authMessageLimit bounds a message before login: SCRAM's are a few
+// hundred bytes (PostgreSQL allows 64 KiB for an authentication token).
+const authMessageLimit = 64 << 10
+
+// tooLarge ends a connection whose client sent a header claiming more
+// than the limit, saying which limit, before any room is made for it.
+func (s *Server) tooLarge(be *pgproto3.Backend, c net.Conn, big *pgproto3.ExceededMaxBodyLenErr) {
+	s.dropped.WithLabelValues("message_too_large").Inc()
+	s.cfg.Log.Info("pg: message over the limit", "remote", c.RemoteAddr().String(), "bytes", big.ActualBodyLen, "limit", big.MaxExpectedBodyLen)
+	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "54000",
+		Message: fmt.Sprintf("message of %d bytes is over the server's limit of %d bytes per message", big.ActualBodyLen, big.MaxExpectedBodyLen),
+		Hint:    "send large values in smaller pieces, or raise the server's message limit"})
+	if be.Flush() == nil {
+		lingerClose(c, int64(big.ActualBodyLen))
+	}
 }
 
 // scramAuth runs SCRAM-SHA-256 and, when the connection has channel
@@ -376,6 +406,11 @@ func (ss *pgSession) loop() {
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
+			var big *pgproto3.ExceededMaxBodyLenErr
+			if errors.As(err, &big) {
+				ss.s.tooLarge(ss.be, ss.conn, big)
+				return
+			}
 			ss.mu.Lock()
 			closing := ss.closing
 			ss.mu.Unlock()
@@ -807,24 +842,122 @@ func (ss *pgSession) columnTypes() map[string]types.Type {
 	return out
 }
 
-// connReader is the connection as the protocol reads it, with a watch:
-// while a statement runs nothing reads the socket, so a client that went
-// away would go unnoticed until its answer is written, and DuckDB would
-// run its query to the end. The watch reads meanwhile, keeps what the
-// client sent (pipelined messages) for the protocol, and reports a
-// closed connection.
+// connReader is the connection as the protocol reads it.
+//
+// It hands the protocol a message only once the whole message has
+// arrived. pgproto3 makes room for a message's body as soon as it reads
+// the header, so a header claiming a large body and nothing after it
+// would make the server hold that much per connection; here what a client
+// makes the server hold is what it has sent. A header over the limit (or
+// malformed) is handed on at once, for pgproto3 to refuse. The startup
+// exchange, whose messages pgproto3 bounds itself, is read as it comes.
+//
+// And it has a watch: while a statement runs nothing reads the socket, so
+// a client that went away would go unnoticed until its answer is written,
+// and DuckDB would run its query to the end. The watch reads meanwhile,
+// keeps what the client sent (pipelined messages, up to watchLimit) for
+// the protocol, and reports a closed connection.
 type connReader struct {
-	c       net.Conn
-	pending []byte
+	c   net.Conn
+	buf []byte // buf[off:] is received and not yet handed on
+	off int
+	// whole is how many bytes of buf[off:] are whole messages.
+	whole int
+	// framed: past the startup exchange. max is the body limit the
+	// protocol applies. raw: a header was over it or malformed, and
+	// everything is handed on as it comes.
+	framed, raw bool
+	max         int
+	held        *atomic.Int64 // the server's count of buffered bytes
+	counted     int64         // what this reader added to it
 }
 
+// watchLimit is how much the watch keeps of what a client sends while its
+// statement runs; past it the rest waits in the socket.
+const watchLimit = 64 << 10
+
 func (r *connReader) Read(p []byte) (int, error) {
-	if len(r.pending) > 0 {
-		n := copy(p, r.pending)
-		r.pending = r.pending[n:]
-		return n, nil
+	for {
+		if n := r.ready(); n > 0 {
+			n = copy(p, r.buf[r.off:r.off+n])
+			r.off += n
+			r.whole = max(0, r.whole-n)
+			if r.off == len(r.buf) {
+				r.off, r.whole = 0, 0
+				if cap(r.buf) > 64<<10 {
+					r.buf = nil // a large message passed: do not keep its room
+				} else {
+					r.buf = r.buf[:0]
+				}
+			}
+			r.count()
+			return n, nil
+		}
+		if err := r.fill(); err != nil {
+			return 0, err
+		}
 	}
-	return r.c.Read(p)
+}
+
+// ready is how many buffered bytes may be handed on.
+func (r *connReader) ready() int {
+	pending := r.buf[r.off:]
+	if !r.framed || r.raw {
+		return len(pending)
+	}
+	for len(pending)-r.whole >= 5 {
+		n := int(int32(binary.BigEndian.Uint32(pending[r.whole+1:])))
+		if n < 4 || n-4 > r.max {
+			r.raw = true
+			return len(pending)
+		}
+		if len(pending)-r.whole < 1+n {
+			break
+		}
+		r.whole += 1 + n
+	}
+	return r.whole
+}
+
+// fill reads what the socket has, growing the buffer by what arrives.
+func (r *connReader) fill() error {
+	if r.off > 0 {
+		n := copy(r.buf, r.buf[r.off:])
+		r.buf, r.off = r.buf[:n], 0
+	}
+	r.buf = slices.Grow(r.buf, 16<<10)
+	n, err := r.c.Read(r.buf[len(r.buf):cap(r.buf)])
+	r.buf = r.buf[:len(r.buf)+n]
+	r.count()
+	if n > 0 {
+		return nil
+	}
+	return err
+}
+
+// count keeps the server's count of buffered bytes up to date.
+func (r *connReader) count() {
+	if r.held == nil {
+		return
+	}
+	n := int64(len(r.buf) - r.off)
+	r.held.Add(n - r.counted)
+	r.counted = n
+}
+
+// release gives back the count of what the reader still holds, when its
+// connection ends.
+func (r *connReader) release() {
+	if r.held != nil {
+		r.held.Add(-r.counted)
+		r.counted = 0
+	}
+}
+
+// limit sets the body limit, for the reader and the protocol alike.
+func (r *connReader) limit(be *pgproto3.Backend, n int) {
+	r.framed, r.max = true, n
+	be.SetMaxBodyLen(n)
 }
 
 // watch calls gone if the client closes the connection before stop is
@@ -833,11 +966,8 @@ func (r *connReader) watch(gone func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := r.c.Read(buf)
-			r.pending = append(r.pending, buf[:n]...)
-			if err != nil {
+		for len(r.buf)-r.off < watchLimit {
+			if err := r.fill(); err != nil {
 				var ne net.Error
 				if !errors.As(err, &ne) || !ne.Timeout() {
 					gone()
@@ -851,4 +981,31 @@ func (r *connReader) watch(gone func()) (stop func()) {
 		<-done
 		r.c.SetReadDeadline(time.Time{})
 	}
+}
+
+// lingerTimeout bounds how long a refused client is read from before its
+// connection closes.
+const lingerTimeout = 2 * time.Second
+
+// lingerClose closes a connection whose client may still be sending (a
+// driver writing the message it was refused for): closing with its bytes
+// unread would reset the connection, and the reset can overtake the error
+// sent just before it. What it sends meanwhile is read into nothing.
+func lingerClose(c net.Conn, upTo int64) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(lingerTimeout))
+	io.CopyN(io.Discard, c, upTo)
+	c.Close()
+}
+
+// registerClientMetrics adds the series of what clients make the server
+// hold, and of the clients dropped for it.
+func (s *Server) registerClientMetrics() {
+	s.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_pg_clients_dropped_total",
+		Help: "PostgreSQL-protocol sessions ended by the server: message_too_large."}, []string{"reason"})
+	s.m.reg.MustRegister(s.dropped, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rocklake_pg_buffered_bytes",
+		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received."},
+		func() float64 { return float64(s.buffered.Load()) }))
 }

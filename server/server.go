@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rocklake/rocklake"
 )
 
@@ -42,6 +44,14 @@ type Config struct {
 	// with SQLSTATE 54000 rather than stream without end.
 	MaxResultRows  int64
 	MaxResultBytes int64
+	// MaxMessageBytes bounds the body of one message a client sends
+	// (default 64 MiB; PostgreSQL's own limit is 1 GB, most drivers send
+	// far less). A message over it ends the connection with SQLSTATE
+	// 54000. A message's memory is taken only as its bytes arrive, so
+	// what a client can make the server hold is what it has sent, up to
+	// this. Before login the limit is 64 KiB (SCRAM's messages are
+	// small), and the startup message's is 10,000 bytes, as PostgreSQL's.
+	MaxMessageBytes int
 	// ShutdownTimeout is how long Shutdown lets running queries finish
 	// before cancelling them (default 30 s).
 	ShutdownTimeout time.Duration
@@ -71,6 +81,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = 256 << 20
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 64 << 20
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 30 * time.Second
@@ -104,6 +117,10 @@ type Server struct {
 	active   atomic.Int64 // PostgreSQL connections
 	nextPID  atomic.Uint32
 	ready    atomic.Bool
+	// buffered is what the PostgreSQL sessions hold of their clients'
+	// bytes: messages received and not yet whole.
+	buffered atomic.Int64
+	dropped  *prometheus.CounterVec
 }
 
 // ErrInsecure is returned for a listen address beyond loopback without
@@ -129,6 +146,7 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}}
+	s.registerClientMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	var err error
 	if cfg.PGListen != "" {
