@@ -196,3 +196,62 @@ func TestMessageLimitThroughDriver(t *testing.T) {
 		t.Errorf("another client: %d %v", n, err)
 	}
 }
+
+// A client that asks for a large answer and never reads it: the server
+// holds a bounded part of it while the socket is full, serves another
+// client meanwhile, drops the reader after the write timeout (its query
+// closed, its bytes released), and it never got the whole answer.
+func TestNonReadingClientDropped(t *testing.T) {
+	cfg := newConfig()
+	cfg.WriteTimeout = 5 * time.Second
+	f := newFixture(t, cfg)
+	const rows, width = 30000, 1000 // about 30 MB, beyond any socket's buffers
+	c, fe := rawLogin(t, f, "stuck", 16<<10)
+	fe.Send(&pgproto3.Query{String: "SELECT i, repeat('x', " + strconv.Itoa(width) + ") AS pad FROM range(" + strconv.Itoa(rows) + ") r(i)"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	held := waitMetric(t, f, "rocklake_pg_buffered_bytes", "the stuck answer", func(v float64) bool { return v > 0 })
+	if held > 1<<20 {
+		t.Errorf("the server holds %v bytes of an answer no one reads", held)
+	}
+
+	ctx := context.Background()
+	other := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	var n int
+	if err := other.QueryRow(ctx, "SELECT count(*) FROM t WHERE id < 150").Scan(&n); err != nil || n != 150 {
+		t.Errorf("another client while one is stuck: %d %v", n, err)
+	}
+	if held := metric(t, f, "rocklake_pg_buffered_bytes"); held > 1<<20 {
+		t.Errorf("the server holds %v bytes of an answer no one reads", held)
+	}
+	if d := metric(t, f, `rocklake_pg_clients_dropped_total{reason="write_timeout"}`); d != 0 {
+		t.Logf("the stuck client was dropped before the other's query ended (a slow machine?)")
+	}
+
+	waitMetric(t, f, `rocklake_pg_clients_dropped_total{reason="write_timeout"}`, "the stuck client's drop", func(v float64) bool { return v == 1 })
+	waitMetric(t, f, "rocklake_pg_buffered_bytes", "after the drop", func(v float64) bool { return v == 0 })
+	waitMetric(t, f, "rocklake_pg_connections", "after the drop", func(v float64) bool { return v == 1 })
+
+	// What reached the stuck client is what the sockets held: a part.
+	got, complete := 0, false
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			break
+		}
+		switch msg.(type) {
+		case *pgproto3.DataRow:
+			got++
+		case *pgproto3.CommandComplete:
+			complete = true
+		}
+	}
+	if complete || got >= rows {
+		t.Errorf("the stuck client got %d rows of %d (complete %v)", got, rows, complete)
+	}
+	if err := other.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 300 {
+		t.Errorf("the other client after the drop: %d %v", n, err)
+	}
+}

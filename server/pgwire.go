@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -61,6 +62,7 @@ type pgSession struct {
 	s    *Server
 	conn net.Conn
 	rd   *connReader
+	w    *connWriter
 	be   *pgproto3.Backend
 	user string
 	role Role
@@ -83,6 +85,10 @@ type pgSession struct {
 	// the next Sync, as PostgreSQL does.
 	skipping bool
 
+	// queued is the bytes of rows sent to the protocol's buffer and not
+	// yet flushed to the socket, counted in the server's buffered bytes.
+	queued int64
+
 	mu      sync.Mutex
 	running context.CancelFunc // the query running now, for CancelRequest
 	busy    bool
@@ -101,7 +107,8 @@ func (s *Server) handlePG(c net.Conn) {
 	c.SetDeadline(time.Now().Add(startupTimeout))
 	rd := &connReader{c: c, held: &s.buffered}
 	defer func() { rd.release() }()
-	be := pgproto3.NewBackend(rd, c)
+	w := &connWriter{c: c, timeout: s.cfg.WriteTimeout}
+	be := pgproto3.NewBackend(rd, w)
 	secure := false
 	var binding scram.ChannelBinding
 	var startup *pgproto3.StartupMessage
@@ -141,7 +148,8 @@ func (s *Server) handlePG(c net.Conn) {
 			defer c.Close()
 			rd.release()
 			rd = &connReader{c: c, held: &s.buffered}
-			be = pgproto3.NewBackend(rd, c)
+			w = &connWriter{c: c, timeout: s.cfg.WriteTimeout}
+			be = pgproto3.NewBackend(rd, w)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.Write([]byte{'N'}); err != nil {
 				return
@@ -204,7 +212,7 @@ func (s *Server) handlePG(c net.Conn) {
 		// Any name is accepted: one server serves one catalog.
 		_ = db
 	}
-	ss := &pgSession{s: s, conn: c, rd: rd, be: be, user: user, role: role, settings: map[string]string{},
+	ss := &pgSession{s: s, conn: c, rd: rd, be: be, w: w, user: user, role: role, settings: map[string]string{},
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
@@ -403,6 +411,7 @@ func (ss *pgSession) ready() {
 }
 
 func (ss *pgSession) loop() {
+	defer func() { ss.s.buffered.Add(-ss.queued); ss.queued = 0 }()
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
@@ -425,7 +434,7 @@ func (ss *pgSession) loop() {
 		ss.busy = true
 		ss.mu.Unlock()
 		stop := ss.handle(msg)
-		if err := ss.be.Flush(); err != nil {
+		if err := ss.flush(); err != nil {
 			return
 		}
 		ss.mu.Lock()
@@ -518,6 +527,9 @@ type pgError struct {
 func (e *pgError) Error() string { return e.msg }
 
 func (ss *pgSession) sendError(err error) {
+	if ss.w.err != nil {
+		return // the client is gone: nothing more reaches it
+	}
 	pe := toPGError(err)
 	ss.s.m.errors.WithLabelValues(pe.code).Inc()
 	ss.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.code, Message: pe.msg, Hint: pe.hint})
@@ -727,7 +739,6 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 	}
 	res.suspended = false
 	var sent int64
-	var pending int
 	for {
 		if limit > 0 && sent == limit {
 			res.suspended = true
@@ -757,12 +768,16 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 		}
 		ss.be.Send(&pgproto3.DataRow{Values: row})
 		sent++
-		pending += rowBytes(row)
-		if pending >= 64<<10 {
-			if err := ss.be.Flush(); err != nil {
+		n := int64(5 + 2 + rowBytes(row))
+		ss.queued += n
+		ss.s.buffered.Add(n)
+		// Rows go out as DuckDB hands them over, a socket's worth at a
+		// time: a client that reads slowly slows its query's sending, and
+		// the server holds one flush of it, not the answer.
+		if ss.queued >= flushBytes {
+			if err := ss.flush(); err != nil {
 				return err
 			}
-			pending = 0
 		}
 	}
 	if err := res.finish(); err != nil {
@@ -771,6 +786,25 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 	ss.s.m.rowsSent.Add(float64(res.count))
 	ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(res.count, 10))})
 	return nil
+}
+
+// flushBytes is how much of an answer is queued before it is written.
+const flushBytes = 64 << 10
+
+// flush writes what is queued. A client that took none of it for the
+// write timeout has its session ended (see Config.WriteTimeout): the
+// error stays, and nothing more is written.
+func (ss *pgSession) flush() error {
+	err := ss.be.Flush()
+	ss.s.buffered.Add(-ss.queued)
+	ss.queued = 0
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !ss.w.timedOut {
+		ss.w.timedOut = true
+		ss.s.dropped.WithLabelValues("write_timeout").Inc()
+		ss.s.cfg.Log.Info("pg: client took nothing for the write timeout; session ended", "user", ss.user,
+			"remote", ss.conn.RemoteAddr().String(), "timeout", ss.s.cfg.WriteTimeout.String())
+	}
+	return err
 }
 
 func rowBytes(row [][]byte) int {
@@ -983,6 +1017,40 @@ func (r *connReader) watch(gone func()) (stop func()) {
 	}
 }
 
+// connWriter writes to the connection with a deadline on each piece: a
+// client that takes nothing for the write timeout is gone for the
+// server's purposes, however long it keeps its socket open. Pieces keep
+// a slow reader that does take the answer alive; a deadline over a whole
+// flush would drop it.
+type connWriter struct {
+	c       net.Conn
+	timeout time.Duration
+	// err is the first write error: after it nothing is written (a new
+	// deadline would only make a gone client hold the session longer).
+	err      error
+	timedOut bool
+}
+
+const writePiece = 64 << 10
+
+func (w *connWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	done := 0
+	for done < len(p) {
+		end := min(len(p), done+writePiece)
+		w.c.SetWriteDeadline(time.Now().Add(w.timeout))
+		n, err := w.c.Write(p[done:end])
+		done += n
+		if err != nil {
+			w.err = err
+			return done, err
+		}
+	}
+	return done, nil
+}
+
 // lingerTimeout bounds how long a refused client is read from before its
 // connection closes.
 const lingerTimeout = 2 * time.Second
@@ -1004,8 +1072,8 @@ func lingerClose(c net.Conn, upTo int64) {
 // hold, and of the clients dropped for it.
 func (s *Server) registerClientMetrics() {
 	s.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_pg_clients_dropped_total",
-		Help: "PostgreSQL-protocol sessions ended by the server: message_too_large."}, []string{"reason"})
+		Help: "PostgreSQL-protocol sessions ended by the server: write_timeout (the client stopped reading), message_too_large."}, []string{"reason"})
 	s.m.reg.MustRegister(s.dropped, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rocklake_pg_buffered_bytes",
-		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received."},
+		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received, rows queued and not yet taken by the socket."},
 		func() float64 { return float64(s.buffered.Load()) }))
 }

@@ -52,6 +52,12 @@ type Config struct {
 	// this. Before login the limit is 64 KiB (SCRAM's messages are
 	// small), and the startup message's is 10,000 bytes, as PostgreSQL's.
 	MaxMessageBytes int
+	// WriteTimeout ends a session whose client takes none of its answer
+	// for this long (default 60 s): a client that stops reading would
+	// otherwise keep its query's answer, which DuckDB holds whole, and its
+	// connection slot for as long as it likes. The query is cancelled and
+	// what the session held is released.
+	WriteTimeout time.Duration
 	// ShutdownTimeout is how long Shutdown lets running queries finish
 	// before cancelling them (default 30 s).
 	ShutdownTimeout time.Duration
@@ -84,6 +90,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 64 << 20
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 60 * time.Second
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 30 * time.Second
@@ -118,7 +127,8 @@ type Server struct {
 	nextPID  atomic.Uint32
 	ready    atomic.Bool
 	// buffered is what the PostgreSQL sessions hold of their clients'
-	// bytes: messages received and not yet whole.
+	// bytes: messages received and not yet whole, rows queued and not yet
+	// taken by the socket.
 	buffered atomic.Int64
 	dropped  *prometheus.CounterVec
 }
