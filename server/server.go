@@ -169,7 +169,9 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 			s.closeListeners()
 			return nil, fmt.Errorf("HTTP listener: %w", err)
 		}
-		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS,
+		// A copy of its own: net/http adds HTTP/2 to the config it serves
+		// with as it starts, while PostgreSQL handshakes read theirs.
+		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS.Clone(),
 			ErrorLog: slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn)}
 	}
 	if cfg.SocketPath != "" {
