@@ -5,12 +5,16 @@ import (
 	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"strconv"
 	"strings"
@@ -238,4 +242,85 @@ func NewToken() (token, sum string, err error) {
 	token = "rlk_" + base64.RawURLEncoding.EncodeToString(b)
 	s := sha256.Sum256([]byte(token))
 	return token, hex.EncodeToString(s[:]), nil
+}
+
+// recordCertificate is cfg, cloned, noting in *got the certificate a
+// handshake presents: tls-server-end-point channel binding is a hash of
+// the server's own certificate, which crypto/tls reports to clients only.
+// The choice is crypto/tls's own (GetCertificate, for a client naming a
+// server or when there is no Certificates list; else the one certificate,
+// or the first the client supports), made here because crypto/tls skips
+// GetCertificate while Certificates is set; GetConfigForClient's configs
+// are wrapped alike. The deprecated NameToCertificate is not consulted.
+func recordCertificate(cfg *tls.Config, got **tls.Certificate) *tls.Config {
+	c := cfg.Clone()
+	if orig := c.GetConfigForClient; orig != nil {
+		c.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			sub, err := orig(h)
+			if sub == nil || err != nil {
+				return sub, err
+			}
+			return recordCertificate(sub, got), nil
+		}
+	}
+	certs, get := c.Certificates, c.GetCertificate
+	if len(certs) == 0 && get == nil {
+		return c // no certificate to present: the handshake fails as it would have
+	}
+	c.Certificates = nil
+	c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if get != nil && (len(certs) == 0 || h.ServerName != "") {
+			cert, err := get(h)
+			if err != nil || cert != nil {
+				*got = cert
+				return cert, err
+			}
+		}
+		if len(certs) == 0 {
+			return nil, errors.New("tls: no certificates configured")
+		}
+		pick := &certs[0]
+		if len(certs) > 1 {
+			for i := range certs {
+				if h.SupportsCertificate(&certs[i]) == nil {
+					pick = &certs[i]
+					break
+				}
+			}
+		}
+		*got = pick
+		return pick, nil
+	}
+	return c
+}
+
+// serverEndPoint is the tls-server-end-point channel binding data of a
+// certificate (RFC 5929, 4.1): the hash of its DER form with the hash of
+// its signature algorithm, SHA-256 for MD5 and SHA-1. A signature without
+// such a hash (Ed25519) has no binding defined, and gets none.
+func serverEndPoint(cert *tls.Certificate) ([]byte, error) {
+	leaf := cert.Leaf
+	if leaf == nil {
+		if len(cert.Certificate) == 0 {
+			return nil, errors.New("the certificate is empty")
+		}
+		var err error
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return nil, err
+		}
+	}
+	var h hash.Hash
+	switch leaf.SignatureAlgorithm {
+	case x509.MD5WithRSA, x509.SHA1WithRSA, x509.DSAWithSHA1, x509.ECDSAWithSHA1,
+		x509.SHA256WithRSA, x509.SHA256WithRSAPSS, x509.ECDSAWithSHA256, x509.DSAWithSHA256:
+		h = sha256.New()
+	case x509.SHA384WithRSA, x509.SHA384WithRSAPSS, x509.ECDSAWithSHA384:
+		h = sha512.New384()
+	case x509.SHA512WithRSA, x509.SHA512WithRSAPSS, x509.ECDSAWithSHA512:
+		h = sha512.New()
+	default:
+		return nil, fmt.Errorf("tls-server-end-point is not defined for a certificate signed with %v", leaf.SignatureAlgorithm)
+	}
+	h.Write(leaf.Raw)
+	return h.Sum(nil), nil
 }

@@ -5,18 +5,23 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/xdg-go/scram"
 
 	"github.com/rocklake/rocklake"
@@ -57,6 +62,7 @@ type pgSession struct {
 	s    *Server
 	conn net.Conn
 	rd   *connReader
+	w    *connWriter
 	be   *pgproto3.Backend
 	user string
 	role Role
@@ -79,6 +85,10 @@ type pgSession struct {
 	// the next Sync, as PostgreSQL does.
 	skipping bool
 
+	// queued is the bytes of rows sent to the protocol's buffer and not
+	// yet flushed to the socket, counted in the server's buffered bytes.
+	queued int64
+
 	mu      sync.Mutex
 	running context.CancelFunc // the query running now, for CancelRequest
 	busy    bool
@@ -95,9 +105,12 @@ func (s *Server) handlePG(c net.Conn) {
 		}
 	}()
 	c.SetDeadline(time.Now().Add(startupTimeout))
-	rd := &connReader{c: c}
-	be := pgproto3.NewBackend(rd, c)
+	rd := &connReader{c: c, held: &s.buffered}
+	defer func() { rd.release() }()
+	w := &connWriter{c: c, timeout: s.cfg.WriteTimeout}
+	be := pgproto3.NewBackend(rd, w)
 	secure := false
+	var binding scram.ChannelBinding
 	var startup *pgproto3.StartupMessage
 	for startup == nil {
 		msg, err := be.ReceiveStartupMessage()
@@ -115,15 +128,28 @@ func (s *Server) handlePG(c net.Conn) {
 			if _, err := c.Write([]byte{'S'}); err != nil {
 				return
 			}
-			tc := tls.Server(c, s.cfg.TLS)
+			var cert *tls.Certificate
+			tc := tls.Server(c, recordCertificate(s.cfg.TLS, &cert))
 			if err := tc.Handshake(); err != nil {
 				s.cfg.Log.Info("pg: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 				return
 			}
+			if cert == nil && len(s.cfg.TLS.Certificates) == 1 {
+				cert = &s.cfg.TLS.Certificates[0] // a resumed session chooses none
+			}
+			if cert != nil {
+				if hash, err := serverEndPoint(cert); err == nil {
+					binding = scram.ChannelBinding{Type: scram.ChannelBindingTLSServerEndpoint, Data: hash}
+				} else {
+					s.cfg.Log.Info("pg: no channel binding for this certificate", "err", err)
+				}
+			}
 			c, secure = tc, true
 			defer c.Close()
-			rd = &connReader{c: c}
-			be = pgproto3.NewBackend(rd, c)
+			rd.release()
+			rd = &connReader{c: c, held: &s.buffered}
+			w = &connWriter{c: c, timeout: s.cfg.WriteTimeout}
+			be = pgproto3.NewBackend(rd, w)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.Write([]byte{'N'}); err != nil {
 				return
@@ -137,6 +163,7 @@ func (s *Server) handlePG(c net.Conn) {
 			return
 		}
 	}
+	rd.limit(be, min(authMessageLimit, s.cfg.MaxMessageBytes))
 	fatal := func(code, msg string) {
 		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
 		be.Flush()
@@ -157,21 +184,35 @@ func (s *Server) handlePG(c net.Conn) {
 		fatal("28000", "no user name given in the startup message")
 		return
 	}
-	role := Writer
+	role, bound := Writer, false
 	if s.cfg.Auth != nil {
-		var ok bool
-		if role, ok = s.scramAuth(be, c, user); !ok {
+		var err error
+		if role, bound, err = s.scramAuth(be, binding, user); err != nil {
+			var big *pgproto3.ExceededMaxBodyLenErr
+			if errors.As(err, &big) {
+				s.tooLarge(be, c, big)
+				return
+			}
 			s.m.authFailures.Inc()
-			s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String())
-			fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			// Only the server's own reasons are logged: SCRAM's errors can
+			// quote what the client sent, proof included.
+			var pe *pgError
+			if errors.As(err, &pe) {
+				s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String(), "why", pe.msg)
+				fatal(pe.code, pe.msg)
+			} else {
+				s.cfg.Log.Info("pg: authentication failed", "user", user, "remote", c.RemoteAddr().String())
+				fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			}
 			return
 		}
 	}
+	rd.limit(be, s.cfg.MaxMessageBytes)
 	if db := startup.Parameters["database"]; db != "" && db != "rocklake" && db != user {
 		// Any name is accepted: one server serves one catalog.
 		_ = db
 	}
-	ss := &pgSession{s: s, conn: c, rd: rd, be: be, user: user, role: role, settings: map[string]string{},
+	ss := &pgSession{s: s, conn: c, rd: rd, be: be, w: w, user: user, role: role, settings: map[string]string{},
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
@@ -200,19 +241,36 @@ func (s *Server) handlePG(c net.Conn) {
 	if err := be.Flush(); err != nil {
 		return
 	}
-	s.cfg.Log.Info("pg: connected", "user", user, "remote", c.RemoteAddr().String(), "tls", secure)
+	s.cfg.Log.Info("pg: connected", "user", user, "remote", c.RemoteAddr().String(), "tls", secure, "channel_binding", bound)
 	ss.loop()
 }
 
-// scramAuth runs SCRAM-SHA-256 (and, under TLS, SCRAM-SHA-256-PLUS with
-// tls-server-end-point binding). PostgreSQL takes the user from the
-// startup message and ignores the SCRAM user name; an unknown user runs
-// the exchange against a random verifier, so a client cannot tell unknown
-// users from wrong passwords.
-func (s *Server) scramAuth(be *pgproto3.Backend, c net.Conn, user string) (Role, bool) {
+// authMessageLimit bounds a message before login: SCRAM's are a few
+// hundred bytes (PostgreSQL allows 64 KiB for an authentication token).
+const authMessageLimit = 64 << 10
+
+// tooLarge ends a connection whose client sent a header claiming more
+// than the limit, saying which limit, before any room is made for it.
+func (s *Server) tooLarge(be *pgproto3.Backend, c net.Conn, big *pgproto3.ExceededMaxBodyLenErr) {
+	s.dropped.WithLabelValues("message_too_large").Inc()
+	s.cfg.Log.Info("pg: message over the limit", "remote", c.RemoteAddr().String(), "bytes", big.ActualBodyLen, "limit", big.MaxExpectedBodyLen)
+	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "54000",
+		Message: fmt.Sprintf("message of %d bytes is over the server's limit of %d bytes per message", big.ActualBodyLen, big.MaxExpectedBodyLen),
+		Hint:    "send large values in smaller pieces, or raise the server's message limit"})
+	if be.Flush() == nil {
+		lingerClose(c, int64(big.ActualBodyLen))
+	}
+}
+
+// scramAuth runs SCRAM-SHA-256 and, when the connection has channel
+// binding data (TLS, tls-server-end-point), offers SCRAM-SHA-256-PLUS
+// first. PostgreSQL takes the user from the startup message and ignores
+// the SCRAM user name; an unknown user runs the exchange against a random
+// verifier, so a client cannot tell unknown users from wrong passwords.
+func (s *Server) scramAuth(be *pgproto3.Backend, binding scram.ChannelBinding, user string) (role Role, bound bool, err error) {
 	u, known := s.cfg.Auth.user(user)
 	cred := scram.StoredCredentials{}
-	role := Reader
+	role = Reader
 	if known {
 		cred, role = u.cred, u.Role
 	} else {
@@ -221,56 +279,70 @@ func (s *Server) scramAuth(be *pgproto3.Backend, c net.Conn, user string) (Role,
 	}
 	srv, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return cred, nil })
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
 	mechs := []string{"SCRAM-SHA-256"}
 	conv := srv.NewConversation()
-	var binding scram.ChannelBinding
-	if tc, ok := c.(*tls.Conn); ok {
-		state := tc.ConnectionState()
-		if b, err := scram.NewTLSServerEndpointBinding(&state); err == nil {
-			binding = b
-			mechs = append([]string{"SCRAM-SHA-256-PLUS"}, mechs...)
-			conv = srv.NewConversationWithChannelBinding(binding)
-		}
+	if binding.IsSupported() {
+		mechs = append([]string{"SCRAM-SHA-256-PLUS"}, mechs...)
+		conv = srv.NewConversationWithChannelBinding(binding)
 	}
 	be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: mechs})
-	if be.Flush() != nil {
-		return "", false
+	if err := be.Flush(); err != nil {
+		return "", false, err
 	}
-	if be.SetAuthType(pgproto3.AuthTypeSASL) != nil {
-		return "", false
+	if err := be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+		return "", false, err
 	}
 	msg, err := be.Receive()
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
 	first, ok := msg.(*pgproto3.SASLInitialResponse)
-	if !ok || (first.AuthMechanism != "SCRAM-SHA-256" && first.AuthMechanism != "SCRAM-SHA-256-PLUS") {
-		return "", false
+	if !ok || !slices.Contains(mechs, first.AuthMechanism) {
+		return "", false, &pgError{code: "28000", msg: "the client did not choose one of the SASL mechanisms offered: " + strings.Join(mechs, ", ")}
+	}
+	// The mechanism and the GS2 flag must agree, as PostgreSQL checks:
+	// SCRAM-SHA-256-PLUS binds ("p="), plain SCRAM-SHA-256 does not. A
+	// client choosing PLUS without binding, or binding under the plain
+	// name, is not one to trust with either.
+	plus := first.AuthMechanism == "SCRAM-SHA-256-PLUS"
+	if plus != strings.HasPrefix(string(first.Data), "p=") {
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed: the mechanism and the client's channel binding flag disagree"}
 	}
 	out, err := conv.Step(string(first.Data))
-	if err != nil {
-		return "", false
+	switch {
+	case out == scram.ErrServerDoesSupportChannelBinding:
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed: the client says SCRAM-SHA-256-PLUS was not offered, and it was"}
+	case out == scram.ErrUnsupportedChannelBindingType || out == scram.ErrChannelBindingNotSupported:
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed: the server binds with tls-server-end-point only"}
+	case err != nil:
+		return "", false, err
 	}
 	be.Send(&pgproto3.AuthenticationSASLContinue{Data: []byte(out)})
-	if be.Flush() != nil || be.SetAuthType(pgproto3.AuthTypeSASLContinue) != nil {
-		return "", false
+	if err := be.Flush(); err != nil {
+		return "", false, err
+	}
+	if err := be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+		return "", false, err
 	}
 	msg, err = be.Receive()
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
 	resp, ok := msg.(*pgproto3.SASLResponse)
 	if !ok {
-		return "", false
+		return "", false, errors.New("expected a SASL response")
 	}
 	out, err = conv.Step(string(resp.Data))
+	if out == scram.ErrChannelBindingsDontMatch {
+		return "", false, &pgError{code: "08P01", msg: "SCRAM channel binding check failed"}
+	}
 	if err != nil || !conv.Valid() || !known {
-		return "", false
+		return "", false, errors.New("wrong password or unknown user")
 	}
 	be.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(out)})
-	return role, true
+	return role, plus, nil
 }
 
 func (s *Server) register(ss *pgSession) bool {
@@ -339,9 +411,15 @@ func (ss *pgSession) ready() {
 }
 
 func (ss *pgSession) loop() {
+	defer func() { ss.s.buffered.Add(-ss.queued); ss.queued = 0 }()
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
+			var big *pgproto3.ExceededMaxBodyLenErr
+			if errors.As(err, &big) {
+				ss.s.tooLarge(ss.be, ss.conn, big)
+				return
+			}
 			ss.mu.Lock()
 			closing := ss.closing
 			ss.mu.Unlock()
@@ -356,7 +434,7 @@ func (ss *pgSession) loop() {
 		ss.busy = true
 		ss.mu.Unlock()
 		stop := ss.handle(msg)
-		if err := ss.be.Flush(); err != nil {
+		if err := ss.flush(); err != nil {
 			return
 		}
 		ss.mu.Lock()
@@ -449,6 +527,9 @@ type pgError struct {
 func (e *pgError) Error() string { return e.msg }
 
 func (ss *pgSession) sendError(err error) {
+	if ss.w.err != nil {
+		return // the client is gone: nothing more reaches it
+	}
 	pe := toPGError(err)
 	ss.s.m.errors.WithLabelValues(pe.code).Inc()
 	ss.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.code, Message: pe.msg, Hint: pe.hint})
@@ -658,7 +739,6 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 	}
 	res.suspended = false
 	var sent int64
-	var pending int
 	for {
 		if limit > 0 && sent == limit {
 			res.suspended = true
@@ -688,12 +768,16 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 		}
 		ss.be.Send(&pgproto3.DataRow{Values: row})
 		sent++
-		pending += rowBytes(row)
-		if pending >= 64<<10 {
-			if err := ss.be.Flush(); err != nil {
+		n := int64(5 + 2 + rowBytes(row))
+		ss.queued += n
+		ss.s.buffered.Add(n)
+		// Rows go out as DuckDB hands them over, a socket's worth at a
+		// time: a client that reads slowly slows its query's sending, and
+		// the server holds one flush of it, not the answer.
+		if ss.queued >= flushBytes {
+			if err := ss.flush(); err != nil {
 				return err
 			}
-			pending = 0
 		}
 	}
 	if err := res.finish(); err != nil {
@@ -702,6 +786,25 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 	ss.s.m.rowsSent.Add(float64(res.count))
 	ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(res.count, 10))})
 	return nil
+}
+
+// flushBytes is how much of an answer is queued before it is written.
+const flushBytes = 64 << 10
+
+// flush writes what is queued. A client that took none of it for the
+// write timeout has its session ended (see Config.WriteTimeout): the
+// error stays, and nothing more is written.
+func (ss *pgSession) flush() error {
+	err := ss.be.Flush()
+	ss.s.buffered.Add(-ss.queued)
+	ss.queued = 0
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !ss.w.timedOut {
+		ss.w.timedOut = true
+		ss.s.dropped.WithLabelValues("write_timeout").Inc()
+		ss.s.cfg.Log.Info("pg: client took nothing for the write timeout; session ended", "user", ss.user,
+			"remote", ss.conn.RemoteAddr().String(), "timeout", ss.s.cfg.WriteTimeout.String())
+	}
+	return err
 }
 
 func rowBytes(row [][]byte) int {
@@ -773,24 +876,122 @@ func (ss *pgSession) columnTypes() map[string]types.Type {
 	return out
 }
 
-// connReader is the connection as the protocol reads it, with a watch:
-// while a statement runs nothing reads the socket, so a client that went
-// away would go unnoticed until its answer is written, and DuckDB would
-// run its query to the end. The watch reads meanwhile, keeps what the
-// client sent (pipelined messages) for the protocol, and reports a
-// closed connection.
+// connReader is the connection as the protocol reads it.
+//
+// It hands the protocol a message only once the whole message has
+// arrived. pgproto3 makes room for a message's body as soon as it reads
+// the header, so a header claiming a large body and nothing after it
+// would make the server hold that much per connection; here what a client
+// makes the server hold is what it has sent. A header over the limit (or
+// malformed) is handed on at once, for pgproto3 to refuse. The startup
+// exchange, whose messages pgproto3 bounds itself, is read as it comes.
+//
+// And it has a watch: while a statement runs nothing reads the socket, so
+// a client that went away would go unnoticed until its answer is written,
+// and DuckDB would run its query to the end. The watch reads meanwhile,
+// keeps what the client sent (pipelined messages, up to watchLimit) for
+// the protocol, and reports a closed connection.
 type connReader struct {
-	c       net.Conn
-	pending []byte
+	c   net.Conn
+	buf []byte // buf[off:] is received and not yet handed on
+	off int
+	// whole is how many bytes of buf[off:] are whole messages.
+	whole int
+	// framed: past the startup exchange. max is the body limit the
+	// protocol applies. raw: a header was over it or malformed, and
+	// everything is handed on as it comes.
+	framed, raw bool
+	max         int
+	held        *atomic.Int64 // the server's count of buffered bytes
+	counted     int64         // what this reader added to it
 }
 
+// watchLimit is how much the watch keeps of what a client sends while its
+// statement runs; past it the rest waits in the socket.
+const watchLimit = 64 << 10
+
 func (r *connReader) Read(p []byte) (int, error) {
-	if len(r.pending) > 0 {
-		n := copy(p, r.pending)
-		r.pending = r.pending[n:]
-		return n, nil
+	for {
+		if n := r.ready(); n > 0 {
+			n = copy(p, r.buf[r.off:r.off+n])
+			r.off += n
+			r.whole = max(0, r.whole-n)
+			if r.off == len(r.buf) {
+				r.off, r.whole = 0, 0
+				if cap(r.buf) > 64<<10 {
+					r.buf = nil // a large message passed: do not keep its room
+				} else {
+					r.buf = r.buf[:0]
+				}
+			}
+			r.count()
+			return n, nil
+		}
+		if err := r.fill(); err != nil {
+			return 0, err
+		}
 	}
-	return r.c.Read(p)
+}
+
+// ready is how many buffered bytes may be handed on.
+func (r *connReader) ready() int {
+	pending := r.buf[r.off:]
+	if !r.framed || r.raw {
+		return len(pending)
+	}
+	for len(pending)-r.whole >= 5 {
+		n := int(int32(binary.BigEndian.Uint32(pending[r.whole+1:])))
+		if n < 4 || n-4 > r.max {
+			r.raw = true
+			return len(pending)
+		}
+		if len(pending)-r.whole < 1+n {
+			break
+		}
+		r.whole += 1 + n
+	}
+	return r.whole
+}
+
+// fill reads what the socket has, growing the buffer by what arrives.
+func (r *connReader) fill() error {
+	if r.off > 0 {
+		n := copy(r.buf, r.buf[r.off:])
+		r.buf, r.off = r.buf[:n], 0
+	}
+	r.buf = slices.Grow(r.buf, 16<<10)
+	n, err := r.c.Read(r.buf[len(r.buf):cap(r.buf)])
+	r.buf = r.buf[:len(r.buf)+n]
+	r.count()
+	if n > 0 {
+		return nil
+	}
+	return err
+}
+
+// count keeps the server's count of buffered bytes up to date.
+func (r *connReader) count() {
+	if r.held == nil {
+		return
+	}
+	n := int64(len(r.buf) - r.off)
+	r.held.Add(n - r.counted)
+	r.counted = n
+}
+
+// release gives back the count of what the reader still holds, when its
+// connection ends.
+func (r *connReader) release() {
+	if r.held != nil {
+		r.held.Add(-r.counted)
+		r.counted = 0
+	}
+}
+
+// limit sets the body limit, for the reader and the protocol alike.
+func (r *connReader) limit(be *pgproto3.Backend, n int) {
+	r.framed, r.max = true, n
+	be.SetMaxBodyLen(n)
 }
 
 // watch calls gone if the client closes the connection before stop is
@@ -799,11 +1000,8 @@ func (r *connReader) watch(gone func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := r.c.Read(buf)
-			r.pending = append(r.pending, buf[:n]...)
-			if err != nil {
+		for len(r.buf)-r.off < watchLimit {
+			if err := r.fill(); err != nil {
 				var ne net.Error
 				if !errors.As(err, &ne) || !ne.Timeout() {
 					gone()
@@ -817,4 +1015,65 @@ func (r *connReader) watch(gone func()) (stop func()) {
 		<-done
 		r.c.SetReadDeadline(time.Time{})
 	}
+}
+
+// connWriter writes to the connection with a deadline on each piece: a
+// client that takes nothing for the write timeout is gone for the
+// server's purposes, however long it keeps its socket open. Pieces keep
+// a slow reader that does take the answer alive; a deadline over a whole
+// flush would drop it.
+type connWriter struct {
+	c       net.Conn
+	timeout time.Duration
+	// err is the first write error: after it nothing is written (a new
+	// deadline would only make a gone client hold the session longer).
+	err      error
+	timedOut bool
+}
+
+const writePiece = 64 << 10
+
+func (w *connWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	done := 0
+	for done < len(p) {
+		end := min(len(p), done+writePiece)
+		w.c.SetWriteDeadline(time.Now().Add(w.timeout))
+		n, err := w.c.Write(p[done:end])
+		done += n
+		if err != nil {
+			w.err = err
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// lingerTimeout bounds how long a refused client is read from before its
+// connection closes.
+const lingerTimeout = 2 * time.Second
+
+// lingerClose closes a connection whose client may still be sending (a
+// driver writing the message it was refused for): closing with its bytes
+// unread would reset the connection, and the reset can overtake the error
+// sent just before it. What it sends meanwhile is read into nothing.
+func lingerClose(c net.Conn, upTo int64) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(lingerTimeout))
+	io.CopyN(io.Discard, c, upTo)
+	c.Close()
+}
+
+// registerClientMetrics adds the series of what clients make the server
+// hold, and of the clients dropped for it.
+func (s *Server) registerClientMetrics() {
+	s.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_pg_clients_dropped_total",
+		Help: "PostgreSQL-protocol sessions ended by the server: write_timeout (the client stopped reading), message_too_large."}, []string{"reason"})
+	s.m.reg.MustRegister(s.dropped, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rocklake_pg_buffered_bytes",
+		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received, rows queued and not yet taken by the socket."},
+		func() float64 { return float64(s.buffered.Load()) }))
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rocklake/rocklake"
 )
 
@@ -42,6 +44,20 @@ type Config struct {
 	// with SQLSTATE 54000 rather than stream without end.
 	MaxResultRows  int64
 	MaxResultBytes int64
+	// MaxMessageBytes bounds the body of one message a client sends
+	// (default 64 MiB; PostgreSQL's own limit is 1 GB, most drivers send
+	// far less). A message over it ends the connection with SQLSTATE
+	// 54000. A message's memory is taken only as its bytes arrive, so
+	// what a client can make the server hold is what it has sent, up to
+	// this. Before login the limit is 64 KiB (SCRAM's messages are
+	// small), and the startup message's is 10,000 bytes, as PostgreSQL's.
+	MaxMessageBytes int
+	// WriteTimeout ends a session whose client takes none of its answer
+	// for this long (default 60 s): a client that stops reading would
+	// otherwise keep its query's answer, which DuckDB holds whole, and its
+	// connection slot for as long as it likes. The query is cancelled and
+	// what the session held is released.
+	WriteTimeout time.Duration
 	// ShutdownTimeout is how long Shutdown lets running queries finish
 	// before cancelling them (default 30 s).
 	ShutdownTimeout time.Duration
@@ -71,6 +87,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = 256 << 20
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 64 << 20
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 60 * time.Second
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 30 * time.Second
@@ -104,6 +126,11 @@ type Server struct {
 	active   atomic.Int64 // PostgreSQL connections
 	nextPID  atomic.Uint32
 	ready    atomic.Bool
+	// buffered is what the PostgreSQL sessions hold of their clients'
+	// bytes: messages received and not yet whole, rows queued and not yet
+	// taken by the socket.
+	buffered atomic.Int64
+	dropped  *prometheus.CounterVec
 }
 
 // ErrInsecure is returned for a listen address beyond loopback without
@@ -129,6 +156,7 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}}
+	s.registerClientMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	var err error
 	if cfg.PGListen != "" {
@@ -141,7 +169,9 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 			s.closeListeners()
 			return nil, fmt.Errorf("HTTP listener: %w", err)
 		}
-		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS,
+		// A copy of its own: net/http adds HTTP/2 to the config it serves
+		// with as it starts, while PostgreSQL handshakes read theirs.
+		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS.Clone(),
 			ErrorLog: slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn)}
 	}
 	if cfg.SocketPath != "" {
