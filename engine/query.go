@@ -302,9 +302,31 @@ func (e *Engine) query(ctx context.Context, query string, opts QueryOptions, str
 		// DuckDB's part of a split aggregate did not read back: DuckDB
 		// answers alone.
 		opts.noSplit = true
-		return e.queryOnce(ctx, query, opts, stream)
+		res, rows, err = e.queryOnce(ctx, query, opts, stream)
 	}
-	return res, rows, err
+	return res, rows, virtualColumnHint(err)
+}
+
+// virtualColumns are the columns DuckDB's file readers give beside a
+// file's own (read_parquet's filename, file_row_number, file_index). A
+// catalog table is read through views, which do not pass them on: a row's
+// file and position there would be the view's files, not the registered
+// ones, and a view cannot hide a column from SELECT *.
+var virtualColumns = []string{"filename", "file_row_number", "file_index"}
+
+// virtualColumnHint says why DuckDB could not bind a virtual column: the
+// query read a catalog table as if it were read_parquet.
+func virtualColumnHint(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, c := range virtualColumns {
+		if strings.Contains(msg, `Referenced column "`+c+`" not found`) || strings.Contains(msg, `does not have a column named "`+c+`"`) {
+			return fmt.Errorf("%w\n(%s is a virtual column of DuckDB's file readers, which catalog tables do not have: rocklake reads them through views of their kept files; `rocklake files TABLE` lists a table's files)", err, c)
+		}
+	}
+	return err
 }
 
 // queryOnce is query, once.
