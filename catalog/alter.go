@@ -245,7 +245,9 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 			if !ok || len(built) > 1 {
 				return fmt.Errorf("%w table %q column %q: a column of type %s takes no default (only types with a text form do)", ErrInvalid, ts.t.Name, a.Column, built[0].Type)
 			}
-			v, err := codec.Parse(a.Default.V)
+			// DuckDB reads a default as a cast of its text, in the
+			// session's time zone (UTC in rocklake).
+			v, err := codec.ParseInUTC(a.Default.V)
 			if err != nil {
 				return fmt.Errorf("%w table %q column %q: default %q is not a %s: %v", ErrInvalid, ts.t.Name, a.Column, a.Default.V, built[0].Type, err)
 			}

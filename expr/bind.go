@@ -568,10 +568,7 @@ func (b *binder) cast(c *Column, l *Lit, ctx cmpCtx) (lv litValue, ok bool, err 
 	if !lok {
 		return lv, false, nil
 	}
-	v, perr := lc.Parse(l.Text)
-	if perr != nil && errors.Is(perr, types.ErrNoOffset) {
-		v, perr = lc.Parse(l.Text + "+00") // the session time zone is UTC
-	}
+	v, perr := lc.ParseInUTC(l.Text)
 	if perr != nil {
 		return lv, false, b.errf(l.At, "cannot cast %q to %s: %v", clip(l.Text), lt, clipErr(perr))
 	}
@@ -736,11 +733,7 @@ func (b *binder) numberOperand(c *Column, l *Lit, lt types.Type, str bool, ctx c
 
 // castText casts a string as DuckDB's CAST(text AS column type) does.
 func (b *binder) castText(c *Column, text string, at int) (litValue, bool, error) {
-	v, err := c.Codec.Parse(text)
-	if err != nil && errors.Is(err, types.ErrNoOffset) {
-		text += "+00" // the session time zone is UTC
-		v, err = c.Codec.Parse(text)
-	}
+	v, err := c.Codec.ParseInUTC(text)
 	if err != nil && c.Type.Kind == types.KindDate {
 		// DuckDB reads the date at the start of the text and ignores what
 		// follows a space or T ('2024-06-01 12:00:00' is 2024-06-01, and so

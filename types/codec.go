@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Rounding says which way a text parse goes when the text holds more
@@ -101,6 +102,19 @@ func (c *Codec) Format(v Value) string { return c.format(v) }
 // where the text is more precise than the type (see Cast).
 func (c *Codec) Parse(s string) (Value, error) {
 	v, _, err := c.parse(s, Cast)
+	return v, err
+}
+
+// ParseInUTC is Parse as DuckDB casts text in a session whose time zone
+// is UTC, which every rocklake session is: a TIMESTAMPTZ or TIMETZ text
+// without an offset is read at UTC instead of refused (ErrNoOffset). For
+// what DuckDB itself reads (defaults, literals); never for statistics
+// bounds another writer stored.
+func (c *Codec) ParseInUTC(s string) (Value, error) {
+	v, err := c.Parse(s)
+	if errors.Is(err, ErrNoOffset) {
+		return c.Parse(strings.TrimSpace(s) + "+00")
+	}
 	return v, err
 }
 
