@@ -81,8 +81,8 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 
 // statsQuery is the one table reference and the SELECT of a query that
 // statistics may answer: a plain SELECT (no GROUP BY, ORDER BY, LIMIT, …)
-// from one catalog table, unsampled, whose every WHERE conjunct the plan
-// used.
+// from one catalog table at the query's snapshot (no AT clause), unsampled,
+// whose every WHERE conjunct the plan used.
 func statsQuery(tree duckast.Tree, refs []*tableRef, res *Result) (*tableRef, *duckast.Select, bool) {
 	if len(refs) != 1 || len(res.Tables) != 1 {
 		return nil, nil, false
@@ -95,7 +95,7 @@ func statsQuery(tree duckast.Tree, refs []*tableRef, res *Result) (*tableRef, *d
 		return nil, nil, false
 	}
 	ref := refs[0]
-	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.whole != "" || ref.plan == nil {
+	if !ref.allConjunctsUsed || ref.foreignConjuncts > 0 || ref.renamed || ref.whole != "" || ref.plan == nil || ref.traveled {
 		return nil, nil, false
 	}
 	return ref, node, true

@@ -419,9 +419,10 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 	}
 	var scan *tableScan
 	if tree != nil {
-		if scan, err = findTables(tree, r); err != nil {
+		if scan, err = findTables(tree, r, e.travel); err != nil {
 			return nil, nil, err
 		}
+		defer scan.close()
 	} else {
 		// DuckDB cannot hand over this statement's parse tree (a PIVOT
 		// with USING, say): nothing is pruned, and every table it names
@@ -441,14 +442,16 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		files []string        // filled once DuckDB is sure to read the view
 		odd   map[string]bool // files whose columns are not exactly the table's
 		parts partConsts      // partition columns' values, per file
+		r     *catalog.Reader // the snapshot its plan read; nil: the query's
 	}
+	readerOf := map[*prune.Plan]*catalog.Reader{} // the snapshot each plan read
 	var views []*view
 	viewByPlan := map[*prune.Plan]*view{}
 	addView := func(t catalog.Table, cols []catalog.Column, plan *prune.Plan) *view {
 		if v, ok := viewByPlan[plan]; ok {
 			return v
 		}
-		v := &view{name: fmt.Sprintf("__rocklake_v%d", len(views)), t: t, cols: cols, plan: plan}
+		v := &view{name: fmt.Sprintf("__rocklake_v%d", len(views)), t: t, cols: cols, plan: plan, r: readerOf[plan]}
 		views = append(views, v)
 		viewByPlan[plan] = v
 		return v
@@ -459,7 +462,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 	whole := map[int64]bool{} // tables some reference reads under their own name
 	for _, ref := range scan.refs {
 		b, used := usableConjuncts(ref, opts)
-		key := fmt.Sprintf("%d", ref.table.ID)
+		key := fmt.Sprintf("%d@%d", ref.table.ID, ref.r.Snapshot().ID)
 		if b != nil {
 			key += "\x00" + b.Pred.String()
 		}
@@ -469,11 +472,12 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 			// a metadata answer counts them from the catalog's columns.
 			po := opts.Prune
 			po.DeferWhole = true
-			if p, err = prune.PlanBound(r, ref.table, b, po); err != nil {
+			if p, err = prune.PlanBound(ref.r, ref.table, b, po); err != nil {
 				return nil, nil, err
 			}
 			plans[key] = p
 			bounds[p] = b
+			readerOf[p] = ref.r
 		}
 		ref.plan, ref.allConjunctsUsed = p, used == len(ref.conjuncts)
 		tp := &TablePlan{Table: ref.table.Name, Alias: ref.alias, ReadWhole: ref.whole, Plan: p, Predicates: []string{}}
@@ -482,7 +486,18 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		}
 		res.Tables = append(res.Tables, tp)
 		at, end, ok := nameSpan(query, ref)
+		if ok && ref.traveled {
+			// The view stands for the table at the clause's snapshot: the
+			// clause goes (DuckDB's views do not travel).
+			var from, to int
+			if from, to, ok = travelSpan(query, end); ok {
+				edits = append(edits, textEdit{from, to, ""})
+			}
+		}
 		if !ok {
+			if ref.traveled {
+				return nil, nil, fmt.Errorf("table %s AT (...): the clause could not be read in the query's text; write it as t AT (VERSION => n) or t AT (TIMESTAMP => '...')", ref.table.Name)
+			}
 			whole[ref.table.ID] = true
 			continue
 		}
@@ -562,7 +577,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		if split != nil && p == split.orig {
 			continue // the files it kept whole are counted, not read
 		}
-		if err := p.Resolve(r); err != nil {
+		if err := p.Resolve(readerOf[p]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -575,7 +590,11 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 	// statistics planned the query.
 	stamps := map[string]fileStamp{} // each kept file as registered
 	for _, v := range views {
-		if v.files, v.odd, v.parts, err = viewFiles(r, v.t, v.cols, v.plan, stamps); err != nil {
+		vr := v.r
+		if vr == nil {
+			vr = r // a table read whole under its own name, at the query's snapshot
+		}
+		if v.files, v.odd, v.parts, err = viewFiles(vr, v.t, v.cols, v.plan, stamps); err != nil {
 			return nil, nil, err
 		}
 	}

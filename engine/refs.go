@@ -64,8 +64,12 @@ type tableRef struct {
 	renamed bool
 	// whole says why no conjunct may skip its files; "" when they may.
 	whole string
-	base  *duckast.TableRef // its BASE_TABLE node
-	sel   *duckast.Select   // the SELECT whose FROM holds it; nil elsewhere
+	// r reads the table at the snapshot the reference sees: the query's,
+	// or the one its AT clause names (traveled).
+	r        *catalog.Reader
+	traveled bool
+	base     *duckast.TableRef // its BASE_TABLE node
+	sel      *duckast.Select   // the SELECT whose FROM holds it; nil elsewhere
 }
 
 // qualifier is the name the query knows the reference by.
@@ -82,11 +86,50 @@ type tableScan struct {
 	// tableFunctions is set when a table function appears: query_table()
 	// and query() name tables in strings the walker cannot follow.
 	tableFunctions bool
+	// readers are the snapshots AT clauses named, open until close.
+	readers []*catalog.Reader
+}
+
+// close closes the readers of the snapshots AT clauses named.
+func (s *tableScan) close() {
+	for _, r := range s.readers {
+		r.Close()
+	}
+	s.readers = nil
 }
 
 // findTables walks the parse tree for BASE_TABLE references, checks they
 // name catalog tables (CTE names aside), and assigns WHERE conjuncts.
-func findTables(tree duckast.Tree, r *catalog.Reader) (*tableScan, error) {
+// A reference with an AT clause reads its table at the snapshot the clause
+// names (travel opens it; the scan's readers close with the query).
+func findTables(tree duckast.Tree, r *catalog.Reader, travel func(*duckast.Travel) (*catalog.Reader, error)) (*tableScan, error) {
+	main, err := newSnapTables(r)
+	if err != nil {
+		return nil, err
+	}
+	root := tree.Root()
+	w := &walker{snapTables: main, travel: travel, at: map[int64]*snapTables{}, seen: map[uintptr]bool{}, bindings: map[string]bool{}}
+	w.collectBindings(root)
+	w.visit(root, nil)
+	scan := &tableScan{refs: w.refs, tableFunctions: w.tableFunctions}
+	for _, st := range w.at {
+		scan.readers = append(scan.readers, st.r)
+	}
+	if w.err != nil {
+		scan.close()
+		return nil, w.err
+	}
+	return scan, nil
+}
+
+// snapTables are one snapshot's tables, by folded name.
+type snapTables struct {
+	r      *catalog.Reader
+	byName map[string]catalog.Table
+	tables []catalog.Table
+}
+
+func newSnapTables(r *catalog.Reader) (*snapTables, error) {
 	tables, err := r.Tables()
 	if err != nil {
 		return nil, err
@@ -95,22 +138,15 @@ func findTables(tree duckast.Tree, r *catalog.Reader) (*tableScan, error) {
 	for _, t := range tables {
 		byName[types.FoldIdent(t.Name)] = t
 	}
-	root := tree.Root()
-	w := &walker{r: r, byName: byName, tables: tables, seen: map[uintptr]bool{}, bindings: map[string]bool{}}
-	w.collectBindings(root)
-	w.visit(root, nil)
-	if w.err != nil {
-		return nil, w.err
-	}
-	return &tableScan{refs: w.refs, tableFunctions: w.tableFunctions}, nil
+	return &snapTables{r: r, byName: byName, tables: tables}, nil
 }
 
 type walker struct {
-	r      *catalog.Reader
-	byName map[string]catalog.Table
-	tables []catalog.Table
-	refs   []*tableRef
-	err    error
+	*snapTables // the query's snapshot
+	travel      func(*duckast.Travel) (*catalog.Reader, error)
+	at          map[int64]*snapTables // snapshots AT clauses named, by id
+	refs        []*tableRef
+	err         error
 	// seen holds the BASE_TABLE nodes already registered from a FROM.
 	seen map[uintptr]bool
 	// bindings holds every name any FROM item of the query is bound to
@@ -225,29 +261,61 @@ func (w *walker) register(m *duckast.TableRef, ctes map[string]bool, sel *duckas
 	if m.SchemaName == "" && ctes[lname] {
 		return nil
 	}
-	t, ok := w.byName[lname]
+	st := w.snapTables
+	if m.Travel != nil {
+		if st = w.travelTo(m.Travel); st == nil {
+			return nil
+		}
+	}
+	t, ok := st.byName[lname]
 	if !ok {
 		if w.err == nil {
-			names := make([]string, len(w.tables))
-			for i, t := range w.tables {
+			names := make([]string, len(st.tables))
+			for i, t := range st.tables {
 				names[i] = t.Name
 			}
 			have := "the catalog has no tables"
 			if len(names) > 0 {
 				have = "tables: " + strings.Join(names, ", ")
 			}
-			w.err = fmt.Errorf("%w %q at snapshot %d (%s)", catalog.ErrNoSuchTable, name, w.r.Snapshot().ID, have)
+			w.err = fmt.Errorf("%w %q at snapshot %d (%s)", catalog.ErrNoSuchTable, name, st.r.Snapshot().ID, have)
 		}
 		return nil
 	}
-	cols, err := w.r.Columns(t.ID)
+	cols, err := st.r.Columns(t.ID)
 	if err != nil {
 		w.err = err
 		return nil
 	}
-	ref := &tableRef{table: t, cols: cols, alias: m.Alias, base: m, sel: sel, whole: whole, renamed: m.RenamesColumns}
+	ref := &tableRef{table: t, cols: cols, alias: m.Alias, base: m, sel: sel, whole: whole, renamed: m.RenamesColumns, r: st.r, traveled: m.Travel != nil}
 	w.refs = append(w.refs, ref)
 	return ref
+}
+
+// travelTo is the snapshot an AT clause names, opened once per query;
+// nil after an error.
+func (w *walker) travelTo(tr *duckast.Travel) *snapTables {
+	if w.err != nil {
+		return nil
+	}
+	r, err := w.travel(tr)
+	if err != nil {
+		w.err = err
+		return nil
+	}
+	id := r.Snapshot().ID
+	if st, ok := w.at[id]; ok {
+		r.Close()
+		return st
+	}
+	st, err := newSnapTables(r)
+	if err != nil {
+		r.Close()
+		w.err = err
+		return nil
+	}
+	w.at[id] = st
+	return st
 }
 
 // joinSides says, for the two sides of a JOIN node, why each is read whole

@@ -78,6 +78,10 @@ type TableRef struct {
 	HasAt                              bool
 	Sampled                            bool // TABLESAMPLE
 	RenamesColumns                     bool // t AS s(a, b)
+	// Travel is a BASE_TABLE's AT clause (t AT (VERSION => 3), AT
+	// (TIMESTAMP => ts)): its unit, VERSION or TIMESTAMP, and expression;
+	// nil without one.
+	Travel *Travel
 	// JOIN: both sides (table refs), REGULAR / NATURAL / CROSS / ASOF /
 	// POSITIONAL, and INNER / LEFT / RIGHT / OUTER / SEMI / ANTI.
 	Left, Right       map[string]any
@@ -103,6 +107,9 @@ func TableRefOf(x any) (*TableRef, bool) {
 	t.At, t.HasAt = locationOK(m)
 	t.Sampled = m["sample"] != nil
 	t.RenamesColumns = !emptyList(m["column_name_alias"])
+	if ac, ok := m["at_clause"].(map[string]any); ok {
+		t.Travel = &Travel{Unit: str(ac, "unit"), Expr: ExprOf(ac["expr"])}
+	}
 	t.Left, _ = m["left"].(map[string]any)
 	t.Right, _ = m["right"].(map[string]any)
 	t.RefType, t.JoinType = str(m, "ref_type"), str(m, "join_type")
@@ -110,6 +117,12 @@ func TableRefOf(x any) (*TableRef, bool) {
 		t.FunctionName = str(f, "function_name")
 	}
 	return t, true
+}
+
+// Travel is a table reference's AT clause.
+type Travel struct {
+	Unit string // VERSION or TIMESTAMP, as DuckDB spells it
+	Expr *Expr
 }
 
 // CTE is one WITH entry.
