@@ -1160,13 +1160,13 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 
 // wqQuery is a generated query and how to compare its answers.
 type wqQuery struct {
-	sql     string
+	sql string
 	// oracleSQL, when set, is what the oracle runs instead of sql: the
 	// query with each table read AT its snapshot named by that table's
 	// "@at" view.
 	oracleSQL string
-	ordered bool // the answer's order is determined: compare in order
-	sampled bool // the answer depends on the physical scan (see the file comment)
+	ordered   bool // the answer's order is determined: compare in order
+	sampled   bool // the answer depends on the physical scan (see the file comment)
 	// rowOrder: the answer depends on the tables' row order (POSITIONAL
 	// JOIN), which the oracle's views do not keep: judged against the rows
 	// in DuckDB tables in file order.
