@@ -3,12 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/rocklake/rocklake/catalog"
-	"github.com/rocklake/rocklake/ingest"
-	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // A default is DuckDB's cast of its text in the session's time zone (UTC
@@ -16,18 +13,7 @@ import (
 // offset or without, the files registered before the column read the
 // value DuckDB's own CAST gives.
 func TestTimeZoneDefaultsFollowDuckDB(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "a.parquet")
-	writeInts(t, file, 1)
-	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
-	if _, err := ingest.Add(c, "t", []string{file}, ingest.Options{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	c, e := intTable(t, t.TempDir(), 1)
 	ctx := context.Background()
 	cases := []struct{ typ, text string }{
 		{"TIMESTAMPTZ", "2024-01-01 10:00:00"},

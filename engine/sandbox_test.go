@@ -27,6 +27,24 @@ func writeInts(t *testing.T, path string, vals ...int64) {
 	}
 }
 
+// intTable is a catalog (in memory) holding table t of one file of x
+// values, written under dir, and an engine over it.
+func intTable(t *testing.T, dir string, vals ...int64) (*catalog.Catalog, *Engine) {
+	t.Helper()
+	file := filepath.Join(dir, "a.parquet")
+	writeInts(t, file, vals...)
+	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
+	if _, err := ingest.Add(c, "t", []string{file}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return c, e
+}
+
 // A sandboxed engine answers queries over the catalog's files and refuses
 // every way a client's SQL could reach other files, write files, attach
 // databases, load extensions or change settings — checked by effect (no

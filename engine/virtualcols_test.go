@@ -8,7 +8,6 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
-	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
 // DuckDB's file readers give virtual columns (filename, file_row_number,
@@ -17,17 +16,7 @@ import (
 // that name reads it as any other column.
 func TestVirtualColumnsRefusedClearly(t *testing.T) {
 	dir := t.TempDir()
-	plain := filepath.Join(dir, "a.parquet")
-	writeInts(t, plain, 1, 2, 3)
-	c, _ := catalog.CreateInStore(kvtest.Store(t), catalog.Options{})
-	if _, err := ingest.Add(c, "t", []string{plain}, ingest.Options{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	c, e := intTable(t, dir, 1, 2, 3)
 	ctx := context.Background()
 	latest := QueryOptions{Snapshot: catalog.Latest}
 	for _, v := range virtualColumns {

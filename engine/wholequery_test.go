@@ -962,53 +962,41 @@ func (b *wqBuild) register(t *testing.T, r *rand.Rand) {
 		b.written += len(tb.files) + len(refused)
 		tb.atSnap = created.ID
 	}
-	// Each table's AT snapshot: any from its creation on, drawn apart
-	// from the catalog's stream so that adding it changed no other draw.
+	// A table's files at a snapshot, in catalog file order.
+	filesAt := func(id int64, name string) []string {
+		rd, err := c.Read(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		ct, err := rd.Table(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := rd.Files(ct.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Slice(files, func(i, j int) bool { return files[i].ID < files[j].ID })
+		var out []string
+		for _, f := range files {
+			out = append(out, f.Location(ct))
+		}
+		return out
+	}
 	latest, err := c.Read(catalog.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := latest.Snapshot().ID
 	latest.Close()
+	// Each table's AT snapshot: any from its creation on, drawn apart
+	// from the catalog's stream so that adding it changed no other draw.
 	atr := rand.New(rand.NewPCG(b.seed, 0xa7))
 	for _, tb := range b.tables {
 		tb.atSnap += atr.Int64N(last - tb.atSnap + 1)
-		rd, err := c.Read(tb.atSnap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ct, err := rd.Table(tb.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := rd.Files(ct.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Slice(files, func(i, j int) bool { return files[i].ID < files[j].ID })
-		for _, f := range files {
-			tb.atPaths = append(tb.atPaths, f.Location(ct))
-		}
-		rd.Close()
-	}
-	rd, err := c.Read(catalog.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	for _, tb := range b.tables {
-		ct, err := rd.Table(tb.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := rd.Files(ct.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Slice(files, func(i, j int) bool { return files[i].ID < files[j].ID })
-		for _, f := range files {
-			tb.paths = append(tb.paths, f.Location(ct))
-		}
+		tb.atPaths = filesAt(tb.atSnap, tb.name)
+		tb.paths = filesAt(last, tb.name)
 		if len(tb.paths) != len(tb.files) {
 			t.Fatalf("seed %d: table %s has %d files in the catalog, %d written", b.seed, tb.name, len(tb.paths), len(tb.files))
 		}
