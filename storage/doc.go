@@ -47,6 +47,18 @@
 // the SDK's chain: this package never formats, logs or stores them, and
 // its errors name objects and operations only.
 //
+// A store that cannot be reached at all (its name does not resolve, the
+// connection is refused or times out) is one failure, not one per
+// request: the requests to an endpoint share one request's retry budget
+// (MaxAttempts probes, one at a time, within DownAfter, 10 s by default),
+// then all fail at once with one UnreachableError naming the endpoint,
+// and so do those made in the next second or two, without an attempt.
+// ForEach, the fan-out of callers reading many objects, stops starting
+// reads at that error and reports it once, with the count of objects not
+// reached. Only a failure to connect counts: throttling, 5xx answers and
+// broken connections are retried per request as before.
+//
 // Counts are taken at the HTTP transport, so they include every attempt
-// and every byte of every response body, listings included.
+// and every byte of every response body, listings included. A request
+// failed at once by an endpoint that is down is no attempt.
 package storage

@@ -258,28 +258,18 @@ func (r *PartReader) Prefetch(rs []Range) error {
 		r.mu.Unlock()
 	}
 	reqs := Coalesce(miss, PartGap, PartMaxRequest)
-	errs := make([]error, len(reqs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(PartWorkers, len(reqs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				b, err := r.fetch(reqs[i])
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				r.add(reqs[i].Off, b)
-			}
-		}()
+	errs, _ := fan(len(reqs), PartWorkers, func(i int) error {
+		b, err := r.fetch(reqs[i])
+		if err == nil {
+			r.add(reqs[i].Off, b)
+		}
+		return err
+	})
+	for _, err := range errs {
+		if errors.Is(err, ErrUnreachable) {
+			return err // one store's failure, not one per range
+		}
 	}
-	for i := range reqs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
