@@ -11,7 +11,8 @@
 //   - every footer is read in parallel by package pqmeta: a local file's
 //     from the file, an object's through ranged requests
 //     (storage.RangeReader: one for the last 64 KiB, one more only for a
-//     larger footer), and the object's size and ETag are registered;
+//     larger footer), and the object's size and ETag are registered (an
+//     object listed without an ETag is refused: nothing could check it);
 //     pqmeta also maps the file's types to DuckDB's and translates its
 //     statistics;
 //   - each file is checked against the table (build.go): columns matched

@@ -419,3 +419,48 @@ func TestAddObjectsStoreDown(t *testing.T) {
 		t.Errorf("a listing with the store down made %d attempts, want MaxAttempts = 3", n)
 	}
 }
+
+// An object its store lists or describes without an ETag is refused,
+// naming it: registered, it would be read unchecked, and a same-size
+// object written over it would be taken for it.
+func TestAddObjectsWithoutETag(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	dir := t.TempDir()
+	for i := range 3 {
+		name := fmt.Sprintf("part-%02d.parquet", i)
+		srv.Put(t, "s3://lake/ev/"+name, writeEvents(t, filepath.Join(dir, name), int64(i)*100, 100, 50))
+	}
+	proxy := srv.Proxy(t, func(*http.Request, int64) s3test.Fault { return s3test.Pass })
+	proxy.StripETags.Store(true)
+	for k, v := range srv.Env(proxy.Endpoint) {
+		t.Setenv(k, v)
+	}
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := st.List(context.Background(), "s3://lake/ev/")
+	if err != nil || len(objs) != 3 || objs[0].ETag != "" {
+		t.Fatalf("listing through the proxy: %+v, %v; want 3 objects without ETags", objs, err)
+	}
+	c := memCatalog(t)
+	before := kvtest.Digest(t, c.Store())
+	for _, c2 := range []struct{ arg, want string }{
+		{"s3://lake/ev/", "s3://lake/ev/part-00.parquet and 2 more objects listed by s3://lake/ev/"},
+		{"s3://lake/ev/part-01.parquet", "s3://lake/ev/part-01.parquet: "},
+	} {
+		_, err := Add(c, "ev", []string{c2.arg}, Options{Create: true, Objects: st})
+		if !errors.Is(err, storage.ErrNoETag) || !strings.HasPrefix(err.Error(), c2.want) {
+			t.Errorf("add %s without ETags: %v, want ErrNoETag naming %q", c2.arg, err, c2.want)
+		}
+		if kvtest.Digest(t, c.Store()) != before {
+			t.Fatalf("add %s without ETags changed the catalog", c2.arg)
+		}
+	}
+	// With the ETags, the same objects register.
+	proxy.StripETags.Store(false)
+	if res, err := Add(c, "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st}); err != nil || res.Files != 3 {
+		t.Fatalf("add with ETags: %+v, %v", res, err)
+	}
+}

@@ -58,6 +58,10 @@
 // reached. Only a failure to connect counts: throttling, 5xx answers and
 // broken connections are retried per request as before.
 //
+// An object without an ETag cannot be registered (ErrNoETag): every read
+// checks the ETag, and without one a same-size object written over it
+// would pass for it.
+//
 // Counts are taken at the HTTP transport, so they include every attempt
 // and every byte of every response body, listings included. A request
 // failed at once by an endpoint that is down is no attempt.
