@@ -24,14 +24,18 @@
 // objects, under the same budget and eviction:
 //
 //	DIR/
-//	  <loc>-<etag>-0-<size>.parquet        a whole object (what DuckDB reads)
-//	  parts/<loc>-<etag>-<size>/           one version of one object
-//	    <offset>-<length>.part             bytes [offset, offset+length) of it
-//	  .fetch-*                             a fetch in progress
+//	  <loc>-<etag>-0-<size>.parquet          a whole object (what DuckDB reads)
+//	  <loc>-<etag>-0-<size>.parquet.crc32c   its CRC-32C, taken as it was fetched
+//	  parts/<loc>-<etag>-<size>/             one version of one object
+//	    <offset>-<length>-<crc32c>.part      bytes [offset, offset+length) of it
+//	  .fetch-*                               a fetch in progress
 //
 // where <loc> and <etag> are the first bytes of the SHA-256 of the
 // location and the ETag: a part is only ever served for the version it was
-// read from. CachedRanges keeps what planning reads (page indexes, bloom
+// read from. A copy is checked against its CRC-32C before it is used, since
+// one damaged in place keeps its length: a whole copy that fails is
+// fetched again (twice failing is ErrDamaged, naming the object), a part
+// that fails is dropped and read from the store. CachedRanges keeps what planning reads (page indexes, bloom
 // filters, the tail) as parts too, so the partial scan finds the tail
 // there and checks the object with one HEAD instead of reading it again.
 //
