@@ -24,7 +24,7 @@ import (
 //
 //	DIR/
 //	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet          a whole object
-//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet.crc32c   its checksum
+//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet.crc32c   its checksum, without xattrs
 //	  parts/<sha256(location)[:16]>-<sha256(etag)[:8]>-<size>/<offset>-<length>-<crc32c>.part   a part
 //	  .fetch-*                                                                      a fetch in progress
 //
@@ -39,14 +39,17 @@ import (
 // pinned (a shared flock, held from Get until the query is done), nor
 // those the caller keeps or any used in the last EvictGrace.
 //
-// A copy is checked before it is handed out: the CRC-32C of its bytes,
-// taken from the fetch as they arrived and kept beside the entry (in a
-// part's name), must be that of the file now. The length alone, which
-// was all that was checked before, does not catch a copy damaged in
-// place; DuckDB would read it as the object. A whole copy that fails is
-// fetched again, and one that fails again is an error naming the object
-// (the cache's disk is then suspect); a part that fails is dropped and
-// its bytes fetched.
+// A kept copy is checked before it is handed out again: the CRC-32C of
+// its bytes, taken from the fetch as they arrived and kept with the entry
+// (an extended attribute, else a file beside it; in a part's name), must
+// be that of the file now. The length
+// alone, which was all that was checked before, does not catch a copy
+// damaged in place; DuckDB would read it as the object. A whole copy that
+// fails is fetched again, and one that fails again is an error naming
+// the object (the cache's disk is then suspect); a part that fails is
+// dropped and its bytes fetched. (A copy just fetched is not read back:
+// that would read the page cache, which holds the bytes the checksum was
+// taken of.)
 type Cache struct {
 	Dir    string
 	Budget int64 // bytes; 0 means DefaultCacheBudget
@@ -56,9 +59,12 @@ type Cache struct {
 	// measure what the check costs. Parts, read whole anyway, are always
 	// checked.
 	NoChecksum bool
+
+	noAttrs bool // checksums in files even where extended attributes work (tests)
 }
 
-// sumSuffix names the file beside an entry that holds its checksum.
+// sumSuffix names the file beside an entry that holds its checksum where
+// the file system keeps no extended attributes (see setSumAttr).
 const sumSuffix = ".crc32c"
 
 // castagnoli is CRC-32C, which amd64 and arm64 compute in hardware: the
@@ -124,10 +130,10 @@ func (c *Cache) Entry(obj Object) string {
 // the cache has no entry for it. A hit is checked against the store first
 // (one HEAD: the object must still have obj's ETag and size), so a query
 // never reads an object that changed since registration; a miss is one
-// GET carrying the ETag (If-Match), which proves the same. Either way the
-// copy is checked against its checksum before it is returned; a copy
-// that fails is fetched again (fetched is then true), and if that copy
-// fails too the error names the object (ErrDamaged).
+// GET carrying the ETag (If-Match), which proves the same. A hit is
+// checked against its checksum before it is returned; one that fails is
+// fetched again (fetched is then true), and if that copy fails too the
+// error names the object (ErrDamaged).
 //
 // The entry stays pinned until release is called: a shared lock on it
 // that eviction (in any process) respects, so the file is there when
@@ -161,8 +167,7 @@ func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fet
 		return "", false, nil, fmt.Errorf("object cache: %w", err)
 	}
 	// An entry another process evicts between its rename and the pin is
-	// fetched again; twice in a row means a cache far too small. A copy
-	// that fails its check is fetched again once.
+	// fetched again; twice in a row means a cache far too small.
 	for range 3 {
 		if err := c.fetch(ctx, st, obj, path); err != nil {
 			return "", false, nil, err
@@ -171,13 +176,16 @@ func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fet
 		if !ok {
 			continue
 		}
-		if err := c.check(pin, path, obj.Size); err != nil {
-			pin.Close()
-			if damaged != nil {
+		// A copy just written is read back from the page cache, which
+		// holds the bytes its checksum was taken of: reading it through
+		// would prove nothing of the disk. A copy fetched because the last
+		// one failed is, to tell a file damaged as it is written from a
+		// one-off.
+		if damaged != nil {
+			if err := c.check(pin, path, obj.Size); err != nil {
+				pin.Close()
 				return "", false, nil, fmt.Errorf("%s: %w, and so is the copy fetched again (%v; then %v): the disk of %s may be failing", obj.Location, ErrDamaged, damaged, err, c.Dir)
 			}
-			damaged = err
-			continue
 		}
 		return path, true, func() { pin.Close() }, nil
 	}
@@ -204,8 +212,9 @@ func (c *Cache) fetch(ctx context.Context, st Store, obj Object, path string) er
 	if err == nil && n != obj.Size {
 		err = fmt.Errorf("%s: %w (fetched %d bytes, registered %d)", obj.Location, ErrChanged, n, obj.Size)
 	}
-	if err == nil && !c.NoChecksum {
-		// Before the entry: an entry is never seen without its checksum
+	if err == nil && !c.NoChecksum && (c.noAttrs || setSumAttr(tmp.Name(), h.Sum32()) != nil) {
+		// No extended attributes here: a file beside the entry, written
+		// before it, so that an entry is never seen without its checksum
 		// but in the moment another process removes an orphan one.
 		err = c.writeSum(path, h.Sum32())
 	}
@@ -245,13 +254,17 @@ func (c *Cache) check(f *os.File, path string, size int64) error {
 	if c.NoChecksum {
 		return nil
 	}
-	b, err := os.ReadFile(path + sumSuffix)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errNoSum, err)
-	}
-	want, err := strconv.ParseUint(strings.TrimSpace(string(b)), 16, 32)
-	if err != nil {
-		return fmt.Errorf("checksum file %s%s: %w", path, sumSuffix, err)
+	want, ok := sumAttrOf(path)
+	if !ok {
+		b, err := os.ReadFile(path + sumSuffix)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errNoSum, err)
+		}
+		w, err := strconv.ParseUint(strings.TrimSpace(string(b)), 16, 32)
+		if err != nil {
+			return fmt.Errorf("checksum file %s%s: %w", path, sumSuffix, err)
+		}
+		want = uint32(w)
 	}
 	h := crc32.New(castagnoli)
 	buf := copyBufs.Get().(*[]byte)
@@ -259,7 +272,7 @@ func (c *Cache) check(f *os.File, path string, size int64) error {
 	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), *buf); err != nil {
 		return err
 	}
-	if got := h.Sum32(); got != uint32(want) {
+	if got := h.Sum32(); got != want {
 		return fmt.Errorf("CRC-32C %08x, %08x when written", got, want)
 	}
 	return nil

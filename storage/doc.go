@@ -25,7 +25,8 @@
 //
 //	DIR/
 //	  <loc>-<etag>-0-<size>.parquet          a whole object (what DuckDB reads)
-//	  <loc>-<etag>-0-<size>.parquet.crc32c   its CRC-32C, taken as it was fetched
+//	  <loc>-<etag>-0-<size>.parquet.crc32c   its CRC-32C, taken as it was fetched,
+//	                                         where it is not an extended attribute
 //	  parts/<loc>-<etag>-<size>/             one version of one object
 //	    <offset>-<length>-<crc32c>.part      bytes [offset, offset+length) of it
 //	  .fetch-*                               a fetch in progress
