@@ -120,7 +120,8 @@ func dialError(err error) error {
 // failed attempt, it is down: every waiting request, and every request
 // made in the next coolDown, fails at once with the same
 // UnreachableError, and attempts still connecting are cancelled. After
-// coolDown one request probes again, once. So a store that is down costs
+// coolDown one request probes again, once, while the others go on
+// failing at once. So a store that is down costs
 // about one request's retry budget, however many requests were in flight.
 type reach struct {
 	maxAttempts int
@@ -240,13 +241,12 @@ func (g *reach) do(r *http.Request, send func(*http.Request) (*http.Response, er
 		probe := false
 		switch ep.state {
 		case epDown:
-			if now.Before(ep.downUntil) {
+			// While another request probes after the cool-down, too: a
+			// probe that has to time out would hold every request up.
+			if now.Before(ep.downUntil) || ep.probing {
 				err := ep.err(ep.downUntil.Add(-g.coolDown), false)
 				g.mu.Unlock()
 				return nil, err
-			}
-			if ep.probing {
-				break
 			}
 			probe = true
 		case epSuspect:
@@ -265,9 +265,6 @@ func (g *reach) do(r *http.Request, send func(*http.Request) (*http.Response, er
 			wake := ep.first.Add(g.downAfter)
 			if !ep.probing && ep.state == epSuspect && ep.nextProbe.Before(wake) {
 				wake = ep.nextProbe
-			}
-			if ep.state == epDown {
-				wake = now.Add(time.Hour) // a probe after the cool-down: wait for it
 			}
 			g.mu.Unlock()
 			t := time.NewTimer(time.Until(wake))

@@ -3,6 +3,7 @@
 package storage_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -68,5 +69,35 @@ func TestS3ConnectTimeout(t *testing.T) {
 	}
 	if n := st.Counts().Requests; n > int64(16+opts.MaxAttempts) {
 		t.Errorf("%d attempts, want at most the 16 in flight and MaxAttempts", n)
+	}
+
+	// After the cool-down (a second) one request probes; while its
+	// connect times out, every other request fails at once, without an
+	// attempt.
+	time.Sleep(1100 * time.Millisecond)
+	before := st.Counts().Requests
+	probed := make(chan error, 1)
+	go func() {
+		_, err := st.Stat(context.Background(), objs[0].Location)
+		probed <- err
+	}()
+	for st.Counts().Requests == before {
+		time.Sleep(time.Millisecond)
+	}
+	for _, o := range objs[1:21] {
+		if _, err := st.Stat(context.Background(), o.Location); !errors.Is(err, storage.ErrUnreachable) {
+			t.Fatalf("a request while the probe is in flight: %v", err)
+		}
+	}
+	select {
+	case <-probed:
+		t.Error("the requests beside the probe waited for it")
+	default:
+	}
+	if n := st.Counts().Requests - before; n != 1 {
+		t.Errorf("the probe and 20 requests beside it made %d attempts, want 1", n)
+	}
+	if err := <-probed; !errors.Is(err, storage.ErrUnreachable) {
+		t.Errorf("the probe: %v", err)
 	}
 }

@@ -42,7 +42,9 @@ type S3Options struct {
 	PathStyle bool
 	// MaxAttempts bounds the tries of one request (default 6): throttling
 	// (503 SlowDown), 5xx answers, timeouts and dropped connections are
-	// tried again after an exponential backoff with full jitter.
+	// tried again after an exponential backoff with full jitter. An
+	// endpoint that cannot be connected to is tried MaxAttempts times in
+	// all, by whichever requests are waiting for it (see DownAfter).
 	MaxAttempts int
 	// MaxBackoff caps one wait between attempts (default 2 s).
 	MaxBackoff time.Duration
