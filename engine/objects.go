@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/storage"
@@ -54,30 +53,19 @@ func (e *Engine) fetchObjects(ctx context.Context, files []string, stamps map[st
 		}
 	}
 	fetched := make([]bool, len(objs))
-	errs := make([]error, len(objs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(objectWorkers, len(objs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				s := stamps[objs[i]]
-				local[i], fetched[i], releases[i], errs[i] = cache.Get(ctx, st, storage.Object{Location: objs[i], Size: s.size, ETag: s.etag})
-			}
-		}()
-	}
-	for i := range objs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// ForEach stops at a store that cannot be reached and reports it once.
+	ferr := storage.ForEach(len(objs), objectWorkers, func(i int) error {
+		s := stamps[objs[i]]
+		var err error
+		local[i], fetched[i], releases[i], err = cache.Get(ctx, st, storage.Object{Location: objs[i], Size: s.size, ETag: s.etag})
+		return err
+	})
 	if c, ok := st.(counter); ok {
 		d := c.Counts().Sub(before)
 		res.Objects.Requests += d.Requests // objectPages counted its own
 		res.Objects.Bytes += d.Bytes
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := ferr; err != nil {
 		release()
 		if errors.Is(err, storage.ErrChanged) || errors.Is(err, storage.ErrNotFound) {
 			return nil, nil, fmt.Errorf("%w: %w; `rocklake verify TABLE` lists every file that changed", ErrDataFileChanged, err)

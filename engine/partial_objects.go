@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -86,23 +85,12 @@ func (e *Engine) objectPages(ctx context.Context, jobs []objectPageJob, stamps m
 	}
 	pages := make([]*objectPage, len(jobs))
 	stats := make([]storage.PartStats, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(objectWorkers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				pages[i], stats[i], errs[i] = readObjectPages(ctx, st, cache, jobs[i], stamps[jobs[i].kf.Path], mode)
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// ForEach stops at a store that cannot be reached and reports it once.
+	ferr := storage.ForEach(len(jobs), objectWorkers, func(i int) error {
+		var err error
+		pages[i], stats[i], err = readObjectPages(ctx, st, cache, jobs[i], stamps[jobs[i].kf.Path], mode)
+		return err
+	})
 	var fetched int64
 	for i, j := range jobs {
 		res.Objects.Requests += stats[i].Requests
@@ -121,7 +109,7 @@ func (e *Engine) objectPages(ctx context.Context, jobs []objectPageJob, stamps m
 		// Parts grow the cache as fetches do; failing to trim costs space.
 		_ = cache.Trim(nil)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := ferr; err != nil {
 		if errors.Is(err, storage.ErrChanged) || errors.Is(err, storage.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %w; `rocklake verify TABLE` lists every file that changed", ErrDataFileChanged, err)
 		}

@@ -11,7 +11,8 @@
 //   - every footer is read in parallel by package pqmeta: a local file's
 //     from the file, an object's through ranged requests
 //     (storage.RangeReader: one for the last 64 KiB, one more only for a
-//     larger footer), and the object's size and ETag are registered;
+//     larger footer), and the object's size and ETag are registered (an
+//     object listed without an ETag is refused: nothing could check it);
 //     pqmeta also maps the file's types to DuckDB's and translates its
 //     statistics;
 //   - each file is checked against the table (build.go): columns matched
@@ -457,6 +458,7 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 	infos := make([]*fileInfo, len(files))
 	errs := make([]error, len(files))
 	var next, done int
+	down := false // a store cannot be reached: every file after would wait it out again
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range workers {
@@ -467,8 +469,9 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 				mu.Lock()
 				i := next
 				next++
+				stop := down
 				mu.Unlock()
-				if i >= len(files) || ctx.Err() != nil {
+				if i >= len(files) || ctx.Err() != nil || stop {
 					return
 				}
 				infos[i], errs[i] = inspectTarget(files[i], opts.Objects)
@@ -476,6 +479,7 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 					errs[i] = &FileError{Path: files[i].path, Err: errs[i]}
 				}
 				mu.Lock()
+				down = down || errors.Is(errs[i], storage.ErrUnreachable)
 				done++
 				d := done
 				mu.Unlock()
@@ -488,6 +492,21 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err // files left unread have no info: nothing may go on
+	}
+	if down {
+		// One failure of the store, not one per object: how many it left
+		// unread (failed on it, or never tried).
+		var first error
+		n := 0
+		for i, e := range errs {
+			if infos[i] == nil && (e == nil || errors.Is(e, storage.ErrUnreachable)) {
+				n++
+			}
+			if first == nil && errors.Is(e, storage.ErrUnreachable) {
+				first = e
+			}
+		}
+		return nil, fmt.Errorf("%w; no file was added", storage.NotReached(first, n))
 	}
 	var failed []error
 	for _, e := range errs {

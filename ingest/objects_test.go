@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/pqwrite"
@@ -337,5 +340,127 @@ func TestAddPartitionedObjects(t *testing.T) {
 		case !ok || v.Known:
 			t.Errorf("%s: %+v, want NULL", f.Path, v)
 		}
+	}
+}
+
+// fastStore is a store of the server at endpoint that gives up on an
+// unreachable endpoint after MaxAttempts attempts a few milliseconds apart.
+func fastStore(t *testing.T, srv *s3test.Server, endpoint string) *storage.S3 {
+	t.Helper()
+	for k, v := range srv.Env(endpoint) {
+		t.Setenv(k, v)
+	}
+	o := storage.S3OptionsFromEnv()
+	o.MaxAttempts, o.MaxBackoff, o.DownAfter = 3, 20*time.Millisecond, time.Minute
+	st, err := storage.NewS3(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// An add from a store that goes away fails once, naming the store and how
+// many objects it did not reach, after one request's attempts, not each
+// object's; nothing is registered.
+func TestAddObjectsStoreDown(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	data := writeEvents(t, filepath.Join(t.TempDir(), "a.parquet"), 0, 100, 50)
+	const files = 200
+	for i := range files {
+		srv.Put(t, fmt.Sprintf("s3://lake/ev/part-%03d.parquet", i), data)
+	}
+	c := memCatalog(t)
+	before := kvtest.Digest(t, c.Store())
+	check := func(what string, err error, endpoint, count string) {
+		t.Helper()
+		if !errors.Is(err, storage.ErrUnreachable) {
+			t.Fatalf("%s: %v, want ErrUnreachable", what, err)
+		}
+		msg := err.Error()
+		host := strings.TrimPrefix(endpoint, "http://")
+		if !strings.Contains(msg, host) || !strings.Contains(msg, count) || strings.Contains(msg, "\n") || len(msg) > 400 {
+			t.Errorf("%s: error %q, want one line naming %s and %q", what, msg, host, count)
+		}
+		if strings.Contains(msg, srv.SecretKey) {
+			t.Fatal("the error shows the secret")
+		}
+		if kvtest.Digest(t, c.Store()) != before {
+			t.Fatalf("%s: the failed add changed the catalog", what)
+		}
+	}
+
+	// Listed, then gone: the proxy closes at the first footer read.
+	var proxy *s3test.Proxy
+	var closing sync.Once
+	proxy = srv.Proxy(t, func(r *http.Request, _ int64) s3test.Fault {
+		if r.URL.Query().Get("list-type") != "" {
+			return s3test.Pass
+		}
+		closing.Do(func() { go proxy.Close() })
+		return s3test.Drop
+	})
+	st := fastStore(t, srv, proxy.Endpoint)
+	_, err := Add(c, "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st})
+	t.Logf("%d attempts: %v", st.Counts().Requests, err)
+	check("store gone after the listing", err, proxy.Endpoint, fmt.Sprintf("%d objects not reached", files))
+	// The listing, the footer reads in flight (dropped, then refused once
+	// each), the probes.
+	if n := st.Counts().Requests; n > 1+16+16+3 {
+		t.Errorf("%d attempts for %d objects", n, files)
+	}
+
+	// Down from the start: the listing fails after MaxAttempts attempts.
+	st = fastStore(t, srv, srv.Endpoint)
+	srv.Stop()
+	_, err = Add(c, "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st})
+	check("store down", err, srv.Endpoint, "LIST")
+	if n := st.Counts().Requests; n != 3 {
+		t.Errorf("a listing with the store down made %d attempts, want MaxAttempts = 3", n)
+	}
+}
+
+// An object its store lists or describes without an ETag is refused,
+// naming it: registered, it would be read unchecked, and a same-size
+// object written over it would be taken for it.
+func TestAddObjectsWithoutETag(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	dir := t.TempDir()
+	for i := range 3 {
+		name := fmt.Sprintf("part-%02d.parquet", i)
+		srv.Put(t, "s3://lake/ev/"+name, writeEvents(t, filepath.Join(dir, name), int64(i)*100, 100, 50))
+	}
+	proxy := srv.Proxy(t, func(*http.Request, int64) s3test.Fault { return s3test.Pass })
+	proxy.StripETags.Store(true)
+	for k, v := range srv.Env(proxy.Endpoint) {
+		t.Setenv(k, v)
+	}
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := st.List(context.Background(), "s3://lake/ev/")
+	if err != nil || len(objs) != 3 || objs[0].ETag != "" {
+		t.Fatalf("listing through the proxy: %+v, %v; want 3 objects without ETags", objs, err)
+	}
+	c := memCatalog(t)
+	before := kvtest.Digest(t, c.Store())
+	for _, c2 := range []struct{ arg, want string }{
+		{"s3://lake/ev/", "s3://lake/ev/part-00.parquet and 2 more objects listed by s3://lake/ev/"},
+		{"s3://lake/ev/part-01.parquet", "s3://lake/ev/part-01.parquet: "},
+	} {
+		_, err := Add(c, "ev", []string{c2.arg}, Options{Create: true, Objects: st})
+		if !errors.Is(err, storage.ErrNoETag) || !strings.HasPrefix(err.Error(), c2.want) {
+			t.Errorf("add %s without ETags: %v, want ErrNoETag naming %q", c2.arg, err, c2.want)
+		}
+		if kvtest.Digest(t, c.Store()) != before {
+			t.Fatalf("add %s without ETags changed the catalog", c2.arg)
+		}
+	}
+	// With the ETags, the same objects register.
+	proxy.StripETags.Store(false)
+	if res, err := Add(c, "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st}); err != nil || res.Files != 3 {
+		t.Fatalf("add with ETags: %+v, %v", res, err)
 	}
 }

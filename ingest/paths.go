@@ -110,6 +110,9 @@ func expand(args []string, objects func() (storage.Store, error), rewrites bool,
 				return nil, nil, err
 			}
 			prefix := strings.HasSuffix(arg, "/") || len(objs) != 1 || objs[0].Location != arg
+			if err := refuseWithoutETag(objs, arg); err != nil {
+				return nil, nil, err
+			}
 			taken := 0
 			for _, o := range objs {
 				if !rewrites && prefix && catalog.IsRewriteObject(o.Location) {
@@ -181,6 +184,31 @@ func expand(args []string, objects func() (storage.Store, error), rewrites bool,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, skipped, nil
+}
+
+// refuseWithoutETag refuses a listing that describes an object without
+// an ETag, naming the first: the ETag is what every later read of the
+// object checks (storage.ErrNoETag). Nothing is read before.
+func refuseWithoutETag(objs []storage.Object, arg string) error {
+	var first string
+	n := 0
+	for _, o := range objs {
+		if o.ETag == "" {
+			if n == 0 {
+				first = o.Location
+			}
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return nil
+	case n == 1:
+		return fmt.Errorf("%s: %w, so it is not registered: reads of it could not tell it from an object written over it with the same size",
+			first, storage.ErrNoETag)
+	}
+	return fmt.Errorf("%s and %d more objects listed by %s: %w, so none is registered: reads of them could not tell them from objects written over them with the same size",
+		first, n-1, arg, storage.ErrNoETag)
 }
 
 // walk adds every *.parquet below a directory. Symbolic links to files

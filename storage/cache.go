@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,9 +23,10 @@ import (
 // that uses it:
 //
 //	DIR/
-//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet   a whole object
-//	  parts/<sha256(location)[:16]>-<sha256(etag)[:8]>-<size>/<offset>-<length>.part   a part
-//	  .fetch-*                                                               a fetch in progress
+//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet          a whole object
+//	  <sha256(location)[:16]>-<sha256(etag)[:8]>-<offset>-<length>.parquet.crc32c   its checksum, without xattrs
+//	  parts/<sha256(location)[:16]>-<sha256(etag)[:8]>-<size>/<offset>-<length>-<crc32c>.part   a part
+//	  .fetch-*                                                                      a fetch in progress
 //
 // An entry is keyed by the object's location and ETag (a part's directory
 // by its size too), so a changed object is a different entry and is never
@@ -34,10 +38,44 @@ import (
 // until the directory is within Budget, never an entry a process has
 // pinned (a shared flock, held from Get until the query is done), nor
 // those the caller keeps or any used in the last EvictGrace.
+//
+// A kept copy is checked before it is handed out again: the CRC-32C of
+// its bytes, taken from the fetch as they arrived and kept with the entry
+// (an extended attribute, else a file beside it; in a part's name), must
+// be that of the file now. The length
+// alone, which was all that was checked before, does not catch a copy
+// damaged in place; DuckDB would read it as the object. A whole copy that
+// fails is fetched again, and one that fails again is an error naming
+// the object (the cache's disk is then suspect); a part that fails is
+// dropped and its bytes fetched. (A copy just fetched is not read back:
+// that would read the page cache, which holds the bytes the checksum was
+// taken of.)
 type Cache struct {
 	Dir    string
 	Budget int64 // bytes; 0 means DefaultCacheBudget
+	// NoChecksum hands out whole copies without reading them through
+	// first to check them (nor records checksums for them): for a cache
+	// on a file system that checks its blocks itself (ZFS, btrfs), and to
+	// measure what the check costs. Parts, read whole anyway, are always
+	// checked.
+	NoChecksum bool
+
+	noAttrs bool // checksums in files even where extended attributes work (tests)
 }
+
+// sumSuffix names the file beside an entry that holds its checksum where
+// the file system keeps no extended attributes (see setSumAttr).
+const sumSuffix = ".crc32c"
+
+// castagnoli is CRC-32C, which amd64 and arm64 compute in hardware: the
+// check costs about the time to read the file from the page cache.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// ErrDamaged reports a cached copy that does not match the checksum taken
+// when it was written.
+var ErrDamaged = errors.New("its copy in the object cache does not match the checksum taken when it was written")
 
 // DefaultCacheBudget is the cache's size when none is given: 4 GiB.
 const DefaultCacheBudget = 4 << 30
@@ -92,13 +130,17 @@ func (c *Cache) Entry(obj Object) string {
 // the cache has no entry for it. A hit is checked against the store first
 // (one HEAD: the object must still have obj's ETag and size), so a query
 // never reads an object that changed since registration; a miss is one
-// GET carrying the ETag (If-Match), which proves the same.
+// GET carrying the ETag (If-Match), which proves the same. A hit is
+// checked against its checksum before it is returned; one that fails is
+// fetched again (fetched is then true), and if that copy fails too the
+// error names the object (ErrDamaged).
 //
 // The entry stays pinned until release is called: a shared lock on it
 // that eviction (in any process) respects, so the file is there when
 // DuckDB opens it, however long the query runs.
 func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fetched bool, release func(), err error) {
 	path = c.Entry(obj)
+	var damaged error
 	if pin, ok := pinEntry(path, obj.Size); ok {
 		now, err := st.Stat(ctx, obj.Location)
 		if err == nil && (now.Size != obj.Size || (obj.ETag != "" && now.ETag != obj.ETag)) {
@@ -108,9 +150,18 @@ func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fet
 			pin.Close()
 			return "", false, nil, err
 		}
-		t := time.Now()
-		_ = os.Chtimes(path, t, t)
-		return path, false, func() { pin.Close() }, nil
+		err = c.check(pin, path, obj.Size)
+		if err == nil {
+			t := time.Now()
+			_ = os.Chtimes(path, t, t)
+			return path, false, func() { pin.Close() }, nil
+		}
+		// Damaged, or kept before checksums were: fetched again, and the
+		// rename replaces it (a reader holding it keeps its own).
+		pin.Close()
+		if !errors.Is(err, errNoSum) {
+			damaged = err
+		}
 	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return "", false, nil, fmt.Errorf("object cache: %w", err)
@@ -121,9 +172,22 @@ func (c *Cache) Get(ctx context.Context, st Store, obj Object) (path string, fet
 		if err := c.fetch(ctx, st, obj, path); err != nil {
 			return "", false, nil, err
 		}
-		if pin, ok := pinEntry(path, obj.Size); ok {
-			return path, true, func() { pin.Close() }, nil
+		pin, ok := pinEntry(path, obj.Size)
+		if !ok {
+			continue
 		}
+		// A copy just written is read back from the page cache, which
+		// holds the bytes its checksum was taken of: reading it through
+		// would prove nothing of the disk. A copy fetched because the last
+		// one failed is, to tell a file damaged as it is written from a
+		// one-off.
+		if damaged != nil {
+			if err := c.check(pin, path, obj.Size); err != nil {
+				pin.Close()
+				return "", false, nil, fmt.Errorf("%s: %w, and so is the copy fetched again (%v; then %v): the disk of %s may be failing", obj.Location, ErrDamaged, damaged, err, c.Dir)
+			}
+		}
+		return path, true, func() { pin.Close() }, nil
 	}
 	return "", false, nil, fmt.Errorf("%s: object cache %s: the entry was evicted as soon as it was fetched; raise ROCKLAKE_CACHE_BYTES", obj.Location, c.Dir)
 }
@@ -136,12 +200,23 @@ func (c *Cache) fetch(ctx context.Context, st Store, obj Object, path string) er
 	if err != nil {
 		return fmt.Errorf("object cache: %w", err)
 	}
-	n, err := st.Fetch(ctx, obj, tmp)
+	h := crc32.New(castagnoli)
+	var w io.Writer = tmp
+	if !c.NoChecksum {
+		w = io.MultiWriter(tmp, h)
+	}
+	n, err := st.Fetch(ctx, obj, w)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && n != obj.Size {
 		err = fmt.Errorf("%s: %w (fetched %d bytes, registered %d)", obj.Location, ErrChanged, n, obj.Size)
+	}
+	if err == nil && !c.NoChecksum && (c.noAttrs || setSumAttr(tmp.Name(), h.Sum32()) != nil) {
+		// No extended attributes here: a file beside the entry, written
+		// before it, so that an entry is never seen without its checksum
+		// but in the moment another process removes an orphan one.
+		err = c.writeSum(path, h.Sum32())
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
@@ -151,6 +226,61 @@ func (c *Cache) fetch(ctx context.Context, st Store, obj Object, path string) er
 	}
 	return err
 }
+
+// writeSum keeps an entry's checksum beside it, written to a temporary
+// name and renamed into place.
+func (c *Cache) writeSum(entry string, sum uint32) error {
+	tmp, err := os.CreateTemp(c.Dir, ".fetch-*")
+	if err != nil {
+		return fmt.Errorf("object cache: %w", err)
+	}
+	_, err = fmt.Fprintf(tmp, "%08x\n", sum)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), entry+sumSuffix)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("object cache: %w", err)
+	}
+	return nil
+}
+
+// check reads the pinned entry f (at path) through and compares its
+// checksum with the one recorded when it was written.
+func (c *Cache) check(f *os.File, path string, size int64) error {
+	if c.NoChecksum {
+		return nil
+	}
+	want, ok := sumAttrOf(path)
+	if !ok {
+		b, err := os.ReadFile(path + sumSuffix)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errNoSum, err)
+		}
+		w, err := strconv.ParseUint(strings.TrimSpace(string(b)), 16, 32)
+		if err != nil {
+			return fmt.Errorf("checksum file %s%s: %w", path, sumSuffix, err)
+		}
+		want = uint32(w)
+	}
+	h := crc32.New(castagnoli)
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), *buf); err != nil {
+		return err
+	}
+	if got := h.Sum32(); got != want {
+		return fmt.Errorf("CRC-32C %08x, %08x when written", got, want)
+	}
+	return nil
+}
+
+var errNoSum = errors.New("no checksum kept")
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 
 // pinEntry opens an entry of the expected size and holds a shared lock on
 // it. The entry may be evicted between the open and the lock: then the
@@ -189,7 +319,7 @@ func (c *Cache) Trim(keep map[string]bool) error {
 		size int64
 		used time.Time
 	}
-	var all []entry
+	var all, sums []entry
 	var total int64
 	now := time.Now()
 	var files []string
@@ -233,6 +363,10 @@ func (c *Cache) Trim(keep map[string]bool) error {
 			}
 			continue
 		}
+		if strings.HasSuffix(d.Name(), sumSuffix) {
+			sums = append(sums, entry{p, info.Size(), info.ModTime()})
+			continue
+		}
 		all = append(all, entry{p, info.Size(), info.ModTime()})
 		total += info.Size()
 	}
@@ -246,6 +380,16 @@ func (c *Cache) Trim(keep map[string]bool) error {
 		}
 		if evict(e.path) {
 			total -= e.size
+		}
+	}
+	// A checksum outlives its entry until it is old: one removed with the
+	// entry could be another process's, written for the same entry just
+	// fetched again.
+	for _, s := range sums {
+		if now.Sub(s.used) > EvictGrace {
+			if _, err := os.Lstat(strings.TrimSuffix(s.path, sumSuffix)); errors.Is(err, fs.ErrNotExist) {
+				os.Remove(s.path)
+			}
 		}
 	}
 	return nil

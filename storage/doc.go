@@ -24,14 +24,19 @@
 // objects, under the same budget and eviction:
 //
 //	DIR/
-//	  <loc>-<etag>-0-<size>.parquet        a whole object (what DuckDB reads)
-//	  parts/<loc>-<etag>-<size>/           one version of one object
-//	    <offset>-<length>.part             bytes [offset, offset+length) of it
-//	  .fetch-*                             a fetch in progress
+//	  <loc>-<etag>-0-<size>.parquet          a whole object (what DuckDB reads)
+//	  <loc>-<etag>-0-<size>.parquet.crc32c   its CRC-32C, taken as it was fetched,
+//	                                         where it is not an extended attribute
+//	  parts/<loc>-<etag>-<size>/             one version of one object
+//	    <offset>-<length>-<crc32c>.part      bytes [offset, offset+length) of it
+//	  .fetch-*                               a fetch in progress
 //
 // where <loc> and <etag> are the first bytes of the SHA-256 of the
 // location and the ETag: a part is only ever served for the version it was
-// read from. CachedRanges keeps what planning reads (page indexes, bloom
+// read from. A copy is checked against its CRC-32C before it is used, since
+// one damaged in place keeps its length: a whole copy that fails is
+// fetched again (twice failing is ErrDamaged, naming the object), a part
+// that fails is dropped and read from the store. CachedRanges keeps what planning reads (page indexes, bloom
 // filters, the tail) as parts too, so the partial scan finds the tail
 // there and checks the object with one HEAD instead of reading it again.
 //
@@ -47,6 +52,22 @@
 // the SDK's chain: this package never formats, logs or stores them, and
 // its errors name objects and operations only.
 //
+// A store that cannot be reached at all (its name does not resolve, the
+// connection is refused or times out) is one failure, not one per
+// request: the requests to an endpoint share one request's retry budget
+// (MaxAttempts probes, one at a time, within DownAfter, 10 s by default),
+// then all fail at once with one UnreachableError naming the endpoint,
+// and so do those made in the next second or two, without an attempt.
+// ForEach, the fan-out of callers reading many objects, stops starting
+// reads at that error and reports it once, with the count of objects not
+// reached. Only a failure to connect counts: throttling, 5xx answers and
+// broken connections are retried per request as before.
+//
+// An object without an ETag cannot be registered (ErrNoETag): every read
+// checks the ETag, and without one a same-size object written over it
+// would pass for it.
+//
 // Counts are taken at the HTTP transport, so they include every attempt
-// and every byte of every response body, listings included.
+// and every byte of every response body, listings included. A request
+// failed at once by an endpoint that is down is no attempt.
 package storage

@@ -258,28 +258,18 @@ func (r *PartReader) Prefetch(rs []Range) error {
 		r.mu.Unlock()
 	}
 	reqs := Coalesce(miss, PartGap, PartMaxRequest)
-	errs := make([]error, len(reqs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(PartWorkers, len(reqs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				b, err := r.fetch(reqs[i])
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				r.add(reqs[i].Off, b)
-			}
-		}()
+	errs, _ := fan(len(reqs), PartWorkers, func(i int) error {
+		b, err := r.fetch(reqs[i])
+		if err == nil {
+			r.add(reqs[i].Off, b)
+		}
+		return err
+	})
+	for _, err := range errs {
+		if errors.Is(err, ErrUnreachable) {
+			return err // one store's failure, not one per range
+		}
 	}
-	for i := range reqs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
@@ -347,7 +337,7 @@ func (r *PartReader) Holds(off, n int64) bool {
 func (r *PartReader) fromCache(want Range) bool {
 	first := false
 	for _, p := range r.cache.parts(r.obj) {
-		if !overlapsAny(p, []Range{want}) {
+		if !overlapsAny(p.Range, []Range{want}) {
 			continue
 		}
 		if b, ok := r.cache.readPart(r.obj, p); ok {
@@ -394,41 +384,58 @@ func (c *Cache) partDir(obj Object) string {
 	return filepath.Join(c.Dir, partsDir, fmt.Sprintf("%s-%s-%d", hex.EncodeToString(loc[:16]), hex.EncodeToString(tag[:8]), obj.Size))
 }
 
-// partName is a part's file name in its object's directory.
-func partName(rg Range) string { return fmt.Sprintf("%d-%d.part", rg.Off, rg.Len) }
+// cachedPart is a part the cache holds: its range and the CRC-32C of its
+// bytes when they were written.
+type cachedPart struct {
+	Range
+	sum uint32
+}
 
-// parts lists the ranges the cache holds of obj (as registered).
-func (c *Cache) parts(obj Object) []Range {
+// partName is a part's file name in its object's directory: the range it
+// holds and the checksum of its bytes, which every read checks (a part
+// damaged in place keeps its length).
+func partName(p cachedPart) string { return fmt.Sprintf("%d-%d-%08x.part", p.Off, p.Len, p.sum) }
+
+// parts lists the parts the cache holds of obj (as registered). Parts
+// named without a checksum (written before parts had one) are not listed;
+// eviction removes them in time.
+func (c *Cache) parts(obj Object) []cachedPart {
 	ents, err := os.ReadDir(c.partDir(obj))
 	if err != nil {
 		return nil
 	}
-	var out []Range
+	var out []cachedPart
 	for _, e := range ents {
-		a, b, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".part"), "-")
-		if !ok || !strings.HasSuffix(e.Name(), ".part") {
+		f := strings.Split(strings.TrimSuffix(e.Name(), ".part"), "-")
+		if len(f) != 3 || !strings.HasSuffix(e.Name(), ".part") {
 			continue
 		}
-		off, err1 := strconv.ParseInt(a, 10, 64)
-		n, err2 := strconv.ParseInt(b, 10, 64)
-		if err1 == nil && err2 == nil && off >= 0 && n > 0 && off+n <= obj.Size {
-			out = append(out, Range{off, n})
+		off, err1 := strconv.ParseInt(f[0], 10, 64)
+		n, err2 := strconv.ParseInt(f[1], 10, 64)
+		sum, err3 := strconv.ParseUint(f[2], 16, 32)
+		if err1 == nil && err2 == nil && err3 == nil && off >= 0 && n > 0 && off+n <= obj.Size {
+			out = append(out, cachedPart{Range{off, n}, uint32(sum)})
 		}
 	}
 	return out
 }
 
 // readPart reads one cached part whole, under the shared lock eviction
-// respects, and marks it used.
-func (c *Cache) readPart(obj Object, rg Range) ([]byte, bool) {
-	path := filepath.Join(c.partDir(obj), partName(rg))
-	f, ok := pinEntry(path, rg.Len)
+// respects, checks it against its checksum and marks it used. A part that
+// fails the check is removed: its bytes are fetched again instead.
+func (c *Cache) readPart(obj Object, p cachedPart) ([]byte, bool) {
+	path := filepath.Join(c.partDir(obj), partName(p))
+	f, ok := pinEntry(path, p.Len)
 	if !ok {
 		return nil, false
 	}
 	defer f.Close()
-	b := make([]byte, rg.Len)
+	b := make([]byte, p.Len)
 	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, false
+	}
+	if checksum(b) != p.sum {
+		os.Remove(path)
 		return nil, false
 	}
 	t := time.Now()
@@ -463,11 +470,11 @@ func (c *Cache) putPart(obj Object, rg Range, b []byte) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	dir := c.partDir(obj)
+	dir, name := c.partDir(obj), partName(cachedPart{rg, checksum(b)})
 	for attempt := 0; err == nil && attempt < 2; attempt++ {
 		// Trim may remove an empty directory between the two steps.
 		if err = os.MkdirAll(dir, 0o755); err == nil {
-			if err = os.Rename(tmp.Name(), filepath.Join(dir, partName(rg))); errors.Is(err, fs.ErrNotExist) && attempt == 0 {
+			if err = os.Rename(tmp.Name(), filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) && attempt == 0 {
 				err = nil
 				continue
 			}

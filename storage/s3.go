@@ -42,13 +42,23 @@ type S3Options struct {
 	PathStyle bool
 	// MaxAttempts bounds the tries of one request (default 6): throttling
 	// (503 SlowDown), 5xx answers, timeouts and dropped connections are
-	// tried again after an exponential backoff with full jitter.
+	// tried again after an exponential backoff with full jitter. An
+	// endpoint that cannot be connected to is tried MaxAttempts times in
+	// all, by whichever requests are waiting for it (see DownAfter).
 	MaxAttempts int
 	// MaxBackoff caps one wait between attempts (default 2 s).
 	MaxBackoff time.Duration
 	// ResponseTimeout is how long one attempt waits for the response
 	// headers (default 30 s) before it counts as failed and is retried.
 	ResponseTimeout time.Duration
+	// DownAfter bounds how long an endpoint that cannot be connected to
+	// (its name does not resolve, the connection is refused or times out)
+	// is tried before every request to it fails with one
+	// UnreachableError: default (MaxAttempts−1)×MaxBackoff, 10 s. The
+	// requests in flight share that budget instead of each spending
+	// MaxAttempts of their own; a connection attempt times out after
+	// 10 s, or DownAfter when shorter.
+	DownAfter time.Duration
 	// Connections bounds the connections to the server (default 16).
 	Connections int
 }
@@ -96,6 +106,12 @@ func (o S3Options) withDefaults() S3Options {
 	if o.Connections <= 0 {
 		o.Connections = 16
 	}
+	if o.DownAfter <= 0 {
+		o.DownAfter = time.Duration(o.MaxAttempts-1) * o.MaxBackoff
+		if o.DownAfter <= 0 {
+			o.DownAfter = o.MaxBackoff
+		}
+	}
 	return o
 }
 
@@ -115,7 +131,7 @@ func NewS3(ctx context.Context, opts S3Options) (*S3, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRegion(opts.Region),
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
+			return reachRetryer{retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = opts.MaxAttempts
 				o.MaxBackoff = opts.MaxBackoff
 				// A bulk registration meets throttling on many requests at
@@ -130,7 +146,7 @@ func NewS3(ctx context.Context, opts S3Options) (*S3, error) {
 					}
 					return aws.UnknownTernary
 				}))
-			})
+			})}
 		}))
 	if err != nil {
 		return nil, fmt.Errorf("S3 configuration: %w", err)
@@ -142,14 +158,16 @@ func NewS3(ctx context.Context, opts S3Options) (*S3, error) {
 	if !ok {
 		bc = awshttp.NewBuildableClient()
 	}
-	bc = bc.WithDialerOptions(func(d *net.Dialer) { d.Timeout = 10 * time.Second }).
+	bc = bc.WithDialerOptions(func(d *net.Dialer) { d.Timeout = min(10*time.Second, opts.DownAfter) }).
 		WithTransportOptions(func(tr *http.Transport) {
 			tr.MaxIdleConns = opts.Connections
 			tr.MaxIdleConnsPerHost = opts.Connections
 			tr.MaxConnsPerHost = opts.Connections
 			tr.ResponseHeaderTimeout = opts.ResponseTimeout
 		})
-	cfg.HTTPClient = &countingClient{inner: bc, c: &s.counts}
+	// The gate is outside the count: a request it fails at once, while
+	// the endpoint is down, is no attempt.
+	cfg.HTTPClient = &reachClient{inner: &countingClient{inner: bc, c: &s.counts}, g: newReach(opts)}
 	s.client = s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
@@ -436,6 +454,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 // happened; the SDK's text (status, request id, attempts) follows. SDK
 // errors carry no credentials: requests are signed in headers.
 func (s *S3) fail(loc, op, etag string, err error) error {
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		// Without the SDK's wrapping, which repeats the request's URL; a
+		// request that gave up on its own attempts gave up on the store
+		// too.
+		c := *ue
+		c.retry = false
+		return fmt.Errorf("%s: %s: %w", loc, op, &c)
+	}
 	status := 0
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {

@@ -26,7 +26,7 @@ func newStore(t *testing.T, srv *s3test.Server, endpoint string, opts storage.S3
 		t.Setenv(k, v)
 	}
 	env := storage.S3OptionsFromEnv()
-	env.MaxAttempts, env.MaxBackoff, env.ResponseTimeout = opts.MaxAttempts, opts.MaxBackoff, opts.ResponseTimeout
+	env.MaxAttempts, env.MaxBackoff, env.ResponseTimeout, env.DownAfter = opts.MaxAttempts, opts.MaxBackoff, opts.ResponseTimeout, opts.DownAfter
 	st, err := storage.NewS3(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,11 @@ var (
 	// ErrChanged reports an object that no longer holds the bytes it was
 	// described with: another size or another ETag.
 	ErrChanged = errors.New("changed since it was registered")
+	// ErrNoETag reports an object its store describes without an ETag.
+	// An object is registered by its size and ETag and read only while
+	// both still hold (If-Match); without an ETag, an object written over
+	// with the same size could not be told from the one registered.
+	ErrNoETag = errors.New("its store gives no ETag for it")
 	// ErrBadLocation reports a location rocklake does not read.
 	ErrBadLocation = errors.New("not a location rocklake reads")
 )

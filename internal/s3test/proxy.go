@@ -1,11 +1,15 @@
 package s3test
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +33,36 @@ type Proxy struct {
 	Delay    time.Duration // of a Delay fault
 	Requests atomic.Int64  // every request it received
 	Faults   atomic.Int64  // the requests it did not simply forward
+	// StripETags leaves every ETag out of the answers passed on: the
+	// header of HEAD, GET and PUT answers and the elements of listings.
+	StripETags atomic.Bool
+
+	srv *http.Server
+}
+
+// Close stops the proxy: its listener and every connection close, and a
+// connection to its address is refused from then on, as by a store that
+// is down. The server behind it goes on.
+func (p *Proxy) Close() { p.srv.Close() }
+
+var etagElement = regexp.MustCompile(`<ETag>[^<]*</ETag>`)
+
+// stripETags removes the ETags from an answer, its body's included.
+func stripETags(resp *http.Response) error {
+	resp.Header.Del("ETag")
+	if !strings.Contains(resp.Header.Get("Content-Type"), "xml") || resp.Body == nil {
+		return nil
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	b = etagElement.ReplaceAll(b, nil)
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+	return nil
 }
 
 // Proxy starts a fault-injecting proxy to the server on a loopback port,
@@ -48,6 +82,11 @@ func (s *Server) Proxy(tb testing.TB, decide func(r *http.Request, n int64) Faul
 			r.Out.Host = r.In.Host
 		},
 		ModifyResponse: func(resp *http.Response) error {
+			if p.StripETags.Load() {
+				if err := stripETags(resp); err != nil {
+					return err
+				}
+			}
 			if resp.Request.Header.Get("X-S3test-Truncate") != "" && resp.ContentLength > 1 {
 				resp.Body = &cutBody{ReadCloser: resp.Body, left: resp.ContentLength / 2}
 			}
@@ -87,9 +126,9 @@ func (s *Server) Proxy(tb testing.TB, decide func(r *http.Request, n int64) Faul
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: handler, ErrorLog: nil}
-	go srv.Serve(l)
-	tb.Cleanup(func() { srv.Close() })
+	p.srv = &http.Server{Handler: handler, ErrorLog: nil}
+	go p.srv.Serve(l)
+	tb.Cleanup(p.Close)
 	p.Endpoint = "http://" + l.Addr().String()
 	return p
 }

@@ -21,7 +21,10 @@
 // on loopback that answers chosen requests with 503 SlowDown, a 500, a
 // connection dropped before or in the middle of the response, or a delay,
 // and passes the rest on unchanged (Host header included, so signatures
-// still verify).
+// still verify), or with their ETags left out (StripETags), as some
+// S3-compatible servers answer. A store that is down is the server
+// stopped (Stop, and Restart), or a proxy closed (Proxy.Close): nothing
+// listens at its address any more.
 //
 // The server gets SIGKILL if the thread that started it dies, so a killed
 // test process does not leave it running. The credentials are random per
@@ -141,12 +144,15 @@ func (s *Server) launch(bin string) error {
 	if err != nil {
 		return err
 	}
+	return s.launchAt(bin, "127.0.0.1:"+strconv.Itoa(port))
+}
+
+func (s *Server) launchAt(bin, addr string) error {
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	s.cmd = exec.Command(bin, "--port", addr, "--quiet", "posix", s.Dir)
 	// The credentials go in the environment, not argv: argv is visible to
 	// every user in the process list.
@@ -186,6 +192,24 @@ func (s *Server) stop() {
 	case <-time.After(10 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
+	}
+}
+
+// Stop stops the server and keeps its directory and address: connections
+// to it are then refused, as by a store that is down. Restart starts it
+// again.
+func (s *Server) Stop() { s.stop() }
+
+// Restart starts a stopped server again, on the same address, with the
+// same directory and credentials.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	bin, err := Binary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.launchAt(bin, strings.TrimPrefix(s.Endpoint, "http://")); err != nil {
+		tb.Fatal(err)
 	}
 }
 

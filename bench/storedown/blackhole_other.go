@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+func blackhole() (string, func(), error) {
+	return "", nil, errors.New("connect timeouts are simulated on Linux only")
+}
