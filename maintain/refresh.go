@@ -168,6 +168,8 @@ func refreshOnce(ctx context.Context, e *engine.Engine, table string, paths []st
 			why = "--remove removes it from the table"
 		case ex.meta == nil:
 			why = "it cannot be registered again: --remove removes it from the table"
+		case ex.moved:
+			why = "the file there is not the one registered at its location: --remove removes it from the table"
 		case ex.contentChanged:
 			if opts.Stats {
 				again, rf.Outcome = append(again, f), RefreshRegistered
@@ -271,6 +273,8 @@ type examined struct {
 	// contentChanged: its size, row count or footer (fingerprint and
 	// length, where a fingerprint was recorded) are not those registered.
 	contentChanged bool
+	// moved: its path now leads through a link to another path.
+	moved bool
 }
 
 func examine(t catalog.Table, f catalog.DataFile) examined {
@@ -307,6 +311,12 @@ func examine(t catalog.Table, f catalog.DataFile) examined {
 		ex.what, ex.contentChanged = append(ex.what, fmt.Sprintf("holds %d rows, registered as %d", m.Rows, f.RecordCount)), true
 	}
 	ex.contentChanged = ex.contentChanged || m.Size != f.FileSizeBytes
+	// Registration resolved the path's links: one put in its way since
+	// leads to a file the registration never named (the same file found
+	// through it is still the one registered).
+	if real, err := filepath.EvalSymlinks(ex.path); err == nil && real != ex.path && len(ex.what) > 0 {
+		ex.what, ex.moved = append(ex.what, fmt.Sprintf("its path now resolves to %s (links followed)", real)), true
+	}
 	return ex
 }
 

@@ -390,3 +390,40 @@ func TestRefreshLegacyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A registered path that now leads through a link to another file is not
+// taken back, even one with the same bytes: registration resolved the
+// path's links, and the file registered there is gone.
+func TestRefreshRefusesPathThroughLink(t *testing.T) {
+	rc := newRefreshCase(t)
+	if err := os.Mkdir(filepath.Join(rc.dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := rc.write(filepath.Join("d", "a.parquet"), 1000)
+	if _, err := ingest.Add(rc.cat, "t", []string{a}, ingest.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(a)
+	data, _ := os.ReadFile(a)
+	elsewhere := filepath.Join(rc.dir, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(elsewhere, "a.parquet")
+	if err := os.WriteFile(copyPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(copyPath, st.ModTime(), st.ModTime())
+	if err := os.Rename(filepath.Join(rc.dir, "d"), filepath.Join(rc.dir, "d.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(rc.dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	rc.refused("its path now resolves to "+copyPath, []string{a}, RefreshOptions{})
+	rc.refused("its path now resolves to "+copyPath, []string{a}, RefreshOptions{Deep: true})
+	rep, err := Refresh(context.Background(), rc.eng, "t", []string{a}, RefreshOptions{Remove: true})
+	if err != nil || rep.Files[0].Outcome != RefreshRemoved {
+		t.Fatalf("refresh --remove: %+v %v", rep, err)
+	}
+}
