@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/pqmeta"
 )
 
 // writeParquet writes the rows of a DuckDB SELECT to path.
@@ -701,4 +701,4 @@ func TestRefresh(t *testing.T) {
 }
 
 // changed is a file's ctime as stat gives it.
-func changed(st os.FileInfo) syscall.Timespec { return st.Sys().(*syscall.Stat_t).Ctim }
+func changed(st os.FileInfo) int64 { return pqmeta.StampOf(st).Changed }

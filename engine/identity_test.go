@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -90,7 +89,7 @@ func ctime(t *testing.T, p string) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return time.Unix(st.Sys().(*syscall.Stat_t).Ctim.Unix())
+	return time.Unix(0, pqmeta.StampOf(st).Changed)
 }
 
 // untilCtimeMoves repeats change until p's ctime moves: the kernel stamps

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/pqmeta"
 )
 
 // refreshCase is a table of uncompressed DuckDB-written files of 100
@@ -78,7 +78,7 @@ func (rc *refreshCase) ctime(p string) time.Time {
 	if err != nil {
 		rc.t.Fatal(err)
 	}
-	return time.Unix(st.Sys().(*syscall.Stat_t).Ctim.Unix())
+	return time.Unix(0, pqmeta.StampOf(st).Changed)
 }
 
 // touch moves p's ctime and nothing else (a chmod to its own mode), again

@@ -3,7 +3,6 @@ package prune
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -55,14 +55,14 @@ func TestPlanIgnoresIndexOfChangedFile(t *testing.T) {
 		t.Fatalf("the file as registered: pages %+v, want its page index read", pl.Pages)
 	}
 	st, _ := os.Stat(p)
-	before := st.Sys().(*syscall.Stat_t).Ctim
+	before := pqmeta.StampOf(st).Changed
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if err := os.Chmod(p, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		st, _ = os.Stat(p)
-		if st.Sys().(*syscall.Stat_t).Ctim != before {
+		if pqmeta.StampOf(st).Changed != before {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/pqmeta"
 )
 
 // catalogDigest is every key and value of a catalog directory's store,
@@ -35,8 +35,7 @@ func ctimeOf(t *testing.T, path string) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := st.Sys().(*syscall.Stat_t)
-	return time.Unix(s.Ctim.Unix())
+	return time.Unix(0, pqmeta.StampOf(st).Changed)
 }
 
 // untilCtimeMoves runs change, then does it again until the file's ctime
