@@ -151,7 +151,7 @@ func verifyLocal(t catalog.Table, f catalog.DataFile, path string, bad func(stri
 		what = append(what, d)
 	}
 	if len(what) > 0 {
-		bad("%s: the file was replaced or changed since it was registered (`rocklake refresh %s %s` checks it and takes it back)",
+		bad("%s; `rocklake refresh %s %s` compares its footer with the one registered and takes it back",
 			strings.Join(what, "; "), t.Name, path)
 	}
 	return err == nil && now.Size == f.FileSizeBytes

@@ -12,7 +12,7 @@ import (
 func newRefreshCmd(g *globals) *cobra.Command {
 	var o maintain.RefreshOptions
 	cmd := &cobra.Command{
-		Use:   "refresh TABLE PATH... | refresh TABLE --all",
+		Use:   "refresh TABLE [PATH...]",
 		Short: "Take back files a query refused as changed: accept, register again (--stats) or remove (--remove)",
 		Long: `A query refuses a local file that is no longer the one registered: another size,
 modification time, status change time (ctime), device or inode. A write, a rename
@@ -26,8 +26,9 @@ reading each one's footer:
     count: the same statistics and page offsets) is accepted: what stat says of it
     now is recorded, in place, and every snapshot reads it again. With --deep its
     statistics and membership filters are first checked against its rows, as
-    verify --deep checks them; a file registered before footer fingerprints were
-    recorded is accepted only so.
+    verify --deep checks them (a value rewritten inside a data page leaves the
+    footer as it was: only --deep sees it); a file registered before footer
+    fingerprints were recorded is accepted only so.
   - a file whose content changed is refused, unless --stats registers it again with
     the statistics it holds now (snapshots before the refresh still refuse it: their
     statistics describe the old content), or --remove removes it from the table.
@@ -111,7 +112,7 @@ reads are pinned to their ETags.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Deep, "deep", false, "check each file's statistics against its rows before accepting it")
-	f.BoolVar(&o.Stats, "stats", false, "register files whose content changed again, with the statistics they hold now")
+	f.BoolVar(&o.Stats, "stats", false, "register each file whose content changed anew, with the statistics it holds now")
 	f.BoolVar(&o.Remove, "remove", false, "remove the named files that changed, or are missing, from the table")
 	f.BoolVar(&o.All, "all", false, "refresh every file of the table (those unchanged are left as they are)")
 	return cmd
