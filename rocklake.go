@@ -867,6 +867,51 @@ func (l *Lake) Verify(ctx context.Context, table string, o VerifyOptions) (*Veri
 	return maintain.Verify(ctx, l.eng, table, id, o.Deep)
 }
 
+// RefreshOptions say what Refresh may do with a named file that changed.
+// The zero value takes back only files whose footer is the one
+// registered.
+type RefreshOptions struct {
+	// Deep also checks a file's statistics and membership filters against
+	// its rows before taking it back (as VerifyOptions.Deep).
+	Deep bool
+	// Stats registers a file whose content changed again, with the
+	// statistics it holds now; without it such a file is refused.
+	Stats bool
+	// Remove removes each named file that changed, or is missing, from
+	// the table instead.
+	Remove bool
+	// All names every local file of the table (paths may then be empty).
+	All bool
+}
+
+// RefreshReport lists what Refresh did with each file. An alias of
+// maintain.RefreshReport.
+type RefreshReport = maintain.RefreshReport
+
+// RefreshedFile is what Refresh found of one file and did with it. An
+// alias of maintain.RefreshedFile.
+type RefreshedFile = maintain.RefreshedFile
+
+// Refresh re-checks files of a table that queries refuse as changed (a
+// chmod, a hard link, a restore from a backup, or a rewrite in place):
+// one whose footer is the one registered is taken back as it is now; one
+// whose content changed is refused unless o.Stats registers it again, or
+// o.Remove removes it; all in one snapshot, or, when any file is
+// refused, nothing (an error matching ErrDataFileChanged naming each).
+// See maintain.Refresh.
+//
+// ctx is checked between files and before the commit; the commit is not
+// interrupted.
+func (l *Lake) Refresh(ctx context.Context, table string, paths []string, o RefreshOptions) (*RefreshReport, error) {
+	if err := l.writable("refresh " + table); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return maintain.Refresh(ctx, l.eng, table, paths, maintain.RefreshOptions{Deep: o.Deep, Stats: o.Stats, Remove: o.Remove, All: o.All, ReadDirs: l.ReadDirs()})
+}
+
 // The errors callers test for with errors.Is; each is the same value as
 // the one in the package named, so either spelling matches.
 var (
@@ -910,8 +955,9 @@ var (
 	// ErrSchemaMismatch: a file whose columns do not fit the table
 	// (ingest).
 	ErrSchemaMismatch = ingest.ErrSchemaMismatch
-	// ErrDataFileChanged: a registered file is missing or was replaced
-	// since it was registered (engine).
+	// ErrDataFileChanged: a registered file is missing, or is no longer
+	// the file registered (its size, times, device, inode or footer
+	// changed), or a refresh refused it (engine).
 	ErrDataFileChanged = engine.ErrDataFileChanged
 	// ErrNotAQuery: Query was given a statement that is not a query
 	// (engine).

@@ -17,6 +17,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/pqmeta"
 )
 
 // writeParquet writes the rows of a DuckDB SELECT to path.
@@ -642,3 +643,62 @@ func TestAlterTable(t *testing.T) {
 		t.Errorf("at snapshot %d: %v %v", first, old, err)
 	}
 }
+
+// A file whose ctime moved (a chmod) fails every query that reads it,
+// at every snapshot; Refresh takes it back in one snapshot, after which
+// the latest and earlier snapshots read it again. A lake opened
+// read-only refuses Refresh.
+func TestRefresh(t *testing.T) {
+	lake, dir, first := twoSnapshots(t)
+	ctx := context.Background()
+	a := filepath.Join(dir, "a.parquet")
+	if real, err := filepath.EvalSymlinks(a); err == nil {
+		a = real
+	}
+	st, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := os.Chmod(a, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		now, _ := os.Stat(a)
+		if changed(now) != changed(st) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ctime stays put")
+		}
+		time.Sleep(5 * time.Millisecond)
+		os.Chmod(a, 0o644)
+	}
+	for _, o := range []rocklake.QueryOptions{{}, {Snapshot: rocklake.AtSnapshot(first)}} {
+		if _, err := lake.Query(ctx, "SELECT sum(id) FROM t", o); !errors.Is(err, rocklake.ErrDataFileChanged) || !strings.Contains(err.Error(), a) {
+			t.Fatalf("query at %v over a chmod-ed file: %v, want ErrDataFileChanged naming it", o.Snapshot, err)
+		}
+	}
+	rep, err := lake.Refresh(ctx, "t", []string{a}, rocklake.RefreshOptions{})
+	if err != nil || rep.Snapshot == 0 || len(rep.Files) != 1 || rep.Files[0].Outcome != "accepted" {
+		t.Fatalf("refresh: %+v %v", rep, err)
+	}
+	for o, want := range map[rocklake.SnapshotRef]string{rocklake.LatestSnapshot: "105", rocklake.AtSnapshot(first): "45"} {
+		res, err := lake.Query(ctx, "SELECT sum(id) FROM t", rocklake.QueryOptions{Snapshot: o})
+		if err != nil || *res.Rows[0][0] != want {
+			t.Fatalf("at %v after the refresh: %v, want %s", o, err, want)
+		}
+	}
+	lake.Close()
+	ro, err := rocklake.Open(ctx, filepath.Join(dir, "lake"), rocklake.OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Refresh(ctx, "t", []string{a}, rocklake.RefreshOptions{}); !errors.Is(err, rocklake.ErrReadOnly) {
+		t.Fatalf("refresh on a read-only lake: %v", err)
+	}
+}
+
+// changed is a file's ctime as stat gives it.
+func changed(st os.FileInfo) int64 { return pqmeta.StampOf(st).Changed }

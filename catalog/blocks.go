@@ -458,7 +458,10 @@ func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
 	}
 	f := dataFileFromPB(&p)
 	// The cached row serves every snapshot that sees the file: only its
-	// end differs between them, and no FileSet reader looks at it.
+	// end differs between them, and no FileSet reader looks at it. (A
+	// restamp changes it in place too, and advances next_file_id: a set
+	// cached before holds the older identity, which can only make a
+	// reader refuse the file, never read another.)
 	fs.files.store(i, &f)
 	return f, nil
 }

@@ -428,6 +428,24 @@ func (c *planCache) put(k cacheKey, v any, size int64) {
 	}
 }
 
+// dropFileSets forgets every FileSet of a table: a restamp changed file
+// rows in place, and those of older snapshots hold them too.
+func (c *planCache) dropFileSets(table int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.order[:0]
+	for _, k := range c.order {
+		if k.table == table && k.column == -1 {
+			c.used -= c.m[k].size
+			delete(c.m, k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	c.order = kept
+	delete(c.latest, [2]int64{table, -1})
+}
+
 // base is the newest cached entry for k's table and column under the same
 // schema version and an older next_file_id: what k's state may extend.
 func (c *planCache) base(k cacheKey) any {
@@ -450,8 +468,9 @@ const maxExtendSnapshots = 4096
 
 // extendable says whether the table only gained files between the
 // snapshot b was built at and the reader's: no snapshot between removed a
-// file from it (a removal records the table in DeletedFromTables) or
-// dropped it. Then every file b holds is still live, and the new ones are
+// file from it (a removal records the table in DeletedFromTables),
+// dropped it, or restamped its files (their rows changed in place). Then
+// every file b holds is still live, as b holds it, and the new ones are
 // exactly the visible files with ids from b.nextFileID on.
 func (r *Reader) extendable(tableID int64, b built) (bool, error) {
 	if b.snap >= r.snap.ID || r.snap.ID-b.snap > maxExtendSnapshots {
@@ -459,7 +478,8 @@ func (r *Reader) extendable(tableID int64, b built) (bool, error) {
 	}
 	errShrunk := errors.New("files removed")
 	err := scanSnapshots(r.kvs, b.snap+1, r.snap.ID, func(s Snapshot) error {
-		if slices.Contains(s.Changes.DeletedFromTables, tableID) || slices.Contains(s.Changes.DroppedTables, tableID) {
+		if slices.Contains(s.Changes.DeletedFromTables, tableID) || slices.Contains(s.Changes.DroppedTables, tableID) ||
+			slices.Contains(s.Changes.RestampedTables, tableID) {
 			return errShrunk
 		}
 		return nil

@@ -74,7 +74,10 @@
 // one synced batch: after a crash either all of it is there or none. Rows
 // carry begin/end snapshots; a row is visible at snapshot s when
 // begin ≤ s < end. Retiring a file or dropping a table sets end in place;
-// stats rows are immutable per file. A Reader reads one snapshot through one
+// stats rows are immutable per file. A live file's recorded identity
+// (what stat said of it, and its footer's fingerprint: what readers check
+// before they read it) is replaced in place by a restamp, when the file
+// was found changed on disk with its content as it was (restamp.go). A Reader reads one snapshot through one
 // consistent store snapshot, so it never sees half a commit, and time travel
 // is reading an older snapshot id.
 //

@@ -288,7 +288,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		}
 	}
 	// A snapshot that retired files and registered others in the same
-	// table rewrote them: their rows live on.
+	// table rewrote them: their rows live on (but for a file it
+	// registered again, whose rows went to itself).
 	inserted := map[int64][]int64{}
 	for _, s := range snaps {
 		inserted[s.ID] = s.Changes.InsertedIntoTables
@@ -299,7 +300,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if kept[f.loc] {
 			continue
 		}
-		if rec := rememberForgotten(f.f, f.loc, slices.Contains(inserted[f.f.End.V], f.f.TableID)); rec != nil && !f.tableGone && !dryRun {
+		if rec := rememberForgotten(f.f, f.loc, slices.Contains(inserted[f.f.End.V], f.f.TableID) && !f.f.RegisteredAgain); rec != nil && !f.tableGone && !dryRun {
 			v, err := encodeValue(rec)
 			if err == nil {
 				err = b.Set(key(tagForgottenFile, f.f.TableID, f.f.ID), v)

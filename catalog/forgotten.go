@@ -31,7 +31,8 @@ type RetiredFile struct {
 	EndSnapshot     int64
 	// Rewritten says the snapshot that retired the file also registered
 	// files in its table (optimize, compact): its rows are still in the
-	// table, in other files.
+	// table, in other files. A file retired to be registered again
+	// (DataFile.RegisteredAgain) is not: its rows went to itself.
 	Rewritten         bool
 	FileSizeBytes     int64
 	ModifiedUnixNanos int64
@@ -77,7 +78,7 @@ func (r *Reader) RetiredFiles(t Table) ([]RetiredFile, error) {
 			rewrote[f.End.V] = rw
 		}
 		out = append(out, RetiredFile{TableID: tableID, FileID: f.ID, Location: f.Location(t), EndSnapshot: f.End.V,
-			Rewritten: rw, FileSizeBytes: f.FileSizeBytes, ModifiedUnixNanos: f.ModifiedUnixNanos, Identity: f.Identity, ETag: f.ETag})
+			Rewritten: rw && !f.RegisteredAgain, FileSizeBytes: f.FileSizeBytes, ModifiedUnixNanos: f.ModifiedUnixNanos, Identity: f.Identity, ETag: f.ETag})
 	}
 	err = scanPrefix(r, key(tagForgottenFile, tableID), func(k, v []byte) error {
 		var p catalogpb.ForgottenFile

@@ -30,6 +30,9 @@ type Changes struct {
 	CreatedNames       []string
 	RenamedTables      []int64
 	AlteredTables      []int64
+	// RestampedTables had live files' recorded identities replaced in
+	// place (Txn.Restamp): the same rows, found again on disk.
+	RestampedTables []int64
 }
 
 // Table is a table visible at some snapshot.
@@ -141,9 +144,20 @@ type DataFile struct {
 	// ModifiedUnixNanos is the file's modification time when registered;
 	// 0 when not recorded (files registered before it was).
 	ModifiedUnixNanos int64
+	// ChangedUnixNanos is the file's status change time (ctime) when
+	// registered, which no one but root can set back; 0 when not recorded.
+	ChangedUnixNanos int64
 	// Identity is the file's device and inode when it was registered
 	// (zero when unrecorded).
 	Identity FileIdentity
+	// FooterFingerprint is a hash of the file's Parquet footer as
+	// registered (pqmeta.Fingerprint; 0 when not recorded): what tells a
+	// file whose ctime moved but whose statistics and offsets did not.
+	FooterFingerprint uint64
+	// RegisteredAgain, on a retired file, says the commit that retired it
+	// registered the same file again at its location (a refresh of its
+	// statistics), so its rows did not go into files a rewrite wrote.
+	RegisteredAgain bool
 	// ETag is an object's entity tag when it was registered (objects in an
 	// S3-compatible store only): with the size, what readers check.
 	ETag string
@@ -462,6 +476,7 @@ func snapshotFromPB(p *catalogpb.Snapshot) Snapshot {
 			CreatedSchemas: c.CreatedSchemas, CreatedTables: c.CreatedTables, DroppedTables: c.DroppedTables,
 			InsertedIntoTables: c.InsertedIntoTables, DeletedFromTables: c.DeletedFromTables,
 			CreatedNames: c.CreatedNames, RenamedTables: c.RenamedTables, AlteredTables: c.AlteredTables,
+			RestampedTables: c.RestampedTables,
 		}
 	}
 	return s
@@ -530,7 +545,8 @@ func dataFileFromPB(p *catalogpb.DataFile) DataFile {
 		End: maybeInt(p.EndSnapshot), ColumnsMatchTable: p.ColumnsMatchTable, Owner: Ownership(p.Ownership),
 		Identity: identityFromPB(p.Identity), ModifiedUnixNanos: p.ModifiedUnixNanos, ETag: p.Etag,
 		IgnoredColumns: p.IgnoredColumns, PartitionValues: partitionValuesFromPB(p.PartitionValues),
-		LayoutValues: layoutValuesFromPB(p.LayoutValues),
+		LayoutValues: layoutValuesFromPB(p.LayoutValues), ChangedUnixNanos: p.ChangedUnixNanos,
+		FooterFingerprint: p.FooterFingerprint, RegisteredAgain: p.RegisteredAgain,
 	}
 }
 

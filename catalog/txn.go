@@ -109,6 +109,12 @@ type NewFile struct {
 	// ModifiedUnixNanos is the file's modification time as registration
 	// read it (0: unknown): readers refuse a file whose time changed.
 	ModifiedUnixNanos int64
+	// ChangedUnixNanos is its status change time (ctime) as registration
+	// read it (0: unknown): readers refuse a file whose ctime moved.
+	ChangedUnixNanos int64
+	// FooterFingerprint is a hash of its footer (pqmeta.Fingerprint; 0:
+	// unknown), which verify and refresh compare.
+	FooterFingerprint uint64
 	// ETag is an object's entity tag as listed (objects only): readers
 	// refuse an object whose ETag changed.
 	ETag string
@@ -179,6 +185,8 @@ const (
 	opAddFiles
 	opRemoveFiles
 	opAlterTable
+	opRestamp
+	opRegisterAgain
 )
 
 type op struct {
@@ -190,6 +198,7 @@ type op struct {
 	newName string
 	uuid    string
 	alter   Alteration
+	stamps  []Restamp
 }
 
 // Begin starts a transaction based on the newest snapshot.
@@ -239,6 +248,22 @@ func (t *Txn) AddFiles(table string, files ...NewFile) {
 // recomputed exactly from the files that remain.
 func (t *Txn) RemoveFiles(table string, fileIDs ...int64) {
 	t.ops = append(t.ops, op{kind: opRemoveFiles, table: table, fileIDs: fileIDs})
+}
+
+// Restamp records new identities for live local files of a table, in
+// place (see restamp.go).
+func (t *Txn) Restamp(table string, files ...Restamp) {
+	t.ops = append(t.ops, op{kind: opRestamp, table: table, stamps: files})
+}
+
+// RegisterAgain retires live files of a table that the same transaction
+// registers again at the same locations (AddFiles): new statistics for a
+// file whose content changed in place. The retired rows say so
+// (DataFile.RegisteredAgain): their rows went to the new registrations,
+// not into files a rewrite wrote. Commit refuses, with ErrInvalid, a file
+// the transaction does not register again.
+func (t *Txn) RegisterAgain(table string, fileIDs ...int64) {
+	t.ops = append(t.ops, op{kind: opRegisterAgain, table: table, fileIDs: fileIDs})
 }
 
 // Commit writes one snapshot with every change, in one synced batch, or
@@ -311,13 +336,20 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 		case opAddFiles:
 			err = w.addFiles(o.table, o.files)
 		case opRemoveFiles:
-			err = w.removeFiles(o.table, o.fileIDs)
+			err = w.removeFiles(o.table, o.fileIDs, false)
 		case opAlterTable:
 			err = w.alterTable(o.table, o.alter)
+		case opRestamp:
+			err = w.restamp(o.table, o.stamps)
+		case opRegisterAgain:
+			err = w.removeFiles(o.table, o.fileIDs, true)
 		}
 		if err != nil {
 			return Snapshot{}, err
 		}
+	}
+	if err := w.checkRegisteredAgain(); err != nil {
+		return Snapshot{}, err
 	}
 	if err := w.finish(t.token); err != nil {
 		return Snapshot{}, err
@@ -327,6 +359,11 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 	}
 	if err := w.batch.Commit(); err != nil {
 		return Snapshot{}, fmt.Errorf("commit snapshot %d: %w", w.next.ID, err)
+	}
+	for _, id := range w.changes.RestampedTables {
+		// Older snapshots read the new rows too; another process's
+		// cache keeps the old ones until evicted, which only refuses.
+		c.plan.dropFileSets(id)
 	}
 	return w.next, nil
 }
@@ -377,6 +414,11 @@ type tableState struct {
 	// blocks: the table's files are all in file blocks (blocks.go);
 	// blocksKnown: blocks was read.
 	blocks, blocksKnown bool
+	// restamped: live files' identities were replaced in place (restamp.go);
+	// again: the locations of files retired to be registered again, to
+	// the retired file's id.
+	restamped bool
+	again     map[string]int64
 	// altered: the table's columns changed (alter.go); synth holds the
 	// statistics the alteration stored, per column and file, which the
 	// head does not hold yet.
@@ -583,7 +625,7 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 	}
 	err = scanSnapshots(w.r.kvs, t.base+1, w.head.ID, func(snap Snapshot) error {
 		ch, s := snap.Changes, snap.ID
-		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables, ch.AlteredTables} {
+		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables, ch.AlteredTables, ch.RestampedTables} {
 			for _, id := range list {
 				if name, ok := ids[id]; ok {
 					return fmt.Errorf("%w: table %q was changed by snapshot %d after this transaction began at snapshot %d; retry", ErrConflict, name, s, t.base)
@@ -841,7 +883,8 @@ func dataFileToPB(f DataFile, end *int64) *catalogpb.DataFile {
 		ColumnsMatchTable: f.ColumnsMatchTable, Ownership: catalogpb.Ownership(f.Owner),
 		Identity: identityToPB(f.Identity), ModifiedUnixNanos: f.ModifiedUnixNanos, Etag: f.ETag,
 		IgnoredColumns: f.IgnoredColumns, PartitionValues: partitionValuesToPB(f.PartitionValues),
-		LayoutValues: layoutValuesToPB(f.LayoutValues),
+		LayoutValues: layoutValuesToPB(f.LayoutValues), ChangedUnixNanos: f.ChangedUnixNanos,
+		FooterFingerprint: f.FooterFingerprint, RegisteredAgain: f.RegisteredAgain,
 	}
 }
 
@@ -923,6 +966,7 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			Begin: w.next.ID, ColumnsMatchTable: nf.ColumnsMatchTable, Owner: w.c.ownerOf(nf),
 			Identity: nf.Identity, ModifiedUnixNanos: nf.ModifiedUnixNanos, ETag: nf.ETag,
 			IgnoredColumns: nf.IgnoredColumns, PartitionValues: pvs, LayoutValues: nf.LayoutValues,
+			ChangedUnixNanos: nf.ChangedUnixNanos, FooterFingerprint: nf.FooterFingerprint,
 		}
 		for _, lv := range nf.LayoutValues {
 			if !slices.Contains(ts.t.PartitionedBy, PartitionField{ColumnID: lv.ColumnID, Transform: lv.Transform}) {
@@ -1204,7 +1248,9 @@ func fmtBound(c *types.Codec, b []byte) string {
 	return c.Format(v)
 }
 
-func (w *commitWriter) removeFiles(name string, ids []int64) error {
+// removeFiles retires files; again marks them registered again by this
+// commit (Txn.RegisterAgain), which checkRegisteredAgain holds it to.
+func (w *commitWriter) removeFiles(name string, ids []int64, again bool) error {
 	ts, err := w.table(name)
 	if err != nil {
 		return err
@@ -1223,6 +1269,13 @@ func (w *commitWriter) removeFiles(name string, ids []int64) error {
 		ts.removed[id] = true
 		delete(ts.livePaths, f.Path)
 		ts.gonePaths[f.Path] = true
+		if again {
+			f.RegisteredAgain = true
+			if ts.again == nil {
+				ts.again = map[string]int64{}
+			}
+			ts.again[f.Location(ts.t)] = f.ID
+		}
 		w.endFile(f)
 		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
 			return err
@@ -1343,16 +1396,30 @@ func (w *commitWriter) finish(token []byte) error {
 			narrowed = true
 		}
 	}
-	if narrowed {
-		// Stats may have narrowed: advance next_file_id even when no file
-		// was written, so that nothing keyed by it (a cache of table stats)
-		// can mistake this state for an older one.
+	restamped := false
+	for _, ts := range w.tables {
+		restamped = restamped || ts.restamped
+	}
+	if narrowed || restamped {
+		// Stats may have narrowed, or file rows changed in place: advance
+		// next_file_id even when no file was written, so that nothing keyed
+		// by it (a cache of table stats, of file rows) can mistake this
+		// state for an older one.
 		w.next.NextFileID++
 	}
 	if w.ddl {
 		w.next.SchemaVersion++
 	}
 	for _, ts := range w.tables {
+		if ts.restamped && !(ts.dropped || ts.created || ts.inserted || ts.deleted || ts.altered) {
+			// Its stats are what they were; the row says which state they
+			// describe (TableStats reads them only for that one).
+			if err := w.seedStats(ts); err != nil {
+				return err
+			}
+			w.put(key(tagTableStats, ts.t.ID), ts.stats.toPB(w.next))
+			continue
+		}
 		if ts.dropped || !(ts.created || ts.inserted || ts.deleted || ts.altered) {
 			continue
 		}
@@ -1385,6 +1452,7 @@ func (w *commitWriter) finish(token []byte) error {
 		CreatedTables: w.changes.CreatedTables, DroppedTables: w.changes.DroppedTables,
 		InsertedIntoTables: w.changes.InsertedIntoTables, DeletedFromTables: w.changes.DeletedFromTables,
 		CreatedNames: w.changes.CreatedNames, RenamedTables: w.changes.RenamedTables, AlteredTables: w.changes.AlteredTables,
+		RestampedTables: w.changes.RestampedTables,
 	}
 	w.put(key(tagSnapshot, w.next.ID), &catalogpb.Snapshot{
 		Id: w.next.ID, TimeUnixMicros: w.next.Time.UnixMicro(), SchemaVersion: w.next.SchemaVersion,

@@ -23,6 +23,8 @@
 //	partial_rowfilter.go  the page path's row filter: the planner's
 //	               evaluator over each decoded row
 //	paths.go       paths DuckDB would glob, made plain
+//	identity.go    a registered file is still the file registered, or the
+//	               query fails naming it (ErrDataFileChanged)
 //	shared.go      the catalog, DuckDB and file reading, for package maintain
 //
 // Every connection is set up alike (see Open): the session time zone is UTC,
@@ -54,6 +56,11 @@
 //	         (storage.Cache; one HEAD for a hit, one GET for a miss, both
 //	         pinned to the registered ETag) and the views read the local
 //	         copies (objects.go); skipped objects are never touched
+//	check    every kept local file is stat-ed: a size, modification time,
+//	         status change time (ctime), device or inode other than
+//	         registration recorded fails the query naming the file and
+//	         `rocklake refresh` (identity.go); the partial path compares
+//	         the footer it reads with the recorded fingerprint too
 //	bind     more than 64 kept files go to DuckDB as a VARCHAR[] variable
 //	execute  one round trip: CREATE TEMP VIEW __rocklake_vN AS SELECT
 //	         <casts> FROM read_parquet(<kept files>) per distinct set of

@@ -109,14 +109,24 @@ func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") 
 //     pushes filters into the Parquet scan and skips row groups there.
 var disabledOptimizers = []string{"statistics_propagation"}
 
+// noFileCache turns DuckDB's cache of file bytes off: it holds a local
+// file's blocks across queries and takes them as still good while the
+// file's modification time is unchanged, so a file rewritten in place of
+// the same size with its time set back (touch -r), then registered again
+// (rocklake refresh --stats), was read as its old bytes under its new
+// footer: a Snappy error, or old rows under new statistics. rocklake reads
+// only local files (objects through local copies), which the operating
+// system caches.
+const noFileCache = "SET GLOBAL enable_external_file_cache = false"
+
 // openDB opens a database whose first connection runs the global settings
 // (of the whole database: the optimizers it runs without, disabled and
-// disabledOptimizers) before any other use; with a sandbox those end in
+// disabledOptimizers, and noFileCache) before any other use; with a sandbox those end in
 // lock_configuration, after which no connection may SET anything, so the
 // time zone is set globally instead of per connection.
 func openDB(path string, sb *Sandbox, disabled ...string) (*sql.DB, error) {
 	opened.Add(1)
-	stmts := []string{"SET GLOBAL disabled_optimizers = " + sqlString(strings.Join(append(slices.Clone(disabledOptimizers), disabled...), ","))}
+	stmts := []string{"SET GLOBAL disabled_optimizers = " + sqlString(strings.Join(append(slices.Clone(disabledOptimizers), disabled...), ",")), noFileCache}
 	if sb != nil {
 		stmts = append(stmts, sb.statements()...)
 	}

@@ -21,13 +21,14 @@ type fileSchema struct {
 }
 
 func schemaKey(path string, st fileStamp) string {
-	return fmt.Sprintf("%d\x00%d\x00%s", st.size, st.modified, path)
+	return fmt.Sprintf("%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%s", st.size, st.modified, st.changed, st.id.Device, st.id.Inode, st.fingerprint, path)
 }
 
 // fileSchemas reads the schemas of files whose columns differ from their
 // table's, from the engine's cache or in one parquet_schema call for the
-// rest. The key holds the registered size and time: a file replaced since
-// is refused before it is read (checkDataFile).
+// rest. The key holds the file as registered (fileStamp): a file
+// replaced since is refused before it is read (checkDataFile), and one
+// registered again is another key.
 func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string, stamps map[string]fileStamp) (map[string]fileSchema, error) {
 	out := map[string]fileSchema{}
 	var todo []string

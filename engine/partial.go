@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -111,9 +111,21 @@ type filePlan struct {
 }
 
 // partialRead checks whether one kept file may be read in part. path is
-// where DuckDB reads the file (a local copy for an object).
-func partialRead(kf prune.KeptFile, path string, mode PartialMode) filePlan {
-	return partialReadWith(kf, mode, func() (*pqmeta.File, error) { return pqmeta.Read(path, pqmeta.FileIdentity{}) })
+// where DuckDB reads the file (a local copy for an object), want what
+// registration recorded of it: the footer it reads must be that file's
+// (checkDataFile compared its stat only), or the query fails with
+// ErrDataFileChanged.
+func partialRead(kf prune.KeptFile, table, path string, mode PartialMode, want fileStamp) (filePlan, error) {
+	var changed error
+	fp := partialReadWith(kf, mode, func() (*pqmeta.File, error) {
+		f, err := pqmeta.ReadAs(path, want.stat(), want.fingerprint, want.footerSize)
+		var ce *pqmeta.ChangedError
+		if errors.As(err, &ce) {
+			changed = changedError(table, path, ce.What)
+		}
+		return f, err
+	})
+	return fp, changed
 }
 
 // partialReadWith is partialRead with the footer read by footer (for an
@@ -307,7 +319,8 @@ type pageLoads []*pageLoad
 // b is the predicate the plan was made with (nil: none), for the page
 // path's row filter.
 func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, files []string, kept []prune.KeptFile, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound, paged map[int]*objectPage) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
+	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound, paged map[int]*objectPage,
+	stamps map[string]fileStamp) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
 	for _, c := range cols {
 		if types.SameIdent(c.Name, "file_row_number") {
 			// read_parquet's own column would clash with the table's.
@@ -354,7 +367,10 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 			}
 			continue
 		}
-		fp := partialRead(kept[i], f, mode)
+		fp, err := partialRead(kept[i], t.Name, f, mode, stamps[f])
+		if err != nil {
+			return "", false, nil, nil, err
+		}
 		s, ld := choosePartial(ctx, &fp, t, cols, f, odd, consts, schemas, mode, noPages, b)
 		reads = append(reads, fp.read)
 		if s == "" {
@@ -398,7 +414,9 @@ func choosePartial(ctx context.Context, fp *filePlan, t catalog.Table, cols []ca
 	}
 	why := pageWhy(fp, cols, odd[f], consts[f], mode, noPages)
 	if why == "" {
-		osf, err := os.Open(f)
+		// The file whose footer partialRead checked, not one that took
+		// its path since.
+		osf, err := pqmeta.Open(f, fp.f.Identity)
 		if err == nil {
 			var s string
 			var ld *pageLoad

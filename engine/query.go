@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -689,7 +687,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		var mixed bool
 		var rs []FileRead
 		var ls pageLoads
-		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan], paged[i]); err != nil {
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan], paged[i], stamps); err != nil {
 			return nil, nil, err
 		}
 		reads[v.plan] = rs
@@ -841,40 +839,6 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT * FROM (\n"+query+"\n)")
 }
 
-// ErrDataFileChanged is returned when a data file a query must read is
-// missing or no longer the file that was registered.
-var ErrDataFileChanged = errors.New("data file changed since it was registered")
-
-// fileStamp is what registration recorded of a file: its size and
-// modification time (0: not recorded).
-type fileStamp struct {
-	size, modified int64
-	etag           string // an object's ETag
-}
-
-// checkDataFile makes sure a file about to be read is still the one whose
-// statistics planned the query (one stat: its size and modification time):
-// answering from a replaced file would mix old statistics with new rows.
-func checkDataFile(table, path string, want fileStamp) error {
-	size := want.size
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s of table %s is missing; `rocklake verify %s` lists every file that changed", ErrDataFileChanged, path, table, table)
-	case err != nil:
-		return fmt.Errorf("data file %s of table %s: %w", path, table, err)
-	case !st.Mode().IsRegular():
-		return fmt.Errorf("%w: %s of table %s is no longer a regular file", ErrDataFileChanged, path, table)
-	case size > 0 && st.Size() != size:
-		return fmt.Errorf("%w: %s of table %s is %d bytes, registered as %d; `rocklake verify %s` lists every file that changed",
-			ErrDataFileChanged, path, table, st.Size(), size, table)
-	case want.modified != 0 && st.ModTime().UnixNano() != want.modified:
-		return fmt.Errorf("%w: %s of table %s was modified at %s, after it was registered (modified %s); `rocklake verify %s` lists every file that changed",
-			ErrDataFileChanged, path, table, st.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, want.modified).UTC().Format(time.RFC3339Nano), table)
-	}
-	return nil
-}
-
 // runColumns runs a query for its column names, reading (and dropping) its
 // rows, so that an error DuckDB raises while running is returned.
 func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]Column, error) {
@@ -966,7 +930,7 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 			odd[kf.Path] = true
 		}
 		if ok {
-			stamps[kf.Path] = fileStamp{size: f.FileSizeBytes, modified: f.ModifiedUnixNanos, etag: f.ETag}
+			stamps[kf.Path] = stampOf(f)
 		}
 	}
 	return files, odd, parts, nil

@@ -103,6 +103,8 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column, ignoreExtra boo
 	}
 	if fi.obj != nil {
 		nf.ETag = fi.obj.ETag
+	} else {
+		nf.ChangedUnixNanos, nf.FooterFingerprint = m.Changed, m.Fingerprint
 	}
 	known := map[string]bool{}
 	for _, col := range cols {

@@ -30,6 +30,13 @@
 //     (Options.Replace), retried when another writer changed the table
 //     meanwhile.
 //
+// PrepareFiles (prepare.go) builds registrations without committing them,
+// for an import; PrepareAgain (again.go) builds new ones for registered
+// files whose content changed in place, for a refresh of their statistics.
+// Registration records what stat says of a local file (size, modification
+// and status change times, device and inode) and a fingerprint of its
+// footer, which readers check before they read it.
+//
 // A table Add creates (Options.Create) takes the first file's schema.
 // Errors about a file name it; those about its kind or content wrap
 // pqmeta's ErrNotRegular, ErrNotParquet, ErrTruncated or ErrCorruptFooter,

@@ -2,7 +2,8 @@
 // table's files so that their statistics prune (Optimize: a sort, or a
 // Z-order or Hilbert curve through several columns), merges small files
 // into larger ones (MergeSmallFiles, the rocklake compact command), checks
-// files and their stored statistics against the data (Verify), and
+// files and their stored statistics against the data (Verify), takes back
+// files found changed on disk (Refresh), and
 // measures how well a column's bounds separate files and row groups
 // (Analyze), to choose a sort key.
 //
@@ -12,6 +13,8 @@
 //	objects.go   where a rewrite of objects stages, uploads and, failing,
 //	             deletes its output
 //	verify.go    Verify
+//	refresh.go   Refresh: files found changed on disk taken back (their
+//	             identity recorded again), registered again or removed
 //	analyze.go   Analyze (statistics alone, no DuckDB)
 //
 // Rewrites and checks run on an engine's DuckDB and read files through
@@ -25,7 +28,9 @@
 // in one snapshot. Nothing is committed when they differ, when ctx is
 // cancelled first, or when another writer retired one of the old files;
 // the new files are then removed. The old files stay on disk for time
-// travel until expire and cleanup.
+// travel until expire and cleanup. A local file that is no longer the one
+// registered (engine.CheckFile) is not read: its rows would enter the
+// table as if they were those registered.
 //
 // A table's partitions stay apart: rows are laid out by the table's Hive
 // partition columns, then by its declared layout (Table.PartitionedBy), and

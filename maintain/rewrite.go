@@ -339,6 +339,10 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			}
 			defer release()
 			paths[i] = local
+		} else if err := engine.CheckFile(t, f); err != nil {
+			// Its rows would enter the new files, and the table, as if they
+			// were the rows registered.
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	hive, err := newHiveLayout(st, files, paths)

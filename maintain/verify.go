@@ -7,12 +7,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/membership"
+	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
@@ -34,9 +34,12 @@ type VerifyReport struct {
 	Problems []Problem `json:"problems"`
 }
 
-// Verify checks a table's files against the catalog: each must exist with
-// its registered size (and modification time for a local file, ETag for an
-// object: one HEAD each). With deep, it also reads every column of every row
+// Verify checks a table's files against the catalog: each must exist
+// with its registered size; a local file also with its modification and
+// status change times, device and inode, and its footer's fingerprint (a
+// stat and one small read each), an object with its ETag (one HEAD each).
+// Each file that differs is one problem that says how. With deep, it
+// also reads every column of every row
 // group through DuckDB and reports each stored bound that excludes a value
 // present in the data, each NULL count that is wrong, each
 // contains_nan=false over a NaN, and each value a membership filter or
@@ -66,7 +69,7 @@ func Verify(ctx context.Context, e *engine.Engine, table string, snapshot int64,
 				bad("unreadable: %v", err)
 				continue
 			}
-		} else if !verifyLocal(f, path, bad) || !deep {
+		} else if !verifyLocal(t, f, path, bad) || !deep {
 			continue
 		}
 		n, err := verifyData(ctx, e, r, sigs, t, f, readFrom, cols, bad)
@@ -118,22 +121,40 @@ func verifyObject(ctx context.Context, e *engine.Engine, f catalog.DataFile, pat
 	return false
 }
 
-// verifyLocal checks that a local file still has its registered size and
-// modification time, reporting what differs; it says whether it does.
-func verifyLocal(f catalog.DataFile, path string, bad func(string, ...any)) bool {
+// verifyLocal checks that a local file is still the file registered: its
+// stat (size, modification and status change times, device and inode)
+// and its footer against the fingerprint recorded, one small read. It
+// reports everything that differs in one problem, and says whether the
+// file's data may still be checked (--deep): it is there, of its
+// registered size, with a footer that reads; a file whose identity
+// changed is checked too, since that is what tells a touched file from
+// a rewritten one.
+func verifyLocal(t catalog.Table, f catalog.DataFile, path string, bad func(string, ...any)) bool {
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:
 		bad("missing: %v", err)
-	case st.Size() != f.FileSizeBytes:
-		bad("size is %d bytes, registered as %d: the file was replaced or changed", st.Size(), f.FileSizeBytes)
-	case f.ModifiedUnixNanos != 0 && st.ModTime().UnixNano() != f.ModifiedUnixNanos:
-		bad("modified at %s, after it was registered (modified %s): the file was replaced or changed",
-			st.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, f.ModifiedUnixNanos).UTC().Format(time.RFC3339Nano))
-	default:
-		return true
+		return false
+	case !st.Mode().IsRegular():
+		bad("no longer a regular file (%s)", st.Mode().Type())
+		return false
 	}
-	return false
+	now := pqmeta.StampOf(st)
+	m, err := pqmeta.Read(path, pqmeta.FileIdentity{})
+	if err == nil {
+		now = m.Stamp() // of the file whose footer was read
+	}
+	what := engine.RegisteredStamp(f).Differences(now)
+	if err != nil {
+		what = append(what, fmt.Sprintf("its footer cannot be read: %v", err))
+	} else if d := m.FooterDifference(f.FooterFingerprint, f.FooterSize); d != "" {
+		what = append(what, d)
+	}
+	if len(what) > 0 {
+		bad("%s; `rocklake refresh %s %s` compares its footer with the one registered and takes it back",
+			strings.Join(what, "; "), t.Name, path)
+	}
+	return err == nil && now.Size == f.FileSizeBytes
 }
 
 // verifyChunk is how many columns one verify query aggregates at least:

@@ -25,6 +25,12 @@
 // reads its footer into a File. OpenIndex opens a file for the structures
 // below row-group statistics, which only a query plan needs.
 //
+// A File also says which file it was read from (stamp.go): its Stamp
+// (size, modification and status change times, device and inode) and its
+// footer's Fingerprint, what a registration records so that a reader can
+// tell the file from another one at its path later. ReadAs and
+// OpenIndexAs read a file only while it is the one recorded.
+//
 // Every translation keeps only what it can vouch for: a bound it keeps
 // admits every value of its unit, rounded outward where the file's unit
 // or scale is finer than the type's; what it cannot read is unknown,

@@ -16,7 +16,13 @@ import (
 type File struct {
 	Size       int64 // bytes
 	FooterSize int64 // bytes of the thrift footer
-	Modified   int64 // modification time as the footer was read, Unix nanoseconds
+	// Fingerprint is the footer's (see Fingerprint).
+	Fingerprint uint64
+	// Modified and Changed are the file's modification and status change
+	// times as the footer was read, Unix nanoseconds, and Identity its
+	// device and inode (local files only; see Stamp).
+	Modified, Changed int64
+	Identity          FileIdentity
 	// Rows is the sum of the row groups' rows. The footer's own num_rows is
 	// not used: some writers leave it 0 (parquet-testing's
 	// repeated_no_annotation), and readers scan by row group.
@@ -79,8 +85,15 @@ func Read(path string, want FileIdentity) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Size, f.FooterSize, f.Modified = ft.fileSize, ft.footerLen, ft.modified
+	f.Size, f.FooterSize, f.Fingerprint = ft.fileSize, ft.footerLen, ft.fingerprint
+	f.Modified, f.Changed, f.Identity = ft.stamp.Modified, ft.stamp.Changed, ft.stamp.ID
 	return f, nil
+}
+
+// Stamp is the stamp of the file as its footer was read (the zero Stamp
+// but for the size for a footer read through ReadAt).
+func (f *File) Stamp() Stamp {
+	return Stamp{Size: f.Size, Modified: f.Modified, Changed: f.Changed, ID: f.Identity}
 }
 
 // ReadAt reads and checks the footer of a Parquet file of size bytes
@@ -95,7 +108,7 @@ func ReadAt(r io.ReaderAt, size int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Size, f.FooterSize = ft.fileSize, ft.footerLen
+	f.Size, f.FooterSize, f.Fingerprint = ft.fileSize, ft.footerLen, ft.fingerprint
 	return f, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"os"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -39,7 +40,13 @@ func OpenIndex(path string) (fx *FileIndex, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fx, err = OpenIndexAt(f, path)
+	return openIndexFile(f, path)
+}
+
+// openIndexFile is OpenIndexAt of an open file, which it closes on an
+// error.
+func openIndexFile(f *os.File, path string) (*FileIndex, error) {
+	fx, err := OpenIndexAt(f, path)
 	if err != nil {
 		f.Close()
 	}

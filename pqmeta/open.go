@@ -88,10 +88,11 @@ func open(path string, want FileIdentity) (*os.File, fs.FileInfo, error) {
 // FileMetaData, which keeps what the typed API drops (column orders,
 // nan_count, is_min/max_value_exact, unknown logical types).
 type footer struct {
-	md        *metadata.FileMetaData
-	fileSize  int64
-	footerLen int64
-	modified  int64 // modification time, Unix nanoseconds
+	md          *metadata.FileMetaData
+	fileSize    int64
+	footerLen   int64
+	fingerprint uint64
+	stamp       Stamp // of the open file the footer was read from
 }
 
 // readFooter reads and decodes the footer of the Parquet file at path.
@@ -105,7 +106,7 @@ func readFooter(path string, want FileIdentity) (*footer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ft.modified = st.ModTime().UnixNano()
+	ft.stamp = StampOf(st)
 	return ft, nil
 }
 
@@ -153,7 +154,7 @@ func readFooterAt(r io.ReaderAt, size int64) (*footer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &footer{md: md, fileSize: size, footerLen: flen}, nil
+	return &footer{md: md, fileSize: size, footerLen: flen, fingerprint: Fingerprint(buf)}, nil
 }
 
 func hasMagicAt(r io.ReaderAt, off int64) bool {

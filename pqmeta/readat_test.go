@@ -45,7 +45,7 @@ func TestReadAtIsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got.Modified = want.Modified
+	got.Modified, got.Changed, got.Identity = want.Modified, want.Changed, want.Identity
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadAt differs from Read:\n%+v\n%+v", got, want)
 	}

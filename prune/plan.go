@@ -612,7 +612,7 @@ func (p *Plan) planRowGroups(rgr *rowGroupReader, t catalog.Table, f catalog.Dat
 				// relative path.
 				fx, fxErr = p.openObjectIndex(f, loc, opts)
 			} else {
-				fx, fxErr = openIndex(loc)
+				fx, fxErr = openLocalIndex(f, loc)
 			}
 		}
 		return fx

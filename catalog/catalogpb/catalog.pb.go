@@ -269,8 +269,15 @@ type Changes struct {
 	RenamedTables []int64 `protobuf:"varint,7,rep,packed,name=renamed_tables,json=renamedTables,proto3" json:"renamed_tables,omitempty"`
 	// Tables whose columns changed (added, renamed, dropped, widened).
 	AlteredTables []int64 `protobuf:"varint,8,rep,packed,name=altered_tables,json=alteredTables,proto3" json:"altered_tables,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Tables some of whose live files had their recorded identity replaced
+	// in place (DataFile.changed_unix_nanos, modified_unix_nanos, identity):
+	// the same files, found changed on disk and accepted as holding what
+	// they held (rocklake refresh). Rows and statistics are as they were,
+	// but a reader that keeps data file rows across snapshots must read
+	// them again.
+	RestampedTables []int64 `protobuf:"varint,9,rep,packed,name=restamped_tables,json=restampedTables,proto3" json:"restamped_tables,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Changes) Reset() {
@@ -355,6 +362,13 @@ func (x *Changes) GetRenamedTables() []int64 {
 func (x *Changes) GetAlteredTables() []int64 {
 	if x != nil {
 		return x.AlteredTables
+	}
+	return nil
+}
+
+func (x *Changes) GetRestampedTables() []int64 {
+	if x != nil {
+		return x.RestampedTables
 	}
 	return nil
 }
@@ -859,9 +873,26 @@ type DataFile struct {
 	// The file's value of each field of the table's declared layout
 	// (Table.partitioned_by) when a rewrite wrote it under one: every row of
 	// the file has it. Empty for files registered by add.
-	LayoutValues  []*LayoutValue `protobuf:"bytes,20,rep,name=layout_values,json=layoutValues,proto3" json:"layout_values,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LayoutValues []*LayoutValue `protobuf:"bytes,20,rep,name=layout_values,json=layoutValues,proto3" json:"layout_values,omitempty"`
+	// The file's status change time (ctime) when it was registered (Unix
+	// nanoseconds; 0 when not recorded, as for files registered before it
+	// was). Anyone who may write the file can set its modification time
+	// back (touch -r); no one but root can set its ctime, which any write,
+	// rename over it, link or chmod moves: readers refuse a file whose ctime
+	// moved, and rocklake refresh takes it back once it is checked.
+	ChangedUnixNanos int64 `protobuf:"varint,21,opt,name=changed_unix_nanos,json=changedUnixNanos,proto3" json:"changed_unix_nanos,omitempty"`
+	// A hash of the file's Parquet footer (xxhash64 of the footer_size bytes
+	// before the footer's length; 0 when not recorded, and a footer whose
+	// hash is 0 is recorded as 1). The footer holds the statistics and the
+	// offsets of every page, so almost any rewrite changes it: what verify
+	// and refresh compare to tell a file touched from a file rewritten.
+	FooterFingerprint uint64 `protobuf:"fixed64,22,opt,name=footer_fingerprint,json=footerFingerprint,proto3" json:"footer_fingerprint,omitempty"`
+	// On a retired row: the commit that retired the file registered the same
+	// file again at the same location (rocklake refresh --stats), so its
+	// rows went to that registration, not into files a rewrite wrote.
+	RegisteredAgain bool `protobuf:"varint,23,opt,name=registered_again,json=registeredAgain,proto3" json:"registered_again,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DataFile) Reset() {
@@ -1032,6 +1063,27 @@ func (x *DataFile) GetLayoutValues() []*LayoutValue {
 		return x.LayoutValues
 	}
 	return nil
+}
+
+func (x *DataFile) GetChangedUnixNanos() int64 {
+	if x != nil {
+		return x.ChangedUnixNanos
+	}
+	return 0
+}
+
+func (x *DataFile) GetFooterFingerprint() uint64 {
+	if x != nil {
+		return x.FooterFingerprint
+	}
+	return 0
+}
+
+func (x *DataFile) GetRegisteredAgain() bool {
+	if x != nil {
+		return x.RegisteredAgain
+	}
+	return false
 }
 
 // LayoutValue is a file's value of one layout field: the transform of the
@@ -2574,7 +2626,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\fnext_file_id\x18\x05 \x01(\x03R\n" +
 	"nextFileId\x126\n" +
 	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\x12!\n" +
-	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\xd5\x02\n" +
+	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\x80\x03\n" +
 	"\aChanges\x12'\n" +
 	"\x0fcreated_schemas\x18\x01 \x03(\x03R\x0ecreatedSchemas\x12%\n" +
 	"\x0ecreated_tables\x18\x02 \x03(\x03R\rcreatedTables\x12%\n" +
@@ -2583,7 +2635,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x13deleted_from_tables\x18\x05 \x03(\x03R\x11deletedFromTables\x12#\n" +
 	"\rcreated_names\x18\x06 \x03(\tR\fcreatedNames\x12%\n" +
 	"\x0erenamed_tables\x18\a \x03(\x03R\rrenamedTables\x12%\n" +
-	"\x0ealtered_tables\x18\b \x03(\x03R\ralteredTables\"\xa0\x01\n" +
+	"\x0ealtered_tables\x18\b \x03(\x03R\ralteredTables\x12)\n" +
+	"\x10restamped_tables\x18\t \x03(\x03R\x0frestampedTables\"\xa0\x01\n" +
 	"\x06Schema\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
@@ -2627,7 +2680,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x10MappedFileColumn\x12\x17\n" +
 	"\afile_id\x18\x01 \x01(\x03R\x06fileId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
-	"\x04type\x18\x03 \x01(\tR\x04type\"\xd2\x06\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\"\xda\a\n" +
 	"\bDataFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12\x12\n" +
@@ -2651,7 +2704,10 @@ const file_catalog_proto_rawDesc = "" +
 	"\x04etag\x18\x11 \x01(\tR\x04etag\x12'\n" +
 	"\x0fignored_columns\x18\x12 \x03(\tR\x0eignoredColumns\x12N\n" +
 	"\x10partition_values\x18\x13 \x03(\v2#.rocklake.catalog.v1.PartitionValueR\x0fpartitionValues\x12E\n" +
-	"\rlayout_values\x18\x14 \x03(\v2 .rocklake.catalog.v1.LayoutValueR\flayoutValuesB\x0f\n" +
+	"\rlayout_values\x18\x14 \x03(\v2 .rocklake.catalog.v1.LayoutValueR\flayoutValues\x12,\n" +
+	"\x12changed_unix_nanos\x18\x15 \x01(\x03R\x10changedUnixNanos\x12-\n" +
+	"\x12footer_fingerprint\x18\x16 \x01(\x06R\x11footerFingerprint\x12)\n" +
+	"\x10registered_again\x18\x17 \x01(\bR\x0fregisteredAgainB\x0f\n" +
 	"\r_end_snapshot\"m\n" +
 	"\vLayoutValue\x12\x1b\n" +
 	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +

@@ -42,6 +42,7 @@ var exampleStates = map[string]exampleState{
 	"rocklake table alter":  loaded,
 	"rocklake files":        loaded,
 	"rocklake rm":           loaded,
+	"rocklake refresh":      loaded,
 	"rocklake plan":         loaded,
 	"rocklake query":        loaded,
 	"rocklake expire":       loaded,

@@ -95,6 +95,9 @@ func TestJSONOutputMatchesSchema(t *testing.T) {
 	js("query", "query", "--explain", "SELECT count(*) FROM events WHERE user_id < 10")
 	js("query", "query", "SELECT count(*) FROM events") // from statistics
 	js("verify", "verify", "events", "--deep")
+	if none := js("refresh", "refresh", "events", "--all"); none["snapshot_id"] != nil {
+		t.Errorf("refresh with nothing changed: %v, want snapshot_id null", none)
+	}
 	js("analyze", "analyze", "events", "--column", "user_id")
 	if none := js("rewrite", "compact", "events", "--rows-per-file", "10"); none["snapshot_id"] != nil {
 		t.Errorf("compact with nothing to do: %v, want snapshot_id null", none)
@@ -146,6 +149,7 @@ func TestJSONOutputMatchesSchema(t *testing.T) {
 		{"--catalog", dir, "bogus"},
 		{"--catalog", filepath.Join(base, "nowhere"), "snapshots"},
 		{"--catalog", other, "verify", "gone"},
+		{"--catalog", other, "refresh", "gone", paths[0]},
 	} {
 		code, stdout, stderr := runProcess(t, "", append(args, "--format", "json")...)
 		what := "rocklake " + strings.Join(args[2:], " ")

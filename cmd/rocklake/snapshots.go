@@ -30,12 +30,13 @@ type changesJSON struct {
 	CreatedNames       []string `json:"created_names"`
 	RenamedTables      []int64  `json:"renamed_tables"`
 	AlteredTables      []int64  `json:"altered_tables"`
+	RestampedTables    []int64  `json:"restamped_tables"`
 }
 
 func changesOf(ch catalog.Changes) changesJSON {
 	ids := nonNilIDs
 	return changesJSON{ids(ch.CreatedSchemas), ids(ch.CreatedTables), ids(ch.DroppedTables), ids(ch.InsertedIntoTables),
-		ids(ch.DeletedFromTables), nonNil(ch.CreatedNames), ids(ch.RenamedTables), ids(ch.AlteredTables)}
+		ids(ch.DeletedFromTables), nonNil(ch.CreatedNames), ids(ch.RenamedTables), ids(ch.AlteredTables), ids(ch.RestampedTables)}
 }
 
 func newSnapshotsCmd(g *globals) *cobra.Command {
@@ -85,6 +86,7 @@ func describeChanges(ch catalog.Changes) string {
 	add("inserted into tables", ch.InsertedIntoTables)
 	add("deleted from tables", ch.DeletedFromTables)
 	add("altered tables", ch.AlteredTables)
+	add("refreshed files of tables", ch.RestampedTables)
 	if len(parts) == 0 {
 		return "-"
 	}

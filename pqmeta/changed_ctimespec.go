@@ -1,0 +1,17 @@
+//go:build darwin || freebsd || netbsd
+
+package pqmeta
+
+import (
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// changedOf is the file's status change time (ctime), Unix nanoseconds.
+func changedOf(st fs.FileInfo) int64 {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(s.Ctimespec.Unix()).UnixNano()
+	}
+	return 0
+}
