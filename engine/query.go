@@ -930,7 +930,14 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 			odd[kf.Path] = true
 		}
 		if ok {
-			stamps[kf.Path] = stampOf(f)
+			// Two snapshots one query reads (AT clauses) may register one
+			// path as two files: its bytes can be at most one of them.
+			s := stampOf(f)
+			if prev, seen := stamps[kf.Path]; seen && prev != s {
+				return nil, nil, nil, fmt.Errorf("%w: %s of table %s is registered as different files at the snapshots this query reads (registered again since); query one snapshot at a time",
+					ErrDataFileChanged, kf.Path, t.Name)
+			}
+			stamps[kf.Path] = s
 		}
 	}
 	return files, odd, parts, nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,46 @@ func snapTime(t *testing.T, c *catalog.Catalog, id int64) time.Time {
 	}
 	t.Fatalf("no snapshot %d", id)
 	return time.Time{}
+}
+
+// A path registered again as another file (its old registration removed,
+// its bytes rewritten, registered anew) is two files to a query reading
+// both snapshots: it is refused, never read under the old statistics.
+func TestTimeTravelAcrossARegistrationAgain(t *testing.T) {
+	dir := t.TempDir()
+	c, e := intTable(t, dir, 1, 2, 3)
+	file := filepath.Join(dir, "a.parquet")
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := r.Snapshot().ID
+	tb, _ := r.Table("t")
+	files, _ := r.Files(tb.ID)
+	r.Close()
+	tx, _ := c.Begin()
+	tx.RemoveFiles("t", files[0].ID)
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	writeInts(t, file, 7, 8, 9, 10)
+	if _, err := ingest.Add(c, "t", []string{file}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := e.Query(ctx, "SELECT count(*) FROM t", QueryOptions{Snapshot: catalog.Latest})
+	if err != nil || rowsText(res.Rows) != "4|;" {
+		t.Fatalf("the latest snapshot: %v %v", err, res)
+	}
+	for _, q := range []string{
+		fmt.Sprintf("SELECT count(*) FROM t AT (VERSION => %d)", before),
+		fmt.Sprintf("SELECT (SELECT count(*) FROM t AT (VERSION => %d)), count(*) FROM t", before),
+		fmt.Sprintf("SELECT count(*) FROM t UNION ALL SELECT count(*) FROM t AT (VERSION => %d)", before),
+		fmt.Sprintf("SELECT count(*) FROM t AT (VERSION => %d) UNION ALL SELECT count(*) FROM t", before),
+		fmt.Sprintf("SELECT count(*) FROM t a AT (VERSION => %d), t b WHERE a.x = b.x", before),
+	} {
+		if _, err := e.Query(ctx, q, QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true}); !errors.Is(err, ErrDataFileChanged) {
+			t.Errorf("%s: %v, want ErrDataFileChanged", q, err)
+		}
+	}
 }
