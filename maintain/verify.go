@@ -113,7 +113,11 @@ func verifyObject(ctx context.Context, e *engine.Engine, f catalog.DataFile, pat
 		bad("cannot be checked: %v", err)
 	case o.Size != f.FileSizeBytes:
 		bad("size is %d bytes, registered as %d: the object was replaced or changed", o.Size, f.FileSizeBytes)
-	case f.ETag != "" && o.ETag != f.ETag:
+	case f.ETag == "":
+		// Registered before add refused objects without one: reads check
+		// only its size, so an overwrite of the same size goes unseen.
+		bad("registered without an ETag, so a change of the same size cannot be seen: remove it and add it again from a store that gives ETags")
+	case o.ETag != f.ETag:
 		bad("ETag is %s, registered as %s: the object was replaced or changed", o.ETag, f.ETag)
 	default:
 		return true
