@@ -20,8 +20,9 @@
 // time and failures are reported. DuckDB materializes an answer before its
 // first row is sent (duckdb-go reads results whole), so a stuck session's
 // memory is its answer, in DuckDB, until the session ends. DuckDB's
-// allocator keeps what it freed unless its background threads return it
-// (-duckdb-background-threads, which `rocklake serve` does not set).
+// allocator keeps what it freed unless its background threads return it,
+// which a sandboxed engine (`rocklake serve`'s) turns on;
+// -duckdb-background-threads sets them on an engine without the sandbox.
 //
 //	go run ./bench/nonreading -clients 64 -json bench/results/nonreading.json
 package main
