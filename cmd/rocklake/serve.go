@@ -144,6 +144,8 @@ For example:
 	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return")
 	f.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit for all queries together, such as 4GB (default: DuckDB's, 80% of memory)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
+	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", 64<<20, "largest message a PostgreSQL client may send after login")
+	f.DurationVar(&cfg.WriteTimeout, "write-timeout", 60*time.Second, "how long a client may take none of its answer before its session ends")
 	cmd.AddCommand(newServePasswdCmd(), newServeTokenCmd())
 	return cmd
 }
