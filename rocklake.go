@@ -440,6 +440,9 @@ type ResultColumn = engine.Column
 // Query runs a DuckDB SELECT over catalog tables and returns the whole
 // answer as text. ctx cancels the query while DuckDB runs it.
 func (l *Lake) Query(ctx context.Context, sql string, o QueryOptions) (*Result, error) {
+	if IsWrite(sql) {
+		return nil, errWriteInQuery
+	}
 	eo, err := o.engineOptions()
 	if err != nil {
 		return nil, err
@@ -447,17 +450,68 @@ func (l *Lake) Query(ctx context.Context, sql string, o QueryOptions) (*Result, 
 	return l.eng.Query(ctx, sql, eo)
 }
 
+// WriteResult says what a write statement did: the statement, its table,
+// the rows and files it added and the snapshot it made. An alias of
+// maintain.WriteResult.
+type WriteResult = maintain.WriteResult
+
+// ExecOptions tune Exec.
+type ExecOptions struct {
+	// Snapshot is the snapshot an INSERT's or CREATE TABLE AS's query
+	// reads; the zero value is the latest. The rows are always added to
+	// the table as it is at the latest snapshot.
+	Snapshot SnapshotRef
+	// Stdin is a local file holding the data of COPY ... FROM STDIN (a
+	// PostgreSQL client's, which the server stages).
+	Stdin string
+}
+
+// IsWrite reports whether a statement is a write Exec runs: INSERT,
+// CREATE TABLE [AS] or COPY ... FROM.
+func IsWrite(sql string) bool { return maintain.IsWrite(sql) }
+
+// Exec runs one write statement in SQL and commits it as one snapshot:
+//
+//	INSERT INTO t [BY NAME] [(cols)] SELECT ... | VALUES ... | DEFAULT VALUES
+//	CREATE TABLE [IF NOT EXISTS] t AS SELECT ...
+//	CREATE TABLE [IF NOT EXISTS] t (col type [NOT NULL], ...)
+//	COPY t [(cols)] FROM 'path' [(FORMAT csv | parquet | json, ...)]
+//
+// DuckDB runs the statement over the table's columns (its casts, its
+// constraint errors, its COPY options), the query planned and pruned as
+// Query's are; the rows are written as new Parquet files laid out by the
+// table's declared layout, with page indexes and bloom filters, checked
+// against the rows, and registered with their statistics as rocklake's
+// own files. Nothing is committed, and no file is left, when it fails.
+// A lake with readable directories (a server's sandbox) reads COPY's file
+// only from them.
+func (l *Lake) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResult, error) {
+	if err := l.writable("write"); err != nil {
+		return nil, err
+	}
+	id, err := o.Snapshot.catalogID()
+	if err != nil {
+		return nil, err
+	}
+	return maintain.Write(ctx, l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: l.readDirs, Stdin: o.Stdin})
+}
+
 // QueryRows runs a query as Query does and hands its rows over as DuckDB
 // produces them, typed (nil for NULL), instead of building every value as
 // text first. Close the rows when done: they hold a DuckDB connection.
 // ctx cancels the query while rows are read.
 func (l *Lake) QueryRows(ctx context.Context, sql string, o QueryOptions) (*Rows, error) {
+	if IsWrite(sql) {
+		return nil, errWriteInQuery
+	}
 	eo, err := o.engineOptions()
 	if err != nil {
 		return nil, err
 	}
 	return l.eng.QueryRows(ctx, sql, eo, engine.RowsOptions{})
 }
+
+var errWriteInQuery = fmt.Errorf("%w: a write statement (INSERT, CREATE TABLE, COPY ... FROM) runs with Lake.Exec", ErrNotAQuery)
 
 // OptimizeOptions say how Optimize sorts and sizes the files it writes. An
 // alias of maintain.OptimizeOptions.

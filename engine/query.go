@@ -210,6 +210,25 @@ type QueryOptions struct {
 	Partial PartialMode
 
 	noSplit bool // run an aggregate on DuckDB alone (see errSplit)
+	into    IntoFunc
+}
+
+// IntoFunc runs a statement of its own over a planned query (QueryInto):
+// on conn, views is the text that creates the query's views (run it first,
+// in the same round trip or before) and query is the query's text reading
+// them.
+type IntoFunc func(ctx context.Context, conn *sql.Conn, views, query string) error
+
+// QueryInto plans and prunes query as Query does, checks the files it
+// keeps and makes their views, then, instead of reading its rows, hands
+// run the connection, the views and the query over them, for a statement
+// of run's own (INSERT INTO a temporary table SELECT ... over the views:
+// a write's rows). The views are dropped once run returns. The query is
+// never answered from statistics: its rows are read.
+func (e *Engine) QueryInto(ctx context.Context, query string, opts QueryOptions, run IntoFunc) (*Result, error) {
+	opts.into, opts.NoMetadataAnswers, opts.Explain, opts.noSplit = run, true, false, true
+	res, _, err := e.queryOnce(ctx, query, opts, nil)
+	return res, virtualColumnHint(err)
 }
 
 // TablePlan is how one reference to a catalog table in a query was
@@ -735,6 +754,12 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		cleanup = append(cleanup, "DROP VIEW IF EXISTS temp."+sqllex.QuoteName(v.name)+";")
 	}
 	prefix := strings.Join(create, "")
+	if opts.into != nil {
+		err := opts.into(ctx, conn, prefix, rewritten)
+		phase("execute")
+		res.Elapsed = time.Since(start)
+		return res, nil, err
+	}
 	if opts.Explain {
 		var b strings.Builder
 		rows, err := conn.QueryContext(ctx, prefix+"EXPLAIN "+rewritten+"\n")

@@ -77,6 +77,10 @@ type Options struct {
 	// Create makes the table from the first file's schema when it does not
 	// exist.
 	Create bool
+	// CreateColumns, when set, are the columns of the table Create makes,
+	// instead of the first file's (CREATE TABLE AS: the query's). Every
+	// file is checked against them as against an existing table's.
+	CreateColumns []catalog.ColumnDef
 	// Workers read footers in parallel; 0 means 2 × GOMAXPROCS (footer
 	// reads wait on I/O more than on the CPU).
 	Workers int
@@ -87,6 +91,10 @@ type Options struct {
 	// longer live, nothing is committed: their rows would otherwise be
 	// registered twice or resurrected.
 	Replace []int64
+	// Written says the files are what a write (INSERT, COPY, CREATE TABLE
+	// AS) made in a directory of rocklake's: registered as they are,
+	// where an add of the user's would refuse them.
+	Written bool
 	// FilterColumns names top-level columns to build membership filters
 	// for (see filter.go for the columns that get them anyway).
 	FilterColumns []string
@@ -186,13 +194,15 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 			res.Fetched = ct.Counts().Sub(before)
 		}
 	}()
-	files, skippedDirs, err := expand(paths, objects, len(opts.Replace) > 0, pathgate.New(opts.ReadDirs))
+	own := len(opts.Replace) > 0 || opts.Written
+	files, skippedDirs, err := expand(paths, objects, own, pathgate.New(opts.ReadDirs))
 	if err != nil {
 		return Result{}, err
 	}
-	// A rewrite registers its own output through Replace; any other add of
-	// a file a rewrite wrote would hand rocklake's file to the user.
-	if len(opts.Replace) == 0 {
+	// A rewrite registers its own output through Replace, a write with
+	// Written; any other add of a file a rewrite wrote would hand
+	// rocklake's file to the user.
+	if !own {
 		for _, f := range files {
 			if c.WrittenByRocklake(f.path) {
 				return Result{}, fmt.Errorf("%s: written by rocklake's optimize or compact (%s); it is rocklake's, not a file to register", f.path, filepath.Dir(f.path))
@@ -334,11 +344,14 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 			return Result{}, err
 		}
 	case errors.Is(err, catalog.ErrNoSuchTable) && opts.Create:
-		if err := infos[0].creatable(); err != nil {
-			return Result{}, &FileError{Path: infos[0].path, Err: err}
+		defs := opts.CreateColumns
+		if defs == nil {
+			if err := infos[0].creatable(); err != nil {
+				return Result{}, &FileError{Path: infos[0].path, Err: err}
+			}
+			defs = infos[0].columnDefs()
 		}
-		defs := infos[0].columnDefs()
-		if _, layout := hiveLayout(infos); opts.Hive || layout {
+		if _, layout := hiveLayout(infos); opts.CreateColumns == nil && (opts.Hive || layout) {
 			parts, err := hiveDefs(infos)
 			if err != nil {
 				return Result{}, err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -309,6 +310,21 @@ type rewriteSpec struct {
 	sizing sizing
 	dir    string
 	what   string
+
+	// A write (write.go) gives the rows instead of files: src, a SELECT
+	// of the slot columns, read on conn, which holds what src reads.
+	src  string
+	conn *sql.Conn
+	// place is a file whose location the output follows (its object
+	// prefix, or its directory when the catalog has no rewrite root): a
+	// live file of the table, or the catalog's data root; "" for none.
+	place string
+	// bytesPerRow guesses the size of the rows before any is written
+	// (rewrites measure their input files).
+	bytesPerRow float64
+	// create, when set, makes the table in the snapshot that registers the
+	// files (CREATE TABLE AS): st.t and st.cols are what it will be.
+	create []catalog.ColumnDef
 }
 
 // rewrite writes the rows of files (in sp's order, or in their present
@@ -349,6 +365,22 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	place := sp.place
+	if len(paths) > 0 {
+		place = files[0].Location(t)
+	}
+	if sp.src != "" {
+		if hive != nil {
+			return nil, fmt.Errorf("%s: table %q has Hive partition column %q, whose values its files' key=value directories hold: writing such a table in SQL is not supported yet (declare a layout instead: rocklake table alter %s set partitioned by ...)",
+				what, t.Name, catalog.TopLevel(cols)[hive.slots[0]].Name, sqllex.QuoteName(t.Name))
+		}
+		if catalog.IsObject(place) {
+			if out, err = newObjectOutput(ctx, e, st, place, what, dir); err != nil {
+				return nil, err
+			}
+			defer out.close()
+		}
+	}
 	root := ""
 	if out != nil {
 		dir = out.staging
@@ -358,7 +390,10 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		// directory (in memory) has no root: the rewrites of its tables
 		// share one beside the files, never nested in an earlier one.
 		if root = e.Catalog().RewriteRoot(); root == "" {
-			base := filepath.Dir(paths[0])
+			if place == "" {
+				return nil, fmt.Errorf("%s: table %q has no files, and the catalog neither a data root nor a directory: there is no place to write new files (open the lake with a data root)", what, t.Name)
+			}
+			base := filepath.Dir(place)
 			// Above a partitioned file's key=value directories: the new
 			// files get their own.
 			for hive != nil && strings.Contains(filepath.Base(base), "=") && filepath.Dir(base) != base {
@@ -378,7 +413,14 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		}
 	}
 	if out == nil {
-		if err := catalog.MakeRewriteDir(dir, root); err != nil {
+		err := catalog.MakeRewriteDir(dir, root)
+		// Writers from other processes that read the same snapshot pick
+		// the same next name: the one that loses takes the one after.
+		for n := 0; errors.Is(err, fs.ErrExist) && sp.dir == "" && n < 100; n++ {
+			dir = catalog.DefaultRewriteDir(root, t.ID, st.r.Snapshot().ID, what)
+			err = catalog.MakeRewriteDir(dir, root)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: output directory: %w", what, err)
 		}
 	}
@@ -394,11 +436,13 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		}
 	}()
 
-	conn, err := e.DB().Conn(ctx)
-	if err != nil {
-		return nil, err
+	conn := sp.conn
+	if conn == nil {
+		if conn, err = e.DB().Conn(ctx); err != nil {
+			return nil, err
+		}
+		defer conn.Close()
 	}
-	defer conn.Close()
 	// One pass into a temporary table, numbered, then one COPY per output
 	// file: file boundaries fall at exact row counts and every file holds a
 	// contiguous run of the order. Without a sort the numbering is the
@@ -411,11 +455,14 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	const tmp = "__rocklake_rewrite"
 	// Older files of an altered table hold its columns as they were
 	// registered: they are read through the table's column mapping.
-	read, err := e.ReadTableFilesSQL(st.r, t, cols, files, paths)
-	if err != nil {
-		return nil, err
+	src := sp.src
+	if src == "" {
+		read, err := e.ReadTableFilesSQL(st.r, t, cols, files, paths)
+		if err != nil {
+			return nil, err
+		}
+		src = slotsOf(cols, read)
 	}
-	src := slotsOf(cols, read)
 	// A table with a declared layout is numbered in two steps: first as
 	// any other (into), then by its partition key before that order, so
 	// that each partition is a contiguous run of rn and files are cut at
@@ -467,6 +514,9 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	}
 	top := catalog.TopLevel(cols)
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
+		if sp.src != "" {
+			return nil, fmt.Errorf("%s: laying out the rows: %w", what, err)
+		}
 		return nil, fmt.Errorf("%s: reading the files: %w", what, err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+tmp)
@@ -513,6 +563,23 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			copyOpts += ", DICTIONARY_SIZE_LIMIT 0"
 			break
 		}
+	}
+	if rows == 0 && sp.src != "" {
+		// No rows to write: no file and no snapshot, but a table CREATE
+		// TABLE AS makes.
+		if sp.create == nil {
+			return &RewriteResult{Snapshot: st.r.Snapshot()}, nil
+		}
+		tx, err := e.Catalog().Begin()
+		if err != nil {
+			return nil, err
+		}
+		tx.CreateTable(t.Name, sp.create)
+		snap, err := tx.Commit()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		return &RewriteResult{Snapshot: snap}, nil
 	}
 	if rows == 0 {
 		// Files without rows: nothing to write, only retire them.
@@ -571,6 +638,9 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	defer finish() // on an early return, let the writer end before the directory goes
 	for off := int64(0); off < rows; {
 		bpr := float64(inputBytes) / float64(rows)
+		if inputBytes == 0 {
+			bpr = sp.bytesPerRow
+		}
 		if outRows > 0 {
 			bpr = float64(outBytes) / float64(outRows)
 		}
@@ -648,6 +718,12 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
 	register, addOpts := dir, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake}
+	if sp.src != "" {
+		addOpts.Written = true
+	}
+	if sp.create != nil {
+		addOpts.Create, addOpts.CreateColumns = true, sp.create
+	}
 	if len(layout) > 0 {
 		// Every file written holds one value of each field: recorded
 		// with it. Names are unique in the output directory (and keep
@@ -675,7 +751,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	// directory made for them, once no kept snapshot reads them.
 	added, err := ingest.Add(e.Catalog(), t.Name, []string{register}, addOpts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: registering the rewritten files: %w", what, err)
+		return nil, fmt.Errorf("%s: registering the new files: %w", what, err)
 	}
 	committed = true
 	if out != nil {

@@ -2,16 +2,20 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/maintain"
 )
 
 func newQueryCmd(g *globals) *cobra.Command {
@@ -62,7 +66,13 @@ repeated column name gets _1, _2, ... appended.`,
 			if len(stmts) == 0 {
 				return usagef("%s holds no SQL statement", name)
 			}
-			e, done, err := openEngine(g, reading, func(c *catalog.Catalog) { engine.Warm(c, script, snapshot) })
+			access := reading
+			for _, st := range stmts {
+				if maintain.IsWrite(st.Text) {
+					access = writing
+				}
+			}
+			e, done, err := openEngine(g, access, func(c *catalog.Catalog) { engine.Warm(c, script, snapshot) })
 			if err != nil {
 				return err
 			}
@@ -76,7 +86,13 @@ repeated column name gets _1, _2, ... appended.`,
 				if i > 0 && (g.format == formatText || g.format == formatTable) {
 					fmt.Fprintln(cmd.OutOrStdout())
 				}
-				if err := runQuery(cmd, e, g.format, st.Text, opts, nullText); err != nil {
+				run := runQuery
+				if maintain.IsWrite(st.Text) {
+					run = func(cmd *cobra.Command, e *engine.Engine, format, sql string, opts engine.QueryOptions, _ *string) error {
+						return runWrite(cmd, g, e, format, sql, opts)
+					}
+				}
+				if err := run(cmd, e, g.format, st.Text, opts, nullText); err != nil {
 					if len(stmts) > 1 {
 						return fmt.Errorf("%s, statement %d of %d (line %d): %w", name, i+1, len(stmts), st.Line, err)
 					}
@@ -177,6 +193,60 @@ func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts eng
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%s in %.3fs, answered by %s; %s)\n", plural(rows.Count(), "row", "rows"), res.Elapsed.Seconds(), src, strings.Join(phases, ", "))
 	return err
+}
+
+// runWrite runs one write statement (INSERT, CREATE TABLE [AS], COPY ...
+// FROM). Its summary goes to stderr in the text formats, so that stdout
+// holds only the rows of the script's queries; json and jsonl print it
+// as one object.
+func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql string, opts engine.QueryOptions) error {
+	start := time.Now()
+	var res *maintain.WriteResult
+	var err error
+	if g.served != nil {
+		// In a server: COPY reads only what its engine may read.
+		res, err = g.served.Exec(cmd.Context(), sql, rocklake.ExecOptions{Snapshot: snapshotRef(opts.Snapshot)})
+	} else {
+		res, err = maintain.Write(cmd.Context(), e, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: opts.Snapshot}})
+	}
+	if err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	var snap any
+	if res.Snapshot.ID > 0 {
+		snap = res.Snapshot.ID
+	}
+	if format == formatJSON || format == formatJSONL {
+		b, err := json.Marshal(map[string]any{"statement": res.Statement, "table": res.Table, "rows": res.Rows,
+			"file_count": res.Files, "snapshot_id": snap, "seconds": secs})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+		return err
+	}
+	what := fmt.Sprintf("%s %s: %s", res.Statement, res.Table, plural(res.Rows, "row", "rows"))
+	switch {
+	case res.Snapshot.ID == 0 && res.Statement == "CREATE TABLE" || res.Snapshot.ID == 0 && res.Statement == "CREATE TABLE AS":
+		what = fmt.Sprintf("%s %s: the table exists already; nothing done", res.Statement, res.Table)
+	case res.Snapshot.ID == 0:
+		what += ", nothing committed"
+	case res.Statement == "CREATE TABLE":
+		what = fmt.Sprintf("CREATE TABLE %s: snapshot %d", res.Table, res.Snapshot.ID)
+	default:
+		what += fmt.Sprintf(" in %s, snapshot %d", plural(res.Files, "file", "files"), res.Snapshot.ID)
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "(%s; %.3fs)\n", what, secs)
+	return err
+}
+
+// snapshotRef is --snapshot as the library takes it (negative: latest).
+func snapshotRef(id int64) rocklake.SnapshotRef {
+	if id < 0 {
+		return rocklake.SnapshotRef{}
+	}
+	return rocklake.AtSnapshot(id)
 }
 
 // printExplain prints, per table reference, the files and row groups kept
