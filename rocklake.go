@@ -23,6 +23,7 @@ package rocklake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -494,6 +495,77 @@ func (l *Lake) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResul
 		return nil, err
 	}
 	return maintain.Write(ctx, l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: l.readDirs, Stdin: o.Stdin})
+}
+
+// WriteTxn is a transaction of writes: its INSERT and COPY statements
+// write and check their files at once and register them all in one
+// snapshot at Commit, or none (Rollback removes them). Readers never see
+// a part of it. Its statements' queries read the snapshot given to each
+// (ExecOptions.Snapshot), not the transaction's own writes. A WriteTxn is
+// for one goroutine at a time.
+type WriteTxn struct {
+	l      *Lake
+	staged []*maintain.Staged
+	done   bool
+}
+
+// BeginWrite starts a transaction of writes.
+func (l *Lake) BeginWrite() *WriteTxn { return &WriteTxn{l: l} }
+
+// ErrTxnDone is returned by a WriteTxn used after Commit or Rollback.
+var ErrTxnDone = errors.New("the transaction has ended")
+
+// Exec runs an INSERT or COPY statement in the transaction: its rows are
+// written, checked and held until Commit. CREATE TABLE is refused inside
+// a transaction.
+func (w *WriteTxn) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResult, error) {
+	if w.done {
+		return nil, ErrTxnDone
+	}
+	if err := w.l.writable("write"); err != nil {
+		return nil, err
+	}
+	id, err := o.Snapshot.catalogID()
+	if err != nil {
+		return nil, err
+	}
+	res, st, err := maintain.Stage(ctx, w.l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: w.l.readDirs, Stdin: o.Stdin})
+	if err != nil {
+		return nil, err
+	}
+	w.staged = append(w.staged, st)
+	return res, nil
+}
+
+// Commit registers every statement's rows in one snapshot. A transaction
+// that wrote no row makes none (the zero Snapshot). A failed commit
+// removes the files: nothing of the transaction stays.
+func (w *WriteTxn) Commit(ctx context.Context) (Snapshot, error) {
+	if w.done {
+		return Snapshot{}, ErrTxnDone
+	}
+	w.done = true
+	snap, err := maintain.CommitStaged(ctx, w.l.cat, w.staged)
+	if err != nil {
+		w.discard()
+	}
+	return snap, err
+}
+
+// Rollback ends the transaction and removes the files its statements
+// wrote; after Commit it does nothing.
+func (w *WriteTxn) Rollback() {
+	if !w.done {
+		w.done = true
+		w.discard()
+	}
+}
+
+func (w *WriteTxn) discard() {
+	for _, st := range w.staged {
+		st.Discard()
+	}
+	w.staged = nil
 }
 
 // QueryRows runs a query as Query does and hands its rows over as DuckDB

@@ -194,20 +194,9 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 			res.Fetched = ct.Counts().Sub(before)
 		}
 	}()
-	own := len(opts.Replace) > 0 || opts.Written
-	files, skippedDirs, err := expand(paths, objects, own, pathgate.New(opts.ReadDirs))
+	files, skippedDirs, err := targets(c, paths, objects, opts)
 	if err != nil {
 		return Result{}, err
-	}
-	// A rewrite registers its own output through Replace, a write with
-	// Written; any other add of a file a rewrite wrote would hand
-	// rocklake's file to the user.
-	if !own {
-		for _, f := range files {
-			if c.WrittenByRocklake(f.path) {
-				return Result{}, fmt.Errorf("%s: written by rocklake's optimize or compact (%s); it is rocklake's, not a file to register", f.path, filepath.Dir(f.path))
-			}
-		}
 	}
 	skipped := 0
 	if opts.SkipExisting {
@@ -335,6 +324,127 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 		return Result{}, err
 	}
 	defer r.Close()
+	res, err := stageFiles(tx, r, table, infos, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	// The last point where a cancel can still leave the catalog as it was.
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	snap, err := tx.Commit()
+	if err != nil {
+		return Result{}, namedBy(err, infos)
+	}
+	res.Snapshot = snap
+	return res, nil
+}
+
+// targets are the files paths name, each checked to be one the add may
+// register.
+func targets(c *catalog.Catalog, paths []string, objects func() (storage.Store, error), opts Options) ([]target, []string, error) {
+	own := len(opts.Replace) > 0 || opts.Written
+	files, skippedDirs, err := expand(paths, objects, own, pathgate.New(opts.ReadDirs))
+	if err != nil {
+		return nil, nil, err
+	}
+	// A rewrite registers its own output through Replace, a write with
+	// Written; any other add of a file a rewrite wrote would hand
+	// rocklake's file to the user.
+	if !own {
+		for _, f := range files {
+			if c.WrittenByRocklake(f.path) {
+				return nil, nil, fmt.Errorf("%s: written by rocklake's optimize or compact (%s); it is rocklake's, not a file to register", f.path, filepath.Dir(f.path))
+			}
+		}
+	}
+	return files, skippedDirs, nil
+}
+
+// prepare reads the footers of the files paths name, for AddAll.
+func prepare(ctx context.Context, c *catalog.Catalog, paths []string, opts *Options) ([]*fileInfo, error) {
+	objects := func() (storage.Store, error) {
+		if opts.Objects == nil {
+			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
+			if err != nil {
+				return nil, err
+			}
+			opts.Objects = s3
+		}
+		return opts.Objects, nil
+	}
+	files, _, err := targets(c, paths, objects, *opts)
+	if err != nil {
+		return nil, err
+	}
+	return inspectAll(ctx, files, *opts)
+}
+
+// Batch is one table's files for AddAll.
+type Batch struct {
+	Table   string
+	Paths   []string
+	Options Options
+}
+
+// AddAll registers several batches of files in one snapshot, in order
+// (a transaction's writes): all of them or, when any file of any batch
+// cannot be read or does not fit, none. A batch may not create its
+// table.
+func AddAll(ctx context.Context, c *catalog.Catalog, batches []Batch) (catalog.Snapshot, []Result, error) {
+	infos := make([][]*fileInfo, len(batches))
+	for i, b := range batches {
+		if b.Options.Create || b.Options.SkipExisting {
+			return catalog.Snapshot{}, nil, fmt.Errorf("AddAll: table %q: a batch neither creates its table nor skips files", b.Table)
+		}
+		var err error
+		if infos[i], err = prepare(ctx, c, b.Paths, &batches[i].Options); err != nil {
+			return catalog.Snapshot{}, nil, err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		snap, res, err := addAllOnce(ctx, c, batches, infos)
+		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
+			continue // another writer changed a table: check again on the new state
+		}
+		return snap, res, err
+	}
+}
+
+func addAllOnce(ctx context.Context, c *catalog.Catalog, batches []Batch, infos [][]*fileInfo) (catalog.Snapshot, []Result, error) {
+	tx, err := c.Begin()
+	if err != nil {
+		return catalog.Snapshot{}, nil, err
+	}
+	r, err := c.Read(tx.Base())
+	if err != nil {
+		return catalog.Snapshot{}, nil, err
+	}
+	defer r.Close()
+	out := make([]Result, len(batches))
+	var all []*fileInfo
+	for i, b := range batches {
+		if out[i], err = stageFiles(tx, r, b.Table, infos[i], b.Options); err != nil {
+			return catalog.Snapshot{}, nil, err
+		}
+		all = append(all, infos[i]...)
+	}
+	if err := ctx.Err(); err != nil {
+		return catalog.Snapshot{}, nil, err
+	}
+	snap, err := tx.Commit()
+	if err != nil {
+		return catalog.Snapshot{}, nil, namedBy(err, all)
+	}
+	for i := range out {
+		out[i].Snapshot = snap
+	}
+	return snap, out, nil
+}
+
+// stageFiles puts the registration of infos in table into tx, read at r
+// (tx's base), without committing it.
+func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileInfo, opts Options) (Result, error) {
 	var res Result
 	var cols []catalog.Column
 	t, err := r.Table(table)
@@ -418,15 +528,7 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 		tx.RemoveFiles(table, opts.Replace...)
 	}
 	tx.AddFiles(table, nfs...)
-	// The last point where a cancel can still leave the catalog as it was.
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	snap, err := tx.Commit()
-	if err != nil {
-		return Result{}, namedBy(err, infos)
-	}
-	res.Snapshot, res.Files = snap, len(nfs)
+	res.Files = len(nfs)
 	return res, nil
 }
 

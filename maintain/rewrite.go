@@ -325,6 +325,9 @@ type rewriteSpec struct {
 	// create, when set, makes the table in the snapshot that registers the
 	// files (CREATE TABLE AS): st.t and st.cols are what it will be.
 	create []catalog.ColumnDef
+	// stage, when set, receives the written and checked files instead of
+	// a commit: a transaction's write, registered with the others.
+	stage *Staged
 }
 
 // rewrite writes the rows of files (in sp's order, or in their present
@@ -741,6 +744,33 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		}
 		register, addOpts.Objects = out.prefix, out.store
 		defer func() { out.committed = committed }()
+	}
+	if sp.stage != nil {
+		// The files are the transaction's now: its commit registers them,
+		// its rollback (Discard) removes them.
+		committed = true
+		local, prefix := dir, ""
+		var store objectStore
+		var uploaded []string
+		if out != nil {
+			local, prefix, store, uploaded = "", out.prefix, out.store, slices.Clone(out.uploaded)
+		}
+		*sp.stage = Staged{table: t.Name, path: register, opts: addOpts, rows: rows, files: n,
+			discard: func() {
+				for _, loc := range uploaded {
+					_ = store.Delete(context.Background(), loc)
+				}
+				if local != "" {
+					os.RemoveAll(local)
+					if root != "" {
+						os.Remove(filepath.Dir(local))
+					}
+				}
+			}}
+		if out != nil {
+			dir = prefix
+		}
+		return &RewriteResult{FilesAfter: n, Rows: rows, Dir: dir, BytesAfter: outBytes}, nil
 	}
 	// An interrupt up to here leaves the catalog as it was and removes
 	// the new files; past here the commit completes.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/internal/writesql"
@@ -73,9 +74,81 @@ type WriteResult struct {
 // Write runs one write statement and commits its rows in one snapshot.
 // Nothing is committed, and no file is left, when it fails.
 func Write(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (*WriteResult, error) {
+	return write(ctx, e, text, o, nil)
+}
+
+// Staged is a write whose files are written and checked but not yet
+// registered: one statement of a transaction (Stage, CommitStaged).
+type Staged struct {
+	table   string
+	path    string // what to register: the output directory or object prefix
+	opts    ingest.Options
+	rows    int64
+	files   int
+	discard func()
+}
+
+// Stage runs an INSERT or COPY as Write does but commits nothing: its
+// files wait, written and checked, for CommitStaged or Discard. CREATE
+// TABLE statements are refused: a transaction's writes go to tables that
+// exist.
+func Stage(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (*WriteResult, *Staged, error) {
+	st := &Staged{}
+	res, err := write(ctx, e, text, o, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, st, nil
+}
+
+// Discard removes a staged write's files; it does nothing once they are
+// committed, or when it wrote none.
+func (s *Staged) Discard() {
+	if s != nil && s.discard != nil {
+		s.discard()
+		s.discard = nil
+	}
+}
+
+// CommitStaged registers staged writes in one snapshot, in order: all of
+// them or none. Once it succeeds their files are the tables'; when it
+// fails they are still the caller's to Discard.
+func CommitStaged(ctx context.Context, cat *catalog.Catalog, staged []*Staged) (catalog.Snapshot, error) {
+	var batches []ingest.Batch
+	var rows int64
+	for _, s := range staged {
+		if s.path != "" {
+			batches = append(batches, ingest.Batch{Table: s.table, Paths: []string{s.path}, Options: s.opts})
+			rows += s.rows
+		}
+	}
+	if len(batches) == 0 {
+		return catalog.Snapshot{}, nil
+	}
+	snap, res, err := ingest.AddAll(ctx, cat, batches)
+	if err != nil {
+		return catalog.Snapshot{}, fmt.Errorf("commit: %w", err)
+	}
+	for _, s := range staged {
+		s.discard = nil
+	}
+	var got int64
+	for _, r := range res {
+		got += r.Rows
+	}
+	if got != rows {
+		return snap, fmt.Errorf("commit: wrote %d rows but registered %d at snapshot %d", rows, got, snap.ID)
+	}
+	return snap, nil
+}
+
+func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, stage *Staged) (*WriteResult, error) {
 	stmt, err := writesql.Parse(text)
 	if err != nil {
 		return nil, err
+	}
+	if stage != nil && (stmt.Kind == writesql.CreateTable || stmt.Kind == writesql.CreateAs) {
+		return nil, fmt.Errorf("%s inside a transaction: %w: create the table on its own, then write to it in the transaction", stmt.Kind.Verb(), writesql.ErrUnsupported)
 	}
 	res := &WriteResult{Statement: stmt.Kind.Verb(), Table: stmt.Table}
 	cat := e.Catalog()
@@ -116,7 +189,7 @@ func Write(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (
 	}
 	run := func(ctx context.Context, conn *sql.Conn, views, query string) error {
 		defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS temp."+writeTable)
-		sp := rewriteSpec{conn: conn, what: strings.ToLower(strings.Fields(stmt.Kind.Verb())[0])}
+		sp := rewriteSpec{conn: conn, what: strings.ToLower(strings.Fields(stmt.Kind.Verb())[0]), stage: stage}
 		var stmtSQL string
 		switch stmt.Kind {
 		case writesql.CreateAs:
