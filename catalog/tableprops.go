@@ -304,9 +304,9 @@ func (w *commitWriter) alterProperties(ts *tableState, find func(string) (Column
 		}
 		if slices.Equal(fields, ts.t.PartitionedBy) {
 			if len(fields) == 0 {
-				return fmt.Errorf("table %q: %w: it has no layout", ts.t.Name, ErrUnchanged)
+				return fmt.Errorf("table %q %w: it has no layout", ts.t.Name, ErrUnchanged)
 			}
-			return fmt.Errorf("table %q: %w: it is partitioned by %s already", ts.t.Name, ErrUnchanged, strings.Join(a.Partitioning, ", "))
+			return fmt.Errorf("table %q %w: it is partitioned by %s already", ts.t.Name, ErrUnchanged, strings.Join(a.Partitioning, ", "))
 		}
 		w.setProperties(ts, func(t *Table) { t.PartitionedBy = fields })
 	case SetSorting:
@@ -316,9 +316,9 @@ func (w *commitWriter) alterProperties(ts *tableState, find func(string) (Column
 		}
 		if k.Equal(ts.t.SortedBy) {
 			if k == nil {
-				return fmt.Errorf("table %q: %w: it has no sort key", ts.t.Name, ErrUnchanged)
+				return fmt.Errorf("table %q %w: it has no sort key", ts.t.Name, ErrUnchanged)
 			}
-			return fmt.Errorf("table %q: %w: it is sorted by %s already", ts.t.Name, ErrUnchanged, SortKeyText(k, ts.cols))
+			return fmt.Errorf("table %q %w: it is sorted by %s already", ts.t.Name, ErrUnchanged, SortKeyText(k, ts.cols))
 		}
 		w.setProperties(ts, func(t *Table) { t.SortedBy = k })
 	case SetOption, ResetOption:
@@ -327,7 +327,10 @@ func (w *commitWriter) alterProperties(ts *tableState, find func(string) (Column
 			return fmt.Errorf("table %q: %w", ts.t.Name, err)
 		}
 		if o == ts.t.WriteOptions {
-			return fmt.Errorf("table %q: %w: option %s is so already", ts.t.Name, ErrUnchanged, strings.ToLower(a.Option))
+			if a.Kind == ResetOption {
+				return fmt.Errorf("table %q %w: option %s is at its default already", ts.t.Name, ErrUnchanged, strings.ToLower(a.Option))
+			}
+			return fmt.Errorf("table %q %w: option %s is %s already", ts.t.Name, ErrUnchanged, strings.ToLower(a.Option), strings.TrimSpace(a.Value))
 		}
 		w.setProperties(ts, func(t *Table) { t.WriteOptions = o })
 	default:
