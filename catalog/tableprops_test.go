@@ -169,6 +169,13 @@ func TestTablePropertiesRefused(t *testing.T) {
 	}
 	// Eight columns is a curve's most.
 	alter(t, c, "t", Alteration{Kind: SetSorting, Sorting: nine[:8], Curve: "zorder"})
+
+	hive, _ := ParseColumnDefs("region VARCHAR, x BIGINT")
+	if err := PartitionBy(hive, []string{"region"}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("h", hive) })
+	refused(t, c, "h", Alteration{Kind: SetSorting, Sorting: []string{"x", "region"}}, `column "region" cannot be in a sort key: a Hive partition column`)
 }
 
 // Setting a property to the value it has makes no snapshot: Commit says
