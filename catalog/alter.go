@@ -56,8 +56,8 @@ const (
 	// ("year(ts)", "bucket(16, id)", "region"); none: no layout.
 	SetPartitioning
 	// SetSorting declares the sort key writes and optimize order rows by
-	// within a file: Sorting's top-level columns in order, or through
-	// Curve ("zorder", "hilbert"); none: no sort key.
+	// before cutting them into files: Sorting's top-level columns in
+	// order, or through Curve ("zorder", "hilbert"); none: no sort key.
 	SetSorting
 	// SetOption sets write option Option to Value (OptionTargetFileRows,
 	// OptionTargetFileSize, OptionSorted).

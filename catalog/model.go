@@ -49,8 +49,8 @@ type Table struct {
 	// PartitionedBy is the layout optimize and compact write files in
 	// (SetPartitioning): each file holds one value of every field.
 	PartitionedBy []PartitionField
-	// SortedBy is the order writes and optimize put rows in within the
-	// files they write (SetSorting); nil: none declared.
+	// SortedBy is the order writes and optimize put rows in before
+	// cutting them into files (SetSorting); nil: none declared.
 	SortedBy *SortKey
 	// WriteOptions are the table's settings for the files written into it
 	// (SetOption); the zero value is every writer's default.

@@ -41,7 +41,8 @@ const maxTargetFileBytes = 1 << 50
 // ParseSortKey reads a sort key as `set sorted by` takes it: columns in
 // order, `a, b`, or a curve through them, `zorder(a, b)` or
 // `hilbert(a, b, c)`. A column with characters beyond letters, digits and
-// _ is named in double quotes. Rows sort ascending, as optimize sorts them.
+// _ is named in double quotes. Rows sort ascending, NULLs last, as
+// optimize sorts them.
 func ParseSortKey(text string) (columns []string, curveName string, err error) {
 	s := strings.TrimSpace(text)
 	want := func() error {

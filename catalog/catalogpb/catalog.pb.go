@@ -462,8 +462,8 @@ type Table struct {
 	// How optimize and compact lay out the files they write: rows of one
 	// value of every field per file. Empty: no layout.
 	PartitionedBy []*PartitionField `protobuf:"bytes,9,rep,name=partitioned_by,json=partitionedBy,proto3" json:"partitioned_by,omitempty"`
-	// The order writes and optimize put rows in within a file; absent: none
-	// declared.
+	// The order writes and optimize put rows in before cutting them into
+	// files; absent: none declared.
 	SortedBy *SortKey `protobuf:"bytes,10,opt,name=sorted_by,json=sortedBy,proto3" json:"sorted_by,omitempty"`
 	// How writes size and order their files; absent: the defaults.
 	WriteOptions  *WriteOptions `protobuf:"bytes,11,opt,name=write_options,json=writeOptions,proto3" json:"write_options,omitempty"`

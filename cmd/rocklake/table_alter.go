@@ -28,9 +28,10 @@ func newTableAlterCmd(g *globals) *cobra.Command {
                                      value of every field F: col, year(col), month(col),
                                      day(col), hour(col), bucket(N, col) (quote them for the shell)
   reset partitioning                 no layout
-  set sorted by COL, ...             the order rows are written in within a file: columns in
-                                     order, or zorder(COL, ...) / hilbert(COL, ...), a curve
-                                     through 2 to 8 columns; optimize without --sort-by uses it
+  set sorted by COL, ...             the order rows are written in, then cut into files: columns
+                                     in order (ascending, NULLs last), or zorder(COL, ...) /
+                                     hilbert(COL, ...), a curve through 2 to 8 columns;
+                                     optimize without --sort-by uses it
   reset sorted by                    no sort key
   set option NAME = VALUE            a write option (reset option NAME: back to the default):
     target_file_rows = N             rows per written file (unset: optimize writes 1000000)
