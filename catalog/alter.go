@@ -55,9 +55,19 @@ const (
 	// in: Partitioning's fields, each a column through a transform
 	// ("year(ts)", "bucket(16, id)", "region"); none: no layout.
 	SetPartitioning
+	// SetSorting declares the sort key writes and optimize order rows by
+	// before cutting them into files: Sorting's top-level columns in
+	// order, or through Curve ("zorder", "hilbert"); none: no sort key.
+	SetSorting
+	// SetOption sets write option Option to Value (OptionTargetFileRows,
+	// OptionTargetFileSize, OptionSorted).
+	SetOption
+	// ResetOption puts write option Option back to its default.
+	ResetOption
 )
 
-// Alteration is one change to a table's columns (Txn.AlterTable).
+// Alteration is one change to a table's columns or properties
+// (Txn.AlterTable).
 type Alteration struct {
 	Kind    AlterKind
 	Column  string
@@ -69,6 +79,14 @@ type Alteration struct {
 	Default stats.Maybe[string]
 	// Partitioning is, for SetPartitioning, the layout's fields.
 	Partitioning []string
+	// Sorting is, for SetSorting, the sort key's columns, outermost first,
+	// and Curve the curve through them ("" for a plain sort).
+	Sorting []string
+	Curve   string
+	// Option and Value are, for SetOption, the option's name and its value
+	// as text (for ResetOption, the name only).
+	Option string
+	Value  string
 	// MappedIn is, for AddColumn, every live file that holds the column
 	// though it was registered without it (add --ignore-extra-columns:
 	// DataFile.IgnoredColumns) and has not had it mapped into another
@@ -112,6 +130,22 @@ func (a Alteration) String() string {
 			return "reset partitioning"
 		}
 		return "set partitioned by " + strings.Join(a.Partitioning, ", ")
+	case SetSorting:
+		if len(a.Sorting) == 0 {
+			return "reset sorted by"
+		}
+		names := make([]string, len(a.Sorting))
+		for i, n := range a.Sorting {
+			names[i] = fieldName(n)
+		}
+		if a.Curve != "" {
+			return "set sorted by " + strings.ToLower(a.Curve) + "(" + strings.Join(names, ", ") + ")"
+		}
+		return "set sorted by " + strings.Join(names, ", ")
+	case SetOption:
+		return "set option " + strings.ToLower(a.Option) + " = " + a.Value
+	case ResetOption:
+		return "reset option " + strings.ToLower(a.Option)
 	}
 	return "unknown alteration"
 }
@@ -388,40 +422,21 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		}); err != nil {
 			return err
 		}
-	case SetPartitioning:
-		var fields []PartitionField
-		for _, spec := range a.Partitioning {
-			name, transform, err := ParsePartitionField(spec)
-			if err != nil {
-				return fmt.Errorf("table %q: %w", ts.t.Name, err)
-			}
-			c, err := find(name)
-			if err != nil {
-				return err
-			}
-			if why := transformFits(transform, c); why != "" {
-				return fmt.Errorf("%w table %q: %s(%s): %s", ErrInvalid, ts.t.Name, transform, c.Name, why)
-			}
-			f := PartitionField{ColumnID: c.ID, Transform: transform}
-			if slices.Contains(fields, f) {
-				return fmt.Errorf("%w table %q: %s is given twice", ErrInvalid, ts.t.Name, spec)
-			}
-			fields = append(fields, f)
+	case SetPartitioning, SetSorting, SetOption, ResetOption:
+		if err := w.alterProperties(ts, find, a); err != nil {
+			return err
 		}
-		w.setPartitioning(ts, fields)
 	default:
 		return fmt.Errorf("%w alteration of table %q: unknown kind %d", ErrInvalid, ts.t.Name, a.Kind)
 	}
-	// A layout names columns by id: a dropped one cannot stay in it, and a
-	// widened one's new id takes its place.
-	for i, f := range ts.t.PartitionedBy {
-		switch {
-		case a.Kind == DropColumn && len(newCols) == 0 && f.ColumnID == mustFind(find, a.Column).ID:
-			return fmt.Errorf("%w table %q: column %q is in the table's partitioning (%s): set the partitioning without it first", ErrInvalid, ts.t.Name, a.Column, a.Column)
-		case a.Kind == SetColumnType && len(newCols) == 1 && f.ColumnID == newCols[0].WidenedFrom.V:
-			fields := slices.Clone(ts.t.PartitionedBy)
-			fields[i].ColumnID = newCols[0].ID
-			w.setPartitioning(ts, fields)
+	switch a.Kind {
+	case DropColumn:
+		if err := w.followColumn(ts, a, mustFind(find, a.Column), nil); err != nil {
+			return err
+		}
+	case SetColumnType:
+		if err := w.followColumn(ts, a, mustFind(find, a.Column), &newCols[0]); err != nil {
+			return err
 		}
 	}
 	// The columns as of this snapshot.
@@ -871,12 +886,16 @@ func (m *ColumnMapping) HoldersOf(files []DataFile, name string) []DataFile {
 //	drop [column] NAME
 //	alter [column] NAME [set data] type TYPE
 //	set partitioned by FIELD, ...   (col, year(col), month(col), day(col), hour(col), bucket(N, col))
-//	reset partitioning
+//	reset partitioning              (or reset partitioned by)
+//	set sorted by COL, ...          (or zorder(COL, ...), hilbert(COL, ...))
+//	reset sorted by                 (or reset sorting)
+//	set option NAME = VALUE         (target_file_rows = N, target_file_size = 128MB, sorted = true|false)
+//	reset option NAME
 //
 // Keywords are case-insensitive. A default is SQL text: a quoted string
 // ('it”s'), a number, true / false, or NULL (the same as none).
 func ParseAlteration(words []string) (Alteration, error) {
-	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C`, `alter column C type T`, `set partitioned by year(ts), bucket(16, id), …` or `reset partitioning`", ErrInvalid, strings.Join(words, " "))
+	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C`, `alter column C type T`, `set partitioned by year(ts), bucket(16, id), …`, `reset partitioning`, `set sorted by a, b` (or zorder(a, b), hilbert(a, b)), `reset sorted by`, `set option NAME = VALUE` or `reset option NAME`", ErrInvalid, strings.Join(words, " "))
 	is := func(i int, kw string) bool { return i < len(words) && strings.EqualFold(words[i], kw) }
 	if len(words) == 0 {
 		return Alteration{}, usage
@@ -888,41 +907,51 @@ func ParseAlteration(words []string) (Alteration, error) {
 	rest := words[min(i, len(words)):]
 	switch strings.ToLower(words[0]) {
 	case "reset":
-		if len(words) != 2 || !is(1, "partitioning") {
-			return Alteration{}, usage
+		switch {
+		case len(words) == 2 && is(1, "partitioning"), len(words) == 3 && is(1, "partitioned") && is(2, "by"):
+			return Alteration{Kind: SetPartitioning}, nil
+		case len(words) == 2 && is(1, "sorting"), len(words) == 3 && is(1, "sorted") && is(2, "by"):
+			return Alteration{Kind: SetSorting}, nil
+		case len(words) == 3 && is(1, "option"):
+			if err := applyOption(&WriteOptions{}, words[2], "", true); err != nil {
+				return Alteration{}, err
+			}
+			return Alteration{Kind: ResetOption, Option: strings.ToLower(words[2])}, nil
 		}
-		return Alteration{Kind: SetPartitioning}, nil
+		return Alteration{}, usage
 	case "set":
-		if len(words) < 4 || !is(1, "partitioned") || !is(2, "by") {
-			return Alteration{}, usage
-		}
-		text := strings.Join(words[3:], " ")
-		var fields []string
-		// Commas inside parentheses or a quoted name do not end a field.
-		depth, start := 0, 0
-		for i := 0; i < len(text); i++ {
-			switch text[i] {
-			case '"':
-				_, end, _ := sqllex.Quoted(text, i)
-				i = end - 1
-			case '(':
-				depth++
-			case ')':
-				depth--
-			case ',':
-				if depth == 0 {
-					fields = append(fields, strings.TrimSpace(text[start:i]))
-					start = i + 1
+		switch {
+		case len(words) >= 4 && is(1, "partitioned") && is(2, "by"):
+			fields := splitTopLevel(strings.Join(words[3:], " "))
+			for _, f := range fields {
+				if f == "" {
+					return Alteration{}, usage
 				}
 			}
-		}
-		fields = append(fields, strings.TrimSpace(text[start:]))
-		for _, f := range fields {
-			if f == "" {
-				return Alteration{}, usage
+			return Alteration{Kind: SetPartitioning, Partitioning: fields}, nil
+		case len(words) >= 4 && is(1, "sorted") && is(2, "by"):
+			cols, kind, err := ParseSortKey(strings.Join(words[3:], " "))
+			if err != nil {
+				return Alteration{}, err
 			}
+			return Alteration{Kind: SetSorting, Sorting: cols, Curve: kind}, nil
+		case len(words) >= 3 && is(1, "option"):
+			// NAME = VALUE, in one word or several; the = may be left out.
+			text := strings.TrimSpace(strings.Join(words[2:], " "))
+			name, value, found := strings.Cut(text, "=")
+			if !found {
+				name, value, _ = strings.Cut(text, " ")
+			}
+			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+			if name == "" || value == "" {
+				return Alteration{}, fmt.Errorf("%w alteration %q: want `set option NAME = VALUE` (%s = N, %s = 128MB, %s = true|false)", ErrInvalid, strings.Join(words, " "), OptionTargetFileRows, OptionTargetFileSize, OptionSorted)
+			}
+			if err := applyOption(&WriteOptions{}, name, value, false); err != nil {
+				return Alteration{}, err
+			}
+			return Alteration{Kind: SetOption, Option: strings.ToLower(name), Value: value}, nil
 		}
-		return Alteration{Kind: SetPartitioning, Partitioning: fields}, nil
+		return Alteration{}, usage
 	case "add":
 		if len(rest) < 2 {
 			return Alteration{}, usage
@@ -1017,16 +1046,6 @@ func (m *ColumnMapping) Held(f DataFile, cols []Column) []Column {
 func mustFind(find func(string) (Column, error), name string) Column {
 	c, _ := find(name)
 	return c
-}
-
-// setPartitioning begins a new row of the table with the layout fields.
-func (w *commitWriter) setPartitioning(ts *tableState, fields []PartitionField) {
-	s := w.next.ID
-	if ts.t.Begin != s {
-		w.put(key(tagTable, ts.t.ID, ts.t.Begin), tableToPB(ts.t, &s))
-	}
-	ts.t.Begin, ts.t.PartitionedBy = s, fields
-	w.put(key(tagTable, ts.t.ID, s), tableToPB(ts.t, nil))
 }
 
 // ParsePartitionField reads one field of a declared layout: `col`

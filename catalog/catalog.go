@@ -44,6 +44,11 @@ var (
 	ErrDuplicate = errors.New("already exists")
 	// ErrInvalid reports a malformed definition or statistics row.
 	ErrInvalid = errors.New("invalid")
+	// ErrUnchanged is returned by Commit when every change it was given
+	// leaves the catalog as it is (a table property set to the value it
+	// has): no snapshot is made, and the snapshot returned with it is the
+	// newest, in which the table is as asked already. Not a failure.
+	ErrUnchanged = errors.New("unchanged")
 )
 
 // Catalog is an open catalog. It is safe for concurrent use: commits are

@@ -42,6 +42,10 @@ func fillCatalog(t *testing.T, c *Catalog) {
 	files, _ := r.Files(tb.ID)
 	r.Close()
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("events", files[2].ID, files[5].ID) })
+	commit(t, c, func(tx *Txn) { tx.AlterTable("events", Alteration{Kind: SetSorting, Sorting: []string{"x"}}) })
+	commit(t, c, func(tx *Txn) {
+		tx.AlterTable("users", Alteration{Kind: SetOption, Option: OptionTargetFileSize, Value: "64MiB"})
+	})
 	commit(t, c, func(tx *Txn) { tx.RenameTable("users", "people") })
 	commit(t, c, func(tx *Txn) { tx.CreateTable("gone", []ColumnDef{{Name: "x", Type: "bigint"}}) })
 	commit(t, c, func(tx *Txn) { tx.DropTable("gone") })
@@ -67,7 +71,9 @@ func describeCatalog(t *testing.T, c *Catalog) string {
 			t.Fatal(err)
 		}
 		for _, tb := range tables {
-			fmt.Fprintf(&b, " table %+v\n", tb)
+			key := tb.SortedBy
+			tb.SortedBy = nil // a pointer, which differs between catalogs
+			fmt.Fprintf(&b, " table %+v sorted by %+v\n", tb, key)
 			cols, err := r.Columns(tb.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -158,6 +164,9 @@ func TestCopyPebblePostgresPebble(t *testing.T) {
 	defer src.Close()
 	fillCatalog(t, src)
 	want := describeCatalog(t, src)
+	if !strings.Contains(want, "sorted by &{Columns:[1] Curve:}") || !strings.Contains(want, "TargetFileBytes:67108864") {
+		t.Fatalf("the history to copy lacks table properties:\n%s", want)
+	}
 	wantRows := storeRows(t, src.store)
 	var wantBytes int64
 	for _, r := range wantRows {

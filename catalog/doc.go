@@ -114,8 +114,10 @@
 // ColumnMapping reads back from these rows (alter.go). An alteration
 // writes, in its commit, the stats rows, row-group rows and stats blocks
 // of an added or widened column for every live file, so no file is
-// unknown for it. A table's declared layout (partitioned_by) is a version
-// of its table row (04), like a rename.
+// unknown for it. A table's declared layout (partitioned_by), sort key
+// (sorted_by) and write options (write_options) are versions of its table
+// row (04), like a rename (tableprops.go); setting one to the value it has
+// makes no snapshot (ErrUnchanged).
 //
 // # Expiry and cleanup
 //

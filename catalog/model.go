@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,45 @@ type Table struct {
 	// PartitionedBy is the layout optimize and compact write files in
 	// (SetPartitioning): each file holds one value of every field.
 	PartitionedBy []PartitionField
+	// SortedBy is the order writes and optimize put rows in before
+	// cutting them into files (SetSorting); nil: none declared.
+	SortedBy *SortKey
+	// WriteOptions are the table's settings for the files written into it
+	// (SetOption); the zero value is every writer's default.
+	WriteOptions WriteOptions
+}
+
+// SortKey is a table's declared row order.
+type SortKey struct {
+	// Columns are top-level column ids, outermost sort first. Ids, not
+	// names, so that a rename keeps the key.
+	Columns []int64
+	// Curve is "" for a plain lexicographic sort, or "zorder" or
+	// "hilbert" (as internal/curve.Kind spells them): rows ordered along
+	// that curve through all of Columns.
+	Curve string
+}
+
+// Equal reports whether two sort keys (nil: none) are the same.
+func (k *SortKey) Equal(o *SortKey) bool {
+	if k == nil || o == nil {
+		return k == o
+	}
+	return k.Curve == o.Curve && slices.Equal(k.Columns, o.Columns)
+}
+
+// WriteOptions are how writes into a table size and order their files.
+type WriteOptions struct {
+	// TargetFileRows cuts files at this many rows; 0: the writer's
+	// default.
+	TargetFileRows int64
+	// TargetFileBytes, when positive, cuts files at about this many bytes
+	// instead, and TargetFileRows is ignored.
+	TargetFileBytes int64
+	// Unsorted makes writes keep rows in the order they come, skipping the
+	// sort by SortedBy or PartitionedBy: faster writes, files that prune
+	// less.
+	Unsorted bool
 }
 
 // PartitionField is one field of a table's declared layout: a column
@@ -522,6 +562,12 @@ func tableFromPB(p *catalogpb.Table) Table {
 	for _, f := range p.PartitionedBy {
 		t.PartitionedBy = append(t.PartitionedBy, PartitionField{ColumnID: f.ColumnId, Transform: f.Transform})
 	}
+	if k := p.SortedBy; k != nil {
+		t.SortedBy = &SortKey{Columns: slices.Clone(k.ColumnIds), Curve: k.Curve}
+	}
+	if o := p.WriteOptions; o != nil {
+		t.WriteOptions = WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted}
+	}
 	return t
 }
 
@@ -533,6 +579,14 @@ func tableToPB(t Table, end *int64) *catalogpb.Table {
 	}
 	for _, f := range t.PartitionedBy {
 		p.PartitionedBy = append(p.PartitionedBy, &catalogpb.PartitionField{ColumnId: f.ColumnID, Transform: f.Transform})
+	}
+	if k := t.SortedBy; k != nil {
+		p.SortedBy = &catalogpb.SortKey{ColumnIds: slices.Clone(k.Columns), Curve: k.Curve}
+	}
+	// Left out when all default, so that rows of tables without options
+	// are byte for byte what they were before options existed.
+	if o := t.WriteOptions; o != (WriteOptions{}) {
+		p.WriteOptions = &catalogpb.WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted}
 	}
 	return p
 }

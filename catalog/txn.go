@@ -324,6 +324,8 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 			return Snapshot{}, err
 		}
 	}
+	var unchanged error
+	changed := false
 	for _, o := range t.ops {
 		var err error
 		switch o.kind {
@@ -344,9 +346,21 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 		case opRegisterAgain:
 			err = w.removeFiles(o.table, o.fileIDs, true)
 		}
+		if errors.Is(err, ErrUnchanged) {
+			if unchanged == nil {
+				unchanged = err
+			}
+			continue
+		}
 		if err != nil {
 			return Snapshot{}, err
 		}
+		changed = true
+	}
+	if !changed {
+		// A snapshot that changes nothing would still show in the
+		// history and end every cache keyed by the head, for nothing.
+		return w.head, unchanged
 	}
 	if err := w.checkRegisteredAgain(); err != nil {
 		return Snapshot{}, err

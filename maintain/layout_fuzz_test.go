@@ -3,6 +3,7 @@ package maintain
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -300,7 +301,9 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 				}
 				tx, _ := c.Begin()
 				tx.AlterTable("t", a)
-				if _, err := tx.Commit(); err != nil {
+				// The layout it has already makes no snapshot; the checks
+				// run all the same.
+				if _, err := tx.Commit(); err != nil && !errors.Is(err, catalog.ErrUnchanged) {
 					t.Fatalf("seed %d: %s: %v", seed, a, err)
 				}
 				history = append(history, a.String())

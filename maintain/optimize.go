@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -17,14 +18,18 @@ import (
 // OptimizeOptions steer a rewrite.
 type OptimizeOptions struct {
 	// SortBy names top-level columns; rows are written in that order, or,
-	// with Curve, along a space-filling curve through all of them.
+	// with Curve, along a space-filling curve through all of them. Empty:
+	// the table's declared sort key (catalog.Table.SortedBy) and its
+	// curve, and an error when it declares none.
 	SortBy []string
 	// Curve, when set, orders rows by their position along a Z-order or
 	// Hilbert curve over the SortBy columns' ranks, so that every new file
 	// covers a narrow box of each column instead of a narrow range of the
-	// first only.
+	// first only. With SortBy empty it replaces the declared key's curve.
 	Curve curve.Kind
-	// RowsPerFile sizes the new files (default 1,000,000 rows).
+	// RowsPerFile sizes the new files. 0, with TargetFileSize 0 too: the
+	// table's write options (catalog.Table.WriteOptions: target_file_size,
+	// else target_file_rows), else 1,000,000 rows.
 	RowsPerFile int64
 	// TargetFileSize, when positive, sizes the new files in bytes instead:
 	// rows per file follow the bytes per row of the input, then of the
@@ -45,21 +50,19 @@ const (
 // ErrNothingToOptimize reports a table without live files.
 var ErrNothingToOptimize = errors.New("the table has no files to rewrite")
 
+// ErrNoSortKey reports an optimize given no sort columns of a table that
+// declares no sort key.
+var ErrNoSortKey = errors.New("no sort column given and the table declares no sort key")
+
 // Optimize rewrites a table's live files sorted by columns, so that each
 // new file covers a narrow range of them, and swaps them in for the old
 // files in one snapshot. The old files stay on disk and readable by time
 // travel. When the commit fails (another writer retired one of the files
 // meanwhile), the new files are deleted and the catalog is unchanged.
 func Optimize(ctx context.Context, e *engine.Engine, table string, o OptimizeOptions) (res *RewriteResult, err error) {
-	if len(o.SortBy) == 0 {
-		return nil, errors.New("optimize: no sort column given")
-	}
 	if o.Curve != "" {
 		if _, err := curve.Parse(string(o.Curve)); err != nil {
 			return nil, fmt.Errorf("optimize: %w", err)
-		}
-		if len(o.SortBy) > curve.MaxDims {
-			return nil, fmt.Errorf("optimize: a curve takes at most %d columns, got %d", curve.MaxDims, len(o.SortBy))
 		}
 	}
 	st, err := openTable(e.Catalog(), catalog.Latest, table)
@@ -68,24 +71,45 @@ func Optimize(ctx context.Context, e *engine.Engine, table string, o OptimizeOpt
 	}
 	defer st.r.Close()
 	t := st.t
+	top := catalog.TopLevel(st.cols)
 	var order []string
-	for _, s := range o.SortBy {
-		found := false
-		for i, c := range catalog.TopLevel(st.cols) {
-			if strings.EqualFold(c.Name, strings.TrimSpace(s)) {
-				order, found = append(order, slot(i)), true
-				break
+	kind := o.Curve
+	if len(o.SortBy) > 0 {
+		for _, s := range o.SortBy {
+			i := slices.IndexFunc(top, func(c catalog.Column) bool { return strings.EqualFold(c.Name, strings.TrimSpace(s)) })
+			if i < 0 {
+				return nil, fmt.Errorf("%w: %q in table %q", catalog.ErrNoSuchColumn, s, t.Name)
 			}
+			order = append(order, slot(i))
 		}
-		if !found {
-			return nil, fmt.Errorf("%w: %q in table %q", catalog.ErrNoSuchColumn, s, t.Name)
+	} else {
+		k := t.SortedBy
+		if k == nil {
+			return nil, fmt.Errorf("optimize %s: %w (give --sort-by, or declare one: rocklake table alter %s set sorted by COL, ...)", t.Name, ErrNoSortKey, t.Name)
 		}
+		for _, id := range k.Columns {
+			i := slices.IndexFunc(top, func(c catalog.Column) bool { return c.ID == id })
+			if i < 0 {
+				return nil, fmt.Errorf("table %q: its sort key names column %d, which the table lacks", t.Name, id)
+			}
+			order = append(order, slot(i))
+		}
+		if kind == "" {
+			kind = curve.Kind(k.Curve)
+		}
+	}
+	if kind != "" && len(order) > curve.MaxDims {
+		return nil, fmt.Errorf("optimize: a curve takes at most %d columns, got %d", curve.MaxDims, len(order))
+	}
+	z := sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}
+	if z.rows <= 0 && z.bytes <= 0 {
+		z = sizing{rows: t.WriteOptions.TargetFileRows, bytes: t.WriteOptions.TargetFileBytes}
 	}
 	if len(st.files) == 0 {
 		return nil, fmt.Errorf("%s: %w", t.Name, ErrNothingToOptimize)
 	}
-	return rewrite(ctx, e, st, st.files, rewriteSpec{order: order, curve: o.Curve,
-		sizing: sizing{rows: o.RowsPerFile, bytes: o.TargetFileSize}, dir: o.Dir, what: "optimize"})
+	return rewrite(ctx, e, st, st.files, rewriteSpec{order: order, curve: kind,
+		sizing: z, dir: o.Dir, what: "optimize"})
 }
 
 // curveKey is the column curveSQL adds; src's columns are slots, so it

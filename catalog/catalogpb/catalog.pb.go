@@ -462,6 +462,11 @@ type Table struct {
 	// How optimize and compact lay out the files they write: rows of one
 	// value of every field per file. Empty: no layout.
 	PartitionedBy []*PartitionField `protobuf:"bytes,9,rep,name=partitioned_by,json=partitionedBy,proto3" json:"partitioned_by,omitempty"`
+	// The order writes and optimize put rows in before cutting them into
+	// files; absent: none declared.
+	SortedBy *SortKey `protobuf:"bytes,10,opt,name=sorted_by,json=sortedBy,proto3" json:"sorted_by,omitempty"`
+	// How writes size and order their files; absent: the defaults.
+	WriteOptions  *WriteOptions `protobuf:"bytes,11,opt,name=write_options,json=writeOptions,proto3" json:"write_options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -559,6 +564,139 @@ func (x *Table) GetPartitionedBy() []*PartitionField {
 	return nil
 }
 
+func (x *Table) GetSortedBy() *SortKey {
+	if x != nil {
+		return x.SortedBy
+	}
+	return nil
+}
+
+func (x *Table) GetWriteOptions() *WriteOptions {
+	if x != nil {
+		return x.WriteOptions
+	}
+	return nil
+}
+
+// SortKey is a table's declared row order: top-level columns by id, in
+// order, compared one after another (curve empty) or through a
+// space-filling curve over all of them ("zorder" or "hilbert").
+type SortKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ColumnIds     []int64                `protobuf:"varint,1,rep,packed,name=column_ids,json=columnIds,proto3" json:"column_ids,omitempty"`
+	Curve         string                 `protobuf:"bytes,2,opt,name=curve,proto3" json:"curve,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SortKey) Reset() {
+	*x = SortKey{}
+	mi := &file_catalog_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SortKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SortKey) ProtoMessage() {}
+
+func (x *SortKey) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SortKey.ProtoReflect.Descriptor instead.
+func (*SortKey) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SortKey) GetColumnIds() []int64 {
+	if x != nil {
+		return x.ColumnIds
+	}
+	return nil
+}
+
+func (x *SortKey) GetCurve() string {
+	if x != nil {
+		return x.Curve
+	}
+	return ""
+}
+
+// WriteOptions are a table's settings for the files written into it; a
+// zero field is the writer's default.
+type WriteOptions struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TargetFileRows int64                  `protobuf:"varint,1,opt,name=target_file_rows,json=targetFileRows,proto3" json:"target_file_rows,omitempty"`
+	// When set, files are cut by bytes and target_file_rows is ignored.
+	TargetFileBytes int64 `protobuf:"varint,2,opt,name=target_file_bytes,json=targetFileBytes,proto3" json:"target_file_bytes,omitempty"`
+	// Writes skip sorting by the sort key or layout, for speed.
+	Unsorted      bool `protobuf:"varint,3,opt,name=unsorted,proto3" json:"unsorted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteOptions) Reset() {
+	*x = WriteOptions{}
+	mi := &file_catalog_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteOptions) ProtoMessage() {}
+
+func (x *WriteOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteOptions.ProtoReflect.Descriptor instead.
+func (*WriteOptions) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WriteOptions) GetTargetFileRows() int64 {
+	if x != nil {
+		return x.TargetFileRows
+	}
+	return 0
+}
+
+func (x *WriteOptions) GetTargetFileBytes() int64 {
+	if x != nil {
+		return x.TargetFileBytes
+	}
+	return 0
+}
+
+func (x *WriteOptions) GetUnsorted() bool {
+	if x != nil {
+		return x.Unsorted
+	}
+	return false
+}
+
 // PartitionField is one column of a table's declared layout, through a
 // transform: identity, year, month, day, hour or bucket(N).
 type PartitionField struct {
@@ -571,7 +709,7 @@ type PartitionField struct {
 
 func (x *PartitionField) Reset() {
 	*x = PartitionField{}
-	mi := &file_catalog_proto_msgTypes[5]
+	mi := &file_catalog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +721,7 @@ func (x *PartitionField) String() string {
 func (*PartitionField) ProtoMessage() {}
 
 func (x *PartitionField) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[5]
+	mi := &file_catalog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +734,7 @@ func (x *PartitionField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionField.ProtoReflect.Descriptor instead.
 func (*PartitionField) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{5}
+	return file_catalog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PartitionField) GetColumnId() int64 {
@@ -647,7 +785,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_catalog_proto_msgTypes[6]
+	mi := &file_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +797,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[6]
+	mi := &file_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +810,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{6}
+	return file_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Column) GetId() int64 {
@@ -780,7 +918,7 @@ type MappedFileColumn struct {
 
 func (x *MappedFileColumn) Reset() {
 	*x = MappedFileColumn{}
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +930,7 @@ func (x *MappedFileColumn) String() string {
 func (*MappedFileColumn) ProtoMessage() {}
 
 func (x *MappedFileColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[7]
+	mi := &file_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +943,7 @@ func (x *MappedFileColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MappedFileColumn.ProtoReflect.Descriptor instead.
 func (*MappedFileColumn) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{7}
+	return file_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *MappedFileColumn) GetFileId() int64 {
@@ -897,7 +1035,7 @@ type DataFile struct {
 
 func (x *DataFile) Reset() {
 	*x = DataFile{}
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1047,7 @@ func (x *DataFile) String() string {
 func (*DataFile) ProtoMessage() {}
 
 func (x *DataFile) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[8]
+	mi := &file_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1060,7 @@ func (x *DataFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataFile.ProtoReflect.Descriptor instead.
 func (*DataFile) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{8}
+	return file_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DataFile) GetId() int64 {
@@ -1101,7 +1239,7 @@ type LayoutValue struct {
 
 func (x *LayoutValue) Reset() {
 	*x = LayoutValue{}
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1251,7 @@ func (x *LayoutValue) String() string {
 func (*LayoutValue) ProtoMessage() {}
 
 func (x *LayoutValue) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[9]
+	mi := &file_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1264,7 @@ func (x *LayoutValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LayoutValue.ProtoReflect.Descriptor instead.
 func (*LayoutValue) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{9}
+	return file_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LayoutValue) GetColumnId() int64 {
@@ -1162,7 +1300,7 @@ type PartitionValue struct {
 
 func (x *PartitionValue) Reset() {
 	*x = PartitionValue{}
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1312,7 @@ func (x *PartitionValue) String() string {
 func (*PartitionValue) ProtoMessage() {}
 
 func (x *PartitionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[10]
+	mi := &file_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1325,7 @@ func (x *PartitionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionValue.ProtoReflect.Descriptor instead.
 func (*PartitionValue) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{10}
+	return file_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PartitionValue) GetColumnId() int64 {
@@ -1216,7 +1354,7 @@ type FileIdentity struct {
 
 func (x *FileIdentity) Reset() {
 	*x = FileIdentity{}
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1366,7 @@ func (x *FileIdentity) String() string {
 func (*FileIdentity) ProtoMessage() {}
 
 func (x *FileIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[11]
+	mi := &file_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1379,7 @@ func (x *FileIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileIdentity.ProtoReflect.Descriptor instead.
 func (*FileIdentity) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{11}
+	return file_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FileIdentity) GetDevice() uint64 {
@@ -1282,7 +1420,7 @@ type ColumnStats struct {
 
 func (x *ColumnStats) Reset() {
 	*x = ColumnStats{}
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1432,7 @@ func (x *ColumnStats) String() string {
 func (*ColumnStats) ProtoMessage() {}
 
 func (x *ColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[12]
+	mi := &file_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1445,7 @@ func (x *ColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
 func (*ColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{12}
+	return file_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ColumnStats) GetMin() []byte {
@@ -1405,7 +1543,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1555,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[13]
+	mi := &file_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1568,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{13}
+	return file_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Location) GetOffset() int64 {
@@ -1462,7 +1600,7 @@ type RowGroupStats struct {
 
 func (x *RowGroupStats) Reset() {
 	*x = RowGroupStats{}
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1612,7 @@ func (x *RowGroupStats) String() string {
 func (*RowGroupStats) ProtoMessage() {}
 
 func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[14]
+	mi := &file_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1625,7 @@ func (x *RowGroupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupStats.ProtoReflect.Descriptor instead.
 func (*RowGroupStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{14}
+	return file_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RowGroupStats) GetStats() *ColumnStats {
@@ -1547,7 +1685,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1697,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[15]
+	mi := &file_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1710,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{15}
+	return file_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *VariantStats) GetVariantPath() string {
@@ -1660,7 +1798,7 @@ type VariantRowGroup struct {
 
 func (x *VariantRowGroup) Reset() {
 	*x = VariantRowGroup{}
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1810,7 @@ func (x *VariantRowGroup) String() string {
 func (*VariantRowGroup) ProtoMessage() {}
 
 func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[16]
+	mi := &file_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1823,7 @@ func (x *VariantRowGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantRowGroup.ProtoReflect.Descriptor instead.
 func (*VariantRowGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{16}
+	return file_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *VariantRowGroup) GetIndex() int32 {
@@ -1748,7 +1886,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1898,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[17]
+	mi := &file_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1911,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{17}
+	return file_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TableStats) GetRecordCount() int64 {
@@ -1843,7 +1981,7 @@ type TableColumnStats struct {
 
 func (x *TableColumnStats) Reset() {
 	*x = TableColumnStats{}
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1855,7 +1993,7 @@ func (x *TableColumnStats) String() string {
 func (*TableColumnStats) ProtoMessage() {}
 
 func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[18]
+	mi := &file_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1868,7 +2006,7 @@ func (x *TableColumnStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableColumnStats.ProtoReflect.Descriptor instead.
 func (*TableColumnStats) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{18}
+	return file_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TableColumnStats) GetContainsNull() bool {
@@ -1947,7 +2085,7 @@ type FileToDelete struct {
 
 func (x *FileToDelete) Reset() {
 	*x = FileToDelete{}
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2097,7 @@ func (x *FileToDelete) String() string {
 func (*FileToDelete) ProtoMessage() {}
 
 func (x *FileToDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[19]
+	mi := &file_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2110,7 @@ func (x *FileToDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileToDelete.ProtoReflect.Descriptor instead.
 func (*FileToDelete) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{19}
+	return file_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FileToDelete) GetTableId() int64 {
@@ -2043,7 +2181,7 @@ type ForgottenFile struct {
 
 func (x *ForgottenFile) Reset() {
 	*x = ForgottenFile{}
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2193,7 @@ func (x *ForgottenFile) String() string {
 func (*ForgottenFile) ProtoMessage() {}
 
 func (x *ForgottenFile) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[20]
+	mi := &file_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2206,7 @@ func (x *ForgottenFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgottenFile.ProtoReflect.Descriptor instead.
 func (*ForgottenFile) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{20}
+	return file_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ForgottenFile) GetTableId() int64 {
@@ -2148,7 +2286,7 @@ type MembershipFilter struct {
 
 func (x *MembershipFilter) Reset() {
 	*x = MembershipFilter{}
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2298,7 @@ func (x *MembershipFilter) String() string {
 func (*MembershipFilter) ProtoMessage() {}
 
 func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[21]
+	mi := &file_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2311,7 @@ func (x *MembershipFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipFilter.ProtoReflect.Descriptor instead.
 func (*MembershipFilter) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{21}
+	return file_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MembershipFilter) GetKind() string {
@@ -2216,7 +2354,7 @@ type MembershipSlab struct {
 
 func (x *MembershipSlab) Reset() {
 	*x = MembershipSlab{}
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2366,7 @@ func (x *MembershipSlab) String() string {
 func (*MembershipSlab) ProtoMessage() {}
 
 func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[22]
+	mi := &file_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2379,7 @@ func (x *MembershipSlab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipSlab.ProtoReflect.Descriptor instead.
 func (*MembershipSlab) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{22}
+	return file_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MembershipSlab) GetKind() string {
@@ -2290,7 +2428,7 @@ type MembershipGroup struct {
 
 func (x *MembershipGroup) Reset() {
 	*x = MembershipGroup{}
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2440,7 @@ func (x *MembershipGroup) String() string {
 func (*MembershipGroup) ProtoMessage() {}
 
 func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[23]
+	mi := &file_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2453,7 @@ func (x *MembershipGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipGroup.ProtoReflect.Descriptor instead.
 func (*MembershipGroup) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{23}
+	return file_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MembershipGroup) GetWords() []byte {
@@ -2342,7 +2480,7 @@ type FileBlock struct {
 
 func (x *FileBlock) Reset() {
 	*x = FileBlock{}
-	mi := &file_catalog_proto_msgTypes[24]
+	mi := &file_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2354,7 +2492,7 @@ func (x *FileBlock) String() string {
 func (*FileBlock) ProtoMessage() {}
 
 func (x *FileBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[24]
+	mi := &file_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2367,7 +2505,7 @@ func (x *FileBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlock.ProtoReflect.Descriptor instead.
 func (*FileBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{24}
+	return file_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *FileBlock) GetBeginSnapshot() int64 {
@@ -2434,7 +2572,7 @@ type StatsBlock struct {
 
 func (x *StatsBlock) Reset() {
 	*x = StatsBlock{}
-	mi := &file_catalog_proto_msgTypes[25]
+	mi := &file_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2584,7 @@ func (x *StatsBlock) String() string {
 func (*StatsBlock) ProtoMessage() {}
 
 func (x *StatsBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[25]
+	mi := &file_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2597,7 @@ func (x *StatsBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsBlock.ProtoReflect.Descriptor instead.
 func (*StatsBlock) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{25}
+	return file_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StatsBlock) GetCount() int32 {
@@ -2535,7 +2673,7 @@ type RemovedFiles struct {
 
 func (x *RemovedFiles) Reset() {
 	*x = RemovedFiles{}
-	mi := &file_catalog_proto_msgTypes[26]
+	mi := &file_catalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +2685,7 @@ func (x *RemovedFiles) String() string {
 func (*RemovedFiles) ProtoMessage() {}
 
 func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[26]
+	mi := &file_catalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2560,7 +2698,7 @@ func (x *RemovedFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovedFiles.ProtoReflect.Descriptor instead.
 func (*RemovedFiles) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{26}
+	return file_catalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RemovedFiles) GetIds() []int64 {
@@ -2580,7 +2718,7 @@ type FileBlocks struct {
 
 func (x *FileBlocks) Reset() {
 	*x = FileBlocks{}
-	mi := &file_catalog_proto_msgTypes[27]
+	mi := &file_catalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2730,7 @@ func (x *FileBlocks) String() string {
 func (*FileBlocks) ProtoMessage() {}
 
 func (x *FileBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_catalog_proto_msgTypes[27]
+	mi := &file_catalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2743,7 @@ func (x *FileBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlocks.ProtoReflect.Descriptor instead.
 func (*FileBlocks) Descriptor() ([]byte, []int) {
-	return file_catalog_proto_rawDescGZIP(), []int{27}
+	return file_catalog_proto_rawDescGZIP(), []int{29}
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -2643,7 +2781,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12%\n" +
 	"\x0ebegin_snapshot\x18\x04 \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\x05 \x01(\x03H\x00R\vendSnapshot\x88\x01\x01B\x0f\n" +
-	"\r_end_snapshot\"\xc6\x02\n" +
+	"\r_end_snapshot\"\xc9\x03\n" +
 	"\x05Table\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x1b\n" +
@@ -2653,8 +2791,19 @@ const file_catalog_proto_rawDesc = "" +
 	"\x10path_is_relative\x18\x06 \x01(\bR\x0epathIsRelative\x12%\n" +
 	"\x0ebegin_snapshot\x18\a \x01(\x03R\rbeginSnapshot\x12&\n" +
 	"\fend_snapshot\x18\b \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12J\n" +
-	"\x0epartitioned_by\x18\t \x03(\v2#.rocklake.catalog.v1.PartitionFieldR\rpartitionedByB\x0f\n" +
-	"\r_end_snapshot\"K\n" +
+	"\x0epartitioned_by\x18\t \x03(\v2#.rocklake.catalog.v1.PartitionFieldR\rpartitionedBy\x129\n" +
+	"\tsorted_by\x18\n" +
+	" \x01(\v2\x1c.rocklake.catalog.v1.SortKeyR\bsortedBy\x12F\n" +
+	"\rwrite_options\x18\v \x01(\v2!.rocklake.catalog.v1.WriteOptionsR\fwriteOptionsB\x0f\n" +
+	"\r_end_snapshot\">\n" +
+	"\aSortKey\x12\x1d\n" +
+	"\n" +
+	"column_ids\x18\x01 \x03(\x03R\tcolumnIds\x12\x14\n" +
+	"\x05curve\x18\x02 \x01(\tR\x05curve\"\x80\x01\n" +
+	"\fWriteOptions\x12(\n" +
+	"\x10target_file_rows\x18\x01 \x01(\x03R\x0etargetFileRows\x12*\n" +
+	"\x11target_file_bytes\x18\x02 \x01(\x03R\x0ftargetFileBytes\x12\x1a\n" +
+	"\bunsorted\x18\x03 \x01(\bR\bunsorted\"K\n" +
 	"\x0ePartitionField\x12\x1b\n" +
 	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x80\x04\n" +
@@ -2888,7 +3037,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -2896,50 +3045,54 @@ var file_catalog_proto_goTypes = []any{
 	(*Changes)(nil),          // 3: rocklake.catalog.v1.Changes
 	(*Schema)(nil),           // 4: rocklake.catalog.v1.Schema
 	(*Table)(nil),            // 5: rocklake.catalog.v1.Table
-	(*PartitionField)(nil),   // 6: rocklake.catalog.v1.PartitionField
-	(*Column)(nil),           // 7: rocklake.catalog.v1.Column
-	(*MappedFileColumn)(nil), // 8: rocklake.catalog.v1.MappedFileColumn
-	(*DataFile)(nil),         // 9: rocklake.catalog.v1.DataFile
-	(*LayoutValue)(nil),      // 10: rocklake.catalog.v1.LayoutValue
-	(*PartitionValue)(nil),   // 11: rocklake.catalog.v1.PartitionValue
-	(*FileIdentity)(nil),     // 12: rocklake.catalog.v1.FileIdentity
-	(*ColumnStats)(nil),      // 13: rocklake.catalog.v1.ColumnStats
-	(*Location)(nil),         // 14: rocklake.catalog.v1.Location
-	(*RowGroupStats)(nil),    // 15: rocklake.catalog.v1.RowGroupStats
-	(*VariantStats)(nil),     // 16: rocklake.catalog.v1.VariantStats
-	(*VariantRowGroup)(nil),  // 17: rocklake.catalog.v1.VariantRowGroup
-	(*TableStats)(nil),       // 18: rocklake.catalog.v1.TableStats
-	(*TableColumnStats)(nil), // 19: rocklake.catalog.v1.TableColumnStats
-	(*FileToDelete)(nil),     // 20: rocklake.catalog.v1.FileToDelete
-	(*ForgottenFile)(nil),    // 21: rocklake.catalog.v1.ForgottenFile
-	(*MembershipFilter)(nil), // 22: rocklake.catalog.v1.MembershipFilter
-	(*MembershipSlab)(nil),   // 23: rocklake.catalog.v1.MembershipSlab
-	(*MembershipGroup)(nil),  // 24: rocklake.catalog.v1.MembershipGroup
-	(*FileBlock)(nil),        // 25: rocklake.catalog.v1.FileBlock
-	(*StatsBlock)(nil),       // 26: rocklake.catalog.v1.StatsBlock
-	(*RemovedFiles)(nil),     // 27: rocklake.catalog.v1.RemovedFiles
-	(*FileBlocks)(nil),       // 28: rocklake.catalog.v1.FileBlocks
+	(*SortKey)(nil),          // 6: rocklake.catalog.v1.SortKey
+	(*WriteOptions)(nil),     // 7: rocklake.catalog.v1.WriteOptions
+	(*PartitionField)(nil),   // 8: rocklake.catalog.v1.PartitionField
+	(*Column)(nil),           // 9: rocklake.catalog.v1.Column
+	(*MappedFileColumn)(nil), // 10: rocklake.catalog.v1.MappedFileColumn
+	(*DataFile)(nil),         // 11: rocklake.catalog.v1.DataFile
+	(*LayoutValue)(nil),      // 12: rocklake.catalog.v1.LayoutValue
+	(*PartitionValue)(nil),   // 13: rocklake.catalog.v1.PartitionValue
+	(*FileIdentity)(nil),     // 14: rocklake.catalog.v1.FileIdentity
+	(*ColumnStats)(nil),      // 15: rocklake.catalog.v1.ColumnStats
+	(*Location)(nil),         // 16: rocklake.catalog.v1.Location
+	(*RowGroupStats)(nil),    // 17: rocklake.catalog.v1.RowGroupStats
+	(*VariantStats)(nil),     // 18: rocklake.catalog.v1.VariantStats
+	(*VariantRowGroup)(nil),  // 19: rocklake.catalog.v1.VariantRowGroup
+	(*TableStats)(nil),       // 20: rocklake.catalog.v1.TableStats
+	(*TableColumnStats)(nil), // 21: rocklake.catalog.v1.TableColumnStats
+	(*FileToDelete)(nil),     // 22: rocklake.catalog.v1.FileToDelete
+	(*ForgottenFile)(nil),    // 23: rocklake.catalog.v1.ForgottenFile
+	(*MembershipFilter)(nil), // 24: rocklake.catalog.v1.MembershipFilter
+	(*MembershipSlab)(nil),   // 25: rocklake.catalog.v1.MembershipSlab
+	(*MembershipGroup)(nil),  // 26: rocklake.catalog.v1.MembershipGroup
+	(*FileBlock)(nil),        // 27: rocklake.catalog.v1.FileBlock
+	(*StatsBlock)(nil),       // 28: rocklake.catalog.v1.StatsBlock
+	(*RemovedFiles)(nil),     // 29: rocklake.catalog.v1.RemovedFiles
+	(*FileBlocks)(nil),       // 30: rocklake.catalog.v1.FileBlocks
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
-	6,  // 1: rocklake.catalog.v1.Table.partitioned_by:type_name -> rocklake.catalog.v1.PartitionField
-	8,  // 2: rocklake.catalog.v1.Column.mapped_in:type_name -> rocklake.catalog.v1.MappedFileColumn
-	0,  // 3: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
-	12, // 4: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
-	11, // 5: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
-	10, // 6: rocklake.catalog.v1.DataFile.layout_values:type_name -> rocklake.catalog.v1.LayoutValue
-	13, // 7: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
-	14, // 8: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
-	14, // 9: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
-	14, // 10: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
-	17, // 11: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
-	0,  // 12: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
-	12, // 13: rocklake.catalog.v1.ForgottenFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	8,  // 1: rocklake.catalog.v1.Table.partitioned_by:type_name -> rocklake.catalog.v1.PartitionField
+	6,  // 2: rocklake.catalog.v1.Table.sorted_by:type_name -> rocklake.catalog.v1.SortKey
+	7,  // 3: rocklake.catalog.v1.Table.write_options:type_name -> rocklake.catalog.v1.WriteOptions
+	10, // 4: rocklake.catalog.v1.Column.mapped_in:type_name -> rocklake.catalog.v1.MappedFileColumn
+	0,  // 5: rocklake.catalog.v1.DataFile.ownership:type_name -> rocklake.catalog.v1.Ownership
+	14, // 6: rocklake.catalog.v1.DataFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	13, // 7: rocklake.catalog.v1.DataFile.partition_values:type_name -> rocklake.catalog.v1.PartitionValue
+	12, // 8: rocklake.catalog.v1.DataFile.layout_values:type_name -> rocklake.catalog.v1.LayoutValue
+	15, // 9: rocklake.catalog.v1.RowGroupStats.stats:type_name -> rocklake.catalog.v1.ColumnStats
+	16, // 10: rocklake.catalog.v1.RowGroupStats.column_index:type_name -> rocklake.catalog.v1.Location
+	16, // 11: rocklake.catalog.v1.RowGroupStats.offset_index:type_name -> rocklake.catalog.v1.Location
+	16, // 12: rocklake.catalog.v1.RowGroupStats.bloom_filter:type_name -> rocklake.catalog.v1.Location
+	19, // 13: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
+	0,  // 14: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
+	14, // 15: rocklake.catalog.v1.ForgottenFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -2949,21 +3102,21 @@ func file_catalog_proto_init() {
 	}
 	file_catalog_proto_msgTypes[3].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[4].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[6].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[8].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[9].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[10].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[11].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[12].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[15].OneofWrappers = []any{}
-	file_catalog_proto_msgTypes[16].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[14].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[17].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[18].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func newOptimizeCmd(g *globals) *cobra.Command {
 	var rowsPerFile int64
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "optimize TABLE --sort-by COL[,COL...] [--curve zorder|hilbert]",
+		Use:   "optimize TABLE [--sort-by COL[,COL...]] [--curve zorder|hilbert]",
 		Short: "Rewrite a table's files sorted by columns, so their bounds prune",
 		Long: `optimize reads every live file of the table through DuckDB, sorts the rows by
 the --sort-by columns, writes them to new Parquet files of --rows-per-file rows
@@ -72,7 +73,13 @@ through the columns' ranks instead: each new file covers a compact box of
 every column, so filters on any of them skip files. Hilbert's boxes are
 tighter; Z-order is cheaper to compute.
 
+Without --sort-by, optimize sorts by the table's declared sort key and its
+curve (rocklake table alter TABLE set sorted by ...; --curve replaces the
+curve), and refuses a table that declares none.
+
 --target-file-size sizes the new files in bytes (e.g. 128MB) instead of rows.
+Given neither it nor --rows-per-file, optimize sizes them by the table's
+options target_file_size, else target_file_rows, else 1000000 rows.
 
 Where the new files go: --dir (which must not exist), else
 <catalog>.files/table-<id>/optimize-<snapshot>/ beside the catalog (under
@@ -88,12 +95,16 @@ the rows read, or the command is interrupted (Ctrl-C, SIGTERM) before its
 commit, nothing is committed and the new files are deleted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(sortBy) == "" {
-				return usagef("--sort-by is required")
-			}
 			targetBytes, err := fileSizing(cmd, target)
 			if err != nil {
 				return err
+			}
+			var cols []string
+			if cmd.Flags().Changed("sort-by") {
+				if strings.TrimSpace(sortBy) == "" {
+					return usagef("--sort-by: no columns given")
+				}
+				cols = strings.Split(sortBy, ",")
 			}
 			var kind curve.Kind
 			if curveName != "" {
@@ -107,18 +118,21 @@ commit, nothing is committed and the new files are deleted.`,
 			}
 			defer done()
 			res, err := maintain.Optimize(cmd.Context(), e, args[0], maintain.OptimizeOptions{
-				SortBy: strings.Split(sortBy, ","), Curve: kind, RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir,
+				SortBy: cols, Curve: kind, RowsPerFile: rowsPerFile, TargetFileSize: targetBytes, Dir: dir,
 			})
+			if errors.Is(err, maintain.ErrNoSortKey) {
+				return usagef("--sort-by is required: table %s declares no sort key (rocklake table alter %s set sorted by COL, ...)", args[0], args[0])
+			}
 			if err != nil {
 				return err
 			}
 			return printRewrite(cmd, g, "rewrote", "", optimizeOutputOf(args[0], res))
 		},
 	}
-	cmd.Flags().StringVar(&sortBy, "sort-by", "", "columns to sort by, comma-separated (required)")
-	cmd.Flags().StringVar(&curveName, "curve", "", "order along a space-filling curve through the --sort-by columns: zorder or hilbert")
-	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 1_000_000, "rows per new file")
-	cmd.Flags().StringVar(&target, "target-file-size", "", "bytes per new file, e.g. 128MB (instead of --rows-per-file)")
+	cmd.Flags().StringVar(&sortBy, "sort-by", "", "columns to sort by, comma-separated (default: the table's declared sort key)")
+	cmd.Flags().StringVar(&curveName, "curve", "", "order along a space-filling curve through the sort columns: zorder or hilbert")
+	cmd.Flags().Int64Var(&rowsPerFile, "rows-per-file", 0, "rows per new file (default: the table's options, else 1000000)")
+	cmd.Flags().StringVar(&target, "target-file-size", "", "bytes per new file, e.g. 128MB (instead of --rows-per-file; default: the table's options)")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory for the new files (must not exist; default: <catalog>.files/table-<id>/optimize-<snapshot>, or as said above)")
 	return markInterruptible(cmd)
 }

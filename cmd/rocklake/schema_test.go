@@ -118,6 +118,14 @@ func TestJSONOutputMatchesSchema(t *testing.T) {
 	js("cleanup", "cleanup", "--orphans", "--grace", "0s")
 	js("catalog_copy", "catalog", "copy", dir, filepath.Join(base, "copy"))
 	js("table_alter", "table", "alter", "events", "add", "column", "note", "VARCHAR", "DEFAULT", "'n/a'")
+	js("table_alter", "table", "alter", "events", "set", "sorted", "by", "zorder(user_id,", "v)")
+	if same := js("table_alter", "table", "alter", "events", "set", "sorted", "by", "zorder(user_id, v)"); same["unchanged"] != true {
+		t.Errorf("setting the sort key it has: %v, want unchanged", same)
+	}
+	js("table_alter", "table", "alter", "events", "set", "option", "target_file_size", "=", "64MiB")
+	js("table_alter", "table", "alter", "events", "set", "option", "target_file_rows=10")
+	js("table_alter", "table", "alter", "events", "set", "option", "sorted", "=", "false")
+	js("table_describe", "table", "describe", "events")
 
 	// jsonl: every line one row object.
 	stdout, _, err := runSplit(t, "--catalog", dir, "--format", "jsonl", "query", "SELECT * FROM range(3) r(i)")

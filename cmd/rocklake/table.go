@@ -236,12 +236,28 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 				if len(layout) > 0 {
 					out["partitioned_by"] = layout
 				}
+				if k := t.SortedBy; k != nil {
+					key := map[string]any{"columns": catalog.SortKeyNames(k, cols)}
+					if k.Curve != "" {
+						key["curve"] = k.Curve
+					}
+					out["sorted_by"] = key
+				}
+				if o := writeOptionsJSON(t.WriteOptions); len(o) > 0 {
+					out["write_options"] = o
+				}
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintf(w, "table %s (uuid %s) at snapshot %d\n", t.Name, t.UUID, r.Snapshot().ID)
 			if len(layout) > 0 {
 				fmt.Fprintf(w, "partitioned by %s (the files optimize and compact write)\n", strings.Join(layout, ", "))
+			}
+			if t.SortedBy != nil {
+				fmt.Fprintf(w, "sorted by %s (the row order optimize writes without --sort-by)\n", catalog.SortKeyText(t.SortedBy, cols))
+			}
+			if set := t.WriteOptions.Settings(); len(set) > 0 {
+				fmt.Fprintf(w, "options %s\n", strings.Join(set, ", "))
 			}
 			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE\tMEMBERSHIP FILTERS")
 			var walk func([]columnInfo, int)
@@ -265,6 +281,22 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 	}
 	addSnapshotFlag(cmd, &snapshot)
 	return cmd
+}
+
+// writeOptionsJSON is a table's write options as describe --format json
+// shows them: only those set, so that an absent key is the default.
+func writeOptionsJSON(o catalog.WriteOptions) map[string]any {
+	out := map[string]any{}
+	if o.TargetFileRows > 0 {
+		out["target_file_rows"] = o.TargetFileRows
+	}
+	if o.TargetFileBytes > 0 {
+		out["target_file_bytes"] = o.TargetFileBytes
+	}
+	if o.Unsorted {
+		out["sorted"] = false
+	}
+	return out
 }
 
 // columnTree nests child columns under their parents.
