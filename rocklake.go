@@ -25,14 +25,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pathgate"
+	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/maintain"
@@ -49,6 +57,7 @@ type Lake struct {
 	eng      *engine.Engine
 	readOnly bool
 	readDirs []string // the sandbox's, as written and resolved; nil: any file
+	stageDir string   // where Insert stages rows: a directory the engine may read ("" the system's)
 }
 
 // OpenOptions configure Open and Create. The zero value opens read-write
@@ -142,7 +151,11 @@ func wrap(c *catalog.Catalog, o OpenOptions) (*Lake, error) {
 		c.Close()
 		return nil, err
 	}
-	return &Lake{cat: c, eng: e, readOnly: o.ReadOnly, readDirs: o.Sandbox.ReadDirs()}, nil
+	l := &Lake{cat: c, eng: e, readOnly: o.ReadOnly, readDirs: o.Sandbox.ReadDirs()}
+	if o.Sandbox != nil {
+		l.stageDir = o.Sandbox.TempDir
+	}
+	return l, nil
 }
 
 // ReadDirs are the only directories a lake opened with a Sandbox registers
@@ -185,6 +198,9 @@ func (l *Lake) writable(what string) error {
 // CreateTable creates a table from a column list such as
 // "id BIGINT, name VARCHAR" and returns the snapshot that made it.
 //
+// An alteration that changes nothing (a property set to the value it has)
+// makes no snapshot: the latest is returned, with no error.
+//
 // ctx is checked before the commit; the commit is not interrupted.
 //
 // partitionBy, when given, names columns whose values come from each
@@ -224,11 +240,21 @@ const (
 	RenameColumn  = catalog.RenameColumn
 	DropColumn    = catalog.DropColumn
 	SetColumnType = catalog.SetColumnType
+	// SetPartitioning, SetSorting, SetOption and ResetOption change the
+	// table's declared layout, sort key and write options, which writes
+	// (Exec), optimize and compact follow.
+	SetPartitioning = catalog.SetPartitioning
+	SetSorting      = catalog.SetSorting
+	SetOption       = catalog.SetOption
+	ResetOption     = catalog.ResetOption
 )
 
 // ParseAlteration reads an alteration as `rocklake table alter` takes it,
 // one word per element: `add column NAME TYPE [DEFAULT v]`, `rename column
-// A to B`, `drop column C`, `alter column C type T`.
+// A to B`, `drop column C`, `alter column C type T`, `set partitioned by
+// ...`, `set sorted by a, b | zorder(a, b) | hilbert(a, b)`, `reset sorted
+// by`, `set option target_file_rows = N | target_file_size = 128MB |
+// sorted = false`, `reset option NAME`.
 func ParseAlteration(words []string) (Alteration, error) { return catalog.ParseAlteration(words) }
 
 // AlterTable changes a table's columns in one snapshot, returned. Files are
@@ -266,7 +292,11 @@ func (l *Lake) AlterTable(ctx context.Context, table string, a Alteration) (Snap
 		return Snapshot{}, err
 	}
 	tx.AlterTable(table, a)
-	return tx.Commit()
+	snap, err := tx.Commit()
+	if errors.Is(err, catalog.ErrUnchanged) {
+		return snap, nil
+	}
+	return snap, err
 }
 
 // AddOptions tune Add. The zero value registers into an existing table,
@@ -495,6 +525,57 @@ func (l *Lake) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResul
 		return nil, err
 	}
 	return maintain.Write(ctx, l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: l.readDirs, Stdin: o.Stdin})
+}
+
+// Insert appends the rows of an Arrow record stream to a table in one
+// snapshot, as INSERT INTO table BY NAME does: columns match by name, a
+// column the stream lacks gets NULL (or the column's default), a value
+// is cast to its column's type (a value that does not fit fails the
+// insert), and the rows are written as every write's are. Nothing is
+// committed when it fails. The stream is read to its end first, into a
+// Parquet file staged in the system's temporary directory (the sandbox's
+// TempDir for a sandboxed lake).
+func (l *Lake) Insert(ctx context.Context, table string, rows array.RecordReader) (*WriteResult, error) {
+	if err := l.writable("insert into " + table); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(l.stageDir, "rocklake-insert-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, "rows.parquet")
+	if err := stageRecords(p, rows); err != nil {
+		return nil, fmt.Errorf("insert into %s: reading the rows: %w", table, err)
+	}
+	q := fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM read_parquet('%s')", sqllex.QuoteName(table), strings.ReplaceAll(p, "'", "''"))
+	return maintain.Write(ctx, l.eng, q, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
+}
+
+// stageRecords writes a record stream to a Parquet file, its Arrow schema
+// kept so that DuckDB reads back the types given.
+func stageRecords(path string, rows array.RecordReader) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w, err := pqarrow.NewFileWriter(rows.Schema(), f, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	for rows.Next() {
+		if err := w.WriteBuffered(rows.RecordBatch()); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
 }
 
 // WriteTxn is a transaction of writes: its INSERT and COPY statements

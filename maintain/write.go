@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/internal/curve"
 	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/internal/writesql"
@@ -56,6 +58,9 @@ type WriteOptions struct {
 	// Stdin is a local file holding COPY ... FROM STDIN's data, which the
 	// caller received; read whatever the gate says.
 	Stdin string
+	// NoMerge leaves the table's small written files as they are after
+	// the write (see mergeWrites).
+	NoMerge bool
 }
 
 // WriteResult says what a write did.
@@ -69,6 +74,11 @@ type WriteResult struct {
 	Snapshot catalog.Snapshot `json:"snapshot"`
 	// Query is how the statement's query was planned; nil without one.
 	Query *engine.Result `json:"-"`
+	// Merged is how many small written files were merged after the write,
+	// in a snapshot of their own; MergeError says why a merge failed (the
+	// write stands).
+	Merged     int    `json:"merged_files,omitempty"`
+	MergeError string `json:"merge_error,omitempty"`
 }
 
 // Write runs one write statement and commits its rows in one snapshot.
@@ -81,6 +91,8 @@ func Write(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (
 // registered: one statement of a transaction (Stage, CommitStaged).
 type Staged struct {
 	table   string
+	t       catalog.Table
+	cols    []catalog.Column
 	path    string // what to register: the output directory or object prefix
 	opts    ingest.Options
 	rows    int64
@@ -127,6 +139,13 @@ func CommitStaged(ctx context.Context, cat *catalog.Catalog, staged []*Staged) (
 	}
 	snap, res, err := ingest.AddAll(ctx, cat, batches)
 	if err != nil {
+		for _, s := range staged {
+			if s.path != "" {
+				if rerr := raced(cat, s.t, s.cols, err); rerr != err {
+					return catalog.Snapshot{}, fmt.Errorf("commit: %w", rerr)
+				}
+			}
+		}
 		return catalog.Snapshot{}, fmt.Errorf("commit: %w", err)
 	}
 	for _, s := range staged {
@@ -230,10 +249,20 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 			st = &tableState{r: r, t: catalog.Table{Name: stmt.Table}, cols: cols}
 			sp.create = defs
 		}
+		if stage != nil {
+			stage.t, stage.cols = st.t, st.cols
+		}
 		sp.src = slotsOf(st.cols, "SELECT * FROM temp."+writeTable)
+		sp.sizing = writeSizing(st.t.WriteOptions)
+		if sp.order, sp.curve, err = writeOrder(st); err != nil {
+			return err
+		}
 		sp.place, sp.bytesPerRow = writePlace(cat, st), liveBytesPerRow(st)
 		out, err := rewrite(ctx, e, st, nil, sp)
 		if err != nil {
+			if sp.create == nil {
+				return raced(cat, st.t, st.cols, err)
+			}
 			return err
 		}
 		res.Rows, res.Files, res.Snapshot = out.Rows, out.FilesAfter, out.Snapshot
@@ -251,6 +280,8 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 		if err := run(ctx, conn, "", ""); err != nil {
 			return nil, err
 		}
+		conn.Close()
+		mergeAfter(ctx, e, res, stage, o)
 		return res, nil
 	}
 	q, err := e.QueryInto(ctx, stmt.Query, o.Query, run)
@@ -258,7 +289,41 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 	if err != nil {
 		return nil, err
 	}
+	mergeAfter(ctx, e, res, stage, o)
 	return res, nil
+}
+
+// mergeAfter merges small written files after a committed write (see
+// mergeWrites); a merge that fails leaves the write as committed and says
+// why in the result.
+func mergeAfter(ctx context.Context, e *engine.Engine, res *WriteResult, stage *Staged, o WriteOptions) {
+	if stage != nil || o.NoMerge || res.Snapshot.ID == 0 || res.Rows == 0 || res.Statement == "CREATE TABLE AS" {
+		return
+	}
+	n, err := mergeWrites(ctx, e, res.Table)
+	res.Merged = n
+	if err != nil {
+		res.MergeError = err.Error()
+	}
+}
+
+// writeOrder is the order a write lays its rows out in: the table's
+// declared sort key (by its slots), unless its options turn sorting off.
+func writeOrder(st *tableState) ([]string, curve.Kind, error) {
+	k := st.t.SortedBy
+	if k == nil || st.t.WriteOptions.Unsorted {
+		return nil, "", nil
+	}
+	top := catalog.TopLevel(st.cols)
+	var order []string
+	for _, id := range k.Columns {
+		i := slices.IndexFunc(top, func(c catalog.Column) bool { return c.ID == id })
+		if i < 0 {
+			return nil, "", fmt.Errorf("table %q: its sort key names column %d, which it lacks", st.t.Name, id)
+		}
+		order = append(order, slot(i))
+	}
+	return order, curve.Kind(k.Curve), nil
 }
 
 func tableExists(cat *catalog.Catalog, name string) (bool, error) {
@@ -444,4 +509,124 @@ func createColumns(list string) ([]catalog.ColumnDef, error) {
 		defs[i].NotNull = notNull[i]
 	}
 	return defs, nil
+}
+
+// Small writes. A stream of small INSERTs would leave a file per insert
+// for ever; instead, after each committed write the table's small files
+// that writes made (rocklake's own) are merged in tiers, as a
+// log-structured merge does: files of up to 8^k rows are tier k, and once
+// a tier holds mergeFanout files they become one file of the tier above.
+// A row is rewritten about log8(n) times over n single-row inserts, and a
+// table holds at most mergeFanout-1 small files per tier. Files of one
+// declared-layout value merge only with each other, so that a merge never
+// spreads over more files than it read. The merge is a snapshot of its
+// own, after the write's.
+const mergeFanout = 8
+
+// smallFileRows: files with fewer rows take part in the tiers.
+func smallFileRows(o catalog.WriteOptions) int64 {
+	if o.TargetFileRows > 0 {
+		return max(o.TargetFileRows/mergeFanout, 1)
+	}
+	return 1_000_000 / mergeFanout
+}
+
+func tierOf(rows int64) int {
+	k := 0
+	for n := int64(mergeFanout); rows >= n; n *= mergeFanout {
+		k++
+	}
+	return k
+}
+
+// mergeWrites merges a full tier of the table's small written files, if
+// one is full; it reports how many files it merged.
+func mergeWrites(ctx context.Context, e *engine.Engine, table string) (int, error) {
+	st, err := openTable(e.Catalog(), catalog.Latest, table)
+	if err != nil {
+		return 0, err
+	}
+	defer st.r.Close()
+	small := smallFileRows(st.t.WriteOptions)
+	groups := map[string][][]catalog.DataFile{} // by layout values, then tier
+	for _, f := range st.files {
+		if f.Owner != catalog.OwnerRocklake || f.RecordCount >= small || catalog.IsObject(f.Location(st.t)) && len(f.PartitionValues) > 0 {
+			continue
+		}
+		key := fmt.Sprint(f.LayoutValues)
+		k := tierOf(f.RecordCount)
+		for len(groups[key]) <= k {
+			groups[key] = append(groups[key], nil)
+		}
+		groups[key][k] = append(groups[key][k], f)
+	}
+	for _, tiers := range groups {
+		for k, files := range tiers {
+			if len(files) < mergeFanout {
+				continue
+			}
+			// The tier's files and every smaller one of the group: the
+			// merged file starts the tier above.
+			var in []catalog.DataFile
+			for _, lower := range tiers[:k+1] {
+				in = append(in, lower...)
+			}
+			order, cv, err := writeOrder(st)
+			if err != nil {
+				return 0, err
+			}
+			if _, err := rewrite(ctx, e, st, in, rewriteSpec{order: order, curve: cv, sizing: writeSizing(st.t.WriteOptions), what: "compact"}); err != nil {
+				return 0, err
+			}
+			return len(in), nil
+		}
+	}
+	return 0, nil
+}
+
+// writeSizing is how large a table's writes cut their files.
+func writeSizing(o catalog.WriteOptions) sizing {
+	return sizing{rows: o.TargetFileRows, bytes: o.TargetFileBytes}
+}
+
+// ErrWriteRaced reports a write whose table was dropped or altered while
+// it ran: nothing was committed, and the statement may be run again.
+var ErrWriteRaced = fmt.Errorf("%w: the table changed while the write ran", catalog.ErrConflict)
+
+// raced says why a write's commit failed when its table is no longer the
+// table it wrote for (dropped, made again, or its columns changed): a
+// retry will write for the table as it is now. Any other failure is
+// returned as it was.
+func raced(cat *catalog.Catalog, t catalog.Table, cols []catalog.Column, err error) error {
+	r, rerr := cat.Read(catalog.Latest)
+	if rerr != nil {
+		return err
+	}
+	defer r.Close()
+	now, terr := r.Table(t.Name)
+	how := ""
+	switch {
+	case errors.Is(terr, catalog.ErrNoSuchTable) || terr == nil && now.ID != t.ID:
+		how = "dropped"
+	case terr != nil:
+		return err
+	default:
+		nc, cerr := r.Columns(t.ID)
+		if cerr != nil {
+			return err
+		}
+		if !sameColumns(nc, cols) {
+			how = "altered"
+		}
+	}
+	if how == "" {
+		return err
+	}
+	return fmt.Errorf("%w: table %q was %s while the write ran; nothing was committed, run the statement again (%v)", ErrWriteRaced, t.Name, how, err)
+}
+
+func sameColumns(a, b []catalog.Column) bool {
+	return slices.EqualFunc(a, b, func(x, y catalog.Column) bool {
+		return x.ID == y.ID && x.Name == y.Name && x.Type.String() == y.Type.String() && x.Nullable == y.Nullable
+	})
 }

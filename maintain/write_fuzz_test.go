@@ -127,6 +127,31 @@ func TestWriteDifferential(t *testing.T) {
 					}
 				}
 			}
+			sortCol := -1
+			if r.IntN(2) == 0 {
+				// A declared sort key: every write's files hold its rows in
+				// that order; sometimes along a curve, sometimes turned off.
+				var scal []int
+				for i, col := range cols {
+					if col.scalar {
+						scal = append(scal, i)
+					}
+				}
+				switch {
+				case len(scal) >= 2 && r.IntN(3) == 0:
+					alterTable(t, c, "t", "set", "sorted", "by", fmt.Sprintf("zorder(%s, %s)", names[scal[0]], names[scal[1]]))
+				case len(scal) >= 1:
+					sortCol = scal[r.IntN(len(scal))]
+					alterTable(t, c, "t", "set", "sorted", "by", names[sortCol])
+					if r.IntN(4) == 0 {
+						alterTable(t, c, "t", "set", "option", "sorted", "=", "false")
+						sortCol = -1
+					}
+				}
+			}
+			if r.IntN(3) == 0 {
+				alterTable(t, c, "t", "set", "option", "target_file_rows", "=", fmt.Sprint(20+r.IntN(100)))
+			}
 			run := func(q string) {
 				t.Helper()
 				before := latestID(t, c)
@@ -136,7 +161,13 @@ func TestWriteDifferential(t *testing.T) {
 					t.Fatal(err)
 				}
 				_, oerr := otx.Exec(q)
-				_, rerr := Write(ctx, e, q, WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
+				wres, rerr := Write(ctx, e, q, WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
+				if rerr == nil && wres.Merged > 0 {
+					stats["small files merged"] += wres.Merged
+				}
+				if rerr == nil && wres.MergeError != "" {
+					t.Fatalf("%s: the merge after it failed: %s", q, wres.MergeError)
+				}
 				if oerr == nil && rerr != nil && strings.Contains(rerr.Error(), "holds values no 64-bit Parquet integer type holds together") {
 					// A known limit: Parquet has no exact 128-bit integer,
 					// and rocklake writes a HUGEINT as BIGINT or UBIGINT.
@@ -234,6 +265,10 @@ func TestWriteDifferential(t *testing.T) {
 						}
 					}
 				}
+			}
+			if sortCol >= 0 {
+				checkSorted(t, c, e, names[sortCol])
+				stats["sorted tables"]++
 			}
 			rep, err := Verify(ctx, e, "t", catalog.Latest, true)
 			if err != nil {
@@ -410,5 +445,35 @@ func alterTable(t *testing.T, c *catalog.Catalog, table string, words ...string)
 	tx.AlterTable(table, a)
 	if _, err := tx.Commit(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkSorted fails unless every live file of t holds its rows in the
+// order of col, ascending, NULLs last.
+func checkSorted(t *testing.T, c *catalog.Catalog, e *engine.Engine, col string) {
+	t.Helper()
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, err := r.Table("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Files(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		q := fmt.Sprintf(`SELECT count(*) FROM (SELECT %[1]s AS v, lag(%[1]s) OVER (ORDER BY file_row_number) AS p, file_row_number AS n
+			FROM read_parquet('%[2]s', file_row_number = true)) WHERE p > v OR (p IS NULL AND v IS NOT NULL AND n > 0)`, col, f.Location(tb))
+		var bad int
+		if err := e.DB().QueryRow(q).Scan(&bad); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if bad > 0 {
+			t.Fatalf("file %s (%d rows) is not sorted by %s: %d rows out of order", f.Location(tb), f.RecordCount, col, bad)
+		}
 	}
 }
