@@ -91,6 +91,10 @@ type Options struct {
 	// longer live, nothing is committed: their rows would otherwise be
 	// registered twice or resurrected.
 	Replace []int64
+	// TableID, when not zero, is the table the files were written for:
+	// a table of the name with another id (dropped and made again since)
+	// refuses them with catalog.ErrConflict.
+	TableID int64
 	// Written says the files are what a write (INSERT, COPY, CREATE TABLE
 	// AS) made in a directory of rocklake's: registered as they are,
 	// where an add of the user's would refuse them.
@@ -449,6 +453,8 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	var cols []catalog.Column
 	t, err := r.Table(table)
 	switch {
+	case err == nil && opts.TableID != 0 && t.ID != opts.TableID:
+		return Result{}, fmt.Errorf("%w: table %q is another table (id %d) than the files were written for (id %d)", catalog.ErrConflict, table, t.ID, opts.TableID)
 	case err == nil:
 		if cols, err = r.Columns(t.ID); err != nil {
 			return Result{}, err

@@ -723,6 +723,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	register, addOpts := dir, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake}
 	if sp.src != "" {
 		addOpts.Written = true
+		addOpts.TableID = t.ID // 0 for CREATE TABLE AS, whose table is made here
 	}
 	if sp.create != nil {
 		addOpts.Create, addOpts.CreateColumns = true, sp.create

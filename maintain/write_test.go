@@ -2,10 +2,14 @@ package maintain
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
@@ -60,4 +64,86 @@ func TestWriteSmoke(t *testing.T) {
 		t.Fatalf("NOT NULL: %v", err)
 	}
 	t.Log(root)
+}
+
+// A stream of single-row inserts leaves a bounded number of files (tiers
+// of 8), every row once, and a selective query that reads a few of them.
+func TestSmallWritesMerge(t *testing.T) {
+	root, c, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
+	const n = 300
+	start := time.Now()
+	merges := 0
+	for i := range n {
+		res := mustWrite(t, e, fmt.Sprintf("INSERT INTO t VALUES (%d, 'v%d')", i, i))
+		if res.MergeError != "" {
+			t.Fatal(res.MergeError)
+		}
+		if res.Merged > 0 {
+			merges++
+		}
+	}
+	t.Logf("%d single-row inserts: %v each, %d merges", n, time.Since(start)/n, merges)
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*), count(DISTINCT id), sum(id) FROM t"); got != fmt.Sprintf("%d|%d|%d", n, n, n*(n-1)/2) {
+		t.Fatalf("rows: %s", got)
+	}
+	live := liveFiles(t, c)
+	bound := (mergeFanout - 1) * (tierOf(n) + 1)
+	if len(live) > bound {
+		t.Fatalf("%d live files after %d inserts, more than %d", len(live), n, bound)
+	}
+	if kept := keptFiles(t, c, catalog.Latest, "id = 150"); kept > 2 {
+		t.Fatalf("id = 150 keeps %d of %d files", kept, len(live))
+	}
+	// Retired files stay for time travel; the first snapshot with rows
+	// still reads its one row.
+	if got := answerOf(t, e, 2, "SELECT count(*) FROM t"); got != "1" {
+		t.Fatalf("snapshot 2: %s", got)
+	}
+	_ = root
+}
+
+// A write whose table is dropped, or loses a column, after its files are
+// written and before they are registered commits nothing, removes its
+// files and says to retry.
+func TestWriteRacesAlter(t *testing.T) {
+	for _, change := range []string{"drop table", "drop column", "drop and create"} {
+		t.Run(change, func(t *testing.T) {
+			root, c, e := writeLake(t)
+			mustWrite(t, e, "CREATE TABLE t (a INTEGER, b VARCHAR)")
+			mustWrite(t, e, "INSERT INTO t VALUES (1, 'x')")
+			files := parquetFiles(t, root)
+			afterWrite = func([]string) {
+				tx, err := c.Begin()
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch change {
+				case "drop table":
+					tx.DropTable("t")
+				case "drop column":
+					a, _ := catalog.ParseAlteration([]string{"drop", "column", "b"})
+					tx.AlterTable("t", a)
+				case "drop and create":
+					tx.DropTable("t")
+					tx.CreateTable("t", []catalog.ColumnDef{{Name: "a", Type: "INTEGER"}, {Name: "b", Type: "VARCHAR"}})
+				}
+				if _, err := tx.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer func() { afterWrite = nil }()
+			before := latestID(t, c)
+			_, err := Write(context.Background(), e, "INSERT INTO t SELECT i, 'y' FROM range(10) r(i)", WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
+			if !errors.Is(err, ErrWriteRaced) || !errors.Is(err, catalog.ErrConflict) || !strings.Contains(err.Error(), "run the statement again") {
+				t.Fatalf("%s: %v", change, err)
+			}
+			if latestID(t, c) != before+1 {
+				t.Fatalf("the write committed something")
+			}
+			if now := parquetFiles(t, root); !slices.Equal(now, files) {
+				t.Fatalf("files left: %v", now)
+			}
+		})
+	}
 }
