@@ -328,6 +328,7 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 		}
 		return chosen, explicit, nil
 	}
+	any := false
 	for _, col := range cols {
 		if col.Parent.Known || !filterable(col.Type) || chosen[col.ID] {
 			continue
@@ -337,6 +338,12 @@ func filterColumns(r *catalog.Reader, t catalog.Table, cols []catalog.Column, fi
 			return nil, nil, err
 		}
 		chosen[col.ID] = has
+		any = any || has
+	}
+	if opts.AutoFilters && !any && len(explicit) == 0 {
+		for id := range autoFilterColumns(first, cols) {
+			chosen[id] = true
+		}
 	}
 	return chosen, explicit, nil
 }

@@ -91,6 +91,10 @@ type Options struct {
 	// longer live, nothing is committed: their rows would otherwise be
 	// registered twice or resurrected.
 	Replace []int64
+	// AutoFilters chooses membership filter columns from the first file
+	// (as for a table Create makes) when the table has none yet: the
+	// first write into a table made by CREATE TABLE.
+	AutoFilters bool
 	// TableID, when not zero, is the table the files were written for:
 	// a table of the name with another id (dropped and made again since)
 	// refuses them with catalog.ErrConflict.

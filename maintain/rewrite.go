@@ -724,6 +724,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	if sp.src != "" {
 		addOpts.Written = true
 		addOpts.TableID = t.ID // 0 for CREATE TABLE AS, whose table is made here
+		addOpts.AutoFilters = len(st.files) == 0
 	}
 	if sp.create != nil {
 		addOpts.Create, addOpts.CreateColumns = true, sp.create

@@ -147,3 +147,35 @@ func TestWriteRacesAlter(t *testing.T) {
 		})
 	}
 }
+
+// The first write into a table made by CREATE TABLE chooses membership
+// filters as add --create does (random ids), and later writes build them
+// too: a probe for one id keeps only the file that holds it.
+func TestWriteFilters(t *testing.T) {
+	_, c, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (id UUID, n BIGINT)")
+	for k := range 4 {
+		mustWrite(t, e, fmt.Sprintf("INSERT INTO t SELECT md5(i::VARCHAR)::UUID, i FROM range(%d, %d) r(i)", k*5000, (k+1)*5000))
+	}
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := r.Table("t")
+	cols, _ := r.Columns(tb.ID)
+	has, err := r.HasFilters(tb.ID, cols[0].ID)
+	r.Close()
+	if err != nil || !has {
+		t.Fatalf("no membership filter on the id column: %v", err)
+	}
+	var id string
+	if err := e.DB().QueryRow("SELECT md5('12345')::UUID::VARCHAR").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if kept := keptFiles(t, c, catalog.Latest, "id = '"+id+"'"); kept != 1 {
+		t.Fatalf("a probe for one id keeps %d of 4 files", kept)
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT n FROM t WHERE id = '"+id+"'"); got != "12345" {
+		t.Fatalf("probe: %s", got)
+	}
+}
