@@ -24,7 +24,7 @@ func newQueryCmd(g *globals) *cobra.Command {
 	var null, command, file string
 	cmd := &cobra.Command{
 		Use:   "query ['SQL' | -c SQL | -f FILE | -]",
-		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match",
+		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match; or a write (INSERT, CREATE TABLE [AS], COPY FROM)",
 		Long: `query runs any DuckDB SELECT that names catalog tables. DuckDB's parser finds
 every reference to a table and each SELECT's WHERE clause; the conjuncts that
 name only one reference's columns prune that reference's files, where removing
@@ -50,12 +50,23 @@ numbers where a double holds them exactly (integers within ±2^53, decimals of
 at most 15 significant digits, finite floats), else strings of DuckDB's text
 (larger BIGINT, HUGEINT and DECIMAL values, NaN and infinities); lists,
 structs and maps as JSON; NULL as null. A row object repeats no key: a
-repeated column name gets _1, _2, ... appended.`,
+repeated column name gets _1, _2, ... appended.
+
+Writes run here too: INSERT INTO t [BY NAME] [(cols)] SELECT ... | VALUES ...,
+CREATE TABLE t (col type [NOT NULL], ...), CREATE TABLE t AS SELECT ..., and
+COPY t FROM 'path' (FORMAT csv | parquet | json, ...). DuckDB runs each over the
+table's columns; the rows are written as new Parquet files in the table's sort
+order and layout, checked and registered in one snapshot per statement (see
+the README's "Writes in SQL"). A write prints a summary line on stderr (one
+JSON object on stdout with --format json or jsonl); --snapshot is what its
+query reads, the rows always go to the latest state of the table.`,
 		Example: `  rocklake query "SELECT kind, count(*) FROM events WHERE ts >= '2024-01-01' GROUP BY kind"
   rocklake query "SELECT count(*) FROM events" --snapshot 3 --format json
   rocklake query -c "SELECT * FROM events" --format csv > events.csv
   rocklake query -f report.sql --format jsonl
-  echo "SELECT count(*) FROM events" | rocklake query -`,
+  echo "SELECT count(*) FROM events" | rocklake query -
+  rocklake query "INSERT INTO events SELECT * FROM events WHERE kind = 'click'"
+  rocklake query "CREATE TABLE kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			script, name, err := queryScript(cmd, args, command, file)
