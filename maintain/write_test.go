@@ -14,6 +14,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/prune"
 )
 
 // writeLake is an empty catalog with a data root, and its engine.
@@ -178,4 +179,66 @@ func TestWriteFilters(t *testing.T) {
 	if got := answerOf(t, e, catalog.Latest, "SELECT n FROM t WHERE id = '"+id+"'"); got != "12345" {
 		t.Fatalf("probe: %s", got)
 	}
+}
+
+// Files a write lays out by the table's sort key prune as well as the
+// same rows after optimize by that key: for ranges of every width, the
+// write keeps no more files than optimize does.
+func TestWritePrunesAsOptimize(t *testing.T) {
+	_, c, e := writeLake(t)
+	for _, tb := range []string{"w", "o"} {
+		mustWrite(t, e, "CREATE TABLE "+tb+" (x BIGINT, y DOUBLE, s VARCHAR)")
+		alterTable(t, c, tb, "set", "option", "target_file_rows", "=", "5000")
+	}
+	alterTable(t, c, "w", "set", "sorted", "by", "x")
+	src := "SELECT (hash(i) % 1000000)::BIGINT AS x, (hash(i, 1) % 1000)::DOUBLE AS y, 's' || (i % 97) AS s FROM range(50000) r(i)"
+	mustWrite(t, e, "INSERT INTO w "+src)
+	mustWrite(t, e, "INSERT INTO o "+src)
+	if _, err := Optimize(context.Background(), e, "o", OptimizeOptions{SortBy: []string{"x"}, RowsPerFile: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	kept := func(table, pred string) int {
+		r, err := c.Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		p, err := prune.PlanTable(r, table, pred, prune.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Files.Kept
+	}
+	if n := len(liveFilesOf(t, c, "w")); n != 10 {
+		t.Fatalf("the write made %d files of 5,000 rows, not 10", n)
+	}
+	for _, width := range []int{1, 1000, 50000, 300000} {
+		for lo := 0; lo < 1000000; lo += 137777 {
+			pred := fmt.Sprintf("x BETWEEN %d AND %d", lo, lo+width)
+			if w, o := kept("w", pred), kept("o", pred); w > o {
+				t.Fatalf("%s: the write keeps %d files, optimize %d", pred, w, o)
+			}
+		}
+	}
+	if got, want := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(x) FROM w WHERE x < 123456"), answerOf(t, e, catalog.Latest, "SELECT count(*), sum(x) FROM o WHERE x < 123456"); got != want {
+		t.Fatalf("answers differ: %s, %s", got, want)
+	}
+}
+
+func liveFilesOf(t *testing.T, c *catalog.Catalog, table string) []catalog.DataFile {
+	t.Helper()
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, err := r.Table(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Files(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
