@@ -406,7 +406,8 @@ func (s *Server) unregister(ss *pgSession) {
 
 // cancelRequest cancels the query a session runs, when the key matches
 // (compared in constant time; a wrong key does nothing, as in
-// PostgreSQL, and says nothing).
+// PostgreSQL, and says nothing), and hurries the session's writes (see
+// cancelGrace).
 func (s *Server) cancelRequest(pid uint32, key []byte) {
 	s.mu.Lock()
 	ss := s.sessions[pid]
@@ -417,6 +418,11 @@ func (s *Server) cancelRequest(pid uint32, key []byte) {
 	ss.mu.Lock()
 	if ss.running != nil {
 		ss.running()
+	}
+	// The query's context does not reach a write blocked on a client that
+	// does not read.
+	if ss.busy {
+		ss.w.cancel()
 	}
 	ss.mu.Unlock()
 	s.m.cancels.Inc()
@@ -471,6 +477,7 @@ func (ss *pgSession) loop() {
 		}
 		ss.mu.Lock()
 		ss.busy = true
+		ss.w.calm()
 		ss.mu.Unlock()
 		stop := ss.handle(msg)
 		if err := ss.flush(); err != nil {
@@ -843,17 +850,27 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 const flushBytes = 64 << 10
 
 // flush writes what is queued. A client that took none of it for the
-// write timeout has its session ended (see Config.WriteTimeout): the
-// error stays, and nothing more is written.
+// write timeout, or for cancelGrace after a cancel request, has its
+// session ended (see Config.WriteTimeout): the error stays, and nothing
+// more is written.
 func (ss *pgSession) flush() error {
 	err := ss.be.Flush()
 	ss.queued = 0
 	ss.h.set(ss.h.read, 0, ss.h.room)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !ss.w.timedOut {
 		ss.w.timedOut = true
-		ss.s.dropped.WithLabelValues("write_timeout").Inc()
-		ss.s.cfg.Log.Info("pg: client took nothing for the write timeout; session ended", "user", ss.user,
-			"remote", ss.conn.RemoteAddr().String(), "timeout", ss.s.cfg.WriteTimeout.String())
+		ss.w.mu.Lock()
+		cut := ss.w.cut
+		ss.w.mu.Unlock()
+		if cut {
+			ss.s.dropped.WithLabelValues("cancelled").Inc()
+			ss.s.cfg.Log.Info("pg: a cancel request found the session writing to a client that took nothing; session ended", "user", ss.user,
+				"remote", ss.conn.RemoteAddr().String(), "grace", cancelGrace.String())
+		} else {
+			ss.s.dropped.WithLabelValues("write_timeout").Inc()
+			ss.s.cfg.Log.Info("pg: client took nothing for the write timeout; session ended", "user", ss.user,
+				"remote", ss.conn.RemoteAddr().String(), "timeout", ss.s.cfg.WriteTimeout.String())
+		}
 	}
 	return err
 }
@@ -1117,9 +1134,25 @@ type connWriter struct {
 	// deadline would only make a gone client hold the session longer).
 	err      error
 	timedOut bool
+	// mu orders a cancel request's deadline with the one each piece sets:
+	// a piece begun after the cancel must not put the whole write timeout
+	// back.
+	mu sync.Mutex
+	// hurry: a cancel request came while the session was answering, and
+	// until its next message each piece must be taken within cancelGrace.
+	// cut: the write failed so.
+	hurry, cut bool
 }
 
 const writePiece = 64 << 10
+
+// cancelGrace is how long, after a cancel request, a client has to take
+// each piece of what it is sent. One that reads takes a piece in far less
+// and gets the cancel's 57014 as PostgreSQL's clients expect; one that
+// does not read would otherwise keep the session, its rows in DuckDB and
+// its share of the buffers until the write timeout. Its session ends: a
+// write cut mid-message leaves nothing an error could follow.
+const cancelGrace = time.Second
 
 func (w *connWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
@@ -1128,15 +1161,41 @@ func (w *connWriter) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
 		end := min(len(p), done+writePiece)
-		w.c.SetWriteDeadline(time.Now().Add(w.timeout))
+		w.mu.Lock()
+		d := w.timeout
+		if w.hurry {
+			d = min(d, cancelGrace)
+		}
+		w.c.SetWriteDeadline(time.Now().Add(d))
+		w.mu.Unlock()
 		n, err := w.c.Write(p[done:end])
 		done += n
 		if err != nil {
-			w.err = err
+			w.mu.Lock()
+			w.err, w.cut = err, w.hurry
+			w.mu.Unlock()
 			return done, err
 		}
 	}
 	return done, nil
+}
+
+// cancel shortens the deadline of a write under way, and of those after
+// it, to cancelGrace (from the first cancel: more do not extend it).
+func (w *connWriter) cancel() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.hurry {
+		w.hurry = true
+		w.c.SetWriteDeadline(time.Now().Add(min(w.timeout, cancelGrace)))
+	}
+}
+
+// calm ends a cancel's hurry, at the session's next message.
+func (w *connWriter) calm() {
+	w.mu.Lock()
+	w.hurry = false
+	w.mu.Unlock()
 }
 
 // lingerTimeout bounds how long a refused client is read from before its
@@ -1160,7 +1219,7 @@ func lingerClose(c net.Conn, upTo int64) {
 // hold, and of the clients dropped for it.
 func (s *Server) registerClientMetrics() {
 	s.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_pg_clients_dropped_total",
-		Help: "PostgreSQL-protocol sessions ended by the server: write_timeout (the client stopped reading), message_too_large, buffer_limit (a message did not fit in what was left of --max-buffered-bytes)."}, []string{"reason"})
+		Help: "PostgreSQL-protocol sessions ended by the server: write_timeout (the client stopped reading), message_too_large, buffer_limit (a message did not fit in what was left of --max-buffered-bytes), cancelled (a cancel request found the session blocked writing to its client)."}, []string{"reason"})
 	s.m.reg.MustRegister(s.dropped, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rocklake_pg_buffered_bytes",
 		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received, rows queued and not yet taken by the socket (at most --max-buffered-bytes)."},
 		func() float64 { return float64(s.budget.held.Load()) }))

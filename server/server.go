@@ -56,7 +56,10 @@ type Config struct {
 	// for this long (default 60 s): a client that stops reading would
 	// otherwise keep its query's answer, which DuckDB holds whole, and its
 	// connection slot for as long as it likes. The query is cancelled and
-	// what the session held is released.
+	// what the session held is released. A cancel request for the session
+	// (PostgreSQL's CancelRequest) shortens it to a second until the
+	// session's next message: a client that reads gets the cancel's
+	// 57014, one that does not is dropped then, not a timeout later.
 	WriteTimeout time.Duration
 	// MaxBufferedBytes bounds what all PostgreSQL sessions together hold
 	// of their clients' bytes (rocklake_pg_buffered_bytes): messages
