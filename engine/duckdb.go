@@ -50,6 +50,23 @@ type Sandbox struct {
 	MemoryLimit string
 }
 
+// DefaultMemoryLimit is the memory_limit DuckDB takes when none is set
+// (80% of the memory the machine, or its cgroup, allows), as DuckDB
+// writes it ("18.8 GiB"): a server dividing its memory between DuckDB
+// and its own buffers needs the whole before it opens its database.
+func DefaultMemoryLimit() (string, error) {
+	db, err := Open("")
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var s string
+	if err := db.QueryRow("SELECT current_setting('memory_limit')").Scan(&s); err != nil {
+		return "", fmt.Errorf("DuckDB's memory limit: %w", err)
+	}
+	return s, nil
+}
+
 // ReadDirs are the directories files may be registered from: Dirs, each
 // also as resolved (the gate ingest checks resolved paths against).
 func (s *Sandbox) ReadDirs() []string {

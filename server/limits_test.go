@@ -22,6 +22,13 @@ import (
 // returns once the server is ready for a query.
 func rawLogin(t *testing.T, f *fixture, user string, rcvbuf int) (*net.TCPConn, *pgproto3.Frontend) {
 	t.Helper()
+	c, fe, _ := rawLoginKey(t, f, user, rcvbuf)
+	return c, fe
+}
+
+// rawLoginKey is rawLogin, with the session's key for a CancelRequest.
+func rawLoginKey(t *testing.T, f *fixture, user string, rcvbuf int) (*net.TCPConn, *pgproto3.Frontend, *pgproto3.BackendKeyData) {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", f.srv.PGAddr().String(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +45,7 @@ func rawLogin(t *testing.T, f *fixture, user string, rcvbuf int) (*net.TCPConn, 
 	}
 	tc.SetReadDeadline(time.Now().Add(20 * time.Second))
 	defer tc.SetReadDeadline(time.Time{})
+	var key *pgproto3.BackendKeyData
 	for {
 		msg, err := fe.Receive()
 		if err != nil {
@@ -46,8 +54,10 @@ func rawLogin(t *testing.T, f *fixture, user string, rcvbuf int) (*net.TCPConn, 
 		switch m := msg.(type) {
 		case *pgproto3.ErrorResponse:
 			t.Fatalf("login: %s %s", m.Code, m.Message)
+		case *pgproto3.BackendKeyData:
+			key = &pgproto3.BackendKeyData{ProcessID: m.ProcessID, SecretKey: append([]byte(nil), m.SecretKey...)}
 		case *pgproto3.ReadyForQuery:
-			return tc, fe
+			return tc, fe, key
 		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -86,8 +85,10 @@ type pgSession struct {
 	skipping bool
 
 	// queued is the bytes of rows sent to the protocol's buffer and not
-	// yet flushed to the socket, counted in the server's buffered bytes.
+	// yet flushed to the socket, counted in h, the connection's share of
+	// the server's buffers.
 	queued int64
+	h      *hold
 
 	mu      sync.Mutex
 	running context.CancelFunc // the query running now, for CancelRequest
@@ -105,8 +106,10 @@ func (s *Server) handlePG(c net.Conn) {
 		}
 	}()
 	c.SetDeadline(time.Now().Add(startupTimeout))
-	rd := &connReader{c: c, held: &s.buffered}
-	defer func() { rd.release() }()
+	h := &hold{b: s.budget}
+	h.begin()
+	defer h.release()
+	rd := &connReader{c: c, h: h}
 	w := &connWriter{c: c, timeout: s.cfg.WriteTimeout}
 	be := pgproto3.NewBackend(rd, w)
 	secure := false
@@ -115,6 +118,10 @@ func (s *Server) handlePG(c net.Conn) {
 	for startup == nil {
 		msg, err := be.ReceiveStartupMessage()
 		if err != nil {
+			var nb *noBufferError
+			if errors.As(err, &nb) {
+				s.noBuffer(be, c, h, nb)
+			}
 			return
 		}
 		switch m := msg.(type) {
@@ -147,7 +154,7 @@ func (s *Server) handlePG(c net.Conn) {
 			c, secure = tc, true
 			defer c.Close()
 			rd.release()
-			rd = &connReader{c: c, held: &s.buffered}
+			rd = &connReader{c: c, h: h}
 			w = &connWriter{c: c, timeout: s.cfg.WriteTimeout}
 			be = pgproto3.NewBackend(rd, w)
 		case *pgproto3.GSSEncRequest:
@@ -179,6 +186,8 @@ func (s *Server) handlePG(c net.Conn) {
 		return
 	}
 	defer s.active.Add(-1)
+	h.admit()
+	defer h.release()
 	user := startup.Parameters["user"]
 	if user == "" {
 		fatal("28000", "no user name given in the startup message")
@@ -191,6 +200,11 @@ func (s *Server) handlePG(c net.Conn) {
 			var big *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &big) {
 				s.tooLarge(be, c, big)
+				return
+			}
+			var nb *noBufferError
+			if errors.As(err, &nb) {
+				s.noBuffer(be, c, h, nb)
 				return
 			}
 			s.m.authFailures.Inc()
@@ -212,7 +226,7 @@ func (s *Server) handlePG(c net.Conn) {
 		// Any name is accepted: one server serves one catalog.
 		_ = db
 	}
-	ss := &pgSession{s: s, conn: c, rd: rd, be: be, w: w, user: user, role: role, settings: map[string]string{},
+	ss := &pgSession{s: s, conn: c, rd: rd, be: be, w: w, h: h, user: user, role: role, settings: map[string]string{},
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
@@ -259,6 +273,26 @@ func (s *Server) tooLarge(be *pgproto3.Backend, c net.Conn, big *pgproto3.Exceed
 		Hint:    "send large values in smaller pieces, or raise the server's message limit"})
 	if be.Flush() == nil {
 		lingerClose(c, int64(big.ActualBodyLen))
+	}
+}
+
+// noBuffer ends a connection whose message does not fit in what is left
+// of the server's buffers: a message is handed on only whole, so the
+// session could not go on without the room, and waiting for it would
+// hold what it has while others may be waiting the same way.
+func (s *Server) noBuffer(be *pgproto3.Backend, c net.Conn, h *hold, nb *noBufferError) {
+	s.dropped.WithLabelValues("buffer_limit").Inc()
+	what := "the client's message"
+	if nb.claim > 0 {
+		what = fmt.Sprintf("a message of %d bytes", nb.claim)
+	}
+	pe := h.outOfBuffers(what)
+	s.cfg.Log.Info("pg: no room in the buffers for a message", "remote", c.RemoteAddr().String(), "bytes", nb.claim,
+		"free", h.free(), "limit", s.budget.limit)
+	s.m.errors.WithLabelValues(pe.code).Inc()
+	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: pe.code, Message: pe.msg, Hint: pe.hint})
+	if be.Flush() == nil {
+		lingerClose(c, nb.claim)
 	}
 }
 
@@ -372,7 +406,8 @@ func (s *Server) unregister(ss *pgSession) {
 
 // cancelRequest cancels the query a session runs, when the key matches
 // (compared in constant time; a wrong key does nothing, as in
-// PostgreSQL, and says nothing).
+// PostgreSQL, and says nothing), and hurries the session's writes (see
+// cancelGrace).
 func (s *Server) cancelRequest(pid uint32, key []byte) {
 	s.mu.Lock()
 	ss := s.sessions[pid]
@@ -383,6 +418,11 @@ func (s *Server) cancelRequest(pid uint32, key []byte) {
 	ss.mu.Lock()
 	if ss.running != nil {
 		ss.running()
+	}
+	// The query's context does not reach a write blocked on a client that
+	// does not read.
+	if ss.busy {
+		ss.w.cancel()
 	}
 	ss.mu.Unlock()
 	s.m.cancels.Inc()
@@ -411,13 +451,18 @@ func (ss *pgSession) ready() {
 }
 
 func (ss *pgSession) loop() {
-	defer func() { ss.s.buffered.Add(-ss.queued); ss.queued = 0 }()
+	defer func() { ss.queued = 0; ss.h.set(ss.h.read, 0, ss.h.room) }()
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
 			var big *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &big) {
 				ss.s.tooLarge(ss.be, ss.conn, big)
+				return
+			}
+			var nb *noBufferError
+			if errors.As(err, &nb) {
+				ss.s.noBuffer(ss.be, ss.conn, ss.h, nb)
 				return
 			}
 			ss.mu.Lock()
@@ -432,6 +477,7 @@ func (ss *pgSession) loop() {
 		}
 		ss.mu.Lock()
 		ss.busy = true
+		ss.w.calm()
 		ss.mu.Unlock()
 		stop := ss.handle(msg)
 		if err := ss.flush(); err != nil {
@@ -766,15 +812,27 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 			return &pgError{code: "54000", msg: fmt.Sprintf("the answer is larger than %d bytes, the server's limit per query", ss.s.cfg.MaxResultBytes),
 				hint: "add a LIMIT, select fewer columns, or aggregate"}
 		}
+		n := int64(5 + 2 + rowBytes(row))
+		// A row that would take the session past its share of the buffers
+		// waits until what is queued has gone: the client's pace, not the
+		// server's memory, sets how fast rows leave DuckDB. Past the share
+		// only a row larger than it goes, taking from the pool; if the pool
+		// lacks it the query fails, and the others keep what they hold.
+		if ss.queued > 0 && !ss.h.fits(n) {
+			if err := ss.flush(); err != nil {
+				return err
+			}
+		}
+		if !ss.h.set(ss.h.read, ss.queued+n, ss.h.room) {
+			return ss.h.outOfBuffers(fmt.Sprintf("a row of %d bytes", n))
+		}
 		ss.be.Send(&pgproto3.DataRow{Values: row})
 		sent++
-		n := int64(5 + 2 + rowBytes(row))
 		ss.queued += n
-		ss.s.buffered.Add(n)
 		// Rows go out as DuckDB hands them over, a socket's worth at a
 		// time: a client that reads slowly slows its query's sending, and
 		// the server holds one flush of it, not the answer.
-		if ss.queued >= flushBytes {
+		if ss.queued >= flushBytes || !ss.h.fits(0) {
 			if err := ss.flush(); err != nil {
 				return err
 			}
@@ -792,17 +850,27 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 const flushBytes = 64 << 10
 
 // flush writes what is queued. A client that took none of it for the
-// write timeout has its session ended (see Config.WriteTimeout): the
-// error stays, and nothing more is written.
+// write timeout, or for cancelGrace after a cancel request, has its
+// session ended (see Config.WriteTimeout): the error stays, and nothing
+// more is written.
 func (ss *pgSession) flush() error {
 	err := ss.be.Flush()
-	ss.s.buffered.Add(-ss.queued)
 	ss.queued = 0
+	ss.h.set(ss.h.read, 0, ss.h.room)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !ss.w.timedOut {
 		ss.w.timedOut = true
-		ss.s.dropped.WithLabelValues("write_timeout").Inc()
-		ss.s.cfg.Log.Info("pg: client took nothing for the write timeout; session ended", "user", ss.user,
-			"remote", ss.conn.RemoteAddr().String(), "timeout", ss.s.cfg.WriteTimeout.String())
+		ss.w.mu.Lock()
+		cut := ss.w.cut
+		ss.w.mu.Unlock()
+		if cut {
+			ss.s.dropped.WithLabelValues("cancelled").Inc()
+			ss.s.cfg.Log.Info("pg: a cancel request found the session writing to a client that took nothing; session ended", "user", ss.user,
+				"remote", ss.conn.RemoteAddr().String(), "grace", cancelGrace.String())
+		} else {
+			ss.s.dropped.WithLabelValues("write_timeout").Inc()
+			ss.s.cfg.Log.Info("pg: client took nothing for the write timeout; session ended", "user", ss.user,
+				"remote", ss.conn.RemoteAddr().String(), "timeout", ss.s.cfg.WriteTimeout.String())
+		}
 	}
 	return err
 }
@@ -902,8 +970,7 @@ type connReader struct {
 	// everything is handed on as it comes.
 	framed, raw bool
 	max         int
-	held        *atomic.Int64 // the server's count of buffered bytes
-	counted     int64         // what this reader added to it
+	h           *hold // the connection's share of the server's buffers
 }
 
 // watchLimit is how much the watch keeps of what a client sends while its
@@ -927,7 +994,7 @@ func (r *connReader) Read(p []byte) (int, error) {
 			r.count()
 			return n, nil
 		}
-		if err := r.fill(); err != nil {
+		if err := r.fill(true); err != nil {
 			return 0, err
 		}
 	}
@@ -953,14 +1020,25 @@ func (r *connReader) ready() int {
 	return r.whole
 }
 
+// readRoom is the most one read of the socket takes.
+const readRoom = 16 << 10
+
 // fill reads what the socket has, growing the buffer by what arrives.
-func (r *connReader) fill() error {
+// The room for the read is taken from the budget before the read, since
+// what is read cannot be given back: within the connection's floor, and
+// past it from the pool if pool says so. With no room at all it reads
+// nothing and returns a *noBufferError.
+func (r *connReader) fill(pool bool) error {
 	if r.off > 0 {
 		n := copy(r.buf, r.buf[r.off:])
 		r.buf, r.off = r.buf[:n], 0
 	}
-	r.buf = slices.Grow(r.buf, 16<<10)
-	n, err := r.c.Read(r.buf[len(r.buf):cap(r.buf)])
+	room := r.reserve(pool)
+	if room == 0 {
+		return &noBufferError{claim: r.claim()}
+	}
+	r.buf = slices.Grow(r.buf, room)
+	n, err := r.c.Read(r.buf[len(r.buf) : len(r.buf)+room])
 	r.buf = r.buf[:len(r.buf)+n]
 	r.count()
 	if n > 0 {
@@ -969,23 +1047,47 @@ func (r *connReader) fill() error {
 	return err
 }
 
-// count keeps the server's count of buffered bytes up to date.
-func (r *connReader) count() {
-	if r.held == nil {
-		return
+// reserve takes room for a read: a whole readRoom if it can, else what
+// is left of the floor.
+func (r *connReader) reserve(pool bool) int {
+	h, held := r.h, int64(len(r.buf)-r.off)
+	if (pool || h.fits(readRoom)) && h.set(held, h.write, readRoom) {
+		return readRoom
 	}
-	n := int64(len(r.buf) - r.off)
-	r.held.Add(n - r.counted)
-	r.counted = n
+	if free := h.floor - held - h.write; free > 0 {
+		h.set(held, h.write, free)
+		return int(free)
+	}
+	return 0
 }
 
-// release gives back the count of what the reader still holds, when its
-// connection ends.
-func (r *connReader) release() {
-	if r.held != nil {
-		r.held.Add(-r.counted)
-		r.counted = 0
+// claim is the size of the message being received, as its header says
+// (0 before a header has arrived).
+func (r *connReader) claim() int64 {
+	pending := r.buf[r.off:]
+	if !r.framed || len(pending)-r.whole < 5 {
+		return 0
 	}
+	return 1 + int64(binary.BigEndian.Uint32(pending[r.whole+1:]))
+}
+
+// count keeps the connection's share of the buffers up to date with what
+// the reader holds (its room given back: the read is done).
+func (r *connReader) count() {
+	r.h.set(int64(len(r.buf)-r.off), r.h.write, 0)
+}
+
+// release gives back what the reader still holds, when it is replaced.
+func (r *connReader) release() {
+	r.buf, r.off, r.whole = nil, 0, 0
+	r.count()
+}
+
+// noBufferError is a read the server's buffers had no room for.
+type noBufferError struct{ claim int64 }
+
+func (e *noBufferError) Error() string {
+	return "no room left in the server's buffers for the client's message"
 }
 
 // limit sets the body limit, for the reader and the protocol alike.
@@ -1001,9 +1103,12 @@ func (r *connReader) watch(gone func()) (stop func()) {
 	go func() {
 		defer close(done)
 		for len(r.buf)-r.off < watchLimit {
-			if err := r.fill(); err != nil {
+			// Within the floor only: what a client sends ahead may wait in
+			// the socket, and must not take what other sessions need.
+			if err := r.fill(false); err != nil {
 				var ne net.Error
-				if !errors.As(err, &ne) || !ne.Timeout() {
+				var nb *noBufferError
+				if !errors.As(err, &nb) && (!errors.As(err, &ne) || !ne.Timeout()) {
 					gone()
 				}
 				return
@@ -1029,9 +1134,25 @@ type connWriter struct {
 	// deadline would only make a gone client hold the session longer).
 	err      error
 	timedOut bool
+	// mu orders a cancel request's deadline with the one each piece sets:
+	// a piece begun after the cancel must not put the whole write timeout
+	// back.
+	mu sync.Mutex
+	// hurry: a cancel request came while the session was answering, and
+	// until its next message each piece must be taken within cancelGrace.
+	// cut: the write failed so.
+	hurry, cut bool
 }
 
 const writePiece = 64 << 10
+
+// cancelGrace is how long, after a cancel request, a client has to take
+// each piece of what it is sent. One that reads takes a piece in far less
+// and gets the cancel's 57014 as PostgreSQL's clients expect; one that
+// does not read would otherwise keep the session, its rows in DuckDB and
+// its share of the buffers until the write timeout. Its session ends: a
+// write cut mid-message leaves nothing an error could follow.
+const cancelGrace = time.Second
 
 func (w *connWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
@@ -1040,15 +1161,41 @@ func (w *connWriter) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
 		end := min(len(p), done+writePiece)
-		w.c.SetWriteDeadline(time.Now().Add(w.timeout))
+		w.mu.Lock()
+		d := w.timeout
+		if w.hurry {
+			d = min(d, cancelGrace)
+		}
+		w.c.SetWriteDeadline(time.Now().Add(d))
+		w.mu.Unlock()
 		n, err := w.c.Write(p[done:end])
 		done += n
 		if err != nil {
-			w.err = err
+			w.mu.Lock()
+			w.err, w.cut = err, w.hurry
+			w.mu.Unlock()
 			return done, err
 		}
 	}
 	return done, nil
+}
+
+// cancel shortens the deadline of a write under way, and of those after
+// it, to cancelGrace (from the first cancel: more do not extend it).
+func (w *connWriter) cancel() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.hurry {
+		w.hurry = true
+		w.c.SetWriteDeadline(time.Now().Add(min(w.timeout, cancelGrace)))
+	}
+}
+
+// calm ends a cancel's hurry, at the session's next message.
+func (w *connWriter) calm() {
+	w.mu.Lock()
+	w.hurry = false
+	w.mu.Unlock()
 }
 
 // lingerTimeout bounds how long a refused client is read from before its
@@ -1072,8 +1219,8 @@ func lingerClose(c net.Conn, upTo int64) {
 // hold, and of the clients dropped for it.
 func (s *Server) registerClientMetrics() {
 	s.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_pg_clients_dropped_total",
-		Help: "PostgreSQL-protocol sessions ended by the server: write_timeout (the client stopped reading), message_too_large."}, []string{"reason"})
+		Help: "PostgreSQL-protocol sessions ended by the server: write_timeout (the client stopped reading), message_too_large, buffer_limit (a message did not fit in what was left of --max-buffered-bytes), cancelled (a cancel request found the session blocked writing to its client)."}, []string{"reason"})
 	s.m.reg.MustRegister(s.dropped, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rocklake_pg_buffered_bytes",
-		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received, rows queued and not yet taken by the socket."},
-		func() float64 { return float64(s.buffered.Load()) }))
+		Help: "Bytes the PostgreSQL sessions hold for their clients: messages partly received, rows queued and not yet taken by the socket (at most --max-buffered-bytes)."},
+		func() float64 { return float64(s.budget.held.Load()) }))
 }

@@ -56,8 +56,27 @@ type Config struct {
 	// for this long (default 60 s): a client that stops reading would
 	// otherwise keep its query's answer, which DuckDB holds whole, and its
 	// connection slot for as long as it likes. The query is cancelled and
-	// what the session held is released.
+	// what the session held is released. A cancel request for the session
+	// (PostgreSQL's CancelRequest) shortens it to a second until the
+	// session's next message: a client that reads gets the cancel's
+	// 57014, one that does not is dropped then, not a timeout later.
 	WriteTimeout time.Duration
+	// MaxBufferedBytes bounds what all PostgreSQL sessions together hold
+	// of their clients' bytes (rocklake_pg_buffered_bytes): messages
+	// partly received, and rows encoded and not yet taken by the socket.
+	// Default 256 MiB, or 256 KiB per connection if that is more; rocklake
+	// serve takes it out of --memory-limit (an eighth by default) and
+	// gives DuckDB the rest. Each connection has a share set aside (up to
+	// 128 KiB; at most half the limit goes to shares), and so do as many
+	// connections in their startup: a client whose rows and messages are
+	// small is served whatever the others hold. A session past its share
+	// first waits for its client to take what it has queued, and DuckDB's
+	// rows wait meanwhile; a row or message larger than the share draws on
+	// the rest of the limit, and when that is taken the query fails with
+	// SQLSTATE 53200 (a row) or the connection ends with it (a message),
+	// while the others keep what they hold. It must be at least 64 KiB
+	// per connection.
+	MaxBufferedBytes int64
 	// ShutdownTimeout is how long Shutdown lets running queries finish
 	// before cancelling them (default 30 s).
 	ShutdownTimeout time.Duration
@@ -94,6 +113,9 @@ func (c *Config) defaults() {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 60 * time.Second
 	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = max(256<<20, int64(c.MaxConns)*2*maxFloor)
+	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 30 * time.Second
 	}
@@ -126,11 +148,11 @@ type Server struct {
 	active   atomic.Int64 // PostgreSQL connections
 	nextPID  atomic.Uint32
 	ready    atomic.Bool
-	// buffered is what the PostgreSQL sessions hold of their clients'
-	// bytes: messages received and not yet whole, rows queued and not yet
-	// taken by the socket.
-	buffered atomic.Int64
-	dropped  *prometheus.CounterVec
+	// budget bounds and counts what the PostgreSQL sessions hold of their
+	// clients' bytes: messages received and not yet whole, rows queued and
+	// not yet taken by the socket.
+	budget  *budget
+	dropped *prometheus.CounterVec
 }
 
 // ErrInsecure is returned for a listen address beyond loopback without
@@ -155,10 +177,13 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("%s: %w (or pass --insecure to allow it)", addr, ErrInsecure)
 		}
 	}
-	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}}
+	b, err := newBudget(cfg.MaxBufferedBytes, cfg.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}, budget: b}
 	s.registerClientMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	var err error
 	if cfg.PGListen != "" {
 		if s.pgLn, err = net.Listen("tcp", cfg.PGListen); err != nil {
 			return nil, fmt.Errorf("PostgreSQL listener: %w", err)

@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/server"
 	"github.com/rocklake/rocklake/storage"
@@ -24,7 +27,7 @@ import (
 
 func newServeCmd(g *globals) *cobra.Command {
 	var cfg server.Config
-	var authFile, certFile, keyFile, memoryLimit string
+	var authFile, certFile, keyFile, memoryLimit, maxBuffered string
 	var readDirs []string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -49,6 +52,17 @@ files registered when the server starts, and the object cache): no other
 file is read or written, no database attached, no extension loaded, no
 setting changed. Only queries run; "SET rocklake.snapshot = N" reads an older
 snapshot, and BEGIN ... COMMIT reads one snapshot throughout.
+
+--memory-limit bounds the server's memory for clients: DuckDB gets it less
+--max-buffered-bytes (an eighth by default), the most the PostgreSQL sessions
+hold together of their clients' messages and answers. Each connection has a
+share of that set aside (up to 128 KiB), so a client that reads answers of
+rows smaller than that is served whatever the others hold; a session whose client is slow stops taking rows
+from DuckDB until the client takes what it was sent, and a row or message
+too large for what is left fails with SQLSTATE 53200, for that client alone.
+A client that takes none of its answer for --write-timeout is dropped; so is
+one that takes none of it for a second after a cancel request for its
+session.
 
 SIGINT or SIGTERM stops accepting, lets running queries finish (up to
 --shutdown-timeout), and exits 0.
@@ -88,7 +102,12 @@ For example:
 				return err
 			}
 			defer os.RemoveAll(tmp)
-			cfg.Sandbox = &rocklake.Sandbox{Dirs: dirs, TempDir: tmp, MemoryLimit: memoryLimit}
+			mem, err := memoryShares(memoryLimit, maxBuffered)
+			if err != nil {
+				return err
+			}
+			cfg.MaxBufferedBytes = mem.buffered
+			cfg.Sandbox = &rocklake.Sandbox{Dirs: dirs, TempDir: tmp, MemoryLimit: strconv.FormatInt(mem.duckdb, 10) + "B"}
 			lake, err := rocklake.Open(cmd.Context(), g.catalog, rocklake.OpenOptions{Sandbox: cfg.Sandbox})
 			if err != nil {
 				return err
@@ -113,6 +132,8 @@ For example:
 				fmt.Fprintf(out, "HTTP API on http://%s\n", a)
 			}
 			fmt.Fprintf(out, "queries may read files under: %s\n", strings.Join(dirs, ", "))
+			fmt.Fprintf(out, "memory: %s in all (--memory-limit), %s of it for DuckDB, %s for what sessions hold for their clients (--max-buffered-bytes)\n",
+				humanize.IBytes(uint64(mem.total)), humanize.IBytes(uint64(mem.duckdb)), humanize.IBytes(uint64(mem.buffered)))
 			if cfg.SocketPath != "" {
 				fmt.Fprintf(out, "rocklake commands on %s run through this server (query, plan, stats, snapshots, add, files, table list and describe)\n", g.catalog)
 			}
@@ -142,12 +163,59 @@ For example:
 	f.DurationVar(&cfg.StatementTimeout, "statement-timeout", 5*time.Minute, "longest a query may run")
 	f.Int64Var(&cfg.MaxResultRows, "max-result-rows", 1_000_000, "most rows one query may return")
 	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return")
-	f.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit for all queries together, such as 4GB (default: DuckDB's, 80% of memory)")
+	f.StringVar(&memoryLimit, "memory-limit", "", "the server's memory for all clients together, such as 4GB: DuckDB's limit and --max-buffered-bytes come out of it (default: DuckDB's default, 80% of memory)")
+	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages and answers, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
 	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", 64<<20, "largest message a PostgreSQL client may send after login")
-	f.DurationVar(&cfg.WriteTimeout, "write-timeout", 60*time.Second, "how long a client may take none of its answer before its session ends")
+	f.DurationVar(&cfg.WriteTimeout, "write-timeout", 60*time.Second, "how long a client may take none of its answer before its session ends (after a cancel request for it, a second)")
 	cmd.AddCommand(newServePasswdCmd(), newServeTokenCmd())
 	return cmd
+}
+
+// memorySplit is how a server's memory limit is divided.
+type memorySplit struct {
+	total, duckdb, buffered int64
+}
+
+// bufferedShare is the part of --memory-limit the sessions' buffers get
+// by default: a session whose client is slow holds about one flush (64
+// KiB), so an eighth of even 512MB has room for a thousand of them, and
+// DuckDB, whose queries need the memory more, keeps the most of it.
+const bufferedShare = 8
+
+// memoryShares divides the server's memory limit (DuckDB's syntax;
+// empty: DuckDB's default) between the sessions' buffers (maxBuffered,
+// empty: an eighth) and DuckDB, which gets the rest: the two together are
+// the limit, not the limit and more.
+func memoryShares(limit, maxBuffered string) (memorySplit, error) {
+	given := limit != ""
+	if !given {
+		var err error
+		if limit, err = engine.DefaultMemoryLimit(); err != nil {
+			return memorySplit{}, err
+		}
+	}
+	total, err := humanize.ParseBytes(limit)
+	if err != nil || total == 0 || total > 1<<62 {
+		if given {
+			return memorySplit{}, usagef("--memory-limit %q: want a size such as 4GB or 512MiB", limit)
+		}
+		return memorySplit{}, fmt.Errorf("DuckDB's default memory limit %q: not a size (give --memory-limit)", limit)
+	}
+	m := memorySplit{total: int64(total), buffered: int64(total) / bufferedShare}
+	if maxBuffered != "" {
+		n, err := humanize.ParseBytes(maxBuffered)
+		if err != nil || n == 0 || n > 1<<62 {
+			return memorySplit{}, usagef("--max-buffered-bytes %q: want a size such as 512MB or 64MiB", maxBuffered)
+		}
+		if n >= total {
+			return memorySplit{}, usagef("--max-buffered-bytes %s is not less than --memory-limit %s: it is taken out of it, and DuckDB needs the rest",
+				humanize.IBytes(n), humanize.IBytes(total))
+		}
+		m.buffered = int64(n)
+	}
+	m.duckdb = m.total - m.buffered
+	return m, nil
 }
 
 // serveDirs are the directories a served DuckDB may read: those given,

@@ -117,12 +117,20 @@ func TestCommandsThroughServer(t *testing.T) {
 // and may be called more than once.
 func serveInBackground(t *testing.T, lake string) (stop func()) {
 	t.Helper()
+	stop, _ = serveWith(t, lake)
+	return stop
+}
+
+// serveWith is serveInBackground with more serve flags; out is what the
+// server printed so far.
+func serveWith(t *testing.T, lake string, flags ...string) (stop func(), out func() string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	root := newRootCmd()
 	var serveOut syncWriter
 	root.SetOut(&serveOut)
 	root.SetErr(&serveOut)
-	root.SetArgs([]string{"--catalog", lake, "serve", "--pg-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"})
+	root.SetArgs(append([]string{"--catalog", lake, "serve", "--pg-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"}, flags...))
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -146,7 +154,7 @@ func serveInBackground(t *testing.T, lake string) (stop func()) {
 				t.Error("serve did not stop")
 			}
 		})
-	}
+	}, serveOut.String
 }
 
 // errText is err's message, or "" for none.
