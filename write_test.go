@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/rocklake/rocklake"
 )
 
@@ -125,5 +129,52 @@ func TestWriteTransaction(t *testing.T) {
 	}
 	if got := parquetUnder(t, files); got != n {
 		t.Fatalf("a failed commit left %d files", got-n)
+	}
+}
+
+// Lake.Insert appends an Arrow stream by column name; a value that does
+// not fit its column fails the insert and commits nothing.
+func TestInsertArrow(t *testing.T) {
+	ctx := context.Background()
+	lake, err := rocklake.Create(ctx, filepath.Join(t.TempDir(), "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	if _, err := lake.Exec(ctx, "CREATE TABLE t (id BIGINT, s VARCHAR, extra DOUBLE)", rocklake.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	records := func(ids []string) array.RecordReader {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "id", Type: arrow.BinaryTypes.String}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		for i, id := range ids {
+			if i%2 == 0 {
+				b.Field(0).(*array.StringBuilder).AppendNull()
+			} else {
+				b.Field(0).(*array.StringBuilder).Append("v" + id)
+			}
+			b.Field(1).(*array.StringBuilder).Append(id)
+		}
+		rec := b.NewRecordBatch()
+		rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rr
+	}
+	res, err := lake.Insert(ctx, "t", records([]string{"1", "2", "3"}))
+	if err != nil || res.Rows != 3 {
+		t.Fatalf("insert: %+v %v", res, err)
+	}
+	if got := firstValue(t, lake, "SELECT sum(id) || '/' || count(s) || '/' || count(extra) FROM t"); got != "6/1/0" {
+		t.Fatalf("rows: %s", got)
+	}
+	before, _ := lake.Snapshots(ctx)
+	if _, err := lake.Insert(ctx, "t", records([]string{"4", "not a number"})); err == nil || !strings.Contains(err.Error(), "not a number") {
+		t.Fatalf("a value that does not fit: %v", err)
+	}
+	if after, _ := lake.Snapshots(ctx); len(after) != len(before) {
+		t.Fatal("a failed insert made a snapshot")
 	}
 }
