@@ -13,7 +13,8 @@ import (
 )
 
 // Writes over the PostgreSQL protocol: INSERT, CREATE TABLE [AS] and
-// COPY ... FROM run by Lake.Exec, each its own snapshot.
+// COPY ... FROM run by Lake.Exec, each its own snapshot; COPY ... FROM
+// STDIN takes the client's data first (copy.go).
 
 // write runs one write statement for the session.
 func (ss *pgSession) write(q string) (*result, error) {
@@ -23,9 +24,18 @@ func (ss *pgSession) write(q string) (*result, error) {
 	if err := ss.writeInBlock(); err != nil {
 		return nil, err
 	}
+	cp, err := parseCopyStdin(q)
+	if err != nil {
+		return nil, err
+	}
 	ctx, done := ss.queryContext()
 	defer done()
-	res, err := ss.s.lake.Exec(ctx, q, rocklake.ExecOptions{Snapshot: ss.readAt()})
+	var res *rocklake.WriteResult
+	if cp != nil {
+		res, err = ss.copyIn(ctx, cp)
+	} else {
+		res, err = ss.s.lake.Exec(ctx, q, rocklake.ExecOptions{Snapshot: ss.readAt()})
+	}
 	if err != nil {
 		return nil, ctxError(ctx, err)
 	}

@@ -166,6 +166,7 @@ func TestWriteErrors(t *testing.T) {
 		{"CREATE TABLE w (x INT)", "42P07", `"w"`},
 		{"CREATE TABLE t AS SELECT 1 AS x", "42P07", `"t"`},
 		{"INSERT INTO nosuch VALUES (1)", "42P01", "nosuch"},
+		{"COPY nosuch FROM STDIN", "42P01", "nosuch"},
 		{"INSERT INTO w (name) VALUES ('no id')", "23502", "w.id"},
 		{"INSERT INTO w VALUES ('one', 'a', 1)", "22P02", "one"},
 		{"INSERT INTO w VALUES (1, 'a', 99999999999)", "22003", "out of range"},
@@ -181,6 +182,16 @@ func TestWriteErrors(t *testing.T) {
 		{"COPY w FROM '" + badCSV + "' (FORMAT csv, HEADER, DELIMITER ',', QUOTE '\"', AUTO_DETECT false)", "22P04", "Line: 3"},
 		{"COPY w FROM '" + badCSV + "' (FORMAT csv, HEADER, QUOTE '\"')", "22P04", "sniffing"},
 		{"COPY w FROM '" + badValue + "' (FORMAT csv, HEADER)", "22P02", "Line: 3"},
+		{"COPY w FROM STDIN (FORMAT xml)", "22023", "xml"},
+		{"COPY w FROM STDIN (BOGUS 1)", "42601", "bogus"},
+		{"COPY w FROM STDIN (FORMAT csv, FORMAT text)", "42601", "redundant"},
+		{"COPY w FROM STDIN (DELIMITER ',,')", "0A000", "one-byte"},
+		{"COPY w FROM STDIN (QUOTE '''')", "0A000", "CSV mode"},
+		{"COPY w FROM STDIN (FORMAT binary, HEADER)", "0A000", "BINARY"},
+		{"COPY w FROM STDIN (FORMAT csv, FORCE_NOT_NULL (nope))", "42P10", "nope"},
+		{"COPY w FROM STDIN WHERE id > 1", "0A000", "WHERE"},
+		{"COPY w (id, id) FROM STDIN", "42701", "id"},
+		{"COPY w (nope) FROM STDIN", "42703", "nope"},
 	} {
 		_, err := c.Exec(ctx, tc.q)
 		if code := sqlstate(err); code != tc.code || !strings.Contains(err.Error(), tc.says) {
@@ -317,4 +328,5 @@ func TestWriteRoles(t *testing.T) {
 	if _, err := writer.Exec(ctx, "INSERT INTO t (id) VALUES (1001)"); err != nil {
 		t.Errorf("after RESET: %v", err)
 	}
+
 }
