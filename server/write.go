@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -145,6 +146,15 @@ func writeVerb(q string) string {
 // describeWrite says, for Describe, what a write's portal returns: no
 // rows, and nothing is run to find that out.
 func describeWrite(q string) bool { return rocklake.IsWrite(q) }
+
+// writeContext bounds a write made through HTTP: the statement timeout
+// and the server's shutdown, not the client, which may go away while its
+// write commits.
+func (s *Server) writeContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(parent), s.cfg.StatementTimeout, errStatementTimeout)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
 
 // notAQuery gives a writer's session PostgreSQL's "not supported" for a
 // statement rocklake does not run (UPDATE, DELETE, ATTACH): saying the

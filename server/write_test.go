@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,7 +255,7 @@ func TestWriteInTransactionBlock(t *testing.T) {
 // session says it is read-only; a writer's says it is not, until it sets
 // itself read-only.
 func TestWriteRoles(t *testing.T) {
-	path, _, _ := authFile(t)
+	path, readerToken, writerToken := authFile(t)
 	auth, err := server.LoadAuth(path)
 	if err != nil {
 		t.Fatal(err)
@@ -329,4 +331,102 @@ func TestWriteRoles(t *testing.T) {
 		t.Errorf("after RESET: %v", err)
 	}
 
+	// HTTP: the writer's token runs a write, the reader's is refused.
+	call := func(token, body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", "http://"+f.srv.HTTPAddr().String()+"/v1/sql", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	before = f.latest(t)
+	if status, out := call(readerToken, `{"sql": "INSERT INTO t (id) VALUES (2000)"}`); status != 403 {
+		t.Errorf("reader token: %d %v", status, out)
+	}
+	if f.latest(t) != before {
+		t.Fatal("the reader's token wrote")
+	}
+	status, out := call(writerToken, `{"sql": "INSERT INTO t (id, name) VALUES (2000, 'http'), (2001, 'http')"}`)
+	if status != 200 || out["statement"] != "INSERT" || out["table"] != "t" || out["rows"] != 2.0 || out["file_count"] != 1.0 || out["snapshot_id"] != float64(before+1) {
+		t.Errorf("writer token: %d %v", status, out)
+	}
+	if err := reader.QueryRow(ctx, "SELECT count(*) FROM t WHERE name = 'http'").Scan(&n); err != nil || n != 2 {
+		t.Errorf("after the HTTP insert: %d %v", n, err)
+	}
+}
+
+// POST /v1/sql runs one write and nothing else: a query is sent to the
+// PostgreSQL protocol, COPY FROM STDIN too; errors say their SQLSTATE.
+func TestHTTPSQL(t *testing.T) {
+	f := newFixture(t, newConfig())
+	post := func(body string) (int, map[string]any) {
+		t.Helper()
+		status, b := httpCall(t, f, "POST", "/v1/sql", body)
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%s: %s", body, b)
+		}
+		return status, out
+	}
+	message := func(out map[string]any) string {
+		e, _ := out["error"].(map[string]any)
+		m, _ := e["message"].(string)
+		return m
+	}
+	status, out := post(`{"sql": "CREATE TABLE h (id BIGINT NOT NULL, s VARCHAR)"}`)
+	if status != 200 || out["statement"] != "CREATE TABLE" || out["rows"] != 0.0 || out["snapshot_id"] == nil {
+		t.Errorf("create: %d %v", status, out)
+	}
+	status, out = post(`{"sql": "INSERT INTO h SELECT i, 'v' || i FROM range(5) r(i)"}`)
+	if status != 200 || out["rows"] != 5.0 || out["file_count"] != 1.0 {
+		t.Errorf("insert: %d %v", status, out)
+	}
+	status, out = post(`{"sql": "CREATE TABLE h2 AS SELECT * FROM h WHERE id > 2"}`)
+	if status != 200 || out["statement"] != "CREATE TABLE AS" || out["rows"] != 2.0 {
+		t.Errorf("ctas: %d %v", status, out)
+	}
+	csv := filepath.Join(f.data, "h.csv")
+	os.WriteFile(csv, []byte("id,s\n10,ten\n"), 0o644)
+	status, out = post(`{"sql": "COPY h FROM '` + csv + `' (FORMAT csv, HEADER)"}`)
+	if status != 200 || out["statement"] != "COPY" || out["rows"] != 1.0 {
+		t.Errorf("copy: %d %v", status, out)
+	}
+	status, out = post(`{"sql": "INSERT INTO h SELECT * FROM h WHERE id < 0"}`)
+	if status != 200 || out["rows"] != 0.0 || out["snapshot_id"] != nil {
+		t.Errorf("an insert of no rows: %d %v", status, out)
+	}
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if got := answer(t, c, "SELECT count(*), max(s) FROM h"); got != "6|v4" {
+		t.Errorf("h: %s", got)
+	}
+	before := f.latest(t)
+	for _, tc := range []struct {
+		body   string
+		status int
+		says   string
+	}{
+		{`{"sql": "SELECT count(*) FROM h"}`, 400, "queries go through the PostgreSQL protocol"},
+		{`{"sql": "INSERT INTO h VALUES (1, 'a'); INSERT INTO h VALUES (2, 'b')"}`, 400, "one write per request"},
+		{`{"sql": ""}`, 400, "one write statement"},
+		{`{"sql": "COPY h FROM STDIN"}`, 400, "PostgreSQL protocol"},
+		{`{"sql": "INSERT INTO h (s) VALUES ('x')"}`, 400, "23502"},
+		{`{"sql": "INSERT INTO h VALUES ('x', 'y')"}`, 400, "22P02"},
+		{`{"sql": "INSERT INTO nosuch VALUES (1)"}`, 404, "nosuch"},
+		{`{"sql": "CREATE TABLE h (x INT)"}`, 409, "already exists"},
+		{`{"sql": "COPY h FROM '/etc/passwd'"}`, 400, "outside"},
+		{`{"query": "INSERT INTO h VALUES (1, 'a')"}`, 400, "unknown field"},
+	} {
+		status, out := post(tc.body)
+		if status != tc.status || !strings.Contains(message(out), tc.says) {
+			t.Errorf("%s: %d %v, want %d saying %q", tc.body, status, out, tc.status, tc.says)
+		}
+	}
+	if f.latest(t) != before {
+		t.Error("a refused request wrote")
+	}
 }
