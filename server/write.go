@@ -126,7 +126,7 @@ func writeTag(res *rocklake.WriteResult) string {
 		return "INSERT 0 " + n
 	case "CREATE TABLE AS":
 		if res.Snapshot.ID == 0 && res.Rows == 0 {
-			return "CREATE TABLE AS" // IF NOT EXISTS, and it did
+			return "CREATE TABLE AS" // IF NOT EXISTS found the table: nothing made
 		}
 		return "SELECT " + n
 	case "COPY":
