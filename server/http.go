@@ -29,6 +29,10 @@ import (
 //	GET  /v1/tables/{t}/stats[?snapshot=N] its statistics
 //	POST /v1/tables/{t}/plan              {"predicate", "snapshot", "pages", "page_size", "page_token"}
 //	POST /v1/tables/{t}/files             {"paths", "create"}: register files (writer role)
+//	POST /v1/sql                          {"sql"}: run one write statement (writer role): INSERT,
+//	                                      CREATE TABLE [AS], COPY t FROM 'path'; answers {"statement",
+//	                                      "table", "rows", "file_count", "snapshot_id"}. Queries go
+//	                                      through the PostgreSQL protocol.
 //
 // Errors are {"error": {"code", "message"}} with a fitting status.
 func (s *Server) httpHandler() http.Handler {
@@ -61,6 +65,7 @@ func (s *Server) httpHandler() http.Handler {
 	route("GET /v1/tables/{table}/stats", Reader, s.apiStats)
 	route("POST /v1/tables/{table}/plan", Reader, s.apiPlan)
 	route("POST /v1/tables/{table}/files", Writer, s.apiAdd)
+	route("POST /v1/sql", Writer, s.apiSQL)
 	return mux
 }
 
@@ -326,4 +331,77 @@ func (s *Server) apiAdd(_ http.ResponseWriter, r *http.Request) (any, error) {
 	}
 	s.m.adds.Add(float64(res.Files))
 	return res, nil
+}
+
+type sqlRequest struct {
+	SQL string `json:"sql"`
+}
+
+// sqlAnswer is what a write did. SnapshotID is null when it committed
+// nothing (no rows, or CREATE TABLE IF NOT EXISTS of a table that
+// exists).
+type sqlAnswer struct {
+	Statement  string `json:"statement"`
+	Table      string `json:"table"`
+	Rows       int64  `json:"rows"`
+	FileCount  int    `json:"file_count"`
+	SnapshotID *int64 `json:"snapshot_id"`
+}
+
+func (s *Server) apiSQL(_ http.ResponseWriter, r *http.Request) (any, error) {
+	var req sqlRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	stmts := splitStatements(req.SQL)
+	switch {
+	case len(stmts) == 0:
+		return nil, &apiError{http.StatusBadRequest, "invalid", "sql: give one write statement"}
+	case len(stmts) > 1:
+		return nil, &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("sql holds %d statements; send one write per request (each is its own snapshot)", len(stmts))}
+	case !rocklake.IsWrite(stmts[0]):
+		return nil, &apiError{http.StatusBadRequest, "not_a_write", "POST /v1/sql runs one write statement (INSERT, CREATE TABLE [AS], COPY t FROM 'path'); " +
+			"queries go through the PostgreSQL protocol (psql, any PostgreSQL driver)"}
+	}
+	if cp, err := parseCopyStdin(stmts[0]); err != nil || cp != nil {
+		return nil, &apiError{http.StatusBadRequest, "invalid", "COPY ... FROM STDIN takes its data over the PostgreSQL protocol (psql's \\copy, a driver's CopyFrom); over HTTP, COPY from a path the server may read"}
+	}
+	// A write is one commit: it lands whole or not at all, even when the
+	// client goes away meanwhile (as an add does).
+	ctx, done := s.writeContext(r.Context())
+	defer done()
+	res, err := s.lake.Exec(ctx, stmts[0], rocklake.ExecOptions{})
+	if err != nil {
+		return nil, sqlError(err)
+	}
+	s.m.observeWrite(res)
+	out := sqlAnswer{Statement: res.Statement, Table: res.Table, Rows: res.Rows, FileCount: res.Files}
+	if res.Snapshot.ID != 0 {
+		out.SnapshotID = &res.Snapshot.ID
+	}
+	return out, nil
+}
+
+// sqlError gives a write's error its HTTP status: the statement's fault
+// (SQLSTATE classes 22, 23, 42, 0A) is a 400, with the SQLSTATE said.
+func sqlError(err error) error {
+	if ae := asAPIError(err); ae.status != http.StatusInternalServerError && !errors.Is(err, rocklake.ErrDuplicate) {
+		return ae
+	}
+	pe := toPGError(err)
+	switch {
+	case pe.code == "42501":
+		return &apiError{http.StatusForbidden, "forbidden", pe.msg}
+	case pe.code == "40001":
+		return &apiError{http.StatusConflict, "conflict", pe.msg}
+	case pe.code == "42P07":
+		return &apiError{http.StatusConflict, "exists", pe.msg}
+	case pe.code == "25006":
+		return &apiError{http.StatusForbidden, "read_only", pe.msg}
+	case pe.code == "57014":
+		return &apiError{http.StatusServiceUnavailable, "cancelled", pe.msg}
+	case pe.code == "58P01", strings.HasPrefix(pe.code, "22"), strings.HasPrefix(pe.code, "23"), strings.HasPrefix(pe.code, "42"), pe.code == "0A000":
+		return &apiError{http.StatusBadRequest, "invalid", pe.msg + " (SQLSTATE " + pe.code + ")"}
+	}
+	return &apiError{http.StatusInternalServerError, "internal", pe.msg}
 }

@@ -91,10 +91,16 @@ func newFixtureAt(t *testing.T, cfg server.Config, loc string) *fixture {
 	if _, err := lake.Add(ctx, "t", paths, rocklake.AddOptions{Create: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Writes go under the catalog's rewrite root, which the sandboxed
+	// DuckDB must reach (as `rocklake serve` gives it).
+	dirs := []string{f.data}
+	if root := lake.Catalog().RewriteRoot(); root != "" {
+		dirs = append(dirs, root)
+	}
 	lake.Close()
 	tmp := filepath.Join(f.dir, "tmp")
 	os.MkdirAll(tmp, 0o755)
-	cfg.Sandbox = &rocklake.Sandbox{Dirs: []string{f.data}, TempDir: tmp}
+	cfg.Sandbox = &rocklake.Sandbox{Dirs: dirs, TempDir: tmp}
 	if f.lake, err = rocklake.Open(ctx, loc, rocklake.OpenOptions{Sandbox: cfg.Sandbox}); err != nil {
 		t.Fatal(err)
 	}

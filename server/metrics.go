@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/engine"
 )
 
@@ -25,6 +26,8 @@ type metrics struct {
 	requestTime  *prometheus.HistogramVec
 	plans        prometheus.Counter
 	adds         prometheus.Counter
+	writes       *prometheus.CounterVec
+	rowsWritten  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -47,8 +50,10 @@ func newMetrics() *metrics {
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"})
 	m.plans = prometheus.NewCounter(prometheus.CounterOpts{Name: "rocklake_plans_total", Help: "Scan plans made through the HTTP API."})
 	m.adds = prometheus.NewCounter(prometheus.CounterOpts{Name: "rocklake_files_added_total", Help: "Data files registered through the HTTP API."})
+	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_writes_total", Help: "Write statements run (PostgreSQL protocol and HTTP), by statement."}, []string{"statement"})
+	m.rowsWritten = prometheus.NewCounter(prometheus.CounterOpts{Name: "rocklake_rows_written_total", Help: "Rows written by write statements."})
 	for _, c := range []prometheus.Collector{m.connections, m.refused, m.authFailures, m.queries, m.cancels, m.errors, m.queryTime,
-		m.rowsSent, m.files, m.metadata, m.objects, m.requests, m.requestTime, m.plans, m.adds} {
+		m.rowsSent, m.files, m.metadata, m.objects, m.requests, m.requestTime, m.plans, m.adds, m.writes, m.rowsWritten} {
 		f(c)
 	}
 	return m
@@ -68,4 +73,10 @@ func (m *metrics) observeQuery(res *engine.Result) {
 	}
 	m.objects.WithLabelValues("hit").Add(float64(res.Objects.Hits))
 	m.objects.WithLabelValues("fetch").Add(float64(res.Objects.Fetched))
+}
+
+// observeWrite counts a write that succeeded.
+func (m *metrics) observeWrite(res *rocklake.WriteResult) {
+	m.writes.WithLabelValues(res.Statement).Inc()
+	m.rowsWritten.Add(float64(res.Rows))
 }

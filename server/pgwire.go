@@ -549,8 +549,12 @@ func (ss *pgSession) handle(msg pgproto3.FrontendMessage) bool {
 	case *pgproto3.Flush:
 	case *pgproto3.Terminate:
 		return true
+	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		// What a client still sends of a COPY that was refused or failed
+		// (drivers send their data without waiting for CopyInResponse):
+		// dropped, as PostgreSQL drops it.
 	default:
-		// COPY, function calls: errors, and as in the extended protocol
+		// Function calls and the rest: errors, and as in the extended protocol
 		// everything up to the next Sync is skipped.
 		ss.sendError(&pgError{code: "0A000", msg: fmt.Sprintf("rocklake does not support the %T message", msg)})
 		ss.skipping = true
@@ -640,7 +644,7 @@ func (ss *pgSession) parse(m *pgproto3.Parse) {
 	oids := make([]uint32, max(n, len(m.ParameterOIDs)))
 	copy(oids, m.ParameterOIDs)
 	if slices.Contains(oids, 0) {
-		inferParams(m.Query, oids, ss.columnTypes())
+		ss.inferParams(m.Query, oids)
 	}
 	ss.stmts[m.Name] = &prepared{sql: m.Query, paramOIDs: oids}
 	ss.be.Send(&pgproto3.ParseComplete{})
@@ -725,6 +729,10 @@ func (ss *pgSession) describe(m *pgproto3.Describe) {
 	p := ss.portals[m.Name]
 	if p == nil {
 		ss.fail(&pgError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Name)})
+		return
+	}
+	if p.res == nil && describeWrite(p.sql) {
+		ss.be.Send(&pgproto3.NoData{})
 		return
 	}
 	if err := ss.startPortal(p); err != nil {

@@ -52,6 +52,11 @@ type Config struct {
 	// this. Before login the limit is 64 KiB (SCRAM's messages are
 	// small), and the startup message's is 10,000 bytes, as PostgreSQL's.
 	MaxMessageBytes int
+	// MaxCopyBytes bounds the data one COPY ... FROM STDIN may send
+	// (default 1 GiB). It is staged on disk, in the sandbox's temporary
+	// directory, until the COPY commits or fails; a COPY over the limit
+	// fails with SQLSTATE 54000 and its staged data is removed.
+	MaxCopyBytes int64
 	// WriteTimeout ends a session whose client takes none of its answer
 	// for this long (default 60 s): a client that stops reading would
 	// otherwise keep its query's answer, which DuckDB holds whole, and its
@@ -109,6 +114,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 64 << 20
+	}
+	if c.MaxCopyBytes <= 0 {
+		c.MaxCopyBytes = 1 << 30
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 60 * time.Second

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/writesql"
 )
 
 // toPGError gives an error its SQLSTATE: rocklake's own errors by their
@@ -25,6 +27,16 @@ func toPGError(err error) *pgError {
 		code = "25006" // read_only_sql_transaction: what PostgreSQL says to a write on a read-only server
 	case errors.Is(err, rocklake.ErrNoSuchTable):
 		code = "42P01"
+	case errors.Is(err, rocklake.ErrDuplicate):
+		code = "42P07" // duplicate_table: CREATE TABLE of a name taken
+	case errors.Is(err, writesql.ErrUnsupported):
+		code = "0A000"
+	case errors.Is(err, rocklake.ErrConflict):
+		code, msg = "40001", msg+" (another commit changed the table meanwhile; run the statement again)"
+	case errors.Is(err, rocklake.ErrReadOnly):
+		code = "25006"
+	case errors.Is(err, fs.ErrNotExist):
+		code = "58P01" // undefined_file: COPY's file
 	case errors.Is(err, rocklake.ErrNoSuchColumn):
 		code = "42703"
 	case errors.Is(err, rocklake.ErrNoSuchSnapshot):
@@ -39,8 +51,17 @@ func toPGError(err error) *pgError {
 		for _, c := range duckClasses {
 			if strings.Contains(msg, c.prefix) {
 				code = c.code
-				if c.prefix == "Catalog Error" && !strings.Contains(msg, "Table with name") {
+				switch {
+				case c.prefix == "Catalog Error" && !strings.Contains(msg, "Table with name"):
 					code = "42883" // a function or type
+				case c.prefix == "Binder Error" && strings.Contains(msg, "values were supplied"):
+					code = "42601" // PostgreSQL's "INSERT has more expressions than target columns"
+				case c.prefix == "Conversion Error" && strings.Contains(msg, "out of range"):
+					code = "22003" // numeric_value_out_of_range
+				case c.prefix == "Constraint Error" && strings.Contains(msg, "NOT NULL"):
+					code = "23502" // not_null_violation
+				case c.prefix == "Invalid Input Error" && (strings.Contains(msg, "CSV Error") || strings.Contains(msg, "Error when sniffing file")):
+					code = "22P04" // bad_copy_file_format
 				}
 				break
 			}
@@ -52,11 +73,14 @@ func toPGError(err error) *pgError {
 var duckClasses = []struct{ prefix, code string }{
 	{"Parser Error", "42601"},
 	{"syntax error at or near", "42601"},
+	{"syntax error at end", "42601"},
 	{"Syntax Error", "42601"},
 	{"Binder Error", "42703"},
 	{"Catalog Error", "42P01"},
 	{"Permission Error", "42501"},
-	{"Conversion Error", "22018"},
+	// invalid_text_representation: what PostgreSQL says of 'x'::int.
+	{"Conversion Error", "22P02"},
+	{"Constraint Error", "23000"},
 	{"Out of Range Error", "22003"},
 	{"Invalid Input Error", "22023"},
 	{"Out of Memory Error", "53200"},

@@ -127,6 +127,9 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	if res, ok, err := ss.command(kw, q, formats); ok || err != nil {
 		return res, err
 	}
+	if rocklake.IsWrite(q) {
+		return ss.write(q)
+	}
 	if listsTables(q) {
 		return ss.psqlTables(formats)
 	}
@@ -149,7 +152,7 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	rows, err := ss.s.lake.QueryRows(ctx, q, rocklake.QueryOptions{Snapshot: ss.readAt()})
 	stopWatch()
 	if err != nil {
-		err = ctxError(ctx, err) // before done() cancels ctx
+		err = ss.notAQuery(ctxError(ctx, err)) // before done() cancels ctx
 		done()
 		return nil, err
 	}
@@ -174,6 +177,9 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 		}
 	case "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "DISCARD", "DEALLOCATE", "SET", "RESET":
 		return &result{s: ss.s}, nil
+	}
+	if rocklake.IsWrite(q) {
+		return &result{s: ss.s}, nil // no rows; not run
 	}
 	if listsTables(q) || refersToSystemCatalog(q) {
 		return ss.start(q, nil)
@@ -203,7 +209,9 @@ func (ss *pgSession) typeMap() *pgtype.Map {
 }
 
 // pgSettings are the PostgreSQL settings clients set at connect (JDBC,
-// pgx, psql): accepted and shown back, changing nothing in DuckDB.
+// pgx, psql): accepted and shown back, changing nothing in DuckDB. The
+// read-only settings are the session's (see readOnlySetting); their
+// values here are a reader's.
 var pgSettings = map[string]string{
 	"application_name": "", "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC",
 	"extra_float_digits": "1", "search_path": "main", "intervalstyle": "postgres", "client_min_messages": "notice",
@@ -214,12 +222,16 @@ var pgSettings = map[string]string{
 }
 
 // fixedSettings may be set only to their one value: rocklake sends text
-// in UTF-8, times in UTC, and reads a snapshot, never writes.
+// in UTF-8 and times in UTC.
 var fixedSettings = map[string][]string{
 	"client_encoding": {"utf8", "utf-8", "unicode"}, "timezone": {"utc", "etc/utc", "gmt", "z", "0", "+00", "00:00"},
 	"standard_conforming_strings": {"on"}, "integer_datetimes": {"on"}, "server_version": nil, "server_version_num": nil,
-	"bytea_output": {"hex"}, "transaction_read_only": {"on", "true"}, "default_transaction_read_only": {"on", "true"},
+	"bytea_output": {"hex"},
 }
+
+// readOnlySettings say whether the session may write: a reader's are on
+// for good; a writer's are off unless it sets them on.
+var readOnlySettings = map[string]bool{"transaction_read_only": true, "default_transaction_read_only": true}
 
 const snapshotSetting = "rocklake.snapshot"
 
@@ -356,6 +368,15 @@ func (ss *pgSession) set(name, value string) error {
 		delete(ss.settings, name)
 		return nil
 	}
+	if readOnlySettings[name] {
+		on, ok := parseBool(value)
+		switch {
+		case !ok:
+			return &pgError{code: "22023", msg: fmt.Sprintf("parameter %q requires a Boolean value", name)}
+		case !on && ss.role != Writer:
+			return &pgError{code: "25006", msg: fmt.Sprintf("%s cannot be turned off: user %q is a %s", name, ss.user, ss.role)}
+		}
+	}
 	if allowed, fixed := fixedSettings[name]; fixed {
 		ok := false
 		for _, a := range allowed {
@@ -375,6 +396,15 @@ func (ss *pgSession) show(name string) (string, error) {
 			return strconv.FormatInt(id, 10), nil
 		}
 		return "latest", nil
+	}
+	switch name {
+	case "transaction_read_only":
+		return ss.readOnlySetting(), nil
+	case "default_transaction_read_only":
+		if ss.role != Writer || isOn(ss.settings[name]) {
+			return "on", nil
+		}
+		return "off", nil
 	}
 	if v, ok := ss.settings[name]; ok {
 		return v, nil

@@ -34,24 +34,29 @@ func newServeCmd(g *globals) *cobra.Command {
 		Short: "Serve the catalog over PostgreSQL's wire protocol and an HTTP plan API",
 		Long: `serve keeps the catalog, its caches and DuckDB open for many clients: psql
 and any PostgreSQL driver run SELECTs through the same engine as "rocklake
-query" (pruning, answers from statistics), and the HTTP API lists tables and
-snapshots, describes tables, returns statistics and scan plans, and registers
-files.
+query" (pruning, answers from statistics) and writes in SQL, and the HTTP API
+lists tables and snapshots, describes tables, returns statistics and scan
+plans, registers files and runs writes.
 
 Without --auth it serves loopback only, without passwords (as PostgreSQL's
-trust). With --auth FILE, PostgreSQL clients log in with SCRAM-SHA-256 and
-HTTP clients send "Authorization: Bearer TOKEN"; users and tokens are readers
-or writers (writers may register files). Make the file's entries with
-"rocklake serve passwd" and "rocklake serve token". With --tls-cert and
---tls-key, both protocols require TLS. Listening beyond loopback needs --auth
-and TLS, or --insecure.
+trust), every client a writer. With --auth FILE, PostgreSQL clients log in
+with SCRAM-SHA-256 and HTTP clients send "Authorization: Bearer TOKEN"; users
+and tokens are readers or writers (writers may also register files and write
+in SQL). Make the file's entries with "rocklake serve passwd" and "rocklake
+serve token". With --tls-cert and --tls-key, both protocols require TLS.
+Listening beyond loopback needs --auth and TLS, or --insecure.
 
 Clients' SQL runs on a DuckDB locked down to the data directories
 (--read-dir, by default the catalog's data root, else the directories of the
-files registered when the server starts, and the object cache): no other
-file is read or written, no database attached, no extension loaded, no
-setting changed. Only queries run; "SET rocklake.snapshot = N" reads an older
-snapshot, and BEGIN ... COMMIT reads one snapshot throughout.
+files registered when the server starts; and the object cache and the
+catalog's rewrite directory, where writes put their files): no other file is
+read or written, no database attached, no extension loaded, no setting
+changed. Readers run queries; "SET rocklake.snapshot = N" reads an older
+snapshot, and BEGIN ... COMMIT reads one snapshot throughout. Writers also
+run INSERT, CREATE TABLE [AS] and COPY t FROM 'path' (a file under those
+directories) or FROM STDIN (psql's \copy, a driver's CopyFrom; at most
+--max-copy-bytes), each committed as its own snapshot (not yet inside
+BEGIN ... COMMIT); POST /v1/sql runs one over HTTP.
 
 --memory-limit bounds the server's memory for clients: DuckDB gets it less
 --max-buffered-bytes (an eighth by default), the most the PostgreSQL sessions
@@ -167,6 +172,7 @@ For example:
 	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages and answers, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
 	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", 64<<20, "largest message a PostgreSQL client may send after login")
+	f.Int64Var(&cfg.MaxCopyBytes, "max-copy-bytes", 1<<30, "most data one COPY ... FROM STDIN may send (staged on disk until it commits)")
 	f.DurationVar(&cfg.WriteTimeout, "write-timeout", 60*time.Second, "how long a client may take none of its answer before its session ends (after a cancel request for it, a second)")
 	cmd.AddCommand(newServePasswdCmd(), newServeTokenCmd())
 	return cmd
@@ -220,9 +226,19 @@ func memoryShares(limit, maxBuffered string) (memorySplit, error) {
 
 // serveDirs are the directories a served DuckDB may read: those given,
 // else the catalog's data root, else the directories of the files
-// registered now; and the object cache.
+// registered now; and the object cache and the catalog's rewrite root.
 func serveDirs(ctx context.Context, g *globals, given []string) ([]string, error) {
+	lake, err := rocklake.Open(ctx, g.catalog, rocklake.OpenOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer lake.Close()
+	// Writes in SQL put their files under the rewrite root, which the
+	// served DuckDB writes and then reads back to check them.
 	var dirs []string
+	if root := lake.Catalog().RewriteRoot(); root != "" {
+		dirs = append(dirs, root)
+	}
 	for _, d := range given {
 		abs, err := filepath.Abs(d)
 		if err != nil {
@@ -233,12 +249,7 @@ func serveDirs(ctx context.Context, g *globals, given []string) ([]string, error
 		}
 		dirs = append(dirs, abs)
 	}
-	if len(dirs) == 0 {
-		lake, err := rocklake.Open(ctx, g.catalog, rocklake.OpenOptions{ReadOnly: true})
-		if err != nil {
-			return nil, err
-		}
-		defer lake.Close()
+	if len(given) == 0 {
 		if root := lake.DataRoot(); root != "" && !strings.HasPrefix(root, "s3://") {
 			dirs = append(dirs, root)
 		} else {

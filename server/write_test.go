@@ -1,0 +1,432 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rocklake/rocklake/server"
+)
+
+// latest is the lake's newest snapshot id.
+func (f *fixture) latest(t *testing.T) int64 {
+	t.Helper()
+	snaps, err := f.lake.Snapshots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snaps[len(snaps)-1].ID
+}
+
+// answer is a query's rows as text, one row a line, values joined by |.
+func firstAnswer(t *testing.T, c *pgx.Conn, q string, args ...any) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, v := range vals {
+			if v == nil {
+				parts = append(parts, "NULL")
+			} else {
+				parts = append(parts, fmt.Sprint(v))
+			}
+		}
+		lines = append(lines, strings.Join(parts, "|"))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Writes over both protocols, with PostgreSQL's command tags, each seen
+// by the next query; the extended protocol with parameters typed from the
+// table's columns; Describe of a write runs nothing.
+func TestWritesOverPostgresProtocol(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	simple := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	ext := f.connect(t, pgx.QueryExecModeCacheStatement)
+	exec := func(c *pgx.Conn, want, q string, args ...any) {
+		t.Helper()
+		tag, err := c.Exec(ctx, q, args...)
+		if err != nil || tag.String() != want {
+			t.Fatalf("%s: %q %v, want %q", q, tag, err, want)
+		}
+	}
+	exec(simple, "CREATE TABLE", "CREATE TABLE w (id BIGINT NOT NULL, name VARCHAR, v DOUBLE, day DATE)")
+	exec(simple, "INSERT 0 2", "INSERT INTO w VALUES (1, 'a', 1.5, DATE '2024-01-01'), (2, NULL, NULL, NULL)")
+	if got := firstAnswer(t, simple, "SELECT count(*), count(name) FROM w"); got != "2|1" {
+		t.Errorf("after the insert: %s", got)
+	}
+	// pgx sends an int only for a parameter typed as an integer: the
+	// VALUES' columns type them.
+	exec(ext, "INSERT 0 1", "INSERT INTO w VALUES ($1, $2, $3, $4)", int64(3), "c", 2.25, time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC))
+	exec(ext, "INSERT 0 2", `INSERT INTO w (name, "id") VALUES ($1, $2), ($3, $4)`, "d", 4, "e'; DROP TABLE w; --", 5)
+	exec(ext, "INSERT 0 1", "INSERT INTO w SELECT $1::BIGINT + 100, $2, NULL, NULL", 1, "from a query")
+	if got := firstAnswer(t, ext, "SELECT id, name, v, day FROM w WHERE id >= $1 ORDER BY id", 3); got != "3|c|2.25|2024-02-01 00:00:00 +0000 UTC\n4|d|NULL|NULL\n5|e'; DROP TABLE w; --|NULL|NULL\n101|from a query|NULL|NULL" {
+		t.Errorf("after the extended inserts:\n%s", got)
+	}
+	exec(ext, "SELECT 3", "CREATE TABLE w2 AS SELECT id, name FROM w WHERE id BETWEEN $1 AND $2", 2, 4)
+	if got := firstAnswer(t, simple, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM w2"); got != "2,3,4" {
+		t.Errorf("w2: %s", got)
+	}
+	csv := filepath.Join(f.data, "more.csv")
+	os.WriteFile(csv, []byte("id,name,v,day\n10,x,0.5,2024-03-01\n11,,,\n"), 0o644)
+	exec(simple, "COPY 2", "COPY w FROM '"+csv+"' (FORMAT csv, HEADER)")
+	if got := firstAnswer(t, simple, "SELECT count(*) FROM w WHERE id BETWEEN 10 AND 11"); got != "2" {
+		t.Errorf("after the COPY: %s", got)
+	}
+	exec(simple, "INSERT 0 0", "INSERT INTO w SELECT * FROM w WHERE id < 0")
+
+	// IF NOT EXISTS of a table that exists: a notice, no snapshot.
+	before := f.latest(t)
+	var notices []string
+	cfg, _ := pgx.ParseConfig(f.pgURL("tester", "", "disable"))
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Code+" "+n.Message) }
+	nc, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close(ctx)
+	exec(nc, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS w (x INT)")
+	exec(nc, "CREATE TABLE AS", "CREATE TABLE IF NOT EXISTS w AS SELECT 1 AS x")
+	if len(notices) != 2 || !strings.HasPrefix(notices[0], "42P07 ") {
+		t.Errorf("notices: %q", notices)
+	}
+	if f.latest(t) != before {
+		t.Error("IF NOT EXISTS of an existing table made a snapshot")
+	}
+
+	// Describe of a prepared write: no rows, parameter types from the
+	// table, nothing run (pgconn's ExecParams describes the portal before
+	// it executes it: the row goes in once).
+	pc := ext.PgConn()
+	sd, err := pc.Prepare(ctx, "ins", "INSERT INTO w (id, name) VALUES ($1, $2)", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sd.Fields) != 0 || len(sd.ParamOIDs) != 2 || sd.ParamOIDs[0] != 20 || sd.ParamOIDs[1] != 25 {
+		t.Errorf("described: fields %v, parameters %v", sd.Fields, sd.ParamOIDs)
+	}
+	if f.latest(t) != before {
+		t.Error("describing a write wrote")
+	}
+	rr := pc.ExecParams(ctx, "INSERT INTO w (id, name) VALUES ($1, $2)", [][]byte{[]byte("200"), []byte("described")}, []uint32{20, 25}, nil, nil).Read()
+	if rr.Err != nil || rr.CommandTag.String() != "INSERT 0 1" {
+		t.Fatalf("ExecParams: %v %q", rr.Err, rr.CommandTag)
+	}
+	if got := firstAnswer(t, simple, "SELECT count(*) FROM w WHERE id = 200"); got != "1" {
+		t.Errorf("the described insert went in %s times", got)
+	}
+	if got := firstAnswer(t, simple, "SELECT count(*) FROM t"); got != "300" {
+		t.Errorf("t: %s", got)
+	}
+}
+
+// Each failed write says why with PostgreSQL's SQLSTATE, commits
+// nothing, and leaves the connection usable.
+func TestWriteErrors(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	for _, q := range []string{
+		"CREATE TABLE w (id BIGINT NOT NULL, name VARCHAR, small SMALLINT)",
+		"INSERT INTO w VALUES (1, 'a', 1)",
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := f.latest(t)
+	outside := filepath.Join(f.dir, "outside.csv")
+	os.WriteFile(outside, []byte("id\n1\n"), 0o644)
+	badCSV := filepath.Join(f.data, "bad.csv")
+	os.WriteFile(badCSV, []byte("id,name,small\n2,b,2\n3,\"c,3\n"), 0o644)
+	badValue := filepath.Join(f.data, "badvalue.csv")
+	os.WriteFile(badValue, []byte("id,name,small\n2,b,2\nthree,c,3\n"), 0o644)
+	for _, tc := range []struct{ q, code, says string }{
+		{"CREATE TABLE w (x INT)", "42P07", `"w"`},
+		{"CREATE TABLE t AS SELECT 1 AS x", "42P07", `"t"`},
+		{"INSERT INTO nosuch VALUES (1)", "42P01", "nosuch"},
+		{"COPY nosuch FROM STDIN", "42P01", "nosuch"},
+		{"INSERT INTO w (name) VALUES ('no id')", "23502", "w.id"},
+		{"INSERT INTO w VALUES ('one', 'a', 1)", "22P02", "one"},
+		{"INSERT INTO w VALUES (1, 'a', 99999999999)", "22003", "out of range"},
+		{"INSERT INTO w VALUES (", "42601", "syntax error"},
+		{"INSERT INTO w VALUES (1, 'a', 1) RETURNING id", "0A000", "RETURNING"},
+		{"INSERT OR REPLACE INTO w VALUES (1, 'a', 1)", "0A000", "OR REPLACE"},
+		{"CREATE TEMP TABLE x (a INT)", "0A000", "TEMP"},
+		{"UPDATE w SET id = 2", "0A000", "UPDATE"},
+		{"DELETE FROM w", "0A000", "DELETE"},
+		{"INSERT INTO w (nope) VALUES (1)", "42703", "nope"},
+		{"COPY w FROM '" + outside + "'", "42501", "outside"},
+		{"COPY w FROM '" + filepath.Join(f.data, "missing.csv") + "'", "58P01", "missing.csv"},
+		{"COPY w FROM '" + badCSV + "' (FORMAT csv, HEADER, DELIMITER ',', QUOTE '\"', AUTO_DETECT false)", "22P04", "Line: 3"},
+		{"COPY w FROM '" + badCSV + "' (FORMAT csv, HEADER, QUOTE '\"')", "22P04", "sniffing"},
+		{"COPY w FROM '" + badValue + "' (FORMAT csv, HEADER)", "22P02", "Line: 3"},
+		{"COPY w FROM STDIN (FORMAT xml)", "22023", "xml"},
+		{"COPY w FROM STDIN (BOGUS 1)", "42601", "bogus"},
+		{"COPY w FROM STDIN (FORMAT csv, FORMAT text)", "42601", "redundant"},
+		{"COPY w FROM STDIN (DELIMITER ',,')", "0A000", "one-byte"},
+		{"COPY w FROM STDIN (QUOTE '''')", "0A000", "CSV mode"},
+		{"COPY w FROM STDIN (FORMAT binary, HEADER)", "0A000", "BINARY"},
+		{"COPY w FROM STDIN (FORMAT csv, FORCE_NOT_NULL (nope))", "42P10", "nope"},
+		{"COPY w FROM STDIN WHERE id > 1", "0A000", "WHERE"},
+		{"COPY w (id, id) FROM STDIN", "42701", "id"},
+		{"COPY w (nope) FROM STDIN", "42703", "nope"},
+	} {
+		_, err := c.Exec(ctx, tc.q)
+		if code := sqlstate(err); code != tc.code || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v (SQLSTATE %s), want %s saying %q", tc.q, err, code, tc.code, tc.says)
+		}
+	}
+	if f.latest(t) != before {
+		t.Error("a failed write made a snapshot")
+	}
+	if got := firstAnswer(t, c, "SELECT count(*) FROM w"); got != "1" {
+		t.Errorf("after the failures: %s rows", got)
+	}
+}
+
+// Inside BEGIN ... COMMIT a write fails, for now, and fails the block;
+// outside one each write commits on its own.
+func TestWriteInTransactionBlock(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if _, err := c.Exec(ctx, "CREATE TABLE w (id BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	before := f.latest(t)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.Exec(ctx, "INSERT INTO w VALUES (1)")
+	if sqlstate(err) != "0A000" || !strings.Contains(err.Error(), "writes inside a transaction block are not supported yet") {
+		t.Errorf("a write in a block: %v", err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1"); sqlstate(err) != "25P02" {
+		t.Errorf("after the failed write the block should be failed: %v", err)
+	}
+	if err := tx.Commit(ctx); err == nil || !strings.Contains(err.Error(), "rollback") {
+		t.Errorf("COMMIT of the failed block: %v", err)
+	}
+	psql := exec.Command(psqlPath(t), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", f.pgURL("me", "", "disable"))
+	psql.Stdin = strings.NewReader("BEGIN;\nCOPY w FROM STDIN;\n1\n\\.\nCOMMIT;\n")
+	out, err := psql.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not supported yet") {
+		t.Errorf("COPY in a block through psql: %q %v", out, err)
+	}
+	if f.latest(t) != before {
+		t.Error("a write in a block committed")
+	}
+	for range 2 {
+		if _, err := c.Exec(ctx, "INSERT INTO w VALUES (1); INSERT INTO w VALUES (2)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.latest(t); got != before+4 {
+		t.Errorf("four writes outside a block made %d snapshots", got-before)
+	}
+}
+
+// A reader may not write (42501, before any data is asked for) and its
+// session says it is read-only; a writer's says it is not, until it sets
+// itself read-only.
+func TestWriteRoles(t *testing.T) {
+	path, readerToken, writerToken := authFile(t)
+	auth, err := server.LoadAuth(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := newConfig()
+	cfg.Auth = auth
+	f := newFixture(t, cfg)
+	ctx := context.Background()
+	reader, err := pgx.Connect(ctx, f.pgURL("alice", alicePassword, "disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close(ctx)
+	writer, err := pgx.Connect(ctx, f.pgURL("bob", bobPassword, "disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close(ctx)
+	show := func(c *pgx.Conn, name string) string {
+		var v string
+		if err := c.QueryRow(ctx, "SHOW "+name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, name := range []string{"transaction_read_only", "default_transaction_read_only"} {
+		if v := show(reader, name); v != "on" {
+			t.Errorf("reader: %s = %s", name, v)
+		}
+		if v := show(writer, name); v != "off" {
+			t.Errorf("writer: %s = %s", name, v)
+		}
+	}
+	if _, err := reader.Exec(ctx, "SET default_transaction_read_only = off"); sqlstate(err) != "25006" {
+		t.Errorf("a reader turning read-only off: %v", err)
+	}
+	before := f.latest(t)
+	for _, q := range []string{"INSERT INTO t (id) VALUES (1)", "CREATE TABLE r AS SELECT 1 AS x", "COPY t FROM STDIN"} {
+		_, err := reader.Exec(ctx, q)
+		if sqlstate(err) != "42501" || !strings.Contains(err.Error(), `"alice" is a reader`) {
+			t.Errorf("reader: %s: %v", q, err)
+		}
+	}
+	if _, err := reader.PgConn().CopyFrom(ctx, strings.NewReader("1\n"), "COPY t (id) FROM STDIN"); sqlstate(err) != "42501" {
+		t.Errorf("reader's CopyFrom: %v", err)
+	}
+	if _, err := reader.Exec(ctx, "UPDATE t SET id = 1"); sqlstate(err) != "25006" {
+		t.Errorf("reader: UPDATE: %v", err)
+	}
+	if f.latest(t) != before {
+		t.Fatal("a reader wrote")
+	}
+	if _, err := writer.Exec(ctx, "INSERT INTO t (id, name) VALUES (1000, 'bob')"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRow(ctx, "SELECT count(*) FROM t WHERE name = 'bob'").Scan(&n); err != nil || n != 1 {
+		t.Errorf("the reader sees the writer's row: %d %v", n, err)
+	}
+	if _, err := writer.Exec(ctx, "SET default_transaction_read_only = on"); err != nil {
+		t.Fatal(err)
+	}
+	if v := show(writer, "transaction_read_only"); v != "on" {
+		t.Errorf("after SET default_transaction_read_only = on: transaction_read_only = %s", v)
+	}
+	if _, err := writer.Exec(ctx, "INSERT INTO t (id) VALUES (1001)"); sqlstate(err) != "25006" {
+		t.Errorf("a write in a read-only session: %v", err)
+	}
+	if _, err := writer.Exec(ctx, "RESET default_transaction_read_only"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Exec(ctx, "INSERT INTO t (id) VALUES (1001)"); err != nil {
+		t.Errorf("after RESET: %v", err)
+	}
+
+	// HTTP: the writer's token runs a write, the reader's is refused.
+	call := func(token, body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", "http://"+f.srv.HTTPAddr().String()+"/v1/sql", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	before = f.latest(t)
+	if status, out := call(readerToken, `{"sql": "INSERT INTO t (id) VALUES (2000)"}`); status != 403 {
+		t.Errorf("reader token: %d %v", status, out)
+	}
+	if f.latest(t) != before {
+		t.Fatal("the reader's token wrote")
+	}
+	status, out := call(writerToken, `{"sql": "INSERT INTO t (id, name) VALUES (2000, 'http'), (2001, 'http')"}`)
+	if status != 200 || out["statement"] != "INSERT" || out["table"] != "t" || out["rows"] != 2.0 || out["file_count"] != 1.0 || out["snapshot_id"] != float64(before+1) {
+		t.Errorf("writer token: %d %v", status, out)
+	}
+	if err := reader.QueryRow(ctx, "SELECT count(*) FROM t WHERE name = 'http'").Scan(&n); err != nil || n != 2 {
+		t.Errorf("after the HTTP insert: %d %v", n, err)
+	}
+}
+
+// POST /v1/sql runs one write and nothing else: a query is sent to the
+// PostgreSQL protocol, COPY FROM STDIN too; errors say their SQLSTATE.
+func TestHTTPSQL(t *testing.T) {
+	f := newFixture(t, newConfig())
+	post := func(body string) (int, map[string]any) {
+		t.Helper()
+		status, b := httpCall(t, f, "POST", "/v1/sql", body)
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%s: %s", body, b)
+		}
+		return status, out
+	}
+	message := func(out map[string]any) string {
+		e, _ := out["error"].(map[string]any)
+		m, _ := e["message"].(string)
+		return m
+	}
+	status, out := post(`{"sql": "CREATE TABLE h (id BIGINT NOT NULL, s VARCHAR)"}`)
+	if status != 200 || out["statement"] != "CREATE TABLE" || out["rows"] != 0.0 || out["snapshot_id"] == nil {
+		t.Errorf("create: %d %v", status, out)
+	}
+	status, out = post(`{"sql": "INSERT INTO h SELECT i, 'v' || i FROM range(5) r(i)"}`)
+	if status != 200 || out["rows"] != 5.0 || out["file_count"] != 1.0 {
+		t.Errorf("insert: %d %v", status, out)
+	}
+	status, out = post(`{"sql": "CREATE TABLE h2 AS SELECT * FROM h WHERE id > 2"}`)
+	if status != 200 || out["statement"] != "CREATE TABLE AS" || out["rows"] != 2.0 {
+		t.Errorf("ctas: %d %v", status, out)
+	}
+	csv := filepath.Join(f.data, "h.csv")
+	os.WriteFile(csv, []byte("id,s\n10,ten\n"), 0o644)
+	status, out = post(`{"sql": "COPY h FROM '` + csv + `' (FORMAT csv, HEADER)"}`)
+	if status != 200 || out["statement"] != "COPY" || out["rows"] != 1.0 {
+		t.Errorf("copy: %d %v", status, out)
+	}
+	status, out = post(`{"sql": "INSERT INTO h SELECT * FROM h WHERE id < 0"}`)
+	if status != 200 || out["rows"] != 0.0 || out["snapshot_id"] != nil {
+		t.Errorf("an insert of no rows: %d %v", status, out)
+	}
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if got := firstAnswer(t, c, "SELECT count(*), max(s) FROM h"); got != "6|v4" {
+		t.Errorf("h: %s", got)
+	}
+	before := f.latest(t)
+	for _, tc := range []struct {
+		body   string
+		status int
+		says   string
+	}{
+		{`{"sql": "SELECT count(*) FROM h"}`, 400, "queries go through the PostgreSQL protocol"},
+		{`{"sql": "INSERT INTO h VALUES (1, 'a'); INSERT INTO h VALUES (2, 'b')"}`, 400, "one write per request"},
+		{`{"sql": ""}`, 400, "one write statement"},
+		{`{"sql": "COPY h FROM STDIN"}`, 400, "PostgreSQL protocol"},
+		{`{"sql": "INSERT INTO h (s) VALUES ('x')"}`, 400, "23502"},
+		{`{"sql": "INSERT INTO h VALUES ('x', 'y')"}`, 400, "22P02"},
+		{`{"sql": "INSERT INTO nosuch VALUES (1)"}`, 404, "nosuch"},
+		{`{"sql": "CREATE TABLE h (x INT)"}`, 409, "already exists"},
+		{`{"sql": "COPY h FROM '/etc/passwd'"}`, 400, "outside"},
+		{`{"query": "INSERT INTO h VALUES (1, 'a')"}`, 400, "unknown field"},
+	} {
+		status, out := post(tc.body)
+		if status != tc.status || !strings.Contains(message(out), tc.says) {
+			t.Errorf("%s: %d %v, want %d saying %q", tc.body, status, out, tc.status, tc.says)
+		}
+	}
+	if f.latest(t) != before {
+		t.Error("a refused request wrote")
+	}
+}
