@@ -478,7 +478,7 @@ func (ss *pgSession) copyIn(ctx context.Context, cp *copyStmt) (*rocklake.WriteR
 	if st.records == 0 {
 		return &rocklake.WriteResult{Statement: "COPY", Table: cp.table}, nil
 	}
-	res, err := ss.s.lake.Exec(ctx, st.statement(cp), rocklake.ExecOptions{Stdin: path})
+	res, err := ss.exec(ctx, st.statement(cp), rocklake.ExecOptions{Snapshot: ss.readAt(), Stdin: path})
 	if err != nil {
 		return nil, st.explain(err, path)
 	}

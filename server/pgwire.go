@@ -75,6 +75,7 @@ type pgSession struct {
 	// at BEGIN, so that its queries agree with each other.
 	inBlock, blockFailed bool
 	blockSnap            rocklake.SnapshotRef
+	wtx                  *rocklake.WriteTxn // the block's writes, until COMMIT or ROLLBACK
 
 	tm *pgtype.Map // see typeMap
 
@@ -238,6 +239,7 @@ func (s *Server) handlePG(c net.Conn) {
 		return
 	}
 	defer s.unregister(ss)
+	defer ss.endWrites(false) // a client gone inside a block commits nothing
 	s.m.connections.Inc()
 	defer s.m.connections.Dec()
 	c.SetDeadline(time.Time{})

@@ -255,11 +255,18 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 		failed := ss.blockFailed
 		ss.inBlock, ss.blockFailed = false, false
 		if failed {
+			ss.endWrites(false)
 			return tag("ROLLBACK")
+		}
+		if err := ss.endWrites(true); err != nil {
+			// The block's writes are gone with it, as PostgreSQL's are
+			// when its COMMIT fails.
+			return nil, true, err
 		}
 		return tag("COMMIT")
 	case "ROLLBACK", "ABORT":
 		ss.inBlock, ss.blockFailed = false, false
+		ss.endWrites(false)
 		return tag("ROLLBACK")
 	case "DISCARD":
 		ss.snapshot = rocklake.SnapshotRef{}

@@ -22,7 +22,7 @@ func (ss *pgSession) write(q string) (*result, error) {
 	if err := ss.mayWrite(q); err != nil {
 		return nil, err
 	}
-	if err := ss.writeInBlock(); err != nil {
+	if err := ss.writeInBlock(q); err != nil {
 		return nil, err
 	}
 	cp, err := parseCopyStdin(q)
@@ -35,7 +35,7 @@ func (ss *pgSession) write(q string) (*result, error) {
 	if cp != nil {
 		res, err = ss.copyIn(ctx, cp)
 	} else {
-		res, err = ss.s.lake.Exec(ctx, q, rocklake.ExecOptions{Snapshot: ss.readAt()})
+		res, err = ss.exec(ctx, q, rocklake.ExecOptions{Snapshot: ss.readAt()})
 	}
 	if err != nil {
 		return nil, ctxError(ctx, err)
@@ -64,15 +64,49 @@ func (ss *pgSession) mayWrite(q string) error {
 	return nil
 }
 
-// writeInBlock is what a write inside BEGIN ... COMMIT gets: an error,
-// until writes can be staged and committed with the block (the error then
-// fails the block, as any other does).
-func (ss *pgSession) writeInBlock() error {
-	if !ss.inBlock {
+// writeInBlock refuses, inside BEGIN ... COMMIT, what a transaction of
+// writes cannot hold: CREATE TABLE (a transaction writes to tables that
+// exist).
+func (ss *pgSession) writeInBlock(q string) error {
+	if !ss.inBlock || sqllex.LeadingKeyword(q) != "CREATE" {
 		return nil
 	}
-	return &pgError{code: "0A000", msg: "writes inside a transaction block are not supported yet; run each write on its own (autocommit)",
-		hint: "COMMIT or ROLLBACK this block, then run the write outside it: each write is one snapshot"}
+	return &pgError{code: "0A000", msg: "CREATE TABLE inside a transaction block is not supported; create the table on its own, then write to it in the block",
+		hint: "COMMIT or ROLLBACK this block, run CREATE TABLE, then BEGIN again"}
+}
+
+// exec runs a write: on its own, one snapshot, or inside BEGIN ... COMMIT
+// as a statement of the session's transaction of writes, whose files wait
+// for COMMIT (one snapshot for the block) or ROLLBACK (removed).
+func (ss *pgSession) exec(ctx context.Context, q string, o rocklake.ExecOptions) (*rocklake.WriteResult, error) {
+	if !ss.inBlock {
+		return ss.s.lake.Exec(ctx, q, o)
+	}
+	if ss.wtx == nil {
+		ss.wtx = ss.s.lake.BeginWrite()
+	}
+	o.Snapshot = ss.blockSnap
+	return ss.wtx.Exec(ctx, q, o)
+}
+
+// endWrites ends the session's transaction of writes: committed, or
+// rolled back (its files removed).
+func (ss *pgSession) endWrites(commit bool) error {
+	tx := ss.wtx
+	ss.wtx = nil
+	if tx == nil {
+		return nil
+	}
+	if !commit {
+		tx.Rollback()
+		return nil
+	}
+	ctx, done := ss.queryContext()
+	defer done()
+	if _, err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	return nil
 }
 
 // readOnly says whether the session may not write: a reader never may; a

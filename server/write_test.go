@@ -208,13 +208,15 @@ func TestWriteErrors(t *testing.T) {
 	}
 }
 
-// Inside BEGIN ... COMMIT a write fails, for now, and fails the block;
-// outside one each write commits on its own.
+// Inside BEGIN ... COMMIT the block's writes are one snapshot at COMMIT,
+// none at ROLLBACK, none when a statement failed the block or the client
+// went away; CREATE TABLE is refused inside one; outside one each write
+// commits on its own.
 func TestWriteInTransactionBlock(t *testing.T) {
 	f := newFixture(t, newConfig())
 	ctx := context.Background()
 	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
-	if _, err := c.Exec(ctx, "CREATE TABLE w (id BIGINT)"); err != nil {
+	if _, err := c.Exec(ctx, "CREATE TABLE w (id BIGINT NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
 	before := f.latest(t)
@@ -222,32 +224,81 @@ func TestWriteInTransactionBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tx.Exec(ctx, "INSERT INTO w VALUES (1)")
-	if sqlstate(err) != "0A000" || !strings.Contains(err.Error(), "writes inside a transaction block are not supported yet") {
-		t.Errorf("a write in a block: %v", err)
+	for _, q := range []string{"INSERT INTO w VALUES (1)", "INSERT INTO w SELECT * FROM range(10, 13)"} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			t.Fatalf("%s in a block: %v", q, err)
+		}
 	}
-	if _, err := tx.Exec(ctx, "SELECT 1"); sqlstate(err) != "25P02" {
-		t.Errorf("after the failed write the block should be failed: %v", err)
+	other := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if got := firstAnswer(t, other, "SELECT count(*) FROM w"); got != "0" {
+		t.Errorf("another session sees %s rows of an open block", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.latest(t); got != before+1 {
+		t.Errorf("a block of two writes made %d snapshots", got-before)
+	}
+	if got := firstAnswer(t, other, "SELECT count(*) || '/' || sum(id) FROM w"); got != "4/34" {
+		t.Errorf("after COMMIT: %s", got)
+	}
+	before = f.latest(t)
+
+	// ROLLBACK, a failed statement, CREATE TABLE in a block: nothing.
+	tx, _ = c.Begin(ctx)
+	if _, err := tx.Exec(ctx, "INSERT INTO w VALUES (5)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ = c.Begin(ctx)
+	if _, err := tx.Exec(ctx, "INSERT INTO w VALUES (6)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO w VALUES (NULL)"); sqlstate(err) != "23502" {
+		t.Errorf("a NOT NULL violation in a block: %v", err)
 	}
 	if err := tx.Commit(ctx); err == nil || !strings.Contains(err.Error(), "rollback") {
 		t.Errorf("COMMIT of the failed block: %v", err)
 	}
-	psql := exec.Command(psqlPath(t), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", f.pgURL("me", "", "disable"))
-	psql.Stdin = strings.NewReader("BEGIN;\nCOPY w FROM STDIN;\n1\n\\.\nCOMMIT;\n")
-	out, err := psql.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not supported yet") {
-		t.Errorf("COPY in a block through psql: %q %v", out, err)
+	tx, _ = c.Begin(ctx)
+	if _, err := tx.Exec(ctx, "CREATE TABLE x (a INTEGER)"); sqlstate(err) != "0A000" {
+		t.Errorf("CREATE TABLE in a block: %v", err)
 	}
+	tx.Rollback(ctx)
+	gone := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if _, err := gone.Exec(ctx, "BEGIN; INSERT INTO w VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	gone.Close(ctx)
 	if f.latest(t) != before {
-		t.Error("a write in a block committed")
+		t.Error("a rolled back, failed or abandoned block committed")
 	}
+	psql := exec.Command(psqlPath(t), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", f.pgURL("me", "", "disable"))
+	psql.Stdin = strings.NewReader("BEGIN;\nCOPY w FROM STDIN;\n100\n101\n\\.\nINSERT INTO w VALUES (102);\nCOMMIT;\n")
+	if out, err := psql.CombinedOutput(); err != nil {
+		t.Fatalf("COPY and INSERT in a block through psql: %q %v", out, err)
+	}
+	if got := f.latest(t); got != before+1 {
+		t.Errorf("psql's block made %d snapshots", got-before)
+	}
+	if got := firstAnswer(t, other, "SELECT count(*) FROM w WHERE id >= 100"); got != "3" {
+		t.Errorf("psql's block: %s rows", got)
+	}
+	before = f.latest(t)
 	for range 2 {
 		if _, err := c.Exec(ctx, "INSERT INTO w VALUES (1); INSERT INTO w VALUES (2)"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := f.latest(t); got != before+4 {
+	// Four snapshots, and one more when the small files the writes made
+	// filled a tier and were merged.
+	if got := f.latest(t); got != before+4 && got != before+5 {
 		t.Errorf("four writes outside a block made %d snapshots", got-before)
+	}
+	if got := firstAnswer(t, other, "SELECT count(*) FROM w WHERE id IN (1, 2)"); got != "5" {
+		t.Errorf("after four writes: %s rows of 1 and 2", got)
 	}
 }
 
