@@ -382,18 +382,8 @@ func TestRewriteLayoutFuzz(t *testing.T) {
 
 func liveFiles(t *testing.T, c *catalog.Catalog) map[int64]bool {
 	t.Helper()
-	r, err := c.Read(catalog.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	tb, _ := r.Table("t")
-	files, err := r.Files(tb.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[int64]bool{}
-	for _, f := range files {
+	for _, f := range liveFilesOf(t, c, "t") {
 		out[f.ID] = true
 	}
 	return out

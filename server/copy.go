@@ -838,6 +838,19 @@ type fieldBuf struct {
 	fields [][]byte
 }
 
+// rowOut hands the n-th decoded row on to the stager; a header row is
+// checked against the columns (HEADER MATCH) or skipped.
+func rowOut(st *stager, o *copyOptions, n int64, fb *fieldBuf, start int64) error {
+	fields, nulls := fb.row()
+	if n == 1 && o.header {
+		if o.match {
+			return headerRow(st, fields, nulls, start)
+		}
+		return nil
+	}
+	return st.record(fields, nulls, start)
+}
+
 func (f *fieldBuf) end(null bool) {
 	f.ends = append(f.ends, len(f.buf))
 	f.nulls = append(f.nulls, null)
@@ -950,14 +963,7 @@ func (d *textDecoder) endRow() error {
 		return nil
 	}
 	d.rows++
-	fields, nulls := d.row()
-	if d.rows == 1 && d.o.header {
-		if d.o.match {
-			return headerRow(d.st, fields, nulls, d.start)
-		}
-		return nil
-	}
-	return d.st.record(fields, nulls, d.start)
+	return rowOut(d.st, d.o, d.rows, &d.fieldBuf, d.start)
 }
 
 func (d *textDecoder) write(p []byte) error {
@@ -1114,14 +1120,7 @@ func (d *csvDecoder) endRow() error {
 		return nil
 	}
 	d.rows++
-	fields, nulls := d.row()
-	if d.rows == 1 && d.o.header {
-		if d.o.match {
-			return headerRow(d.st, fields, nulls, d.start)
-		}
-		return nil
-	}
-	return d.st.record(fields, nulls, d.start)
+	return rowOut(d.st, d.o, d.rows, &d.fieldBuf, d.start)
 }
 
 func (d *csvDecoder) write(p []byte) error {
