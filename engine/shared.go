@@ -17,6 +17,16 @@ import (
 // Catalog is the catalog the engine reads.
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
 
+// StagingDir is where package maintain stages files DuckDB must read
+// back: the sandbox's temporary directory, which a sandboxed DuckDB may
+// read, or "" (the system's) for an engine without one.
+func (e *Engine) StagingDir() string {
+	if e.sandbox != nil {
+		return e.sandbox.TempDir
+	}
+	return ""
+}
+
 // DuckPath is a path DuckDB opens as exactly the file at path, whatever
 // glob characters its name holds. It stays valid while the engine is open.
 func (e *Engine) DuckPath(path string) string { return duckPath(path) }

@@ -69,7 +69,9 @@ func newObjectOutput(ctx context.Context, e *engine.Engine, st *tableState, obje
 			return nil, fmt.Errorf("%s: 100 output prefixes like %s are taken", what, prefix)
 		}
 	}
-	staging, err := os.MkdirTemp("", "rocklake-rewrite-")
+	// DuckDB reads the staged files back for the check: under a sandbox,
+	// from the one directory of its own it may read.
+	staging, err := os.MkdirTemp(e.StagingDir(), "rocklake-rewrite-")
 	if err != nil {
 		return nil, err
 	}

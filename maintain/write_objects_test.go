@@ -16,8 +16,15 @@ import (
 // Writes into a catalog whose data root is a bucket prefix put their files
 // there as objects (under _rocklake/table-<id>/), registered with their
 // ETags, read back by queries through the object cache; the small-file
-// merge rewrites objects too, and a failed write uploads nothing.
+// merge rewrites objects too, and a failed write uploads nothing; the
+// same under a sandbox, whose DuckDB reads only its directories.
 func TestWriteObjects(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sandboxed=%t", sandboxed), func(t *testing.T) { writeObjects(t, sandboxed) })
+	}
+}
+
+func writeObjects(t *testing.T, sandboxed bool) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "lake")
 	srv.SetEnv(t)
@@ -30,12 +37,17 @@ func TestWriteObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(c)
+	var o engine.Options
+	cache := t.TempDir()
+	if sandboxed {
+		o.Sandbox = &engine.Sandbox{Dirs: []string{cache}, TempDir: t.TempDir()}
+	}
+	e, err := engine.NewWithOptions(c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	e.UseObjects(st, &storage.Cache{Dir: t.TempDir()})
+	e.UseObjects(st, &storage.Cache{Dir: cache})
 	mustWrite(t, e, "CREATE TABLE t (id BIGINT NOT NULL, s VARCHAR)")
 	mustWrite(t, e, "INSERT INTO t SELECT i, 's' || i FROM range(1000) r(i)")
 	for i := range 9 {
