@@ -511,6 +511,14 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			}
 			key = curveKey + ", " + key
 		}
+		// Rows with equal keys are ordered by their content: DuckDB's sort
+		// is not stable, and without this the same rows could be cut into
+		// files of other sizes from one run to the next.
+		var all []string
+		for i := range catalog.TopLevel(cols) {
+			all = append(all, slot(i))
+		}
+		key += ", hash(" + strings.Join(all, ", ") + ")"
 		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s), row_number() OVER (ORDER BY %s) AS rn FROM (%s)",
 			into, strings.Join(keys, ", "), key, src)
 		rn = into + ".rn"
@@ -873,7 +881,7 @@ const (
 // given here (nested, INTERVAL, ...): DuckDB's COPY writes those tables.
 func newArrowWriter(st *tableState, hive *hiveLayout) (*arrowWriter, error) {
 	w := &arrowWriter{opts: pqwrite.Options{RowGroupRows: rewriteRowGroupRows, PageBytes: rewritePageBytes,
-		PageIndex: true, Dictionary: true}}
+		PageIndex: true, Dictionary: true, Zstd: true}}
 	for i, c := range st.cols {
 		if c.Parent.Known {
 			return nil, nil

@@ -49,6 +49,10 @@ type Options struct {
 	BloomColumns []string
 	NoStats      bool
 	Dictionary   bool
+	// Zstd compresses pages with zstd instead of snappy: smaller files
+	// for the files rocklake keeps (rewrites and writes), at some cost in
+	// write time.
+	Zstd bool
 }
 
 // Supported reports whether Write can write a column of type t.
@@ -163,9 +167,13 @@ func Write(path string, cols []Column, opts Options) error {
 	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
 	defer tbl.Release()
 
+	codec := compress.Codecs.Snappy
+	if opts.Zstd {
+		codec = compress.Codecs.Zstd
+	}
 	props := []parquet.WriterProperty{
 		parquet.WithStats(!opts.NoStats),
-		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithCompression(codec),
 		parquet.WithDictionaryDefault(opts.Dictionary),
 		parquet.WithPageIndexEnabled(opts.PageIndex),
 	}
