@@ -327,9 +327,17 @@ func (s *scanner) target(st *Statement) error {
 // when it is not "" (STDIN's data, staged in a file).
 func (st *Statement) Over(target, query, path string) string {
 	var b strings.Builder
+	// The target stands apart from the words around it, however the
+	// statement ran the name into them (INTO"t"(a) is one).
+	if rest := st.text[st.nameAt[1]:]; rest != "" && (rest[0] == '"' || sqllex.IsNamePart(rest[0])) {
+		target += " "
+	}
 	switch st.Kind {
 	case Insert:
 		b.WriteString(st.text[:st.nameAt[0]])
+		if st.nameAt[0] > 0 && sqllex.IsNamePart(st.text[st.nameAt[0]-1]) {
+			b.WriteByte(' ')
+		}
 		b.WriteString(target)
 		if st.queryAt < 0 {
 			b.WriteString(st.text[st.nameAt[1]:])

@@ -122,3 +122,27 @@ func TestNotWrites(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the text, Parse does not panic, and a statement it reads,
+// rebuilt over another target by Over, reads back as the same statement
+// over that target.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"INSERT INTO t VALUES (1)", `insert into "a""b" by name (x, "y z") select 1 -- c`, "INSERT INTO t DEFAULT VALUES",
+		"COPY t (a) FROM '/x''y' WITH (FORMAT csv)", "copy t from stdin", "CREATE TABLE IF NOT EXISTS t AS SELECT 1", "CREATE TABLE t (a INT)",
+		"INSERT INTO t /* c */ (SELECT 1)", "INSERT INTO t AS x (a) VALUES (1) RETURNING *"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		st, err := Parse(q)
+		if err != nil || (st.Kind != Insert && st.Kind != Copy) {
+			return
+		}
+		again, err := Parse(st.Over(`"tgt"`, "", ""))
+		if err != nil {
+			t.Fatalf("%q rebuilt as %q: %v", q, st.Over(`"tgt"`, "", ""), err)
+		}
+		if again.Kind != st.Kind || again.Table != "tgt" || strings.TrimSpace(again.Query) != strings.TrimSpace(st.Query) || again.Path != st.Path || again.Options != st.Options {
+			t.Fatalf("%q rebuilt as %q reads %+v, was %+v", q, st.Over(`"tgt"`, "", ""), again, st)
+		}
+	})
+}
