@@ -420,10 +420,15 @@ func copySource(stmt *writesql.Statement, o WriteOptions) (string, error) {
 
 // userError speaks of the user's table where DuckDB named the temporary
 // one (a NOT NULL constraint, a column count).
+// DuckDB's quote of the statement (LINE 1: ... and a caret) is left out:
+// it would quote the statement DuckDB ran, not the user's.
 func userError(err error, table string) error {
 	msg := err.Error()
 	if !strings.Contains(msg, writeTable) {
 		return err
+	}
+	if i := strings.Index(msg, "\n\nLINE "); i >= 0 && strings.Contains(msg[i:], "temp."+writeTable) {
+		msg = msg[:i]
 	}
 	return errors.New(strings.ReplaceAll(msg, writeTable, table))
 }
