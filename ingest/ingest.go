@@ -496,7 +496,9 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	default:
 		return Result{}, err
 	}
-	if !res.CreatedTable && len(opts.Replace) == 0 {
+	// A write's files are new, in a directory made for them: none can be
+	// a file a rewrite retired (and the check reads every retired file).
+	if !res.CreatedTable && len(opts.Replace) == 0 && !opts.Written {
 		if err := refuseRewritten(r, t, infos); err != nil {
 			return Result{}, err
 		}

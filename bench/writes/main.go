@@ -41,6 +41,7 @@ func main() {
 	queries := flag.Int("queries", 21, "runs of the selective query on each table")
 	out := flag.String("json", "", "write the results to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the bulk inserts to this file")
+	smallProfile := flag.String("small-cpuprofile", "", "write a CPU profile of the single-row inserts to this file")
 	flag.Parse()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rocklake-bench-writes-")
@@ -112,6 +113,13 @@ func main() {
 	mustExec(ctx, lake, "CREATE TABLE s (id BIGINT, v VARCHAR)")
 	mustExec(ctx, lake, "CREATE TABLE one (id BIGINT, v VARCHAR)")
 	each := make([]time.Duration, *small)
+	if *smallProfile != "" {
+		f, err := os.Create(*smallProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+	}
 	start := time.Now()
 	for i := range *small {
 		t0 := time.Now()
@@ -122,6 +130,9 @@ func main() {
 		}
 	}
 	total := time.Since(start)
+	if *smallProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	mustExec(ctx, lake, fmt.Sprintf("INSERT INTO one SELECT i, 'value ' || i FROM range(%d) r(i)", *small))
 	sfiles, err := lake.Files(ctx, "s", rocklake.ReadOptions{})
 	if err != nil {
