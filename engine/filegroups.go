@@ -180,7 +180,7 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 			}
 			switch {
 			case dt != "":
-				sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", src, dt, sqllex.QuoteName(c.Name)))
+				sel = append(sel, fmt.Sprintf("%s AS %s", noBloomProbe(fmt.Sprintf("CAST(%s AS %s)", src, dt), c.Type), sqllex.QuoteName(c.Name)))
 			case src == "NULL":
 				sel = append(sel, fmt.Sprintf("CAST(NULL AS VARCHAR) AS %s", sqllex.QuoteName(c.Name)))
 			default:
@@ -297,7 +297,7 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 		case dt == "":
 			into[c.ID] = sqllex.QuoteName(name)
 		default:
-			into[c.ID] = fmt.Sprintf("CAST(%s AS %s)", sqllex.QuoteName(name), dt)
+			into[c.ID] = noBloomProbe(fmt.Sprintf("CAST(%s AS %s)", sqllex.QuoteName(name), dt), c.Type)
 		}
 	}
 }

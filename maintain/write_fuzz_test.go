@@ -134,6 +134,7 @@ func TestWriteDifferential(t *testing.T) {
 				defs = append(defs, "p "+hc.typ)
 			}
 			create := "CREATE TABLE t (" + strings.Join(defs, ", ") + ")"
+			t.Logf("table: %s (hive %t)", create, hive)
 			if _, err := oracle.Exec("DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS u; " + create); err != nil {
 				t.Fatal(err)
 			}
@@ -192,6 +193,7 @@ func TestWriteDifferential(t *testing.T) {
 				t.Helper()
 				before := latestID(t, c)
 				files := parquetFiles(t, root)
+				t.Logf("statement: %s", q)
 				otx, err := oracle.Begin()
 				if err != nil {
 					t.Fatal(err)
@@ -475,6 +477,7 @@ func parquetFiles(t *testing.T, dir string) []string {
 
 func alterTable(t *testing.T, c *catalog.Catalog, table string, words ...string) {
 	t.Helper()
+	t.Logf("alter %s: %s", table, strings.Join(words, " "))
 	a, err := catalog.ParseAlteration(words)
 	if err != nil {
 		t.Fatal(err)
