@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -375,9 +373,9 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		place = files[0].Location(t)
 	}
 	if sp.src != "" {
-		if hive != nil && (catalog.IsObject(place) || catalog.IsObject(e.Catalog().DataRoot())) {
-			return nil, fmt.Errorf("%s: table %q has Hive partition column %q and its files are objects: writing partitioned objects is not supported yet (their key=value prefixes would be lost)",
-				what, t.Name, catalog.TopLevel(cols)[hive.slots[0]].Name)
+		if hive != nil {
+			return nil, fmt.Errorf("%s: table %q has Hive partition column %q, whose values its files' key=value directories hold: writing such a table in SQL is not supported yet (declare a layout instead: rocklake table alter %s set partitioned by ...)",
+				what, t.Name, catalog.TopLevel(cols)[hive.slots[0]].Name, sqllex.QuoteName(t.Name))
 		}
 		if catalog.IsObject(place) {
 			if out, err = newObjectOutput(ctx, e, st, place, what, dir); err != nil {
@@ -609,12 +607,6 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			return nil, fmt.Errorf("%s: retiring empty files: %w", what, err)
 		}
 		return &RewriteResult{Snapshot: snap, FilesBefore: len(files), BytesBefore: inputBytes}, nil
-	}
-	if hive != nil && sp.src != "" {
-		// A write's partitions are those of its rows.
-		if err := hive.groupsOfRows(ctx, conn, cols, tmp); err != nil {
-			return nil, fmt.Errorf("%s: partitions: %w", what, err)
-		}
 	}
 	w, err := newArrowWriter(st, hive)
 	if err != nil {
@@ -1234,90 +1226,6 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 		hl.groups = append(hl.groups, g)
 	}
 	return &hl, nil
-}
-
-// hiveNull is the directory value Hive, Spark and DuckDB write for a NULL
-// partition value, which registration reads as NULL.
-const hiveNull = "__HIVE_DEFAULT_PARTITION__"
-
-// hiveEscape spells a partition value as a key=value directory holds it:
-// URL-escaped, as registration (and DuckDB's hive_partitioning) decodes
-// it; a value registration would read as NULL (NULL in any case, or
-// hiveNull) has its first byte escaped, which it decodes but does not
-// take for NULL.
-func hiveEscape(s string) string {
-	if strings.EqualFold(s, "NULL") || s == hiveNull {
-		return fmt.Sprintf("%%%02X", s[0]) + url.PathEscape(s[1:])
-	}
-	return url.PathEscape(s)
-}
-
-// groupsOfRows makes the partitions of a write from the distinct values
-// of its rows (tmp's partition slots): each group's values as the catalog
-// will store them, and its directories, each checked to read back, as
-// registration reads a path, as that same stored value.
-func (hl *hiveLayout) groupsOfRows(ctx context.Context, conn *sql.Conn, cols []catalog.Column, tmp string) error {
-	top := catalog.TopLevel(cols)
-	sel := make([]string, len(hl.slots))
-	for j, s := range hl.slots {
-		c := top[s]
-		if strings.ContainsAny(c.Name, "/=") || c.Name == "." || c.Name == ".." {
-			return fmt.Errorf("partition column %q cannot name a key=value directory", c.Name)
-		}
-		sel[j] = "CAST(" + slot(s) + " AS VARCHAR)"
-	}
-	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT "+strings.Join(sel, ", ")+" FROM "+tmp)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	vals := make([]sql.NullString, len(sel))
-	ptrs := make([]any, len(sel))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		var g hiveGroup
-		for j, s := range hl.slots {
-			c := top[s]
-			if !vals[j].Valid {
-				g.values = append(g.values, catalog.PartitionValue{ColumnID: c.ID})
-				g.dirs = append(g.dirs, c.Name+"="+hiveNull)
-				continue
-			}
-			codec, ok := types.CodecFor(c.Type)
-			if !ok {
-				return fmt.Errorf("partition column %q: type %s has no text form", c.Name, c.Type)
-			}
-			v, err := codec.Parse(vals[j].String)
-			if err != nil {
-				return fmt.Errorf("partition column %q: DuckDB's text %q does not parse back: %w", c.Name, vals[j].String, err)
-			}
-			if (c.Type.Kind == types.KindFloat || c.Type.Kind == types.KindDouble) && math.IsNaN(v.F) {
-				// Registration keeps a partition value as its file's exact
-				// bounds, which NaN cannot be (add refuses a p=nan directory).
-				return fmt.Errorf("partition column %q: a NaN partition value is not supported (the value is kept as exact bounds)", c.Name)
-			}
-			stored := codec.Format(v)
-			dir := hiveEscape(vals[j].String)
-			// What registration will make of the directory.
-			dec, err := url.PathUnescape(dir)
-			if err != nil || strings.EqualFold(dir, "NULL") || dir == hiveNull {
-				return fmt.Errorf("partition column %q: the value %q has no directory that reads back", c.Name, vals[j].String)
-			}
-			back, err := codec.Parse(dec)
-			if err != nil || codec.Format(back) != stored {
-				return fmt.Errorf("partition column %q: the value %q would read back from its directory as another value", c.Name, vals[j].String)
-			}
-			g.values = append(g.values, catalog.PartitionValue{ColumnID: c.ID, Value: stats.Known(stored)})
-			g.dirs = append(g.dirs, c.Name+"="+dir)
-		}
-		hl.groups = append(hl.groups, g)
-	}
-	return rows.Err()
 }
 
 // partitionValue is the SQL constant of a stored partition value, as
