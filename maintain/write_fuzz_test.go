@@ -114,7 +114,7 @@ func TestWriteDifferential(t *testing.T) {
 				defs = append(defs, d)
 			}
 			create := "CREATE TABLE t (" + strings.Join(defs, ", ") + ")"
-			t.Logf("table: %s (hive %t)", create, hive)
+			t.Logf("table: %s", create)
 			if _, err := oracle.Exec("DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS u; " + create); err != nil {
 				t.Fatal(err)
 			}

@@ -242,3 +242,29 @@ func liveFilesOf(t *testing.T, c *catalog.Catalog, table string) []catalog.DataF
 	}
 	return files
 }
+
+// A write into a table with Hive partition columns is refused, saying
+// why, and commits nothing.
+func TestWriteHiveRefused(t *testing.T) {
+	root, c, e := writeLake(t)
+	defs, err := createColumns("id BIGINT, p VARCHAR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.PartitionBy(defs, []string{"p"}); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := c.Begin()
+	tx.CreateTable("t", defs)
+	if _, err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	before := latestID(t, c)
+	_, err = Write(context.Background(), e, "INSERT INTO t VALUES (1, 'a')", WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
+	if err == nil || !strings.Contains(err.Error(), `Hive partition column "p"`) {
+		t.Fatalf("a write into a Hive-partitioned table: %v", err)
+	}
+	if latestID(t, c) != before || len(parquetFiles(t, root)) != 0 {
+		t.Fatal("the refused write left something")
+	}
+}
