@@ -211,6 +211,7 @@ type QueryOptions struct {
 
 	noSplit bool // run an aggregate on DuckDB alone (see errSplit)
 	into    IntoFunc
+	target  *targetSpec // QueryTarget's
 }
 
 // IntoFunc runs a statement of its own over a planned query (QueryInto):
@@ -518,6 +519,16 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 			whole[ref.table.ID] = true
 			continue
 		}
+		if tg := opts.target; tg != nil && at == tg.At && tg.plan == nil {
+			// The statement's target: read by the caller, under its name.
+			text := tg.Name + " AS " + sqllex.QuoteName(ref.qualifier())
+			if ref.alias != "" {
+				text = tg.Name
+			}
+			tg.plan, tg.table = p, ref.table
+			edits = append(edits, textEdit{at, end, text})
+			continue
+		}
 		v := addView(ref.table, ref.cols, p)
 		text := sqllex.QuoteName(v.name)
 		if ref.alias == "" {
@@ -754,6 +765,15 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		cleanup = append(cleanup, "DROP VIEW IF EXISTS temp."+sqllex.QuoteName(v.name)+";")
 	}
 	prefix := strings.Join(create, "")
+	if tg := opts.target; tg != nil {
+		if tg.plan == nil {
+			return nil, nil, fmt.Errorf("the statement's target table was not found at offset %d of %q", tg.At, query)
+		}
+		err := tg.run(ctx, conn, prefix, rewritten, tg.plan.KeptFiles)
+		phase("execute")
+		res.Elapsed = time.Since(start)
+		return res, nil, err
+	}
 	if opts.into != nil {
 		err := opts.into(ctx, conn, prefix, rewritten)
 		phase("execute")

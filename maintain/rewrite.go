@@ -578,7 +578,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 			break
 		}
 	}
-	if rows == 0 && sp.src != "" {
+	if rows == 0 && sp.src != "" && len(files) == 0 {
 		// No rows to write: no file and no snapshot, but a table CREATE
 		// TABLE AS makes.
 		if sp.create == nil {

@@ -20,7 +20,8 @@ import (
 	"github.com/rocklake/rocklake/types"
 )
 
-// Writes in SQL: INSERT, CREATE TABLE [AS] and COPY ... FROM.
+// Writes in SQL: INSERT, CREATE TABLE [AS] and COPY ... FROM (and DELETE
+// and UPDATE: change.go).
 //
 // DuckDB runs the statement itself, over a temporary table made with the
 // target's columns (their types, NOT NULL, and their defaults), the
@@ -42,7 +43,7 @@ const writeTable = "__rocklake_write"
 var ErrNotWrite = writesql.ErrNotWrite
 
 // IsWrite reports whether a statement is one Write runs (INSERT, CREATE
-// TABLE, COPY ... FROM), well formed or not: the caller sends it to Write
+// TABLE, COPY ... FROM, DELETE, UPDATE), well formed or not: the caller sends it to Write
 // rather than to a query.
 func IsWrite(text string) bool { return writesql.Is(text) }
 
@@ -67,8 +68,13 @@ type WriteOptions struct {
 type WriteResult struct {
 	Statement string `json:"statement"` // INSERT, CREATE TABLE AS, CREATE TABLE, COPY
 	Table     string `json:"table"`
-	Rows      int64  `json:"rows"`
-	Files     int    `json:"files"`
+	// Rows counts the rows written; for DELETE and UPDATE, the rows
+	// deleted or updated.
+	Rows  int64 `json:"rows"`
+	Files int   `json:"files"`
+	// FilesRemoved counts the files a DELETE or UPDATE retired (their
+	// remaining rows rewritten into Files new ones).
+	FilesRemoved int `json:"files_removed,omitempty"`
 	// Snapshot is the snapshot the write made; zero when it made none (no
 	// rows, or CREATE TABLE IF NOT EXISTS of a table that exists).
 	Snapshot catalog.Snapshot `json:"snapshot"`
@@ -165,6 +171,9 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 	stmt, err := writesql.Parse(text)
 	if err != nil {
 		return nil, err
+	}
+	if stmt.Kind == writesql.Delete || stmt.Kind == writesql.Update {
+		return change(ctx, e, stmt, o, stage)
 	}
 	if stage != nil && (stmt.Kind == writesql.CreateTable || stmt.Kind == writesql.CreateAs) {
 		return nil, fmt.Errorf("%s inside a transaction: %w: create the table on its own, then write to it in the transaction", stmt.Kind.Verb(), writesql.ErrUnsupported)

@@ -200,12 +200,17 @@ func TestWriteDifferential(t *testing.T) {
 					return
 				}
 				stats["written"]++
+				if v := wres.Statement; v == "DELETE" || v == "UPDATE" {
+					stats[v+" statements"]++
+					stats[v+" rows"] += int(wres.Rows)
+					stats[v+" files rewritten"] += wres.FilesRemoved
+				}
 				sameRows(t, oracle, e, "t")
 			}
 			for range *writeStmts {
 				s := r.IntN(1000)
 				k := r.IntN(1000)
-				switch r.IntN(7) {
+				switch r.IntN(10) {
 				case 0, 1: // VALUES
 					var rows []string
 					for range 1 + r.IntN(4) {
@@ -249,6 +254,45 @@ func TestWriteDifferential(t *testing.T) {
 						opts += ", HEADER"
 					}
 					run(fmt.Sprintf("COPY t FROM '%s' (%s)", p, opts))
+				case 7: // DELETE, by a predicate, a compound one, a self-reference or a USING list
+					switch pred := predicate(r, oracle, cols, names); r.IntN(4) {
+					case 0:
+						run("DELETE FROM t WHERE " + pred)
+					case 1:
+						run(fmt.Sprintf("DELETE FROM t AS x WHERE (%s) %s (%s)", pred, []string{"AND", "OR"}[r.IntN(2)], predicate(r, oracle, cols, names)))
+					case 2:
+						i := r.IntN(len(cols))
+						run(fmt.Sprintf("DELETE FROM t WHERE %[1]s IN (SELECT %[1]s FROM t WHERE %[2]s)", names[i], pred))
+					default:
+						i := r.IntN(len(cols))
+						run(fmt.Sprintf("DELETE FROM t USING (SELECT %[1]s AS k FROM t WHERE %[2]s ORDER BY k LIMIT 3) AS v WHERE t.%[1]s = v.k", names[i], pred))
+					}
+				case 8, 9: // UPDATE: new values, the column itself, NULL; sometimes FROM a one-row list
+					var sets []string
+					for _, i := range r.Perm(len(cols))[:1+r.IntN(len(cols))] {
+						v := cols[i].value(r)
+						switch {
+						case r.IntN(4) == 0:
+							v = names[i]
+						case v == cols[i].expr:
+							v = fmt.Sprintf("(SELECT %s FROM (SELECT %d::BIGINT AS i, %d AS s))", cols[i].expr, r.IntN(100000), s)
+						}
+						sets = append(sets, names[i]+" = "+v)
+					}
+					where := ""
+					if r.IntN(8) > 0 {
+						where = " WHERE " + predicate(r, oracle, cols, names)
+					}
+					if r.IntN(4) == 0 {
+						i := r.IntN(len(cols))
+						x := cols[i].value(r)
+						if x == cols[i].expr {
+							x = fmt.Sprintf("(SELECT %s FROM (SELECT %d::BIGINT AS i, %d AS s))", x, r.IntN(100000), s)
+						}
+						run(fmt.Sprintf("UPDATE t SET %s = v.x FROM (SELECT %s AS x) AS v%s", names[i], x, where))
+						break
+					}
+					run("UPDATE t SET " + strings.Join(sets, ", ") + where)
 				case 6: // CREATE TABLE AS, then compared and dropped
 					q := fmt.Sprintf("CREATE TABLE u AS SELECT * FROM t WHERE %s", predicate(r, oracle, cols, names))
 					_, oerr := oracle.Exec(q)

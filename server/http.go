@@ -341,11 +341,13 @@ type sqlRequest struct {
 // nothing (no rows, or CREATE TABLE IF NOT EXISTS of a table that
 // exists).
 type sqlAnswer struct {
-	Statement  string `json:"statement"`
-	Table      string `json:"table"`
-	Rows       int64  `json:"rows"`
-	FileCount  int    `json:"file_count"`
-	SnapshotID *int64 `json:"snapshot_id"`
+	Statement string `json:"statement"`
+	Table     string `json:"table"`
+	Rows      int64  `json:"rows"`
+	FileCount int    `json:"file_count"`
+	// FilesRemoved counts the files a DELETE or UPDATE retired.
+	FilesRemoved int    `json:"files_removed,omitempty"`
+	SnapshotID   *int64 `json:"snapshot_id"`
 }
 
 func (s *Server) apiSQL(_ http.ResponseWriter, r *http.Request) (any, error) {
@@ -375,7 +377,7 @@ func (s *Server) apiSQL(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, sqlError(err)
 	}
 	s.m.observeWrite(res)
-	out := sqlAnswer{Statement: res.Statement, Table: res.Table, Rows: res.Rows, FileCount: res.Files}
+	out := sqlAnswer{Statement: res.Statement, Table: res.Table, Rows: res.Rows, FileCount: res.Files, FilesRemoved: res.FilesRemoved}
 	if res.Snapshot.ID != 0 {
 		out.SnapshotID = &res.Snapshot.ID
 	}

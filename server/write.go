@@ -66,13 +66,21 @@ func (ss *pgSession) mayWrite(q string) error {
 
 // writeInBlock refuses, inside BEGIN ... COMMIT, what a transaction of
 // writes cannot hold: CREATE TABLE (a transaction writes to tables that
-// exist).
+// exist), DELETE and UPDATE (a block's statements do not yet see each
+// other's changes, which a change must).
 func (ss *pgSession) writeInBlock(q string) error {
-	if !ss.inBlock || sqllex.LeadingKeyword(q) != "CREATE" {
+	if !ss.inBlock {
 		return nil
 	}
-	return &pgError{code: "0A000", msg: "CREATE TABLE inside a transaction block is not supported; create the table on its own, then write to it in the block",
-		hint: "COMMIT or ROLLBACK this block, run CREATE TABLE, then BEGIN again"}
+	switch kw := sqllex.LeadingKeyword(q); kw {
+	case "CREATE":
+		return &pgError{code: "0A000", msg: "CREATE TABLE inside a transaction block is not supported; create the table on its own, then write to it in the block",
+			hint: "COMMIT or ROLLBACK this block, run CREATE TABLE, then BEGIN again"}
+	case "DELETE", "UPDATE", "MERGE":
+		return &pgError{code: "0A000", msg: kw + " inside a transaction block is not supported yet; run it on its own (each statement is one snapshot)",
+			hint: "COMMIT or ROLLBACK this block, then run the " + kw + " outside it"}
+	}
+	return nil
 }
 
 // exec runs a write: on its own, one snapshot, or inside BEGIN ... COMMIT
@@ -163,8 +171,8 @@ func writeTag(res *rocklake.WriteResult) string {
 			return "CREATE TABLE AS" // IF NOT EXISTS found the table: nothing made
 		}
 		return "SELECT " + n
-	case "COPY":
-		return "COPY " + n
+	case "COPY", "DELETE", "UPDATE":
+		return res.Statement + " " + n
 	}
 	return res.Statement
 }

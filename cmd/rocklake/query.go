@@ -229,8 +229,12 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 		snap = res.Snapshot.ID
 	}
 	if format == formatJSON || format == formatJSONL {
-		b, err := json.Marshal(map[string]any{"statement": res.Statement, "table": res.Table, "rows": res.Rows,
-			"file_count": res.Files, "snapshot_id": snap, "seconds": secs})
+		out := map[string]any{"statement": res.Statement, "table": res.Table, "rows": res.Rows,
+			"file_count": res.Files, "snapshot_id": snap, "seconds": secs}
+		if res.Statement == "DELETE" || res.Statement == "UPDATE" {
+			out["files_removed"] = res.FilesRemoved
+		}
+		b, err := json.Marshal(out)
 		if err != nil {
 			return err
 		}
@@ -245,6 +249,9 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 		what += ", nothing committed"
 	case res.Statement == "CREATE TABLE":
 		what = fmt.Sprintf("CREATE TABLE %s: snapshot %d", res.Table, res.Snapshot.ID)
+	case res.Statement == "DELETE" || res.Statement == "UPDATE":
+		what += fmt.Sprintf(" %sd; %s rewritten into %s, snapshot %d", strings.ToLower(res.Statement),
+			plural(res.FilesRemoved, "file", "files"), plural(res.Files, "file", "files"), res.Snapshot.ID)
 	default:
 		what += fmt.Sprintf(" in %s, snapshot %d", plural(res.Files, "file", "files"), res.Snapshot.ID)
 	}

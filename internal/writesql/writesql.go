@@ -8,11 +8,16 @@
 //	CREATE TABLE [IF NOT EXISTS] name AS query
 //	CREATE TABLE [IF NOT EXISTS] name (col type, ...)
 //	COPY name [(col, ...)] FROM 'path' | STDIN [[WITH] (option, ...)]
+//	DELETE FROM name [[AS] alias] [USING from_item, ...] [WHERE condition]
+//	UPDATE name [[AS] alias] SET col = expr, ... [FROM from_item, ...] [WHERE condition]
 //
 // A write is run by DuckDB over a temporary table of the target's columns
 // (Statement.Over): the statement's own text, with only the target's name
 // replaced, so that column lists, BY NAME, VALUES, DEFAULT VALUES and COPY
-// options mean exactly what they mean in DuckDB.
+// options mean exactly what they mean in DuckDB. A DELETE or an UPDATE
+// becomes a query instead (Statement.Rows): its target and lists in a
+// FROM, its condition the WHERE, each assignment an expression of the
+// select list, for DuckDB to evaluate over the target's candidate rows.
 package writesql
 
 import (
@@ -31,6 +36,8 @@ const (
 	CreateAs                    // CREATE TABLE ... AS query
 	CreateTable                 // CREATE TABLE ... (columns)
 	Copy                        // COPY ... FROM 'path' | STDIN
+	Delete                      // DELETE FROM ... [USING ...] [WHERE ...]
+	Update                      // UPDATE ... SET ... [FROM ...] [WHERE ...]
 )
 
 // Verb is the statement's name in messages and PostgreSQL command tags.
@@ -44,6 +51,10 @@ func (k Kind) Verb() string {
 		return "CREATE TABLE"
 	case Copy:
 		return "COPY"
+	case Delete:
+		return "DELETE"
+	case Update:
+		return "UPDATE"
 	}
 	return "?"
 }
@@ -64,6 +75,13 @@ type Statement struct {
 	// Options is COPY's option list, with its parentheses, or "".
 	Options     string
 	IfNotExists bool
+	// Alias is a DELETE's or UPDATE's name for its target ("" for none);
+	// From is the text of DELETE's USING list or UPDATE's FROM list, Where
+	// that of the condition ("" for none), Sets UPDATE's assignments.
+	Alias string
+	From  string
+	Where string
+	Sets  []Assignment
 
 	text       string
 	nameAt     [2]int // the target name's span in text
@@ -82,7 +100,8 @@ var ErrNotWrite = errors.New("not a write")
 var ErrUnsupported = errors.New("not supported")
 
 // Is reports whether q starts as a write statement does: INSERT,
-// CREATE [OR REPLACE] [TEMP] TABLE, or COPY name ... FROM. Parse says
+// CREATE [OR REPLACE] [TEMP] TABLE, COPY name ... FROM, DELETE, UPDATE or
+// MERGE. Parse says
 // whether it is a well-formed one.
 func Is(q string) bool {
 	s := &scanner{src: q}
@@ -99,6 +118,8 @@ func Is(q string) bool {
 			}
 			return false
 		}
+	case "DELETE", "UPDATE", "MERGE":
+		return true
 	case "COPY":
 		// COPY (query) TO and COPY t TO are exports, not writes.
 		if s.peekByte() == '(' {
@@ -130,6 +151,14 @@ func Parse(q string) (*Statement, error) {
 	case "COPY":
 		st.Kind = Copy
 		return st, s.copyFrom(st)
+	case "DELETE":
+		st.Kind = Delete
+		return st, s.delete(st)
+	case "UPDATE":
+		st.Kind = Update
+		return st, s.update(st)
+	case "MERGE":
+		return nil, fmt.Errorf("MERGE: %w yet: write it as an UPDATE ... FROM, a DELETE ... USING and an INSERT ... SELECT in one transaction", ErrUnsupported)
 	}
 	return nil, ErrNotWrite
 }

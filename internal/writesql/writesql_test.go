@@ -2,8 +2,11 @@ package writesql
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
 // Every INSERT built from the grammar's pieces, with comments and space
@@ -129,11 +132,24 @@ func TestNotWrites(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"INSERT INTO t VALUES (1)", `insert into "a""b" by name (x, "y z") select 1 -- c`, "INSERT INTO t DEFAULT VALUES",
 		"COPY t (a) FROM '/x''y' WITH (FORMAT csv)", "copy t from stdin", "CREATE TABLE IF NOT EXISTS t AS SELECT 1", "CREATE TABLE t (a INT)",
-		"INSERT INTO t /* c */ (SELECT 1)", "INSERT INTO t AS x (a) VALUES (1) RETURNING *"} {
+		"INSERT INTO t /* c */ (SELECT 1)", "INSERT INTO t AS x (a) VALUES (1) RETURNING *",
+		"DELETE FROM t AS x USING u WHERE x.a = u.a", "UPDATE t SET a = {'k': (1, 2)}, b = 'x' FROM u WHERE a IS DISTINCT FROM b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
 		st, err := Parse(q)
+		if err == nil && (st.Kind == Delete || st.Kind == Update) {
+			// The pieces are the statement's own text, in order.
+			for _, a := range st.Sets {
+				if a.Column == "" || strings.TrimSpace(a.Expr) == "" || !strings.Contains(q, a.Expr) {
+					t.Fatalf("%q: assignment %+v", q, a)
+				}
+			}
+			if !strings.Contains(q, st.From) || !strings.Contains(q, st.Where) {
+				t.Fatalf("%q: from %q where %q", q, st.From, st.Where)
+			}
+			return
+		}
 		if err != nil || (st.Kind != Insert && st.Kind != Copy) {
 			return
 		}
@@ -145,4 +161,106 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q rebuilt as %q reads %+v, was %+v", q, st.Over(`"tgt"`, "", ""), again, st)
 		}
 	})
+}
+
+// Every DELETE and UPDATE built from the grammar's pieces reads back its
+// table, alias, list, condition and assignments, whatever strings,
+// parentheses, comments and keywords the pieces hold; Rows puts them in a
+// query with the target's name where it says.
+func TestChangeGrammar(t *testing.T) {
+	targets := map[string]string{`t`: "t", `"My Table"`: "My Table", `"a""b"`: `a"b`}
+	aliases := map[string]string{"": "", " AS x": "x", " y": "y", ` AS "w h"`: "w h"}
+	lists := []string{"", "u", "u JOIN v USING (id)", "(SELECT 1 AS id WHERE 'where' <> 'from') AS s, w"}
+	wheres := []string{"", "id = 1", "a IS DISTINCT FROM b AND s = 'x WHERE y'", "id IN (SELECT id FROM u WHERE z) -- WHERE\n", "CASE WHEN a THEN b END"}
+	sets := [][2]string{{"a", "1"}, {`"b c"`, "'x, y'"}, {"s", "{'a': 1, 'b': [2, 3]}"}, {"d", "a IS NOT DISTINCT FROM b"}, {"e", "(SELECT max(v) FROM u WHERE u.k = t.k)"}}
+	seps := []string{" ", "\n\t", " /* c */ "}
+	n := 0
+	for tgt, name := range targets {
+		for alias, an := range aliases {
+			for _, list := range lists {
+				for _, where := range wheres {
+					sep := seps[n%len(seps)]
+					n++
+					tail := ""
+					if where != "" {
+						tail = sep + "WHERE " + where
+					}
+					for _, kind := range []Kind{Delete, Update} {
+						var text string
+						var want []Assignment
+						switch kind {
+						case Delete:
+							text = "DELETE" + sep + "FROM " + tgt + alias
+							if list != "" {
+								text += sep + "USING " + list
+							}
+						case Update:
+							var parts []string
+							for i, s := range sets[:1+n%len(sets)] {
+								parts = append(parts, s[0]+" = "+s[1])
+								col := s[0]
+								if i == 1 {
+									col = "b c"
+								}
+								want = append(want, Assignment{Column: col, Expr: s[1]})
+							}
+							text = "UPDATE " + tgt + alias + sep + "SET " + strings.Join(parts, ",")
+							if list != "" {
+								text += sep + "FROM " + list
+							}
+						}
+						text += tail + ";"
+						if !Is(text) {
+							t.Fatalf("Is(%q) = false", text)
+						}
+						st, err := Parse(text)
+						if err != nil {
+							t.Fatalf("%q: %v", text, err)
+						}
+						wantWhere, _, _ := strings.Cut(where, " -- ") // a trailing comment is not kept
+						if st.Kind != kind || st.Table != name || st.Alias != an || st.From != list || st.Where != strings.TrimSpace(wantWhere) {
+							t.Fatalf("%q: kind %v table %q alias %q from %q where %q", text, st.Kind, st.Table, st.Alias, st.From, st.Where)
+						}
+						for i := range st.Sets {
+							// A comment after an expression stays with it.
+							x := strings.TrimSpace(st.Sets[i].Expr)
+							if i < len(want) && strings.HasPrefix(x, want[i].Expr) && strings.TrimSpace(sqllex.Mask(x[len(want[i].Expr):])) == "" {
+								x = want[i].Expr
+							}
+							st.Sets[i].Expr = x
+						}
+						if kind == Update && !slices.Equal(st.Sets, want) {
+							t.Fatalf("%q: sets %q, want %q", text, st.Sets, want)
+						}
+						q, at := st.Rows("1")
+						if !strings.HasPrefix(q[at:], `"`+strings.ReplaceAll(name, `"`, `""`)+`"`) || (st.Where != "" && !strings.Contains(q, st.Where)) {
+							t.Fatalf("%q: Rows gives %q (target at %d)", text, q, at)
+						}
+					}
+				}
+			}
+		}
+	}
+	for q, msg := range map[string]string{
+		"DELETE t":                          "expected FROM",
+		"DELETE FROM t WHERE":               "condition after WHERE",
+		"DELETE FROM t USING":               "table after USING",
+		"DELETE FROM t x y":                 "expected USING or WHERE",
+		"UPDATE t x = 1":                    "expected SET",
+		"UPDATE t SET":                      "col = expr",
+		"UPDATE t SET a 1":                  "expected = after column a",
+		"UPDATE t SET a =":                  "expression after a =",
+		"UPDATE t SET a = 1, a = 2":         "assigned twice",
+		"UPDATE t SET a = 1 FROM":           "table after FROM",
+		"UPDATE t SET a = 1 WHERE":          "condition after WHERE",
+		"DELETE FROM t RETURNING *":         "RETURNING",
+		"UPDATE t SET (a, b) = (1, 2)":      "each column on its own",
+		"UPDATE t SET t.a = 1":              "name the column alone",
+		"UPDATE s.t SET a = 1":              "one-part names",
+		"MERGE INTO t USING u ON t.a = u.a": "MERGE",
+	} {
+		if _, err := Parse(q); err == nil || errors.Is(err, ErrNotWrite) || !strings.Contains(err.Error(), msg) {
+			t.Errorf("Parse(%q): %v, want an error with %q", q, err, msg)
+		}
+	}
 }

@@ -1,0 +1,201 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+)
+
+func changeOpts() WriteOptions {
+	return WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}, NoMerge: true}
+}
+
+func TestChangeSmoke(t *testing.T) {
+	_, c, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR, v DOUBLE)")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'n' || i, i / 2 FROM range(0, 100) r(i)")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'n' || i, i / 2 FROM range(100, 200) r(i)")
+	mustWrite(t, e, "CREATE TABLE u (id BIGINT, tag VARCHAR)")
+	mustWrite(t, e, "INSERT INTO u VALUES (5, 'five'), (150, 'one fifty'), (7, NULL)")
+	before := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM t")
+
+	r := mustWrite(t, e, "DELETE FROM t WHERE id >= 190")
+	if r.Rows != 10 || r.FilesRemoved != 1 || r.Statement != "DELETE" {
+		t.Fatalf("delete: %+v", r)
+	}
+	if r.Query == nil || r.Query.Tables[0].Plan.Files.Kept != 1 {
+		t.Fatalf("delete should keep one file of two: %+v", r.Query.Tables[0].Plan.Files)
+	}
+	r = mustWrite(t, e, "DELETE FROM t AS x USING u WHERE x.id = u.id AND u.tag IS NOT NULL")
+	if r.Rows != 2 || r.FilesRemoved != 2 {
+		t.Fatalf("delete using: %+v", r)
+	}
+	r = mustWrite(t, e, "UPDATE t SET name = upper(name), v = v * 10 WHERE id IN (SELECT id FROM u) OR id = 0")
+	if r.Rows != 2 {
+		t.Fatalf("update: %+v", r)
+	}
+	r = mustWrite(t, e, "UPDATE t SET name = u.tag FROM u WHERE t.id = u.id")
+	if r.Rows != 1 { // 7 (tag NULL) is the one row left that u matches
+		t.Fatalf("update from: %+v", r)
+	}
+	got := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(id), string_agg(name, ',' ORDER BY id) FILTER (WHERE id IN (0, 7, 8)), sum(v) FILTER (WHERE id IN (0, 7)) FROM t")
+	if got != "188|17800|N0,n8|35.0" {
+		t.Fatalf("after changes: %s (before %s)", got, before)
+	}
+	if r := mustWrite(t, e, "DELETE FROM t WHERE id < 0"); r.Rows != 0 || r.Snapshot.ID != 0 {
+		t.Fatalf("no-op delete: %+v", r)
+	}
+	// Errors name the table and leave the catalog as it was.
+	head, _ := c.Read(catalog.Latest)
+	was := head.Snapshot().ID
+	head.Close()
+	for q, want := range map[string]string{
+		"UPDATE t SET id = NULL WHERE id = 1":                         "t.id",
+		"UPDATE t SET id = 'x' WHERE id = 1":                          "Conversion Error",
+		"UPDATE t SET nope = 1":                                       `no column "nope"`,
+		"UPDATE t SET name = u.tag FROM u, u AS u2 WHERE t.id = u.id": "more than one row",
+		"DELETE FROM t WHERE nope = 1":                                `"nope"`,
+		"DELETE FROM t RETURNING *":                                   "RETURNING",
+		"DELETE FROM missing":                                         "missing",
+	} {
+		_, err := Write(context.Background(), e, q, changeOpts())
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "__rocklake") {
+			t.Errorf("%s: %v (want %q)", q, err, want)
+		}
+	}
+	head, _ = c.Read(catalog.Latest)
+	if head.Snapshot().ID != was {
+		t.Fatalf("failed changes made snapshot %d (was %d)", head.Snapshot().ID, was)
+	}
+	head.Close()
+	if r := mustWrite(t, e, "DELETE FROM t"); r.Rows != 188 || r.Files != 0 {
+		t.Fatalf("delete all: %+v", r)
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM t"); got != "0" {
+		t.Fatalf("after delete all: %s", got)
+	}
+	// Time travel still sees the rows.
+	if got := answerOf(t, e, was, "SELECT count(*) FROM t"); got != "188" {
+		t.Fatalf("at %d: %s", was, got)
+	}
+}
+
+// A DELETE of one id in a table of many files reads only the files that
+// may hold it: the files its condition keeps, by statistics and filters.
+func TestChangeReadsCandidatesOnly(t *testing.T) {
+	_, _, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (user_id UUID, n BIGINT)")
+	const files, rows = 20, 5000 // enough rows that the first write chooses a filter on user_id
+	for k := range files {
+		q := fmt.Sprintf("INSERT INTO t SELECT md5(i::VARCHAR)::UUID, i FROM range(%d, %d) r(i)", k*rows, (k+1)*rows)
+		if _, err := Write(context.Background(), e, q, changeOpts()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var id, id2 string
+	if err := e.DB().QueryRow("SELECT md5('12345')::UUID::VARCHAR, md5('54321')::UUID::VARCHAR").Scan(&id, &id2); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DELETE FROM t WHERE user_id = '" + id + "'",
+		"UPDATE t SET n = -1 WHERE user_id = '" + id2 + "'",
+	} {
+		r, err := Write(context.Background(), e, q, changeOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Query.Tables[0].Plan
+		t.Logf("%s: kept %d of %d files, %d rows changed", q, p.Files.Kept, p.Files.Total, r.Rows)
+		if p.Files.Kept > 2 || p.Files.Total < files {
+			t.Fatalf("%s read %d of %d files", q, p.Files.Kept, p.Files.Total)
+		}
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*), count(*) FILTER (WHERE n IN (12345, 54321)), count(*) FILTER (WHERE n = -1) FROM t"); got != fmt.Sprintf("%d|0|1", files*rows-1) {
+		t.Fatalf("after: %s", got)
+	}
+}
+
+// Changes race other writers at the commit: one to the same file as
+// another change, or an optimize, fails and says to retry, committing
+// nothing and leaving no file; one racing an append to the table, or a
+// change to other files, commits, and both hold.
+func TestChangeRaces(t *testing.T) {
+	for _, other := range []string{"delete same file", "optimize", "insert", "delete other file"} {
+		t.Run(other, func(t *testing.T) {
+			root, c, e := writeLake(t)
+			mustWrite(t, e, "CREATE TABLE t (a INTEGER, b VARCHAR)")
+			mustWrite(t, e, "INSERT INTO t SELECT i, 'x' FROM range(0, 10) r(i)")
+			mustWrite(t, e, "INSERT INTO t SELECT i, 'y' FROM range(10, 20) r(i)")
+			alterTable(t, c, "t", "set", "sorted", "by", "a")
+			var raceErr error
+			fired := false
+			afterWrite = func([]string) {
+				if fired {
+					return
+				}
+				fired = true
+				switch other {
+				case "delete same file":
+					_, raceErr = Write(context.Background(), e, "DELETE FROM t WHERE a = 2", changeOpts())
+				case "delete other file":
+					_, raceErr = Write(context.Background(), e, "DELETE FROM t WHERE a = 12", changeOpts())
+				case "insert":
+					_, raceErr = Write(context.Background(), e, "INSERT INTO t VALUES (100, 'z')", changeOpts())
+				case "optimize":
+					_, raceErr = Optimize(context.Background(), e, "t", OptimizeOptions{})
+				}
+			}
+			defer func() { afterWrite = nil }()
+			before, files0 := latestID(t, c), parquetFiles(t, root)
+			_, err := Write(context.Background(), e, "DELETE FROM t WHERE a = 1", changeOpts())
+			if raceErr != nil {
+				t.Fatalf("the racing %s: %v", other, raceErr)
+			}
+			got := answerOf(t, e, catalog.Latest, "SELECT count(*), count(*) FILTER (WHERE a IN (1, 2, 12, 100)) FROM t")
+			switch other {
+			case "delete same file", "optimize":
+				if !errors.Is(err, ErrWriteRaced) || !strings.Contains(err.Error(), "run the statement again") {
+					t.Fatalf("after a racing %s: %v", other, err)
+				}
+				if latestID(t, c) != before+1 {
+					t.Fatalf("the losing delete committed")
+				}
+				want := "20|3" // the optimize's rows, all there
+				if other == "delete same file" {
+					want = "19|2"
+				}
+				if got != want {
+					t.Fatalf("rows: %s, want %s", got, want)
+				}
+				// The loser's files are gone: every file left is live, or
+				// was there before the race.
+				r, _ := c.Read(catalog.Latest)
+				tb, _ := r.Table("t")
+				live, _ := r.Files(tb.ID)
+				r.Close()
+				for _, p := range parquetFiles(t, root) {
+					if strings.HasSuffix(p, ".parquet") && !slices.Contains(files0, p) && !slices.ContainsFunc(live, func(f catalog.DataFile) bool { return f.Location(tb) == p }) {
+						t.Fatalf("the losing delete left %s", p)
+					}
+				}
+			default:
+				if err != nil {
+					t.Fatalf("a delete racing a %s: %v", other, err)
+				}
+				want := "18|1" // 1 and 12 gone, 2 stays
+				if other == "insert" {
+					want = "20|3" // 1 gone; 2, 12 and the 100 added
+				}
+				if got != want {
+					t.Fatalf("rows: %s, want %s", got, want)
+				}
+			}
+		})
+	}
+}
