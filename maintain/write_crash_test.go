@@ -50,31 +50,66 @@ func TestWriteChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	for i := int64(0); batches == 0 || i < int64(batches); i++ {
-		b := worker*1_000_000 + i
-		q := fmt.Sprintf("INSERT INTO t SELECT %d AS b, i FROM range(%d) r(i)", b, batchRows(b))
-		for attempt := 0; ; attempt++ {
-			_, err = Write(context.Background(), e, q, WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
-			if err == nil || attempt == 20 || !strings.Contains(err.Error(), catalog.ErrConflict.Error()) {
-				break
-			}
-		}
-		if err != nil {
-			t.Fatalf("batch %d: %v", b, err)
-		}
-		fmt.Fprintf(log, "%d\n", b)
+	// With ROCKLAKE_WRITE_CHANGES set, some steps delete or update a
+	// whole batch this writer inserted before, instead of inserting one:
+	// the intent is logged first ("?-b", "?~b"), the acknowledgement after
+	// ("-b", "~b"), so that a kill between the commit and the
+	// acknowledgement is told apart from a lost change.
+	changes := os.Getenv("ROCKLAKE_WRITE_CHANGES") != ""
+	rnd := rand.New(rand.NewPCG(uint64(worker), 7))
+	var mine []int64 // batches inserted and not deleted
+	ack := func(line string) {
+		fmt.Fprintln(log, line)
 		if err := log.Sync(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	exec := func(q string) {
+		var err error
+		for attempt := 0; ; attempt++ {
+			_, err = Write(context.Background(), e, q, WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
+			if err == nil || attempt == 50 || !strings.Contains(err.Error(), catalog.ErrConflict.Error()) {
+				break
+			}
+			time.Sleep(time.Duration(rnd.IntN(20)) * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for i := int64(0); batches == 0 || i < int64(batches); i++ {
+		if changes && len(mine) > 0 && rnd.IntN(3) == 0 {
+			k := rnd.IntN(len(mine))
+			b := mine[k]
+			if rnd.IntN(2) == 0 {
+				ack(fmt.Sprintf("?-%d", b))
+				exec(fmt.Sprintf("DELETE FROM t WHERE b = %d", b))
+				ack(fmt.Sprintf("-%d", b))
+				mine = append(mine[:k], mine[k+1:]...)
+			} else {
+				ack(fmt.Sprintf("?~%d", b))
+				exec(fmt.Sprintf("UPDATE t SET i = i + 1000 WHERE b = %d AND i < 1000", b))
+				ack(fmt.Sprintf("~%d", b))
+			}
+			continue
+		}
+		b := worker*1_000_000 + i
+		exec(fmt.Sprintf("INSERT INTO t SELECT %d AS b, i FROM range(%d) r(i)", b, batchRows(b)))
+		ack(fmt.Sprint(b))
+		mine = append(mine, b)
+	}
 }
 
-// runWriter starts TestWriteChild; its output is kept in out.
-func runWriter(t *testing.T, loc, log string, worker, batches int, out *bytes.Buffer) *exec.Cmd {
+// runWriter starts TestWriteChild; its output is kept in out. With
+// changes, it deletes and updates some of its batches too.
+func runWriter(t *testing.T, loc, log string, worker, batches int, changes bool, out *bytes.Buffer) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "ROCKLAKE_WRITE_CATALOG="+loc, "ROCKLAKE_WRITE_LOG="+log,
 		fmt.Sprintf("ROCKLAKE_WRITE_WORKER=%d", worker), fmt.Sprintf("ROCKLAKE_WRITE_BATCHES=%d", batches))
+	if changes {
+		cmd.Env = append(cmd.Env, "ROCKLAKE_WRITE_CHANGES=1")
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -83,14 +118,18 @@ func runWriter(t *testing.T, loc, log string, worker, batches int, out *bytes.Bu
 }
 
 // checkBatches fails unless t holds every acknowledged batch whole and
-// once, and no batch in part; it returns the batches it holds.
+// once, no batch in part and none updated in part, no batch whose delete
+// was acknowledged, and every batch whose update was acknowledged
+// updated; it returns the batches it holds.
 func checkBatches(t *testing.T, e *engine.Engine, logs ...string) map[int64]int64 {
 	t.Helper()
-	res, err := e.Query(context.Background(), "SELECT b, count(*), count(DISTINCT i) FROM t GROUP BY b", engine.QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
+	res, err := e.Query(context.Background(), "SELECT b, count(*), count(DISTINCT i), min(i) >= 1000, max(i) >= 1000 FROM t GROUP BY b",
+		engine.QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	held := map[int64]int64{}
+	updated := map[int64]bool{}
 	for _, row := range res.Rows {
 		b, _ := strconv.ParseInt(*row[0], 10, 64)
 		n, _ := strconv.ParseInt(*row[1], 10, 64)
@@ -98,32 +137,59 @@ func checkBatches(t *testing.T, e *engine.Engine, logs ...string) map[int64]int6
 		if n != batchRows(b) || d != n {
 			t.Fatalf("batch %d: %d rows (%d distinct), not %d: a write committed in part or twice", b, n, d, batchRows(b))
 		}
-		held[b] = n
+		if *row[3] != *row[4] {
+			t.Fatalf("batch %d: updated in part", b)
+		}
+		held[b], updated[b] = n, *row[3] == "true"
 	}
 	for _, l := range logs {
 		f, err := os.Open(l)
 		if err != nil {
 			continue // the writer died before its first acknowledgement
 		}
+		inserted, deleted, mayDelete, wasUpdated := map[int64]bool{}, map[int64]bool{}, map[int64]bool{}, map[int64]bool{}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			b, err := strconv.ParseInt(sc.Text(), 10, 64)
+			line := sc.Text()
+			var into map[int64]bool
+			switch {
+			case strings.HasPrefix(line, "?-"):
+				into, line = mayDelete, line[2:]
+			case strings.HasPrefix(line, "?~"):
+				continue
+			case strings.HasPrefix(line, "-"):
+				into, line = deleted, line[1:]
+			case strings.HasPrefix(line, "~"):
+				into, line = wasUpdated, line[1:]
+			default:
+				into = inserted
+			}
+			b, err := strconv.ParseInt(line, 10, 64)
 			if err != nil {
 				continue // a line cut off by the kill
 			}
-			if _, ok := held[b]; !ok {
-				f.Close()
-				t.Fatalf("acknowledged batch %d is not in the table", b)
-			}
+			into[b] = true
 		}
 		f.Close()
+		for b := range inserted {
+			_, ok := held[b]
+			switch {
+			case deleted[b] && ok:
+				t.Fatalf("batch %d: its delete was acknowledged, but it is in the table", b)
+			case !ok && !mayDelete[b]:
+				t.Fatalf("acknowledged batch %d is not in the table", b)
+			case ok && wasUpdated[b] && !updated[b]:
+				t.Fatalf("batch %d: its update was acknowledged, but it is not updated", b)
+			}
+		}
 	}
 	return held
 }
 
 // A writer killed with SIGKILL at any moment leaves no committed part of a
 // write: every acknowledged INSERT is there whole, no other batch is there
-// in part, and what it had written but not registered is found and removed
+// in part, no DELETE or UPDATE is committed in part (every other writer
+// deletes and updates whole batches too), and what it had written but not registered is found and removed
 // by DeleteOrphans (cleanup --orphans) without touching a live file.
 func TestWriteKilled(t *testing.T) {
 	if testing.Short() {
@@ -148,7 +214,7 @@ func TestWriteKilled(t *testing.T) {
 	log := filepath.Join(dir, "acked")
 	r := rand.New(rand.NewPCG(36, 37))
 	for k := range kills {
-		cmd := runWriter(t, loc, log, k, 0, &bytes.Buffer{})
+		cmd := runWriter(t, loc, log, k, 0, k%2 == 1, &bytes.Buffer{})
 		// Mostly in the middle of a stream of writes (a process takes a
 		// few hundred milliseconds to start DuckDB and open the catalog).
 		time.Sleep(time.Duration(200+r.IntN(900)) * time.Millisecond)
@@ -180,9 +246,11 @@ func TestWriteKilled(t *testing.T) {
 	t.Logf("%d kills: %d batches committed; cleanup --orphans found %+v", kills, len(held), *orph)
 }
 
-// Writers in 8 processes appending to one table of a PostgreSQL catalog
-// all commit (rebuilt on the newer state, their small files merged by
-// whoever comes next), and every acknowledged row is there once.
+// Writers in 8 processes appending to one table of a PostgreSQL catalog,
+// and deleting and updating batches they appended, all commit (rebuilt on
+// the newer state, their small files merged by whoever comes next; a
+// change that lost a race for a file to another retried), and every
+// acknowledged row is there once, every acknowledged change made.
 func TestWriteAppendersAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
@@ -209,7 +277,7 @@ func TestWriteAppendersAcrossProcesses(t *testing.T) {
 	outs := make([]bytes.Buffer, workers)
 	for w := range workers {
 		logs = append(logs, filepath.Join(dir, fmt.Sprintf("acked-%d", w)))
-		cmd := runWriter(t, loc, logs[w], w, batches, &outs[w])
+		cmd := runWriter(t, loc, logs[w], w, batches, true, &outs[w])
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -228,9 +296,27 @@ func TestWriteAppendersAcrossProcesses(t *testing.T) {
 	}
 	defer e.Close()
 	held := checkBatches(t, e, logs...)
-	if len(held) != workers*batches {
-		t.Fatalf("%d batches in the table, %d written", len(held), workers*batches)
+	// Every writer ran to its end: what it acknowledged is all it did.
+	live, changed := 0, 0
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Fields(string(b)) {
+			switch {
+			case line[0] == '-':
+				live, changed = live-1, changed+1
+			case line[0] == '~':
+				changed++
+			case line[0] != '?':
+				live++
+			}
+		}
+	}
+	if len(held) != live {
+		t.Fatalf("%d batches in the table, %d inserted and not deleted", len(held), live)
 	}
 	files := liveFiles(t, c)
-	t.Logf("%d processes × %d inserts: all committed, %d live files", workers, batches, len(files))
+	t.Logf("%d processes × %d statements (%d of them deletes and updates): all committed, %d live files", workers, batches, changed, len(files))
 }
