@@ -13,7 +13,7 @@ import (
 const (
 	exitFailure  = 1 // the command ran and failed
 	exitUsage    = 2 // the command line is wrong: nothing was done
-	exitProblems = 3 // verify ran and found problems
+	exitProblems = 3 // verify ran and found problems (erasure: rows still stored)
 )
 
 // usageError is a mistake in the command line: an unknown command or flag,
@@ -29,6 +29,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 func exitCode(err error) int {
 	var ue usageError
 	var vf errVerifyFailed
+	var ne errNotErased
 	var fe forwardedExit
 	switch {
 	case err == nil:
@@ -37,7 +38,7 @@ func exitCode(err error) int {
 		return fe.code
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.As(err, &vf):
+	case errors.As(err, &vf), errors.As(err, &ne):
 		return exitProblems
 	}
 	return exitFailure
