@@ -36,11 +36,14 @@ still holds such rows, why, and what to run:
 
 The exit status is 0 when no file holds a matching row, 3 when some do (or
 could not be checked), 1 when the check itself failed. Object prefixes are not
-listed for objects the catalog no longer names.`,
-		Example: `  rocklake query "DELETE FROM events WHERE user_id = 'u-42'"
-  rocklake erasure events --where "user_id = 'u-42'"
-  rocklake expire --older-than 1s --allow-short-retention && rocklake cleanup --grace 0s
-  rocklake erasure events --where "user_id = 'u-42'" --format json`,
+listed for objects the catalog no longer names. The procedure:
+
+  rocklake query "DELETE FROM events WHERE user_id = 42"
+  rocklake expire --older-than 0s --allow-short-retention
+  rocklake cleanup --grace 0s
+  rocklake erasure events --where 'user_id = 42'`,
+		Example: `  rocklake erasure events --where 'user_id = 42'
+  rocklake erasure events --where "kind = 'spam'" --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if where == "" {

@@ -49,6 +49,7 @@ const (
 func errorCode(err error) string {
 	var ue usageError
 	var vf errVerifyFailed
+	var nf errNotErased
 	var de *duckdb.Error
 	var pe *fs.PathError
 	var ne *net.OpError // not net.Error: *fs.PathError has its methods too
@@ -63,7 +64,7 @@ func errorCode(err error) string {
 	switch {
 	case errors.As(err, &ue):
 		return codeUsage
-	case errors.As(err, &vf):
+	case errors.As(err, &vf), errors.As(err, &nf):
 		return codeCheckFailed
 	case is(errInterrupted, context.Canceled):
 		return codeInterrupted

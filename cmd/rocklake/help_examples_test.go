@@ -43,6 +43,7 @@ var exampleStates = map[string]exampleState{
 	"rocklake files":        loaded,
 	"rocklake rm":           loaded,
 	"rocklake refresh":      loaded,
+	"rocklake erasure":      loaded,
 	"rocklake plan":         loaded,
 	"rocklake query":        loaded,
 	"rocklake expire":       loaded,
