@@ -498,7 +498,8 @@ type ExecOptions struct {
 }
 
 // IsWrite reports whether a statement is a write Exec runs: INSERT,
-// CREATE TABLE [AS] or COPY ... FROM.
+// CREATE TABLE [AS], COPY ... FROM, DELETE or UPDATE (and MERGE, which
+// Exec refuses).
 func IsWrite(sql string) bool { return maintain.IsWrite(sql) }
 
 // Exec runs one write statement in SQL and commits it as one snapshot:
@@ -664,7 +665,7 @@ func (l *Lake) QueryRows(ctx context.Context, sql string, o QueryOptions) (*Rows
 	return l.eng.QueryRows(ctx, sql, eo, engine.RowsOptions{})
 }
 
-var errWriteInQuery = fmt.Errorf("%w: a write statement (INSERT, CREATE TABLE, COPY ... FROM) runs with Lake.Exec", ErrNotAQuery)
+var errWriteInQuery = fmt.Errorf("%w: a write statement (INSERT, CREATE TABLE, COPY ... FROM, DELETE, UPDATE) runs with Lake.Exec", ErrNotAQuery)
 
 // OptimizeOptions say how Optimize sorts and sizes the files it writes. An
 // alias of maintain.OptimizeOptions.

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/writesql"
 )
 
 func parquetUnder(t *testing.T, dir string) int {
@@ -176,5 +177,127 @@ func TestInsertArrow(t *testing.T) {
 	}
 	if after, _ := lake.Snapshots(ctx); len(after) != len(before) {
 		t.Fatal("a failed insert made a snapshot")
+	}
+}
+
+// Lake.Exec runs DELETE and UPDATE, each one snapshot that rewrites the
+// files it touches; a change that matches nothing makes none; the
+// snapshot before a change still reads the rows it changed; inside a
+// transaction both are refused and leave nothing.
+func TestExecDeleteUpdate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, err := rocklake.Create(ctx, filepath.Join(dir, "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	exec := func(q string) *rocklake.WriteResult {
+		t.Helper()
+		res, err := lake.Exec(ctx, q, rocklake.ExecOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return res
+	}
+	snaps := func() int {
+		t.Helper()
+		s, err := lake.Snapshots(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(s)
+	}
+	exec("CREATE TABLE c (id BIGINT NOT NULL, s VARCHAR)")
+	ins := exec("INSERT INTO c SELECT i, 'v' || i FROM range(10) r(i)")
+	before := snaps()
+
+	del := exec("DELETE FROM c WHERE id < 3")
+	if del.Statement != "DELETE" || del.Table != "c" || del.Rows != 3 || del.FilesRemoved != 1 || del.Files != 1 || del.Snapshot.ID <= ins.Snapshot.ID {
+		t.Fatalf("DELETE: %+v", del)
+	}
+	if snaps() != before+1 {
+		t.Fatalf("a DELETE made %d snapshots", snaps()-before)
+	}
+	if got := firstValue(t, lake, "SELECT count(*) || '/' || min(id) FROM c"); got != "7/3" {
+		t.Fatalf("after the DELETE: %s", got)
+	}
+	upd := exec("UPDATE c AS x SET s = upper(x.s), id = id * 10 WHERE id >= 8")
+	if upd.Statement != "UPDATE" || upd.Rows != 2 || upd.FilesRemoved != 1 || upd.Files != 1 || upd.Snapshot.ID != del.Snapshot.ID+1 {
+		t.Fatalf("UPDATE: %+v", upd)
+	}
+	if snaps() != before+2 {
+		t.Fatalf("DELETE and UPDATE made %d snapshots", snaps()-before)
+	}
+	if got := firstValue(t, lake, "SELECT string_agg(id || '=' || s, ',' ORDER BY id) FROM c WHERE id > 6"); got != "7=v7,80=V8,90=V9" {
+		t.Fatalf("after the UPDATE: %s", got)
+	}
+
+	// Time travel: the snapshot before the DELETE still has its rows.
+	at := func(id int64, q string) string {
+		t.Helper()
+		res, err := lake.Query(ctx, q, rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(id)})
+		if err != nil {
+			t.Fatalf("%s at %d: %v", q, id, err)
+		}
+		return *res.Rows[0][0]
+	}
+	if got := at(ins.Snapshot.ID, "SELECT count(*) || '/' || sum(id) FROM c"); got != "10/45" {
+		t.Fatalf("before the DELETE: %s", got)
+	}
+	if got := at(del.Snapshot.ID, "SELECT count(*) || '/' || max(s) FROM c"); got != "7/v9" {
+		t.Fatalf("between the DELETE and the UPDATE: %s", got)
+	}
+
+	// Changes that match no row: no snapshot, no file.
+	files := filepath.Join(dir, "lake.files")
+	n := parquetUnder(t, files)
+	if n < 3 {
+		t.Fatalf("%d files after an insert, a delete and an update (the retired ones stay for time travel)", n)
+	}
+	for _, q := range []string{"DELETE FROM c WHERE id > 1000", "UPDATE c SET s = 'none' WHERE s IS NULL"} {
+		if res := exec(q); res.Rows != 0 || res.Snapshot.ID != 0 || res.Files != 0 || res.FilesRemoved != 0 {
+			t.Fatalf("%s: %+v", q, res)
+		}
+	}
+	if snaps() != before+2 || parquetUnder(t, files) != n {
+		t.Fatal("a change of no rows made a snapshot or a file")
+	}
+
+	// Inside a transaction: refused, and nothing left.
+	tx := lake.BeginWrite()
+	if _, err := tx.Exec(ctx, "INSERT INTO c VALUES (500, 'staged')", rocklake.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DELETE FROM c WHERE id = 5", "UPDATE c SET s = 'x' WHERE id = 5"} {
+		res, err := tx.Exec(ctx, q, rocklake.ExecOptions{})
+		if !errors.Is(err, writesql.ErrUnsupported) || !strings.Contains(err.Error(), "inside a transaction") || res != nil {
+			t.Fatalf("%s in a transaction: %+v %v", q, res, err)
+		}
+	}
+	tx.Rollback()
+	if snaps() != before+2 || parquetUnder(t, files) != n {
+		t.Fatal("a refused change in a transaction left a snapshot or a file")
+	}
+	if got := firstValue(t, lake, "SELECT count(*) || '/' || max(s) FILTER (WHERE id = 5) FROM c"); got != "7/v5" {
+		t.Fatalf("after the refused changes: %s", got)
+	}
+
+	// A change is a write, not a query.
+	for _, q := range []string{"DELETE FROM c", "delete from c where id = 1", "UPDATE c SET id = 1", "  update c set id = 1", "MERGE INTO c USING d ON c.id = d.id WHEN MATCHED THEN DELETE"} {
+		if !rocklake.IsWrite(q) {
+			t.Errorf("IsWrite(%q) is false", q)
+		}
+	}
+	for _, q := range []string{"SELECT 'DELETE FROM c'", "WITH d AS (SELECT 1) SELECT * FROM d"} {
+		if rocklake.IsWrite(q) {
+			t.Errorf("IsWrite(%q) is true", q)
+		}
+	}
+	if _, err := lake.Query(ctx, "DELETE FROM c", rocklake.QueryOptions{}); !errors.Is(err, rocklake.ErrNotAQuery) {
+		t.Errorf("Query of a DELETE: %v", err)
+	}
+	if got := firstValue(t, lake, "SELECT count(*) FROM c"); got != "7" {
+		t.Fatalf("at the end: %s rows", got)
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
-// Writes over the PostgreSQL protocol: INSERT, CREATE TABLE [AS] and
-// COPY ... FROM run by Lake.Exec, each its own snapshot; COPY ... FROM
-// STDIN takes the client's data first (copy.go).
+// Writes over the PostgreSQL protocol: INSERT, CREATE TABLE [AS],
+// COPY ... FROM, DELETE and UPDATE run by Lake.Exec, each its own
+// snapshot; COPY ... FROM STDIN takes the client's data first (copy.go).
 
 // write runs one write statement for the session.
 func (ss *pgSession) write(q string) (*result, error) {
@@ -199,11 +199,11 @@ func (s *Server) writeContext(parent context.Context) (context.Context, context.
 }
 
 // notAQuery gives a writer's session PostgreSQL's "not supported" for a
-// statement rocklake does not run (UPDATE, DELETE, ATTACH): saying the
+// statement rocklake does not run (ATTACH, for one): saying the
 // session is read-only, as it does to a reader, would not be true.
 func (ss *pgSession) notAQuery(err error) error {
 	if ss.readOnly() || !errors.Is(err, rocklake.ErrNotAQuery) {
 		return err
 	}
-	return &pgError{code: "0A000", msg: err.Error(), hint: "the writes rocklake runs are INSERT, CREATE TABLE [AS] and COPY ... FROM, each committed as one snapshot"}
+	return &pgError{code: "0A000", msg: err.Error(), hint: "the writes rocklake runs are INSERT, CREATE TABLE [AS], COPY ... FROM, DELETE and UPDATE, each committed as one snapshot"}
 }

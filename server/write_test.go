@@ -176,8 +176,18 @@ func TestWriteErrors(t *testing.T) {
 		{"INSERT INTO w VALUES (1, 'a', 1) RETURNING id", "0A000", "RETURNING"},
 		{"INSERT OR REPLACE INTO w VALUES (1, 'a', 1)", "0A000", "OR REPLACE"},
 		{"CREATE TEMP TABLE x (a INT)", "0A000", "TEMP"},
-		{"UPDATE w SET id = 2", "0A000", "UPDATE"},
-		{"DELETE FROM w", "0A000", "DELETE"},
+		{"UPDATE w SET id = NULL", "23502", "w.id"},
+		{"UPDATE w SET small = 'abc' WHERE id = 1", "22P02", "abc"},
+		{"UPDATE w SET small = 99999999999", "22003", "out of range"},
+		{"UPDATE w SET name = nope", "42703", "nope"},
+		{"DELETE FROM w WHERE nope = 1", "42703", "nope"},
+		{"DELETE FROM nosuch", "42P01", "nosuch"},
+		{"UPDATE nosuch SET a = 1", "42P01", "nosuch"},
+		{"DELETE FROM w WHERE", "42601", "syntax error"},
+		{"DELETE FROM w RETURNING id", "0A000", "RETURNING"},
+		{"UPDATE w SET name = 'b' RETURNING id", "0A000", "RETURNING"},
+		{"UPDATE w SET (id, name) = (2, 'b')", "0A000", "("},
+		{"MERGE INTO w USING w AS s ON w.id = s.id WHEN MATCHED THEN DELETE", "0A000", "MERGE"},
 		{"INSERT INTO w (nope) VALUES (1)", "42703", "nope"},
 		{"COPY w FROM '" + outside + "'", "42501", "outside"},
 		{"COPY w FROM '" + filepath.Join(f.data, "missing.csv") + "'", "58P01", "missing.csv"},
@@ -196,7 +206,18 @@ func TestWriteErrors(t *testing.T) {
 		{"COPY w (nope) FROM STDIN", "42703", "nope"},
 	} {
 		_, err := c.Exec(ctx, tc.q)
-		if code := sqlstate(err); code != tc.code || !strings.Contains(err.Error(), tc.says) {
+		if code := sqlstate(err); code != tc.code || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "__rocklake") {
+			t.Errorf("%s: %v (SQLSTATE %s), want %s saying %q", tc.q, err, code, tc.code, tc.says)
+		}
+	}
+	// Errors maintain/change.go makes without a sentinel the server could
+	// map: XX000 for now, the wanted code once they carry one.
+	for _, tc := range []struct{ q, code, says string }{
+		{"UPDATE w SET nope = 1", "42703", `"nope"`},
+		{"UPDATE w SET name = v.x FROM (VALUES (1, 'p'), (1, 'q')) v(i, x) WHERE w.id = v.i", "21000", "more than one row"},
+	} {
+		_, err := c.Exec(ctx, tc.q)
+		if code := sqlstate(err); code != tc.code && code != "XX000" || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "__rocklake") {
 			t.Errorf("%s: %v (SQLSTATE %s), want %s saying %q", tc.q, err, code, tc.code, tc.says)
 		}
 	}
@@ -353,8 +374,14 @@ func TestWriteRoles(t *testing.T) {
 	if _, err := reader.PgConn().CopyFrom(ctx, strings.NewReader("1\n"), "COPY t (id) FROM STDIN"); sqlstate(err) != "42501" {
 		t.Errorf("reader's CopyFrom: %v", err)
 	}
-	if _, err := reader.Exec(ctx, "UPDATE t SET id = 1"); sqlstate(err) != "25006" {
-		t.Errorf("reader: UPDATE: %v", err)
+	for _, q := range []string{"UPDATE t SET id = 1", "DELETE FROM t WHERE id = 1", "DELETE FROM nosuch"} {
+		_, err := reader.Exec(ctx, q)
+		if sqlstate(err) != "42501" || !strings.Contains(err.Error(), `"alice" is a reader`) || !strings.Contains(err.Error(), strings.Fields(q)[0]) {
+			t.Errorf("reader: %s: %v", q, err)
+		}
+	}
+	if _, err := reader.Exec(ctx, "DELETE FROM t WHERE id = $1", 1); sqlstate(err) != "42501" {
+		t.Errorf("reader: DELETE with a parameter: %v", err)
 	}
 	if f.latest(t) != before {
 		t.Fatal("a reader wrote")
@@ -372,8 +399,10 @@ func TestWriteRoles(t *testing.T) {
 	if v := show(writer, "transaction_read_only"); v != "on" {
 		t.Errorf("after SET default_transaction_read_only = on: transaction_read_only = %s", v)
 	}
-	if _, err := writer.Exec(ctx, "INSERT INTO t (id) VALUES (1001)"); sqlstate(err) != "25006" {
-		t.Errorf("a write in a read-only session: %v", err)
+	for _, q := range []string{"INSERT INTO t (id) VALUES (1001)", "DELETE FROM t WHERE id = 1", "UPDATE t SET name = 'ro'"} {
+		if _, err := writer.Exec(ctx, q); sqlstate(err) != "25006" {
+			t.Errorf("%s in a read-only session: %v", q, err)
+		}
 	}
 	if _, err := writer.Exec(ctx, "RESET default_transaction_read_only"); err != nil {
 		t.Fatal(err)
@@ -396,8 +425,10 @@ func TestWriteRoles(t *testing.T) {
 		return resp.StatusCode, out
 	}
 	before = f.latest(t)
-	if status, out := call(readerToken, `{"sql": "INSERT INTO t (id) VALUES (2000)"}`); status != 403 {
-		t.Errorf("reader token: %d %v", status, out)
+	for _, body := range []string{`{"sql": "INSERT INTO t (id) VALUES (2000)"}`, `{"sql": "DELETE FROM t WHERE id = 1"}`, `{"sql": "UPDATE t SET name = 'r'"}`} {
+		if status, out := call(readerToken, body); status != 403 {
+			t.Errorf("reader token: %s: %d %v", body, status, out)
+		}
 	}
 	if f.latest(t) != before {
 		t.Fatal("the reader's token wrote")
@@ -479,5 +510,151 @@ func TestHTTPSQL(t *testing.T) {
 	}
 	if f.latest(t) != before {
 		t.Error("a refused request wrote")
+	}
+}
+
+// DELETE and UPDATE over both protocols, parameters in the extended one,
+// with PostgreSQL's command tags; Describe of a change runs nothing;
+// inside BEGIN ... COMMIT both are refused (0A000) and the block rolls
+// back; psql prints their tags; POST /v1/sql says what a change did.
+func TestChangesOverPostgresProtocol(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	simple := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	ext := f.connect(t, pgx.QueryExecModeCacheStatement)
+	run := func(c *pgx.Conn, want string, rows int64, q string, args ...any) {
+		t.Helper()
+		tag, err := c.Exec(ctx, q, args...)
+		if err != nil || tag.String() != want || tag.RowsAffected() != rows {
+			t.Fatalf("%s: %q (%d rows) %v, want %q", q, tag, tag.RowsAffected(), err, want)
+		}
+	}
+	run(simple, "CREATE TABLE", 0, "CREATE TABLE w (id BIGINT NOT NULL, name VARCHAR, v DOUBLE, day DATE)")
+	run(simple, "INSERT 0 20", 20, "INSERT INTO w SELECT i, 'n' || i, i / 2, DATE '2024-01-01' + i::INTEGER FROM range(20) r(i)")
+	before := f.latest(t)
+
+	run(simple, "DELETE 3", 3, "DELETE FROM w WHERE id < 3")
+	run(simple, "UPDATE 2", 2, "UPDATE w SET name = upper(name), v = v * 10 WHERE id IN (3, 4)")
+	run(simple, "DELETE 0", 0, "DELETE FROM w WHERE id > 1000")
+	run(ext, "DELETE 2", 2, "DELETE FROM w WHERE id BETWEEN $1 AND $2", 5, 6)
+	run(ext, "UPDATE 1", 1, "UPDATE w SET name = $1, v = $2 WHERE id = $3", "e'; DROP TABLE w; --", 2.25, 7)
+	run(ext, "UPDATE 2", 2, "UPDATE w AS x SET day = $1 WHERE x.id >= $2 AND x.name LIKE $3", time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC), 18, "n%")
+	run(ext, "UPDATE 0", 0, "UPDATE w SET name = $1 WHERE name = $2", "x", "nobody")
+	run(ext, "DELETE 1", 1, "DELETE FROM w USING (SELECT $1::BIGINT AS k) AS d WHERE w.id = d.k", 8)
+	if got := f.latest(t); got != before+6 {
+		t.Errorf("six changes of rows and two of none made %d snapshots", got-before)
+	}
+	if got := firstAnswer(t, simple, "SELECT count(*), string_agg(id || ':' || name || ':' || v, ',' ORDER BY id) FILTER (WHERE id <= 7) FROM w"); got != "14|3:N3:15.0,4:N4:20.0,7:e'; DROP TABLE w; --:2.25" {
+		t.Errorf("after the changes: %s", got)
+	}
+	if got := firstAnswer(t, ext, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM w WHERE day = $1", time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)); got != "18,19" {
+		t.Errorf("the UPDATE of day: %s", got)
+	}
+
+	// Describe of a prepared change: no rows, nothing run.
+	mid := f.latest(t)
+	pc := ext.PgConn()
+	sd, err := pc.Prepare(ctx, "del", "DELETE FROM w WHERE id = $1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sd.Fields) != 0 || len(sd.ParamOIDs) != 1 || sd.ParamOIDs[0] != 20 {
+		t.Errorf("described: fields %v, parameters %v", sd.Fields, sd.ParamOIDs)
+	}
+	if f.latest(t) != mid {
+		t.Error("describing a DELETE wrote")
+	}
+	rr := pc.ExecPrepared(ctx, "del", [][]byte{[]byte("9")}, nil, nil).Read()
+	if rr.Err != nil || rr.CommandTag.String() != "DELETE 1" {
+		t.Fatalf("ExecPrepared: %v %q", rr.Err, rr.CommandTag)
+	}
+	if f.latest(t) != mid+1 {
+		t.Errorf("the prepared DELETE made %d snapshots", f.latest(t)-mid)
+	}
+
+	// Inside a block: refused with 0A000; the block rolls back, nothing
+	// of it is committed and the connection goes on.
+	before = f.latest(t)
+	for _, c := range []*pgx.Conn{simple, ext} {
+		for _, q := range []string{"DELETE FROM w WHERE id = 10", "UPDATE w SET name = 'in block' WHERE id = 10"} {
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO w VALUES (100, 'in block', NULL, NULL)"); err != nil {
+				t.Fatal(err)
+			}
+			_, err = tx.Exec(ctx, q)
+			if sqlstate(err) != "0A000" || !strings.Contains(err.Error(), strings.Fields(q)[0]+" inside a transaction block") || strings.Contains(err.Error(), "__rocklake") {
+				t.Errorf("%s in a block: %v", q, err)
+			}
+			if err := tx.Rollback(ctx); err != nil {
+				t.Errorf("ROLLBACK after %s: %v", q, err)
+			}
+		}
+	}
+	if f.latest(t) != before {
+		t.Error("a block with a refused change committed")
+	}
+	if got := firstAnswer(t, ext, "SELECT count(*), count(*) FILTER (WHERE name = 'in block') FROM w"); got != "13|0" {
+		t.Errorf("after the refused blocks: %s", got)
+	}
+
+	// psql prints the tags.
+	psql := exec.Command(psqlPath(t), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", f.pgURL("me", "", "disable"),
+		"-c", "DELETE FROM w WHERE id >= 18", "-c", "UPDATE w SET v = 0 WHERE id = 10", "-c", "DELETE FROM w WHERE id = 18")
+	out, err := psql.CombinedOutput()
+	if err != nil || string(out) != "DELETE 2\nUPDATE 1\nDELETE 0\n" {
+		t.Errorf("psql: %q %v", out, err)
+	}
+	psql = exec.Command(psqlPath(t), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", f.pgURL("me", "", "disable"),
+		"-c", "BEGIN", "-c", "DELETE FROM w")
+	if out, err := psql.CombinedOutput(); err == nil || !strings.Contains(string(out), "DELETE inside a transaction block") {
+		t.Errorf("psql, DELETE in a block: %q %v", out, err)
+	}
+
+	// HTTP.
+	post := func(body string) (int, map[string]any) {
+		t.Helper()
+		status, b := httpCall(t, f, "POST", "/v1/sql", body)
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%s: %s", body, b)
+		}
+		return status, out
+	}
+	before = f.latest(t)
+	status, ans := post(`{"sql": "DELETE FROM w WHERE id IN (10, 11)"}`)
+	if status != 200 || ans["statement"] != "DELETE" || ans["table"] != "w" || ans["rows"] != 2.0 || ans["file_count"] != 1.0 || ans["files_removed"] != 1.0 || ans["snapshot_id"] != float64(before+1) {
+		t.Errorf("DELETE: %d %v", status, ans)
+	}
+	status, ans = post(`{"sql": "UPDATE w SET name = 'http' WHERE id = 12"}`)
+	if status != 200 || ans["statement"] != "UPDATE" || ans["rows"] != 1.0 || ans["files_removed"] != 1.0 || ans["snapshot_id"] != float64(before+2) {
+		t.Errorf("UPDATE: %d %v", status, ans)
+	}
+	status, ans = post(`{"sql": "DELETE FROM w WHERE id < 0"}`)
+	if status != 200 || ans["statement"] != "DELETE" || ans["rows"] != 0.0 || ans["snapshot_id"] != nil {
+		t.Errorf("a DELETE of no rows: %d %v", status, ans)
+	}
+	for _, tc := range []struct {
+		body string
+		says string
+	}{
+		{`{"sql": "UPDATE w SET id = NULL"}`, "23502"},
+		{`{"sql": "UPDATE w SET v = 'abc'"}`, "22P02"},
+		{`{"sql": "DELETE FROM w RETURNING id"}`, "0A000"},
+	} {
+		status, ans := post(tc.body)
+		e, _ := ans["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if status != 400 || !strings.Contains(msg, tc.says) || strings.Contains(msg, "__rocklake") {
+			t.Errorf("%s: %d %v, want 400 saying %s", tc.body, status, ans, tc.says)
+		}
+	}
+	if f.latest(t) != before+2 {
+		t.Error("a failed change over HTTP made a snapshot")
+	}
+	if got := firstAnswer(t, simple, "SELECT count(*), string_agg(name, ',' ORDER BY id) FROM w"); got != "9|N3,N4,e'; DROP TABLE w; --,http,n13,n14,n15,n16,n17" {
+		t.Errorf("at the end: %s", got)
 	}
 }

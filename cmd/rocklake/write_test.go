@@ -54,3 +54,79 @@ func TestQueryWrites(t *testing.T) {
 		t.Fatalf("snapshots: %q", out)
 	}
 }
+
+// DELETE and UPDATE through `query`, as the argument and with -c: the
+// summary on stderr in text, one object with --format json; a change of
+// no rows commits nothing; a failed change exits non-zero, names what is
+// wrong and commits nothing.
+func TestQueryChanges(t *testing.T) {
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	mustRun(t, "--catalog", lake, "init")
+	mustRun(t, "--catalog", lake, "query", "CREATE TABLE t (id BIGINT NOT NULL, s VARCHAR)")
+	mustRun(t, "--catalog", lake, "query", "INSERT INTO t SELECT i, 'v' || i FROM range(10) r(i)")
+	out := mustRun(t, "--catalog", lake, "query", "DELETE FROM t WHERE id < 3")
+	if !strings.Contains(out, "(DELETE t: 3 rows deleted; 1 file rewritten into 1 file, snapshot 3; ") {
+		t.Fatalf("DELETE: %q", out)
+	}
+	out = mustRun(t, "--catalog", lake, "query", "-c", "UPDATE t SET s = upper(s) WHERE id >= 8")
+	if !strings.Contains(out, "(UPDATE t: 2 rows updated; 1 file rewritten into 1 file, snapshot 4; ") {
+		t.Fatalf("UPDATE: %q", out)
+	}
+	out = mustRun(t, "--catalog", lake, "query", "DELETE FROM t WHERE id > 100")
+	if !strings.Contains(out, "(DELETE t: 0 rows, nothing committed; ") {
+		t.Fatalf("a DELETE of no rows: %q", out)
+	}
+	type answer struct {
+		Statement    string `json:"statement"`
+		Table        string `json:"table"`
+		Rows         int64  `json:"rows"`
+		FileCount    *int   `json:"file_count"`
+		FilesRemoved *int   `json:"files_removed"`
+		Snapshot     *int64 `json:"snapshot_id"`
+	}
+	for _, tc := range []struct {
+		q, statement   string
+		rows           int64
+		files, removed int
+		snapshot       int64 // 0: none (null)
+	}{
+		{"DELETE FROM t WHERE id = 9", "DELETE", 1, 1, 1, 5},
+		{"UPDATE t SET s = 'w' || id WHERE id IN (3, 4)", "UPDATE", 2, 1, 1, 6},
+		{"UPDATE t SET s = 'none' WHERE id < 0", "UPDATE", 0, 0, 0, 0},
+	} {
+		out, err := runIn(t, "", "--catalog", lake, "--format", "json", "query", "-c", tc.q)
+		var res answer
+		if err != nil || json.Unmarshal([]byte(strings.TrimSpace(out)), &res) != nil {
+			t.Fatalf("%s: %q %v", tc.q, out, err)
+		}
+		snap := int64(0)
+		if res.Snapshot != nil {
+			snap = *res.Snapshot
+		}
+		if res.Statement != tc.statement || res.Table != "t" || res.Rows != tc.rows || res.FileCount == nil || *res.FileCount != tc.files ||
+			res.FilesRemoved == nil || *res.FilesRemoved != tc.removed || snap != tc.snapshot {
+			t.Errorf("%s: %q", tc.q, out)
+		}
+	}
+	for _, tc := range []struct{ q, says string }{
+		{"UPDATE t SET nope = 1", `"nope"`},
+		{"UPDATE t SET id = NULL WHERE id = 5", "NOT NULL constraint failed: t.id"},
+		{"DELETE FROM t WHERE nosuch > 1", "nosuch"},
+		{"DELETE FROM t RETURNING id", "RETURNING"},
+	} {
+		out, err := run(t, "--catalog", lake, "query", tc.q)
+		if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "__rocklake") {
+			t.Errorf("%s: exit %d, %v %q; want a failure saying %s", tc.q, exitCode(err), err, out, tc.says)
+		}
+	}
+	if out := mustRun(t, "--catalog", lake, "query", "SELECT count(*) || '/' || string_agg(s, ',' ORDER BY id) FROM t"); !strings.Contains(out, "6/w3,w4,v5,v6,v7,V8") {
+		t.Fatalf("rows: %q", out)
+	}
+	if out := mustRun(t, "--catalog", lake, "--format", "json", "snapshots"); strings.Count(out, `"snapshot_id"`) != 7 {
+		t.Fatalf("the failed changes and those of no rows made snapshots: %s", out)
+	}
+	if out := mustRun(t, "--catalog", lake, "query", "--snapshot", "2", "SELECT count(*) || '/' || max(s) FROM t"); !strings.Contains(out, "10/v9") {
+		t.Fatalf("before the changes: %q", out)
+	}
+}
