@@ -1172,4 +1172,8 @@ var (
 	ErrNotAQuery = engine.ErrNotAQuery
 	// ErrNothingToOptimize: Optimize on a table with no files (maintain).
 	ErrNothingToOptimize = maintain.ErrNothingToOptimize
+	// ErrRowMatchedTwice: an UPDATE whose FROM list matches a row of its
+	// table more than once, so that its new value is not defined
+	// (maintain).
+	ErrRowMatchedTwice = maintain.ErrRowMatchedTwice
 )

@@ -47,6 +47,11 @@ const (
 	ridCol      = "__rocklake_rid"
 )
 
+// ErrRowMatchedTwice is an UPDATE whose FROM list matches a row of its
+// table more than once: DuckDB would apply one of the new values, in no
+// defined order.
+var ErrRowMatchedTwice = errors.New("a row to update matched more than once")
+
 // updateCol is the name of an UPDATE's i-th new value in changeHits.
 func updateCol(i int) string { return fmt.Sprintf("__rocklake_u%d", i) }
 
@@ -71,7 +76,7 @@ func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o W
 	for _, a := range stmt.Sets {
 		i := slices.IndexFunc(top, func(c catalog.Column) bool { return types.SameIdent(c.Name, a.Column) })
 		if i < 0 {
-			return nil, fmt.Errorf("UPDATE: table %q has no column %q", st.t.Name, a.Column)
+			return nil, fmt.Errorf("UPDATE: table %q has no column %q: %w", st.t.Name, a.Column, catalog.ErrNoSuchColumn)
 		}
 		if top[i].Partition != "" {
 			return nil, fmt.Errorf("UPDATE: column %q of table %q is a Hive partition column, whose values its files' directories hold: it cannot be set", top[i].Name, st.t.Name)
@@ -150,7 +155,7 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 			return err
 		}
 		if n != distinct {
-			return fmt.Errorf("UPDATE: %d rows of table %q match more than one row of the FROM list, so their new values are not defined; make the condition match each row at most once", n-distinct, st.t.Name)
+			return fmt.Errorf("UPDATE: %w: %d rows of table %q match more than one row of the FROM list, so their new values are not defined; make the condition match each row at most once", ErrRowMatchedTwice, n-distinct, st.t.Name)
 		}
 		vals := make([]string, len(top))
 		for i := range top {

@@ -39,6 +39,8 @@ func toPGError(err error) *pgError {
 		code = "58P01" // undefined_file: COPY's file
 	case errors.Is(err, rocklake.ErrNoSuchColumn):
 		code = "42703"
+	case errors.Is(err, rocklake.ErrRowMatchedTwice):
+		code = "21000" // cardinality_violation, as PostgreSQL's MERGE says
 	case errors.Is(err, rocklake.ErrNoSuchSnapshot):
 		code = "22023"
 	case errors.Is(err, rocklake.ErrDataFileChanged):
