@@ -261,6 +261,11 @@ func (w *walker) register(m *duckast.TableRef, ctes map[string]bool, sel *duckas
 	if m.SchemaName == "" && ctes[lname] {
 		return nil
 	}
+	if types.FoldIdent(m.SchemaName) == "temp" {
+		// DuckDB's temporary schema, never a catalog table: the tables a
+		// change reads its rows from (QueryTarget's Target.Name).
+		return nil
+	}
 	st := w.snapTables
 	if m.Travel != nil {
 		if st = w.travelTo(m.Travel); st == nil {

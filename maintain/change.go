@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -45,6 +46,8 @@ const (
 	changeHits  = "__rocklake_hits"
 	fileCol     = "__rocklake_file"
 	ridCol      = "__rocklake_rid"
+	kindCol     = "__rocklake_kind"   // a MERGE's row: 'm' matched, 'n' a source row unmatched, 's' a target row unmatched
+	actionCol   = "__rocklake_action" // the MERGE clause that applies (1-based), 0 for none
 )
 
 // ErrRowMatchedTwice is an UPDATE whose FROM list matches a row of its
@@ -54,6 +57,144 @@ var ErrRowMatchedTwice = errors.New("a row to update matched more than once")
 
 // updateCol is the name of an UPDATE's i-th new value in changeHits.
 func updateCol(i int) string { return fmt.Sprintf("__rocklake_u%d", i) }
+
+// mergeCol is the name, in changeHits, of MERGE clause i's j-th value: the
+// new value of column j (UPDATE SET) or its j-th VALUES expression.
+func mergeCol(i, j int) string { return fmt.Sprintf("__rocklake_m%d_%d", i, j) }
+
+// setExprs are the new values of every top-level column under an UPDATE
+// SET's assignments: the expression assigned, or the column as it is
+// (qualified by q).
+func setExprs(st *tableState, q, verb string, sets []writesql.Assignment) ([]string, error) {
+	top := catalog.TopLevel(st.cols)
+	out := make([]string, len(top))
+	for i, c := range top {
+		out[i] = q + "." + sqllex.QuoteName(c.Name)
+	}
+	for _, a := range sets {
+		i := slices.IndexFunc(top, func(c catalog.Column) bool { return types.SameIdent(c.Name, a.Column) })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: table %q has no column %q: %w", verb, st.t.Name, a.Column, catalog.ErrNoSuchColumn)
+		}
+		if top[i].Partition != "" {
+			return nil, fmt.Errorf("%s: column %q of table %q is a Hive partition column, whose values its files' directories hold: it cannot be set", verb, top[i].Name, st.t.Name)
+		}
+		out[i] = "(" + a.Expr + "\n)"
+	}
+	return out, nil
+}
+
+// defaultSQL is a column's default as SQL, NULL without one.
+func defaultSQL(c catalog.Column) string {
+	if !c.Default.Known {
+		return "NULL"
+	}
+	return "CAST('" + strings.ReplaceAll(c.Default.V, "'", "''") + "' AS " + types.DuckDBName(c.Type) + ")"
+}
+
+// matchedOnce fails with ErrRowMatchedTwice when a target row appears
+// twice among changeHits' rows (those where says): its new value would
+// not be defined.
+func matchedOnce(ctx context.Context, conn *sql.Conn, where, verb, table, what string) error {
+	var n, distinct int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*), count(DISTINCT "+ridCol+") FROM temp."+changeHits+where).Scan(&n, &distinct); err != nil {
+		return err
+	}
+	if n != distinct {
+		return fmt.Errorf("%s: %w: %d rows of table %q match more than one row %s, so what becomes of them is not defined; make the condition match each row at most once", verb, ErrRowMatchedTwice, n-distinct, table, what)
+	}
+	return nil
+}
+
+// mergeQuery is the query that finds a MERGE's rows, one UNION ALL of up
+// to three parts with the same columns (kindCol, ridCol, actionCol, then
+// each clause's values, mergeCol):
+//
+//	m  SELECT ... FROM target, source WHERE on         every matched pair
+//	n  SELECT ... FROM source WHERE NOT EXISTS (...)   source rows no target row matches
+//	s  SELECT ... FROM target WHERE NOT EXISTS (...)   target rows no source row matches
+//
+// The target's reference in m is the one pruned (by on): a target row in
+// a pruned file cannot match, so n reads the kept rows (targetTable) as
+// the whole target; s needs every row (the caller turns pruning off).
+// actionCol is the first clause of the row's kind whose condition holds,
+// in DuckDB's order (an unconditional clause is the last resort).
+func mergeQuery(stmt *writesql.Statement, st *tableState) (string, int, error) {
+	top := catalog.TopLevel(st.cols)
+	q := sqllex.QuoteName(stmt.Qualifier())
+	kept := "temp." + targetTable + " AS " + q
+	on := "(" + stmt.Where + "\n)"
+	var values []int // per clause: how many value columns it has
+	exprs := make([][]string, len(stmt.When))
+	for i, c := range stmt.When {
+		switch c.Action {
+		case writesql.MergeUpdate:
+			xs, err := setExprs(st, q, "MERGE", c.Sets)
+			if err != nil {
+				return "", 0, err
+			}
+			exprs[i] = xs
+		case writesql.MergeInsert:
+			for _, name := range c.Columns {
+				if !slices.ContainsFunc(top, func(col catalog.Column) bool { return types.SameIdent(col.Name, name) }) {
+					return "", 0, fmt.Errorf("MERGE: table %q has no column %q: %w", st.t.Name, name, catalog.ErrNoSuchColumn)
+				}
+			}
+			for _, v := range c.Values {
+				exprs[i] = append(exprs[i], "("+v+"\n)")
+			}
+		}
+		values = append(values, len(exprs[i]))
+	}
+	part := func(kind string, matched, bySource bool, rid, from string) string {
+		// DuckDB's order: the clauses with a condition as written, then
+		// the one without (at most one of each kind), whatever its place.
+		cases, last := []string{}, ""
+		for i, c := range stmt.When {
+			if c.Matched == matched && c.BySource == bySource {
+				if c.Cond == "" {
+					last = fmt.Sprintf(" ELSE %d", i+1)
+					continue
+				}
+				cases = append(cases, fmt.Sprintf("WHEN (%s\n) THEN %d", c.Cond, i+1))
+			}
+		}
+		action := strings.TrimPrefix(last, " ELSE ")
+		switch {
+		case len(cases) > 0 && last == "":
+			action = "CASE " + strings.Join(cases, " ") + " ELSE 0 END"
+		case len(cases) > 0:
+			action = "CASE " + strings.Join(cases, " ") + last + " END"
+		case last == "":
+			action = "0"
+		}
+		list := []string{"'" + kind + "' AS " + kindCol, rid + " AS " + ridCol, action + " AS " + actionCol}
+		for i, c := range stmt.When {
+			for j := range values[i] {
+				x := "NULL"
+				if c.Matched == matched && c.BySource == bySource {
+					x = exprs[i][j]
+				}
+				list = append(list, x+" AS "+mergeCol(i, j))
+			}
+		}
+		return "SELECT " + strings.Join(list, ", ") + " FROM " + from
+	}
+	target := sqllex.QuoteName(stmt.Table)
+	if stmt.Alias != "" {
+		target += " AS " + q
+	}
+	head := part("m", true, false, q+"."+ridCol, "")
+	at := len(head)
+	query := head + target + ", " + stmt.From + "\n WHERE " + on
+	if slices.ContainsFunc(stmt.When, func(c writesql.MergeClause) bool { return !c.Matched && !c.BySource }) {
+		query += "\nUNION ALL " + part("n", false, false, "NULL::BIGINT", stmt.From+"\n WHERE NOT EXISTS (SELECT 1 FROM "+kept+" WHERE "+on+")")
+	}
+	if slices.ContainsFunc(stmt.When, func(c writesql.MergeClause) bool { return c.BySource }) {
+		query += "\nUNION ALL " + part("s", false, true, q+"."+ridCol, kept+" WHERE NOT EXISTS (SELECT 1 FROM "+stmt.From+"\n WHERE "+on+")")
+	}
+	return query, at, nil
+}
 
 func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o WriteOptions, stage *Staged) (*WriteResult, error) {
 	verb := stmt.Kind.Verb()
@@ -72,33 +213,34 @@ func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o W
 			return nil, fmt.Errorf("%s: table %q has a column named %q: names starting __rocklake are rocklake's own inside a change", verb, st.t.Name, c.Name)
 		}
 	}
-	sets := map[int]string{}
-	for _, a := range stmt.Sets {
-		i := slices.IndexFunc(top, func(c catalog.Column) bool { return types.SameIdent(c.Name, a.Column) })
-		if i < 0 {
-			return nil, fmt.Errorf("UPDATE: table %q has no column %q: %w", st.t.Name, a.Column, catalog.ErrNoSuchColumn)
-		}
-		if top[i].Partition != "" {
-			return nil, fmt.Errorf("UPDATE: column %q of table %q is a Hive partition column, whose values its files' directories hold: it cannot be set", top[i].Name, st.t.Name)
-		}
-		sets[i] = a.Expr
-	}
-	q := sqllex.QuoteName(stmt.Qualifier())
-	list := q + "." + ridCol + " AS " + ridCol
-	if stmt.Kind == writesql.Update {
-		for i, c := range top {
-			x, ok := sets[i]
-			if !ok {
-				x = q + "." + sqllex.QuoteName(c.Name)
-			} else {
-				x = "(" + x + "\n)"
-			}
-			list += ", " + x + " AS " + updateCol(i)
-		}
-	}
-	query, at := stmt.Rows(list)
-	res := &WriteResult{Statement: verb, Table: st.t.Name}
+	var query string
+	var at int
 	opts := o.Query
+	switch stmt.Kind {
+	case writesql.Merge:
+		if query, at, err = mergeQuery(stmt, st); err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(stmt.When, func(c writesql.MergeClause) bool { return c.BySource }) {
+			// Every target row no source row matches may change: none is
+			// pruned.
+			opts.NoPruning = true
+		}
+	default:
+		q := sqllex.QuoteName(stmt.Qualifier())
+		list := q + "." + ridCol + " AS " + ridCol
+		if stmt.Kind == writesql.Update {
+			xs, err := setExprs(st, q, "UPDATE", stmt.Sets)
+			if err != nil {
+				return nil, err
+			}
+			for i, x := range xs {
+				list += ", " + x + " AS " + updateCol(i)
+			}
+		}
+		query, at = stmt.Rows(list)
+	}
+	res := &WriteResult{Statement: verb, Table: st.t.Name}
 	opts.Snapshot = st.r.Snapshot().ID
 	run := func(ctx context.Context, conn *sql.Conn, views, query string, kept []prune.KeptFile) error {
 		return runChange(ctx, e, conn, st, stmt, views, query, kept, res)
@@ -134,48 +276,115 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	}
 	top := catalog.TopLevel(st.cols)
 	verb := res.Statement
-	switch stmt.Kind {
-	case writesql.Delete:
-		if _, err := conn.ExecContext(ctx, views+"CREATE OR REPLACE TEMP TABLE "+changeHits+" AS SELECT DISTINCT "+ridCol+" FROM (\n"+query+"\n)"); err != nil {
-			return changeError(err, st.t.Name, top)
-		}
-	case writesql.Update:
+	// removed selects the rids of the target rows the change takes out;
+	// its new rows (UPDATE's, MERGE's) go to writeTable.
+	removed := "SELECT " + ridCol + " FROM temp." + changeHits
+	writes := stmt.Kind != writesql.Delete
+	if writes {
 		ddl, err := tempTableSQL(st.cols)
 		if err != nil {
 			return err
 		}
 		if _, err := conn.ExecContext(ctx, ddl); err != nil {
-			return fmt.Errorf("UPDATE: the table's columns: %w", err)
+			return fmt.Errorf("%s: the table's columns: %w", verb, err)
 		}
+	}
+	// insert adds the new rows sel gives to writeTable: the INSERT casts
+	// each value to its column's type and checks NOT NULL, as DuckDB's
+	// UPDATE and MERGE do.
+	insert := func(cols, sel string) (int64, error) {
+		r, err := conn.ExecContext(ctx, "INSERT INTO temp."+writeTable+cols+" "+sel)
+		if err != nil {
+			return 0, changeError(err, st.t.Name, top)
+		}
+		return r.RowsAffected()
+	}
+	var n int64
+	switch stmt.Kind {
+	case writesql.Delete:
+		if _, err := conn.ExecContext(ctx, views+"CREATE OR REPLACE TEMP TABLE "+changeHits+" AS SELECT DISTINCT "+ridCol+" FROM (\n"+query+"\n)"); err != nil {
+			return changeError(err, st.t.Name, top)
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM temp."+changeHits).Scan(&n); err != nil {
+			return err
+		}
+	case writesql.Update:
 		if _, err := conn.ExecContext(ctx, views+"CREATE OR REPLACE TEMP TABLE "+changeHits+" AS "+query+"\n"); err != nil {
 			return changeError(err, st.t.Name, top)
 		}
-		var n, distinct int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*), count(DISTINCT "+ridCol+") FROM temp."+changeHits).Scan(&n, &distinct); err != nil {
+		if err := matchedOnce(ctx, conn, "", verb, st.t.Name, "of the FROM list"); err != nil {
 			return err
-		}
-		if n != distinct {
-			return fmt.Errorf("UPDATE: %w: %d rows of table %q match more than one row of the FROM list, so their new values are not defined; make the condition match each row at most once", ErrRowMatchedTwice, n-distinct, st.t.Name)
 		}
 		vals := make([]string, len(top))
 		for i := range top {
 			vals[i] = updateCol(i)
 		}
-		// The INSERT casts each new value to its column's type and checks
-		// NOT NULL, as DuckDB's UPDATE does.
-		if _, err := conn.ExecContext(ctx, "INSERT INTO temp."+writeTable+" SELECT "+strings.Join(vals, ", ")+" FROM temp."+changeHits); err != nil {
+		if n, err = insert("", "SELECT "+strings.Join(vals, ", ")+" FROM temp."+changeHits); err != nil {
+			return err
+		}
+	case writesql.Merge:
+		if _, err := conn.ExecContext(ctx, views+"CREATE OR REPLACE TEMP TABLE "+changeHits+" AS "+query+"\n"); err != nil {
 			return changeError(err, st.t.Name, top)
 		}
-	}
-	var n int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM temp."+changeHits).Scan(&n); err != nil {
-		return err
+		var gone []string // the clauses that take a row out
+		for i, c := range stmt.When {
+			if c.Action == writesql.MergeUpdate || c.Action == writesql.MergeDelete {
+				gone = append(gone, fmt.Sprint(i+1))
+			}
+		}
+		removed = "SELECT " + ridCol + " FROM temp." + changeHits + " WHERE " + kindCol + " <> 'n' AND " + actionCol + " IN (" + strings.Join(append(gone, "-1"), ", ") + ")"
+		if err := matchedOnce(ctx, conn, " WHERE "+kindCol+" = 'm' AND "+actionCol+" IN ("+strings.Join(append(gone, "-1"), ", ")+")", verb, st.t.Name, "of the source"); err != nil {
+			return err
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM ("+removed+")").Scan(&n); err != nil {
+			return err
+		}
+		for i, c := range stmt.When {
+			from := fmt.Sprintf(" FROM temp.%s WHERE %s = %d", changeHits, actionCol, i+1)
+			var k int64
+			var err error
+			switch c.Action {
+			case writesql.MergeUpdate:
+				vals := make([]string, len(top))
+				for j := range top {
+					vals[j] = mergeCol(i, j)
+				}
+				k, err = insert("", "SELECT "+strings.Join(vals, ", ")+from)
+			case writesql.MergeInsert:
+				cols := ""
+				var vals []string
+				switch {
+				case c.DefaultValues:
+					for _, col := range top {
+						vals = append(vals, defaultSQL(col))
+					}
+				default:
+					if c.Columns != nil {
+						var names []string
+						for _, name := range c.Columns {
+							names = append(names, sqllex.QuoteName(name))
+						}
+						cols = " (" + strings.Join(names, ", ") + ")"
+					}
+					for j := range c.Values {
+						vals = append(vals, mergeCol(i, j))
+					}
+				}
+				k, err = insert(cols, "SELECT "+strings.Join(vals, ", ")+from)
+			}
+			if err != nil {
+				return err
+			}
+			if c.Action == writesql.MergeInsert {
+				n += k
+			}
+		}
 	}
 	res.Rows = n
 	if n == 0 {
 		return nil
 	}
-	hit := "SELECT " + ridCol + " FROM temp." + changeHits
+	hit := removed
 	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT "+fileCol+" FROM temp."+targetTable+" WHERE "+ridCol+" IN ("+hit+") ORDER BY 1")
 	if err != nil {
 		return err
@@ -206,8 +415,8 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 		names[i] = sqllex.QuoteName(c.Name)
 	}
 	src := fmt.Sprintf("SELECT %s FROM temp.%s WHERE %s IN (%s) AND %s NOT IN (%s)",
-		strings.Join(names, ", "), targetTable, fileCol, strings.Join(ids, ", "), ridCol, hit)
-	if stmt.Kind == writesql.Update {
+		strings.Join(names, ", "), targetTable, fileCol, strings.Join(append(ids, "-1"), ", "), ridCol, hit)
+	if writes {
 		src += " UNION ALL SELECT * FROM temp." + writeTable
 	}
 	sp := rewriteSpec{conn: conn, what: strings.ToLower(verb), src: slotsOf(st.cols, src),
@@ -304,10 +513,13 @@ func changeError(err error, table string, top []catalog.Column) error {
 		msg = strings.ReplaceAll(msg, "source column "+updateCol(i), "the value for column "+sqllex.QuoteName(top[i].Name))
 		msg = strings.ReplaceAll(msg, updateCol(i), sqllex.QuoteName(top[i].Name))
 	}
+	msg = mergeValue.ReplaceAllString(msg, "a value of the MERGE")
 	msg = strings.ReplaceAll(msg, targetTable, table)
 	msg = strings.ReplaceAll(msg, writeTable, table)
 	return errors.New(msg)
 }
+
+var mergeValue = regexp.MustCompile(`(source column )?__rocklake_m\d+_\d+`)
 
 // changeRaced says why a change's commit failed when another writer
 // retired a file it rewrote (a change or an optimize of the same rows),

@@ -199,3 +199,39 @@ func TestChangeRaces(t *testing.T) {
 		})
 	}
 }
+
+func TestMergeSmoke(t *testing.T) {
+	_, c, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (id BIGINT NOT NULL, name VARCHAR)")
+	alterTable(t, c, "t", "add", "column", "n", "INTEGER", "DEFAULT", "7")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'n' || i, i FROM range(0, 100) r(i)")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'n' || i, i FROM range(100, 200) r(i)")
+	r := mustWrite(t, e, `MERGE INTO t USING (SELECT * FROM (VALUES (5, 'five'), (150, 'gone'), (500, 'new'), (501, NULL)) v(id, name)) AS s ON t.id = s.id
+		WHEN MATCHED AND s.name = 'gone' THEN DELETE
+		WHEN MATCHED THEN UPDATE SET name = s.name, n = t.n * 100
+		WHEN NOT MATCHED AND s.name IS NULL THEN INSERT (id) VALUES (s.id)
+		WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name, -1)`)
+	if r.Rows != 4 || r.Statement != "MERGE" {
+		t.Fatalf("merge: %+v", r)
+	}
+	got := answerOf(t, e, catalog.Latest, "SELECT count(*), string_agg(id || ':' || coalesce(name, '-') || ':' || n, ',' ORDER BY id) FILTER (WHERE id IN (5, 150, 500, 501)) FROM t")
+	if got != "201|5:five:500,500:new:-1,501:-:7" {
+		t.Fatalf("after merge: %s", got)
+	}
+	r = mustWrite(t, e, `MERGE INTO t AS x USING (SELECT 1 AS id) AS s ON x.id = s.id WHEN NOT MATCHED BY SOURCE AND x.id >= 190 THEN DELETE WHEN MATCHED THEN DO NOTHING`)
+	if r.Rows != 12 { // 190..199, 500, 501
+		t.Fatalf("by source: %+v", r)
+	}
+	for q, want := range map[string]string{
+		"MERGE INTO t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id WHEN MATCHED THEN DELETE":            "more than one row",
+		"MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = NULL":                 "t.id",
+		"MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET nope = 1":                  `no column "nope"`,
+		"MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (nope) VALUES (1)":         `no column "nope"`,
+		"MERGE INTO t USING (SELECT 2000 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES ('x', 'y', 'z')": "Conversion Error",
+	} {
+		_, err := Write(context.Background(), e, q, changeOpts())
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "__rocklake") {
+			t.Errorf("%s: %v (want %q)", q, err, want)
+		}
+	}
+}

@@ -172,7 +172,7 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 	if err != nil {
 		return nil, err
 	}
-	if stmt.Kind == writesql.Delete || stmt.Kind == writesql.Update {
+	if stmt.Kind == writesql.Delete || stmt.Kind == writesql.Update || stmt.Kind == writesql.Merge {
 		return change(ctx, e, stmt, o, stage)
 	}
 	if stage != nil && (stmt.Kind == writesql.CreateTable || stmt.Kind == writesql.CreateAs) {

@@ -153,8 +153,12 @@ func TestWriteDifferential(t *testing.T) {
 			if r.IntN(3) == 0 {
 				alterTable(t, c, "t", "set", "option", "target_file_rows", "=", fmt.Sprint(20+r.IntN(100)))
 			}
+			diverged := false
 			run := func(q string) {
 				t.Helper()
+				if diverged {
+					return
+				}
 				before := latestID(t, c)
 				files := parquetFiles(t, root)
 				t.Logf("statement: %s", q)
@@ -200,17 +204,27 @@ func TestWriteDifferential(t *testing.T) {
 					return
 				}
 				stats["written"]++
-				if v := wres.Statement; v == "DELETE" || v == "UPDATE" {
+				if v := wres.Statement; v == "DELETE" || v == "UPDATE" || v == "MERGE" {
 					stats[v+" statements"]++
 					stats[v+" rows"] += int(wres.Rows)
 					stats[v+" files rewritten"] += wres.FilesRemoved
+					if !sameRowsBut(t, oracle, e, "t", true) {
+						// DuckDB 1.5.6's UPDATE (and MERGE's) leaves a zero
+						// it overwrites with the other zero as it was (it
+						// skips values = the old one, and -0.0 = 0.0);
+						// rocklake stores the value assigned. The oracle has
+						// diverged: this table's run ends here.
+						stats["DuckDB's UPDATE kept a zero's sign"]++
+						diverged = true
+					}
+					return
 				}
 				sameRows(t, oracle, e, "t")
 			}
 			for range *writeStmts {
 				s := r.IntN(1000)
 				k := r.IntN(1000)
-				switch r.IntN(10) {
+				switch r.IntN(12) {
 				case 0, 1: // VALUES
 					var rows []string
 					for range 1 + r.IntN(4) {
@@ -293,6 +307,59 @@ func TestWriteDifferential(t *testing.T) {
 						break
 					}
 					run("UPDATE t SET " + strings.Join(sets, ", ") + where)
+				case 10, 11: // MERGE: a source of distinct keys from the table and new ones, clauses of every kind
+					k := -1
+					for _, i := range r.Perm(len(cols)) {
+						if cols[i].scalar {
+							k = i
+							break
+						}
+					}
+					if k < 0 {
+						break
+					}
+					key := names[k]
+					newKey := cols[k].value(r)
+					if newKey == cols[k].expr {
+						newKey = fmt.Sprintf("(SELECT %s FROM (SELECT %d::BIGINT AS i, %d AS s))", cols[k].expr, r.IntN(100000), s)
+					}
+					src := fmt.Sprintf("(SELECT DISTINCT %[1]s AS k FROM t WHERE %[2]s UNION SELECT CAST(%[3]s AS %[4]s)) AS s", key, predicate(r, oracle, cols, names), newKey, cols[k].typ)
+					var clauses []string
+					for range 1 + r.IntN(3) {
+						cond := ""
+						if r.IntN(2) == 0 {
+							cond = " AND " + predicate(r, oracle, cols, names)
+						}
+						switch r.IntN(5) {
+						case 0:
+							clauses = append(clauses, "WHEN MATCHED"+cond+" THEN DELETE")
+						case 1:
+							i := r.IntN(len(cols))
+							v := cols[i].value(r)
+							if v == cols[i].expr {
+								v = fmt.Sprintf("(SELECT %s FROM (SELECT %d::BIGINT AS i, %d AS s))", cols[i].expr, r.IntN(100000), s)
+							}
+							clauses = append(clauses, fmt.Sprintf("WHEN MATCHED%s THEN UPDATE SET %s = %s", cond, names[i], v))
+						case 2:
+							var vals []string
+							for i, col := range cols {
+								v := col.value(r)
+								switch {
+								case i == k:
+									v = "s.k"
+								case v == col.expr:
+									v = fmt.Sprintf("(SELECT %s FROM (SELECT %d::BIGINT AS i, %d AS s))", col.expr, r.IntN(100000), s)
+								}
+								vals = append(vals, v)
+							}
+							clauses = append(clauses, "WHEN NOT MATCHED THEN INSERT VALUES ("+strings.Join(vals, ", ")+")")
+						case 3:
+							clauses = append(clauses, fmt.Sprintf("WHEN NOT MATCHED THEN INSERT (%s) VALUES (s.k)", key))
+						default:
+							clauses = append(clauses, "WHEN NOT MATCHED BY SOURCE"+cond+" THEN DELETE")
+						}
+					}
+					run(fmt.Sprintf("MERGE INTO t USING %s ON t.%s = s.k %s", src, key, strings.Join(clauses, " ")))
 				case 6: // CREATE TABLE AS, then compared and dropped
 					q := fmt.Sprintf("CREATE TABLE u AS SELECT * FROM t WHERE %s", predicate(r, oracle, cols, names))
 					_, oerr := oracle.Exec(q)
@@ -401,6 +468,14 @@ func literals(t *testing.T, oracle *sql.DB, col string) []string {
 // value compared in DuckDB's text.
 func sameRows(t *testing.T, oracle *sql.DB, e *engine.Engine, table string) {
 	t.Helper()
+	sameRowsBut(t, oracle, e, table, false)
+}
+
+// sameRowsBut is sameRows; with zeroSign, rows that differ only in the
+// sign of a float zero (a value -0.0 on one side, 0.0 on the other) do
+// not fail the test: it returns false instead.
+func sameRowsBut(t *testing.T, oracle *sql.DB, e *engine.Engine, table string, zeroSign bool) bool {
+	t.Helper()
 	q := "SELECT COLUMNS(*)::VARCHAR FROM " + table
 	rows, err := oracle.Query(q)
 	if err != nil {
@@ -438,6 +513,25 @@ func sameRows(t *testing.T, oracle *sql.DB, e *engine.Engine, table string) {
 	}
 	slices.Sort(want)
 	slices.Sort(got)
+	if !slices.Equal(got, want) && zeroSign {
+		unsign := func(rows []string) []string {
+			out := make([]string, len(rows))
+			for i, r := range rows {
+				fields := strings.Split(r, "|")
+				for j, f := range fields {
+					if f == "-0.0" {
+						fields[j] = "0.0"
+					}
+				}
+				out[i] = strings.Join(fields, "|")
+			}
+			slices.Sort(out)
+			return out
+		}
+		if slices.Equal(unsign(got), unsign(want)) {
+			return false
+		}
+	}
 	if !slices.Equal(got, want) {
 		for i := range max(len(got), len(want)) {
 			g, w := "", ""
@@ -452,6 +546,7 @@ func sameRows(t *testing.T, oracle *sql.DB, e *engine.Engine, table string) {
 			}
 		}
 	}
+	return true
 }
 
 func latestID(t *testing.T, c *catalog.Catalog) int64 {

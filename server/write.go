@@ -171,7 +171,7 @@ func writeTag(res *rocklake.WriteResult) string {
 			return "CREATE TABLE AS" // IF NOT EXISTS found the table: nothing made
 		}
 		return "SELECT " + n
-	case "COPY", "DELETE", "UPDATE":
+	case "COPY", "DELETE", "UPDATE", "MERGE":
 		return res.Statement + " " + n
 	}
 	return res.Statement

@@ -187,7 +187,8 @@ func TestWriteErrors(t *testing.T) {
 		{"DELETE FROM w RETURNING id", "0A000", "RETURNING"},
 		{"UPDATE w SET name = 'b' RETURNING id", "0A000", "RETURNING"},
 		{"UPDATE w SET (id, name) = (2, 'b')", "0A000", "("},
-		{"MERGE INTO w USING w AS s ON w.id = s.id WHEN MATCHED THEN DELETE", "0A000", "MERGE"},
+		{"MERGE INTO w USING w AS s ON w.id = s.id WHEN MATCHED THEN UPDATE SET *", "0A000", "MERGE"},
+		{"MERGE INTO w USING w AS s ON w.id = s.id WHEN MATCHED THEN UPDATE SET nope = 1", "42703", "nope"},
 		{"INSERT INTO w (nope) VALUES (1)", "42703", "nope"},
 		{"COPY w FROM '" + outside + "'", "42501", "outside"},
 		{"COPY w FROM '" + filepath.Join(f.data, "missing.csv") + "'", "58P01", "missing.csv"},
@@ -549,6 +550,13 @@ func TestChangesOverPostgresProtocol(t *testing.T) {
 	if got := firstAnswer(t, ext, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM w WHERE day = $1", time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)); got != "18,19" {
 		t.Errorf("the UPDATE of day: %s", got)
 	}
+	// MERGE, an upsert with parameters: one row updated, one inserted.
+	run(ext, "MERGE 2", 2, "MERGE INTO w USING (SELECT $1::BIGINT AS id, $2::VARCHAR AS name UNION ALL SELECT $3::BIGINT, $4::VARCHAR) AS s ON w.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.name)",
+		9, "nine", 100, "hundred")
+	if got := firstAnswer(t, simple, "SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM w WHERE id IN (9, 100)"); got != "9:nine,100:hundred" {
+		t.Errorf("after the MERGE: %s", got)
+	}
+	run(simple, "DELETE 1", 1, "DELETE FROM w WHERE id = 100")
 
 	// Describe of a prepared change: no rows, nothing run.
 	mid := f.latest(t)

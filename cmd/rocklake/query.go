@@ -231,7 +231,7 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 	if format == formatJSON || format == formatJSONL {
 		out := map[string]any{"statement": res.Statement, "table": res.Table, "rows": res.Rows,
 			"file_count": res.Files, "snapshot_id": snap, "seconds": secs}
-		if res.Statement == "DELETE" || res.Statement == "UPDATE" {
+		if res.Statement == "DELETE" || res.Statement == "UPDATE" || res.Statement == "MERGE" {
 			out["files_removed"] = res.FilesRemoved
 		}
 		b, err := json.Marshal(out)
@@ -249,7 +249,7 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 		what += ", nothing committed"
 	case res.Statement == "CREATE TABLE":
 		what = fmt.Sprintf("CREATE TABLE %s: snapshot %d", res.Table, res.Snapshot.ID)
-	case res.Statement == "DELETE" || res.Statement == "UPDATE":
+	case res.Statement == "DELETE" || res.Statement == "UPDATE" || res.Statement == "MERGE":
 		what += fmt.Sprintf(" %sd; %s rewritten into %s, snapshot %d", strings.ToLower(res.Statement),
 			plural(res.FilesRemoved, "file", "files"), plural(res.Files, "file", "files"), res.Snapshot.ID)
 	default:

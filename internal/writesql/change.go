@@ -2,6 +2,7 @@ package writesql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rocklake/rocklake/internal/sqllex"
@@ -167,8 +168,8 @@ type topWord struct {
 	at   int
 }
 
-// topWords are the unquoted words of s outside parentheses, strings,
-// quoted names and comments.
+// topWords are the unquoted words of s outside parentheses, CASE
+// expressions, strings, quoted names and comments.
 func topWords(s string) []topWord {
 	m := sqllex.Mask(s)
 	var out []topWord
@@ -187,8 +188,15 @@ func topWords(s string) []topWord {
 			for j < len(m) && sqllex.IsNamePart(m[j]) {
 				j++
 			}
-			if depth == 0 {
-				out = append(out, topWord{strings.ToUpper(m[i:j]), i})
+			// CASE ... END nests as a parenthesis does: its WHEN and THEN
+			// are not a MERGE's.
+			switch w := strings.ToUpper(m[i:j]); {
+			case w == "CASE":
+				depth++
+			case w == "END" && depth > 0:
+				depth--
+			case depth == 0:
+				out = append(out, topWord{w, i})
 			}
 			i = j
 		default:
@@ -284,4 +292,254 @@ func trimTail(x string) string {
 		return ""
 	}
 	return x[first:last]
+}
+
+// MergeAction is what a MERGE's WHEN clause does.
+type MergeAction int
+
+const (
+	DoNothing MergeAction = iota
+	MergeUpdate
+	MergeDelete
+	MergeInsert
+)
+
+// MergeClause is one WHEN clause of a MERGE.
+type MergeClause struct {
+	// Matched: WHEN MATCHED; else WHEN NOT MATCHED, by the target (a
+	// source row no target row matches) or, with BySource, by the source
+	// (a target row no source row matches).
+	Matched  bool
+	BySource bool
+	Cond     string // its AND condition; "" for none
+	Action   MergeAction
+	Sets     []Assignment // UPDATE SET's
+	// Columns and Values are INSERT's column list (nil: every column, in
+	// order) and value expressions; DefaultValues is INSERT DEFAULT
+	// VALUES.
+	Columns       []string
+	Values        []string
+	DefaultValues bool
+}
+
+func (s *scanner) merge(st *Statement) error {
+	if s.word() != "INTO" {
+		return s.expected("INTO after MERGE")
+	}
+	if err := s.target(st); err != nil {
+		return err
+	}
+	if err := s.alias(st, "USING"); err != nil {
+		return err
+	}
+	if s.word() != "USING" {
+		return s.expected("USING and a source after the table")
+	}
+	rest := s.src[s.off:]
+	words := topWords(rest)
+	on, when := -1, -1
+	for _, w := range words {
+		switch {
+		case w.word == "ON" && on < 0:
+			on = w.at
+		case w.word == "JOIN" && on < 0:
+			return fmt.Errorf("MERGE ... USING %s: %w: put a joined source in parentheses, (SELECT ... FROM a JOIN b ...) AS s", clip(rest[w.at:]), ErrUnsupported)
+		case w.word == "USING" && on < 0:
+			return fmt.Errorf("MERGE ... USING source USING (columns): %w: write the condition with ON", ErrUnsupported)
+		case w.word == "WHEN" && when < 0:
+			when = w.at
+		case w.word == "RETURNING":
+			return fmt.Errorf("MERGE ... RETURNING: %w: the statement returns the count of rows changed", ErrUnsupported)
+		}
+	}
+	if on < 0 {
+		return fmt.Errorf("syntax error in MERGE: expected ON and a condition after the source")
+	}
+	if when < 0 || when < on {
+		return fmt.Errorf("syntax error in MERGE: expected WHEN MATCHED or WHEN NOT MATCHED after the condition")
+	}
+	if st.From = trimTail(rest[:on]); st.From == "" {
+		return fmt.Errorf("syntax error in MERGE: expected a source after USING")
+	}
+	if st.Where = trimTail(rest[on+len("ON") : when]); st.Where == "" {
+		return fmt.Errorf("syntax error in MERGE: expected a condition after ON")
+	}
+	// Each WHEN starts a clause.
+	var starts []int
+	for _, w := range words {
+		if w.word == "WHEN" && w.at >= when {
+			starts = append(starts, w.at)
+		}
+	}
+	for i, at := range starts {
+		end := len(rest)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		c, err := mergeClause(rest[at+len("WHEN") : end])
+		if err != nil {
+			return err
+		}
+		if c.Cond == "" && slices.ContainsFunc(st.When, func(p MergeClause) bool {
+			return p.Cond == "" && p.Matched == c.Matched && p.BySource == c.BySource
+		}) {
+			return fmt.Errorf("MERGE: a second unconditional WHEN %s clause: only one of each kind is allowed (DuckDB's rule)", c.kind())
+		}
+		st.When = append(st.When, c)
+	}
+	return nil
+}
+
+// kind names the clause's kind as it is written.
+func (c MergeClause) kind() string {
+	switch {
+	case c.Matched:
+		return "MATCHED"
+	case c.BySource:
+		return "NOT MATCHED BY SOURCE"
+	}
+	return "NOT MATCHED"
+}
+
+// mergeClause reads one WHEN clause, after its WHEN.
+func mergeClause(text string) (MergeClause, error) {
+	var c MergeClause
+	words := topWords(text)
+	then := slices.IndexFunc(words, func(w topWord) bool { return w.word == "THEN" })
+	if then < 0 {
+		return c, fmt.Errorf("syntax error in MERGE: expected THEN in WHEN %s", clip(text))
+	}
+	head := words[:then]
+	k := 0
+	next := func(w string) bool {
+		if k < len(head) && head[k].word == w {
+			k++
+			return true
+		}
+		return false
+	}
+	switch {
+	case next("MATCHED"):
+		c.Matched = true
+	case next("NOT") && next("MATCHED"):
+		if next("BY") {
+			switch {
+			case next("SOURCE"):
+				c.BySource = true
+			case next("TARGET"):
+			default:
+				return c, fmt.Errorf("syntax error in MERGE: expected SOURCE or TARGET after WHEN NOT MATCHED BY")
+			}
+		}
+	default:
+		return c, fmt.Errorf("syntax error in MERGE: expected MATCHED or NOT MATCHED after WHEN")
+	}
+	if k < len(head) {
+		if head[k].word != "AND" {
+			return c, fmt.Errorf("syntax error in MERGE at or near %q: expected AND or THEN", clip(text[head[k].at:]))
+		}
+		if c.Cond = trimTail(text[head[k].at+len("AND") : words[then].at]); c.Cond == "" {
+			return c, fmt.Errorf("syntax error in MERGE: expected a condition after AND")
+		}
+	}
+	act := text[words[then].at+len("THEN"):]
+	s := &scanner{src: act}
+	switch w := s.word(); w {
+	case "DELETE":
+		c.Action = MergeDelete
+		if !c.Matched && !c.BySource {
+			return c, fmt.Errorf("MERGE: WHEN NOT MATCHED THEN DELETE: there is no target row to delete (use WHEN NOT MATCHED BY SOURCE)")
+		}
+		return c, s.end()
+	case "DO":
+		if s.word() != "NOTHING" {
+			return c, s.expected("NOTHING after DO")
+		}
+		return c, s.end()
+	case "UPDATE":
+		if !c.Matched && !c.BySource {
+			return c, fmt.Errorf("MERGE: WHEN NOT MATCHED THEN UPDATE: there is no target row to update (use WHEN NOT MATCHED BY SOURCE)")
+		}
+		if s.word() != "SET" {
+			return c, fmt.Errorf("MERGE ... THEN UPDATE without SET: %w: list the columns (UPDATE SET col = expr, ...)", ErrUnsupported)
+		}
+		if s.peekByte() == '*' {
+			return c, fmt.Errorf("MERGE ... THEN UPDATE SET *: %w: list the columns (UPDATE SET col = expr, ...)", ErrUnsupported)
+		}
+		c.Action = MergeUpdate
+		for _, part := range splitTop(act[s.off:]) {
+			a, err := assignment(part)
+			if err != nil {
+				return c, err
+			}
+			for _, prev := range c.Sets {
+				if strings.EqualFold(prev.Column, a.Column) {
+					return c, fmt.Errorf("MERGE: column %q is assigned twice", a.Column)
+				}
+			}
+			c.Sets = append(c.Sets, a)
+		}
+		if len(c.Sets) == 0 {
+			return c, fmt.Errorf("syntax error in MERGE: expected col = expr after UPDATE SET")
+		}
+		return c, nil
+	case "INSERT":
+		if c.Matched || c.BySource {
+			return c, fmt.Errorf("MERGE: INSERT belongs to WHEN NOT MATCHED [BY TARGET]: a matched row exists already")
+		}
+		c.Action = MergeInsert
+		save := s.off
+		switch s.word() {
+		case "DEFAULT":
+			if s.word() != "VALUES" {
+				return c, s.expected("VALUES after DEFAULT")
+			}
+			c.DefaultValues = true
+			return c, s.end()
+		case "BY":
+			return c, fmt.Errorf("MERGE ... THEN INSERT BY NAME: %w: list the columns and VALUES", ErrUnsupported)
+		case "VALUES":
+			s.off = save
+		default:
+			s.off = save
+			if s.peekByte() == '*' {
+				return c, fmt.Errorf("MERGE ... THEN INSERT *: %w: list the columns and VALUES", ErrUnsupported)
+			}
+			if s.peekByte() != '(' {
+				return c, s.expected("a column list or VALUES after INSERT")
+			}
+			open := s.skip()
+			if !s.skipParens() {
+				return c, s.expected("a closing parenthesis after the column list")
+			}
+			for _, n := range splitTop(act[open+1 : s.off-1]) {
+				ns := &scanner{src: n}
+				name, _, ok := ns.name()
+				if !ok || ns.end() != nil {
+					return c, fmt.Errorf("syntax error in MERGE: %q is not a column name", strings.TrimSpace(n))
+				}
+				c.Columns = append(c.Columns, name)
+			}
+		}
+		if s.word() != "VALUES" {
+			return c, s.expected("VALUES after INSERT's columns")
+		}
+		if s.peekByte() != '(' {
+			return c, s.expected("a parenthesised value list")
+		}
+		open := s.skip()
+		if !s.skipParens() {
+			return c, s.expected("a closing parenthesis after the values")
+		}
+		for _, v := range splitTop(act[open+1 : s.off-1]) {
+			if v = trimTail(v); v == "" {
+				return c, fmt.Errorf("syntax error in MERGE: an empty value in INSERT's VALUES")
+			}
+			c.Values = append(c.Values, v)
+		}
+		return c, s.end()
+	case "ERROR":
+		return c, fmt.Errorf("MERGE ... THEN ERROR: %w", ErrUnsupported)
+	}
+	return c, fmt.Errorf("syntax error in MERGE at or near %q: expected UPDATE, DELETE, INSERT or DO NOTHING after THEN", clip(act))
 }

@@ -10,6 +10,10 @@
 //	COPY name [(col, ...)] FROM 'path' | STDIN [[WITH] (option, ...)]
 //	DELETE FROM name [[AS] alias] [USING from_item, ...] [WHERE condition]
 //	UPDATE name [[AS] alias] SET col = expr, ... [FROM from_item, ...] [WHERE condition]
+//	MERGE INTO name [[AS] alias] USING source ON condition
+//	    WHEN MATCHED [AND condition] THEN UPDATE SET col = expr, ... | DELETE | DO NOTHING
+//	    WHEN NOT MATCHED [BY TARGET] [AND condition] THEN INSERT [(col, ...)] VALUES (expr, ...) | INSERT DEFAULT VALUES | DO NOTHING
+//	    WHEN NOT MATCHED BY SOURCE [AND condition] THEN UPDATE SET ... | DELETE | DO NOTHING
 //
 // A write is run by DuckDB over a temporary table of the target's columns
 // (Statement.Over): the statement's own text, with only the target's name
@@ -38,6 +42,7 @@ const (
 	Copy                        // COPY ... FROM 'path' | STDIN
 	Delete                      // DELETE FROM ... [USING ...] [WHERE ...]
 	Update                      // UPDATE ... SET ... [FROM ...] [WHERE ...]
+	Merge                       // MERGE INTO ... USING ... ON ... WHEN ...
 )
 
 // Verb is the statement's name in messages and PostgreSQL command tags.
@@ -55,6 +60,8 @@ func (k Kind) Verb() string {
 		return "DELETE"
 	case Update:
 		return "UPDATE"
+	case Merge:
+		return "MERGE"
 	}
 	return "?"
 }
@@ -82,6 +89,9 @@ type Statement struct {
 	From  string
 	Where string
 	Sets  []Assignment
+	// A MERGE's source (its USING item, with its alias) is From, its ON
+	// condition Where, its WHEN clauses When.
+	When []MergeClause
 
 	text       string
 	nameAt     [2]int // the target name's span in text
@@ -158,7 +168,8 @@ func Parse(q string) (*Statement, error) {
 		st.Kind = Update
 		return st, s.update(st)
 	case "MERGE":
-		return nil, fmt.Errorf("MERGE: %w yet: write it as an UPDATE ... FROM, a DELETE ... USING and an INSERT ... SELECT in one transaction", ErrUnsupported)
+		st.Kind = Merge
+		return st, s.merge(st)
 	}
 	return nil, ErrNotWrite
 }
@@ -405,7 +416,7 @@ type scanner struct {
 func (s *scanner) skip() int {
 	for s.off < len(s.src) {
 		switch {
-		case s.src[s.off] == ' ' || s.src[s.off] == '\t' || s.src[s.off] == '\n' || s.src[s.off] == '\r':
+		case strings.IndexByte(" \t\n\r\f\v", s.src[s.off]) >= 0:
 			s.off++
 		case strings.HasPrefix(s.src[s.off:], "--"):
 			j := strings.IndexByte(s.src[s.off:], '\n')

@@ -133,14 +133,23 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"INSERT INTO t VALUES (1)", `insert into "a""b" by name (x, "y z") select 1 -- c`, "INSERT INTO t DEFAULT VALUES",
 		"COPY t (a) FROM '/x''y' WITH (FORMAT csv)", "copy t from stdin", "CREATE TABLE IF NOT EXISTS t AS SELECT 1", "CREATE TABLE t (a INT)",
 		"INSERT INTO t /* c */ (SELECT 1)", "INSERT INTO t AS x (a) VALUES (1) RETURNING *",
-		"DELETE FROM t AS x USING u WHERE x.a = u.a", "UPDATE t SET a = {'k': (1, 2)}, b = 'x' FROM u WHERE a IS DISTINCT FROM b"} {
+		"DELETE FROM t AS x USING u WHERE x.a = u.a", "MERGE INTO t USING (SELECT 1 AS a) s ON t.a = s.a WHEN MATCHED AND s.a > 0 THEN UPDATE SET b = 'x' WHEN NOT MATCHED THEN INSERT (a) VALUES (s.a)", "UPDATE t SET a = {'k': (1, 2)}, b = 'x' FROM u WHERE a IS DISTINCT FROM b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
 		st, err := Parse(q)
-		if err == nil && (st.Kind == Delete || st.Kind == Update) {
+		if err == nil && (st.Kind == Delete || st.Kind == Update || st.Kind == Merge) {
 			// The pieces are the statement's own text, in order.
-			for _, a := range st.Sets {
+			sets := st.Sets
+			for _, c := range st.When {
+				sets = append(sets, c.Sets...)
+				for _, x := range append([]string{c.Cond}, c.Values...) {
+					if !strings.Contains(q, x) {
+						t.Fatalf("%q: clause %+v", q, c)
+					}
+				}
+			}
+			for _, a := range sets {
 				if a.Column == "" || strings.TrimSpace(a.Expr) == "" || !strings.Contains(q, a.Expr) {
 					t.Fatalf("%q: assignment %+v", q, a)
 				}
@@ -258,6 +267,73 @@ func TestChangeGrammar(t *testing.T) {
 		"UPDATE t SET t.a = 1":              "name the column alone",
 		"UPDATE s.t SET a = 1":              "one-part names",
 		"MERGE INTO t USING u ON t.a = u.a": "MERGE",
+	} {
+		if _, err := Parse(q); err == nil || errors.Is(err, ErrNotWrite) || !strings.Contains(err.Error(), msg) {
+			t.Errorf("Parse(%q): %v, want an error with %q", q, err, msg)
+		}
+	}
+}
+
+// MERGE's clauses read back in order, with their conditions, actions,
+// assignments, columns and values, whatever CASE expressions, strings
+// and parentheses they hold; what rocklake does not run says so.
+func TestMergeGrammar(t *testing.T) {
+	q := `MERGE INTO "T" AS x USING (SELECT id, CASE WHEN a THEN 'WHEN' ELSE 'x' END AS v FROM u WHERE z ON 1) AS s ON x.id = s.id /* ON */
+		WHEN MATCHED AND s.v = 'THEN' THEN UPDATE SET v = CASE WHEN s.v = 'a' THEN 1 ELSE 2 END, "w z" = 'x, y'
+		WHEN MATCHED THEN DELETE
+		WHEN NOT MATCHED AND (s.id > 3) THEN INSERT (id, v) VALUES (s.id, {'a': (1, 2)})
+		WHEN NOT MATCHED BY TARGET THEN INSERT DEFAULT VALUES
+		WHEN NOT MATCHED BY SOURCE AND x.id < 0 THEN DO NOTHING
+		WHEN NOT MATCHED BY SOURCE THEN DELETE;`
+	if !Is(q) {
+		t.Fatal("Is(MERGE) = false")
+	}
+	st, err := Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kind != Merge || st.Table != "T" || st.Alias != "x" || !strings.HasPrefix(st.From, "(SELECT id, CASE") || !strings.HasSuffix(st.From, "AS s") || st.Where != "x.id = s.id" {
+		t.Fatalf("head: %+v", st)
+	}
+	want := []MergeClause{
+		{Matched: true, Cond: "s.v = 'THEN'", Action: MergeUpdate, Sets: []Assignment{{"v", "CASE WHEN s.v = 'a' THEN 1 ELSE 2 END"}, {"w z", "'x, y'"}}},
+		{Matched: true, Action: MergeDelete},
+		{Cond: "(s.id > 3)", Action: MergeInsert, Columns: []string{"id", "v"}, Values: []string{"s.id", "{'a': (1, 2)}"}},
+		{Action: MergeInsert, DefaultValues: true},
+		{BySource: true, Cond: "x.id < 0", Action: DoNothing},
+		{BySource: true, Action: MergeDelete},
+	}
+	if len(st.When) != len(want) {
+		t.Fatalf("%d clauses: %+v", len(st.When), st.When)
+	}
+	for i, w := range want {
+		g := st.When[i]
+		for j := range g.Sets {
+			g.Sets[j].Expr = strings.TrimSpace(g.Sets[j].Expr)
+		}
+		if g.Matched != w.Matched || g.BySource != w.BySource || g.Cond != w.Cond || g.Action != w.Action || g.DefaultValues != w.DefaultValues ||
+			!slices.Equal(g.Sets, w.Sets) || !slices.Equal(g.Columns, w.Columns) || !slices.Equal(g.Values, w.Values) {
+			t.Errorf("clause %d: %+v, want %+v", i, g, w)
+		}
+	}
+	for q, msg := range map[string]string{
+		"MERGE t USING u ON t.a = u.a WHEN MATCHED THEN DELETE":                                         "expected INTO",
+		"MERGE INTO t USING u WHEN MATCHED THEN DELETE":                                                 "expected ON",
+		"MERGE INTO t USING u ON t.a = u.a":                                                             "expected WHEN",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED DELETE":                                         "expected THEN",
+		"MERGE INTO t USING u ON t.a = u.a WHEN SOMETIMES THEN DELETE":                                  "MATCHED or NOT MATCHED",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN UPDATE":                                    "list the columns",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN UPDATE SET *":                              "list the columns",
+		"MERGE INTO t USING u ON t.a = u.a WHEN NOT MATCHED THEN INSERT *":                              "list the columns",
+		"MERGE INTO t USING u ON t.a = u.a WHEN NOT MATCHED THEN INSERT BY NAME":                        "list the columns",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN ERROR":                                     "ERROR",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN INSERT VALUES (1)":                         "WHEN NOT MATCHED",
+		"MERGE INTO t USING u ON t.a = u.a WHEN NOT MATCHED THEN DELETE":                                "BY SOURCE",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN DELETE WHEN MATCHED THEN UPDATE SET a = 1": "second unconditional",
+		"MERGE INTO t USING u USING (a) WHEN MATCHED THEN DELETE":                                       "ON",
+		"MERGE INTO t USING u JOIN v ON u.a = v.a ON t.a = u.a WHEN MATCHED THEN DELETE":                "parentheses",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN DELETE RETURNING *":                        "RETURNING",
+		"MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN UPDATE SET a = 1, a = 2":                   "assigned twice",
 	} {
 		if _, err := Parse(q); err == nil || errors.Is(err, ErrNotWrite) || !strings.Contains(err.Error(), msg) {
 			t.Errorf("Parse(%q): %v, want an error with %q", q, err, msg)
