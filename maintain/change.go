@@ -27,10 +27,12 @@ import (
 // table (targetTable), every row numbered (ridCol) and marked with its
 // file (fileCol); DuckDB evaluates the condition, and an UPDATE's
 // expressions, over it. The rows matched are the change. Each file holding
-// one of them is rewritten (rewrite.go): its other rows, and an UPDATE's
-// new rows, are laid out by the table's sort key and layout, written,
+// one of them is rewritten (rewrite.go) into a successor of its own, so
+// that no new file spans more than the file it replaces did: its other
+// rows, in the table's sort key order and cut by its layout, written,
 // checked against the rows read and registered in the snapshot that
-// retires the files they replace; a file whose every row is deleted is
+// retires the files they replace (new rows, an UPDATE's or a MERGE's, go
+// to new files of their own, as an INSERT's); a file whose every row is deleted is
 // retired with no successor. Files the condition does not match keep
 // their bytes and their statistics. The new files' statistics come from
 // their footers, exact as any written file's.
@@ -48,6 +50,7 @@ const (
 	ridCol      = "__rocklake_rid"
 	kindCol     = "__rocklake_kind"   // a MERGE's row: 'm' matched, 'n' a source row unmatched, 's' a target row unmatched
 	actionCol   = "__rocklake_action" // the MERGE clause that applies (1-based), 0 for none
+	groupCol    = "__rocklake_g"      // the file a rewritten row came from: files are rewritten one for one
 )
 
 // ErrRowMatchedTwice is an UPDATE whose FROM list matches a row of its
@@ -414,12 +417,15 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	for i, c := range top {
 		names[i] = sqllex.QuoteName(c.Name)
 	}
-	src := fmt.Sprintf("SELECT %s FROM temp.%s WHERE %s IN (%s) AND %s NOT IN (%s)",
-		strings.Join(names, ", "), targetTable, fileCol, strings.Join(append(ids, "-1"), ", "), ridCol, hit)
+	// Each touched file's other rows become a file (or files) of their
+	// own, with no more than its range; new rows (UPDATE's, MERGE's) go
+	// to files of their own too, as an INSERT's would.
+	src := fmt.Sprintf("SELECT %s, %s AS %s FROM temp.%s WHERE %s IN (%s) AND %s NOT IN (%s)",
+		strings.Join(names, ", "), fileCol, groupCol, targetTable, fileCol, strings.Join(append(ids, "-1"), ", "), ridCol, hit)
 	if writes {
-		src += " UNION ALL SELECT * FROM temp." + writeTable
+		src += " UNION ALL SELECT *, -1 FROM temp." + writeTable
 	}
-	sp := rewriteSpec{conn: conn, what: strings.ToLower(verb), src: slotsOf(st.cols, src),
+	sp := rewriteSpec{conn: conn, what: strings.ToLower(verb), src: slotsOf(st.cols, src), group: groupCol,
 		sizing: writeSizing(st.t.WriteOptions), place: writePlace(e.Catalog(), st), bytesPerRow: liveBytesPerRow(st)}
 	if sp.order, sp.curve, err = writeOrder(st); err != nil {
 		return err
@@ -457,8 +463,10 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 		}
 		return e.ReadTableFilesSQL(st.r, st.t, st.cols, []catalog.DataFile{f}, []string{path})
 	}
-	// An empty table of the right columns first: the files then go in one
-	// at a time, numbered after the rows before them.
+	// An empty table of the right columns first; then the files, a few
+	// dozen per statement, each row numbered within its file after the
+	// file's id (rid = id << 32 + n: unique while a file holds fewer than
+	// 2^32 rows, which CheckFile's registered count says).
 	var shape string
 	if len(files) > 0 {
 		if shape, err = read(files[0]); err != nil {
@@ -471,24 +479,24 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 		targetTable, fileCol, ridCol, shape)); err != nil {
 		return release, fmt.Errorf("reading table %q: %w", st.t.Name, err)
 	}
-	var base int64
-	for i, f := range files {
-		sel := shape
-		if i > 0 {
-			if sel, err = read(f); err != nil {
-				return release, err
+	const batch = 32
+	for i := 0; i < len(files); i += batch {
+		var parts []string
+		for j, f := range files[i:min(i+batch, len(files))] {
+			if f.RecordCount >= 1<<32 {
+				return release, fmt.Errorf("file %s holds %d rows, more than a change numbers", f.Location(st.t), f.RecordCount)
 			}
+			sel := shape
+			if i+j > 0 {
+				if sel, err = read(f); err != nil {
+					return release, err
+				}
+			}
+			parts = append(parts, fmt.Sprintf("SELECT src.*, %d, %d + row_number() OVER () FROM (%s) AS src", f.ID, f.ID<<32, sel))
 		}
-		r, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO temp.%s SELECT src.*, %d, %d + row_number() OVER () FROM (%s) AS src",
-			targetTable, f.ID, base, sel))
-		if err != nil {
-			return release, fmt.Errorf("reading %s: %w", f.Location(st.t), err)
+		if _, err := conn.ExecContext(ctx, "INSERT INTO temp."+targetTable+" "+strings.Join(parts, " UNION ALL ")); err != nil {
+			return release, fmt.Errorf("reading the files of table %q: %w", st.t.Name, err)
 		}
-		n, err := r.RowsAffected()
-		if err != nil {
-			return release, err
-		}
-		base += n
 	}
 	return release, nil
 }

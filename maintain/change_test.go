@@ -33,7 +33,7 @@ func TestChangeSmoke(t *testing.T) {
 		t.Fatalf("delete should keep one file of two: %+v", r.Query.Tables[0].Plan.Files)
 	}
 	r = mustWrite(t, e, "DELETE FROM t AS x USING u WHERE x.id = u.id AND u.tag IS NOT NULL")
-	if r.Rows != 2 || r.FilesRemoved != 2 {
+	if r.Rows != 2 || r.FilesRemoved != 2 || r.Files != 2 { // each file rewritten into one of its own
 		t.Fatalf("delete using: %+v", r)
 	}
 	r = mustWrite(t, e, "UPDATE t SET name = upper(name), v = v * 10 WHERE id IN (SELECT id FROM u) OR id = 0")

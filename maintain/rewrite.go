@@ -328,6 +328,11 @@ type rewriteSpec struct {
 	// stage, when set, receives the written and checked files instead of
 	// a commit: a transaction's write, registered with the others.
 	stage *Staged
+	// group, when set, names a column src has beyond the slots: rows with
+	// equal values go to files of their own, as a layout's partitions do
+	// (a change rewrites each file it touches into its own successor, so
+	// that no file spans more than the one it replaces did).
+	group string
 }
 
 // rewrite writes the rows of files (in sp's order, or in their present
@@ -473,6 +478,9 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	pkeys, ltexts, err := partitionKeys(st)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if sp.group != "" {
+		pkeys = append([]string{sp.group}, pkeys...)
 	}
 	layout := map[string][]catalog.LayoutValue{} // by file name, unique in dir
 	if hive != nil {

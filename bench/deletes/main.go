@@ -1,0 +1,226 @@
+// Command deletes measures a DELETE of one user id in a table of many
+// files, side by side in one run with two baselines:
+//
+//   - rocklake: DELETE FROM events WHERE user_id = u, planned with every
+//     statistic (min/max, bloom and membership filters);
+//   - min/max only: the same DELETE planned from file min/max alone (what
+//     a DuckLake or Iceberg planner has), which keeps every file whose
+//     range holds u;
+//   - the oracle: DuckDB rewriting exactly the files that hold u (found
+//     beforehand by a full scan, not timed), each into a new file without
+//     u, with no catalog, statistics, filters or check.
+//
+// The table is -files files of -rows rows in all, in time order, user ids
+// random (so min/max cannot tell files apart). Each side deletes -runs
+// different ids, alternating; files opened, files rewritten and time are
+// printed as medians and written as JSON.
+//
+//	go run ./bench/deletes -files 10000 -rows 20000000 -json bench/results/deletes.json
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/maintain"
+	"github.com/rocklake/rocklake/prune"
+)
+
+func main() {
+	files := flag.Int("files", 10_000, "data files")
+	rows := flag.Int("rows", 20_000_000, "rows in all")
+	users := flag.Int("users", 2_000_000, "distinct user ids")
+	runs := flag.Int("runs", 3, "ids each side deletes")
+	out := flag.String("json", "", "write the results to this file")
+	flag.Parse()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "rocklake-bench-deletes-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	duck, err := sql.Open("duckdb", "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer duck.Close()
+
+	src := filepath.Join(dir, "events")
+	start := time.Now()
+	per := (*rows + *files - 1) / *files
+	if _, err := duck.Exec(fmt.Sprintf(`COPY (SELECT i AS id, TIMESTAMP '2024-01-01' + to_seconds(i) AS ts,
+		(hash(i) %% %d)::BIGINT AS user_id, 'kind' || (i %% 17)::VARCHAR AS kind, (hash(i, 2) %% 100000)::DOUBLE / 100 AS v,
+		i // %d AS f FROM range(%d) r(i)) TO '%s' (FORMAT parquet, PARTITION_BY (f), FILENAME_PATTERN 'part')`, *users, per, *rows, src)); err != nil {
+		log.Fatal(err)
+	}
+	// Flat, one file per former partition: key=value directories would make
+	// f a Hive partition column.
+	parts, err := filepath.Glob(filepath.Join(src, "f=*", "*.parquet"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	flat := filepath.Join(dir, "flat")
+	if err := os.MkdirAll(flat, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range parts {
+		if err := os.Rename(p, filepath.Join(flat, filepath.Base(filepath.Dir(p))[2:]+".parquet")); err != nil {
+			log.Fatal(err)
+		}
+	}
+	src = flat
+	fmt.Printf("wrote %d rows in %d files in %.1fs\n", *rows, len(parts), time.Since(start).Seconds())
+
+	c, err := catalog.Create(filepath.Join(dir, "lake"), catalog.Options{DataRoot: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	start = time.Now()
+	if _, err := ingest.Add(c, "events", []string{src}, ingest.Options{Create: true, FilterColumns: []string{"user_id"}, Owner: catalog.OwnerTaken}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("registered in %.1fs\n", time.Since(start).Seconds())
+	e, err := engine.New(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close()
+
+	// Ids that exist, each deleted by one side only.
+	var ids []int64
+	for k := 0; len(ids) < 3**runs; k++ {
+		var n int64
+		u := int64((k*7919 + 13) % *users)
+		if err := duck.QueryRow(fmt.Sprintf("SELECT count(*) FROM read_parquet('%s/*.parquet') WHERE user_id = %d", src, u)).Scan(&n); err != nil {
+			log.Fatal(err)
+		}
+		if n > 0 {
+			ids = append(ids, u)
+		}
+	}
+	holders := func(u int64) []string {
+		r, err := duck.Query(fmt.Sprintf("SELECT DISTINCT filename FROM read_parquet('%s/*.parquet', filename = true) WHERE user_id = %d ORDER BY 1", src, u))
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer r.Close()
+		var out []string
+		for r.Next() {
+			var f string
+			r.Scan(&f)
+			out = append(out, f)
+		}
+		return out
+	}
+
+	type side struct {
+		name   string
+		opened []int
+		wrote  []int
+		truth  []int // files that hold the id
+		times  []time.Duration
+	}
+	ours, minmax, oracle := &side{name: "rocklake"}, &side{name: "min/max only"}, &side{name: "oracle"}
+	del := func(s *side, u int64, po prune.Options) {
+		q := fmt.Sprintf("DELETE FROM events WHERE user_id = %d", u)
+		t0 := time.Now()
+		res, err := maintain.Write(ctx, e, q, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest, Prune: po}, NoMerge: true})
+		d := time.Since(t0)
+		if err != nil {
+			log.Fatalf("%s: %v", q, err)
+		}
+		s.times = append(s.times, d)
+		s.opened = append(s.opened, res.Query.Tables[0].Plan.Files.Kept)
+		s.wrote = append(s.wrote, res.FilesRemoved)
+	}
+	// The files that hold each id, before any delete.
+	truth := map[int64][]string{}
+	for _, u := range ids {
+		truth[u] = holders(u)
+	}
+	for run := range *runs {
+		del(ours, ids[3*run], prune.Options{})
+		del(minmax, ids[3*run+1], prune.Options{NoFilters: true, NoBloom: true})
+		ours.truth, minmax.truth = append(ours.truth, len(truth[ids[3*run]])), append(minmax.truth, len(truth[ids[3*run+1]]))
+		u := ids[3*run+2]
+		hs := truth[u]
+		oracle.truth = append(oracle.truth, len(hs))
+		t0 := time.Now()
+		for i, h := range hs {
+			if _, err := duck.Exec(fmt.Sprintf("COPY (SELECT * FROM read_parquet('%s') WHERE user_id <> %d) TO '%s' (FORMAT parquet, COMPRESSION zstd)",
+				h, u, filepath.Join(dir, fmt.Sprintf("oracle-%d-%d.parquet", run, i)))); err != nil {
+				log.Fatal(err)
+			}
+		}
+		oracle.times = append(oracle.times, time.Since(t0))
+		oracle.opened, oracle.wrote = append(oracle.opened, len(hs)), append(oracle.wrote, len(hs))
+		fmt.Printf("run %d: rocklake opened %d files (%d hold the id), rewrote %d, %.0f ms; min/max only opened %d (%d hold it), rewrote %d, %.0f ms; oracle %d files, %.0f ms\n", run+1,
+			ours.opened[run], ours.truth[run], ours.wrote[run], ms(ours.times[run]), minmax.opened[run], minmax.truth[run], minmax.wrote[run], ms(minmax.times[run]), oracle.opened[run], ms(oracle.times[run]))
+		if ours.wrote[run] != ours.truth[run] || minmax.wrote[run] != minmax.truth[run] {
+			log.Fatalf("a delete rewrote other files than those holding its id")
+		}
+	}
+	res := map[string]any{"files": *files, "rows": *rows, "users": *users, "runs": *runs}
+	for _, s := range []*side{ours, minmax, oracle} {
+		res[strings.ReplaceAll(strings.ReplaceAll(s.name, "/", ""), " ", "_")] = map[string]any{
+			"files_opened": s.opened, "files_rewritten": s.wrote, "files_holding_the_id": s.truth, "ms": msList(s.times),
+			"median_files_opened": medianInt(s.opened), "median_ms": ms(median(s.times)),
+		}
+		fmt.Printf("%-13s median: %d files opened, %.0f ms\n", s.name, medianInt(s.opened), ms(median(s.times)))
+	}
+	// Files: each id's own holders are its oracle.
+	var ratios []float64
+	for i := range ours.opened {
+		ratios = append(ratios, float64(ours.opened[i])/float64(max(1, ours.truth[i])))
+	}
+	slices.Sort(ratios)
+	ro, rt := ratios[len(ratios)/2], ms(median(ours.times))/ms(median(oracle.times))
+	res["files_vs_oracle"], res["time_vs_oracle"] = ro, rt
+	res["minmax_files_vs_rocklake"] = float64(medianInt(minmax.opened)) / float64(max(1, medianInt(ours.opened)))
+	res["minmax_time_vs_rocklake"] = ms(median(minmax.times)) / ms(median(ours.times))
+	fmt.Printf("rocklake vs oracle: %.2fx the files that hold the id (median per id), %.2fx the time; min/max only vs rocklake: %.1fx the files, %.1fx the time\n",
+		ro, rt, res["minmax_files_vs_rocklake"], res["minmax_time_vs_rocklake"])
+	if *out != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func msList(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = ms(d)
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianInt(xs []int) int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
