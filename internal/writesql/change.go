@@ -48,19 +48,11 @@ func (s *scanner) update(st *Statement) error {
 			break
 		}
 	}
-	for _, part := range splitTop(rest[:end]) {
-		a, err := assignment(part)
-		if err != nil {
-			return err
-		}
-		for _, prev := range st.Sets {
-			if strings.EqualFold(prev.Column, a.Column) {
-				return fmt.Errorf("UPDATE: column %q is assigned twice", a.Column)
-			}
-		}
-		st.Sets = append(st.Sets, a)
+	sets, err := setList(rest[:end], "UPDATE")
+	if err != nil {
+		return err
 	}
-	if len(st.Sets) == 0 {
+	if st.Sets = sets; len(sets) == 0 {
 		return s.expected("col = expr after SET")
 	}
 	s.off += end
@@ -137,6 +129,24 @@ func (s *scanner) clauses(st *Statement, list string) error {
 		}
 	}
 	return nil
+}
+
+// setList reads SET's `col = expr, ...`, each column once.
+func setList(text, verb string) ([]Assignment, error) {
+	var out []Assignment
+	for _, part := range splitTop(text) {
+		a, err := assignment(part)
+		if err != nil {
+			return nil, err
+		}
+		for _, prev := range out {
+			if strings.EqualFold(prev.Column, a.Column) {
+				return nil, fmt.Errorf("%s: column %q is assigned twice", verb, a.Column)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // assignment reads `col = expr`.
@@ -467,19 +477,11 @@ func mergeClause(text string) (MergeClause, error) {
 			return c, fmt.Errorf("MERGE ... THEN UPDATE SET *: %w: list the columns (UPDATE SET col = expr, ...)", ErrUnsupported)
 		}
 		c.Action = MergeUpdate
-		for _, part := range splitTop(act[s.off:]) {
-			a, err := assignment(part)
-			if err != nil {
-				return c, err
-			}
-			for _, prev := range c.Sets {
-				if strings.EqualFold(prev.Column, a.Column) {
-					return c, fmt.Errorf("MERGE: column %q is assigned twice", a.Column)
-				}
-			}
-			c.Sets = append(c.Sets, a)
+		sets, err := setList(act[s.off:], "MERGE")
+		if err != nil {
+			return c, err
 		}
-		if len(c.Sets) == 0 {
+		if c.Sets = sets; len(sets) == 0 {
 			return c, fmt.Errorf("syntax error in MERGE: expected col = expr after UPDATE SET")
 		}
 		return c, nil
