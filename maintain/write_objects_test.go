@@ -16,8 +16,9 @@ import (
 // Writes into a catalog whose data root is a bucket prefix put their files
 // there as objects (under _rocklake/table-<id>/), registered with their
 // ETags, read back by queries through the object cache; the small-file
-// merge rewrites objects too, and a failed write uploads nothing; the
-// same under a sandbox, whose DuckDB reads only its directories.
+// merge rewrites objects too, and a failed write uploads nothing; so do
+// DELETE, UPDATE and MERGE; the same under a sandbox, whose DuckDB reads
+// only its directories.
 func TestWriteObjects(t *testing.T) {
 	for _, sandboxed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sandboxed=%t", sandboxed), func(t *testing.T) { writeObjects(t, sandboxed) })
@@ -70,5 +71,31 @@ func writeObjects(t *testing.T, sandboxed bool) {
 	}
 	if after := len(keysUnder(t, srv, "lake", "root/")); after != before {
 		t.Fatalf("a failed write left %d objects", after-before)
+	}
+	// Changes read the objects they touch through the cache and rewrite
+	// them as objects; a failed one uploads nothing.
+	if r := mustWrite(t, e, "DELETE FROM t WHERE id < 10"); r.Rows != 10 || r.FilesRemoved != 1 {
+		t.Fatalf("delete: %+v", r)
+	}
+	if r := mustWrite(t, e, "UPDATE t SET s = upper(s) WHERE id BETWEEN 10 AND 19"); r.Rows != 10 {
+		t.Fatalf("update: %+v", r)
+	}
+	if r := mustWrite(t, e, "MERGE INTO t USING (SELECT 20 AS id UNION ALL SELECT 5000) AS m ON t.id = m.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (m.id, 'new')"); r.Rows != 2 {
+		t.Fatalf("merge: %+v", r)
+	}
+	for _, f := range liveFilesOf(t, c, "t") {
+		if loc := f.Location(catalog.Table{}); !strings.HasPrefix(loc, "s3://lake/root/_rocklake/table-") || f.ETag == "" {
+			t.Fatalf("after the changes, file %s (etag %q) is not an object under the rewrite prefix", loc, f.ETag)
+		}
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*), count(*) FILTER (s LIKE 'S%'), count(*) FILTER (s = 'new') FROM t"); got != "999|10|1" {
+		t.Fatalf("after the changes: %s", got)
+	}
+	before = len(keysUnder(t, srv, "lake", "root/"))
+	if _, err := Write(ctx, e, "UPDATE t SET id = NULL WHERE id = 30", changeOpts()); err == nil {
+		t.Fatal("a NOT NULL violation was written by an UPDATE")
+	}
+	if after := len(keysUnder(t, srv, "lake", "root/")); after != before {
+		t.Fatalf("a failed update left %d objects", after-before)
 	}
 }
