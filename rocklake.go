@@ -665,7 +665,26 @@ func (l *Lake) QueryRows(ctx context.Context, sql string, o QueryOptions) (*Rows
 	return l.eng.QueryRows(ctx, sql, eo, engine.RowsOptions{})
 }
 
-var errWriteInQuery = fmt.Errorf("%w: a write statement (INSERT, CREATE TABLE, COPY ... FROM, DELETE, UPDATE) runs with Lake.Exec", ErrNotAQuery)
+// Changes is the change feed of a table: the rows it gained and lost in
+// each snapshot after from, up to to (the zero SnapshotRef: the latest),
+// with their snapshot_id and change_type ('insert' or 'delete') before the
+// table's columns, read from the files those snapshots added and retired
+// (see maintain.ChangesSQL). The answer is held in memory. A from before
+// snapshots expire forgot fails with ErrChangesExpired.
+func (l *Lake) Changes(ctx context.Context, table string, from int64, to SnapshotRef) (*Result, error) {
+	id, err := to.catalogID()
+	if err != nil {
+		return nil, err
+	}
+	q, release, err := maintain.ChangesSQL(ctx, l.eng, table, from, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return l.eng.Query(ctx, q, engine.QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
+}
+
+var errWriteInQuery = fmt.Errorf("%w: a write statement (INSERT, CREATE TABLE, COPY ... FROM, DELETE, UPDATE, MERGE) runs with Lake.Exec", ErrNotAQuery)
 
 // OptimizeOptions say how Optimize sorts and sizes the files it writes. An
 // alias of maintain.OptimizeOptions.
@@ -1172,6 +1191,9 @@ var (
 	ErrNotAQuery = engine.ErrNotAQuery
 	// ErrNothingToOptimize: Optimize on a table with no files (maintain).
 	ErrNothingToOptimize = maintain.ErrNothingToOptimize
+	// ErrChangesExpired: a change feed from before snapshots expire forgot
+	// (maintain).
+	ErrChangesExpired = maintain.ErrChangesExpired
 	// ErrRowMatchedTwice: an UPDATE whose FROM list matches a row of its
 	// table more than once, so that its new value is not defined
 	// (maintain).

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -223,7 +225,7 @@ func TestExecDeleteUpdate(t *testing.T) {
 		t.Fatalf("after the DELETE: %s", got)
 	}
 	upd := exec("UPDATE c AS x SET s = upper(x.s), id = id * 10 WHERE id >= 8")
-	if upd.Statement != "UPDATE" || upd.Rows != 2 || upd.FilesRemoved != 1 || upd.Files != 1 || upd.Snapshot.ID != del.Snapshot.ID+1 {
+	if upd.Statement != "UPDATE" || upd.Rows != 2 || upd.FilesRemoved != 1 || upd.Files != 2 || upd.Snapshot.ID != del.Snapshot.ID+1 { // the file's other rows, and the new ones
 		t.Fatalf("UPDATE: %+v", upd)
 	}
 	if snaps() != before+2 {
@@ -299,5 +301,45 @@ func TestExecDeleteUpdate(t *testing.T) {
 	}
 	if got := firstValue(t, lake, "SELECT count(*) FROM c"); got != "7" {
 		t.Fatalf("at the end: %s rows", got)
+	}
+}
+
+// Lake.Changes: the feed of a table's inserts and deletes per snapshot,
+// bounded by to; ErrChangesExpired once expire forgot the snapshots.
+func TestLakeChanges(t *testing.T) {
+	ctx := context.Background()
+	lake, err := rocklake.Create(ctx, filepath.Join(t.TempDir(), "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	for _, q := range []string{"CREATE TABLE c (id BIGINT)", "INSERT INTO c SELECT * FROM range(5)", "DELETE FROM c WHERE id % 2 = 0", "UPDATE c SET id = id * 10"} {
+		if _, err := lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	count := func(res *rocklake.Result) map[string]int {
+		out := map[string]int{}
+		for _, row := range res.Rows {
+			out[*row[0]+" "+*row[1]]++
+		}
+		return out
+	}
+	res, err := lake.Changes(ctx, "c", 1, rocklake.SnapshotRef{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(res); !maps.Equal(got, map[string]int{"2 insert": 5, "3 delete": 3, "4 delete": 2, "4 insert": 2}) || strings.Join(res.Columns, ",") != "snapshot_id,change_type,id" {
+		t.Fatalf("changes: %v %v", got, res.Columns)
+	}
+	res, err = lake.Changes(ctx, "c", 1, rocklake.AtSnapshot(2))
+	if err != nil || len(res.Rows) != 5 {
+		t.Fatalf("changes up to 2: %v %v", res, err)
+	}
+	if _, err := lake.Expire(ctx, time.Now().Add(time.Second), rocklake.ExpireOptions{MinRetention: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.Changes(ctx, "c", 1, rocklake.SnapshotRef{}); !errors.Is(err, rocklake.ErrChangesExpired) {
+		t.Fatalf("after expire: %v", err)
 	}
 }

@@ -3,9 +3,11 @@ package maintain
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -379,6 +381,7 @@ func TestWriteDifferential(t *testing.T) {
 					}
 				}
 			}
+			stats["change feed rows"] += checkFeed(t, c, e, "t")
 			if sortCol >= 0 {
 				checkSorted(t, c, e, names[sortCol])
 				stats["sorted tables"]++
@@ -618,4 +621,81 @@ func checkSorted(t *testing.T, c *catalog.Catalog, e *engine.Engine, col string)
 			t.Fatalf("file %s (%d rows) is not sorted by %s: %d rows out of order", f.Location(tb), f.RecordCount, col, bad)
 		}
 	}
+}
+
+// checkFeed fails unless the change feed of table, from its first
+// snapshot to the latest, holds for each snapshot exactly what a diff of
+// the whole table before and after it gives (as multisets; a float zero's
+// sign is no change, as EXCEPT ALL compares); it returns the feed's rows.
+func checkFeed(t *testing.T, c *catalog.Catalog, e *engine.Engine, table string) int {
+	t.Helper()
+	ctx := context.Background()
+	last := latestID(t, c)
+	rowsAt := func(s int64) map[string]int {
+		res, err := e.Query(ctx, "SELECT * FROM "+table, engine.QueryOptions{Snapshot: s, NoMetadataAnswers: true})
+		out := map[string]int{}
+		if err != nil {
+			if errors.Is(err, catalog.ErrNoSuchTable) {
+				return out
+			}
+			t.Fatal(err)
+		}
+		for _, row := range res.Rows {
+			out[unsignZeros(rowString(row))]++
+		}
+		return out
+	}
+	q, release, err := ChangesSQL(ctx, e, table, 0, catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed, err := e.Query(ctx, q, engine.QueryOptions{Snapshot: catalog.Latest})
+	release()
+	if err != nil {
+		t.Fatalf("the change feed: %v", err)
+	}
+	got := map[string]int{}
+	for _, row := range feed.Rows {
+		got[*row[0]+"|"+*row[1]+"|"+unsignZeros(rowString(row[2:]))]++
+	}
+	want := map[string]int{}
+	prev := rowsAt(0)
+	for s := int64(1); s <= last; s++ {
+		now := rowsAt(s)
+		for k, n := range prev {
+			if d := n - now[k]; d > 0 {
+				want[fmt.Sprintf("%d|delete|%s", s, k)] += d
+			}
+		}
+		for k, n := range now {
+			if d := n - prev[k]; d > 0 {
+				want[fmt.Sprintf("%d|insert|%s", s, k)] += d
+			}
+		}
+		prev = now
+	}
+	if !maps.Equal(got, want) {
+		for k, n := range want {
+			if got[k] != n {
+				t.Fatalf("change feed: %q %d times, the table's diff %d times", k, got[k], n)
+			}
+		}
+		for k, n := range got {
+			if want[k] != n {
+				t.Fatalf("change feed: %q %d times, the table's diff %d times", k, n, want[k])
+			}
+		}
+	}
+	return len(feed.Rows)
+}
+
+// unsignZeros reads -0.0 as 0.0 in a row's fields.
+func unsignZeros(row string) string {
+	fields := strings.Split(row, "|")
+	for i, f := range fields {
+		if f == "-0.0" {
+			fields[i] = "0.0"
+		}
+	}
+	return strings.Join(fields, "|")
 }

@@ -44,6 +44,7 @@ var exampleStates = map[string]exampleState{
 	"rocklake rm":           loaded,
 	"rocklake refresh":      loaded,
 	"rocklake erasure":      loaded,
+	"rocklake changes":      loaded,
 	"rocklake plan":         loaded,
 	"rocklake query":        loaded,
 	"rocklake expire":       loaded,

@@ -72,7 +72,7 @@ variables and ~/.pgpass fill in what it leaves out.`,
 	// Help prints the default, and ROCKLAKE_CATALOG may hold a password.
 	root.PersistentFlags().Lookup("catalog").DefValue = pgkv.Redact(defaultCatalog())
 	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv, tsv, jsonl)")
-	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newErasureCmd(g), newRefreshCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
+	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newErasureCmd(g), newChangesCmd(g), newRefreshCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
 	root.AddCommand(newExportCmd(g), newImportCmd(g), newSyncCmd(g))
 	markUsageErrors(root)
 	return root
@@ -84,7 +84,7 @@ func checkFormat(cmd *cobra.Command, g *globals) error {
 	case formatText, formatJSON:
 		return nil
 	}
-	if cmd.Name() == "query" {
+	if cmd.Name() == "query" || cmd.Name() == "changes" {
 		if slices.Contains(queryFormats, g.format) {
 			return nil
 		}
