@@ -632,7 +632,10 @@ func TestChangesOverPostgresProtocol(t *testing.T) {
 	}
 	before = f.latest(t)
 	status, ans := post(`{"sql": "DELETE FROM w WHERE id IN (10, 11)"}`)
-	if status != 200 || ans["statement"] != "DELETE" || ans["table"] != "w" || ans["rows"] != 2.0 || ans["file_count"] != 1.0 || ans["files_removed"] != 1.0 || ans["snapshot_id"] != float64(before+1) {
+	// Each file the rows were in is rewritten into a successor of its own
+	// (none when nothing is left of it): how many depends on the layout.
+	removed, _ := ans["files_removed"].(float64)
+	if status != 200 || ans["statement"] != "DELETE" || ans["table"] != "w" || ans["rows"] != 2.0 || removed < 1 || ans["file_count"].(float64) > removed || ans["snapshot_id"] != float64(before+1) {
 		t.Errorf("DELETE: %d %v", status, ans)
 	}
 	status, ans = post(`{"sql": "UPDATE w SET name = 'http' WHERE id = 12"}`)

@@ -92,7 +92,7 @@ func TestQueryChanges(t *testing.T) {
 		snapshot       int64 // 0: none (null)
 	}{
 		{"DELETE FROM t WHERE id = 9", "DELETE", 1, 1, 1, 5},
-		{"UPDATE t SET s = 'w' || id WHERE id IN (3, 4)", "UPDATE", 2, 1, 1, 6},
+		{"UPDATE t SET s = 'w' || id WHERE id IN (3, 4)", "UPDATE", 2, 2, 1, 6}, // the file's other rows, and the new ones
 		{"UPDATE t SET s = 'none' WHERE id < 0", "UPDATE", 0, 0, 0, 0},
 	} {
 		out, err := runIn(t, "", "--catalog", lake, "--format", "json", "query", "-c", tc.q)
