@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/ingest"
 )
 
 func changeOpts() WriteOptions {
@@ -233,5 +236,55 @@ func TestMergeSmoke(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "__rocklake") {
 			t.Errorf("%s: %v (want %q)", q, err, want)
 		}
+	}
+}
+
+// Changes to a table whose files were written under older columns (a
+// column added with a default since, one renamed) read every file as the
+// table is now, and the rewritten files hold the table's columns.
+func TestChangeEvolvedTable(t *testing.T) {
+	_, c, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'v' || i FROM range(0, 10) r(i)")
+	alterTable(t, c, "t", "add", "column", "n", "INTEGER", "DEFAULT", "7")
+	alterTable(t, c, "t", "rename", "column", "v", "to", "label")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'w' || i, i FROM range(10, 20) r(i)")
+	if r := mustWrite(t, e, "UPDATE t SET n = n + 100 WHERE id % 5 = 0"); r.Rows != 4 || r.FilesRemoved != 2 {
+		t.Fatalf("update: %+v", r)
+	}
+	if r := mustWrite(t, e, "DELETE FROM t WHERE label IN ('v1', 'w11')"); r.Rows != 2 {
+		t.Fatalf("delete: %+v", r)
+	}
+	got := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(n), string_agg(id || ':' || label || ':' || n, ',' ORDER BY id) FILTER (WHERE id IN (0, 2, 10, 12, 15)) FROM t")
+	// ids 0..9 read n = 7 (the default), 10..19 their own; 0, 5, 10, 15 get +100; 1 and 11 deleted.
+	if got != "18|597|0:v0:107,2:v2:7,10:w10:110,12:w12:12,15:w15:115" {
+		t.Fatalf("after the changes: %s", got)
+	}
+	rep, err := Verify(context.Background(), e, "t", catalog.Latest, true)
+	if err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+}
+
+// A change to a table with Hive partition columns is refused, commits
+// nothing and leaves no file.
+func TestChangeHiveRefused(t *testing.T) {
+	root, c, e := writeLake(t)
+	dir := filepath.Join(root, "sales", "p=a")
+	os.MkdirAll(dir, 0o755)
+	if _, err := e.DB().Exec("COPY (SELECT range AS id FROM range(3)) TO '" + filepath.Join(dir, "f.parquet") + "' (FORMAT parquet)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Add(c, "sales", []string{filepath.Join(root, "sales")}, ingest.Options{Create: true, Hive: true}); err != nil {
+		t.Fatal(err)
+	}
+	before, files := latestID(t, c), parquetFiles(t, root)
+	for _, q := range []string{"DELETE FROM sales WHERE id = 1", "UPDATE sales SET id = 5 WHERE id = 2", "UPDATE sales SET p = 'b'"} {
+		if _, err := Write(context.Background(), e, q, changeOpts()); err == nil || !strings.Contains(err.Error(), "Hive partition column") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	if latestID(t, c) != before || !slices.Equal(parquetFiles(t, root), files) {
+		t.Fatal("a refused change left something")
 	}
 }
