@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/membership"
 	"github.com/rocklake/rocklake/stats"
@@ -71,6 +72,11 @@ func ParseColumnDefs(spec string) ([]ColumnDef, error) {
 				pos = len(spec)
 				msg = strings.Replace(msg, `found ")"`, "found the end of the list", 1)
 			}
+			if strings.HasPrefix(msg, `expected ")"`) && topLevel(spec, pos) {
+				// The ")" expected is the wrapper's: between two columns
+				// of the list itself, a comma is missing.
+				msg = `expected "," between columns` + strings.TrimPrefix(msg, `expected ")"`)
+			}
 			return nil, fmt.Errorf("%w column list %q at offset %d: %s", ErrInvalid, spec, pos, msg)
 		}
 		return nil, err
@@ -83,6 +89,13 @@ func ParseColumnDefs(spec string) ([]ColumnDef, error) {
 		defs[i] = ColumnDef{Name: f.Name, Type: f.Type.String()}
 	}
 	return defs, nil
+}
+
+// topLevel reports whether offset at of a column list lies outside every
+// parenthesis the list opens (strings and quoted names aside).
+func topLevel(spec string, at int) bool {
+	m := sqllex.Mask(spec[:min(at, len(spec))])
+	return strings.Count(m, "(") == strings.Count(m, ")")
 }
 
 // NewFile describes a data file to register, with its statistics.

@@ -50,6 +50,9 @@ embedded DuckDB.
 --catalog (or ROCKLAKE_CATALOG) is a directory, or a PostgreSQL location: a
 postgres:// URL or libpq's "host=... dbname=..." form; the PG* environment
 variables and ~/.pgpass fill in what it leaves out.`,
+		// --version prints what `rocklake version` prints first; that
+		// command adds the Go and DuckDB versions (and --format json).
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -72,6 +75,7 @@ variables and ~/.pgpass fill in what it leaves out.`,
 	// Help prints the default, and ROCKLAKE_CATALOG may hold a password.
 	root.PersistentFlags().Lookup("catalog").DefValue = pgkv.Redact(defaultCatalog())
 	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv, tsv, jsonl)")
+	root.SetVersionTemplate("rocklake {{.Version}}\n")
 	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newErasureCmd(g), newChangesCmd(g), newRefreshCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
 	root.AddCommand(newExportCmd(g), newImportCmd(g), newSyncCmd(g))
 	markUsageErrors(root)

@@ -69,6 +69,9 @@ func markUsageErrors(cmd *cobra.Command) {
 					names = append(names, sub.Name())
 				}
 			}
+			if len(a) == 0 && !c.HasParent() {
+				return usagef("no command given; commands: %s (see `%s --help`)", strings.Join(names, ", "), c.CommandPath())
+			}
 			if len(a) == 0 {
 				return usagef("%s needs a command: %s", c.CommandPath(), strings.Join(names, ", "))
 			}
