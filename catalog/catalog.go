@@ -332,6 +332,33 @@ func (c *Catalog) Snapshots() ([]Snapshot, error) {
 	return out, it.Error()
 }
 
+// TableName is one name a table had: from snapshot Begin up to, not
+// including, End (0: it still has it).
+type TableName struct {
+	ID         int64
+	Name       string
+	Begin, End int64
+}
+
+// TableNames lists every name of every table the catalog still holds a
+// row for, dropped ones included, for messages that name tables by id.
+func (c *Catalog) TableNames() ([]TableName, error) {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer kvs.Close()
+	rows, err := allTableRows(kvs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TableName, len(rows))
+	for i, t := range rows {
+		out[i] = TableName{ID: t.Id, Name: t.Name, Begin: t.BeginSnapshot, End: t.GetEndSnapshot()}
+	}
+	return out, nil
+}
+
 // latestSnapshot reads the newest snapshot row through r.
 func latestSnapshot(r kv.Reader) (Snapshot, error) {
 	it, err := r.NewIter(key(tagSnapshot), key(tagSnapshot+1))

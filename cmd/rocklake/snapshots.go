@@ -61,21 +61,49 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 				}
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshots": out})
 			}
+			names, err := c.TableNames()
+			if err != nil {
+				return err
+			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(w, "SNAPSHOT\tTIME\tSCHEMA\tNEXT_FILE\tCHANGES")
 			for _, s := range snaps {
-				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", s.ID, s.Time.Format(time.RFC3339), s.SchemaVersion, s.NextFileID, describeChanges(s.Changes))
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", s.ID, s.Time.Format(time.RFC3339), s.SchemaVersion, s.NextFileID, describeChanges(s.ID, s.Changes, names))
 			}
 			return w.Flush()
 		},
 	}
 }
 
-func describeChanges(ch catalog.Changes) string {
+// describeChanges says what a snapshot changed, tables by the names they
+// had at it (a dropped one by its last), or by id where no row is left.
+func describeChanges(snap int64, ch catalog.Changes, names []catalog.TableName) string {
+	nameOf := func(id int64) string {
+		last := ""
+		for _, n := range names {
+			if n.ID != id {
+				continue
+			}
+			if n.Begin <= snap && (n.End == 0 || n.End > snap) {
+				return n.Name
+			}
+			if n.End == snap {
+				last = n.Name
+			}
+		}
+		if last != "" {
+			return last
+		}
+		return fmt.Sprintf("#%d", id)
+	}
 	var parts []string
 	add := func(what string, ids []int64) {
 		if len(ids) > 0 {
-			parts = append(parts, fmt.Sprintf("%s %v", what, ids))
+			named := make([]string, len(ids))
+			for i, id := range ids {
+				named[i] = nameOf(id)
+			}
+			parts = append(parts, fmt.Sprintf("%s %s", what, strings.Join(named, ", ")))
 		}
 	}
 	if len(ch.CreatedSchemas) > 0 {
@@ -83,6 +111,7 @@ func describeChanges(ch catalog.Changes) string {
 	}
 	add("created tables", ch.CreatedTables)
 	add("dropped tables", ch.DroppedTables)
+	add("renamed tables", ch.RenamedTables)
 	add("inserted into tables", ch.InsertedIntoTables)
 	add("deleted from tables", ch.DeletedFromTables)
 	add("altered tables", ch.AlteredTables)

@@ -29,3 +29,21 @@ func TestVersionFlagAndMessages(t *testing.T) {
 		t.Fatalf("inside a STRUCT: %v", err)
 	}
 }
+
+// snapshots names the tables each snapshot changed as they were named
+// then: a renamed table by its new name, a dropped one by its last.
+func TestSnapshotsNameTables(t *testing.T) {
+	lake := filepath.Join(t.TempDir(), "lake")
+	mustRun(t, "--catalog", lake, "init")
+	mustRun(t, "--catalog", lake, "query", "CREATE TABLE a (x BIGINT)") // 1
+	mustRun(t, "--catalog", lake, "query", "INSERT INTO a VALUES (1)")  // 2
+	mustRun(t, "--catalog", lake, "table", "rename", "a", "b")          // 3
+	mustRun(t, "--catalog", lake, "query", "DELETE FROM b WHERE x = 1") // 4
+	mustRun(t, "--catalog", lake, "table", "drop", "b")                 // 5
+	out := mustRun(t, "--catalog", lake, "snapshots")
+	for _, want := range []string{"created tables a", "inserted into tables a", "renamed tables b", "deleted from tables b", "dropped tables b"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("snapshots: no %q in\n%s", want, out)
+		}
+	}
+}
