@@ -696,9 +696,23 @@ func (p *planner) readFiles(ctx context.Context, c *catalog.Catalog, steps []*st
 				return fmt.Errorf("DuckLake table %q at snapshot %d: %w", st.names[tid], st.src, err)
 			}
 			td.filters = chosen
+			// PrepareFiles may return the files in another order than
+			// given (sorted by path): match them by path.
+			byPath := map[string]catalog.NewFile{}
+			for _, nf := range nfs {
+				byPath[nf.Path] = nf
+			}
 			for i, id := range ids {
 				f := p.files[id]
-				nf := nfs[i]
+				nf, ok := byPath[paths[i]]
+				if !ok {
+					if real, err := filepath.EvalSymlinks(paths[i]); err == nil {
+						nf, ok = byPath[real]
+					}
+				}
+				if !ok {
+					return fmt.Errorf("DuckLake table %q at snapshot %d: file %s was not read", st.names[tid], st.src, paths[i])
+				}
 				if f.records != nf.RecordCount {
 					return fmt.Errorf("%w: table %q file %s: DuckLake records %d rows, the file holds %d (it changed since)", ErrUnsupported, st.names[tid], paths[i], f.records, nf.RecordCount)
 				}
