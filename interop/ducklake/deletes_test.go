@@ -271,3 +271,25 @@ func TestImportDeleteFileRefusals(t *testing.T) {
 	}
 	unchanged(t, c)
 }
+
+// TestImportLatestEveryRowDeleted: a data file whose delete file names
+// every row leaves the table with no successor, as a DELETE of all its
+// rows retires it.
+func TestImportLatestEveryRowDeleted(t *testing.T) {
+	s := newWithDeletes(t)
+	s.deleteRows(t, s.files[0], []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, -1, "parquet")
+	c, res, err := importInto(t, s.dest, ducklake.ImportOptions{Latest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FoldedFiles != 0 || res.Files != 2 {
+		t.Errorf("result %+v", res)
+	}
+	want := duckAnswer(t, fmt.Sprintf(`SELECT count(*), sum(id)::VARCHAR, min(s), max(s) FROM read_parquet('%s')`, s.files[1]))
+	if got, _ := query(t, c, tSummary, engine.QueryOptions{}); got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(res.InlinedDir, "*.parquet")); len(left) > 0 {
+		t.Errorf("files left in %s: %v", res.InlinedDir, left)
+	}
+}
