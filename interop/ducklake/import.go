@@ -23,7 +23,8 @@ type ImportOptions struct {
 	// Latest imports only the newest snapshot's state, as one rocklake
 	// snapshot, instead of every snapshot as history.
 	Latest bool
-	// InlinedDir is where inlined rows are written as Parquet files; it
+	// InlinedDir is where inlined rows, and with Latest the data files
+	// with deleted rows folded out, are written as Parquet files; it
 	// must not exist. Default: a new directory under the catalog's
 	// rewrite root (beside the catalog, or under its data root).
 	InlinedDir string
@@ -54,8 +55,11 @@ type ImportResult struct {
 	Tables       int
 	Files        int
 	InlinedFiles int
-	InlinedDir   string
-	LeftBehind   []string
+	// FoldedFiles counts the data files imported with the rows their
+	// delete files name folded out (Latest), written into InlinedDir.
+	FoldedFiles int
+	InlinedDir  string
+	LeftBehind  []string
 }
 
 // Import reads the DuckLake 1.0 catalog at src into c: schemas, tables,
@@ -92,7 +96,7 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 	}
 	res.Version = l.version
 	res.Last = l.snapshots[len(l.snapshots)-1].id
-	p := &planner{l: l, src: s, res: &res}
+	p := &planner{l: l, src: s, res: &res, fold: opts.Latest && !sync}
 	if err := p.prepare(); err != nil {
 		return res, err
 	}
@@ -199,6 +203,13 @@ type planner struct {
 	// newFiles holds each file's registration once its footer is read.
 	newFiles      map[int64]catalog.NewFile
 	nextSynthetic int64
+	// fold is set for an import of the newest state (--latest): a data
+	// file with a current delete file is imported as a file of rocklake's
+	// own without the rows deleted (deletes.go).
+	fold bool
+	// deletes holds, by data file id, the delete file current at the
+	// newest snapshot; folded, the rows each folded file holds.
+	deletes map[int64]*foldPlan
 }
 
 // step is the changes of one DuckLake snapshot (or of the state at one,
@@ -266,15 +277,30 @@ func (p *planner) prepare() error {
 			p.tables[t.id] = &tableDef{dir: dir, uuid: t.uuid}
 		}
 	}
-	for id, n := range l.deletes {
+	hasHave := func(n int) string { return map[bool]string{true: "has", false: "have"}[n == 1] }
+	for id, n := range l.inlinedDeletes {
 		if n > 0 {
 			deleted = append(deleted, fmt.Sprintf("%q", tableNames[id]))
 		}
 	}
 	if len(deleted) > 0 {
 		sort.Strings(deleted)
-		return fmt.Errorf("%w: table %s %s rows deleted by position (delete files): rocklake has no row deletes yet",
-			ErrUnsupported, strings.Join(deleted, ", "), map[bool]string{true: "has", false: "have"}[len(deleted) == 1])
+		return fmt.Errorf("%w: table %s %s rows deleted by position (inlined deletes, in ducklake_inlined_delete_<table>): not imported yet; flush them into delete files (ducklake_flush_inlined_data) and import the newest state with import --latest",
+			ErrUnsupported, strings.Join(deleted, ", "), hasHave(len(deleted)))
+	}
+	if !p.fold {
+		seen := map[int64]bool{}
+		for _, d := range l.deletes {
+			if !seen[d.tableID] {
+				seen[d.tableID] = true
+				deleted = append(deleted, fmt.Sprintf("%q", tableNames[d.tableID]))
+			}
+		}
+		if len(deleted) > 0 {
+			sort.Strings(deleted)
+			return fmt.Errorf("%w: table %s %s rows deleted by position (delete files): use import --latest, which imports the newest state with each data file's deleted rows folded out, into a file of rocklake's own (a history with deletes, import without --latest or sync, is not supported yet)",
+				ErrUnsupported, strings.Join(deleted, ", "), hasHave(len(deleted)))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrUnsupported, strings.Join(errs, "; "))
@@ -316,6 +342,9 @@ func (p *planner) prepare() error {
 		if f.id >= p.nextSynthetic {
 			p.nextSynthetic = f.id + 1
 		}
+	}
+	if p.fold {
+		return p.findDeletes(tableNames)
 	}
 	return nil
 }
@@ -696,16 +725,36 @@ func (p *planner) readFiles(ctx context.Context, c *catalog.Catalog, steps []*st
 				return fmt.Errorf("DuckLake table %q at snapshot %d: %w", st.names[tid], st.src, err)
 			}
 			td.filters = chosen
+			// PrepareFiles may return the files in another order than
+			// given (sorted by path): match them by path.
+			byPath := map[string]catalog.NewFile{}
+			for _, nf := range nfs {
+				byPath[nf.Path] = nf
+			}
 			for i, id := range ids {
 				f := p.files[id]
-				nf := nfs[i]
-				if f.records != nf.RecordCount {
+				nf, ok := byPath[paths[i]]
+				if !ok {
+					if real, err := filepath.EvalSymlinks(paths[i]); err == nil {
+						nf, ok = byPath[real]
+					}
+				}
+				if !ok {
+					return fmt.Errorf("DuckLake table %q at snapshot %d: file %s was not read", st.names[tid], st.src, paths[i])
+				}
+				fp := p.deletes[id]
+				if fp != nil {
+					if fp.rows != nf.RecordCount {
+						return fmt.Errorf("%w: table %q file %s: folding delete file %s into data file %s should leave %d rows, the file written holds %d",
+							ErrUnsupported, st.names[tid], paths[i], fp.loc, fp.dataLoc, fp.rows, nf.RecordCount)
+					}
+				} else if f.records != nf.RecordCount {
 					return fmt.Errorf("%w: table %q file %s: DuckLake records %d rows, the file holds %d (it changed since)", ErrUnsupported, st.names[tid], paths[i], f.records, nf.RecordCount)
 				}
-				if f.inlined != "" {
+				if f.inlined != "" || fp != nil {
 					nf.Owner = catalog.OwnerRocklake
 				}
-				p.fillStats(&nf, f, td)
+				p.fillStats(&nf, f, td, fp != nil)
 				p.newFiles[id] = nf
 			}
 		}
@@ -715,7 +764,11 @@ func (p *planner) readFiles(ctx context.Context, c *catalog.Catalog, steps []*st
 
 // fillStats takes from DuckLake what the footer did not give: bounds and
 // counts a writer left out of the file but recorded in the catalog.
-func (p *planner) fillStats(nf *catalog.NewFile, f *dlFile, td *tableDef) {
+//
+// For a folded file (DuckLake's statistics are the data file's, rows
+// since deleted included) only bounds are taken, inexact, and a NaN flag
+// that says none: counts of the whole file do not hold for the rest.
+func (p *planner) fillStats(nf *catalog.NewFile, f *dlFile, td *tableDef, folded bool) {
 	cols := map[string]*catalog.FileColumn{}
 	for i := range nf.Columns {
 		cols[pathKey(nf.Columns[i].Path)] = &nf.Columns[i]
@@ -744,6 +797,12 @@ func (p *planner) fillStats(nf *catalog.NewFile, f *dlFile, td *tableDef) {
 			if b, _, err := parseBound(col.Type, s.max.String, types.Ceil); err == nil {
 				st.Max, st.MaxIsExact = stats.Known(b), false
 			}
+		}
+		if folded {
+			if !st.ContainsNaN.Known && s.nan.Valid && !s.nan.Bool {
+				st.ContainsNaN = stats.Known(false)
+			}
+			continue
 		}
 		if !st.NullCount.Known && s.nulls.Valid {
 			st.NullCount = stats.Known(s.nulls.Int64)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,13 +87,18 @@ func (p *planner) tableName(id int64) string {
 	return fmt.Sprint(id)
 }
 
-// materialise writes the inlined rows the steps add as Parquet files, in
+// materialise writes the inlined rows the steps add, and the data files
+// they add with deleted rows folded out (deletes.go), as Parquet files in
 // a new directory of rocklake's own, and returns it ("" when none).
 func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*step, dir string) (string, error) {
 	var need []int64
+	inlined := false
 	for _, st := range steps {
 		for _, id := range st.adds {
 			if p.files[id].inlined != "" {
+				need = append(need, id)
+				inlined = true
+			} else if p.deletes[id] != nil {
 				need = append(need, id)
 			}
 		}
@@ -105,17 +111,50 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 		if root == "" {
 			return "", errNoRoot
 		}
-		dir = filepath.Join(root, fmt.Sprintf("ducklake-inlined-%d", time.Now().UnixNano()))
+		what := "folded"
+		if inlined {
+			what = "inlined"
+		}
+		dir = filepath.Join(root, fmt.Sprintf("ducklake-%s-%d", what, time.Now().UnixNano()))
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
 	if err := catalog.MakeRewriteDir(dir, root); err != nil {
-		return "", fmt.Errorf("directory for inlined rows: %w", err)
+		return "", fmt.Errorf("directory for inlined rows and folded files: %w", err)
 	}
+	var folder *sql.DB // one DuckDB folds every file
+	defer func() {
+		if folder != nil {
+			folder.Close()
+		}
+	}()
 	for _, id := range need {
 		f := p.files[id]
+		if fp := p.deletes[id]; fp != nil {
+			path := filepath.Join(dir, fp.name)
+			var err error
+			if folder == nil {
+				folder, err = engine.Open("")
+			}
+			if err == nil {
+				err = p.foldFile(ctx, folder, id, path)
+			}
+			if err != nil {
+				os.RemoveAll(dir)
+				return "", err
+			}
+			if fp.rows == 0 {
+				// Every row deleted: the data file leaves the table with no
+				// successor, as a DELETE of all its rows retires it.
+				os.Remove(path)
+				continue
+			}
+			p.loc[id] = path
+			p.res.FoldedFiles++
+			continue
+		}
 		path := filepath.Join(dir, f.path)
 		var err error
 		if p.src.kind == "duckdb" {
@@ -137,6 +176,9 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 		}
 		p.loc[id] = path
 		p.res.InlinedFiles++
+	}
+	for _, st := range steps {
+		st.adds = slices.DeleteFunc(st.adds, func(id int64) bool { fp := p.deletes[id]; return fp != nil && fp.rows == 0 })
 	}
 	return dir, nil
 }

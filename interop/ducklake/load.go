@@ -52,6 +52,16 @@ type dlFile struct {
 	inlined string
 }
 
+// dlDelete is a row of ducklake_delete_file: the positions of a data
+// file's rows deleted, in a file of their own.
+type dlDelete struct {
+	id, tableID, begin, dataFileID int64
+	end, count                     sql.NullInt64
+	path, format                   string
+	relative                       bool
+	encryption                     sql.NullString
+}
+
 type dlStats struct {
 	fileID, tableID, columnID int64
 	size, values, nulls       sql.NullInt64
@@ -77,8 +87,11 @@ type lake struct {
 	stats     map[int64][]dlStats // by file
 	mapType   map[int64]string    // mapping id -> type
 	nameMaps  map[int64][]dlNameMap
-	deletes   map[int64]int // table id -> delete files
-	inlined   []inlinedTable
+	deletes   []dlDelete
+	// inlinedDeletes counts, by table id, the rows deleted in
+	// ducklake_inlined_delete_<table> (positions kept in the catalog).
+	inlinedDeletes map[int64]int
+	inlined        []inlinedTable
 	// notes are what the catalog holds that rocklake leaves behind.
 	notes []string
 }
@@ -91,7 +104,7 @@ type inlinedTable struct {
 // load reads a DuckLake catalog's metadata, refusing versions other than
 // 1.0 before reading anything else.
 func load(ctx context.Context, s *source) (*lake, error) {
-	l := &lake{stats: map[int64][]dlStats{}, mapType: map[int64]string{}, nameMaps: map[int64][]dlNameMap{}, deletes: map[int64]int{}}
+	l := &lake{stats: map[int64][]dlStats{}, mapType: map[int64]string{}, nameMaps: map[int64][]dlNameMap{}, inlinedDeletes: map[int64]int{}}
 	have, err := s.tableNames(ctx, "ducklake_metadata")
 	if err != nil {
 		return nil, err
@@ -213,12 +226,13 @@ func load(ctx context.Context, s *source) (*lake, error) {
 		l.stats[x.fileID] = append(l.stats[x.fileID], x)
 		return nil
 	})
-	q(`SELECT table_id, count(*) FROM ducklake_delete_file GROUP BY table_id`, func(scan func(...any) error) error {
-		var t, n int64
-		if err := scan(&t, &n); err != nil {
+	q(`SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id, path, COALESCE(path_is_relative, true), COALESCE(format, 'parquet'),
+		delete_count, encryption_key FROM ducklake_delete_file ORDER BY delete_file_id`, func(scan func(...any) error) error {
+		var x dlDelete
+		if err := scan(&x.id, &x.tableID, &x.begin, &x.end, &x.dataFileID, &x.path, &x.relative, &x.format, &x.count, &x.encryption); err != nil {
 			return err
 		}
-		l.deletes[t] += int(n)
+		l.deletes = append(l.deletes, x)
 		return nil
 	})
 	q(`SELECT mapping_id, type FROM ducklake_column_mapping`, func(scan func(...any) error) error {
@@ -261,7 +275,7 @@ func load(ctx context.Context, s *source) (*lake, error) {
 		if e := s.query(ctx, `SELECT count(*) FROM `+quoteIdent(n), func(scan func(...any) error) error { return scan(&cnt) }); e != nil {
 			return nil, fmt.Errorf("%s: reading %s: %w", s.loc, n, e)
 		}
-		l.deletes[tid] += int(cnt)
+		l.inlinedDeletes[tid] += int(cnt)
 	}
 	for _, t := range []struct{ table, what string }{
 		{"ducklake_view", "views"}, {"ducklake_macro", "macros"}, {"ducklake_tag", "tags"}, {"ducklake_column_tag", "column tags"},
