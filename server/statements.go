@@ -151,6 +151,7 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	})
 	rows, err := ss.s.lake.QueryRows(ctx, q, rocklake.QueryOptions{Snapshot: ss.readAt()})
 	stopWatch()
+	err = ss.afterEngine(err)
 	if err != nil {
 		err = ss.notAQuery(ctxError(ctx, err)) // before done() cancels ctx
 		done()
@@ -187,6 +188,7 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 	ctx, done := ss.queryContext()
 	defer done()
 	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", rocklake.QueryOptions{Snapshot: ss.readAt()})
+	err = ss.afterEngine(err)
 	if err != nil {
 		return nil, ctxError(ctx, err)
 	}
@@ -217,8 +219,8 @@ var pgSettings = map[string]string{
 	"extra_float_digits": "1", "search_path": "main", "intervalstyle": "postgres", "client_min_messages": "notice",
 	"standard_conforming_strings": "on", "statement_timeout": "0", "bytea_output": "hex", "lc_messages": "C",
 	"default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
-	"transaction_read_only": "on", "default_transaction_read_only": "on", "server_version": "15.0 (rocklake)",
-	"server_version_num": "150000", "integer_datetimes": "on", "max_identifier_length": "63",
+	"transaction_read_only": "on", "default_transaction_read_only": "on", "server_version": serverVersion + " (rocklake)",
+	"server_version_num": serverVersionNum, "integer_datetimes": "on", "max_identifier_length": "63",
 }
 
 // fixedSettings may be set only to their one value: rocklake sends text
