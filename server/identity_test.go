@@ -214,3 +214,74 @@ func TestIdentityPsql(t *testing.T) {
 	}
 }
 
+// The settings drivers send at connect are accepted, kept per session and
+// shown back; DuckDB's settings stay out of reach.
+func TestConnectSettings(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		cfg, err := pgx.ParseConfig(f.pgURL("dora", "", "disable"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DefaultQueryExecMode = mode
+		cfg.RuntimeParams["DateStyle"] = "ISO"
+		cfg.RuntimeParams["application_name"] = "at-start"
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		other := connectAs(t, f, "dora", mode)
+		show := func(c *pgx.Conn, name string) (string, string) {
+			t.Helper()
+			var v, cs string
+			if err := c.QueryRow(ctx, "SHOW "+name).Scan(&v); err != nil {
+				t.Fatalf("%v SHOW %s: %v", mode, name, err)
+			}
+			if err := c.QueryRow(ctx, "SELECT current_setting('"+name+"')").Scan(&cs); err != nil {
+				t.Fatalf("%v current_setting(%s): %v", mode, name, err)
+			}
+			return v, cs
+		}
+		if v, _ := show(c, "application_name"); v != "at-start" {
+			t.Errorf("%v: application_name from the startup message: %q", mode, v)
+		}
+		for _, q := range []string{
+			"SET extra_float_digits = 3", "SET application_name = 'x'", "SET DateStyle = ISO", "SET client_encoding TO 'UTF8'",
+			"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ WRITE",
+		} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Errorf("%v %s: %v", mode, q, err)
+			}
+		}
+		for name, want := range map[string]string{
+			"extra_float_digits": "3", "application_name": "x", "datestyle": "ISO, MDY", "client_encoding": "UTF8",
+			"transaction_isolation": "serializable", "default_transaction_isolation": "serializable",
+			"default_transaction_read_only": "off", "standard_conforming_strings": "on", "integer_datetimes": "on",
+		} {
+			if v, cs := show(c, name); v != want || cs != want {
+				t.Errorf("%v: SHOW %s = %q, current_setting %q, want %q", mode, name, v, cs, want)
+			}
+		}
+		if v := c.PgConn().ParameterStatus("application_name"); v != "x" {
+			t.Errorf("%v: application_name reported as %q after SET", mode, v)
+		}
+		if v, _ := show(other, "application_name"); v != "" {
+			t.Errorf("%v: another session's application_name is %q", mode, v)
+		}
+		if v, _ := show(other, "transaction_isolation"); v != "read committed" {
+			t.Errorf("%v: another session's transaction_isolation is %q", mode, v)
+		}
+		for q, code := range map[string]string{
+			"SET DateStyle = German": "22023", "SET client_encoding = 'LATIN1'": "22023", "SET extra_float_digits = 9": "22023",
+			"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SOMETIMES": "22023",
+			"SET memory_limit = '1GB'": "42704", "SET lock_configuration = false": "42704", "SET GLOBAL threads = 1": "42601",
+		} {
+			var pe *pgconn.PgError
+			if _, err := c.Exec(ctx, q); !errors.As(err, &pe) || pe.Code != code {
+				t.Errorf("%v %s: %v, want %s", mode, q, err, code)
+			}
+		}
+	}
+}

@@ -234,7 +234,8 @@ func (s *Server) handlePG(c net.Conn) {
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
-			ss.settings[strings.ToLower(k)] = v
+			// As SET would take it; a value SET refuses keeps the default.
+			_ = ss.set(strings.ToLower(k), v)
 		}
 	}
 	if !s.register(ss) {
