@@ -96,7 +96,13 @@ func (e *Engine) checkFunctions(ctx context.Context, tree duckast.Tree, depth in
 			}
 		case map[string]any:
 			if name, ok := n["function_name"].(string); ok {
-				if err = verdict(name); err != nil {
+				// A function registered for clients is called by its bare
+				// name; qualified (system.main.current_setting), the name may
+				// be DuckDB's function it replaces, which the census judges.
+				_, mine := e.clientFuncs.Load(strings.ToLower(name))
+				if mine && n["schema"] == "" && n["catalog"] == "" {
+					// registered by the engine's user for its clients
+				} else if err = verdict(name); err != nil {
 					return
 				}
 				if strings.EqualFold(name, "query") && n["class"] == "FUNCTION" {

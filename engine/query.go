@@ -54,6 +54,10 @@ type Engine struct {
 	mixed     *sql.DB
 	mixedErr  error
 	udfs      sync.Map // function name → *udfOnce: registered once per engine (RegisterScalarUDF)
+	// clientFuncs are the functions (lower-case names) registered for
+	// clients (RegisterClientFunction, DefineClientMacro): callable in a
+	// sandboxed engine whatever the census says of the name.
+	clientFuncs sync.Map
 
 	// objects reads data files in object storage and cache holds the
 	// local copies DuckDB reads; made from the environment on first use

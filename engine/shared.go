@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -65,6 +66,46 @@ func (e *Engine) RegisterScalarUDF(ctx context.Context, name string, fn duckdb.S
 	if u.err != nil {
 		return fmt.Errorf("registering %s: %w", name, u.err)
 	}
+	return nil
+}
+
+// RegisterClientFunction registers fn as RegisterScalarUDF does and lets
+// a sandboxed engine's clients call it by name: the census refuses names
+// it lacks or refuses, and a function registered for clients is one its
+// registrant vouches for (package server's session functions, which read
+// the calling session from the query's context). A function of a name
+// and signature DuckDB has replaces DuckDB's, for every connection.
+func (e *Engine) RegisterClientFunction(ctx context.Context, name string, fn duckdb.ScalarFunc) error {
+	if err := e.RegisterScalarUDF(ctx, name, fn); err != nil {
+		return err
+	}
+	e.clientFuncs.Store(strings.ToLower(name), true)
+	return nil
+}
+
+// DefineClientMacro defines a scalar macro name(params) AS body in the
+// database's main schema, once per name, and lets clients call it. DuckDB
+// looks a function up in main before its built-in ones, so a macro of a
+// built-in's name replaces it for every connection: DuckDB's current_user
+// is a macro, which a scalar function cannot replace. The body is the
+// caller's SQL, bound when a query calls the macro, not checked against
+// the census: it may call functions clients may not.
+func (e *Engine) DefineClientMacro(ctx context.Context, name, params, body string) error {
+	v, _ := e.udfs.LoadOrStore("macro "+name, &udfOnce{})
+	u := v.(*udfOnce)
+	u.once.Do(func() {
+		conn, err := e.db.Conn(context.WithoutCancel(ctx))
+		if err != nil {
+			u.err = err
+			return
+		}
+		defer conn.Close()
+		_, u.err = conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("CREATE OR REPLACE MACRO main.%s(%s) AS %s", name, params, body))
+	})
+	if u.err != nil {
+		return fmt.Errorf("defining %s: %w", name, u.err)
+	}
+	e.clientFuncs.Store(strings.ToLower(name), true)
 	return nil
 }
 

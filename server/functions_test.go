@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -29,7 +30,9 @@ func TestClientCannotSwitchTheDatabase(t *testing.T) {
 			"SELECT * FROM disable_logging()",
 			"SELECT * FROM enable_profiling()",
 			"SELECT * FROM query('SELECT * FROM checkpoint()')",
-			"SELECT current_setting('allowed_directories')",
+			// DuckDB's own, by its qualified name: the bare name is the
+			// session's (below).
+			"SELECT system.main.current_setting('allowed_directories')",
 		} {
 			_, err := c.Exec(ctx, q)
 			var pe *pgconn.PgError
@@ -37,6 +40,11 @@ func TestClientCannotSwitchTheDatabase(t *testing.T) {
 				t.Errorf("%v %s: %v, want 42501", mode, q, err)
 			}
 		}
+	}
+	// current_setting is PostgreSQL's, the session's settings: DuckDB's
+	// are not among them.
+	if _, err := other.Exec(ctx, "SELECT current_setting('allowed_directories')"); err == nil || !strings.Contains(err.Error(), "unrecognized configuration parameter") {
+		t.Errorf("current_setting('allowed_directories'): %v, want unrecognized", err)
 	}
 	var after int64
 	if err := other.QueryRow(ctx, "SELECT count(*) FROM t WHERE id > 10").Scan(&after); err != nil {

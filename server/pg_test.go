@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -501,9 +502,17 @@ func TestBadClientsDoNotStopTheServer(t *testing.T) {
 // equal to the in-process ones, and a file added through the HTTP API is
 // read by the next query.
 func TestServeCatalogInPostgres(t *testing.T) {
-	f := newFixtureAt(t, newConfig(), pgtest.URL(t))
+	loc := pgtest.URL(t)
+	f := newFixtureAt(t, newConfig(), loc)
 	ctx := context.Background()
 	c := f.connect(t, pgx.QueryExecModeCacheStatement)
+	// current_database() is the catalog's database, without credentials.
+	if u, err := url.Parse(loc); err == nil {
+		var db string
+		if err := c.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil || db != strings.Trim(u.Path, "/") {
+			t.Errorf("current_database() = %q %v, want the catalog's database %q", db, err, strings.Trim(u.Path, "/"))
+		}
+	}
 	for _, q := range servedQueries {
 		res, err := f.lake.Query(ctx, q, rocklake.QueryOptions{})
 		if err != nil {

@@ -95,6 +95,9 @@ type pgSession struct {
 	running context.CancelFunc // the query running now, for CancelRequest
 	busy    bool
 	closing bool // shutdown asked: close when idle
+	// What session functions (identity.go) gave while the statement ran.
+	notices []*pgproto3.NoticeResponse
+	fnErr   *pgError
 }
 
 func (s *Server) handlePG(c net.Conn) {
@@ -231,7 +234,8 @@ func (s *Server) handlePG(c net.Conn) {
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
-			ss.settings[strings.ToLower(k)] = v
+			// As SET would take it; a value SET refuses keeps the default.
+			_ = ss.set(strings.ToLower(k), v)
 		}
 	}
 	if !s.register(ss) {
@@ -245,7 +249,7 @@ func (s *Server) handlePG(c net.Conn) {
 	c.SetDeadline(time.Time{})
 	be.Send(&pgproto3.AuthenticationOk{})
 	for _, p := range [][2]string{
-		{"server_version", "15.0 (rocklake)"}, {"server_encoding", "UTF8"}, {"client_encoding", "UTF8"},
+		{"server_version", serverVersion + " (rocklake)"}, {"server_encoding", "UTF8"}, {"client_encoding", "UTF8"},
 		{"DateStyle", "ISO, MDY"}, {"TimeZone", "UTC"}, {"integer_datetimes", "on"}, {"IntervalStyle", "postgres"},
 		{"standard_conforming_strings", "on"}, {"is_superuser", "off"}, {"session_authorization", user},
 		{"application_name", startup.Parameters["application_name"]},
@@ -417,16 +421,7 @@ func (s *Server) cancelRequest(pid uint32, key []byte) {
 	if ss == nil || subtle.ConstantTimeCompare(ss.key, key) != 1 {
 		return
 	}
-	ss.mu.Lock()
-	if ss.running != nil {
-		ss.running()
-	}
-	// The query's context does not reach a write blocked on a client that
-	// does not read.
-	if ss.busy {
-		ss.w.cancel()
-	}
-	ss.mu.Unlock()
+	ss.cancelQuery()
 	s.m.cancels.Inc()
 }
 
@@ -896,7 +891,8 @@ func rowBytes(row [][]byte) int {
 // queryContext is a running statement's context: the statement timeout,
 // the server's shutdown, and CancelRequest.
 func (ss *pgSession) queryContext() (context.Context, func()) {
-	ctx, cancel := context.WithTimeoutCause(ss.s.ctx, ss.s.cfg.StatementTimeout, errStatementTimeout)
+	// The session rides in the context to the functions of identity.go.
+	ctx, cancel := context.WithTimeoutCause(context.WithValue(ss.s.ctx, sessionKey{}, ss), ss.s.cfg.StatementTimeout, errStatementTimeout)
 	ss.mu.Lock()
 	ss.running = cancel
 	ss.mu.Unlock()

@@ -85,6 +85,8 @@ type Config struct {
 	// ShutdownTimeout is how long Shutdown lets running queries finish
 	// before cancelling them (default 30 s).
 	ShutdownTimeout time.Duration
+	// Version is rocklake's version, named by version() ("" says dev).
+	Version string
 	// Sandbox is what the lake's DuckDB may read (the lake must be opened
 	// with the same): files registered over HTTP must lie inside it.
 	Sandbox *rocklake.Sandbox
@@ -151,6 +153,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[uint32]*pgSession // by backend process id, for CancelRequest
+	dbName   string                // current_database(): catalogName
 	closing  bool
 	conns    sync.WaitGroup
 	active   atomic.Int64 // PostgreSQL connections
@@ -189,7 +192,10 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}, budget: b}
+	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}, budget: b, dbName: catalogName(lake.Catalog())}
+	if err := s.registerSessionFunctions(context.Background()); err != nil {
+		return nil, err
+	}
 	s.registerClientMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.PGListen != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,6 +152,7 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	})
 	rows, err := ss.s.lake.QueryRows(ctx, q, rocklake.QueryOptions{Snapshot: ss.readAt()})
 	stopWatch()
+	err = ss.afterEngine(err)
 	if err != nil {
 		err = ss.notAQuery(ctxError(ctx, err)) // before done() cancels ctx
 		done()
@@ -187,6 +189,7 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 	ctx, done := ss.queryContext()
 	defer done()
 	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", rocklake.QueryOptions{Snapshot: ss.readAt()})
+	err = ss.afterEngine(err)
 	if err != nil {
 		return nil, ctxError(ctx, err)
 	}
@@ -217,8 +220,8 @@ var pgSettings = map[string]string{
 	"extra_float_digits": "1", "search_path": "main", "intervalstyle": "postgres", "client_min_messages": "notice",
 	"standard_conforming_strings": "on", "statement_timeout": "0", "bytea_output": "hex", "lc_messages": "C",
 	"default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
-	"transaction_read_only": "on", "default_transaction_read_only": "on", "server_version": "15.0 (rocklake)",
-	"server_version_num": "150000", "integer_datetimes": "on", "max_identifier_length": "63",
+	"transaction_read_only": "on", "default_transaction_read_only": "on", "server_version": serverVersion + " (rocklake)",
+	"server_version_num": serverVersionNum, "integer_datetimes": "on", "max_identifier_length": "63",
 }
 
 // fixedSettings may be set only to their one value: rocklake sends text
@@ -282,6 +285,12 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 		}
 		return tag("DEALLOCATE")
 	case "SET":
+		if modes, ok := sessionCharacteristics(words[1:]); ok {
+			if err := ss.setCharacteristics(modes); err != nil {
+				return nil, true, err
+			}
+			return tag("SET")
+		}
 		name, value, err := parseSet(words[1:])
 		if err != nil {
 			return nil, true, err
@@ -289,6 +298,7 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 		if err := ss.set(name, value); err != nil {
 			return nil, true, err
 		}
+		ss.reportSetting(name)
 		return tag("SET")
 	case "RESET":
 		if len(words) != 2 {
@@ -384,6 +394,29 @@ func (ss *pgSession) set(name, value string) error {
 			return &pgError{code: "25006", msg: fmt.Sprintf("%s cannot be turned off: user %q is a %s", name, ss.user, ss.role)}
 		}
 	}
+	switch name {
+	case "transaction_isolation", "default_transaction_isolation":
+		level := strings.ToLower(strings.Join(strings.Fields(value), " "))
+		if !slices.Contains(isolationLevels, level) {
+			return &pgError{code: "22023", msg: fmt.Sprintf("invalid value for parameter %q: %q", name, value),
+				hint: "one of " + strings.Join(isolationLevels, ", ")}
+		}
+		value = level
+	case "datestyle":
+		// Dates are sent in ISO form, month before day when ambiguous.
+		for _, w := range strings.FieldsFunc(strings.ToLower(value), func(r rune) bool { return r == ',' || r == ' ' }) {
+			if w != "iso" && w != "mdy" && w != "us" && w != "noneuropean" {
+				return &pgError{code: "22023", msg: fmt.Sprintf("DateStyle cannot be changed from %q on this server", pgSettings[name])}
+			}
+		}
+		value = pgSettings[name]
+	case "extra_float_digits":
+		// Floats are sent in their shortest exact form, as PostgreSQL
+		// does for any value above 0.
+		if n, err := strconv.Atoi(strings.TrimSpace(value)); err != nil || n < -15 || n > 3 {
+			return &pgError{code: "22023", msg: fmt.Sprintf("invalid value for parameter %q: %q", name, value), hint: "an integer from -15 to 3"}
+		}
+	}
 	if allowed, fixed := fixedSettings[name]; fixed {
 		ok := false
 		for _, a := range allowed {
@@ -395,6 +428,62 @@ func (ss *pgSession) set(name, value string) error {
 	}
 	ss.settings[name] = value
 	return nil
+}
+
+// isolationLevels are PostgreSQL's, all accepted: a transaction block
+// reads one snapshot (pinned at BEGIN), and a write that meets another's
+// commit fails with 40001, whichever level is asked for.
+var isolationLevels = []string{"serializable", "repeatable read", "read committed", "read uncommitted"}
+
+// sessionCharacteristics reads SET SESSION CHARACTERISTICS AS TRANSACTION
+// modes (w after SET): the modes, comma-separated, lower-case.
+func sessionCharacteristics(w []string) ([]string, bool) {
+	if len(w) < 4 || !strings.EqualFold(w[0], "SESSION") || !strings.EqualFold(w[1], "CHARACTERISTICS") ||
+		!strings.EqualFold(w[2], "AS") || !strings.EqualFold(w[3], "TRANSACTION") {
+		return nil, false
+	}
+	var modes []string
+	for _, m := range strings.Split(strings.ToLower(strings.Join(w[4:], " ")), ",") {
+		modes = append(modes, strings.Join(strings.Fields(m), " "))
+	}
+	return modes, true
+}
+
+// setCharacteristics sets the session's defaults for its transactions:
+// ISOLATION LEVEL l, READ ONLY, READ WRITE, [NOT] DEFERRABLE.
+func (ss *pgSession) setCharacteristics(modes []string) error {
+	for _, m := range modes {
+		var err error
+		switch {
+		case strings.HasPrefix(m, "isolation level "):
+			err = ss.set("default_transaction_isolation", strings.TrimPrefix(m, "isolation level "))
+		case m == "read only":
+			err = ss.set("default_transaction_read_only", "on")
+		case m == "read write":
+			err = ss.set("default_transaction_read_only", "off")
+		case m == "deferrable", m == "not deferrable":
+			// Nothing waits: a read-only block never fails to serialize.
+		default:
+			err = &pgError{code: "42601", msg: fmt.Sprintf("SET SESSION CHARACTERISTICS AS TRANSACTION: unknown mode %q", m),
+				hint: "ISOLATION LEVEL level, READ ONLY, READ WRITE, [NOT] DEFERRABLE"}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportedSettings are the settings PostgreSQL reports to the client
+// (ParameterStatus) when a SET changes them, by their reported names.
+var reportedSettings = map[string]string{"application_name": "application_name", "datestyle": "DateStyle"}
+
+func (ss *pgSession) reportSetting(name string) {
+	if wire, ok := reportedSettings[name]; ok {
+		if v, err := ss.show(name); err == nil {
+			ss.be.Send(&pgproto3.ParameterStatus{Name: wire, Value: v})
+		}
+	}
 }
 
 func (ss *pgSession) show(name string) (string, error) {
@@ -414,6 +503,9 @@ func (ss *pgSession) show(name string) (string, error) {
 		return "off", nil
 	}
 	if v, ok := ss.settings[name]; ok {
+		return v, nil
+	}
+	if v, ok := ss.settings["default_"+name]; ok && name == "transaction_isolation" {
 		return v, nil
 	}
 	if v, ok := pgSettings[name]; ok {

@@ -120,7 +120,7 @@ func columnsFor(cols []engine.Column, formats []int16) ([]pgproto3.FieldDescript
 		if f != 0 && f != 1 {
 			return nil, nil, &pgError{code: "08P01", msg: fmt.Sprintf("result format %d is neither text (0) nor binary (1)", f)}
 		}
-		fields[i] = pgproto3.FieldDescription{Name: []byte(c.Name), DataTypeOID: oid, DataTypeSize: typeSize(oid), TypeModifier: -1, Format: f}
+		fields[i] = pgproto3.FieldDescription{Name: []byte(pgColumnName(c.Name)), DataTypeOID: oid, DataTypeSize: typeSize(oid), TypeModifier: -1, Format: f}
 		enc[i] = column{oid: oid, format: f}
 	}
 	return fields, enc, nil

@@ -125,6 +125,7 @@ For example:
 				cfg.SocketPath = filepath.Join(g.catalog, socketName)
 				cfg.Local = map[string]http.Handler{"POST /v1/cli": cliHandler(lake)}
 			}
+			cfg.Version = version
 			srv, err := server.New(lake, cfg)
 			if err != nil {
 				return err
