@@ -2395,13 +2395,16 @@ func TestWholeQuery(t *testing.T) {
 		errs = errs[:8]
 	}
 	t.Logf("commonest errors on both sides: %v", errs)
+	// What a run of the default size must have exercised; a short run (the
+	// reproduce command a failure prints) is not held to it.
+	covers := *wqN >= 500
 	if wqPartial == PartialForce || wqPartial == PartialForceRows {
 		t.Logf("partial scan: %d files read in part, %d rows of theirs not read; reads by reason %v", st.partialFiles, st.partialSkipped, st.readWhy)
-		if failed == 0 && (st.partialFiles == 0 || st.partialSkipped == 0) {
+		if covers && failed == 0 && (st.partialFiles == 0 || st.partialSkipped == 0) {
 			t.Errorf("the forced partial scan read no file in part (%d) or skipped no row (%d)", st.partialFiles, st.partialSkipped)
 		}
 	}
-	if failed == 0 && (st.metadata == 0 || st.split == 0 || st.filesTotal == st.filesKept) {
+	if covers && failed == 0 && (st.metadata == 0 || st.split == 0 || st.filesTotal == st.filesKept) {
 		t.Errorf("the fuzzer exercised no metadata answer (%d), no split count (%d) or no pruning (%d of %d files kept)", st.metadata, st.split, st.filesKept, st.filesTotal)
 	}
 	if len(st.refused) > 0 {
@@ -2410,7 +2413,7 @@ func TestWholeQuery(t *testing.T) {
 	if len(st.refused) > st.written/5 {
 		t.Errorf("ingest refused %d of %d files that its compatibility table admits", len(st.refused), st.written)
 	}
-	if failed == 0 && st.bothErr > st.queries/4 {
+	if covers && failed == 0 && st.bothErr > st.queries/4 {
 		t.Errorf("%d of %d queries fail on both sides: the generator wastes them", st.bothErr, st.queries)
 	}
 }
