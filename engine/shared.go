@@ -50,7 +50,18 @@ type udfOnce struct {
 // once per name: the function lives in the database's shared catalog, and
 // registering it concurrently from two connections fails.
 func (e *Engine) RegisterScalarUDF(ctx context.Context, name string, fn duckdb.ScalarFunc) error {
-	v, _ := e.udfs.LoadOrStore(name, &udfOnce{})
+	if err := e.onceOnConn(ctx, name, func(conn *sql.Conn) error { return duckdb.RegisterScalarUDF(conn, name, fn) }); err != nil {
+		return fmt.Errorf("registering %s: %w", name, err)
+	}
+	return nil
+}
+
+// onceOnConn runs do once per key for the engine's life, on a connection
+// of its own; every later call returns the first one's error. The
+// database's catalog is shared: what do defines is there for every
+// connection.
+func (e *Engine) onceOnConn(ctx context.Context, key string, do func(*sql.Conn) error) error {
+	v, _ := e.udfs.LoadOrStore(key, &udfOnce{})
 	u := v.(*udfOnce)
 	u.once.Do(func() {
 		// Not cancelled with ctx: a failure here is kept for the engine's
@@ -61,12 +72,9 @@ func (e *Engine) RegisterScalarUDF(ctx context.Context, name string, fn duckdb.S
 			return
 		}
 		defer conn.Close()
-		u.err = duckdb.RegisterScalarUDF(conn, name, fn)
+		u.err = do(conn)
 	})
-	if u.err != nil {
-		return fmt.Errorf("registering %s: %w", name, u.err)
-	}
-	return nil
+	return u.err
 }
 
 // RegisterClientFunction registers fn as RegisterScalarUDF does and lets
@@ -91,19 +99,12 @@ func (e *Engine) RegisterClientFunction(ctx context.Context, name string, fn duc
 // caller's SQL, bound when a query calls the macro, not checked against
 // the census: it may call functions clients may not.
 func (e *Engine) DefineClientMacro(ctx context.Context, name, params, body string) error {
-	v, _ := e.udfs.LoadOrStore("macro "+name, &udfOnce{})
-	u := v.(*udfOnce)
-	u.once.Do(func() {
-		conn, err := e.db.Conn(context.WithoutCancel(ctx))
-		if err != nil {
-			u.err = err
-			return
-		}
-		defer conn.Close()
-		_, u.err = conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("CREATE OR REPLACE MACRO main.%s(%s) AS %s", name, params, body))
+	err := e.onceOnConn(ctx, "macro "+name, func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("CREATE OR REPLACE MACRO main.%s(%s) AS %s", name, params, body))
+		return err
 	})
-	if u.err != nil {
-		return fmt.Errorf("defining %s: %w", name, u.err)
+	if err != nil {
+		return fmt.Errorf("defining %s: %w", name, err)
 	}
 	e.clientFuncs.Store(strings.ToLower(name), true)
 	return nil

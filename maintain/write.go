@@ -239,7 +239,7 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 			stmtSQL = views + stmt.Over("temp."+writeTable, query, path)
 		}
 		if _, err := conn.ExecContext(ctx, stmtSQL); err != nil {
-			return userError(err, stmt.Table)
+			return changeError(err, stmt.Table, nil) // DuckDB named the temporary table; its LINE quote is rocklake's statement
 		}
 		if stmt.Kind == writesql.CreateAs {
 			defs, err := resultColumns(ctx, conn)
@@ -362,7 +362,7 @@ func tempTableSQL(cols []catalog.Column) (string, error) {
 			d += " NOT NULL"
 		}
 		if c.Default.Known {
-			d += " DEFAULT CAST('" + strings.ReplaceAll(c.Default.V, "'", "''") + "' AS " + dt + ")"
+			d += " DEFAULT " + defaultSQL(c)
 		}
 		defs = append(defs, d)
 	}
@@ -425,21 +425,6 @@ func copySource(stmt *writesql.Statement, o WriteOptions) (string, error) {
 		return "", fmt.Errorf("COPY %s FROM %q: not a regular file", stmt.Table, stmt.Path)
 	}
 	return resolved, nil
-}
-
-// userError speaks of the user's table where DuckDB named the temporary
-// one (a NOT NULL constraint, a column count).
-// DuckDB's quote of the statement (LINE 1: ... and a caret) is left out:
-// it would quote the statement DuckDB ran, not the user's.
-func userError(err error, table string) error {
-	msg := err.Error()
-	if !strings.Contains(msg, writeTable) {
-		return err
-	}
-	if i := strings.Index(msg, "\n\nLINE "); i >= 0 && strings.Contains(msg[i:], "temp."+writeTable) {
-		msg = msg[:i]
-	}
-	return errors.New(strings.ReplaceAll(msg, writeTable, table))
 }
 
 // writePlace is where a write's files go when the catalog has no rewrite
