@@ -31,6 +31,7 @@
 //	16 table   end                           RemovedFiles      the files a commit removed
 //	17 table                                 FileBlocks        the table's files are all in blocks
 //	18 table   file                          ForgottenFile     a user's file expire forgot
+//	19 table   file   begin                  DeleteFile        positions of a data file's deleted rows
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -61,6 +62,13 @@
 // Row 18 outlives a data file row: the user's files stay on disk after
 // expire forgets them, and add must not take their rows in twice
 // (forgotten.go).
+//
+// Row 19 is merge-on-read (deletes.go): a delete of some rows of a data
+// file writes a Parquet file of their positions instead of rewriting the
+// data file, as DuckLake's ducklake_delete_file does. Versions of the row
+// follow one another per data file (begin/end), at most one visible at a
+// snapshot, holding every position deleted up to it. The data file's
+// statistics stay valid bounds of its remaining rows, no longer exact.
 //
 // # Values
 //

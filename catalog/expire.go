@@ -197,6 +197,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		tableGone bool
 	}
 	var files []forgotten
+	var deletes []forgottenDeletes
 	kept := map[string]bool{} // locations kept rows name
 	for _, t := range tables {
 		tb := tableFromPB(t)
@@ -249,6 +250,25 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if err != nil {
 			return nil, err
 		}
+		err = scanRange(kvs, key(tagDeleteFile, t.Id), func(k, v []byte) error {
+			var p catalogpb.DeleteFile
+			if err := decodeValue(v, &p); err != nil {
+				return fmt.Errorf("delete file row %x: %w", k, err)
+			}
+			d := deleteFileFromPB(&p)
+			if !tableGone && !gone(p.EndSnapshot) {
+				kept[d.Location(tb)] = true
+				return nil
+			}
+			deletes = append(deletes, forgottenDeletes{d, d.Location(tb)})
+			if tableGone {
+				return nil
+			}
+			return del(k)
+		})
+		if err != nil {
+			return nil, err
+		}
 		if !tableGone {
 			forgot := map[int64]bool{}
 			for _, f := range files {
@@ -280,7 +300,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			res.TablesForgotten++
 			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
 				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
-				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagRemovedFiles, tagBlocksMarker, tagForgottenFile} {
+				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagRemovedFiles, tagBlocksMarker, tagForgottenFile, tagDeleteFile} {
 				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}
@@ -327,6 +347,29 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			return nil, err
 		}
 	}
+	for _, d := range deletes {
+		// A delete file is rocklake's own and no other row names it.
+		if kept[d.loc] {
+			continue
+		}
+		res.Scheduled = append(res.Scheduled, d.loc)
+		if d.d.Owner.Deletable() {
+			res.Deletable = append(res.Deletable, d.loc)
+		}
+		if dryRun {
+			continue
+		}
+		v, err := encodeValue(&catalogpb.FileToDelete{
+			TableId: d.d.TableID, FileId: d.d.ID, Location: d.loc, ScheduledUnixMicros: now,
+			EndSnapshot: d.d.End.V, Ownership: catalogpb.Ownership(d.d.Owner),
+		})
+		if err == nil {
+			err = b.Set(key(tagFileToDelete, d.d.TableID, d.d.ID), v)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if dryRun || b.Len() == 0 {
 		return res, nil
 	}
@@ -337,6 +380,12 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		return nil, fmt.Errorf("expire snapshots: %w", err)
 	}
 	return res, nil
+}
+
+// forgottenDeletes is a delete file no kept snapshot applies.
+type forgottenDeletes struct {
+	d   DeleteFile
+	loc string
 }
 
 // expireSlabs deletes the membership slabs (header and groups) of the

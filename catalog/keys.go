@@ -32,6 +32,7 @@ const (
 	tagRemovedFiles      byte = 0x16 // 16 table end                    → RemovedFiles
 	tagBlocksMarker      byte = 0x17 // 17 table                        → FileBlocks: the blocks are complete
 	tagForgottenFile     byte = 0x18 // 18 table file                   → ForgottenFile (a user's file expire forgot)
+	tagDeleteFile        byte = 0x19 // 19 table file begin             → DeleteFile (positional deletes of data file "file")
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -60,6 +61,7 @@ var allTags = map[string]byte{
 	"removed_files":       tagRemovedFiles,
 	"blocks_marker":       tagBlocksMarker,
 	"forgotten_file":      tagForgottenFile,
+	"delete_file":         tagDeleteFile,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

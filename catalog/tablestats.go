@@ -49,10 +49,21 @@ func (c *statsCache) put(k statsKey, ts *TableStats) {
 }
 
 // TableStats returns the table's totals and per-column bounds, exact for
-// the reader's snapshot: the stored rows when they describe this very
-// snapshot, else a fold of the file stats visible at it. The result is
-// shared; do not modify it.
+// the reader's snapshot, its delete files applied (lessDeleted). The
+// result is shared; do not modify it.
 func (r *Reader) TableStats(tableID int64) (*TableStats, error) {
+	ts, err := r.fileTableStats(tableID)
+	if err != nil {
+		return nil, err
+	}
+	return r.lessDeleted(tableID, ts)
+}
+
+// fileTableStats are the table's stats as its files' statistics give them,
+// deleted rows counted (what a commit widens or recomputes): the stored
+// rows when they describe this very snapshot, else a fold of the file
+// stats visible at it.
+func (r *Reader) fileTableStats(tableID int64) (*TableStats, error) {
 	k := statsKey{table: tableID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}
 	if ts := r.c.stats.get(k); ts != nil {
 		return ts, nil
@@ -71,6 +82,33 @@ func (r *Reader) TableStats(tableID int64) (*TableStats, error) {
 	}
 	r.c.stats.put(k, ts)
 	return ts, nil
+}
+
+// lessDeleted is a table's stats with its delete files applied: the
+// record count less the rows deleted, and the bounds, valid still, no
+// longer exact; a column said to hold a NULL or a NaN may hold none now.
+func (r *Reader) lessDeleted(tableID int64, ts *TableStats) (*TableStats, error) {
+	ds, err := r.DeleteFiles(tableID)
+	if err != nil || len(ds) == 0 {
+		return ts, err
+	}
+	out := *ts
+	for _, d := range ds {
+		out.RecordCount -= d.DeleteCount
+	}
+	out.Columns = make(map[int64]*TableColumnStats, len(ts.Columns))
+	for id, c := range ts.Columns {
+		cc := *c
+		cc.MinIsExact, cc.MaxIsExact = false, false
+		if cc.ContainsNull.Known && cc.ContainsNull.V {
+			cc.ContainsNull = stats.Maybe[bool]{}
+		}
+		if cc.ContainsNaN.Known && cc.ContainsNaN.V {
+			cc.ContainsNaN = stats.Maybe[bool]{}
+		}
+		out.Columns[id] = &cc
+	}
+	return &out, nil
 }
 
 // computeTableStats folds the file stats visible at the snapshot.

@@ -200,6 +200,7 @@ const (
 	opAlterTable
 	opRestamp
 	opRegisterAgain
+	opSetDeletes
 )
 
 type op struct {
@@ -212,6 +213,7 @@ type op struct {
 	uuid    string
 	alter   Alteration
 	stamps  []Restamp
+	deletes []NewDeleteFile
 }
 
 // Begin starts a transaction based on the newest snapshot.
@@ -358,6 +360,8 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 			err = w.restamp(o.table, o.stamps)
 		case opRegisterAgain:
 			err = w.removeFiles(o.table, o.fileIDs, true)
+		case opSetDeletes:
+			err = w.setDeletes(o.table, o.deletes)
 		}
 		if errors.Is(err, ErrUnchanged) {
 			if unchanged == nil {
@@ -451,6 +455,10 @@ type tableState struct {
 	// head does not hold yet.
 	altered bool
 	synth   map[int64]map[int64]*stats.Column
+	// deletes: the current delete files (deletes.go), by data file id,
+	// once loaded; deletesChanged: the commit records some.
+	deletes        map[int64]DeleteFile
+	deletesChanged bool
 }
 
 type addedFile struct {
@@ -858,6 +866,9 @@ func (w *commitWriter) dropTable(name string) error {
 		if err := w.forgetIdentity(ts, f); err != nil {
 			return err
 		}
+		if err := w.endDeletes(ts, f.ID); err != nil {
+			return err
+		}
 	}
 	ts.dropped = true
 	w.ddl = true
@@ -921,7 +932,7 @@ func (w *commitWriter) seedStats(ts *tableState) error {
 		return nil
 	}
 	ts.seeded = true
-	stored, err := w.r.TableStats(ts.t.ID)
+	stored, err := w.r.fileTableStats(ts.t.ID)
 	if err != nil {
 		return err
 	}
@@ -1310,10 +1321,15 @@ func (w *commitWriter) removeFiles(name string, ids []int64, again bool) error {
 		if err := w.forgetIdentity(ts, f); err != nil {
 			return err
 		}
+		if err := w.endDeletes(ts, f.ID); err != nil {
+			return err
+		}
 	}
 	if !ts.deleted {
 		ts.deleted = true
-		w.changes.DeletedFromTables = append(w.changes.DeletedFromTables, ts.t.ID)
+		if !ts.deletesChanged {
+			w.changes.DeletedFromTables = append(w.changes.DeletedFromTables, ts.t.ID)
+		}
 	}
 	return w.writeErr
 }
@@ -1438,9 +1454,11 @@ func (w *commitWriter) finish(token []byte) error {
 		w.next.SchemaVersion++
 	}
 	for _, ts := range w.tables {
-		if ts.restamped && !(ts.dropped || ts.created || ts.inserted || ts.deleted || ts.altered) {
-			// Its stats are what they were; the row says which state they
-			// describe (TableStats reads them only for that one).
+		if (ts.restamped || ts.deletesChanged) && !(ts.dropped || ts.created || ts.inserted || ts.deleted || ts.altered) {
+			// Its stats are what they were (a delete file only narrows
+			// what they bound: TableStats adjusts them as it reads); the
+			// row says which state they describe (TableStats reads them
+			// only for that one).
 			if err := w.seedStats(ts); err != nil {
 				return err
 			}

@@ -2746,6 +2746,138 @@ func (*FileBlocks) Descriptor() ([]byte, []int) {
 	return file_catalog_proto_rawDescGZIP(), []int{29}
 }
 
+// DeleteFile is a positional delete file (DuckLake's ducklake_delete_file):
+// a Parquet file of (file_path VARCHAR, pos BIGINT) rows naming the
+// positions (0-based, as read_parquet's file_row_number counts) of the
+// rows of one data file that are gone from the table from begin_snapshot
+// on. A data file has at most one current delete file: a second delete of
+// its rows writes a file holding the positions of both and ends the first.
+type DeleteFile struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	TableId        int64                  `protobuf:"varint,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	DataFileId     int64                  `protobuf:"varint,3,opt,name=data_file_id,json=dataFileId,proto3" json:"data_file_id,omitempty"`
+	Path           string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	PathIsRelative bool                   `protobuf:"varint,5,opt,name=path_is_relative,json=pathIsRelative,proto3" json:"path_is_relative,omitempty"`
+	DeleteCount    int64                  `protobuf:"varint,6,opt,name=delete_count,json=deleteCount,proto3" json:"delete_count,omitempty"`
+	FileSizeBytes  int64                  `protobuf:"varint,7,opt,name=file_size_bytes,json=fileSizeBytes,proto3" json:"file_size_bytes,omitempty"`
+	BeginSnapshot  int64                  `protobuf:"varint,8,opt,name=begin_snapshot,json=beginSnapshot,proto3" json:"begin_snapshot,omitempty"`
+	EndSnapshot    *int64                 `protobuf:"varint,9,opt,name=end_snapshot,json=endSnapshot,proto3,oneof" json:"end_snapshot,omitempty"`
+	Ownership      Ownership              `protobuf:"varint,10,opt,name=ownership,proto3,enum=rocklake.catalog.v1.Ownership" json:"ownership,omitempty"`
+	// The file's modification time when it was registered (Unix nanoseconds):
+	// with its size, what a reader checks before it applies the file.
+	ModifiedUnixNanos int64 `protobuf:"varint,11,opt,name=modified_unix_nanos,json=modifiedUnixNanos,proto3" json:"modified_unix_nanos,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *DeleteFile) Reset() {
+	*x = DeleteFile{}
+	mi := &file_catalog_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFile) ProtoMessage() {}
+
+func (x *DeleteFile) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFile.ProtoReflect.Descriptor instead.
+func (*DeleteFile) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *DeleteFile) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetTableId() int64 {
+	if x != nil {
+		return x.TableId
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetDataFileId() int64 {
+	if x != nil {
+		return x.DataFileId
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *DeleteFile) GetPathIsRelative() bool {
+	if x != nil {
+		return x.PathIsRelative
+	}
+	return false
+}
+
+func (x *DeleteFile) GetDeleteCount() int64 {
+	if x != nil {
+		return x.DeleteCount
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetFileSizeBytes() int64 {
+	if x != nil {
+		return x.FileSizeBytes
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetBeginSnapshot() int64 {
+	if x != nil {
+		return x.BeginSnapshot
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetEndSnapshot() int64 {
+	if x != nil && x.EndSnapshot != nil {
+		return *x.EndSnapshot
+	}
+	return 0
+}
+
+func (x *DeleteFile) GetOwnership() Ownership {
+	if x != nil {
+		return x.Ownership
+	}
+	return Ownership_OWNERSHIP_UNRECORDED
+}
+
+func (x *DeleteFile) GetModifiedUnixNanos() int64 {
+	if x != nil {
+		return x.ModifiedUnixNanos
+	}
+	return 0
+}
+
 var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
@@ -3017,7 +3149,23 @@ const file_catalog_proto_rawDesc = "" +
 	"\fRemovedFiles\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\x03R\x03ids\"\f\n" +
 	"\n" +
-	"FileBlocks*e\n" +
+	"FileBlocks\"\xb0\x03\n" +
+	"\n" +
+	"DeleteFile\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\x03R\atableId\x12 \n" +
+	"\fdata_file_id\x18\x03 \x01(\x03R\n" +
+	"dataFileId\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12(\n" +
+	"\x10path_is_relative\x18\x05 \x01(\bR\x0epathIsRelative\x12!\n" +
+	"\fdelete_count\x18\x06 \x01(\x03R\vdeleteCount\x12&\n" +
+	"\x0ffile_size_bytes\x18\a \x01(\x03R\rfileSizeBytes\x12%\n" +
+	"\x0ebegin_snapshot\x18\b \x01(\x03R\rbeginSnapshot\x12&\n" +
+	"\fend_snapshot\x18\t \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12<\n" +
+	"\townership\x18\n" +
+	" \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12.\n" +
+	"\x13modified_unix_nanos\x18\v \x01(\x03R\x11modifiedUnixNanosB\x0f\n" +
+	"\r_end_snapshot*e\n" +
 	"\tOwnership\x12\x18\n" +
 	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +
 	"\x0eOWNERSHIP_USER\x10\x01\x12\x13\n" +
@@ -3037,7 +3185,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -3070,6 +3218,7 @@ var file_catalog_proto_goTypes = []any{
 	(*StatsBlock)(nil),       // 28: rocklake.catalog.v1.StatsBlock
 	(*RemovedFiles)(nil),     // 29: rocklake.catalog.v1.RemovedFiles
 	(*FileBlocks)(nil),       // 30: rocklake.catalog.v1.FileBlocks
+	(*DeleteFile)(nil),       // 31: rocklake.catalog.v1.DeleteFile
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -3088,11 +3237,12 @@ var file_catalog_proto_depIdxs = []int32{
 	19, // 13: rocklake.catalog.v1.VariantStats.row_groups:type_name -> rocklake.catalog.v1.VariantRowGroup
 	0,  // 14: rocklake.catalog.v1.FileToDelete.ownership:type_name -> rocklake.catalog.v1.Ownership
 	14, // 15: rocklake.catalog.v1.ForgottenFile.identity:type_name -> rocklake.catalog.v1.FileIdentity
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	0,  // 16: rocklake.catalog.v1.DeleteFile.ownership:type_name -> rocklake.catalog.v1.Ownership
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_catalog_proto_init() }
@@ -3110,13 +3260,14 @@ func file_catalog_proto_init() {
 	file_catalog_proto_msgTypes[17].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[18].OneofWrappers = []any{}
 	file_catalog_proto_msgTypes[20].OneofWrappers = []any{}
+	file_catalog_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,196 @@
+package catalog
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/stats"
+)
+
+// Positional delete files (merge-on-read).
+//
+// A delete of some rows of a data file, on a table whose write options ask
+// for merge-on-read, writes a Parquet file of their positions, DuckLake's
+// layout (file_path VARCHAR, pos BIGINT; pos counts from 0 as
+// read_parquet's file_row_number does), and records it under row 19:
+//
+//	19 table file begin   DeleteFile   one version per delete of the file's rows
+//
+// At most one version per data file is visible at a snapshot, and it holds
+// every position deleted up to it: a second delete writes a file of both
+// deletes' positions and ends the first (Replaces), so a reader applies
+// one file per data file. Retiring the data file (a rewrite that folds the
+// deletes, a drop) ends its delete file in the same commit; expire forgets
+// the versions no kept snapshot sees and schedules their files for cleanup
+// like a data file's.
+//
+// The data file's statistics rows are untouched: bounds of all its rows
+// bound the rows left, so pruning stays sound, but they are no longer
+// exact, and its record count counts deleted rows too. Readers that answer
+// from statistics (a metadata count, an exact min) subtract DeleteCount or
+// read the file (see Reader.TableStats).
+
+// DeleteFile is the positional delete file of one data file at a
+// snapshot.
+type DeleteFile struct {
+	ID, TableID, DataFileID int64
+	Path                    string
+	PathIsRelative          bool
+	// DeleteCount is how many of the data file's rows it deletes: the
+	// number of distinct positions it holds, which the writer checked.
+	DeleteCount       int64
+	FileSizeBytes     int64
+	ModifiedUnixNanos int64
+	Begin             int64
+	End               stats.Maybe[int64]
+	Owner             Ownership
+}
+
+// Location is where the file lives.
+func (d DeleteFile) Location(t Table) string {
+	if d.PathIsRelative && !IsObject(t.Path) {
+		return filepath.Join(t.Path, d.Path)
+	}
+	return d.Path
+}
+
+// NewDeleteFile describes a delete file to record for a live data file.
+type NewDeleteFile struct {
+	DataFileID int64
+	// Path is where the file was written (absolute, or an object).
+	Path              string
+	DeleteCount       int64
+	FileSizeBytes     int64
+	ModifiedUnixNanos int64
+	// Replaces is the id of the data file's delete file the writer read
+	// and merged into this one (0: the data file had none). The commit
+	// fails with ErrConflict when another delete file became current
+	// since, whose positions this one may lack.
+	Replaces int64
+}
+
+// SetDeletes records delete files for live data files of a table, each
+// ending the data file's current one (see NewDeleteFile.Replaces).
+func (t *Txn) SetDeletes(table string, files ...NewDeleteFile) {
+	t.ops = append(t.ops, op{kind: opSetDeletes, table: table, deletes: files})
+}
+
+// DeleteFiles returns the table's delete files visible at the reader's
+// snapshot, by data file id; an empty map when none.
+func (r *Reader) DeleteFiles(tableID int64) (map[int64]DeleteFile, error) {
+	out := map[int64]DeleteFile{}
+	var p catalogpb.DeleteFile
+	err := scanPrefix(r, key(tagDeleteFile, tableID), func(k, v []byte) error {
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("delete file row %x: %w", k, err)
+		}
+		if visibleAt(r.snap.ID, p.BeginSnapshot, p.EndSnapshot) {
+			out[p.DataFileId] = deleteFileFromPB(&p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func deleteFileFromPB(p *catalogpb.DeleteFile) DeleteFile {
+	return DeleteFile{
+		ID: p.Id, TableID: p.TableId, DataFileID: p.DataFileId, Path: p.Path, PathIsRelative: p.PathIsRelative,
+		DeleteCount: p.DeleteCount, FileSizeBytes: p.FileSizeBytes, ModifiedUnixNanos: p.ModifiedUnixNanos,
+		Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot), Owner: Ownership(p.Ownership),
+	}
+}
+
+func deleteFileToPB(d DeleteFile, end *int64) *catalogpb.DeleteFile {
+	return &catalogpb.DeleteFile{
+		Id: d.ID, TableId: d.TableID, DataFileId: d.DataFileID, Path: d.Path, PathIsRelative: d.PathIsRelative,
+		DeleteCount: d.DeleteCount, FileSizeBytes: d.FileSizeBytes, ModifiedUnixNanos: d.ModifiedUnixNanos,
+		BeginSnapshot: d.Begin, EndSnapshot: end, Ownership: catalogpb.Ownership(d.Owner),
+	}
+}
+
+// loadDeletes reads the head's current delete files of a table, once per
+// commit, in one range scan.
+func (w *commitWriter) loadDeletes(ts *tableState) error {
+	if ts.deletes != nil {
+		return nil
+	}
+	if ts.created {
+		ts.deletes = map[int64]DeleteFile{}
+		return nil
+	}
+	ds, err := w.r.DeleteFiles(ts.t.ID)
+	if err != nil {
+		return err
+	}
+	ts.deletes = ds
+	return nil
+}
+
+// endDeletes ends the current delete file of a data file the commit
+// retires, if it has one: its rows go with it.
+func (w *commitWriter) endDeletes(ts *tableState, fileID int64) error {
+	if err := w.loadDeletes(ts); err != nil {
+		return err
+	}
+	d, ok := ts.deletes[fileID]
+	if !ok {
+		return nil
+	}
+	s := w.next.ID
+	w.put(key(tagDeleteFile, ts.t.ID, fileID, d.Begin), deleteFileToPB(d, &s))
+	delete(ts.deletes, fileID)
+	return nil
+}
+
+func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if ts.altered {
+		return fmt.Errorf("%w: table %q: an alteration is a snapshot of its own", ErrInvalid, name)
+	}
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
+	if err := w.loadDeletes(ts); err != nil {
+		return err
+	}
+	for _, nd := range nds {
+		f, ok := ts.live[nd.DataFileID]
+		if !ok || ts.removed[nd.DataFileID] {
+			return fmt.Errorf("%w %d in table %q at snapshot %d (deleting rows of it)", ErrNoSuchFile, nd.DataFileID, ts.t.Name, w.head.ID)
+		}
+		cur, has := ts.deletes[nd.DataFileID]
+		if (has && cur.ID != nd.Replaces) || (!has && nd.Replaces != 0) {
+			return fmt.Errorf("%w: the deleted rows of file %s of table %q changed since they were read; retry", ErrConflict, f.Location(ts.t), ts.t.Name)
+		}
+		if nd.DeleteCount < 1 || nd.DeleteCount > f.RecordCount || (has && nd.DeleteCount < cur.DeleteCount) {
+			return fmt.Errorf("%w delete file %s: %d deleted rows of a file of %d rows (%d deleted before)", ErrInvalid, nd.Path, nd.DeleteCount, f.RecordCount, cur.DeleteCount)
+		}
+		if !filepath.IsAbs(nd.Path) && !IsObject(nd.Path) {
+			return fmt.Errorf("%w delete file path %q: not absolute", ErrInvalid, nd.Path)
+		}
+		if has {
+			s := w.next.ID
+			w.put(key(tagDeleteFile, ts.t.ID, f.ID, cur.Begin), deleteFileToPB(cur, &s))
+		}
+		d := DeleteFile{
+			ID: w.next.NextFileID, TableID: ts.t.ID, DataFileID: f.ID, Path: nd.Path,
+			DeleteCount: nd.DeleteCount, FileSizeBytes: nd.FileSizeBytes, ModifiedUnixNanos: nd.ModifiedUnixNanos,
+			Begin: w.next.ID, Owner: OwnerRocklake,
+		}
+		w.next.NextFileID++
+		w.put(key(tagDeleteFile, ts.t.ID, f.ID, d.Begin), deleteFileToPB(d, nil))
+		ts.deletes[f.ID] = d
+	}
+	if !ts.deletesChanged {
+		ts.deletesChanged = true
+		if !ts.deleted {
+			w.changes.DeletedFromTables = append(w.changes.DeletedFromTables, ts.t.ID)
+		}
+	}
+	return w.writeErr
+}
