@@ -60,7 +60,7 @@ const (
 	// order, or through Curve ("zorder", "hilbert"); none: no sort key.
 	SetSorting
 	// SetOption sets write option Option to Value (OptionTargetFileRows,
-	// OptionTargetFileSize, OptionSorted).
+	// OptionTargetFileSize, OptionSorted, OptionDeleteMode).
 	SetOption
 	// ResetOption puts write option Option back to its default.
 	ResetOption
@@ -944,7 +944,7 @@ func ParseAlteration(words []string) (Alteration, error) {
 			}
 			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 			if name == "" || value == "" {
-				return Alteration{}, fmt.Errorf("%w alteration %q: want `set option NAME = VALUE` (%s = N, %s = 128MB, %s = true|false)", ErrInvalid, strings.Join(words, " "), OptionTargetFileRows, OptionTargetFileSize, OptionSorted)
+				return Alteration{}, fmt.Errorf("%w alteration %q: want `set option NAME = VALUE` (%s = N, %s = 128MB, %s = true|false, %s = %s|%s)", ErrInvalid, strings.Join(words, " "), OptionTargetFileRows, OptionTargetFileSize, OptionSorted, OptionDeleteMode, CopyOnWrite, MergeOnRead)
 			}
 			if err := applyOption(&WriteOptions{}, name, value, false); err != nil {
 				return Alteration{}, err

@@ -76,6 +76,31 @@ func (t *Txn) SetDeletes(table string, files ...NewDeleteFile) {
 	t.ops = append(t.ops, op{kind: opSetDeletes, table: table, deletes: files})
 }
 
+// ExpectDeletes makes the commit fail with ErrConflict unless each of the
+// table's files (by id) has at the head the delete file read (its id; 0:
+// none): a rewrite of those files read their rows less those deletes, and
+// a delete landed since would come back to life in its output. Put it
+// before the RemoveFiles of the same files.
+func (t *Txn) ExpectDeletes(table string, read map[int64]int64) {
+	t.ops = append(t.ops, op{kind: opExpectDeletes, table: table, expect: read})
+}
+
+func (w *commitWriter) expectDeletes(name string, read map[int64]int64) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if err := w.loadDeletes(ts); err != nil {
+		return err
+	}
+	for id, want := range read {
+		if ts.deletes[id].ID != want {
+			return fmt.Errorf("%w: rows of a file of table %q were deleted since it was read (file id %d); retry", ErrConflict, ts.t.Name, id)
+		}
+	}
+	return ErrUnchanged
+}
+
 // DeleteFiles returns the table's delete files visible at the reader's
 // snapshot, by data file id; an empty map when none.
 func (r *Reader) DeleteFiles(tableID int64) (map[int64]DeleteFile, error) {
@@ -92,6 +117,28 @@ func (r *Reader) DeleteFiles(tableID int64) (map[int64]DeleteFile, error) {
 		return nil
 	})
 	return out, err
+}
+
+// DeleteFileVersions returns every delete file row of the table the
+// store holds, whatever snapshot sees it (expire forgets those no kept
+// snapshot applies), in data file order; VisibleAt tells one snapshot's.
+func (r *Reader) DeleteFileVersions(tableID int64) ([]DeleteFile, error) {
+	var out []DeleteFile
+	var p catalogpb.DeleteFile
+	err := scanPrefix(r, key(tagDeleteFile, tableID), func(k, v []byte) error {
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("delete file row %x: %w", k, err)
+		}
+		out = append(out, deleteFileFromPB(&p))
+		return nil
+	})
+	return out, err
+}
+
+// VisibleAt says whether snapshot s applies the delete file.
+func (d DeleteFile) VisibleAt(s int64) bool {
+	return d.Begin <= s && (!d.End.Known || s < d.End.V)
 }
 
 func deleteFileFromPB(p *catalogpb.DeleteFile) DeleteFile {

@@ -88,6 +88,12 @@ type WriteOptions struct {
 	// sort by SortedBy or PartitionedBy: faster writes, files that prune
 	// less.
 	Unsorted bool
+	// MergeOnRead makes DELETE, UPDATE and MERGE write delete files
+	// (DeleteFile) of the positions of the rows they take out, which
+	// readers apply, instead of rewriting every file that held one
+	// (copy-on-write): far less to write, a little more to read until
+	// optimize folds them.
+	MergeOnRead bool
 }
 
 // PartitionField is one field of a table's declared layout: a column
@@ -566,7 +572,7 @@ func tableFromPB(p *catalogpb.Table) Table {
 		t.SortedBy = &SortKey{Columns: slices.Clone(k.ColumnIds), Curve: k.Curve}
 	}
 	if o := p.WriteOptions; o != nil {
-		t.WriteOptions = WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted}
+		t.WriteOptions = WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted, MergeOnRead: o.MergeOnRead}
 	}
 	return t
 }
@@ -586,7 +592,7 @@ func tableToPB(t Table, end *int64) *catalogpb.Table {
 	// Left out when all default, so that rows of tables without options
 	// are byte for byte what they were before options existed.
 	if o := t.WriteOptions; o != (WriteOptions{}) {
-		p.WriteOptions = &catalogpb.WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted}
+		p.WriteOptions = &catalogpb.WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted, MergeOnRead: o.MergeOnRead}
 	}
 	return p
 }

@@ -32,6 +32,16 @@ const (
 	// OptionSorted, false, makes writes skip sorting
 	// (WriteOptions.Unsorted).
 	OptionSorted = "sorted"
+	// OptionDeleteMode is how DELETE, UPDATE and MERGE take rows out:
+	// copy-on-write (the default: the files that held them are rewritten)
+	// or merge-on-read (delete files; WriteOptions.MergeOnRead).
+	OptionDeleteMode = "delete_mode"
+)
+
+// The values of OptionDeleteMode.
+const (
+	CopyOnWrite = "copy-on-write"
+	MergeOnRead = "merge-on-read"
 )
 
 // maxTargetFileBytes bounds target_file_size where the CLI's
@@ -151,6 +161,9 @@ func (o WriteOptions) Settings() []string {
 	if o.Unsorted {
 		out = append(out, OptionSorted+" = false")
 	}
+	if o.MergeOnRead {
+		out = append(out, OptionDeleteMode+" = "+MergeOnRead)
+	}
 	return out
 }
 
@@ -216,8 +229,17 @@ func applyOption(o *WriteOptions, name, value string, reset bool) error {
 		default:
 			return fmt.Errorf("%w option %s = %q: want true or false", ErrInvalid, OptionSorted, value)
 		}
+	case OptionDeleteMode:
+		switch v := strings.ToLower(strings.Trim(strings.TrimSpace(value), "'")); {
+		case reset || v == CopyOnWrite:
+			o.MergeOnRead = false
+		case v == MergeOnRead:
+			o.MergeOnRead = true
+		default:
+			return fmt.Errorf("%w option %s = %q: want %s or %s", ErrInvalid, OptionDeleteMode, value, CopyOnWrite, MergeOnRead)
+		}
 	default:
-		return fmt.Errorf("%w option %q: unknown (options: %s, %s, %s)", ErrInvalid, name, OptionTargetFileRows, OptionTargetFileSize, OptionSorted)
+		return fmt.Errorf("%w option %q: unknown (options: %s, %s, %s, %s)", ErrInvalid, name, OptionTargetFileRows, OptionTargetFileSize, OptionSorted, OptionDeleteMode)
 	}
 	return nil
 }

@@ -201,6 +201,7 @@ const (
 	opRestamp
 	opRegisterAgain
 	opSetDeletes
+	opExpectDeletes
 )
 
 type op struct {
@@ -214,6 +215,7 @@ type op struct {
 	alter   Alteration
 	stamps  []Restamp
 	deletes []NewDeleteFile
+	expect  map[int64]int64
 }
 
 // Begin starts a transaction based on the newest snapshot.
@@ -362,6 +364,8 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 			err = w.removeFiles(o.table, o.fileIDs, true)
 		case opSetDeletes:
 			err = w.setDeletes(o.table, o.deletes)
+		case opExpectDeletes:
+			err = w.expectDeletes(o.table, o.expect)
 		}
 		if errors.Is(err, ErrUnchanged) {
 			if unchanged == nil {

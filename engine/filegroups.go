@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -188,8 +189,8 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 			}
 		}
 		// can_have_nan as in viewSQL.
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false, can_have_nan = true)",
-			strings.Join(sel, ", "), fileList(r.files, source(r.files))))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false, can_have_nan = true%s)%s",
+			strings.Join(sel, ", "), fileList(r.files, source(r.files)), rowNumbers(pc), deletedWhere(pc)))
 	}
 	// Runs of one schema are of one type by construction; two runs, one of
 	// them odd, may differ (a run of plain files has the table's types).
@@ -266,6 +267,70 @@ func fileConsts(f catalog.DataFile, partCols []catalog.Column) fileConstants {
 // columns read in runs of their own.
 const shapeKey = -1
 
+// deletesKey is the entry of a file's constants that holds its delete
+// file (catalog.DeleteFile) as an SQL string of the path DuckDB reads:
+// the file's rows at the positions it lists are gone. A file with one
+// reads in a run of its own.
+const deletesKey = -2
+
+// deletedRows is the condition that leaves a file's deleted rows out,
+// over read_parquet's file_row_number; "" when it has none.
+func deletedRows(c fileConstants) string {
+	d, ok := c[deletesKey]
+	if !ok {
+		return ""
+	}
+	// The positions' own column binds inside the subquery, before any
+	// column of the data file named pos.
+	return "file_row_number NOT IN (SELECT pos FROM read_parquet(" + d + "))"
+}
+
+// positionsKey is the entry of a file's constants naming the column that
+// gives each row's position in the file (ReadFileRowsSQL).
+const positionsKey = -3
+
+// rowNumbers is the read_parquet option a file's deletes or positions
+// need.
+func rowNumbers(c fileConstants) string {
+	_, del := c[deletesKey]
+	_, pos := c[positionsKey]
+	if del || pos {
+		return ", file_row_number = true"
+	}
+	return ""
+}
+
+// deletedWhere is deletedRows as a WHERE clause.
+func deletedWhere(c fileConstants) string {
+	if w := deletedRows(c); w != "" {
+		return " WHERE " + w
+	}
+	return ""
+}
+
+// withDeletes adds a file's delete file, if it has one, to its constants
+// (into, made when nil), checked to be the file recorded: a delete file
+// changed or gone fails the read, as a data file does, since reading the
+// rows without it would bring deleted rows back.
+func withDeletes(t catalog.Table, d catalog.DeleteFile, into fileConstants) (fileConstants, error) {
+	loc := d.Location(t)
+	if catalog.IsObject(loc) {
+		return nil, fmt.Errorf("table %q: delete file %s is an object: delete files are read from local disk only", t.Name, loc)
+	}
+	fi, err := os.Stat(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the delete file %s of table %q: %v", ErrDataFileChanged, loc, t.Name, err)
+	}
+	if fi.Size() != d.FileSizeBytes || (d.ModifiedUnixNanos != 0 && fi.ModTime().UnixNano() != d.ModifiedUnixNanos) {
+		return nil, fmt.Errorf("%w: the delete file %s of table %q is not the file recorded (size %d, recorded %d)", ErrDataFileChanged, loc, t.Name, fi.Size(), d.FileSizeBytes)
+	}
+	if into == nil {
+		into = fileConstants{}
+	}
+	into[deletesKey] = "'" + strings.ReplaceAll(duckPath(loc), "'", "''") + "'"
+	return into, nil
+}
+
 // mapColumns adds to a file's constants how it holds the columns of a
 // table altered since it was registered (catalog.ColumnMapping): a column
 // added later reads as its default (a typed NULL without one), one renamed
@@ -302,6 +367,36 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 	}
 }
 
+// ReadFileRowsSQL is ReadTableFilesSQL of one file, path where DuckDB
+// reads it, with each row's position in the file (read_parquet's
+// file_row_number, what a delete file records) as column pos: the rows its
+// delete file, if it has one, deletes are left out.
+func (e *Engine) ReadFileRowsSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, f catalog.DataFile, path, pos string) (string, error) {
+	m, err := r.ColumnMapping(t.ID)
+	if err != nil {
+		return "", err
+	}
+	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return "", err
+	}
+	var partCols []catalog.Column
+	for _, c := range cols {
+		if c.Partition != "" && !c.Parent.Known {
+			partCols = append(partCols, c)
+		}
+	}
+	fc := fileConsts(f, partCols)
+	mapColumns(m, f, cols, fc)
+	if d, ok := dels[f.ID]; ok {
+		if fc, err = withDeletes(t, d, fc); err != nil {
+			return "", err
+		}
+	}
+	fc[positionsKey] = sqllex.QuoteName(pos)
+	return viewSQL(t, cols, []string{path}, "", true, fc), nil
+}
+
 // ReadTableFilesSQL is ReadFilesSQL for registered files, which it reads
 // through the table's column mapping (mapColumns), with each file's values
 // of the table's partition columns (DataFile.PartitionValues): files
@@ -309,6 +404,18 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 // other partitions, read in runs of their own, in order. paths[i] is where
 // DuckDB reads files[i].
 func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, files []catalog.DataFile, paths []string) (string, error) {
+	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return "", err
+	}
+	return e.ReadTableFilesWithSQL(r, t, cols, files, paths, dels)
+}
+
+// ReadTableFilesWithSQL is ReadTableFilesSQL with the delete files dels
+// (by data file id) applied instead of those of r's snapshot: files as
+// another snapshot than the one whose columns they read through saw them
+// (a change feed's).
+func (e *Engine) ReadTableFilesWithSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, files []catalog.DataFile, paths []string, dels map[int64]catalog.DeleteFile) (string, error) {
 	m, err := r.ColumnMapping(t.ID)
 	if err != nil {
 		return "", err
@@ -319,7 +426,8 @@ func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []ca
 			partCols = append(partCols, c)
 		}
 	}
-	if (!m.Evolved() && len(partCols) == 0) || len(files) == 0 {
+	deleted := slices.ContainsFunc(files, func(f catalog.DataFile) bool { _, ok := dels[f.ID]; return ok })
+	if (!m.Evolved() && len(partCols) == 0 && !deleted) || len(files) == 0 {
 		return e.ReadFilesSQL(t, cols, paths), nil
 	}
 	var parts []string
@@ -335,6 +443,11 @@ func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []ca
 		// never read from the file.
 		fc := fileConsts(f, partCols)
 		mapColumns(m, f, cols, fc)
+		if d, ok := dels[f.ID]; ok {
+			if fc, err = withDeletes(t, d, fc); err != nil {
+				return "", err
+			}
+		}
 		if len(run) > 0 && fc.key() != runConsts.key() {
 			flush()
 			run = nil

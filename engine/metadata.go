@@ -30,11 +30,21 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 	if err != nil {
 		return false, err
 	}
+	// A file with deleted rows counts its own rows less those; its
+	// bounds are no longer exact (see catalog.DeleteFile).
+	dels, err := r.DeleteFiles(ref.table.ID)
+	if err != nil {
+		return false, err
+	}
 	var count int64
+	deleted := false
 	// Files the plan kept whole without listing them match in every row.
 	kept := slices.Clone(ref.plan.Deferred()) // positions in fs
 	for _, i := range kept {
 		count += fs.RecordCounts[i]
+		if d, ok := dels[fs.IDs[i]]; ok {
+			count, deleted = count-d.DeleteCount, true
+		}
 	}
 	for _, kf := range ref.plan.KeptFiles {
 		i, found := slices.BinarySearch(fs.IDs, kf.FileID)
@@ -42,6 +52,9 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 			return false, nil
 		}
 		count += kf.Rows
+		if d, ok := dels[kf.FileID]; ok {
+			count, deleted = count-d.DeleteCount, true
+		}
 		kept = append(kept, i)
 	}
 	var cols []string
@@ -58,7 +71,7 @@ func metadataAnswer(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog
 			cols = append(cols, orDefault(alias, "count_star()"))
 		case name == "min" || name == "max":
 			colName, text, ok := aggColumn(m, ref)
-			if !ok {
+			if !ok || deleted {
 				return false, nil
 			}
 			v, ok, err := boundAnswer(r, ref, colName, kept, name == "min")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -280,6 +281,14 @@ func rangesSQL(t catalog.Table, cols []catalog.Column, file string, odd map[stri
 			}
 		}
 	}
+	// The file's deletes join the spans' condition (read_parquet's
+	// file_row_number once).
+	deleted := deletedRows(consts[file])
+	if deleted != "" {
+		fc := maps.Clone(consts[file])
+		delete(fc, deletesKey)
+		consts = partConsts{file: fc}
+	}
 	base, _, err := readSQL(t, cols, []string{file}, odd, consts, schemas, func([]string) string { return "" })
 	if err != nil {
 		return "", err
@@ -300,6 +309,9 @@ func rangesSQL(t catalog.Table, cols []catalog.Column, file string, odd map[stri
 			fmt.Fprintf(&b, "(file_row_number >= %d AND file_row_number < %d)", s.lo, s.hi)
 		}
 		b.WriteString(")")
+	}
+	if deleted != "" {
+		b.WriteString(" AND " + deleted)
 	}
 	return b.String(), nil
 }
@@ -457,6 +469,9 @@ func pageWhy(fp *filePlan, cols []catalog.Column, odd bool, consts fileConstants
 		return "sandboxed: DuckDB reads every file"
 	case odd:
 		return "columns differ from the table's"
+	case deletedRows(consts) != "":
+		// Its deleted rows are left out by position, in DuckDB.
+		return "the file has deleted rows"
 	case mapped(consts, cols):
 		// The page path reads columns by the table's names: a file
 		// registered before a column was renamed, dropped and added again,

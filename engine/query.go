@@ -950,6 +950,10 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var parts partConsts
 	files := make([]string, 0, len(p.KeptFiles))
 	var odd map[string]bool
@@ -971,6 +975,14 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 			}
 			parts[kf.Path] = fileConsts(f, partCols)
 			mapColumns(m, f, cols, parts[kf.Path])
+		}
+		if d, has := dels[kf.FileID]; has {
+			if parts == nil {
+				parts = partConsts{}
+			}
+			if parts[kf.Path], err = withDeletes(t, d, parts[kf.Path]); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		if !ok || !f.ColumnsMatchTable {
 			if odd == nil {
@@ -1029,6 +1041,9 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 			sel = append(sel, fmt.Sprintf("%s AS %s", noBloomProbe(fmt.Sprintf("CAST(%s AS %s)", sqllex.QuoteName(c.Name), dt), c.Type), sqllex.QuoteName(c.Name)))
 		}
 	}
+	if p, ok := consts[positionsKey]; ok && len(files) > 0 {
+		sel = append(sel, "file_row_number AS "+p)
+	}
 	if len(files) == 0 {
 		var nulls []string
 		for _, c := range cols {
@@ -1047,8 +1062,8 @@ func viewSQL(t catalog.Table, cols []catalog.Column, files []string, src string,
 	// default trusts them as the whole range, folding `c > 127` to false
 	// over a NaN row (duckdb/duckdb#25521). rocklake has pruned already,
 	// NaN-aware; DuckDB must not prune again on that assumption.
-	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false, can_have_nan = true)",
-		strings.Join(sel, ", "), fileList(files, src), byName)
+	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, union_by_name = %t, hive_partitioning = false, can_have_nan = true%s)%s",
+		strings.Join(sel, ", "), fileList(files, src), byName, rowNumbers(consts), deletedWhere(consts))
 }
 
 // noBloomProbe keeps a filter on a BLOB, FLOAT or DOUBLE column from

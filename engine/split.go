@@ -122,17 +122,41 @@ func planSplit(tree duckast.Tree, refs []*tableRef, res *Result, r *catalog.Read
 	if err != nil {
 		return nil, err
 	}
+	// A file with deleted rows (catalog.DeleteFile) still matches in
+	// every row left when its statistics say so, and the exact count of
+	// those is its own less the deleted; its bounds are no longer exact,
+	// and its row groups' counts say nothing of which rows are gone.
+	dels, err := r.DeleteFiles(ref.table.ID)
+	if err != nil {
+		return nil, err
+	}
 	sa := &splitAnswer{orig: p, aggs: aggs, wholeB: make([]bound, len(aggs))}
 	wholeFiles := slices.Clone(p.Deferred())
 	for _, i := range wholeFiles {
 		sa.whole += fs.RecordCounts[i]
+		if d, ok := dels[fs.IDs[i]]; ok {
+			if bounds {
+				return nil, nil
+			}
+			sa.whole -= d.DeleteCount
+		}
 	}
 	var kept []prune.KeptFile
 	for _, kf := range p.KeptFiles {
 		i, found := slices.BinarySearch(fs.IDs, kf.FileID)
-		if found && kf.AllMatch && int32(len(kf.RowGroups)) == fs.RowGroupCount[i] && kf.Rows == fs.RecordCounts[i] {
-			sa.whole += kf.Rows
-			wholeFiles = append(wholeFiles, i)
+		d, deleted := dels[kf.FileID]
+		if found && kf.AllMatch && int32(len(kf.RowGroups)) == fs.RowGroupCount[i] && kf.Rows == fs.RecordCounts[i] && !(deleted && bounds) {
+			sa.whole += kf.Rows - d.DeleteCount
+			if !deleted {
+				wholeFiles = append(wholeFiles, i)
+			}
+			continue
+		}
+		if deleted {
+			// Read as planned: DuckDB's part, deletes applied.
+			kept = append(kept, kf)
+			sa.inPart = append(sa.inPart, 0)
+			sa.inPartB = append(sa.inPartB, nil)
 			continue
 		}
 		var rgs [][]catalog.RowGroupStats // per agg, for min and max

@@ -91,6 +91,13 @@ type Options struct {
 	// longer live, nothing is committed: their rows would otherwise be
 	// registered twice or resurrected.
 	Replace []int64
+	// ReplaceDeletes, for a rewrite, is the delete file (id; 0: none)
+	// each replaced file had when its rows were read: when another became
+	// current since, nothing is committed (catalog.Txn.ExpectDeletes).
+	ReplaceDeletes map[int64]int64
+	// Deletes are delete files to record in the same snapshot (an UPDATE
+	// or MERGE under merge-on-read: the rows it took out).
+	Deletes []catalog.NewDeleteFile
 	// AutoFilters chooses membership filter columns from the first file
 	// (as for a table Create makes) when the table has none yet: the
 	// first write into a table made by CREATE TABLE.
@@ -536,8 +543,14 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	if len(errs) > 0 {
 		return Result{}, joinErrors(errs, len(infos))
 	}
+	if len(opts.ReplaceDeletes) > 0 {
+		tx.ExpectDeletes(table, opts.ReplaceDeletes)
+	}
 	if len(opts.Replace) > 0 {
 		tx.RemoveFiles(table, opts.Replace...)
+	}
+	if len(opts.Deletes) > 0 {
+		tx.SetDeletes(table, opts.Deletes...)
 	}
 	tx.AddFiles(table, nfs...)
 	res.Files = len(nfs)

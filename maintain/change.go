@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -417,6 +419,9 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	for i, c := range top {
 		names[i] = sqllex.QuoteName(c.Name)
 	}
+	if mergeOnRead(e, st) {
+		return deleteByPosition(ctx, e, conn, st, affected, hit, names, writes, res)
+	}
 	// Each touched file's other rows become a file (or files) of their
 	// own, with no more than its range; new rows (UPDATE's, MERGE's) go
 	// to files of their own too, as an INSERT's would.
@@ -438,11 +443,127 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	return nil
 }
 
+// posCol is the column of a file's read that gives each row's position in
+// the file (engine.ReadFileRowsSQL).
+const posCol = "__rocklake_pos"
+
+// positioned says whether a change reads each row's position in its file
+// (read_parquet's file_row_number), what a delete file records: not in a
+// table with a column of that name, which the reading would shadow.
+func positioned(st *tableState) bool {
+	return !slices.ContainsFunc(catalog.TopLevel(st.cols), func(c catalog.Column) bool { return types.SameIdent(c.Name, "file_row_number") })
+}
+
+// mergeOnRead says whether a change takes rows out by delete files: the
+// table asks for it (catalog.WriteOptions.MergeOnRead), its files are
+// local (delete files are read from local disk only) and the catalog has
+// a rewrite root to put them under; else the change copies on write.
+func mergeOnRead(e *engine.Engine, st *tableState) bool {
+	if !st.t.WriteOptions.MergeOnRead || !positioned(st) || e.Catalog().RewriteRoot() == "" {
+		return false
+	}
+	return !slices.ContainsFunc(st.files, func(f catalog.DataFile) bool { return catalog.IsObject(f.Location(st.t)) }) &&
+		!catalog.IsObject(e.Catalog().DataRoot())
+}
+
+// deleteByPosition commits a change under merge-on-read: for each file
+// it takes rows out of (affected; hit selects their rids), a delete file
+// of their positions and those the file's current delete file holds, and
+// the change's new rows (UPDATE's, MERGE's, in writeTable when writes) in
+// new files, all in one snapshot.
+func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, affected []catalog.DataFile,
+	hit string, names []string, writes bool, res *WriteResult) error {
+	cat := e.Catalog()
+	root := cat.RewriteRoot()
+	dir := catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
+	if err := catalog.MakeRewriteDir(dir, root); err != nil {
+		return fmt.Errorf("%s: %w", res.Statement, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(dir)
+		}
+	}()
+	dels, err := st.r.DeleteFiles(st.t.ID)
+	if err != nil {
+		return err
+	}
+	var nds []catalog.NewDeleteFile
+	for _, f := range affected {
+		p := filepath.Join(dir, fmt.Sprintf("delete-%d.parquet", f.ID))
+		positions := fmt.Sprintf("SELECT (%s & 4294967295)::BIGINT AS pos FROM (%s) AS h WHERE %s >> 32 = %d", ridCol, hit, ridCol, f.ID)
+		old, had := dels[f.ID]
+		if had {
+			// The rows read were those left by the current delete file:
+			// the new one holds its positions too.
+			positions += " UNION SELECT pos FROM read_parquet(" + sqllex.QuoteString(e.DuckPath(old.Location(st.t))) + ")"
+		}
+		q := fmt.Sprintf("COPY (SELECT %s::VARCHAR AS file_path, pos FROM (%s) ORDER BY pos) TO %s (FORMAT parquet, COMPRESSION zstd)",
+			sqllex.QuoteString(f.Location(st.t)), positions, sqllex.QuoteString(p))
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: writing the delete file of %s: %w", res.Statement, f.Location(st.t), err)
+		}
+		var n, distinct, bad int64
+		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*), count(DISTINCT pos), count(*) FILTER (WHERE pos < 0 OR pos >= %d) FROM read_parquet(%s)", f.RecordCount, sqllex.QuoteString(p))).Scan(&n, &distinct, &bad); err != nil {
+			return fmt.Errorf("%s: reading back %s: %w", res.Statement, p, err)
+		}
+		if n != distinct || bad != 0 || (had && n <= old.DeleteCount) {
+			return fmt.Errorf("%s: the delete file written for %s holds %d positions, %d distinct, %d out of range (%d before); nothing committed", res.Statement, f.Location(st.t), n, distinct, bad, old.DeleteCount)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		nds = append(nds, catalog.NewDeleteFile{DataFileID: f.ID, Path: p, DeleteCount: n, FileSizeBytes: fi.Size(),
+			ModifiedUnixNanos: fi.ModTime().UnixNano(), Replaces: old.ID})
+	}
+	var added int64
+	if writes {
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM temp."+writeTable).Scan(&added); err != nil {
+			return err
+		}
+	}
+	if added > 0 {
+		src := fmt.Sprintf("SELECT %s, -1 AS %s FROM temp.%s", strings.Join(names, ", "), groupCol, writeTable)
+		sp := rewriteSpec{conn: conn, what: strings.ToLower(res.Statement), src: slotsOf(st.cols, src), group: groupCol,
+			sizing: writeSizing(st.t.WriteOptions), place: writePlace(cat, st), bytesPerRow: liveBytesPerRow(st), deletes: nds}
+		if sp.order, sp.curve, err = writeOrder(st); err != nil {
+			return err
+		}
+		out, err := rewrite(ctx, e, st, nil, sp)
+		if err != nil {
+			return changeRaced(cat, st, err)
+		}
+		committed = true
+		res.Files, res.DeleteFiles, res.Snapshot = out.FilesAfter, len(nds), out.Snapshot
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		tx, err := cat.Begin()
+		if err != nil {
+			return err
+		}
+		tx.SetDeletes(st.t.Name, nds...)
+		snap, err := tx.Commit()
+		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
+			continue // another writer changed the table: checked again on the new state
+		}
+		if err != nil {
+			return changeRaced(cat, st, err)
+		}
+		committed = true
+		res.DeleteFiles, res.Snapshot = len(nds), snap
+		return nil
+	}
+}
+
 // fillTarget reads the target's kept files into targetTable: the table's
 // top-level columns as queries read them, each row's file id and a number
 // unique among the rows. The files are checked to be those registered;
 // release unpins the local copies of objects.
 func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, files []catalog.DataFile) (release func(), err error) {
+	pos := positioned(st)
 	var unpin []func()
 	release = func() {
 		for _, u := range unpin {
@@ -461,22 +582,31 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 		} else if err := engine.CheckFile(st.t, f); err != nil {
 			return "", err
 		}
+		if pos {
+			return e.ReadFileRowsSQL(st.r, st.t, st.cols, f, path, posCol)
+		}
 		return e.ReadTableFilesSQL(st.r, st.t, st.cols, []catalog.DataFile{f}, []string{path})
 	}
 	// An empty table of the right columns first; then the files, a few
-	// dozen per statement, each row numbered within its file after the
-	// file's id (rid = id << 32 + n: unique while a file holds fewer than
-	// 2^32 rows, which CheckFile's registered count says).
+	// dozen per statement, each row numbered after the file's id by its
+	// position in the file, what a delete file records (rid = id << 32 +
+	// position: unique while a file holds fewer than 2^32 rows, which
+	// CheckFile's registered count says); by its place in the read where
+	// positions cannot be read (positioned).
+	cols, number := "src.*", "row_number() OVER ()"
+	if pos {
+		cols, number = "src.* EXCLUDE ("+posCol+")", "src."+posCol
+	}
 	var shape string
 	if len(files) > 0 {
 		if shape, err = read(files[0]); err != nil {
 			return release, err
 		}
 	} else {
-		shape = e.ReadFilesSQL(st.t, st.cols, nil)
+		shape, cols = e.ReadFilesSQL(st.t, st.cols, nil), "src.*"
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT src.*, 0::BIGINT AS %s, 0::BIGINT AS %s FROM (%s) AS src LIMIT 0",
-		targetTable, fileCol, ridCol, shape)); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT %s, 0::BIGINT AS %s, 0::BIGINT AS %s FROM (%s) AS src LIMIT 0",
+		targetTable, cols, fileCol, ridCol, shape)); err != nil {
 		return release, fmt.Errorf("reading table %q: %w", st.t.Name, err)
 	}
 	const batch = 32
@@ -492,7 +622,7 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 					return release, err
 				}
 			}
-			parts = append(parts, fmt.Sprintf("SELECT src.*, %d, %d + row_number() OVER () FROM (%s) AS src", f.ID, f.ID<<32, sel))
+			parts = append(parts, fmt.Sprintf("SELECT %s, %d, %d + %s FROM (%s) AS src", cols, f.ID, f.ID<<32, number, sel))
 		}
 		if _, err := conn.ExecContext(ctx, "INSERT INTO temp."+targetTable+" "+strings.Join(parts, " UNION ALL ")); err != nil {
 			return release, fmt.Errorf("reading the files of table %q: %w", st.t.Name, err)

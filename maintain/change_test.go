@@ -288,3 +288,69 @@ func TestChangeHiveRefused(t *testing.T) {
 		t.Fatal("a refused change left something")
 	}
 }
+
+// Under merge-on-read, a change and another writer race at the commit on
+// delete files too: an optimize that read a file before a delete of its
+// rows landed must not bring the rows back (it fails, committing nothing);
+// an UPDATE whose delete file merged an older state of the file's deletes,
+// or whose file was rewritten, fails and says to retry; one racing a change
+// to another file commits, and both hold.
+func TestChangeRacesMergeOnRead(t *testing.T) {
+	for _, race := range []struct{ main, other string }{
+		{"optimize", "DELETE FROM t WHERE a = 2"},
+		{"UPDATE t SET b = 'u' WHERE a = 1", "DELETE FROM t WHERE a = 2"},
+		{"UPDATE t SET b = 'u' WHERE a = 1", "DELETE FROM t WHERE a = 12"},
+		{"UPDATE t SET b = 'u' WHERE a = 1", "optimize"},
+	} {
+		t.Run(race.main+" vs "+race.other, func(t *testing.T) {
+			_, c, e := writeLake(t)
+			mustWrite(t, e, "CREATE TABLE t (a INTEGER, b VARCHAR)")
+			mustWrite(t, e, "INSERT INTO t SELECT i, 'x' FROM range(0, 10) r(i)")
+			mustWrite(t, e, "INSERT INTO t SELECT i, 'y' FROM range(10, 20) r(i)")
+			alterTable(t, c, "t", "set", "sorted", "by", "a")
+			alterTable(t, c, "t", "set", "option", "delete_mode", "=", "merge-on-read")
+			do := func(what string) error {
+				if what == "optimize" {
+					_, err := Optimize(context.Background(), e, "t", OptimizeOptions{})
+					return err
+				}
+				_, err := Write(context.Background(), e, what, changeOpts())
+				return err
+			}
+			var raceErr error
+			fired := false
+			afterWrite = func([]string) {
+				if !fired {
+					fired = true
+					raceErr = do(race.other)
+				}
+			}
+			defer func() { afterWrite = nil }()
+			before := latestID(t, c)
+			err := do(race.main)
+			if !fired || raceErr != nil {
+				t.Fatalf("the racing %s: fired %v, %v", race.other, fired, raceErr)
+			}
+			got := answerOf(t, e, catalog.Latest, "SELECT count(*), count(*) FILTER (WHERE a IN (1, 2, 12)), count(*) FILTER (WHERE b = 'u') FROM t")
+			if race.other == "DELETE FROM t WHERE a = 12" {
+				if err != nil || got != "19|2|1" {
+					t.Fatalf("an update racing a delete of another file: %v, rows %s", err, got)
+				}
+				return
+			}
+			if err == nil || latestID(t, c) != before+1 {
+				t.Fatalf("%s racing %s committed (%v)", race.main, race.other, err)
+			}
+			if race.main != "optimize" && !errors.Is(err, ErrWriteRaced) {
+				t.Fatalf("%s racing %s: %v, want ErrWriteRaced", race.main, race.other, err)
+			}
+			want := "19|2|0" // the racing delete of 2 holds, nothing of the loser
+			if race.other == "optimize" {
+				want = "20|3|0"
+			}
+			if got != want {
+				t.Fatalf("rows %s, want %s", got, want)
+			}
+		})
+	}
+}

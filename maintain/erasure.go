@@ -26,6 +26,8 @@ import (
 // what still holds them and what to run:
 //
 //	live      a file of the table now: DELETE the rows
+//	deleted   a live file whose delete file takes the rows out (merge-on-
+//	          read), still stored in it: fold the table's deletes
 //	retired   retired, read by snapshots retention keeps: expire them
 //	expired   no kept snapshot reads it; cleanup deletes it after its grace
 //	user      the user's file (registered in place, or forgotten by expire
@@ -45,7 +47,7 @@ import (
 type ErasureHolder struct {
 	Path   string `json:"path"`
 	FileID int64  `json:"file_id,omitempty"`
-	State  string `json:"state"` // live, retired, expired, user, orphan
+	State  string `json:"state"` // live, deleted, retired, expired, user, orphan
 	// Rows is how many of its rows match; -1 when it could not be read.
 	Rows int64  `json:"rows"`
 	Why  string `json:"why"`
@@ -88,9 +90,16 @@ func CheckErased(ctx context.Context, e *engine.Engine, table, predicate string)
 	if err != nil {
 		return nil, err
 	}
+	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return nil, err
+	}
 	type candidate struct {
 		ErasureHolder
 		f *catalog.DataFile
+		// deletes is the live file's delete file (merge-on-read), as
+		// DuckDB reads it; "" for none.
+		deletes string
 	}
 	var cands []candidate
 	seen := map[string]bool{}
@@ -108,14 +117,18 @@ func CheckErased(ctx context.Context, e *engine.Engine, table, predicate string)
 		default:
 			h.State, h.Why = "retired", fmt.Sprintf("retired at snapshot %d; snapshots before it are kept and read it: rocklake expire --older-than <a time after snapshot %d>, then rocklake cleanup", f.End.V, f.End.V)
 		}
-		cands = append(cands, candidate{h, f})
+		c := candidate{ErasureHolder: h, f: f}
+		if d, ok := dels[f.ID]; ok && !f.End.Known {
+			c.deletes = e.DuckPath(d.Location(t))
+		}
+		cands = append(cands, c)
 	}
 	sched, err := cat.ScheduledFiles()
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range sched {
-		if s.TableID != t.ID || seen[s.Location] {
+		if s.TableID != t.ID || seen[s.Location] || deleteFileName(s.Location) {
 			continue
 		}
 		seen[s.Location] = true
@@ -142,7 +155,7 @@ func CheckErased(ctx context.Context, e *engine.Engine, table, predicate string)
 	if root := cat.RewriteRoot(); root != "" {
 		dir := filepath.Join(root, "table-"+strconv.FormatInt(t.ID, 10))
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !seen[p] {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !seen[p] && !deleteFileName(p) {
 				seen[p] = true
 				cands = append(cands, candidate{ErasureHolder: ErasureHolder{Path: p, State: "orphan",
 					Why: "under a directory rocklake wrote, named by no snapshot: rocklake cleanup --orphans"}})
@@ -183,9 +196,14 @@ func CheckErased(ctx context.Context, e *engine.Engine, table, predicate string)
 			continue
 		}
 		rep.Checked++
-		var n int64
-		q := fmt.Sprintf("SELECT count(*) FROM read_parquet('%s') WHERE (%s\n)", strings.ReplaceAll(e.DuckPath(path), "'", "''"), predicate)
-		if err := conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		var n, left int64
+		// left: the matching rows no delete file takes out.
+		leftSQL := "count(*)"
+		if c.deletes != "" {
+			leftSQL = "count(*) FILTER (WHERE file_row_number NOT IN (SELECT pos FROM read_parquet(" + sqllex.QuoteString(c.deletes) + ")))"
+		}
+		q := fmt.Sprintf("SELECT count(*), %s FROM read_parquet(%s, file_row_number = %t) WHERE (%s\n)", leftSQL, sqllex.QuoteString(e.DuckPath(path)), c.deletes != "", predicate)
+		if err := conn.QueryRowContext(ctx, q).Scan(&n, &left); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -195,11 +213,22 @@ func CheckErased(ctx context.Context, e *engine.Engine, table, predicate string)
 		if n > 0 {
 			h := c.ErasureHolder
 			h.Rows = n
+			if c.deletes != "" && left == 0 {
+				h.State, h.Why = "deleted", "its delete file takes these rows out of the table, but the data file still stores them: rocklake fold "+sqllex.QuoteName(t.Name)+", then rocklake expire and rocklake cleanup"
+			}
 			rep.Holders = append(rep.Holders, h)
 		}
 	}
 	rep.Erased = len(rep.Holders) == 0
 	return rep, nil
+}
+
+// deleteFileName says whether p is a delete file a change wrote under
+// merge-on-read (deleteByPosition: delete-<snapshot>/delete-<file id>.parquet
+// under the rewrite root): it holds positions and a data file's path,
+// none of the table's values.
+func deleteFileName(p string) bool {
+	return strings.HasPrefix(filepath.Base(p), "delete-") && strings.HasPrefix(filepath.Base(filepath.Dir(p)), "delete-")
 }
 
 func withRows(h ErasureHolder, rows int64, why string) ErasureHolder {

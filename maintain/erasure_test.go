@@ -134,3 +134,90 @@ func filesHolding(t *testing.T, db *sql.DB, dir, s string) int {
 	})
 	return n
 }
+
+// The erasure procedure under merge-on-read: the DELETE leaves the id in
+// its data file, taken out by a delete file (CheckErased says "deleted"
+// and to fold); fold rewrites the file without it, and expire and cleanup
+// then leave no byte of it under the data root. Every step, queries see
+// the table without the row, and the snapshot before the DELETE with it.
+func TestErasureMergeOnRead(t *testing.T) {
+	root, c, e := writeLake(t)
+	src := filepath.Join(root, "incoming")
+	os.MkdirAll(src, 0o755)
+	const victim = "user-4242-erase-me"
+	for k := range 3 {
+		p := filepath.Join(src, fmt.Sprintf("f%d.parquet", k))
+		q := fmt.Sprintf("COPY (SELECT CASE WHEN i = 4242 THEN '%s' ELSE 'user-' || i END AS user_id, i AS n FROM range(%d, %d) r(i)) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0)",
+			victim, k*3000, (k+1)*3000, p)
+		if _, err := e.DB().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ingest.Add(c, "events", []string{src}, ingest.Options{Create: true, Owner: catalog.OwnerTaken}); err != nil {
+		t.Fatal(err)
+	}
+	alterTable(t, c, "events", "set", "option", "delete_mode", "=", "merge-on-read")
+	pred := "user_id = '" + victim + "'"
+	step := func(want ...string) {
+		t.Helper()
+		rep, err := CheckErased(context.Background(), e, "events", pred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range rep.Holders {
+			got = append(got, h.State)
+			if h.Rows != 1 || h.Why == "" {
+				t.Fatalf("holder %+v", h)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") || rep.Erased != (len(want) == 0) {
+			t.Fatalf("holders %v (erased %v), want %v: %+v", got, rep.Erased, want, rep.Holders)
+		}
+	}
+	before := latestID(t, c)
+	r := mustWrite(t, e, "DELETE FROM events WHERE "+pred)
+	if r.Rows != 1 || r.FilesRemoved != 0 || r.DeleteFiles != 1 {
+		t.Fatalf("delete: %+v", r)
+	}
+	count := "SELECT count(*), count(*) FILTER (WHERE " + pred + ") FROM events"
+	if got := answerOf(t, e, catalog.Latest, count); got != "8999|0" {
+		t.Fatalf("after the delete: %s", got)
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM events"); got != "8999" {
+		t.Fatalf("count(*) from statistics after the delete: %s", got)
+	}
+	if got := answerOf(t, e, before, count); got != "9000|1" {
+		t.Fatalf("the snapshot before the delete: %s", got)
+	}
+	step("deleted")
+	res, err := FoldDeletes(context.Background(), e, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesBefore != 1 || res.FilesAfter != 1 || res.Rows != 2999 {
+		t.Fatalf("fold: %+v", res)
+	}
+	if got := answerOf(t, e, catalog.Latest, count); got != "8999|0" {
+		t.Fatalf("after the fold: %s", got)
+	}
+	step("retired")
+	time.Sleep(10 * time.Millisecond)
+	if _, err := c.Expire(time.Now(), catalog.ExpireOptions{MinRetention: -1}); err != nil {
+		t.Fatal(err)
+	}
+	step("expired")
+	if _, err := c.Cleanup(catalog.CleanupOptions{Grace: -1}); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	if n := filesHolding(t, e.DB(), root, victim); n != 0 {
+		t.Fatalf("the id's bytes are still in %d files under the data root", n)
+	}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "delete-") {
+			t.Errorf("cleanup left the delete file (or its directory) %s", p)
+		}
+		return nil
+	})
+}

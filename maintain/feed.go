@@ -29,6 +29,13 @@ import (
 //
 // Files are read through the table's columns at the later snapshot, as
 // queries read them (a column added since reads its default).
+//
+// Under merge-on-read a snapshot may also change a file's delete file
+// (catalog.DeleteFile) and leave the file in place: the file then counts
+// as retired with its deletes before the snapshot and added with those
+// after, so that EXCEPT ALL leaves exactly the rows at the positions the
+// snapshot deleted. Every file is read with the deletes of the snapshot
+// it is read as of.
 
 // ErrChangesExpired says a change feed reaches back before snapshots
 // expire has forgotten: their files, and so their changes, are gone.
@@ -76,8 +83,24 @@ func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to in
 	if err != nil {
 		return "", release, err
 	}
+	versions, err := r.DeleteFileVersions(t.ID)
+	if err != nil {
+		return "", release, err
+	}
+	// deletesAt is the delete files snapshot s applies.
+	deletesAt := func(s int64) map[int64]catalog.DeleteFile {
+		out := map[int64]catalog.DeleteFile{}
+		for _, d := range versions {
+			if d.VisibleAt(s) {
+				out[d.DataFileID] = d
+			}
+		}
+		return out
+	}
+	byID := map[int64]catalog.DataFile{}
 	added, retired := map[int64][]catalog.DataFile{}, map[int64][]catalog.DataFile{}
 	for _, f := range ever {
+		byID[f.ID] = f
 		if f.Begin > from && f.Begin <= to {
 			added[f.Begin] = append(added[f.Begin], f)
 		}
@@ -85,13 +108,22 @@ func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to in
 			retired[f.End.V] = append(retired[f.End.V], f)
 		}
 	}
+	for _, d := range versions {
+		// A delete file begun in the range on a file that stays.
+		f, ok := byID[d.DataFileID]
+		if !ok || d.Begin <= from || d.Begin > to || f.Begin == d.Begin || (f.End.Known && f.End.V == d.Begin) {
+			continue
+		}
+		added[d.Begin] = append(added[d.Begin], f)
+		retired[d.Begin] = append(retired[d.Begin], f)
+	}
 	var unpin []func()
 	release = func() {
 		for _, u := range unpin {
 			u()
 		}
 	}
-	read := func(files []catalog.DataFile) (string, error) {
+	read := func(files []catalog.DataFile, asOf int64) (string, error) {
 		if len(files) == 0 {
 			return e.ReadFilesSQL(t, cols, nil), nil
 		}
@@ -110,7 +142,7 @@ func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to in
 			}
 			paths[i] = p
 		}
-		return e.ReadTableFilesSQL(r, t, cols, files, paths)
+		return e.ReadTableFilesWithSQL(r, t, cols, files, paths, deletesAt(asOf))
 	}
 	var ids []int64
 	for s := range added {
@@ -124,12 +156,12 @@ func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to in
 	slices.Sort(ids)
 	var parts []string
 	for _, s := range ids {
-		a, err := read(added[s])
+		a, err := read(added[s], s)
 		if err != nil {
 			release()
 			return "", func() {}, err
 		}
-		d, err := read(retired[s])
+		d, err := read(retired[s], s-1)
 		if err != nil {
 			release()
 			return "", func() {}, err

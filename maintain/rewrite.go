@@ -333,6 +333,27 @@ type rewriteSpec struct {
 	// (a change rewrites each file it touches into its own successor, so
 	// that no file spans more than the one it replaces did).
 	group string
+	// deletes are delete files to record in the commit that registers the
+	// new files (an UPDATE or MERGE under merge-on-read).
+	deletes []catalog.NewDeleteFile
+}
+
+// deletesRead is, for each of files, the id of the delete file its rows
+// were read less (0: none), which the commit that replaces them checks
+// (catalog.Txn.ExpectDeletes): a delete landed since must not be undone.
+func deletesRead(st *tableState, files []catalog.DataFile) (map[int64]int64, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	dels, err := st.r.DeleteFiles(st.t.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]int64, len(files))
+	for _, f := range files {
+		out[f.ID] = dels[f.ID].ID
+	}
+	return out, nil
 }
 
 // rewrite writes the rows of files (in sp's order, or in their present
@@ -603,13 +624,21 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 		}
 		return &RewriteResult{Snapshot: snap}, nil
 	}
+	read, err := deletesRead(st, files)
+	if err != nil {
+		return nil, err
+	}
 	if rows == 0 {
 		// Files without rows: nothing to write, only retire them.
 		tx, err := e.Catalog().Begin()
 		if err != nil {
 			return nil, err
 		}
+		tx.ExpectDeletes(t.Name, read)
 		tx.RemoveFiles(t.Name, ids...)
+		if len(sp.deletes) > 0 {
+			tx.SetDeletes(t.Name, sp.deletes...)
+		}
 		snap, err := tx.Commit()
 		if err != nil {
 			return nil, fmt.Errorf("%s: retiring empty files: %w", what, err)
@@ -739,7 +768,7 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	if err := checkRewrite(ctx, e, conn, st, tmp, typs, written, hive, writtenGroups); err != nil {
 		return nil, fmt.Errorf("%s: %w; nothing committed, the new files removed", what, err)
 	}
-	register, addOpts := dir, ingest.Options{Replace: ids, Owner: catalog.OwnerRocklake}
+	register, addOpts := dir, ingest.Options{Replace: ids, ReplaceDeletes: read, Owner: catalog.OwnerRocklake, Deletes: sp.deletes}
 	if sp.src != "" {
 		addOpts.Written = true
 		addOpts.TableID = t.ID // 0 for CREATE TABLE AS, whose table is made here

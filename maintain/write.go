@@ -75,6 +75,10 @@ type WriteResult struct {
 	// FilesRemoved counts the files a DELETE or UPDATE retired (their
 	// remaining rows rewritten into Files new ones).
 	FilesRemoved int `json:"files_removed,omitempty"`
+	// DeleteFiles counts the delete files a change wrote under
+	// merge-on-read (catalog.DeleteFile), one per file it took rows out
+	// of, which stays in place.
+	DeleteFiles int `json:"delete_files,omitempty"`
 	// Snapshot is the snapshot the write made; zero when it made none (no
 	// rows, or CREATE TABLE IF NOT EXISTS of a table that exists).
 	Snapshot catalog.Snapshot `json:"snapshot"`

@@ -155,6 +155,12 @@ func TestWriteDifferential(t *testing.T) {
 			if r.IntN(3) == 0 {
 				alterTable(t, c, "t", "set", "option", "target_file_rows", "=", fmt.Sprint(20+r.IntN(100)))
 			}
+			mor := r.IntN(2) == 0
+			if mor {
+				// Changes write delete files; reads apply them.
+				alterTable(t, c, "t", "set", "option", "delete_mode", "=", "merge-on-read")
+				stats["merge-on-read tables"]++
+			}
 			diverged := false
 			run := func(q string) {
 				t.Helper()
@@ -163,6 +169,7 @@ func TestWriteDifferential(t *testing.T) {
 				}
 				before := latestID(t, c)
 				files := parquetFiles(t, root)
+				countBefore := answerOf(t, e, before, "SELECT count(*) FROM t")
 				t.Logf("statement: %s", q)
 				otx, err := oracle.Begin()
 				if err != nil {
@@ -206,10 +213,17 @@ func TestWriteDifferential(t *testing.T) {
 					return
 				}
 				stats["written"]++
+				if got := answerOf(t, e, before, "SELECT count(*) FROM t"); got != countBefore {
+					t.Fatalf("%s: snapshot %d, before it, now counts %s rows; it counted %s", q, before, got, countBefore)
+				}
 				if v := wres.Statement; v == "DELETE" || v == "UPDATE" || v == "MERGE" {
 					stats[v+" statements"]++
 					stats[v+" rows"] += int(wres.Rows)
 					stats[v+" files rewritten"] += wres.FilesRemoved
+					stats[v+" delete files"] += wres.DeleteFiles
+					if mor && wres.FilesRemoved > 0 {
+						t.Fatalf("%s: merge-on-read rewrote %d files", q, wres.FilesRemoved)
+					}
 					if !sameRowsBut(t, oracle, e, "t", true) {
 						// DuckDB 1.5.6's UPDATE (and MERGE's) leaves a zero
 						// it overwrites with the other zero as it was (it
@@ -226,7 +240,24 @@ func TestWriteDifferential(t *testing.T) {
 			for range *writeStmts {
 				s := r.IntN(1000)
 				k := r.IntN(1000)
-				switch r.IntN(12) {
+				switch r.IntN(13) {
+				case 12: // fold the delete files: the same rows, none applied
+					if diverged {
+						break
+					}
+					res, err := FoldDeletes(ctx, e, "t")
+					if err != nil {
+						t.Fatalf("fold: %v", err)
+					}
+					stats["files folded"] += res.FilesBefore
+					rd, _ := c.Read(catalog.Latest)
+					tb, _ := rd.Table("t")
+					left, _ := rd.DeleteFiles(tb.ID)
+					rd.Close()
+					if len(left) > 0 {
+						t.Fatalf("fold left %d delete files", len(left))
+					}
+					sameRows(t, oracle, e, "t")
 				case 0, 1: // VALUES
 					var rows []string
 					for range 1 + r.IntN(4) {
@@ -406,6 +437,18 @@ func TestWriteDifferential(t *testing.T) {
 						}
 						if got := answerOf(t, e, catalog.Latest, q); got != want {
 							t.Fatalf("%s (%s): rocklake %s, DuckDB %s", q, col.typ, got, want)
+						}
+						if pred == "C = V" || pred == "C < V" {
+							// The row-range and page paths, deletes applied.
+							for _, mode := range []engine.PartialMode{engine.PartialForceRows, engine.PartialForce} {
+								res, err := e.Query(ctx, q, engine.QueryOptions{Snapshot: catalog.Latest, Partial: mode, NoMetadataAnswers: true})
+								if err != nil {
+									t.Fatalf("%s: %v", q, err)
+								}
+								if got := rowString(res.Rows[0]); got != want {
+									t.Fatalf("%s (%s, partial mode %d): rocklake %s, DuckDB %s", q, col.typ, mode, got, want)
+								}
+							}
 						}
 						stats["predicates"]++
 					}

@@ -346,8 +346,10 @@ type sqlAnswer struct {
 	Rows      int64  `json:"rows"`
 	FileCount int    `json:"file_count"`
 	// FilesRemoved counts the files a DELETE or UPDATE retired.
-	FilesRemoved int    `json:"files_removed,omitempty"`
-	SnapshotID   *int64 `json:"snapshot_id"`
+	FilesRemoved int `json:"files_removed,omitempty"`
+	// DeleteFiles counts the delete files a change wrote (merge-on-read).
+	DeleteFiles int    `json:"delete_files,omitempty"`
+	SnapshotID  *int64 `json:"snapshot_id"`
 }
 
 func (s *Server) apiSQL(_ http.ResponseWriter, r *http.Request) (any, error) {
@@ -377,7 +379,7 @@ func (s *Server) apiSQL(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, sqlError(err)
 	}
 	s.m.observeWrite(res)
-	out := sqlAnswer{Statement: res.Statement, Table: res.Table, Rows: res.Rows, FileCount: res.Files, FilesRemoved: res.FilesRemoved}
+	out := sqlAnswer{Statement: res.Statement, Table: res.Table, Rows: res.Rows, FileCount: res.Files, FilesRemoved: res.FilesRemoved, DeleteFiles: res.DeleteFiles}
 	if res.Snapshot.ID != 0 {
 		out.SnapshotID = &res.Snapshot.ID
 	}

@@ -641,7 +641,11 @@ type WriteOptions struct {
 	// When set, files are cut by bytes and target_file_rows is ignored.
 	TargetFileBytes int64 `protobuf:"varint,2,opt,name=target_file_bytes,json=targetFileBytes,proto3" json:"target_file_bytes,omitempty"`
 	// Writes skip sorting by the sort key or layout, for speed.
-	Unsorted      bool `protobuf:"varint,3,opt,name=unsorted,proto3" json:"unsorted,omitempty"`
+	Unsorted bool `protobuf:"varint,3,opt,name=unsorted,proto3" json:"unsorted,omitempty"`
+	// DELETE, UPDATE and MERGE record the positions of the rows they take
+	// out in delete files (DeleteFile) instead of rewriting the files that
+	// held them.
+	MergeOnRead   bool `protobuf:"varint,4,opt,name=merge_on_read,json=mergeOnRead,proto3" json:"merge_on_read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -693,6 +697,13 @@ func (x *WriteOptions) GetTargetFileBytes() int64 {
 func (x *WriteOptions) GetUnsorted() bool {
 	if x != nil {
 		return x.Unsorted
+	}
+	return false
+}
+
+func (x *WriteOptions) GetMergeOnRead() bool {
+	if x != nil {
+		return x.MergeOnRead
 	}
 	return false
 }
@@ -2931,11 +2942,12 @@ const file_catalog_proto_rawDesc = "" +
 	"\aSortKey\x12\x1d\n" +
 	"\n" +
 	"column_ids\x18\x01 \x03(\x03R\tcolumnIds\x12\x14\n" +
-	"\x05curve\x18\x02 \x01(\tR\x05curve\"\x80\x01\n" +
+	"\x05curve\x18\x02 \x01(\tR\x05curve\"\xa4\x01\n" +
 	"\fWriteOptions\x12(\n" +
 	"\x10target_file_rows\x18\x01 \x01(\x03R\x0etargetFileRows\x12*\n" +
 	"\x11target_file_bytes\x18\x02 \x01(\x03R\x0ftargetFileBytes\x12\x1a\n" +
-	"\bunsorted\x18\x03 \x01(\bR\bunsorted\"K\n" +
+	"\bunsorted\x18\x03 \x01(\bR\bunsorted\x12\"\n" +
+	"\rmerge_on_read\x18\x04 \x01(\bR\vmergeOnRead\"K\n" +
 	"\x0ePartitionField\x12\x1b\n" +
 	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x80\x04\n" +

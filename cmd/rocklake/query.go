@@ -233,6 +233,7 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 			"file_count": res.Files, "snapshot_id": snap, "seconds": secs}
 		if res.Statement == "DELETE" || res.Statement == "UPDATE" || res.Statement == "MERGE" {
 			out["files_removed"] = res.FilesRemoved
+			out["delete_files"] = res.DeleteFiles
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -249,6 +250,9 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 		what += ", nothing committed"
 	case res.Statement == "CREATE TABLE":
 		what = fmt.Sprintf("CREATE TABLE %s: snapshot %d", res.Table, res.Snapshot.ID)
+	case (res.Statement == "DELETE" || res.Statement == "UPDATE" || res.Statement == "MERGE") && res.DeleteFiles > 0:
+		what += fmt.Sprintf(" %sd; %s written, %s added, snapshot %d", strings.ToLower(res.Statement),
+			plural(res.DeleteFiles, "delete file", "delete files"), plural(res.Files, "file", "files"), res.Snapshot.ID)
 	case res.Statement == "DELETE" || res.Statement == "UPDATE" || res.Statement == "MERGE":
 		what += fmt.Sprintf(" %sd; %s rewritten into %s, snapshot %d", strings.ToLower(res.Statement),
 			plural(res.FilesRemoved, "file", "files"), plural(res.Files, "file", "files"), res.Snapshot.ID)

@@ -76,7 +76,7 @@ variables and ~/.pgpass fill in what it leaves out.`,
 	root.PersistentFlags().Lookup("catalog").DefValue = pgkv.Redact(defaultCatalog())
 	root.PersistentFlags().StringVar(&g.format, "format", formatText, "output format: text or json (query also: table, csv, tsv, jsonl)")
 	root.SetVersionTemplate("rocklake {{.Version}}\n")
-	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newErasureCmd(g), newChangesCmd(g), newRefreshCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
+	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newErasureCmd(g), newChangesCmd(g), newRefreshCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newFoldCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
 	root.AddCommand(newExportCmd(g), newImportCmd(g), newSyncCmd(g))
 	markUsageErrors(root)
 	return root

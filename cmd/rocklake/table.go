@@ -296,6 +296,9 @@ func writeOptionsJSON(o catalog.WriteOptions) map[string]any {
 	if o.Unsorted {
 		out["sorted"] = false
 	}
+	if o.MergeOnRead {
+		out["delete_mode"] = catalog.MergeOnRead
+	}
 	return out
 }
 

@@ -49,6 +49,9 @@ func Quoted(s string, off int) (text string, end int, ok bool) {
 // inside), which DuckDB reads back as exactly that name.
 func QuoteName(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
+// QuoteString quotes s as an SQL string literal.
+func QuoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // IsNameStart reports whether an unquoted name (an identifier or a
 // keyword) may start with c. Every byte of a multi-byte UTF-8 character
 // counts as a letter, as in DuckDB, whatever the character.
