@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -273,17 +276,77 @@ const shapeKey = -1
 // reads in a run of its own.
 const deletesKey = -2
 
+// deletesRowsKey holds the data file's last position, its row count less
+// one (with deletesKey), and
+// deletesVarKey, when a query set one, the DuckDB variable that holds its
+// deleted positions as a bitstring (setDeleteVariables).
+const (
+	deletesRowsKey = -5
+	deletesVarKey  = -6
+)
+
 // deletedRows is the condition that leaves a file's deleted rows out,
-// over read_parquet's file_row_number; "" when it has none.
+// over read_parquet's file_row_number; "" when it has none. The positions
+// are a bitstring, one bit per row of the file, and the condition a plain
+// filter on each row's bit: a join (NOT IN) would cost a hash table per
+// file and would not keep the file's rows in their order. A query reads
+// the bitstring from a variable it set (a constant DuckDB pushes into the
+// scan); other readers from a scalar subquery over the delete file.
 func deletedRows(c fileConstants) string {
 	d, ok := c[deletesKey]
 	if !ok {
 		return ""
 	}
-	// The positions' own column binds inside the subquery, before any
-	// column of the data file named pos.
-	return "file_row_number NOT IN (SELECT pos FROM read_parquet(" + d + "))"
+	bits := "getvariable('" + c[deletesVarKey] + "')"
+	if c[deletesVarKey] == "" {
+		bits = "(" + deletedBits(d, c[deletesRowsKey]) + ")"
+	}
+	return "get_bit(" + bits + ", file_row_number::INTEGER) = 0"
 }
+
+// deleteVariable is the name of the i-th delete file's variable in a
+// query.
+func deleteVariable(i int) string { return fmt.Sprintf("__rocklake_deleted_%d", i) }
+
+// nameDeleteVariables gives each delete file the views read a variable
+// of the query's (deletesVarKey), so that its positions are read once,
+// into a constant the scans filter on; it returns, per variable, the
+// query that fills it.
+func nameDeleteVariables(views []partConsts) []string {
+	var out []string
+	byFile := map[string]int{}
+	for _, parts := range views {
+		for _, f := range slices.Sorted(maps.Keys(parts)) {
+			c := parts[f]
+			lit, ok := c[deletesKey]
+			if !ok || c[deletesVarKey] != "" {
+				continue
+			}
+			i, seen := byFile[lit]
+			if !seen {
+				i = len(out)
+				byFile[lit] = i
+				out = append(out, deletedBits(lit, c[deletesRowsKey]))
+			}
+			c[deletesVarKey] = deleteVariable(i)
+		}
+	}
+	return out
+}
+
+// deletedBits is the query of a delete file's positions as a bitstring of
+// last+1 bits: bit i set when row i is deleted. A position outside the
+// file fails it (bitstring_agg checks its range), never drops a row
+// silently.
+func deletedBits(lit, last string) string {
+	// The positions' own column, pos, binds inside the subquery, before
+	// any column of the data file of that name.
+	return "SELECT bitstring_agg(pos, 0, " + last + ") FROM read_parquet(" + lit + ")"
+}
+
+// deletesPathKey is the entry of a file's constants that holds its delete
+// file's path as the page path opens it (with deletesKey).
+const deletesPathKey = -4
 
 // positionsKey is the entry of a file's constants naming the column that
 // gives each row's position in the file (ReadFileRowsSQL).
@@ -312,8 +375,11 @@ func deletedWhere(c fileConstants) string {
 // (into, made when nil), checked to be the file recorded: a delete file
 // changed or gone fails the read, as a data file does, since reading the
 // rows without it would bring deleted rows back.
-func withDeletes(t catalog.Table, d catalog.DeleteFile, into fileConstants) (fileConstants, error) {
+func withDeletes(t catalog.Table, f catalog.DataFile, d catalog.DeleteFile, into fileConstants) (fileConstants, error) {
 	loc := d.Location(t)
+	if f.RecordCount < 1 || f.RecordCount > math.MaxInt32 {
+		return nil, fmt.Errorf("table %q: file %s of %d rows has a delete file: deleted rows are applied in files of 1 to %d rows", t.Name, f.Location(t), f.RecordCount, math.MaxInt32)
+	}
 	if catalog.IsObject(loc) {
 		return nil, fmt.Errorf("table %q: delete file %s is an object: delete files are read from local disk only", t.Name, loc)
 	}
@@ -328,6 +394,8 @@ func withDeletes(t catalog.Table, d catalog.DeleteFile, into fileConstants) (fil
 		into = fileConstants{}
 	}
 	into[deletesKey] = "'" + strings.ReplaceAll(duckPath(loc), "'", "''") + "'"
+	into[deletesPathKey] = loc
+	into[deletesRowsKey] = strconv.FormatInt(f.RecordCount-1, 10)
 	return into, nil
 }
 
@@ -389,7 +457,7 @@ func (e *Engine) ReadFileRowsSQL(r *catalog.Reader, t catalog.Table, cols []cata
 	fc := fileConsts(f, partCols)
 	mapColumns(m, f, cols, fc)
 	if d, ok := dels[f.ID]; ok {
-		if fc, err = withDeletes(t, d, fc); err != nil {
+		if fc, err = withDeletes(t, f, d, fc); err != nil {
 			return "", err
 		}
 	}
@@ -444,7 +512,7 @@ func (e *Engine) ReadTableFilesWithSQL(r *catalog.Reader, t catalog.Table, cols 
 		fc := fileConsts(f, partCols)
 		mapColumns(m, f, cols, fc)
 		if d, ok := dels[f.ID]; ok {
-			if fc, err = withDeletes(t, d, fc); err != nil {
+			if fc, err = withDeletes(t, f, d, fc); err != nil {
 				return "", err
 			}
 		}

@@ -469,9 +469,6 @@ func pageWhy(fp *filePlan, cols []catalog.Column, odd bool, consts fileConstants
 		return "sandboxed: DuckDB reads every file"
 	case odd:
 		return "columns differ from the table's"
-	case deletedRows(consts) != "":
-		// Its deleted rows are left out by position, in DuckDB.
-		return "the file has deleted rows"
 	case mapped(consts, cols):
 		// The page path reads columns by the table's names: a file
 		// registered before a column was renamed, dropped and added again,
@@ -493,7 +490,13 @@ func tryPages(ctx context.Context, fp *filePlan, cols []catalog.Column, src parq
 	if err != nil {
 		return "", nil, err
 	}
-	ld, err := readPages(ctx, src, pf, pcs, fp.spans, fp.firsts, newRowFilter(b, pcs))
+	var deleted []int64
+	if p, ok := consts[deletesPathKey]; ok {
+		if deleted, err = deletedPositions(p); err != nil {
+			return "", nil, fmt.Errorf("the delete file %s: %w", p, err)
+		}
+	}
+	ld, err := readPages(ctx, src, pf, pcs, fp.spans, fp.firsts, newRowFilter(b, pcs), deleted)
 	if err != nil {
 		return "", nil, err
 	}

@@ -50,7 +50,7 @@ func BenchmarkPagePathRow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ld, err := readPages(context.Background(), osf, nil, pcs, []rowSpan{{row, row + 1}}, firsts, nil)
+		ld, err := readPages(context.Background(), osf, nil, pcs, []rowSpan{{row, row + 1}}, firsts, nil, nil)
 		osf.Close()
 		if err != nil || ld.rows != 1 {
 			b.Fatalf("%v, %d rows", err, ld.rows)

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -60,6 +61,52 @@ type pageColumn struct {
 	store string // the temporary table's column type
 	fileT types.Type
 	msTS  bool // a TIMESTAMP(MILLIS) column: values × 1000
+}
+
+// deletedPositions reads a delete file's positions (its pos column),
+// sorted, for the page path.
+func deletedPositions(path string) (pos []int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pos, err = nil, fmt.Errorf("arrow-go: %v", r)
+		}
+	}()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	col := rdr.MetaData().Schema.ColumnIndexByName("pos")
+	if col < 0 {
+		return nil, fmt.Errorf("delete file %s has no column pos", path)
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 65536}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	i := tbl.Schema().FieldIndices("pos")
+	if len(i) != 1 {
+		return nil, fmt.Errorf("delete file %s has no column pos", path)
+	}
+	for _, chunk := range tbl.Column(i[0]).Data().Chunks() {
+		a, ok := chunk.(*array.Int64)
+		if !ok {
+			return nil, fmt.Errorf("delete file %s: pos is %s, not BIGINT", path, chunk.DataType())
+		}
+		for j := range a.Len() {
+			if a.IsNull(j) {
+				return nil, fmt.Errorf("delete file %s holds a NULL position", path)
+			}
+			pos = append(pos, a.Value(j))
+		}
+	}
+	slices.Sort(pos)
+	return pos, nil
 }
 
 // pageColumns maps a file's columns (exactly the table's) to the page
@@ -157,7 +204,10 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 // byte ranges of src it will need (pageByteRanges), so that an object's
 // PartReader fetches them in a few coalesced requests rather than one per
 // buffer arrow-go fills.
-func readPages(ctx context.Context, src parquet.ReaderAtSeeker, pf func([]storage.Range) error, cols []pageColumn, spans []rowSpan, firsts []int64, rf *rowFilter) (ld *pageLoad, err error) {
+//
+// deleted are the file's deleted positions (its delete file's), sorted:
+// those rows are dropped as the row filter's are.
+func readPages(ctx context.Context, src parquet.ReaderAtSeeker, pf func([]storage.Range) error, cols []pageColumn, spans []rowSpan, firsts []int64, rf *rowFilter, deleted []int64) (ld *pageLoad, err error) {
 	defer func() {
 		// arrow-go can panic on files it does not understand.
 		if r := recover(); r != nil {
@@ -231,7 +281,7 @@ func readPages(ctx context.Context, src parquet.ReaderAtSeeker, pf func([]storag
 			return nil, err
 		}
 		ld.decoded += n
-		if rf == nil {
+		if rf == nil && len(deleted) == 0 {
 			for i := range cols {
 				ld.vals[i] = append(ld.vals[i], vals[i]...)
 			}
@@ -244,7 +294,7 @@ func readPages(ctx context.Context, src parquet.ReaderAtSeeker, pf func([]storag
 		p := 0
 		for _, s := range in {
 			for r := s.lo; r < s.hi; r, p = r+1, p+1 {
-				if !rf.keep(vals, p) {
+				if _, gone := slices.BinarySearch(deleted, firsts[g]+r); gone || (rf != nil && !rf.keep(vals, p)) {
 					continue
 				}
 				pos = append(pos, p)

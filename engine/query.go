@@ -676,6 +676,11 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 			}
 		}
 	}
+	var viewParts []partConsts
+	for _, v := range views {
+		viewParts = append(viewParts, v.parts)
+	}
+	delVars := nameDeleteVariables(viewParts)
 	checked := map[string]bool{}
 	for _, v := range views {
 		for _, f := range v.files {
@@ -750,6 +755,12 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 	for _, ld := range loads {
 		if err := ld.load(ctx, conn, &cleanup); err != nil {
 			return nil, nil, err
+		}
+	}
+	for i, bits := range delVars {
+		cleanup = append(cleanup, fmt.Sprintf("RESET VARIABLE %s;", deleteVariable(i)))
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = (%s)", deleteVariable(i), bits)); err != nil {
+			return nil, nil, fmt.Errorf("applying a delete file (%s): %w", bits, err)
 		}
 	}
 	for i, l := range lists {
@@ -977,10 +988,13 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 			mapColumns(m, f, cols, parts[kf.Path])
 		}
 		if d, has := dels[kf.FileID]; has {
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("table %q: kept file %s is not in the table's file set", t.Name, kf.Path)
+			}
 			if parts == nil {
 				parts = partConsts{}
 			}
-			if parts[kf.Path], err = withDeletes(t, d, parts[kf.Path]); err != nil {
+			if parts[kf.Path], err = withDeletes(t, f, d, parts[kf.Path]); err != nil {
 				return nil, nil, nil, err
 			}
 		}

@@ -191,6 +191,10 @@ type wqTable struct {
 	// reads as the view "name@at".
 	atSnap  int64
 	atPaths []string
+	// dels and atDels give, for files with deleted rows (a delete file
+	// the fuzzer wrote: merge-on-read), the delete file applied at the
+	// latest snapshot and at atSnap, which the oracle's scans apply too.
+	dels, atDels map[string]string
 }
 
 // decUnit is the scale of decimal generators: finer than every file
@@ -319,6 +323,8 @@ type wqBuild struct {
 	// (their tables go on without them); written counts files written.
 	refused []string
 	written int
+	// deleteFiles counts the delete files deleteRows recorded.
+	deleteFiles int
 	// oracleMat holds the same rows in tables, in the catalog's file
 	// order: the reference for queries that depend on row order.
 	oracleMat *sql.DB
@@ -962,8 +968,10 @@ func (b *wqBuild) register(t *testing.T, r *rand.Rand) {
 		b.written += len(tb.files) + len(refused)
 		tb.atSnap = created.ID
 	}
-	// A table's files at a snapshot, in catalog file order.
-	filesAt := func(id int64, name string) []string {
+	b.deleteRows(t, c)
+	// A table's files at a snapshot, in catalog file order, and the delete
+	// files applied to them then.
+	filesAt := func(id int64, name string) ([]string, map[string]string) {
 		rd, err := c.Read(id)
 		if err != nil {
 			t.Fatal(err)
@@ -978,11 +986,19 @@ func (b *wqBuild) register(t *testing.T, r *rand.Rand) {
 			t.Fatal(err)
 		}
 		sort.Slice(files, func(i, j int) bool { return files[i].ID < files[j].ID })
+		ds, err := rd.DeleteFiles(ct.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out []string
+		dels := map[string]string{}
 		for _, f := range files {
 			out = append(out, f.Location(ct))
+			if d, ok := ds[f.ID]; ok {
+				dels[f.Location(ct)] = d.Location(ct)
+			}
 		}
-		return out
+		return out, dels
 	}
 	latest, err := c.Read(catalog.Latest)
 	if err != nil {
@@ -995,14 +1011,103 @@ func (b *wqBuild) register(t *testing.T, r *rand.Rand) {
 	atr := rand.New(rand.NewPCG(b.seed, 0xa7))
 	for _, tb := range b.tables {
 		tb.atSnap += atr.Int64N(last - tb.atSnap + 1)
-		tb.atPaths = filesAt(tb.atSnap, tb.name)
-		tb.paths = filesAt(last, tb.name)
+		tb.atPaths, tb.atDels = filesAt(tb.atSnap, tb.name)
+		tb.paths, tb.dels = filesAt(last, tb.name)
 		if len(tb.paths) != len(tb.files) {
 			t.Fatalf("seed %d: table %s has %d files in the catalog, %d written", b.seed, tb.name, len(tb.paths), len(tb.files))
 		}
 	}
 	if b.eng, err = New(c); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deleteRows takes rows out of some files of some tables by delete files
+// (merge-on-read), in snapshots of their own after the files were added:
+// a second delete of a file's rows merges with its first. Draws come from
+// a stream of their own, so that the catalog's other draws stay as they
+// were.
+func (b *wqBuild) deleteRows(t *testing.T, c *catalog.Catalog) {
+	dr := rand.New(rand.NewPCG(b.seed, 0xde1e7e))
+	db, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir := filepath.Join(b.dir, "deletes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tb := range b.tables {
+		if dr.IntN(2) == 0 {
+			continue
+		}
+		for round := range 1 + dr.IntN(2) {
+			rd, err := c.Read(catalog.Latest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct, _ := rd.Table(tb.name)
+			files, _ := rd.Files(ct.ID)
+			cur, err := rd.DeleteFiles(ct.ID)
+			rd.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nds []catalog.NewDeleteFile
+			for _, f := range files {
+				if f.RecordCount == 0 || dr.IntN(3) > 0 {
+					continue
+				}
+				n++
+				p := filepath.Join(dir, fmt.Sprintf("%s_%d_%d.parquet", tb.name, f.ID, n))
+				// Rows one in k, a run of rows, or every row but one.
+				var where string
+				switch dr.IntN(3) {
+				case 0:
+					where = fmt.Sprintf("hash(i, %d) %% %d = 0", round, 2+dr.IntN(5))
+				case 1:
+					lo := dr.Int64N(f.RecordCount)
+					where = fmt.Sprintf("i BETWEEN %d AND %d", lo, lo+dr.Int64N(f.RecordCount-lo))
+				default:
+					where = fmt.Sprintf("i <> %d", dr.Int64N(f.RecordCount))
+				}
+				positions := fmt.Sprintf("SELECT i AS pos FROM range(0, %d) r(i) WHERE %s", f.RecordCount, where)
+				old, had := cur[f.ID]
+				if had {
+					positions += " UNION SELECT pos FROM read_parquet(" + sqlQuote(old.Location(ct)) + ")"
+				}
+				if _, err := db.Exec(fmt.Sprintf("COPY (SELECT %s AS file_path, pos FROM (%s) ORDER BY pos) TO %s (FORMAT parquet)", sqlQuote(f.Location(ct)), positions, sqlQuote(p))); err != nil {
+					t.Fatal(err)
+				}
+				var count int64
+				if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + sqlQuote(p) + ")").Scan(&count); err != nil {
+					t.Fatal(err)
+				}
+				if count == 0 || (had && count == old.DeleteCount) {
+					continue
+				}
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nds = append(nds, catalog.NewDeleteFile{DataFileID: f.ID, Path: p, DeleteCount: count, FileSizeBytes: fi.Size(),
+					ModifiedUnixNanos: fi.ModTime().UnixNano(), Replaces: old.ID})
+			}
+			if len(nds) == 0 {
+				continue
+			}
+			tx, err := c.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.SetDeletes(tb.name, nds...)
+			if _, err := tx.Commit(); err != nil {
+				t.Fatalf("seed %d: deleting rows of %s: %v", b.seed, tb.name, err)
+			}
+			b.deleteFiles += len(nds)
+		}
 	}
 }
 
@@ -1103,6 +1208,7 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 			linked[p] = link
 		}
 		// The table as it is, and as it was at its AT snapshot.
+		dels := map[string]map[string]string{tb.name: tb.dels, tb.name + "@at": tb.atDels}
 		for name, paths := range map[string][]string{tb.name: tb.paths, tb.name + "@at": tb.atPaths} {
 			if _, err := b.oracleMat.Exec(fmt.Sprintf("CREATE TABLE %s (%s)", sqllex.QuoteName(name), strings.Join(defs, ", "))); err != nil {
 				t.Fatal(err)
@@ -1110,6 +1216,22 @@ func (b *wqBuild) buildOracle(t *testing.T, r *rand.Rand) {
 			var parts []string
 			for _, p := range paths {
 				sel := fmt.Sprintf("SELECT %s FROM read_parquet(%s, can_have_nan = true)", strings.Join(casts, ", "), sqlQuote(linked[p]))
+				if d, ok := dels[name][p]; ok {
+					// Its rows but those its delete file lists, by a filter
+					// on a constant of one bit per row, which keeps the
+					// rows in their order (a join would not).
+					var bits string
+					var rows int64
+					err := b.oracleMat.QueryRow(fmt.Sprintf("SELECT count(*) FROM read_parquet(%s)", sqlQuote(linked[p]))).Scan(&rows)
+					if err == nil {
+						err = b.oracleMat.QueryRow(fmt.Sprintf("SELECT bitstring_agg(pos, 0, %d)::VARCHAR FROM read_parquet(%s)", rows-1, sqlQuote(d))).Scan(&bits)
+					}
+					if err != nil {
+						t.Fatalf("seed %d: the oracle cannot read the delete file %s: %v", b.seed, d, err)
+					}
+					sel = fmt.Sprintf("SELECT %s FROM read_parquet(%s, can_have_nan = true, file_row_number = true) WHERE get_bit(%s::BIT, file_row_number::INTEGER) = 0",
+						strings.Join(casts, ", "), sqlQuote(linked[p]), sqlQuote(bits))
+				}
 				parts = append(parts, sel)
 				if _, err := b.oracleMat.Exec(fmt.Sprintf("INSERT INTO %s %s", sqllex.QuoteName(name), sel)); err != nil {
 					t.Fatalf("seed %d: the oracle cannot read %s as table %s: %v\n%s", b.seed, p, tb.name, err, b.describe())
@@ -2162,6 +2284,7 @@ type wqStats struct {
 	gatedByTag     map[string]int
 	refused        []string
 	written        int
+	deleteFiles    int
 }
 
 // check runs one query on rocklake and on the reference; it returns a
@@ -2369,6 +2492,7 @@ func TestWholeQuery(t *testing.T) {
 		}
 		st.refused = append(st.refused, b.refused...)
 		st.written += b.written
+		st.deleteFiles += b.deleteFiles
 		b.close()
 		if *wqKeep == "" {
 			os.RemoveAll(filepath.Join(root, fmt.Sprintf("c%d", rs)))
@@ -2389,7 +2513,7 @@ func TestWholeQuery(t *testing.T) {
 	sort.Slice(errs, func(i, j int) bool { return errs[i].n > errs[j].n })
 	t.Logf("%d queries in %v: %d answered from metadata, %d errors on both sides, %d of %d table files pruned; %d gated failures %v",
 		st.queries, time.Since(start).Round(time.Millisecond), st.metadata, st.bothErr, st.filesTotal-st.filesKept, st.filesTotal, st.gated, st.gatedByTag)
-	t.Logf("%d counts split between statistics and DuckDB, %d rows counted from statistics", st.split, st.splitRows)
+	t.Logf("%d counts split between statistics and DuckDB, %d rows counted from statistics; %d delete files applied", st.split, st.splitRows, st.deleteFiles)
 	t.Logf("shapes: %v", shapes)
 	if len(errs) > 8 {
 		errs = errs[:8]
@@ -2403,6 +2527,9 @@ func TestWholeQuery(t *testing.T) {
 		if covers && failed == 0 && (st.partialFiles == 0 || st.partialSkipped == 0) {
 			t.Errorf("the forced partial scan read no file in part (%d) or skipped no row (%d)", st.partialFiles, st.partialSkipped)
 		}
+	}
+	if covers && failed == 0 && st.deleteFiles == 0 {
+		t.Errorf("the fuzzer applied no delete file")
 	}
 	if covers && failed == 0 && (st.metadata == 0 || st.split == 0 || st.filesTotal == st.filesKept) {
 		t.Errorf("the fuzzer exercised no metadata answer (%d), no split count (%d) or no pruning (%d of %d files kept)", st.metadata, st.split, st.filesKept, st.filesTotal)

@@ -12,10 +12,16 @@
 //
 // The table is -files files of -rows rows in all, in time order, user ids
 // random (so min/max cannot tell files apart). Each side deletes -runs
-// different ids, alternating; files opened, files rewritten and time are
-// printed as medians and written as JSON.
+// different ids, alternating; files opened, files rewritten (or, with
+// -mode merge-on-read, delete files written) and time are printed as
+// medians and written as JSON.
+//
+// With -mode merge-on-read it then deletes a tenth of every file's rows
+// (one delete file per data file) and times selective queries, median of
+// -runs, before and after rocklake fold, side by side.
 //
 //	go run ./bench/deletes -files 10000 -rows 20000000 -json bench/results/deletes.json
+//	go run ./bench/deletes -files 10000 -rows 20000000 -mode merge-on-read -json bench/results/deletes-mor.json
 package main
 
 import (
@@ -45,6 +51,7 @@ func main() {
 	rows := flag.Int("rows", 20_000_000, "rows in all")
 	users := flag.Int("users", 2_000_000, "distinct user ids")
 	runs := flag.Int("runs", 3, "ids each side deletes")
+	mode := flag.String("mode", catalog.CopyOnWrite, "the table's delete_mode: copy-on-write or merge-on-read")
 	out := flag.String("json", "", "write the results to this file")
 	flag.Parse()
 	ctx := context.Background()
@@ -95,6 +102,21 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("registered in %.1fs\n", time.Since(start).Seconds())
+	mor := *mode == catalog.MergeOnRead
+	if mor {
+		tx, err := c.Begin()
+		if err != nil {
+			log.Fatal(err)
+		}
+		a, err := catalog.ParseAlteration([]string{"set", "option", "delete_mode", "=", catalog.MergeOnRead})
+		if err != nil {
+			log.Fatal(err)
+		}
+		tx.AlterTable("events", a)
+		if _, err := tx.Commit(); err != nil {
+			log.Fatal(err)
+		}
+	}
 	e, err := engine.New(c)
 	if err != nil {
 		log.Fatal(err)
@@ -146,7 +168,7 @@ func main() {
 		}
 		s.times = append(s.times, d)
 		s.opened = append(s.opened, res.Query.Tables[0].Plan.Files.Kept)
-		s.wrote = append(s.wrote, res.FilesRemoved)
+		s.wrote = append(s.wrote, res.FilesRemoved+res.DeleteFiles)
 	}
 	// The files that hold each id, before any delete.
 	truth := map[int64][]string{}
@@ -175,7 +197,7 @@ func main() {
 			log.Fatalf("a delete rewrote other files than those holding its id")
 		}
 	}
-	res := map[string]any{"files": *files, "rows": *rows, "users": *users, "runs": *runs}
+	res := map[string]any{"files": *files, "rows": *rows, "users": *users, "runs": *runs, "delete_mode": *mode}
 	for _, s := range []*side{ours, minmax, oracle} {
 		res[strings.ReplaceAll(strings.ReplaceAll(s.name, "/", ""), " ", "_")] = map[string]any{
 			"files_opened": s.opened, "files_rewritten": s.wrote, "files_holding_the_id": s.truth, "ms": msList(s.times),
@@ -195,12 +217,78 @@ func main() {
 	res["minmax_time_vs_rocklake"] = ms(median(minmax.times)) / ms(median(ours.times))
 	fmt.Printf("rocklake vs oracle: %.2fx the files that hold the id (median per id), %.2fx the time; min/max only vs rocklake: %.1fx the files, %.1fx the time\n",
 		ro, rt, res["minmax_files_vs_rocklake"], res["minmax_time_vs_rocklake"])
+	if mor {
+		res["selective_queries"] = deletedVsFolded(ctx, e, ids, *runs)
+	}
 	if *out != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
+}
+
+// deletedVsFolded deletes a tenth of every file's rows under
+// merge-on-read, then times selective queries with the delete files
+// applied and again after fold, alternating each query's runs.
+func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs int) map[string]any {
+	t0 := time.Now()
+	r, err := maintain.Write(ctx, e, "DELETE FROM events WHERE hash(id, 7) % 10 = 0", maintain.WriteOptions{NoMerge: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("deleted %d rows (%d delete files) in %.1fs\n", r.Rows, r.DeleteFiles, time.Since(t0).Seconds())
+	queries := []string{
+		fmt.Sprintf("SELECT count(*), round(sum(v), 2) FROM events WHERE user_id = %d", ids[len(ids)-1]),
+		"SELECT count(*), round(sum(v), 2) FROM events WHERE ts BETWEEN TIMESTAMP '2024-01-02' AND TIMESTAMP '2024-01-02 06:00:00'",
+		"SELECT kind, count(*) FROM events WHERE id BETWEEN 5000000 AND 5100000 GROUP BY kind ORDER BY kind",
+	}
+	time1 := func(q string, snap int64) (time.Duration, string) {
+		t0 := time.Now()
+		res, err := e.Query(ctx, q, engine.QueryOptions{Snapshot: snap})
+		if err != nil {
+			log.Fatalf("%s: %v", q, err)
+		}
+		d := time.Since(t0)
+		var text []string
+		for _, row := range res.Rows {
+			for _, v := range row {
+				if v == nil {
+					text = append(text, "NULL")
+				} else {
+					text = append(text, *v)
+				}
+			}
+		}
+		return d, strings.Join(text, "|")
+	}
+	deleted := r.Snapshot.ID
+	t0 = time.Now()
+	fr, err := maintain.FoldDeletes(ctx, e, "events")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("folded %d files in %.1fs\n", fr.FilesBefore, time.Since(t0).Seconds())
+	folded := fr.Snapshot.ID
+	out := map[string]any{"rows_deleted": r.Rows, "delete_files": r.DeleteFiles}
+	var list []map[string]any
+	for _, q := range queries {
+		var withDeletes, after []time.Duration
+		for range runs {
+			d, a := time1(q, deleted)
+			f, b := time1(q, folded)
+			if a != b {
+				log.Fatalf("%s: %s with delete files, %s folded", q, a, b)
+			}
+			withDeletes, after = append(withDeletes, d), append(after, f)
+		}
+		ratio := ms(median(withDeletes)) / ms(median(after))
+		fmt.Printf("%s: %.1f ms with delete files, %.1f ms folded (%.2fx)\n", q, ms(median(withDeletes)), ms(median(after)), ratio)
+		list = append(list, map[string]any{"query": q, "with_delete_files_ms": msList(withDeletes), "folded_ms": msList(after),
+			"median_with_delete_files_ms": ms(median(withDeletes)), "median_folded_ms": ms(median(after)), "ratio": ratio})
+	}
+	out["queries"] = list
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

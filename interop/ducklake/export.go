@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,6 +149,7 @@ type model struct {
 	cols       map[int64][]catalog.Column
 	tableEnd   map[int64]stats.Maybe[int64] // end of a table's last version
 	files      map[int64][]catalog.DataFile
+	deletes    map[int64][]catalog.DeleteFile              // delete file versions some exported snapshot applies
 	fileStats  map[int64]map[int64]map[int64]*stats.Column // table, file, column
 	variants   map[int64]map[int64]map[int64][]catalog.VariantStats
 	tableStats map[int64]*catalog.TableStats
@@ -194,7 +196,7 @@ func collect(c *catalog.Catalog, from int64) (*model, error) {
 		return nil, err
 	}
 	m := &model{cols: map[int64][]catalog.Column{}, tableEnd: map[int64]stats.Maybe[int64]{},
-		files: map[int64][]catalog.DataFile{}, fileStats: map[int64]map[int64]map[int64]*stats.Column{},
+		files: map[int64][]catalog.DataFile{}, deletes: map[int64][]catalog.DeleteFile{}, fileStats: map[int64]map[int64]map[int64]*stats.Column{},
 		variants: map[int64]map[int64]map[int64][]catalog.VariantStats{}, tableStats: map[int64]*catalog.TableStats{}}
 	for _, s := range all {
 		if s.ID >= from {
@@ -303,6 +305,15 @@ func collect(c *catalog.Catalog, from int64) (*model, error) {
 				byReadAt[at] = map[int64][]int64{}
 			}
 			byReadAt[at][tid] = append(byReadAt[at][tid], f.ID)
+		}
+		dels, err := hr.DeleteFileVersions(tid)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dels {
+			if !(d.End.Known && d.End.V <= first) {
+				m.deletes[tid] = append(m.deletes[tid], d)
+			}
 		}
 		m.fileStats[tid] = map[int64]map[int64]*stats.Column{}
 		m.variants[tid] = map[int64]map[int64][]catalog.VariantStats{}
@@ -667,6 +678,28 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 			}
 		}
 	}
+	// Delete files (merge-on-read) are DuckLake's own layout: Parquet of
+	// (file_path, pos), one current per data file.
+	for _, d := range m.deletes[tid] {
+		path, rel := d.Location(catalog.Table{Path: tablePath}), false
+		footer, err := footerSize(path)
+		if err != nil {
+			return fmt.Errorf("delete file %s: %w", path, err)
+		}
+		if copyFiles {
+			name := fmt.Sprintf("ducklake-%d-%s", d.ID, filepath.Base(path))
+			target := filepath.Join(dataPath, "main", tablePath, name)
+			if err := copyFile(path, target); err != nil {
+				return err
+			}
+			*copied = append(*copied, target)
+			path, rel = name, true
+		}
+		if err := w.insert("ducklake_delete_file", d.ID, tid, d.Begin, nullInt(d.End), d.DataFileID, path, rel, "parquet",
+			d.DeleteCount, d.FileSizeBytes, footer, nil, nil); err != nil {
+			return err
+		}
+	}
 	if ts := m.tableStats[tid]; ts != nil {
 		if err := w.insert("ducklake_table_stats", tid, ts.RecordCount, ts.NextRowID, ts.FileSizeBytes); err != nil {
 			return err
@@ -716,6 +749,30 @@ func variantBounds(v catalog.VariantStats) (minS string, minOK bool, maxS string
 		maxS, maxOK = formatBound(t, v.Max.V, true)
 	}
 	return
+}
+
+// footerSize is a Parquet file's footer length, from its last 8 bytes.
+func footerSize(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	var tail [8]byte
+	if fi.Size() < 12 {
+		return 0, fmt.Errorf("%d bytes: not a Parquet file", fi.Size())
+	}
+	if _, err := f.ReadAt(tail[:], fi.Size()-8); err != nil {
+		return 0, err
+	}
+	if string(tail[4:]) != "PAR1" {
+		return 0, fmt.Errorf("no Parquet footer")
+	}
+	return int64(binary.LittleEndian.Uint32(tail[:4])), nil
 }
 
 func copyFile(src, dst string) error {
