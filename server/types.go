@@ -241,7 +241,9 @@ func encodeValue(m *pgtype.Map, c column, v any) ([]byte, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	if c.format == 0 {
+	// Text's and json's binary form is their text; pgx's json codec would
+	// read a JSON string and write it back unquoted.
+	if c.format == 0 || c.oid == oidText || c.oid == oidVarchar || c.oid == oidJSON {
 		return []byte(s), nil
 	}
 	t, found := m.TypeForOID(c.oid)
