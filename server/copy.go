@@ -88,21 +88,11 @@ func parseCopyStdin(q string) (*copyStmt, error) {
 		return nil, fmt.Errorf("table %s.…: %w: rocklake tables have one-part names", name.text, writesql.ErrUnsupported)
 	}
 	if open := lx.peek(); open.is("(") {
-		start := open.at
-		lx.next()
-		for {
-			t := lx.next()
-			if t.kind != tokWord && t.kind != tokName {
-				return nil, lx.syntax(t, "a column name")
-			}
-			cp.cols = append(cp.cols, t.text)
-			if t = lx.next(); t.is(")") {
-				break
-			} else if !t.is(",") {
-				return nil, lx.syntax(t, ", or ) in the column list")
-			}
+		var err error
+		if cp.cols, err = lx.columnList(); err != nil {
+			return nil, err
 		}
-		cp.colList = strings.TrimSpace(lx.src[start:lx.off])
+		cp.colList = strings.TrimSpace(lx.src[open.at:lx.off])
 	}
 	if !lx.next().isWord("FROM") {
 		return nil, nil
@@ -117,6 +107,24 @@ func parseCopyStdin(q string) (*copyStmt, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// columnList reads a parenthesised list of column names.
+func (lx *copyLexer) columnList() ([]string, error) {
+	lx.next() // (
+	var cols []string
+	for {
+		t := lx.next()
+		if t.kind != tokWord && t.kind != tokName {
+			return nil, lx.syntax(t, "a column name")
+		}
+		cols = append(cols, t.text)
+		if t = lx.next(); t.is(")") {
+			return cols, nil
+		} else if !t.is(",") {
+			return nil, lx.syntax(t, ", or ) in the column list")
+		}
+	}
 }
 
 // options reads what follows STDIN: [WITH] (option [value], ...), or the

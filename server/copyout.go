@@ -54,18 +54,9 @@ func parseCopyTo(q string) (*copyOutStmt, error) {
 			return nil, fmt.Errorf("table %s.…: %w: rocklake tables have one-part names", name.text, writesql.ErrUnsupported)
 		}
 		if lx.peek().is("(") {
-			lx.next()
-			for {
-				t := lx.next()
-				if t.kind != tokWord && t.kind != tokName {
-					return nil, lx.syntax(t, "a column name")
-				}
-				cp.cols = append(cp.cols, t.text)
-				if t = lx.next(); t.is(")") {
-					break
-				} else if !t.is(",") {
-					return nil, lx.syntax(t, ", or ) in the column list")
-				}
+			var err error
+			if cp.cols, err = lx.columnList(); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -258,37 +258,36 @@ func (ss *pgSession) executeText(q string) (string, error) {
 // splitArgs reads the parenthesised, comma-separated arguments that open
 // at src[open], which must end the statement.
 func splitArgs(src string, open int) ([]string, error) {
+	end := closingParen(src, open)
+	if end < 0 {
+		return nil, &pgError{code: "42601", msg: "syntax error at end of input: expected ) after EXECUTE's arguments"}
+	}
+	if rest := strings.TrimSpace(src[end+1:]); rest != "" {
+		return nil, &pgError{code: "42601", msg: fmt.Sprintf("syntax error at or near %q: expected the end of the statement", clipText(rest))}
+	}
 	masked := sqllex.Mask(src)
 	var args []string
 	depth, from := 0, open+1
-	for i := open; i < len(masked); i++ {
-		switch masked[i] {
-		case '(':
+	for i := open + 1; i <= end; i++ {
+		switch c := masked[i]; {
+		case c == '(':
 			depth++
-		case ')':
+		case c == ')' && i < end:
 			depth--
-			if depth == 0 {
-				if last := strings.TrimSpace(src[from:i]); last != "" || len(args) > 0 {
-					args = append(args, last)
-				}
-				if rest := strings.TrimSpace(src[i+1:]); rest != "" {
-					return nil, &pgError{code: "42601", msg: fmt.Sprintf("syntax error at or near %q: expected the end of the statement", clipText(rest))}
-				}
-				for _, a := range args {
-					if a == "" {
-						return nil, &pgError{code: "42601", msg: "syntax error: an empty argument to EXECUTE"}
-					}
-				}
-				return args, nil
-			}
-		case ',':
-			if depth == 1 {
-				args = append(args, strings.TrimSpace(src[from:i]))
-				from = i + 1
-			}
+		case c == ',' && depth == 0, i == end:
+			args = append(args, strings.TrimSpace(src[from:i]))
+			from = i + 1
 		}
 	}
-	return nil, &pgError{code: "42601", msg: "syntax error at end of input: expected ) after EXECUTE's arguments"}
+	if len(args) == 1 && args[0] == "" {
+		return nil, nil // EXECUTE name ()
+	}
+	for _, a := range args {
+		if a == "" {
+			return nil, &pgError{code: "42601", msg: "syntax error: an empty argument to EXECUTE"}
+		}
+	}
+	return args, nil
 }
 
 // argLiteral is the SQL put in for one EXECUTE argument of the type oid
