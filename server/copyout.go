@@ -231,6 +231,10 @@ func (w *copyOut) fail(col int, err error) error {
 	return &pgError{code: "22000", msg: fmt.Sprintf("COPY TO STDOUT: column %s: %v", w.names[col], err)}
 }
 
+// textEscapes are the bytes the text format writes as a backslash and a
+// letter (a delimiter is written after a backslash as itself).
+var textEscapes = [256]byte{'\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't', '\v': 'v', '\\': '\\'}
+
 // field appends one value in the text or CSV format, as PostgreSQL's
 // CopyAttributeOutText and CopyAttributeOutCSV write it.
 func (w *copyOut) field(b []byte, s string, force bool) []byte {
@@ -253,21 +257,10 @@ func (w *copyOut) field(b []byte, s string, force bool) []byte {
 		return append(b, w.o.quote)
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\v':
-			b = append(b, '\\', 'v')
-		case '\\', w.o.delim:
+		switch c := s[i]; {
+		case textEscapes[c] != 0:
+			b = append(b, '\\', textEscapes[c])
+		case c == w.o.delim:
 			b = append(b, '\\', c)
 		default:
 			b = append(b, c)

@@ -307,16 +307,10 @@ func TestPsqlCopyTo(t *testing.T) {
 // over. (DuckDB's own memory, outside Go's heap, is not measured here;
 // see the bench.)
 func TestCopyToMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 300 MB through the protocol")
-	}
-	cfg := newConfig()
-	cfg.MaxResultRows, cfg.MaxResultBytes = 10_000_000, 1<<40
-	f := newFixture(t, cfg)
-	_, c := f.pgconn(t)
+	_, c := bigAnswers(t)
 	base := liveHeap()
 	w := &heapWatch{every: 16 << 20}
-	tag, err := c.CopyTo(context.Background(), w, "COPY (SELECT i, repeat('x', 300) AS pad FROM range(1000000) r(i)) TO STDOUT")
+	tag, err := c.CopyTo(context.Background(), w, "COPY ("+bigAnswer+") TO STDOUT")
 	if err != nil || tag.String() != "COPY 1000000" {
 		t.Fatalf("COPY: %s %v", tag, err)
 	}
@@ -327,6 +321,22 @@ func TestCopyToMemoryBounded(t *testing.T) {
 		t.Errorf("the live heap grew by %d MiB while %d MiB were copied out", grew>>20, w.n>>20)
 	}
 	t.Logf("copied %d MiB; live heap %d MiB before, at most %d MiB during", w.n>>20, base>>20, w.peak>>20)
+}
+
+// bigAnswer is a query whose answer (1,000,000 rows, 300 MB of text) is
+// far larger than a session's buffers.
+const bigAnswer = "SELECT i, repeat('x', 300) AS pad FROM range(1000000) r(i)"
+
+// bigAnswers is a connection to a server whose limits let bigAnswer
+// through.
+func bigAnswers(t *testing.T) (context.Context, *pgconn.PgConn) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("reads 300 MB through the protocol")
+	}
+	cfg := newConfig()
+	cfg.MaxResultRows, cfg.MaxResultBytes = 10_000_000, 1<<40
+	return newFixture(t, cfg).pgconn(t)
 }
 
 // liveHeap is the heap in use after a collection: what is held, not

@@ -206,14 +206,8 @@ func TestBinaryCursor(t *testing.T) {
 // the answer. (DuckDB's own memory, outside Go's heap, is not measured
 // here; see the bench.)
 func TestCursorMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 300 MB through a cursor")
-	}
-	cfg := newConfig()
-	cfg.MaxResultRows, cfg.MaxResultBytes = 10_000_000, 1<<40
-	f := newFixture(t, cfg)
-	ctx, c := f.pgconn(t)
-	if _, err := c.Exec(ctx, "BEGIN; DECLARE big CURSOR FOR SELECT i, repeat('x', 300) AS pad FROM range(1000000) r(i)").ReadAll(); err != nil {
+	ctx, c := bigAnswers(t)
+	if _, err := c.Exec(ctx, "BEGIN; DECLARE big CURSOR FOR "+bigAnswer).ReadAll(); err != nil {
 		t.Fatal(err)
 	}
 	base := liveHeap()
