@@ -64,6 +64,11 @@ type copyOptions struct {
 	nullSet       bool
 	quoteSet      bool
 	escapeSet     bool
+	// to: the options of a COPY ... TO, which FORCE_QUOTE (by column,
+	// or all) is for.
+	to         bool
+	forceQuote []string
+	allQuote   bool
 }
 
 // parseCopyStdin reads a COPY ... FROM STDIN; nil for any other statement
@@ -83,21 +88,11 @@ func parseCopyStdin(q string) (*copyStmt, error) {
 		return nil, fmt.Errorf("table %s.…: %w: rocklake tables have one-part names", name.text, writesql.ErrUnsupported)
 	}
 	if open := lx.peek(); open.is("(") {
-		start := open.at
-		lx.next()
-		for {
-			t := lx.next()
-			if t.kind != tokWord && t.kind != tokName {
-				return nil, lx.syntax(t, "a column name")
-			}
-			cp.cols = append(cp.cols, t.text)
-			if t = lx.next(); t.is(")") {
-				break
-			} else if !t.is(",") {
-				return nil, lx.syntax(t, ", or ) in the column list")
-			}
+		var err error
+		if cp.cols, err = lx.columnList(); err != nil {
+			return nil, err
 		}
-		cp.colList = strings.TrimSpace(lx.src[start:lx.off])
+		cp.colList = strings.TrimSpace(lx.src[open.at:lx.off])
 	}
 	if !lx.next().isWord("FROM") {
 		return nil, nil
@@ -112,6 +107,24 @@ func parseCopyStdin(q string) (*copyStmt, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// columnList reads a parenthesised list of column names.
+func (lx *copyLexer) columnList() ([]string, error) {
+	lx.next() // (
+	var cols []string
+	for {
+		t := lx.next()
+		if t.kind != tokWord && t.kind != tokName {
+			return nil, lx.syntax(t, "a column name")
+		}
+		cols = append(cols, t.text)
+		if t = lx.next(); t.is(")") {
+			return cols, nil
+		} else if !t.is(",") {
+			return nil, lx.syntax(t, ", or ) in the column list")
+		}
+	}
 }
 
 // options reads what follows STDIN: [WITH] (option [value], ...), or the
@@ -207,7 +220,7 @@ func (lx *copyLexer) options(o *copyOptions) error {
 			}
 		}
 	}
-	if lx.peek().isWord("WHERE") {
+	if lx.peek().isWord("WHERE") && !o.to {
 		return &pgError{code: "0A000", msg: "COPY FROM STDIN ... WHERE is not supported",
 			hint: "copy the rows into a table of their own, then INSERT ... SELECT ... WHERE"}
 	}
@@ -309,6 +322,9 @@ func (o *copyOptions) set(name string, v copyValue) error {
 		o.null, o.nullSet = v.text(), true
 	case "header":
 		if strings.EqualFold(v.text(), "match") {
+			if o.to {
+				return &pgError{code: "0A000", msg: `cannot use "match" with HEADER in COPY TO`}
+			}
 			o.header, o.match = true, true
 		} else {
 			o.header, err = v.boolean("header")
@@ -319,25 +335,39 @@ func (o *copyOptions) set(name string, v copyValue) error {
 	case "escape":
 		o.escape, err = oneByte("escape")
 		o.escapeSet = true
-	case "force_not_null":
-		o.forceNotNull, o.allNotNull = v.cols, v.star
-	case "force_null":
-		o.forceNull, o.allNull = v.cols, v.star
+	case "force_not_null", "force_null":
+		if o.to {
+			return &pgError{code: "0A000", msg: fmt.Sprintf("COPY %s cannot be used with COPY TO", strings.ToUpper(name))}
+		}
+		if name == "force_null" {
+			o.forceNull, o.allNull = v.cols, v.star
+		} else {
+			o.forceNotNull, o.allNotNull = v.cols, v.star
+		}
 	case "force_quote":
-		return &pgError{code: "0A000", msg: "COPY FORCE_QUOTE cannot be used with COPY FROM"}
+		if !o.to {
+			return &pgError{code: "0A000", msg: "COPY FORCE_QUOTE cannot be used with COPY FROM"}
+		}
+		o.forceQuote, o.allQuote = v.cols, v.star
 	case "encoding":
 		switch strings.ToLower(strings.ReplaceAll(v.text(), "-", "")) {
 		case "utf8", "unicode":
 		default:
-			return &pgError{code: "0A000", msg: fmt.Sprintf("COPY FROM STDIN reads UTF8 only, not %q", v.text())}
+			return &pgError{code: "0A000", msg: fmt.Sprintf("COPY reads and writes UTF8 only, not %q", v.text())}
 		}
 	case "on_error":
+		if o.to {
+			return &pgError{code: "0A000", msg: "COPY ON_ERROR cannot be used with COPY TO"}
+		}
 		if !strings.EqualFold(v.text(), "stop") {
 			return &pgError{code: "0A000", msg: fmt.Sprintf("COPY ON_ERROR %s is not supported: a COPY with a bad row writes nothing", v.text())}
 		}
 	case "log_verbosity":
 		// What ON_ERROR's notices say; ON_ERROR stops, so there are none.
 	case "default":
+		if o.to {
+			return &pgError{code: "0A000", msg: "COPY DEFAULT cannot be used with COPY TO"}
+		}
 		return &pgError{code: "0A000", msg: "COPY DEFAULT is not supported", hint: "leave the column out of the COPY's column list to give it its default"}
 	default:
 		return &pgError{code: "42601", msg: fmt.Sprintf("option %q not recognized", name)}
@@ -373,6 +403,8 @@ func (o *copyOptions) check() error {
 			return unsupported("COPY FORCE_NOT_NULL requires CSV mode")
 		case o.seen["force_null"]:
 			return unsupported("COPY FORCE_NULL requires CSV mode")
+		case o.seen["force_quote"]:
+			return unsupported("COPY FORCE_QUOTE requires CSV mode")
 		}
 	}
 	if !o.delimSet {
@@ -429,7 +461,7 @@ type copyCol struct {
 // copyIn runs the copy-in sub-protocol for a COPY ... FROM STDIN and
 // writes what the client sent.
 func (ss *pgSession) copyIn(ctx context.Context, cp *copyStmt) (*rocklake.WriteResult, error) {
-	cols, err := ss.copyColumns(cp)
+	cols, err := ss.copyColumns(cp, rocklake.SnapshotRef{})
 	if err != nil {
 		return nil, err
 	}
@@ -543,8 +575,8 @@ func (ss *pgSession) receiveCopy(ctx context.Context, dec copyDecoder) error {
 
 // copyColumns are the columns the client's rows carry, in order: the
 // COPY's column list, or every column of the table.
-func (ss *pgSession) copyColumns(cp *copyStmt) ([]copyCol, error) {
-	info, err := ss.s.lake.Describe(context.Background(), cp.table, rocklake.ReadOptions{})
+func (ss *pgSession) copyColumns(cp *copyStmt, at rocklake.SnapshotRef) ([]copyCol, error) {
+	info, err := ss.s.lake.Describe(context.Background(), cp.table, rocklake.ReadOptions{Snapshot: at})
 	if err != nil {
 		return nil, err
 	}

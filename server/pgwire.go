@@ -24,6 +24,7 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -81,6 +82,11 @@ type pgSession struct {
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
+	cursors map[string]*cursor // DECLARE's (see cursor.go)
+	// simple: the statement came in a Query message, not through Bind
+	// (a BINARY cursor's rows are binary only then); implicit: one of
+	// several in that message, which PostgreSQL runs as one transaction.
+	simple, implicit bool
 	// skipping: an error in the extended protocol discards messages up to
 	// the next Sync, as PostgreSQL does.
 	skipping bool
@@ -231,7 +237,7 @@ func (s *Server) handlePG(c net.Conn) {
 		_ = db
 	}
 	ss := &pgSession{s: s, conn: c, rd: rd, be: be, w: w, h: h, user: user, role: role, settings: map[string]string{},
-		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+		stmts: map[string]*prepared{}, portals: map[string]*portal{}, cursors: map[string]*cursor{}}
 	for k, v := range startup.Parameters {
 		if _, ok := pgSettings[strings.ToLower(k)]; ok {
 			// As SET would take it; a value SET refuses keeps the default.
@@ -408,6 +414,7 @@ func (s *Server) unregister(ss *pgSession) {
 	delete(s.sessions, ss.pid)
 	s.mu.Unlock()
 	ss.closePortals()
+	ss.closeCursors(func(*cursor) bool { return true })
 }
 
 // cancelRequest cancels the query a session runs, when the key matches
@@ -593,6 +600,15 @@ func (ss *pgSession) simpleQuery(text string) {
 		ss.be.Send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
+	ss.simple, ss.implicit = true, len(stmts) > 1 && !ss.inBlock
+	failed := false
+	defer func() {
+		ss.simple, ss.implicit = false, false
+		if !ss.inBlock {
+			// The implicit transaction's cursors end with it.
+			ss.endCursors(!failed)
+		}
+	}()
 	for _, q := range stmts {
 		res, err := ss.start(q, nil)
 		if err == nil {
@@ -604,6 +620,7 @@ func (ss *pgSession) simpleQuery(text string) {
 		}
 		if err != nil {
 			ss.sendError(err)
+			failed = true
 			return
 		}
 	}
@@ -638,8 +655,15 @@ func (ss *pgSession) parse(m *pgproto3.Parse) {
 		ss.fail(err)
 		return
 	}
+	kw := sqllex.LeadingKeyword(m.Query)
+	if kw == "PREPARE" {
+		n = 0 // the $n are the prepared statement's, bound by its EXECUTE
+	}
 	oids := make([]uint32, max(n, len(m.ParameterOIDs)))
 	copy(oids, m.ParameterOIDs)
+	if kw == "EXECUTE" {
+		ss.inferExecuteParams(m.Query, oids)
+	}
 	if slices.Contains(oids, 0) {
 		ss.inferParams(m.Query, oids)
 	}
@@ -784,14 +808,28 @@ func (ss *pgSession) execute(m *pgproto3.Execute) {
 // sendRows sends a result's rows (at most max when max > 0, then
 // PortalSuspended) and its CommandComplete.
 func (ss *pgSession) sendRows(res *result, limit int64) error {
-	if res.rows == nil && res.static == nil {
+	if res.rows == nil && res.static == nil && res.cur == nil {
 		ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tag)})
 		return nil
+	}
+	// The server's limits hold for a query's whole answer, however many
+	// Executes or FETCHes take it.
+	acct := res
+	if res.cur != nil {
+		acct = res.cur.res
+	}
+	if res.out != nil && !res.out.started {
+		res.out.started = true
+		ss.be.Send(res.out.response())
+		if h := res.out.header(); h != nil {
+			ss.be.Send(&pgproto3.CopyData{Data: h})
+		}
 	}
 	res.suspended = false
 	var sent int64
 	for {
-		if limit > 0 && sent == limit {
+		// COPY's data is not a portal's rows: it goes whole.
+		if limit > 0 && sent == limit && res.out == nil {
 			res.suspended = true
 			ss.be.Send(&pgproto3.PortalSuspended{})
 			return nil
@@ -803,21 +841,32 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 		if !ok {
 			break
 		}
-		row, err := res.encode(vals)
-		if err != nil {
-			return err
+		var msg pgproto3.BackendMessage
+		var size, wire int // what the limits count; the message's bytes
+		if res.out != nil {
+			line, err := res.out.row(vals)
+			if err != nil {
+				return err
+			}
+			msg, size, wire = &pgproto3.CopyData{Data: line}, len(line), 5+len(line)
+		} else {
+			row, err := res.encode(vals)
+			if err != nil {
+				return err
+			}
+			msg, size, wire = &pgproto3.DataRow{Values: row}, rowBytes(row), 5+2+rowBytes(row)
 		}
-		res.count++
-		res.bytes += int64(rowBytes(row))
-		if res.count > ss.s.cfg.MaxResultRows {
+		acct.count++
+		acct.bytes += int64(size)
+		if acct.count > ss.s.cfg.MaxResultRows {
 			return &pgError{code: "54000", msg: fmt.Sprintf("the answer has more than %d rows, the server's limit per query", ss.s.cfg.MaxResultRows),
 				hint: "add a LIMIT, or aggregate"}
 		}
-		if res.bytes > ss.s.cfg.MaxResultBytes {
+		if acct.bytes > ss.s.cfg.MaxResultBytes {
 			return &pgError{code: "54000", msg: fmt.Sprintf("the answer is larger than %d bytes, the server's limit per query", ss.s.cfg.MaxResultBytes),
 				hint: "add a LIMIT, select fewer columns, or aggregate"}
 		}
-		n := int64(5 + 2 + rowBytes(row))
+		n := int64(wire)
 		// A row that would take the session past its share of the buffers
 		// waits until what is queued has gone: the client's pace, not the
 		// server's memory, sets how fast rows leave DuckDB. Past the share
@@ -831,7 +880,7 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 		if !ss.h.set(ss.h.read, ss.queued+n, ss.h.room) {
 			return ss.h.outOfBuffers(fmt.Sprintf("a row of %d bytes", n))
 		}
-		ss.be.Send(&pgproto3.DataRow{Values: row})
+		ss.be.Send(msg)
 		sent++
 		ss.queued += n
 		// Rows go out as DuckDB hands them over, a socket's worth at a
@@ -846,8 +895,24 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 	if err := res.finish(); err != nil {
 		return err
 	}
-	ss.s.m.rowsSent.Add(float64(res.count))
-	ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(res.count, 10))})
+	verb, count := "SELECT ", res.count
+	switch {
+	case res.out != nil:
+		if t := res.out.trailer(); t != nil {
+			ss.be.Send(&pgproto3.CopyData{Data: t})
+		}
+		ss.be.Send(&pgproto3.CopyDone{})
+		verb = "COPY "
+	case res.cur != nil:
+		verb, count = "FETCH ", res.got
+	}
+	ss.s.m.rowsSent.Add(float64(count))
+	ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(verb + strconv.FormatInt(count, 10))})
+	if res.cur != nil && res.done != nil {
+		// The FETCH is over; its cursor lives on, its timeout must not.
+		res.done()
+		res.done = nil
+	}
 	return nil
 }
 

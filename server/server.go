@@ -40,8 +40,9 @@ type Config struct {
 	// StatementTimeout bounds one query (default 5 minutes).
 	StatementTimeout time.Duration
 	// MaxResultRows and MaxResultBytes bound what one query may send
-	// (defaults 1,000,000 rows and 256 MiB); a query over either fails
-	// with SQLSTATE 54000 rather than stream without end.
+	// (defaults 1,000,000 rows and 256 MiB), whether as rows, a portal's
+	// batches, a cursor's FETCHes or COPY ... TO STDOUT's data; a query
+	// over either fails with SQLSTATE 54000 rather than stream without end.
 	MaxResultRows  int64
 	MaxResultBytes int64
 	// MaxMessageBytes bounds the body of one message a client sends

@@ -38,9 +38,30 @@ type result struct {
 	count, bytes int64
 	suspended    bool
 	closed       bool
+
+	// A FETCH takes at most want rows (got so far) from its cursor, whose
+	// result counts them against the server's limits.
+	cur       *cursor
+	want, got int64
+	// out: the rows go as COPY ... TO STDOUT's data.
+	out *copyOut
 }
 
 func (r *result) next() ([]any, bool, error) {
+	if r.cur != nil {
+		if r.got >= r.want || r.cur.done {
+			return nil, false, nil
+		}
+		vals, ok, err := r.cur.res.next()
+		switch {
+		case ok:
+			r.got++
+			r.cur.pos++
+		case err == nil:
+			r.cur.done = true
+		}
+		return vals, ok, err
+	}
 	if r.rows != nil {
 		if r.rows.Next() {
 			return r.rows.Values(), true, nil
@@ -76,8 +97,16 @@ func (r *result) encode(vals []any) ([][]byte, error) {
 	return out, nil
 }
 
-// finish records a completed answer.
+// finish records a completed answer: for a FETCH, its cursor's once the
+// cursor's rows have ended.
 func (r *result) finish() error {
+	if r.cur != nil {
+		if !r.cur.done || r.cur.finished {
+			return nil
+		}
+		r.cur.finished = true
+		return r.cur.res.finish()
+	}
 	if r.rows == nil {
 		return nil
 	}
@@ -131,6 +160,18 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 	if rocklake.IsWrite(q) {
 		return ss.write(q)
 	}
+	if cp, err := parseCopyTo(q); cp != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return ss.copyTo(cp)
+	}
+	return ss.query(q, formats, ss.queryContext)
+}
+
+// query runs a query on the engine (or answers psql's \dt itself), in
+// the context run makes; the result holds the context until it closes.
+func (ss *pgSession) query(q string, formats []int16, run func() (context.Context, func())) (*result, error) {
 	if listsTables(q) {
 		return ss.psqlTables(formats)
 	}
@@ -139,7 +180,7 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 			hint: "list tables with SHOW TABLES and a table's columns with DESCRIBE name"}
 	}
 	ss.s.m.queries.Inc()
-	ctx, done := ss.queryContext()
+	ctx, done := run()
 	start := time.Now()
 	// DuckDB computes the whole answer inside QueryRows: a client that
 	// goes away meanwhile cancels it.
@@ -177,11 +218,21 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 		if ok || err != nil {
 			return res, err
 		}
-	case "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "DISCARD", "DEALLOCATE", "SET", "RESET":
+	case "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "DISCARD", "DEALLOCATE", "SET", "RESET",
+		"DECLARE", "MOVE", "CLOSE", "PREPARE":
 		return &result{s: ss.s}, nil
+	case "FETCH":
+		// The cursor's columns, if it is open now; PostgreSQL describes a
+		// FETCH of a cursor yet to be declared as returning no rows.
+		return ss.describeFetch(q)
+	case "EXECUTE":
+		return ss.describeExecute(q)
 	}
 	if rocklake.IsWrite(q) {
 		return &result{s: ss.s}, nil // no rows; not run
+	}
+	if cp, err := parseCopyTo(q); cp != nil || err != nil {
+		return &result{s: ss.s}, err // COPY's data is no rows
 	}
 	if listsTables(q) || refersToSystemCatalog(q) {
 		return ss.start(q, nil)
@@ -257,6 +308,7 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 	case "COMMIT", "END":
 		failed := ss.blockFailed
 		ss.inBlock, ss.blockFailed = false, false
+		ss.endCursors(!failed)
 		if failed {
 			ss.endWrites(false)
 			return tag("ROLLBACK")
@@ -269,21 +321,21 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 		return tag("COMMIT")
 	case "ROLLBACK", "ABORT":
 		ss.inBlock, ss.blockFailed = false, false
+		ss.endCursors(false)
 		ss.endWrites(false)
 		return tag("ROLLBACK")
 	case "DISCARD":
 		ss.snapshot = rocklake.SnapshotRef{}
 		ss.stmts = map[string]*prepared{}
 		ss.closePortals()
+		ss.closeCursors(func(*cursor) bool { return true })
 		return tag("DISCARD ALL")
-	case "DEALLOCATE":
-		name := strings.Trim(words[len(words)-1], `"`)
-		if strings.EqualFold(name, "ALL") {
-			ss.stmts = map[string]*prepared{}
-		} else {
-			delete(ss.stmts, name)
-		}
-		return tag("DEALLOCATE")
+	case "DECLARE", "FETCH", "MOVE", "CLOSE":
+		res, err := ss.cursorCommand(kw, q, formats)
+		return res, true, err
+	case "PREPARE", "EXECUTE", "DEALLOCATE":
+		res, err := ss.preparedCommand(kw, q, formats)
+		return res, true, err
 	case "SET":
 		if modes, ok := sessionCharacteristics(words[1:]); ok {
 			if err := ss.setCharacteristics(modes); err != nil {

@@ -46,7 +46,6 @@ import (
 	"github.com/rocklake/rocklake/bench/internal/baseline"
 	"github.com/rocklake/rocklake/bench/internal/events"
 	"github.com/rocklake/rocklake/bench/internal/results"
-	"github.com/rocklake/rocklake/engine"
 )
 
 // copySrc runs the statement given as its argument with Exec: DuckDB's
@@ -132,8 +131,6 @@ func main() {
 	if root == "" {
 		root = filepath.Join(tmp, "data")
 	}
-	root = filepath.Join(root, fmt.Sprintf("events-%d-%d", *files, *rows))
-	data := filepath.Join(root, "data")
 	mod, err := baseline.ModuleRoot()
 	if err != nil {
 		fatalf("%v", err)
@@ -145,21 +142,9 @@ func main() {
 		"copy/main.go":   copySrc,
 	}, map[string]string{"./runsql": runSQL, "./copy": copyBin})
 
-	duck, err := engine.Open("")
+	lake, data, err := events.Lake(rocklake, root, *files, *rows)
 	if err != nil {
 		fatalf("%v", err)
-	}
-	if err := events.Generate(duck, data, *files, *rows); err != nil {
-		fatalf("%v", err)
-	}
-	duck.Close()
-	lake := filepath.Join(root, "lake")
-	if _, err := os.Stat(lake); err != nil {
-		for _, args := range [][]string{{"init"}, {"add", "events", data, "--create"}} {
-			if out, err := exec.Command(rocklake, append([]string{"--catalog", lake}, args...)...).CombinedOutput(); err != nil {
-				fatalf("rocklake %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
-		}
 	}
 
 	const q = "SELECT * FROM events"

@@ -58,6 +58,14 @@ directories) or FROM STDIN (psql's \copy, a driver's CopyFrom; at most
 --max-copy-bytes), each committed as its own snapshot (not yet inside
 BEGIN ... COMMIT); POST /v1/sql runs one over HTTP.
 
+Rows leave in bulk as PostgreSQL's clients expect: COPY (query) TO STDOUT and
+COPY t [(cols)] TO STDOUT (psql's \copy ... to FILE, a driver's CopyTo) in the
+text, CSV or binary format; cursors (DECLARE name CURSOR [WITH HOLD] FOR query,
+FETCH n, MOVE, CLOSE), which read forward only; and PREPARE, EXECUTE and
+DEALLOCATE. Rows are sent as the query hands them over, so a session holds a
+batch, not the answer; every way of reading an answer counts against
+--max-result-rows and --max-result-bytes.
+
 --memory-limit bounds the server's memory for clients: DuckDB gets it less
 --max-buffered-bytes (an eighth by default), the most the PostgreSQL sessions
 hold together of their clients' messages and answers. Each connection has a
@@ -167,8 +175,8 @@ For example:
 	f.StringSliceVar(&readDirs, "read-dir", nil, "a directory queries may read files under (repeatable; default: the data root, else the registered files' directories)")
 	f.IntVar(&cfg.MaxConns, "max-connections", 64, "PostgreSQL connections served at once")
 	f.DurationVar(&cfg.StatementTimeout, "statement-timeout", 5*time.Minute, "longest a query may run")
-	f.Int64Var(&cfg.MaxResultRows, "max-result-rows", 1_000_000, "most rows one query may return")
-	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return")
+	f.Int64Var(&cfg.MaxResultRows, "max-result-rows", 1_000_000, "most rows one query may return (through a cursor or COPY ... TO STDOUT too)")
+	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return (through a cursor or COPY ... TO STDOUT too)")
 	f.StringVar(&memoryLimit, "memory-limit", "", "the server's memory for all clients together, such as 4GB: DuckDB's limit and --max-buffered-bytes come out of it (default: DuckDB's default, 80% of memory)")
 	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages and answers, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")

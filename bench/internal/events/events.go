@@ -7,8 +7,12 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/rocklake/rocklake/engine"
 )
 
 // HourUS is an hour in microseconds.
@@ -61,4 +65,30 @@ func WriteHour(db *sql.DB, data string, h, rows int) error {
 		Base+int64(h)*HourUS, HourUS, rows, h, h, h, rows, File(data, h))
 	_, err := db.Exec(q)
 	return err
+}
+
+// Lake is the events table of files × rows rows under root (written once
+// and reused, as Generate does) registered in a catalog of its own by the
+// rocklake binary given: the catalog's location and the data directory.
+func Lake(rocklake, root string, files, rows int) (lake, data string, err error) {
+	root = filepath.Join(root, fmt.Sprintf("events-%d-%d", files, rows))
+	data = filepath.Join(root, "data")
+	duck, err := engine.Open("")
+	if err != nil {
+		return "", "", err
+	}
+	err = Generate(duck, data, files, rows)
+	duck.Close()
+	if err != nil {
+		return "", "", err
+	}
+	lake = filepath.Join(root, "lake")
+	if _, err := os.Stat(lake); err != nil {
+		for _, args := range [][]string{{"init"}, {"add", "events", data, "--create"}} {
+			if out, err := exec.Command(rocklake, append([]string{"--catalog", lake}, args...)...).CombinedOutput(); err != nil {
+				return "", "", fmt.Errorf("rocklake %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	}
+	return lake, data, nil
 }

@@ -1,0 +1,305 @@
+// Command copyout measures moving a whole table out of `rocklake serve`
+// with COPY (SELECT * FROM events) TO STDOUT through psql, in the text,
+// CSV and binary formats, beside `rocklake query --format csv` of the
+// same rows: wall time, and the peak resident memory of the process doing
+// the work (the server's, sampled from /proc while psql copies; the CLI's
+// own). The table is bench/query's events table (DuckDB-written Parquet
+// files, one per hour; -files × -rows rows, written once under -dir and
+// reused). Run it at two sizes to see how the server's memory grows with
+// the rows.
+//
+// Every contender's output is read through a pipe and counted; the CSV
+// ones are checked to hold the same multiset of lines (COPY's CSV against
+// the CLI's, header left out). Rounds rotate the order, after a warm-up;
+// medians are printed and written as JSON (-json). Loopback only.
+//
+//	go run ./bench/copyout -files 100 -rows 20000 -dir /tmp/bcopy -json bench/results/copyout.json
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rocklake/rocklake/bench/internal/baseline"
+	"github.com/rocklake/rocklake/bench/internal/events"
+	"github.com/rocklake/rocklake/bench/internal/results"
+)
+
+// Result is one contender's figures.
+type Result struct {
+	Name        string  `json:"name"`
+	Command     string  `json:"command"`
+	TotalMS     float64 `json:"total_ms"`
+	RowsPerS    float64 `json:"rows_per_s"`
+	PeakRSSKB   int64   `json:"peak_rss_kb"` // the working process's, largest of the timed runs
+	RSSBeforeKB int64   `json:"rss_before_kb,omitempty"`
+	OutputBytes int64   `json:"output_bytes"`
+	SameRows    *bool   `json:"same_rows_as_cli_csv,omitempty"`
+}
+
+// Output is the whole run.
+type Output struct {
+	Files   int      `json:"files"`
+	Rows    int      `json:"rows_per_file"`
+	Total   int      `json:"rows"`
+	Runs    int      `json:"runs"`
+	Results []Result `json:"results"`
+	Note    string   `json:"note"`
+}
+
+type contender struct {
+	name    string
+	args    []string
+	server  bool // the work is the server's: sample its memory
+	csvRows bool
+	header  bool
+	total   []time.Duration
+	rss     int64
+	before  int64
+	bytes   int64
+	lines   int64
+	digest  uint64
+}
+
+func main() {
+	files := flag.Int("files", 100, "files (one hour each)")
+	rows := flag.Int("rows", 20000, "rows per file")
+	runs := flag.Int("runs", 3, "timed rounds (at least 1)")
+	dir := flag.String("dir", "", "where the data set and catalog live (kept and reused; default: a temporary directory)")
+	bin := flag.String("rocklake", "", "a rocklake binary to use (default: built here from ./cmd/rocklake)")
+	jsonOut := flag.String("json", "", "write the results here as JSON")
+	flag.Parse()
+	if *runs < 1 {
+		log.Fatal("-runs must be at least 1")
+	}
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		log.Fatal("psql is not installed (Debian: postgresql-client)")
+	}
+	tmp, err := os.MkdirTemp("", "rocklake-bench-copyout-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	fatalf := func(format string, args ...any) {
+		os.RemoveAll(tmp)
+		log.Fatalf(format, args...)
+	}
+	root := *dir
+	if root == "" {
+		root = filepath.Join(tmp, "data")
+	}
+	rocklake := *bin
+	if rocklake == "" {
+		mod, err := baseline.ModuleRoot()
+		if err != nil {
+			fatalf("%v", err)
+		}
+		rocklake = filepath.Join(tmp, "rocklake")
+		baseline.GoBuild(mod, rocklake, "./cmd/rocklake")
+	}
+	lake, _, err := events.Lake(rocklake, root, *files, *rows)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	total := *files * *rows
+
+	port, err := freePort()
+	if err != nil {
+		fatalf("%v", err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	srv := exec.Command(rocklake, "--catalog", lake, "serve", "--pg-listen", addr, "--http-listen", "",
+		"--max-result-rows", strconv.Itoa(total+1), "--max-result-bytes", strconv.FormatInt(1<<40, 10),
+		"--statement-timeout", "30m")
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		fatalf("serve: %v", err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	if err := waitFor(addr, 60*time.Second); err != nil {
+		srv.Process.Kill()
+		fatalf("serve did not listen: %v\n%s", err, srvErr.String())
+	}
+	url := "postgres://bench@" + addr + "/rocklake?sslmode=disable"
+	copyArgs := func(opts string) []string {
+		return []string{psql, "-X", "-q", url, "-c", "COPY (SELECT * FROM events) TO STDOUT" + opts}
+	}
+	cs := []*contender{
+		{name: "rocklake query --format csv", args: []string{rocklake, "--catalog", lake, "--format", "csv", "query", "SELECT * FROM events"}, csvRows: true, header: true},
+		{name: "COPY TO STDOUT csv (psql)", args: copyArgs(" (FORMAT csv)"), server: true, csvRows: true},
+		{name: "COPY TO STDOUT text (psql)", args: copyArgs(""), server: true},
+		{name: "COPY TO STDOUT binary (psql)", args: copyArgs(" (FORMAT binary)"), server: true},
+	}
+	for round := -1; round < *runs; round++ {
+		for i := range cs {
+			c := cs[(i+max(round, 0))%len(cs)]
+			d, rss, before, err := runOnce(c, srv.Process.Pid, round < 0)
+			if err != nil {
+				fatalf("%s: %v\n%s", c.name, err, srvErr.String())
+			}
+			if round >= 0 {
+				c.total = append(c.total, d)
+				c.rss, c.before = max(c.rss, rss), max(c.before, before)
+			}
+		}
+	}
+	out := Output{Files: *files, Rows: *rows, Total: total, Runs: *runs,
+		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for the CLI, its own. The server's DuckDB holds a query's whole answer while it is read (duckdb-go runs queries through DuckDB's materialising API)."}
+	ref := cs[0]
+	fmt.Printf("%d rows (%d files), medians of %d\n", total, *files, *runs)
+	for _, c := range cs {
+		ms := results.MedianMS(c.total)
+		r := Result{Name: c.name, Command: strings.Join(c.args[1:], " "), TotalMS: ms, RowsPerS: float64(total) / (ms / 1000),
+			PeakRSSKB: c.rss, RSSBeforeKB: c.before, OutputBytes: c.bytes}
+		if c.csvRows {
+			same := c.digest == ref.digest && c.lines-b2i(c.header) == ref.lines-b2i(ref.header)
+			r.SameRows = &same
+			if !same {
+				fatalf("%s: its rows differ from the CLI's (%d lines against %d)", c.name, c.lines, ref.lines)
+			}
+		}
+		out.Results = append(out.Results, r)
+		before := ""
+		if c.server {
+			before = fmt.Sprintf(" (server before: %.1f MB)", float64(c.before)/1024)
+		}
+		fmt.Printf("%-30s %9.1f ms  %10.0f rows/s  peak RSS %7.1f MB%s  %7.1f MB out\n",
+			c.name, ms, r.RowsPerS, float64(c.rss)/1024, before, float64(c.bytes)/1e6)
+	}
+	if err := results.WriteJSON(*jsonOut, out); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runOnce runs a contender, reading its output; for one whose work is the
+// server's, the server's resident memory is sampled meanwhile.
+func runOnce(c *contender, server int, digest bool) (d time.Duration, rssKB, beforeKB int64, err error) {
+	cmd := exec.Command(c.args[0], c.args[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	if c.server {
+		beforeKB = rss(server)
+		go func() {
+			defer close(sampled)
+			for {
+				peak.Store(max(peak.Load(), rss(server)))
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}()
+	} else {
+		close(sampled)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		close(stop)
+		return 0, 0, 0, err
+	}
+	r := bufio.NewReaderSize(pipe, 1<<20)
+	var n, size int64
+	var sum uint64
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) == 0 && err != nil {
+			if err != io.EOF && err != bufio.ErrBufferFull {
+				close(stop)
+				return 0, 0, 0, err
+			}
+			if err == io.EOF {
+				break
+			}
+		}
+		n++
+		size += int64(len(line))
+		if digest && c.csvRows && (n > 1 || !c.header) {
+			h := fnv.New64a()
+			h.Write(bytes.TrimRight(line, "\r\n"))
+			sum += h.Sum64()
+		}
+	}
+	err = cmd.Wait()
+	d = time.Since(start)
+	close(stop)
+	<-sampled
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	if digest {
+		c.bytes, c.lines, c.digest = size, n, sum
+	}
+	if c.server {
+		return d, peak.Load(), beforeKB, nil
+	}
+	return d, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, 0, nil
+}
+
+// rss is a process's resident memory in KiB, from /proc.
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitFor(addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
