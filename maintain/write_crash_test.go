@@ -189,7 +189,8 @@ func checkBatches(t *testing.T, e *engine.Engine, logs ...string) map[int64]int6
 // A writer killed with SIGKILL at any moment leaves no committed part of a
 // write: every acknowledged INSERT is there whole, no other batch is there
 // in part, no DELETE or UPDATE is committed in part (every other writer
-// deletes and updates whole batches too), and what it had written but not registered is found and removed
+// deletes and updates whole batches too, by rewriting or by delete files),
+// and what it had written but not registered is found and removed
 // by DeleteOrphans (cleanup --orphans) without touching a live file.
 func TestWriteKilled(t *testing.T) {
 	if testing.Short() {
@@ -214,6 +215,18 @@ func TestWriteKilled(t *testing.T) {
 	log := filepath.Join(dir, "acked")
 	r := rand.New(rand.NewPCG(36, 37))
 	for k := range kills {
+		if k%2 == 1 {
+			// Writers that change rows take turns at copy-on-write and
+			// merge-on-read, so that a kill finds either kind of commit
+			// under way, and a table with delete files changed by
+			// rewriting too.
+			c, err := catalog.Open(loc, catalog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			alterTable(t, c, "t", "set", "option", "delete_mode", "=", []string{catalog.MergeOnRead, catalog.CopyOnWrite}[k/2%2])
+			c.Close()
+		}
 		cmd := runWriter(t, loc, log, k, 0, k%2 == 1, &bytes.Buffer{})
 		// Mostly in the middle of a stream of writes (a process takes a
 		// few hundred milliseconds to start DuckDB and open the catalog).
@@ -247,7 +260,8 @@ func TestWriteKilled(t *testing.T) {
 }
 
 // Writers in 8 processes appending to one table of a PostgreSQL catalog,
-// and deleting and updating batches they appended, all commit (rebuilt on
+// and deleting and updating batches they appended by delete files
+// (merge-on-read), all commit (rebuilt on
 // the newer state, their small files merged by whoever comes next; a
 // change that lost a race for a file to another retried), and every
 // acknowledged row is there once, every acknowledged change made.
@@ -270,6 +284,7 @@ func TestWriteAppendersAcrossProcesses(t *testing.T) {
 	if _, err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	alterTable(t, c, "t", "set", "option", "delete_mode", "=", catalog.MergeOnRead)
 	const workers, batches = 8, 12
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
