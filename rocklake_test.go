@@ -447,37 +447,31 @@ func TestQueryRowsFromMetadata(t *testing.T) {
 	}
 }
 
-// The README's Go API synopsis is code: it must compile against the
-// package as it is. The synopsis becomes the body of a function in a
-// package that exists only in a go build overlay, so nothing is written
-// into the module.
-func TestReadmeGoAPICompiles(t *testing.T) {
+// The Go API page's synopsis (docs/go-api.md, its "go compile" block) is
+// code: it must compile against the package as it is. The synopsis becomes
+// the body of a function in a package that exists only in a go build
+// overlay, so nothing is written into the module.
+func TestGoAPISynopsisCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go build")
 	}
-	readme, err := os.ReadFile("README.md")
+	page, err := os.ReadFile(filepath.Join("docs", "go-api.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(readme)
-	start := strings.Index(text, "### Go API\n")
+	text := string(page)
+	start := strings.Index(text, "\n```go compile\n")
 	if start < 0 {
-		t.Fatal("README.md has no \"### Go API\" section")
+		t.Fatal("docs/go-api.md has no \"```go compile\" block")
 	}
-	section := text[start:]
-	if end := strings.Index(section[1:], "\n#"); end >= 0 {
-		section = section[:end+1]
+	section := text[start+len("\n```go compile\n"):]
+	end := strings.Index(section, "\n```")
+	if end < 0 {
+		t.Fatal("the go compile block of docs/go-api.md does not end")
 	}
 	var body []string
 	names := map[string]bool{}
-	for _, line := range strings.Split(section, "\n") {
-		code, ok := strings.CutPrefix(line, "    ")
-		if !ok {
-			if len(body) > 0 && line != "" {
-				break // the first indented block is the synopsis
-			}
-			continue
-		}
+	for _, code := range strings.Split(section[:end], "\n") {
 		body = append(body, "\t"+code)
 		if lhs, _, ok := strings.Cut(code, "="); ok {
 			for _, n := range strings.Split(strings.TrimSuffix(lhs, ":"), ",") {
@@ -488,7 +482,7 @@ func TestReadmeGoAPICompiles(t *testing.T) {
 		}
 	}
 	if len(body) == 0 {
-		t.Fatal("the Go API section has no indented code")
+		t.Fatal("the Go API synopsis is empty")
 	}
 	for n := range names {
 		body = append(body, "\t_ = "+n)
@@ -511,7 +505,7 @@ func TestReadmeGoAPICompiles(t *testing.T) {
 	}
 	cmd := exec.Command("go", "build", "-overlay", overlay, "./internal/readmesnippet")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README's Go API synopsis does not compile: %v\n%s\n--- as compiled:\n%s", err, out, src)
+		t.Fatalf("the Go API synopsis of docs/go-api.md does not compile: %v\n%s\n--- as compiled:\n%s", err, out, src)
 	}
 }
 

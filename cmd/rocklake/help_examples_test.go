@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -139,32 +134,13 @@ func TestHelpExamplesRun(t *testing.T) {
 	var s3env []string
 	s3ready := false
 	objects := func() bool {
-		if s3ready {
-			return s3env != nil
-		}
-		s3ready = true
-		srv, err := s3test.Launch()
-		if err != nil {
-			if os.Getenv("ROCKLAKE_REQUIRE_S3") == "1" {
-				t.Fatal(err)
+		if !s3ready {
+			s3ready = true
+			if s3env = launchExampleObjects(t, data); s3env != nil {
+				s3env = append(s3env, "ROCKLAKE_CACHE_DIR="+t.TempDir())
 			}
-			t.Logf("examples naming s3:// left out: %v", err)
-			return false
 		}
-		t.Cleanup(func() { srv.Close() })
-		srv.Bucket(t, "lake")
-		for _, f := range []string{"2024-01-01.parquet", "2024-01-02.parquet"} {
-			b, err := os.ReadFile(filepath.Join(data, "data", "events", f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv.Put(t, "s3://lake/events/"+f, b)
-		}
-		for k, v := range srv.Env(srv.Endpoint) {
-			s3env = append(s3env, k+"="+v)
-		}
-		s3env = append(s3env, "ROCKLAKE_CACHE_DIR="+t.TempDir())
-		return true
+		return s3env != nil
 	}
 	ran := 0
 	for _, c := range cmds {
@@ -186,20 +162,7 @@ func TestHelpExamplesRun(t *testing.T) {
 				continue
 			}
 			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(data)); err != nil {
-				t.Fatal(err)
-			}
-			lake := filepath.Join(dir, "lake")
-			if state >= initialized {
-				mustRun(t, "--catalog", lake, "init")
-			}
-			if state >= created {
-				mustRun(t, "--catalog", lake, "table", "create", "events", "ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE")
-			}
-			if state >= loaded {
-				mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", "2024-01-01.parquet"))
-				mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", "2024-01-02.parquet"))
-			}
+			prepareExampleDir(t, dir, data, state)
 			sh := exec.Command("sh", "-c", line)
 			sh.Dir = dir
 			sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ROCKLAKE_CATALOG=")
@@ -221,165 +184,56 @@ func TestHelpExamplesRun(t *testing.T) {
 	}
 }
 
-// TestReadmeSynopsisRuns runs every line of the README's command synopsis
-// (the first block of "Using the CLI") as a shell would, with its optional
-// parts in brackets and its comment left out, each in a directory of its
-// own in the state its command's --help examples start from, and wants
-// each to succeed: the README names no flag or command that is not there.
-// Lines naming a PostgreSQL server elsewhere are left out.
-func TestReadmeSynopsisRuns(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh to run the synopsis with")
-	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// launchExampleObjects starts a throwaway S3-compatible server holding the
+// example events of data (writeExampleData) as s3://lake/events/*.parquet,
+// stopped when t ends, and returns the environment that reaches it; nil
+// when no such server can be had here (a failure with
+// ROCKLAKE_REQUIRE_S3=1, as in CI).
+func launchExampleObjects(t *testing.T, data string) []string {
+	t.Helper()
+	srv, err := s3test.Launch()
 	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(readme)
-	at := strings.Index(text, "## Using the CLI\n")
-	if at < 0 {
-		t.Fatal(`README has no "## Using the CLI" section`)
-	}
-	var lines []string
-	inBlock := false
-	for _, l := range strings.Split(text[at:], "\n") {
-		if strings.HasPrefix(l, "    ") {
-			inBlock = true
-			lines = append(lines, strings.TrimSpace(l))
-			continue
+		if os.Getenv("ROCKLAKE_REQUIRE_S3") == "1" {
+			t.Fatal(err)
 		}
-		if inBlock && strings.TrimSpace(l) == "" {
-			break
-		}
+		t.Logf("examples naming s3:// left out: %v", err)
+		return nil
 	}
-	bin := t.TempDir()
-	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q \"$@\"\n", asCLI, os.Args[0])
-	if err := os.WriteFile(filepath.Join(bin, "rocklake"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data := t.TempDir()
-	writeExampleData(t, data)
-	// What the synopsis names beyond the --help examples' data: more/
-	// files to add, and an old file registered to remove.
-	for _, cp := range [][2]string{{"data/events/2024-01-02.parquet", "more/2024-01-03.parquet"}, {"data/events/2024-01-01.parquet", "data/events/old.parquet"}} {
-		b, err := os.ReadFile(filepath.Join(data, cp[0]))
+	t.Cleanup(func() { srv.Close() })
+	srv.Bucket(t, "lake")
+	for _, f := range []string{"2024-01-01.parquet", "2024-01-02.parquet"} {
+		b, err := os.ReadFile(filepath.Join(data, "data", "events", f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(data, cp[1])), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(data, cp[1]), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		srv.Put(t, "s3://lake/events/"+f, b)
 	}
-	optional := regexp.MustCompile(`\s*\[[^\]]*\]`)
-	comment := regexp.MustCompile(`\s+#\s.*$`)
-	ran := 0
-	for _, line := range lines {
-		if !strings.HasPrefix(line, "rocklake ") {
-			continue
-		}
-		cmdline := optional.ReplaceAllString(comment.ReplaceAllString(line, ""), "")
-		if strings.Contains(cmdline, "postgres://") {
-			t.Logf("left out (needs that PostgreSQL server): %s", cmdline)
-			continue
-		}
-		// The state of the longest command path the line starts with.
-		state, best := loaded, 0
-		for path, s := range exampleStates {
-			if (cmdline == path || strings.HasPrefix(cmdline, path+" ")) && len(path) > best {
-				state, best = s, len(path)
-			}
-		}
-		dir := t.TempDir()
-		if err := os.CopyFS(dir, os.DirFS(data)); err != nil {
-			t.Fatal(err)
-		}
-		lake := filepath.Join(dir, "lake")
-		if state >= initialized {
-			mustRun(t, "--catalog", lake, "init")
-		}
-		if state >= created {
-			mustRun(t, "--catalog", lake, "table", "create", "events", "ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE")
-		}
-		if state >= loaded {
-			for _, f := range []string{"2024-01-01.parquet", "2024-01-02.parquet", "old.parquet"} {
-				mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", f))
-			}
-		}
-		env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ROCKLAKE_CATALOG=",
-			"ROCKLAKE_CACHE_DIR="+t.TempDir())
-		if cmdline == "rocklake serve" || strings.HasPrefix(cmdline, "rocklake serve --") {
-			// A server runs until told to stop: on ports the system
-			// chooses, until it says it listens, then SIGTERM, after
-			// which it must shut down cleanly.
-			serveUntilReady(t, dir, env, cmdline+" --pg-listen 127.0.0.1:0 --http-listen 127.0.0.1:0")
-			ran++
-			continue
-		}
-		sh := exec.Command("sh", "-c", cmdline)
-		sh.Dir = dir
-		sh.Env = env
-		out, err := sh.CombinedOutput()
-		if err != nil {
-			t.Errorf("README synopsis line failed: %s\n(run as: %s)\n%v\n%s", line, cmdline, err, out)
-		}
-		ran++
+	var env []string
+	for k, v := range srv.Env(srv.Endpoint) {
+		env = append(env, k+"="+v)
 	}
-	if ran < 20 {
-		t.Fatalf("ran %d synopsis lines; the README block was not found whole", ran)
-	}
+	return env
 }
 
-// serveUntilReady starts a server command, waits until it prints its HTTP
-// address, stops it with SIGTERM and wants a clean exit (status 0).
-func serveUntilReady(t *testing.T, dir string, env []string, cmdline string) {
+// prepareExampleDir makes dir hold a copy of the example data in data and
+// a catalog ./lake in state: initialized, table events created as the
+// data's files have it, and loaded with data/events/ in two snapshots (3 is
+// the latest).
+func prepareExampleDir(t *testing.T, dir, data string, state exampleState) {
 	t.Helper()
-	sh := exec.Command("sh", "-c", "exec "+cmdline)
-	sh.Dir, sh.Env = dir, env
-	var stderr bytes.Buffer
-	sh.Stderr = &stderr
-	stdout, err := sh.StdoutPipe()
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(data)); err != nil {
 		t.Fatal(err)
 	}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
+	lake := filepath.Join(dir, "lake")
+	if state >= initialized {
+		mustRun(t, "--catalog", lake, "init")
 	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
+	if state >= created {
+		mustRun(t, "--catalog", lake, "table", "create", "events", "ts TIMESTAMPTZ, user_id BIGINT, kind VARCHAR, value DOUBLE")
+	}
+	if state >= loaded {
+		for _, f := range []string{"2024-01-01.parquet", "2024-01-02.parquet"} {
+			mustRun(t, "--catalog", lake, "add", "events", filepath.Join(dir, "data", "events", f))
 		}
-		close(lines)
-	}()
-	timeout := time.After(2 * time.Minute)
-	var out []string
-	for ready := false; !ready; {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				sh.Wait()
-				t.Fatalf("%s ended before serving:\n%s\n%s", cmdline, strings.Join(out, "\n"), stderr.String())
-			}
-			out = append(out, l)
-			ready = strings.HasPrefix(l, "HTTP API on ")
-		case <-timeout:
-			sh.Process.Kill()
-			sh.Wait()
-			t.Fatalf("%s did not start serving in 2 minutes:\n%s", cmdline, strings.Join(out, "\n"))
-		}
-	}
-	t.Logf("serving: %s", strings.Join(out, "; "))
-	if err := sh.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for l := range lines {
-		out = append(out, l)
-	}
-	if err := sh.Wait(); err != nil {
-		t.Errorf("%s after SIGTERM: %v\n%s\n%s", cmdline, err, strings.Join(out, "\n"), stderr.String())
 	}
 }

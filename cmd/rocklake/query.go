@@ -24,7 +24,7 @@ func newQueryCmd(g *globals) *cobra.Command {
 	var null, command, file string
 	cmd := &cobra.Command{
 		Use:   "query ['SQL' | -c SQL | -f FILE | -]",
-		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match; or a write (INSERT, CREATE TABLE [AS], COPY FROM)",
+		Short: "Run a DuckDB SELECT over catalog tables, reading only the files that may match; or a write (INSERT, CREATE TABLE [AS], COPY FROM, DELETE, UPDATE, MERGE)",
 		Long: `query runs any DuckDB SELECT that names catalog tables. DuckDB's parser finds
 every reference to a table and each SELECT's WHERE clause; the conjuncts that
 name only one reference's columns prune that reference's files, where removing
@@ -56,8 +56,10 @@ Writes run here too: INSERT INTO t [BY NAME] [(cols)] SELECT ... | VALUES ...,
 CREATE TABLE t (col type [NOT NULL], ...), CREATE TABLE t AS SELECT ..., and
 COPY t FROM 'path' (FORMAT csv | parquet | json, ...). DuckDB runs each over the
 table's columns; the rows are written as new Parquet files in the table's sort
-order and layout, checked and registered in one snapshot per statement (see
-the README's "Writes in SQL"). A write prints a summary line on stderr (one
+order and layout, checked and registered in one snapshot per statement.
+DELETE, UPDATE and MERGE INTO (DuckDB's grammar) rewrite each file holding a
+matched row without it, also in one snapshot; the files the condition prunes
+are not read. See docs/sql.md for what differs from DuckDB. A write prints a summary line on stderr (one
 JSON object on stdout with --format json or jsonl); --snapshot is what its
 query reads, the rows always go to the latest state of the table.`,
 		Example: `  rocklake query "SELECT kind, count(*) FROM events WHERE ts >= '2024-01-01' GROUP BY kind"
@@ -66,7 +68,8 @@ query reads, the rows always go to the latest state of the table.`,
   rocklake query -f report.sql --format jsonl
   echo "SELECT count(*) FROM events" | rocklake query -
   rocklake query "INSERT INTO events SELECT * FROM events WHERE kind = 'click'"
-  rocklake query "CREATE TABLE kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind"`,
+  rocklake query "CREATE TABLE kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind"
+  rocklake query "DELETE FROM events WHERE user_id = 3"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			script, name, err := queryScript(cmd, args, command, file)

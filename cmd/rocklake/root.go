@@ -37,6 +37,10 @@ func defaultCatalog() string {
 
 func newRootCmd() *cobra.Command { return newRootCmdWith(&globals{}) }
 
+// extraCommands are commands that only some builds have: gendocs.go adds
+// the hidden generator of the CLI reference under the gendocs build tag.
+var extraCommands []func(*globals) *cobra.Command
+
 func newRootCmdWith(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rocklake",
@@ -78,6 +82,9 @@ variables and ~/.pgpass fill in what it leaves out.`,
 	root.SetVersionTemplate("rocklake {{.Version}}\n")
 	root.AddCommand(newVersionCmd(g), newInitCmd(g), newTableCmd(g), newSnapshotsCmd(g), newStatsCmd(g), newAddCmd(g), newPlanCmd(g), newQueryCmd(g), newDemoCmd(g), newVerifyCmd(g), newErasureCmd(g), newChangesCmd(g), newRefreshCmd(g), newAnalyzeCmd(g), newOptimizeCmd(g), newCompactCmd(g), newFoldCmd(g), newExpireCmd(g), newCleanupCmd(g), newFilesCmd(g), newRmCmd(g), newCatalogCmd(g), newServeCmd(g))
 	root.AddCommand(newExportCmd(g), newImportCmd(g), newSyncCmd(g))
+	for _, extra := range extraCommands {
+		root.AddCommand(extra(g))
+	}
 	markUsageErrors(root)
 	return root
 }

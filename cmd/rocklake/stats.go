@@ -11,8 +11,8 @@ import (
 	"github.com/rocklake/rocklake/types"
 )
 
-// statsOutput is the JSON shape of `rocklake stats` (documented in the
-// README). Unknown statistics are null.
+// statsOutput is the JSON shape of `rocklake stats` (documented in
+// docs/json.md). Unknown statistics are null.
 type statsOutput struct {
 	Table         string        `json:"table"`
 	Snapshot      int64         `json:"snapshot_id"`
