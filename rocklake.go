@@ -713,6 +713,18 @@ func (l *Lake) Optimize(ctx context.Context, table string, o OptimizeOptions) (*
 	return maintain.Optimize(ctx, l.eng, table, o)
 }
 
+// FoldDeletes rewrites each file of a table with deleted rows (a delete
+// file, written by a change under merge-on-read) into one without them,
+// in one snapshot; FilesBefore 0 means there was nothing to fold. Older
+// snapshots still read the old files until Expire and Cleanup. See
+// maintain.FoldDeletes.
+func (l *Lake) FoldDeletes(ctx context.Context, table string) (*RewriteResult, error) {
+	if err := l.writable("fold " + table); err != nil {
+		return nil, err
+	}
+	return maintain.FoldDeletes(ctx, l.eng, table)
+}
+
 // MergeSmallFiles merges a table's files of fewer than rowsPerFile rows
 // (0: 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil
 // result means there was nothing to merge. ctx is honoured as by
@@ -1026,6 +1038,11 @@ type File struct {
 	// AddedAt is the id of the snapshot that registered the file.
 	AddedAt int64
 	Owner   Ownership
+	// DeletedRows counts the rows its delete file takes out
+	// (merge-on-read: Rows counts them too); DeleteFile is where that file
+	// is, "" without one.
+	DeletedRows int64
+	DeleteFile  string
 }
 
 // Files lists a table's data files at a snapshot, by file id.
@@ -1041,10 +1058,19 @@ func (l *Lake) Files(ctx context.Context, table string, o ReadOptions) ([]File, 
 	if err != nil {
 		return nil, err
 	}
+	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]File, 0, len(files))
 	for _, f := range files {
+		d := dels[f.ID]
+		var loc string
+		if d.ID != 0 {
+			loc = d.Location(t)
+		}
 		out = append(out, File{ID: f.ID, Path: f.Location(t), Rows: f.RecordCount, Bytes: f.FileSizeBytes,
-			RowGroups: f.RowGroupCount, AddedAt: f.Begin, Owner: f.Owner})
+			RowGroups: f.RowGroupCount, AddedAt: f.Begin, Owner: f.Owner, DeletedRows: d.DeleteCount, DeleteFile: loc})
 	}
 	slices.SortFunc(out, func(a, b File) int { return cmpInt(a.ID, b.ID) })
 	return out, nil

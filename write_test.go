@@ -343,3 +343,50 @@ func TestLakeChanges(t *testing.T) {
 		t.Fatalf("after expire: %v", err)
 	}
 }
+
+// Under merge-on-read, Lake.Exec's changes write delete files, Lake.Files
+// shows each file's deleted rows, and Lake.FoldDeletes rewrites them out.
+func TestLakeMergeOnRead(t *testing.T) {
+	ctx := context.Background()
+	lake, err := rocklake.Create(ctx, filepath.Join(t.TempDir(), "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	for _, q := range []string{
+		"CREATE TABLE c (id BIGINT NOT NULL, s VARCHAR)",
+		"INSERT INTO c SELECT i, 'v' || i FROM range(10) r(i)",
+	} {
+		if _, err := lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = merge-on-read"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.AlterTable(ctx, "c", a); err != nil {
+		t.Fatal(err)
+	}
+	del, err := lake.Exec(ctx, "DELETE FROM c WHERE id < 3", rocklake.ExecOptions{})
+	if err != nil || del.Rows != 3 || del.DeleteFiles != 1 || del.FilesRemoved != 0 {
+		t.Fatalf("DELETE: %+v, %v", del, err)
+	}
+	files, err := lake.Files(ctx, "c", rocklake.ReadOptions{})
+	if err != nil || len(files) != 1 || files[0].DeletedRows != 3 || files[0].Rows != 10 || files[0].DeleteFile == "" {
+		t.Fatalf("files: %+v, %v", files, err)
+	}
+	if got := firstValue(t, lake, "SELECT count(*) || '/' || min(id) FROM c"); got != "7/3" {
+		t.Fatalf("after the DELETE: %s", got)
+	}
+	res, err := lake.FoldDeletes(ctx, "c")
+	if err != nil || res.FilesBefore != 1 || res.Rows != 7 {
+		t.Fatalf("fold: %+v, %v", res, err)
+	}
+	if files, _ = lake.Files(ctx, "c", rocklake.ReadOptions{}); len(files) != 1 || files[0].DeletedRows != 0 || files[0].Rows != 7 {
+		t.Fatalf("files after the fold: %+v", files)
+	}
+	if got := firstValue(t, lake, "SELECT count(*) || '/' || min(id) FROM c"); got != "7/3" {
+		t.Fatalf("after the fold: %s", got)
+	}
+}

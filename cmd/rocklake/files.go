@@ -29,6 +29,10 @@ type fileRow struct {
 	// (by field text, "month(ts)"), when a rewrite wrote it under one.
 	LayoutValues map[string]*string `json:"layout_values,omitempty"`
 	layoutOrder  []string
+	// DeletedRows and DeleteFile are the file's rows its delete file takes
+	// out (merge-on-read) and where that file is, when it has one.
+	DeletedRows int64  `json:"deleted_rows,omitempty"`
+	DeleteFile  string `json:"delete_file,omitempty"`
 }
 
 func newFilesCmd(g *globals) *cobra.Command {
@@ -67,6 +71,10 @@ func newFilesCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			dels, err := r.DeleteFiles(t.ID)
+			if err != nil {
+				return err
+			}
 			rows := make([]fileRow, 0, len(files))
 			ignored, layout := false, false
 			for _, f := range files {
@@ -85,6 +93,9 @@ func newFilesCmd(g *globals) *cobra.Command {
 					}
 					row.LayoutValues[text] = maybePtr(f.LayoutValues[j].Value)
 					row.layoutOrder = append(row.layoutOrder, text)
+				}
+				if d, ok := dels[f.ID]; ok {
+					row.DeletedRows, row.DeleteFile = d.DeleteCount, d.Location(t)
 				}
 				ignored = ignored || len(f.IgnoredColumns) > 0
 				layout = layout || len(f.LayoutValues) > 0
@@ -107,6 +118,9 @@ func newFilesCmd(g *globals) *cobra.Command {
 			if layout {
 				head += "\tLAYOUT"
 			}
+			if len(dels) > 0 {
+				head += "\tDELETED_ROWS"
+			}
 			fmt.Fprintln(w, head)
 			partNames := make([]string, len(partCols))
 			for i, c := range partCols {
@@ -122,6 +136,9 @@ func newFilesCmd(g *globals) *cobra.Command {
 				}
 				if layout {
 					fmt.Fprintf(w, "\t%s", partitionText(f.LayoutValues, f.layoutOrder))
+				}
+				if len(dels) > 0 {
+					fmt.Fprintf(w, "\t%d", f.DeletedRows)
 				}
 				fmt.Fprintln(w)
 			}
