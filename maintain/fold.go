@@ -3,7 +3,6 @@ package maintain
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
@@ -43,22 +42,22 @@ func FoldDeletes(ctx context.Context, e *engine.Engine, table string) (*RewriteR
 		return nil, err
 	}
 	defer conn.Close()
-	parts := make([]string, 0, len(files))
+	paths := make([]string, len(files))
 	for i, f := range files {
-		path := f.Location(st.t)
-		if catalog.IsObject(path) {
-			return nil, fmt.Errorf("fold %s: file %s is an object: delete files are written for local files only", st.t.Name, path)
+		paths[i] = f.Location(st.t)
+		if catalog.IsObject(paths[i]) {
+			return nil, fmt.Errorf("fold %s: file %s is an object: delete files are written for local files only", st.t.Name, paths[i])
 		}
 		if err := engine.CheckFile(st.t, f); err != nil {
 			return nil, err
 		}
-		sel, err := e.ReadTableFilesSQL(st.r, st.t, st.cols, []catalog.DataFile{f}, []string{path})
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, fmt.Sprintf("SELECT *, %d AS %s FROM (%s)", i, groupCol, sel))
 	}
-	sp := rewriteSpec{conn: conn, what: "fold", src: slotsOf(st.cols, strings.Join(parts, " UNION ALL ")), group: groupCol,
+	const staged = "__rocklake_fold"
+	if err := stageFiles(ctx, e, conn, st, files, paths, staged, groupCol); err != nil {
+		return nil, fmt.Errorf("fold %s: reading the files: %w", st.t.Name, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS temp."+staged)
+	sp := rewriteSpec{conn: conn, what: "fold", src: "SELECT * FROM temp." + staged, group: groupCol,
 		sizing: writeSizing(st.t.WriteOptions), place: writePlace(cat, st), bytesPerRow: liveBytesPerRow(st)}
 	if sp.order, sp.curve, err = writeOrder(st); err != nil {
 		return nil, err

@@ -338,6 +338,52 @@ type rewriteSpec struct {
 	deletes []catalog.NewDeleteFile
 }
 
+// stageBatch is how many files stageFiles reads per statement.
+const stageBatch = 128
+
+// stageFiles reads files (DuckDB reading files[i] at paths[i]) as slot
+// columns into the temporary table name on conn, stageBatch files per
+// statement, in their order: a file with deleted rows is a scan of its own
+// and of its delete file, and DuckDB keeps every scan of a statement open
+// at once, so ten thousand of them in one statement run out of file
+// descriptors. group, when set, adds each file's index in files as that
+// column, for a rewrite of each file into its own successor.
+func stageFiles(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, files []catalog.DataFile, paths []string, name, group string) error {
+	for i := 0; i == 0 || i < len(files); i += stageBatch {
+		var parts []string
+		for j := i; j < min(i+stageBatch, len(files)); j++ {
+			read, err := e.ReadTableFilesSQL(st.r, st.t, st.cols, files[j:j+1], paths[j:j+1])
+			if err != nil {
+				return err
+			}
+			if group != "" {
+				read = fmt.Sprintf("SELECT *, %d AS %s FROM (%s)", j, group, read)
+			}
+			parts = append(parts, read)
+		}
+		if len(parts) == 0 {
+			parts = append(parts, e.ReadFilesSQL(st.t, st.cols, nil))
+		}
+		q := fmt.Sprintf("INSERT INTO %s %s", name, slotsOf(st.cols, strings.Join(parts, " UNION ALL ")))
+		if i == 0 {
+			q = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", name, slotsOf(st.cols, strings.Join(parts, " UNION ALL ")))
+		}
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasDeletes says whether any of files has deleted rows at st's snapshot.
+func hasDeletes(st *tableState, files []catalog.DataFile) (bool, error) {
+	dels, err := st.r.DeleteFiles(st.t.ID)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(files, func(f catalog.DataFile) bool { _, ok := dels[f.ID]; return ok }), nil
+}
+
 // deletesRead is, for each of files, the id of the delete file its rows
 // were read less (0: none), which the commit that replaces them checks
 // (catalog.Txn.ExpectDeletes): a delete landed since must not be undone.
@@ -485,7 +531,21 @@ func rewrite(ctx context.Context, e *engine.Engine, st *tableState, files []cata
 	// Older files of an altered table hold its columns as they were
 	// registered: they are read through the table's column mapping.
 	src := sp.src
-	if src == "" {
+	deleted, err := hasDeletes(st, files)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case src == "" && deleted:
+		// Each file with deleted rows is a scan of its own: read a batch
+		// at a time (stageFiles).
+		const staged = "__rocklake_rewrite_src"
+		if err := stageFiles(ctx, e, conn, st, files, paths, staged, ""); err != nil {
+			return nil, fmt.Errorf("%s: reading the files: %w", what, err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+staged)
+		src = "SELECT * FROM " + staged
+	case src == "":
 		read, err := e.ReadTableFilesSQL(st.r, t, cols, files, paths)
 		if err != nil {
 			return nil, err
