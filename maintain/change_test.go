@@ -354,3 +354,53 @@ func TestChangeRacesMergeOnRead(t *testing.T) {
 		})
 	}
 }
+
+// Optimize, compact and fold of a table whose files have deleted rows read
+// them a batch of files at a time and fold the deletes: the rows left, in
+// one snapshot, no delete file after; time travel still reads the rows
+// before.
+func TestRewritesFoldDeletes(t *testing.T) {
+	defer func(n int) { stageBatch = n }(stageBatch)
+	stageBatch = 2
+	for _, how := range []string{"optimize", "compact", "fold"} {
+		t.Run(how, func(t *testing.T) {
+			_, c, e := writeLake(t)
+			mustWrite(t, e, "CREATE TABLE t (a INTEGER, b VARCHAR)")
+			for k := range 5 {
+				mustWrite(t, e, fmt.Sprintf("INSERT INTO t SELECT i, 'x' || i FROM range(%d, %d) r(i)", k*10, (k+1)*10))
+			}
+			alterTable(t, c, "t", "set", "sorted", "by", "a")
+			alterTable(t, c, "t", "set", "option", "delete_mode", "=", "merge-on-read")
+			r := mustWrite(t, e, "DELETE FROM t WHERE a % 3 = 0")
+			if r.DeleteFiles != 5 {
+				t.Fatalf("delete: %+v", r)
+			}
+			before := latestID(t, c)
+			var err error
+			switch how {
+			case "optimize":
+				_, err = Optimize(context.Background(), e, "t", OptimizeOptions{})
+			case "compact":
+				_, err = MergeSmallFiles(context.Background(), e, "t", MergeOptions{RowsPerFile: 1000})
+			default:
+				_, err = FoldDeletes(context.Background(), e, "t")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := "SELECT count(*), sum(a), count(*) FILTER (WHERE a % 3 = 0) FROM t"
+			if got := answerOf(t, e, catalog.Latest, q); got != "33|817|0" {
+				t.Fatalf("after %s: %s", how, got)
+			}
+			if got := answerOf(t, e, before-1, q); got != "50|1225|17" {
+				t.Fatalf("before the delete: %s", got)
+			}
+			rd, _ := c.Read(catalog.Latest)
+			defer rd.Close()
+			tb, _ := rd.Table("t")
+			if ds, _ := rd.DeleteFiles(tb.ID); len(ds) != 0 {
+				t.Fatalf("after %s: %d delete files", how, len(ds))
+			}
+		})
+	}
+}

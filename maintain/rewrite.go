@@ -338,8 +338,9 @@ type rewriteSpec struct {
 	deletes []catalog.NewDeleteFile
 }
 
-// stageBatch is how many files stageFiles reads per statement.
-const stageBatch = 128
+// stageBatch is how many files stageFiles reads per statement (a
+// variable for tests).
+var stageBatch = 128
 
 // stageFiles reads files (DuckDB reading files[i] at paths[i]) as slot
 // columns into the temporary table name on conn, stageBatch files per
