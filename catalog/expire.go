@@ -315,6 +315,24 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		inserted[s.ID] = s.Changes.InsertedIntoTables
 	}
 	now := c.now().UTC().UnixMicro()
+	// schedule records a file no kept snapshot reads for cleanup.
+	schedule := func(tableID, fileID int64, loc string, end int64, owner Ownership) error {
+		res.Scheduled = append(res.Scheduled, loc)
+		if owner.Deletable() {
+			res.Deletable = append(res.Deletable, loc)
+		}
+		if dryRun {
+			return nil
+		}
+		v, err := encodeValue(&catalogpb.FileToDelete{
+			TableId: tableID, FileId: fileID, Location: loc, ScheduledUnixMicros: now,
+			EndSnapshot: end, Ownership: catalogpb.Ownership(owner),
+		})
+		if err != nil {
+			return err
+		}
+		return b.Set(key(tagFileToDelete, tableID, fileID), v)
+	}
 	for _, f := range files {
 		res.FilesForgotten++
 		if kept[f.loc] {
@@ -329,21 +347,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 				return nil, err
 			}
 		}
-		res.Scheduled = append(res.Scheduled, f.loc)
-		if f.f.Owner.Deletable() {
-			res.Deletable = append(res.Deletable, f.loc)
-		}
-		if dryRun {
-			continue
-		}
-		v, err := encodeValue(&catalogpb.FileToDelete{
-			TableId: f.f.TableID, FileId: f.f.ID, Location: f.loc, ScheduledUnixMicros: now,
-			EndSnapshot: f.f.End.V, Ownership: catalogpb.Ownership(f.f.Owner),
-		})
-		if err == nil {
-			err = b.Set(key(tagFileToDelete, f.f.TableID, f.f.ID), v)
-		}
-		if err != nil {
+		if err := schedule(f.f.TableID, f.f.ID, f.loc, f.f.End.V, f.f.Owner); err != nil {
 			return nil, err
 		}
 	}
@@ -352,21 +356,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if kept[d.loc] {
 			continue
 		}
-		res.Scheduled = append(res.Scheduled, d.loc)
-		if d.d.Owner.Deletable() {
-			res.Deletable = append(res.Deletable, d.loc)
-		}
-		if dryRun {
-			continue
-		}
-		v, err := encodeValue(&catalogpb.FileToDelete{
-			TableId: d.d.TableID, FileId: d.d.ID, Location: d.loc, ScheduledUnixMicros: now,
-			EndSnapshot: d.d.End.V, Ownership: catalogpb.Ownership(d.d.Owner),
-		})
-		if err == nil {
-			err = b.Set(key(tagFileToDelete, d.d.TableID, d.d.ID), v)
-		}
-		if err != nil {
+		if err := schedule(d.d.TableID, d.d.ID, d.loc, d.d.End.V, d.d.Owner); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
 )
 
@@ -25,21 +26,7 @@ import (
 func TestErasure(t *testing.T) {
 	for _, owner := range []catalog.Ownership{catalog.OwnerTaken, catalog.OwnerUser} {
 		t.Run(owner.String(), func(t *testing.T) {
-			root, c, e := writeLake(t)
-			src := filepath.Join(root, "incoming")
-			os.MkdirAll(src, 0o755)
-			const victim = "user-4242-erase-me"
-			for k := range 3 {
-				p := filepath.Join(src, fmt.Sprintf("f%d.parquet", k))
-				q := fmt.Sprintf("COPY (SELECT CASE WHEN i = 4242 THEN '%s' ELSE 'user-' || i END AS user_id, i AS n FROM range(%d, %d) r(i)) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0)",
-					victim, k*3000, (k+1)*3000, p)
-				if _, err := e.DB().Exec(q); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := ingest.Add(c, "events", []string{src}, ingest.Options{Create: true, Owner: owner}); err != nil {
-				t.Fatal(err)
-			}
+			root, c, e := erasureLake(t, owner)
 			if n := filesHolding(t, e.DB(), root, victim); n != 1 {
 				t.Fatalf("the id's bytes are in %d files before the delete, not 1", n)
 			}
@@ -104,6 +91,31 @@ func TestErasure(t *testing.T) {
 	}
 }
 
+// victim is the user id the erasure tests erase.
+const victim = "user-4242-erase-me"
+
+// erasureLake is a table "events" of 9,000 rows in three files written
+// uncompressed (so that the victim's bytes are there to find), one row
+// the victim's, registered with owner.
+func erasureLake(t *testing.T, owner catalog.Ownership) (string, *catalog.Catalog, *engine.Engine) {
+	t.Helper()
+	root, c, e := writeLake(t)
+	src := filepath.Join(root, "incoming")
+	os.MkdirAll(src, 0o755)
+	for k := range 3 {
+		p := filepath.Join(src, fmt.Sprintf("f%d.parquet", k))
+		q := fmt.Sprintf("COPY (SELECT CASE WHEN i = 4242 THEN '%s' ELSE 'user-' || i END AS user_id, i AS n FROM range(%d, %d) r(i)) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0)",
+			victim, k*3000, (k+1)*3000, p)
+		if _, err := e.DB().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ingest.Add(c, "events", []string{src}, ingest.Options{Create: true, Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	return root, c, e
+}
+
 // filesHolding counts the files under dir whose raw bytes hold s, or,
 // for Parquet files, one of whose rows holds it in its text as DuckDB
 // decodes it (compressed pages hide the bytes).
@@ -141,21 +153,7 @@ func filesHolding(t *testing.T, db *sql.DB, dir, s string) int {
 // then leave no byte of it under the data root. Every step, queries see
 // the table without the row, and the snapshot before the DELETE with it.
 func TestErasureMergeOnRead(t *testing.T) {
-	root, c, e := writeLake(t)
-	src := filepath.Join(root, "incoming")
-	os.MkdirAll(src, 0o755)
-	const victim = "user-4242-erase-me"
-	for k := range 3 {
-		p := filepath.Join(src, fmt.Sprintf("f%d.parquet", k))
-		q := fmt.Sprintf("COPY (SELECT CASE WHEN i = 4242 THEN '%s' ELSE 'user-' || i END AS user_id, i AS n FROM range(%d, %d) r(i)) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0)",
-			victim, k*3000, (k+1)*3000, p)
-		if _, err := e.DB().Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := ingest.Add(c, "events", []string{src}, ingest.Options{Create: true, Owner: catalog.OwnerTaken}); err != nil {
-		t.Fatal(err)
-	}
+	root, c, e := erasureLake(t, catalog.OwnerTaken)
 	alterTable(t, c, "events", "set", "option", "delete_mode", "=", "merge-on-read")
 	pred := "user_id = '" + victim + "'"
 	step := func(want ...string) {
