@@ -278,8 +278,9 @@ const deletesKey = -2
 
 // deletesRowsKey holds the data file's last position, its row count less
 // one (with deletesKey), and
-// deletesVarKey, when a query set one, the DuckDB variable that holds its
-// deleted positions as a bitstring (setDeleteVariables).
+// deletesVarKey, when a query set one, the expression over a DuckDB
+// variable that gives its deleted positions as a bitstring
+// (nameDeleteVariables).
 const (
 	deletesRowsKey = -5
 	deletesVarKey  = -6
@@ -297,40 +298,55 @@ func deletedRows(c fileConstants) string {
 	if !ok {
 		return ""
 	}
-	bits := "getvariable('" + c[deletesVarKey] + "')"
-	if c[deletesVarKey] == "" {
+	bits := c[deletesVarKey]
+	if bits == "" {
 		bits = "(" + deletedBits(d, c[deletesRowsKey]) + ")"
 	}
 	return "get_bit(" + bits + ", file_row_number::INTEGER) = 0"
 }
 
-// deleteVariable is the name of the i-th delete file's variable in a
-// query.
+// deleteVariable is the name of a query's i-th variable of delete files.
 func deleteVariable(i int) string { return fmt.Sprintf("__rocklake_deleted_%d", i) }
 
-// nameDeleteVariables gives each delete file the views read a variable
-// of the query's (deletesVarKey), so that its positions are read once,
-// into a constant the scans filter on; it returns, per variable, the
-// query that fills it.
+// deleteVariableFiles is how many delete files one variable holds: each
+// variable costs a statement, and each delete file a scan of it in that
+// statement, all open at once.
+const deleteVariableFiles = 128
+
+// nameDeleteVariables gives each delete file the views read a place in a
+// variable of the query's (deletesVarKey: a list of their bitstrings), so
+// that its positions are read once, into a constant the scans filter on;
+// it returns, per variable, the query that fills it.
 func nameDeleteVariables(views []partConsts) []string {
-	var out []string
-	byFile := map[string]int{}
-	for _, parts := range views {
-		for _, f := range slices.Sorted(maps.Keys(parts)) {
-			c := parts[f]
+	var out, parts []string
+	byFile := map[string]string{}
+	flush := func() {
+		if len(parts) > 0 {
+			out = append(out, "SELECT list(b ORDER BY k) FROM ("+strings.Join(parts, " UNION ALL ")+")")
+			parts = nil
+		}
+	}
+	for _, vp := range views {
+		for _, f := range slices.Sorted(maps.Keys(vp)) {
+			c := vp[f]
 			lit, ok := c[deletesKey]
 			if !ok || c[deletesVarKey] != "" {
 				continue
 			}
-			i, seen := byFile[lit]
+			at, seen := byFile[lit]
 			if !seen {
-				i = len(out)
-				byFile[lit] = i
-				out = append(out, deletedBits(lit, c[deletesRowsKey]))
+				k := len(parts)
+				parts = append(parts, fmt.Sprintf("SELECT %d AS k, (%s) AS b", k, deletedBits(lit, c[deletesRowsKey])))
+				at = fmt.Sprintf("getvariable('%s')[%d]", deleteVariable(len(out)), k+1)
+				byFile[lit] = at
+				if len(parts) == deleteVariableFiles {
+					flush()
+				}
 			}
-			c[deletesVarKey] = deleteVariable(i)
+			c[deletesVarKey] = at
 		}
 	}
+	flush()
 	return out
 }
 
