@@ -159,7 +159,7 @@ func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[str
 	}
 	parts := make([]string, 0, len(runs))
 	for _, r := range runs {
-		pc := consts[r.files[0]]
+		pc := runConsts(consts, r.files)
 		if r.sig == "" {
 			parts = append(parts, viewSQL(t, cols, r.files, source(r.files), false, pc))
 			continue
@@ -234,7 +234,9 @@ func (c fileConstants) key() string {
 	}
 	ids := make([]int64, 0, len(c))
 	for id := range c {
-		ids = append(ids, id)
+		if !deleteKeys[id] { // files with deleted rows read in runs with others
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	var b strings.Builder
@@ -286,6 +288,53 @@ const (
 	deletesVarKey  = -6
 )
 
+// runDeletesKey holds, for a run of several files some of which have
+// deleted rows, the condition that leaves them out (runConsts).
+const runDeletesKey = -7
+
+// deleteKeys are the entries of a file's constants about its deleted
+// rows, which do not split runs: one scan reads a run, each file's rows
+// filtered on its own bitstring.
+var deleteKeys = map[int64]bool{deletesKey: true, deletesPathKey: true, deletesRowsKey: true, deletesVarKey: true, runDeletesKey: true}
+
+// runConsts is the constants a run of files (of equal keys) reads with:
+// the first file's, and, for a run of more than one with deleted rows,
+// the condition that leaves them out: each row's bit in the bitstring of
+// its own file, picked by read_parquet's file_index (NULL for a file
+// without deleted rows). A plain filter again, so the rows keep their
+// order; one file alone keeps the constant its scan is given.
+func runConsts(consts partConsts, files []string) fileConstants {
+	pc := consts[files[0]]
+	if len(files) == 1 {
+		return pc
+	}
+	var bits []string
+	deleted := false
+	for _, f := range files {
+		c := consts[f]
+		lit, ok := c[deletesKey]
+		switch {
+		case !ok:
+			bits = append(bits, "NULL::BIT")
+		case c[deletesVarKey] != "":
+			bits, deleted = append(bits, c[deletesVarKey]), true
+		default:
+			bits, deleted = append(bits, "("+deletedBits(lit, c[deletesRowsKey])+")"), true
+		}
+	}
+	out := maps.Clone(pc)
+	for k := range deleteKeys {
+		delete(out, k)
+	}
+	if deleted {
+		if out == nil {
+			out = fileConstants{}
+		}
+		out[runDeletesKey] = "coalesce(get_bit([" + strings.Join(bits, ", ") + "][file_index::BIGINT + 1], file_row_number::INTEGER), 0) = 0"
+	}
+	return out
+}
+
 // deletedRows is the condition that leaves a file's deleted rows out,
 // over read_parquet's file_row_number; "" when it has none. The positions
 // are a bitstring, one bit per row of the file, and the condition a plain
@@ -294,6 +343,9 @@ const (
 // the bitstring from a variable it set (a constant DuckDB pushes into the
 // scan); other readers from a scalar subquery over the delete file.
 func deletedRows(c fileConstants) string {
+	if w, ok := c[runDeletesKey]; ok {
+		return w
+	}
 	d, ok := c[deletesKey]
 	if !ok {
 		return ""
@@ -372,8 +424,9 @@ const positionsKey = -3
 // need.
 func rowNumbers(c fileConstants) string {
 	_, del := c[deletesKey]
+	_, run := c[runDeletesKey]
 	_, pos := c[positionsKey]
-	if del || pos {
+	if del || run || pos {
 		return ", file_row_number = true"
 	}
 	return ""
@@ -516,10 +569,11 @@ func (e *Engine) ReadTableFilesWithSQL(r *catalog.Reader, t catalog.Table, cols 
 	}
 	var parts []string
 	var run []string
-	var runConsts fileConstants
+	var first fileConstants
+	byPath := partConsts{}
 	flush := func() {
 		if len(run) > 0 {
-			parts = append(parts, viewSQL(t, cols, run, "", true, runConsts))
+			parts = append(parts, viewSQL(t, cols, run, "", true, runConsts(byPath, run)))
 		}
 	}
 	for i, f := range files {
@@ -532,13 +586,14 @@ func (e *Engine) ReadTableFilesWithSQL(r *catalog.Reader, t catalog.Table, cols 
 				return "", err
 			}
 		}
-		if len(run) > 0 && fc.key() != runConsts.key() {
+		if len(run) > 0 && fc.key() != first.key() {
 			flush()
 			run = nil
 		}
 		if len(run) == 0 {
-			runConsts = fc
+			first = fc
 		}
+		byPath[paths[i]] = fc
 		run = append(run, paths[i])
 	}
 	flush()

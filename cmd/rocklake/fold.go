@@ -23,7 +23,7 @@ rows for good, fold, then expire the snapshots that still read them and clean
 up (rocklake erasure TABLE --where CONDITION says what still stores them). With
 no delete file there is nothing to do and no snapshot is made.`,
 		Example: `  rocklake fold events
-  rocklake expire --older-than 0s --allow-short-retention && rocklake cleanup --grace 0s`,
+  rocklake fold events --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, done, err := openEngine(g, writing)

@@ -39,6 +39,7 @@ var exampleStates = map[string]exampleState{
 	"rocklake rm":           loaded,
 	"rocklake refresh":      loaded,
 	"rocklake erasure":      loaded,
+	"rocklake fold":         loaded,
 	"rocklake changes":      loaded,
 	"rocklake plan":         loaded,
 	"rocklake query":        loaded,

@@ -130,3 +130,34 @@ func TestQueryChanges(t *testing.T) {
 		t.Fatalf("before the changes: %q", out)
 	}
 }
+
+// Under merge-on-read the CLI says how many delete files a change wrote,
+// files lists each file's deleted rows, and fold rewrites them out.
+func TestQueryChangesMergeOnRead(t *testing.T) {
+	lake := filepath.Join(t.TempDir(), "lake")
+	mustRun(t, "--catalog", lake, "init")
+	mustRun(t, "--catalog", lake, "query", "CREATE TABLE t (id BIGINT NOT NULL, s VARCHAR)")
+	mustRun(t, "--catalog", lake, "query", "INSERT INTO t SELECT i, 'v' || i FROM range(10) r(i)")
+	mustRun(t, "--catalog", lake, "table", "alter", "t", "set", "option", "delete_mode", "=", "merge-on-read")
+	out := mustRun(t, "--catalog", lake, "query", "DELETE FROM t WHERE id < 3")
+	if !strings.Contains(out, "(DELETE t: 3 rows deleted; 1 delete file written, 0 files added, snapshot 4; ") {
+		t.Fatalf("DELETE: %q", out)
+	}
+	out = mustRun(t, "--catalog", lake, "query", "UPDATE t SET s = upper(s) WHERE id >= 8")
+	if !strings.Contains(out, "(UPDATE t: 2 rows updated; 1 delete file written, 1 file added, snapshot 5; ") {
+		t.Fatalf("UPDATE: %q", out)
+	}
+	if out := mustRun(t, "--catalog", lake, "files", "t"); !strings.Contains(out, "DELETED_ROWS") || !strings.Contains(out, "\t5\n") && !strings.Contains(out, " 5\n") {
+		t.Fatalf("files: %q", out)
+	}
+	out = mustRun(t, "--catalog", lake, "fold", "t")
+	if !strings.Contains(out, "folded t: 1 file -> 1 file (5 rows") {
+		t.Fatalf("fold: %q", out)
+	}
+	if out := mustRun(t, "--catalog", lake, "fold", "t"); !strings.Contains(out, "t: no delete file, nothing to fold") {
+		t.Fatalf("a second fold: %q", out)
+	}
+	if out := mustRun(t, "--catalog", lake, "query", "SELECT count(*) || '/' || string_agg(s, ',' ORDER BY id) FROM t"); !strings.Contains(out, "7/v3,v4,v5,v6,v7,V8,V9") {
+		t.Fatalf("rows: %q", out)
+	}
+}
