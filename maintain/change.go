@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -476,8 +477,15 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 	cat := e.Catalog()
 	root := cat.RewriteRoot()
 	dir := catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
-	if err := catalog.MakeRewriteDir(dir, root); err != nil {
-		return fmt.Errorf("%s: %w", res.Statement, err)
+	err := catalog.MakeRewriteDir(dir, root)
+	// Changes from other processes that read the same snapshot pick the
+	// same next name: the one that loses takes the one after.
+	for n := 0; errors.Is(err, fs.ErrExist) && n < 100; n++ {
+		dir = catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
+		err = catalog.MakeRewriteDir(dir, root)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: the delete files' directory: %w", res.Statement, err)
 	}
 	committed := false
 	defer func() {
