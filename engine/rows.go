@@ -212,16 +212,22 @@ func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritt
 			e.streamed.Add(key, slices.Clone(cols))
 		}
 	}
+	return typedRows(ctx, conn, prefix, rewritten, cols, ro.NestedJSON)
+}
+
+// typedRows runs query (whose columns are cols) fetching each column as
+// its kind needs.
+func typedRows(ctx context.Context, conn *sql.Conn, prefix, query string, cols []Column, nestedJSON bool) (*Rows, error) {
 	r := &Rows{cols: cols, kinds: make([]kind, len(cols))}
 	aliases := make([]string, len(cols))
 	exprs := make([]string, len(cols))
 	for i, c := range cols {
-		r.kinds[i] = kindOf(c.Type, ro.NestedJSON)
+		r.kinds[i] = kindOf(c.Type, nestedJSON)
 		alias := fmt.Sprintf("__rocklake_c%d", i)
 		aliases[i] = sqllex.QuoteName(alias)
 		exprs[i] = r.kinds[i].selectExpr(alias, c.Type)
 	}
-	rows, err := conn.QueryContext(ctx, prefix+"SELECT "+strings.Join(exprs, ", ")+" FROM (\n"+rewritten+"\n) AS __rocklake_q("+strings.Join(aliases, ", ")+")")
+	rows, err := conn.QueryContext(ctx, prefix+"SELECT "+strings.Join(exprs, ", ")+" FROM (\n"+query+"\n) AS __rocklake_q("+strings.Join(aliases, ", ")+")")
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +238,26 @@ func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritt
 		r.ptrs[i] = &r.scan[i]
 	}
 	r.vals = make([]any, len(cols))
+	return r, nil
+}
+
+// ConnRows runs a SELECT on conn, a connection to a DuckDB database of
+// the caller's own rather than the engine's (nothing is planned, pruned or
+// checked), and returns its rows typed as QueryRows types the engine's.
+// release runs when the rows close, or before ConnRows returns an error.
+func ConnRows(ctx context.Context, conn *sql.Conn, query string, release func()) (*Rows, error) {
+	q := strings.TrimRight(query, "; \t\r\n")
+	cols, err := runColumns(ctx, conn, "SELECT * FROM (\n"+q+"\n) LIMIT 0")
+	if err != nil {
+		release()
+		return nil, err
+	}
+	r, err := typedRows(ctx, conn, "", q, cols, false)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	r.release, r.phase, r.res, r.start = release, func(string) {}, &Result{}, time.Now()
 	return r, nil
 }
 

@@ -40,7 +40,7 @@ func FuzzStatementText(f *testing.F) {
 	})
 }
 
-func TestRefersToSystemCatalog(t *testing.T) {
+func TestNamesSystemCatalog(t *testing.T) {
 	for q, want := range map[string]bool{
 		"SELECT * FROM pg_catalog.pg_class":                  true,
 		"select relname from PG_CLASS":                       true,
@@ -51,7 +51,7 @@ func TestRefersToSystemCatalog(t *testing.T) {
 		`SELECT "pg_catalog.x" FROM t`:                       false,
 		"SELECT count(*) FROM t WHERE note = 'pg_catalog.x'": false,
 	} {
-		if got := refersToSystemCatalog(q); got != want {
+		if got := namesSystemCatalog(q); got != want {
 			t.Errorf("%q: %v, want %v", q, got, want)
 		}
 	}

@@ -116,13 +116,17 @@ func (f *sessionFunc) Executor() duckdb.ScalarFuncExecutor {
 	}}
 }
 
-// registerSessionFunctions puts the session functions in the lake's
-// engine (once per engine; every server on it registers the same ones).
-func (s *Server) registerSessionFunctions(ctx context.Context) error {
-	e := s.lake.Engine()
-	if e == nil {
-		return nil
-	}
+// functionRegistrar is where session functions go: the lake's engine
+// (once per engine; every server on it registers the same ones), or the
+// system catalogs' database (connRegistrar).
+type functionRegistrar interface {
+	RegisterScalarUDF(ctx context.Context, name string, fn duckdb.ScalarFunc) error
+	RegisterClientFunction(ctx context.Context, name string, fn duckdb.ScalarFunc) error
+	DefineClientMacro(ctx context.Context, name, params, body string) error
+}
+
+// registerSessionFunctions puts the session functions in e.
+func (s *Server) registerSessionFunctions(ctx context.Context, e functionRegistrar) error {
 	version := versionString(s.cfg.Version)
 	dbName := catalogName(s.lake.Catalog())
 	user := func(ss *pgSession, _ []driver.Value) (any, error) {

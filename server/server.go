@@ -155,6 +155,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[uint32]*pgSession // by backend process id, for CancelRequest
 	dbName   string                // current_database(): catalogName
+	sys      *sysCatalog           // PostgreSQL's system catalogs, made on first use
 	closing  bool
 	conns    sync.WaitGroup
 	active   atomic.Int64 // PostgreSQL connections
@@ -194,9 +195,12 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{lake: lake, cfg: cfg, m: newMetrics(), sessions: map[uint32]*pgSession{}, budget: b, dbName: catalogName(lake.Catalog())}
-	if err := s.registerSessionFunctions(context.Background()); err != nil {
-		return nil, err
+	if e := lake.Engine(); e != nil {
+		if err := s.registerSessionFunctions(context.Background(), e); err != nil {
+			return nil, err
+		}
 	}
+	s.sys = &sysCatalog{s: s}
 	s.registerClientMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.PGListen != "" {
@@ -395,5 +399,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.cancel()
+	s.sys.close()
 	return herr
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -172,16 +170,13 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 // query runs a query on the engine (or answers psql's \dt itself), in
 // the context run makes; the result holds the context until it closes.
 func (ss *pgSession) query(q string, formats []int16, run func() (context.Context, func())) (*result, error) {
-	if listsTables(q) {
-		return ss.psqlTables(formats)
-	}
-	if refersToSystemCatalog(q) {
-		return nil, &pgError{code: "0A000", msg: "rocklake does not serve PostgreSQL's system catalogs (pg_catalog, information_schema)",
-			hint: "list tables with SHOW TABLES and a table's columns with DESCRIBE name"}
-	}
+	system := namesSystemCatalog(q)
 	ss.s.m.queries.Inc()
 	ctx, done := run()
 	start := time.Now()
+	if system {
+		return ss.systemQuery(ctx, done, q, formats)
+	}
 	// DuckDB computes the whole answer inside QueryRows: a client that
 	// goes away meanwhile cancels it.
 	stopWatch := ss.rd.watch(func() {
@@ -234,7 +229,7 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 	if cp, err := parseCopyTo(q); cp != nil || err != nil {
 		return &result{s: ss.s}, err // COPY's data is no rows
 	}
-	if listsTables(q) || refersToSystemCatalog(q) {
+	if namesSystemCatalog(q) {
 		return ss.start(q, nil)
 	}
 	ctx, done := ss.queryContext()
@@ -365,6 +360,13 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 		}
 		return tag("RESET")
 	case "SHOW":
+		// PostgreSQL's spelled-out names of two settings.
+		switch strings.ToLower(strings.Join(words[1:], " ")) {
+		case "transaction isolation level":
+			words = []string{words[0], "transaction_isolation"}
+		case "time zone":
+			words = []string{words[0], "timezone"}
+		}
 		if len(words) != 2 {
 			return nil, true, &pgError{code: "42601", msg: "SHOW takes one setting name, or TABLES"}
 		}
@@ -609,39 +611,28 @@ func (ss *pgSession) describeTable(name string, formats []int16) (*result, bool,
 	return ss.static([]string{"column_name", "column_type"}, []uint32{oidText, oidText}, rows, formats)
 }
 
-// listsTables recognises psql's \dt (and \d without a name): the one
-// system-catalog query answered, with the catalog's tables.
-func listsTables(q string) bool {
-	return strings.Contains(q, "pg_catalog.pg_class") && strings.Contains(q, `as "Schema"`) &&
-		strings.Contains(q, `as "Name"`) && strings.Contains(q, "relkind")
-}
-
-func (ss *pgSession) psqlTables(formats []int16) (*result, error) {
-	tables, err := ss.s.lake.Tables(context.Background(), rocklake.ReadOptions{Snapshot: ss.readAt()})
+// systemQuery runs a query over PostgreSQL's system catalogs (syscat.go)
+// at the snapshot the session reads.
+func (ss *pgSession) systemQuery(ctx context.Context, done func(), q string, formats []int16) (*result, error) {
+	id, err := ss.snapshotID()
 	if err != nil {
+		done()
 		return nil, err
 	}
-	var rows [][]*string
-	for _, t := range tables {
-		schema, name, kind, owner := "main", t.Name, "table", "rocklake"
-		rows = append(rows, []*string{&schema, &name, &kind, &owner})
+	rows, err := ss.s.sys.query(ctx, q, id)
+	if err != nil {
+		err = ctxError(ctx, err)
+		done()
+		return nil, err
 	}
-	res, _, err := ss.static([]string{"Schema", "Name", "Type", "Owner"}, []uint32{oidText, oidText, oidText, oidText}, rows, formats)
-	return res, err
+	fields, cols, err := columnsFor(rows.Columns(), formats)
+	if err != nil {
+		rows.Close()
+		done()
+		return nil, err
+	}
+	return &result{fields: fields, cols: cols, rows: rows, tm: ss.typeMap(), ctx: ctx, done: done, start: time.Now(), s: ss.s}, nil
 }
-
-// refersToSystemCatalog says whether a statement names PostgreSQL's system
-// catalogs: a schema-qualified name, or one of the tables drivers ask for
-// unqualified, as a whole word outside strings and comments (a value
-// 'pg_class' or a column pg_types is no reference).
-func refersToSystemCatalog(q string) bool {
-	return systemCatalogName().MatchString(sqllex.Mask(q))
-}
-
-// systemCatalogName is compiled on first use, not at package init.
-var systemCatalogName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(?:pg_catalog|information_schema)\s*\.|\b(?:pg_class|pg_namespace|pg_type|pg_attribute|pg_proc|pg_database|pg_settings)\b`)
-})
 
 func (s *Server) latestSnapshot() (int64, error) {
 	r, err := s.lake.Catalog().Read(-1)
