@@ -170,7 +170,12 @@ func (ss *pgSession) start(q string, formats []int16) (*result, error) {
 // query runs a query on the engine (or answers psql's \dt itself), in
 // the context run makes; the result holds the context until it closes.
 func (ss *pgSession) query(q string, formats []int16, run func() (context.Context, func())) (*result, error) {
-	system := namesSystemCatalog(q)
+	system, bare := systemRoute(q)
+	if system && len(bare) > 0 && ss.hasTable(bare) {
+		// A rocklake table named like a system relation (pg_stats, say)
+		// is the table a bare name means: its rows, not the catalogs'.
+		system = false
+	}
 	ss.s.m.queries.Inc()
 	ctx, done := run()
 	start := time.Now()
@@ -194,6 +199,27 @@ func (ss *pgSession) query(q string, formats []int16, run func() (context.Contex
 		done()
 		return nil, err
 	}
+	return ss.rowsResult(ctx, done, rows, formats, start)
+}
+
+// hasTable says whether the session's snapshot has a table of one of
+// the names.
+func (ss *pgSession) hasTable(names []string) bool {
+	tables, err := ss.s.lake.Tables(context.Background(), rocklake.ReadOptions{Snapshot: ss.readAt()})
+	if err != nil {
+		return false
+	}
+	for _, t := range tables {
+		if slices.Contains(names, strings.ToLower(t.Name)) || slices.Contains(names, t.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowsResult is a result sending rows, which it closes, and done, when
+// it closes.
+func (ss *pgSession) rowsResult(ctx context.Context, done func(), rows *rocklake.Rows, formats []int16, start time.Time) (*result, error) {
 	fields, cols, err := columnsFor(rows.Columns(), formats)
 	if err != nil {
 		rows.Close()
@@ -619,19 +645,14 @@ func (ss *pgSession) systemQuery(ctx context.Context, done func(), q string, for
 		done()
 		return nil, err
 	}
+	start := time.Now()
 	rows, err := ss.s.sys.query(ctx, q, id)
 	if err != nil {
 		err = ctxError(ctx, err)
 		done()
 		return nil, err
 	}
-	fields, cols, err := columnsFor(rows.Columns(), formats)
-	if err != nil {
-		rows.Close()
-		done()
-		return nil, err
-	}
-	return &result{fields: fields, cols: cols, rows: rows, tm: ss.typeMap(), ctx: ctx, done: done, start: time.Now(), s: ss.s}, nil
+	return ss.rowsResult(ctx, done, rows, formats, start)
 }
 
 func (s *Server) latestSnapshot() (int64, error) {

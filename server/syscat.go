@@ -670,7 +670,7 @@ func (c *sysCatalog) acquire(ctx context.Context, id int64) (release func(), err
 		c.mu.Lock()
 		if sn.err != nil {
 			delete(c.snaps, id)
-			c.order = slicesDelete(c.order, id)
+			c.order = slices.DeleteFunc(c.order, func(x int64) bool { return x == id })
 		}
 	} else {
 		sn.users++
@@ -693,16 +693,6 @@ func (c *sysCatalog) acquire(ctx context.Context, id int64) (release func(), err
 	return release, nil
 }
 
-func slicesDelete(ids []int64, id int64) []int64 {
-	out := ids[:0]
-	for _, x := range ids {
-		if x != id {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // evict takes the oldest unused snapshots past keptSnapshots out of the
 // map, for drop; c.mu is held.
 func (c *sysCatalog) evict() []int64 {
@@ -710,7 +700,7 @@ func (c *sysCatalog) evict() []int64 {
 	for len(c.order)-len(drop) > keptSnapshots {
 		victim := int64(-1)
 		for _, id := range c.order {
-			if sn := c.snaps[id]; sn.users == 0 && !slicesContains(drop, id) {
+			if sn := c.snaps[id]; sn.users == 0 && !slices.Contains(drop, id) {
 				victim = id
 				break
 			}
@@ -722,18 +712,9 @@ func (c *sysCatalog) evict() []int64 {
 	}
 	for _, id := range drop {
 		delete(c.snaps, id)
-		c.order = slicesDelete(c.order, id)
+		c.order = slices.DeleteFunc(c.order, func(x int64) bool { return x == id })
 	}
 	return drop
-}
-
-func slicesContains(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *sysCatalog) drop(ids []int64) {
@@ -750,6 +731,12 @@ func (c *sysCatalog) drop(ids []int64) {
 
 // query runs a statement over the system catalogs at snapshot id.
 func (c *sysCatalog) query(ctx context.Context, q string, id int64) (*rocklake.Rows, error) {
+	// One statement only: the text is run inside a subquery, and a second
+	// statement could end the read-only transaction and change the
+	// catalogs' database under every session.
+	if n := len(sqllex.Split(q)); n != 1 {
+		return nil, &pgError{code: "0A000", msg: fmt.Sprintf("a query over the system catalogs is one statement, not %d", n)}
+	}
 	release, err := c.acquire(ctx, id)
 	if err != nil {
 		return nil, err

@@ -209,6 +209,9 @@ type sysRewriter struct {
 	// reads: the statement names a system relation or a pg_catalog
 	// name; calls: it calls a catalog function; from: it has a FROM.
 	reads, calls, from bool
+	// bare are the system relations named without a schema, which a
+	// rocklake table of the same name takes instead (systemRoute).
+	bare []string
 	// parens are the open parentheses: whether each opened a function
 	// called in a FROM clause. clause is the clause being read at the
 	// current depth ("FROM" or another), by depth.
@@ -314,8 +317,38 @@ func rewriteSystemQuery(q string, id int64) (string, bool) {
 
 // namesSystemCatalog says whether q reads PostgreSQL's system catalogs.
 func namesSystemCatalog(q string) bool {
-	_, reads := rewriteSystemQuery(q, 0)
+	reads, _ := systemRoute(q)
 	return reads
+}
+
+// systemRoute says whether q is for the system catalogs, and which
+// system relations it names without a schema. Every query the server
+// runs asks: most name none of the words that could, and are not
+// tokenized.
+func systemRoute(q string) (reads bool, bare []string) {
+	if !mayNameSystemCatalog(q) {
+		return false, nil
+	}
+	w := &sysRewriter{pc: "pc_0", is: "is_0"}
+	w.in = sysTokenize(q)
+	w.run()
+	return w.reads || w.calls && !w.from, w.bare
+}
+
+// mayNameSystemCatalog: q holds pg_, information_schema, reg (of a
+// ::regclass cast) or the name of a catalog function, anywhere (strings
+// and comments included).
+func mayNameSystemCatalog(q string) bool {
+	lower := strings.ToLower(q)
+	if strings.Contains(lower, "pg_") || strings.Contains(lower, "information_schema") || strings.Contains(lower, "reg") {
+		return true
+	}
+	for name := range catalogMacros()["pg_catalog"] {
+		if strings.Contains(lower, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // next is the index of the first significant token at or after i.
@@ -459,6 +492,7 @@ func (w *sysRewriter) step(i int) int {
 				}
 			} else if t.kind == stIdent || t.kind == stQuoted {
 				if rel := w.relation("pg_catalog", t.name()); rel != "" {
+					w.bare = append(w.bare, t.name())
 					w.emit(stIdent, rel)
 					return i + 1
 				}

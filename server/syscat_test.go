@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,11 +94,50 @@ func TestSystemCatalogsEveryRelation(t *testing.T) {
 	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "42P01" || !strings.Contains(pe.Hint, "reads only them") {
 		t.Fatalf("mixed query: %v", err)
 	}
-	for _, q := range []string{"SELECT * FROM pg_class; DROP TABLE pgs.pg_class", "CREATE TABLE pg_catalog.x AS SELECT 1"} {
-		c.Exec(ctx, q)
+	// What a hostile client sends: files, settings, databases, a second
+	// statement smuggled past the subquery the text is run in. Each
+	// fails, and the catalogs answer as before.
+	ext := f.connect(t, pgx.QueryExecModeExec)
+	for _, q := range []string{
+		"SELECT * FROM pg_class; DROP TABLE pgs.pg_class",
+		"CREATE TABLE pg_catalog.x AS SELECT 1",
+		"SELECT 1 FROM pg_am) x; ROLLBACK; DROP SCHEMA pgs CASCADE; SELECT * FROM (SELECT 1",
+		"SELECT 1 FROM pg_am) x; COMMIT; SET lock_configuration = false; SELECT * FROM (SELECT 1",
+		"SELECT pg_catalog.read_text('/etc/passwd')",
+		"SELECT * FROM pg_am, read_csv('/etc/passwd')",
+		"SELECT * FROM pg_am, query('DROP SCHEMA pgs CASCADE')",
+		"SELECT pg_catalog.getenv('HOME')",
+	} {
+		for _, conn := range []*pgx.Conn{c, ext} {
+			rows, err := conn.Query(ctx, q)
+			if err == nil {
+				for rows.Next() {
+				}
+				err = rows.Err()
+				rows.Close()
+			}
+			if err == nil && !strings.HasPrefix(q, "SELECT * FROM pg_class;") {
+				t.Errorf("%s: no error", q)
+			}
+		}
 	}
-	if _, err := c.Exec(ctx, "SELECT count(*) FROM pg_class"); err != nil {
+	if got := firstAnswer(t, c, "SELECT count(*) FROM pg_class WHERE relname IN ('t', 'pg_class')"); got != "2" {
+		t.Fatalf("after the hostile queries: %s", got)
+	}
+	// A rocklake table named like a system relation is what its bare name
+	// reads; qualified, the name is the catalogs'.
+	if _, err := f.lake.Add(ctx, "pg_stats", []string{filepath.Join(f.data, "part0.parquet")}, rocklake.AddOptions{Create: true}); err != nil {
 		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"SELECT count(*) FROM pg_stats":                            "100",
+		"SELECT count(*) FROM \"pg_stats\" WHERE id < 10":          "10",
+		"SELECT count(*) FROM pg_catalog.pg_stats":                 "0",
+		"SELECT count(*) FROM pg_class WHERE relname = 'pg_stats'": "2",
+	} {
+		if got := firstAnswer(t, c, q); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
 	}
 }
 
@@ -251,32 +289,33 @@ func textRows(t *testing.T, c *pgx.Conn, q string, arg string) []string {
 	if strings.Contains(q, "$1") {
 		args = append(args, arg)
 	}
-	rows, err := c.Query(context.Background(), q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var parts []string
-		for _, v := range vals {
-			parts = append(parts, strings.TrimSpace(strings.ReplaceAll(fmtValue(v), "\n", " ")))
-		}
-		out = append(out, strings.Join(parts, " | "))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return out
+	return strings.Split(firstAnswer(t, c, q, args...), "\n")
 }
 
-func fmtValue(v any) string {
-	if v == nil {
-		return "NULL"
+// PostgreSQL's JDBC driver browses the schema tree and reads through a
+// prepared statement with a fetch size.
+func TestSystemCatalogsJDBC(t *testing.T) {
+	const jar = "/usr/share/java/postgresql.jar"
+	java, err := exec.LookPath("java")
+	if _, jerr := os.Stat(jar); err != nil || jerr != nil {
+		if os.Getenv("ROCKLAKE_REQUIRE_POSTGRES") != "" {
+			t.Fatal("a JDK and PostgreSQL's JDBC driver are not installed (Debian: default-jdk-headless libpostgresql-jdbc-java)")
+		}
+		t.Skip("a JDK and PostgreSQL's JDBC driver are not installed (Debian: default-jdk-headless libpostgresql-jdbc-java)")
 	}
-	return fmt.Sprint(v)
+	f := newFixture(t, newConfig())
+	u := strings.Replace(f.pgURL("tester", "", "disable"), "postgres://tester@", "jdbc:postgresql://", 1) + "&user=tester"
+	out, err := exec.Command(java, "-cp", jar, filepath.Join("testdata", "jdbc", "Main.java"), u).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, w := range []string{"product PostgreSQL 15.0 (rocklake", "schema information_schema\nschema main\nschema pg_catalog\n", "table main.t\n",
+		"column id int8 -5\ncolumn ts timestamptz 93\ncolumn name text 12\ncolumns 12\n", "pks 0\n", "prepared rows 25\n"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("no %q in\n%s", w, out)
+		}
+	}
+	if strings.Contains(string(out), "FAIL") {
+		t.Errorf("a call failed:\n%s", out)
+	}
 }
