@@ -351,13 +351,25 @@ func virtualColumnHint(err error) error {
 	return err
 }
 
-// queryOnce is query, once.
+// queryOnce is query, once; DuckDB's errors are told in the terms of the
+// query as written (QueryError), those its rows end with too.
 func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions, stream *RowsOptions) (*Result, *Rows, error) {
-	start := time.Now()
 	// The query is wrapped below ("SELECT ... FROM (query)"): a trailing
 	// semicolon would end it early, and a trailing -- comment is closed by
 	// the newline put before the closing parenthesis.
 	query = strings.TrimRight(query, "; \t\r\n")
+	qt := &queryText{user: query, names: map[string]string{}}
+	res, rows, err := e.runQuery(ctx, query, opts, stream, qt)
+	if rows != nil {
+		rows.translate = qt.translate
+	}
+	return res, rows, qt.translate(err)
+}
+
+// runQuery is queryOnce's work; qt learns how the text DuckDB runs was
+// made from query.
+func (e *Engine) runQuery(ctx context.Context, query string, opts QueryOptions, stream *RowsOptions, qt *queryText) (*Result, *Rows, error) {
+	start := time.Now()
 	if opts.Prune.Objects == nil {
 		// Plans read objects' page indexes and bloom filters through the
 		// engine's store, made only if one is needed.
@@ -474,6 +486,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 			return v
 		}
 		v := &view{name: fmt.Sprintf("__rocklake_v%d", len(views)), t: t, cols: cols, plan: plan, r: readerOf[plan]}
+		qt.names[v.name] = t.Name
 		views = append(views, v)
 		viewByPlan[plan] = v
 		return v
@@ -530,6 +543,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 				text = tg.Name
 			}
 			tg.plan, tg.table = p, ref.table
+			qt.names[tg.Name] = ref.table.Name
 			edits = append(edits, textEdit{at, end, text})
 			continue
 		}
@@ -567,6 +581,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		}
 	}
 	rewritten := applyEdits(query, edits)
+	qt.edits = edits // sorted by applyEdits
 	phase("plan")
 	if tree != nil && !opts.NoMetadataAnswers && !opts.NoPruning && !opts.Explain {
 		if ok, err := metadataAnswer(tree, scan.refs, res, r); err != nil {
@@ -827,9 +842,11 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		return res, rows, nil
 	}
 	// COLUMNS(*)::VARCHAR gives every value in DuckDB's text form.
-	rows, err := conn.QueryContext(ctx, prefix+"SELECT COLUMNS(*)::VARCHAR FROM (\n"+rewritten+"\n)")
+	stmt := "SELECT COLUMNS(*)::VARCHAR FROM (\n" + rewritten + "\n)"
+	ran := time.Now()
+	rows, err := conn.QueryContext(ctx, prefix+stmt)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, withPosition(ctx, conn, prefix, stmt, err, time.Since(ran))
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -849,7 +866,7 @@ func (e *Engine) queryOnce(ctx context.Context, query string, opts QueryOptions,
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, withPosition(ctx, conn, prefix, stmt, err, time.Since(ran))
 	}
 	rows.Close()
 	// DuckDB names a column it computes after the expression's text, and a
@@ -896,15 +913,17 @@ func (e *Engine) originalColumns(ctx context.Context, conn *sql.Conn, query stri
 		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", name, viewSQL(ref.table, ref.cols, nil, "", false, nil)))
 		*cleanup = append(*cleanup, "DROP VIEW IF EXISTS temp."+name+";")
 	}
-	return runColumns(ctx, conn, strings.Join(create, "")+"SELECT * FROM (\n"+query+"\n)")
+	return runColumns(ctx, conn, strings.Join(create, ""), "SELECT * FROM (\n"+query+"\n)")
 }
 
 // runColumns runs a query for its column names, reading (and dropping) its
-// rows, so that an error DuckDB raises while running is returned.
-func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]Column, error) {
-	rows, err := conn.QueryContext(ctx, query)
+// rows, so that an error DuckDB raises while running is returned; prefix
+// is statements run first, in the same round trip.
+func runColumns(ctx context.Context, conn *sql.Conn, prefix, query string) ([]Column, error) {
+	ran := time.Now()
+	rows, err := conn.QueryContext(ctx, prefix+query)
 	if err != nil {
-		return nil, err
+		return nil, withPosition(ctx, conn, prefix, query, err, time.Since(ran))
 	}
 	defer rows.Close()
 	cols, err := columnsOf(rows)
@@ -913,7 +932,10 @@ func runColumns(ctx context.Context, conn *sql.Conn, query string) ([]Column, er
 	}
 	for rows.Next() {
 	}
-	return cols, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, withPosition(ctx, conn, prefix, query, err, time.Since(ran))
+	}
+	return cols, nil
 }
 
 // usableConjuncts turns a reference's conjuncts (DuckDB's parse-tree

@@ -165,6 +165,8 @@ type Rows struct {
 	phase   func(string)
 	start   time.Time
 	closed  bool
+	// translate tells DuckDB's error in the query's terms (QueryError).
+	translate func(error) error
 }
 
 // QueryRows runs a query as Query does and returns its rows as DuckDB
@@ -196,7 +198,7 @@ func (e *Engine) streamRows(ctx context.Context, conn *sql.Conn, prefix, rewritt
 		cols = slices.Clone(cols)
 	} else {
 		var err error
-		cols, err = runColumns(ctx, conn, prefix+"SELECT * FROM (\n"+rewritten+"\n) LIMIT 0")
+		cols, err = runColumns(ctx, conn, prefix, "SELECT * FROM (\n"+rewritten+"\n) LIMIT 0")
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +249,7 @@ func typedRows(ctx context.Context, conn *sql.Conn, prefix, query string, cols [
 // release runs when the rows close, or before ConnRows returns an error.
 func ConnRows(ctx context.Context, conn *sql.Conn, query string, release func()) (*Rows, error) {
 	q := strings.TrimRight(query, "; \t\r\n")
-	cols, err := runColumns(ctx, conn, "SELECT * FROM (\n"+q+"\n) LIMIT 0")
+	cols, err := runColumns(ctx, conn, "", "SELECT * FROM (\n"+q+"\n) LIMIT 0")
 	if err != nil {
 		release()
 		return nil, err
@@ -333,7 +335,12 @@ func (r *Rows) Values() []any { return r.vals }
 func (r *Rows) Count() int64 { return r.n }
 
 // Err is the error that ended Next early, if any.
-func (r *Rows) Err() error { return r.err }
+func (r *Rows) Err() error {
+	if r.translate != nil {
+		return r.translate(r.err)
+	}
+	return r.err
+}
 
 // Close ends the query and gives the connection back (its views are
 // dropped off the caller's path). Closing twice is harmless.

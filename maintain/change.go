@@ -254,6 +254,9 @@ func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o W
 	qr, err := e.QueryTarget(ctx, query, engine.Target{At: at, Name: "temp." + targetTable}, opts, run)
 	res.Query = qr
 	if err != nil {
+		if qe := (*engine.QueryError)(nil); errors.As(err, &qe) {
+			qe.Within(stmt.Text(), -1) // the query is rocklake's, around the user's parts
+		}
 		return nil, err
 	}
 	mergeAfter(ctx, e, res, nil, o)
@@ -648,9 +651,7 @@ func changeError(err error, table string, top []catalog.Column) error {
 	if !strings.Contains(msg, "__rocklake_") {
 		return err
 	}
-	if i := strings.Index(msg, "\n\nLINE "); i >= 0 {
-		msg = msg[:i] // quotes the query rocklake made, not the user's
-	}
+	msg = engine.StripLineQuote(msg) // quotes the statement rocklake made, not the user's
 	for _, c := range []string{fileCol, ridCol} {
 		msg = strings.ReplaceAll(msg, `, "`+c+`"`, "")
 		msg = strings.ReplaceAll(msg, `"`+c+`", `, "")

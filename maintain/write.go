@@ -300,6 +300,9 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 	q, err := e.QueryInto(ctx, stmt.Query, o.Query, run)
 	res.Query = q
 	if err != nil {
+		if qe := (*engine.QueryError)(nil); errors.As(err, &qe) {
+			qe.Within(stmt.Text(), stmt.QueryAt())
+		}
 		return nil, err
 	}
 	mergeAfter(ctx, e, res, stage, o)

@@ -24,6 +24,7 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/types"
 )
@@ -68,6 +69,9 @@ type pgSession struct {
 	role Role
 	pid  uint32
 	key  []byte
+	// src is the client's text of the statement running, for the
+	// position of an error in it.
+	src clientText
 
 	// snapshot is the rocklake.snapshot setting (unset: latest).
 	snapshot rocklake.SnapshotRef
@@ -576,6 +580,11 @@ func (ss *pgSession) closePortals() {
 // pgError is an error with its SQLSTATE.
 type pgError struct {
 	code, msg, hint string
+	// query, where the error is a query's (engine.QueryError): the text
+	// rocklake ran and the 1-based character position DuckDB's error
+	// points at in it, mapped into the client's text by sendError.
+	query    *engine.QueryError
+	position int
 }
 
 func (e *pgError) Error() string { return e.msg }
@@ -586,7 +595,10 @@ func (ss *pgSession) sendError(err error) {
 	}
 	pe := toPGError(err)
 	ss.s.m.errors.WithLabelValues(pe.code).Inc()
-	ss.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.code, Message: pe.msg, Hint: pe.hint})
+	if pe.query != nil {
+		pe.position = ss.src.position(pe.query)
+	}
+	ss.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.code, Message: pe.msg, Hint: pe.hint, Position: int32(pe.position)})
 	if ss.inBlock {
 		ss.blockFailed = true
 	}
@@ -595,7 +607,7 @@ func (ss *pgSession) sendError(err error) {
 // simpleQuery runs each statement of a Query message in turn, stopping at
 // the first error.
 func (ss *pgSession) simpleQuery(text string) {
-	stmts := splitStatements(text)
+	stmts := sqllex.Split(text)
 	if len(stmts) == 0 {
 		ss.be.Send(&pgproto3.EmptyQueryResponse{})
 		return
@@ -609,8 +621,9 @@ func (ss *pgSession) simpleQuery(text string) {
 			ss.endCursors(!failed)
 		}
 	}()
-	for _, q := range stmts {
-		res, err := ss.start(q, nil)
+	for _, st := range stmts {
+		ss.src = clientText{script: text, at: st.Start, stmt: st.Text}
+		res, err := ss.start(st.Text, nil)
 		if err == nil {
 			if res.fields != nil {
 				ss.be.Send(&pgproto3.RowDescription{Fields: res.fields})
@@ -732,6 +745,7 @@ func (ss *pgSession) describe(m *pgproto3.Describe) {
 			}
 			text, err := substituteParams(st.sql, samples)
 			if err == nil {
+				ss.src = clientText{script: st.sql, stmt: st.sql}
 				st.described, err = ss.describeOnly(text)
 			}
 			if err != nil {
@@ -773,6 +787,7 @@ func (ss *pgSession) startPortal(p *portal) error {
 	if p.res != nil {
 		return nil
 	}
+	ss.src = clientText{script: p.stmt.sql, stmt: p.stmt.sql}
 	res, err := ss.start(p.sql, p.formats)
 	if err != nil {
 		return err

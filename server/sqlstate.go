@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/writesql"
 )
 
@@ -19,6 +20,12 @@ func toPGError(err error) *pgError {
 		return pe
 	}
 	msg := err.Error()
+	var qe *engine.QueryError
+	if errors.As(err, &qe) {
+		// The client quotes the line at the position itself (psql's
+		// LINE 1: ...): the message is DuckDB's without rocklake's quote.
+		msg = strings.Replace(msg, qe.Error(), qe.Message, 1)
+	}
 	code := "XX000"
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -69,7 +76,7 @@ func toPGError(err error) *pgError {
 			}
 		}
 	}
-	return &pgError{code: code, msg: msg}
+	return &pgError{code: code, msg: msg, query: qe}
 }
 
 var duckClasses = []struct{ prefix, code string }{

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -758,20 +759,42 @@ func (c *sysCatalog) query(ctx context.Context, q string, id int64) (*rocklake.R
 	}
 	rows, err := engine.ConnRows(ctx, conn, text, end)
 	if err != nil {
-		return nil, systemQueryError(err)
+		return nil, c.queryError(ctx, err, q)
 	}
 	return rows, nil
 }
 
-// systemQueryError says why a table a query names is not there: the
-// system catalogs are a database of their own.
-func systemQueryError(err error) error {
-	msg := err.Error()
+// internalSchema is a schema of the system catalogs' database, as a
+// message would name it: the static pgs and iss, and each snapshot's
+// pc_N and is_N.
+var internalSchema = regexp.MustCompile(`\b(pgs|pc_\d+|iss|is_\d+)\.`)
+
+// queryError tells an error of a query over the system catalogs in the
+// terms of the query as written: DuckDB ran the rewritten text (schemas
+// of its own, macros for PostgreSQL's functions, a wrapper), so the line
+// it quotes is left out and its schemas are named as the user named
+// them; a syntax error is DuckDB's parser's over the user's own text,
+// with its position. A table the query names that is not there is not a
+// catalog: the system catalogs are a database of their own.
+func (c *sysCatalog) queryError(ctx context.Context, err error, q string) error {
+	msg := engine.StripLineQuote(err.Error())
 	if strings.Contains(msg, "Catalog Error: Table with name") && strings.Contains(msg, "does not exist") {
 		return &pgError{code: "42P01", msg: strings.TrimPrefix(firstLine(msg), "Catalog Error: "),
 			hint: "a query that reads PostgreSQL's system catalogs (pg_catalog, information_schema) reads only them: query rocklake's tables in a statement of their own"}
 	}
-	return err
+	if strings.Contains(msg, "Parser Error") || strings.Contains(msg, "syntax error") {
+		if serr := engine.SyntaxError(ctx, c.db, q); serr != nil {
+			return serr
+		}
+	}
+	msg = strings.ReplaceAll(msg, `Values list "`, `Table "`) // a view, to DuckDB
+	msg = internalSchema.ReplaceAllStringFunc(msg, func(s string) string {
+		if strings.HasPrefix(s, "i") {
+			return "information_schema."
+		}
+		return "pg_catalog."
+	})
+	return engine.NewQueryError(msg, q, 0, err)
 }
 
 func firstLine(s string) string {

@@ -173,7 +173,7 @@ func TestSystemCatalogsPsql(t *testing.T) {
 }
 
 // SQLAlchemy connects, inspects and reads through pandas.
-func TestSystemCatalogsPython(t *testing.T) {
+func TestSystemCatalogsPython(t *testing.T) { // and psycopg2's named cursors, copy_expert and errors
 	const py = "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import psycopg2, sqlalchemy, pandas").Run(); err != nil {
 		if os.Getenv("ROCKLAKE_REQUIRE_POSTGRES") != "" {
@@ -200,6 +200,23 @@ raw = psycopg2.connect(url)
 with raw.cursor() as cur:
     cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", ("main",))
     print("psycopg2", cur.fetchall())
+# A named cursor is a server-side cursor (DECLARE ... FETCH 50 at a time).
+with raw.cursor(name="big") as cur:
+    cur.itersize = 50
+    cur.execute("SELECT id FROM t WHERE id >= %s ORDER BY id", (100,))
+    ids = [r[0] for r in cur]
+    print("named", len(ids), ids[0], ids[-1])
+raw.commit()
+import io
+buf = io.StringIO()
+with raw.cursor() as cur:
+    cur.copy_expert("COPY (SELECT id, name FROM t WHERE id < 3 ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER)", buf)
+print("copy", repr(buf.getvalue()))
+with raw.cursor() as cur:
+    try:
+        cur.execute("SELECT id FROM t WHERE id = 'abc'")
+    except psycopg2.Error as e:
+        print("error", e.pgcode, e.diag.statement_position, "LINE 1:" in str(e))
 `
 	out, err := exec.Command(py, "-c", script, f.pgURL("tester", "", "disable")).CombinedOutput()
 	if err != nil {
@@ -209,6 +226,8 @@ with raw.cursor() as cur:
 		"schemas ['information_schema', 'main']", "tables ['t']",
 		"columns [('id', 'BIGINT'), ('ts', 'TIMESTAMP'), ('name', 'TEXT'), ('amount', 'NUMERIC(10, 2)')]",
 		"has True False", "pk [] []", "frame ['n0', 'n1', 'n2']", "shape (300, 12)", "psycopg2 [('t',)]",
+		"named 200 100 299", `copy 'id,name\n0,n0\n1,n1\n2,n2\n'`,
+		"error 22P02 29 True", // psycopg2 shows psql's LINE 1 quote, from the position
 	} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("no %q in\n%s", w, out)
@@ -310,7 +329,8 @@ func TestSystemCatalogsJDBC(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, w := range []string{"product PostgreSQL 15.0 (rocklake", "schema information_schema\nschema main\nschema pg_catalog\n", "table main.t\n",
-		"column id int8 -5\ncolumn ts timestamptz 93\ncolumn name text 12\ncolumns 12\n", "pks 0\n", "prepared rows 25\n"} {
+		"column id int8 -5\ncolumn ts timestamptz 93\ncolumn name text 12\ncolumns 12\n", "pks 0\n", "prepared rows 25\n",
+		"copyOut 3 0,n0|1,n1|2,n2|\n", "error 22P02 29\n"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("no %q in\n%s", w, out)
 		}

@@ -24,12 +24,23 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
 // ErrNotSerializable: DuckDB parses the statement but cannot give its parse
 // tree as JSON (a PIVOT with USING, a statement other than SELECT).
 var ErrNotSerializable = errors.New("DuckDB cannot serialise this statement")
+
+// ParseError is DuckDB's parser error for a statement: its message, and
+// the byte offset in the statement's text where the parser stopped (-1
+// where DuckDB gave none).
+type ParseError struct {
+	Msg    string
+	Offset int
+}
+
+func (e *ParseError) Error() string { return e.Msg }
 
 // Tree is a decoded parse tree of one statement.
 type Tree map[string]any
@@ -51,7 +62,18 @@ func Decode(js string) (Tree, error) {
 		if msg == "" {
 			msg = "DuckDB cannot parse the query"
 		}
-		return nil, errors.New(msg)
+		pe := &ParseError{Msg: msg, Offset: -1}
+		switch p := tree["position"].(type) {
+		case json.Number:
+			if n, err := p.Int64(); err == nil {
+				pe.Offset = int(n)
+			}
+		case string:
+			if n, err := strconv.Atoi(p); err == nil {
+				pe.Offset = n
+			}
+		}
+		return nil, pe
 	}
 	stmts, _ := tree["statements"].([]any)
 	if len(stmts) != 1 {

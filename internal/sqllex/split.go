@@ -1,12 +1,17 @@
 package sqllex
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
-// Statement is one statement of a script and the line (1-based) it starts
-// on, for messages.
+// Statement is one statement of a script, the line (1-based) it starts
+// on, for messages, and the byte offset of Text in the script, for
+// positions.
 type Statement struct {
-	Text string
-	Line int
+	Text  string
+	Line  int
+	Start int
 }
 
 // Split cuts a script at the semicolons that end statements, as DuckDB's
@@ -22,7 +27,8 @@ func Split(script string) []Statement {
 	emit := func(end int) {
 		text := script[start:end]
 		if !onlySpaceAndComments(text) {
-			out = append(out, Statement{Text: strings.TrimSpace(text), Line: startLine + leadingLines(text)})
+			lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
+			out = append(out, Statement{Text: strings.TrimSpace(text), Line: startLine + leadingLines(text), Start: start + lead})
 		}
 	}
 	walk(script, func(i int) {

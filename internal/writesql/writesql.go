@@ -360,6 +360,12 @@ func (s *scanner) target(st *Statement) error {
 	return nil
 }
 
+// Text is the statement as parsed; QueryAt is where Query starts in it
+// (-1: the statement has no query), for positions in Query told in the
+// statement's terms.
+func (st *Statement) Text() string { return st.text }
+func (st *Statement) QueryAt() int { return st.queryAt }
+
 // Over is the statement with its target replaced by target (a quoted
 // name) and its query by query (the same query with its tables replaced
 // by views: "" keeps it as written): the statement DuckDB runs over a
