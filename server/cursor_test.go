@@ -338,3 +338,30 @@ func TestPsqlCursors(t *testing.T) {
 		t.Errorf("PREPARE/EXECUTE: %q %v", out, err)
 	}
 }
+
+// The protocol's Parse of a name taken fails with 42P05 and leaves the
+// statement there as it was, as PostgreSQL does; the unnamed statement is
+// replaced by each Parse.
+func TestParseOfATakenName(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeExec).PgConn()
+	if _, err := c.Prepare(ctx, "s1", "SELECT id FROM t WHERE id = 7", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prepare(ctx, "s1", "SELECT id FROM t WHERE id = 8", nil); sqlstate(err) != "42P05" {
+		t.Errorf("a second Parse of s1: %v, want 42P05", err)
+	}
+	res := c.ExecPrepared(ctx, "s1", nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "7" {
+		t.Errorf("s1 after the refused Parse: %v %q", res.Err, res.Rows)
+	}
+	for _, q := range []string{"SELECT 1", "SELECT 2"} {
+		if _, err := c.Prepare(ctx, "", q, nil); err != nil {
+			t.Errorf("unnamed Parse of %s: %v", q, err)
+		}
+	}
+	if res := c.ExecPrepared(ctx, "", nil, nil, nil).Read(); res.Err != nil || string(res.Rows[0][0]) != "2" {
+		t.Errorf("the unnamed statement: %v %q", res.Err, res.Rows)
+	}
+}

@@ -663,6 +663,12 @@ func (p *portal) close() {
 }
 
 func (ss *pgSession) parse(m *pgproto3.Parse) {
+	if _, taken := ss.stmts[m.Name]; taken && m.Name != "" {
+		// PostgreSQL replaces only the unnamed statement; a named one
+		// stays until Close (or DEALLOCATE) ends it.
+		ss.fail(&pgError{code: "42P05", msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
+		return
+	}
 	n, err := countParams(m.Query)
 	if err != nil {
 		ss.fail(err)

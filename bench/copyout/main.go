@@ -37,6 +37,7 @@ import (
 	"github.com/rocklake/rocklake/bench/internal/baseline"
 	"github.com/rocklake/rocklake/bench/internal/events"
 	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/internal/pgtest"
 )
 
 // Result is one contender's figures.
@@ -64,7 +65,9 @@ type Output struct {
 type contender struct {
 	name    string
 	args    []string
-	server  bool // the work is the server's: sample its memory
+	server  bool   // the work is the server's: sample its memory
+	pg      bool   // the work is PostgreSQL's: sample its processes' memory
+	shown   string // the command as reported, where args hold a secret
 	csvRows bool
 	header  bool
 	total   []time.Duration
@@ -82,6 +85,7 @@ func main() {
 	dir := flag.String("dir", "", "where the data set and catalog live (kept and reused; default: a temporary directory)")
 	bin := flag.String("rocklake", "", "a rocklake binary to use (default: built here from ./cmd/rocklake)")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
+	withPG := flag.Bool("postgres", true, "also time PostgreSQL 15's own COPY of a native table of the same rows (a throwaway cluster, as the tests start one)")
 	flag.Parse()
 	if *runs < 1 {
 		log.Fatal("-runs must be at least 1")
@@ -146,10 +150,23 @@ func main() {
 		{name: "COPY TO STDOUT text (psql)", args: copyArgs(""), server: true},
 		{name: "COPY TO STDOUT binary (psql)", args: copyArgs(" (FORMAT binary)"), server: true},
 	}
+	postmaster := 0
+	if *withPG {
+		pgURL, pid, stop, err := nativeTable(psql, rocklake, lake)
+		if err != nil {
+			fatalf("PostgreSQL: %v", err)
+		}
+		defer stop()
+		postmaster = pid
+		q := "COPY (SELECT * FROM events) TO STDOUT (FORMAT csv)"
+		cs = append(cs, &contender{name: "PostgreSQL 15 COPY TO STDOUT csv (psql)", pg: true, csvRows: true,
+			args:  []string{psql, "-X", "-q", pgURL, "-c", q},
+			shown: "-X -q postgres://(throwaway cluster)/copybench -c " + q}) // the URL holds the cluster's password
+	}
 	for round := -1; round < *runs; round++ {
 		for i := range cs {
 			c := cs[(i+max(round, 0))%len(cs)]
-			d, rss, before, err := runOnce(c, srv.Process.Pid, round < 0)
+			d, rss, before, err := runOnce(c, srv.Process.Pid, postmaster, round < 0)
 			if err != nil {
 				fatalf("%s: %v\n%s", c.name, err, srvErr.String())
 			}
@@ -160,12 +177,16 @@ func main() {
 		}
 	}
 	out := Output{Files: *files, Rows: *rows, Total: total, Runs: *runs,
-		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for the CLI, its own. The server's DuckDB holds a query's whole answer while it is read (duckdb-go runs queries through DuckDB's materialising API)."}
+		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. The server's DuckDB holds a query's whole answer while it is read (duckdb-go runs queries through DuckDB's materialising API)."}
 	ref := cs[0]
 	fmt.Printf("%d rows (%d files), medians of %d\n", total, *files, *runs)
 	for _, c := range cs {
 		ms := results.MedianMS(c.total)
-		r := Result{Name: c.name, Command: strings.Join(c.args[1:], " "), TotalMS: ms, RowsPerS: float64(total) / (ms / 1000),
+		cmdline := strings.Join(c.args[1:], " ")
+		if c.shown != "" {
+			cmdline = c.shown
+		}
+		r := Result{Name: c.name, Command: cmdline, TotalMS: ms, RowsPerS: float64(total) / (ms / 1000),
 			PeakRSSKB: c.rss, RSSBeforeKB: c.before, OutputBytes: c.bytes}
 		if c.csvRows {
 			same := c.digest == ref.digest && c.lines-b2i(c.header) == ref.lines-b2i(ref.header)
@@ -176,7 +197,7 @@ func main() {
 		}
 		out.Results = append(out.Results, r)
 		before := ""
-		if c.server {
+		if c.server || c.pg {
 			before = fmt.Sprintf(" (server before: %.1f MB)", float64(c.before)/1024)
 		}
 		fmt.Printf("%-30s %9.1f ms  %10.0f rows/s  peak RSS %7.1f MB%s  %7.1f MB out\n",
@@ -196,7 +217,7 @@ func b2i(b bool) int64 {
 
 // runOnce runs a contender, reading its output; for one whose work is the
 // server's, the server's resident memory is sampled meanwhile.
-func runOnce(c *contender, server int, digest bool) (d time.Duration, rssKB, beforeKB int64, err error) {
+func runOnce(c *contender, server, postmaster int, digest bool) (d time.Duration, rssKB, beforeKB int64, err error) {
 	cmd := exec.Command(c.args[0], c.args[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -207,12 +228,16 @@ func runOnce(c *contender, server int, digest bool) (d time.Duration, rssKB, bef
 	var peak atomic.Int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
-	if c.server {
-		beforeKB = rss(server)
+	if c.server || c.pg {
+		sample := func() int64 { return rss(server) }
+		if c.pg {
+			sample = func() int64 { return treeRSS(postmaster) }
+		}
+		beforeKB = sample()
 		go func() {
 			defer close(sampled)
 			for {
-				peak.Store(max(peak.Load(), rss(server)))
+				peak.Store(max(peak.Load(), sample()))
 				select {
 				case <-stop:
 					return
@@ -260,7 +285,7 @@ func runOnce(c *contender, server int, digest bool) (d time.Duration, rssKB, bef
 	if digest {
 		c.bytes, c.lines, c.digest = size, n, sum
 	}
-	if c.server {
+	if c.server || c.pg {
 		return d, peak.Load(), beforeKB, nil
 	}
 	return d, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, 0, nil
@@ -279,6 +304,93 @@ func rss(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// treeRSS is the resident memory in KiB of a process and its children
+// (PostgreSQL's postmaster and its backends).
+func treeRSS(pid int) int64 {
+	total := rss(pid)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", child))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				if ppid, _ := strconv.Atoi(strings.TrimSpace(v)); ppid == pid {
+					total += rss(child)
+				}
+				break
+			}
+		}
+	}
+	return total
+}
+
+// nativeTable starts a throwaway PostgreSQL 15 cluster (internal/pgtest)
+// holding the events table's rows as a native table, loaded with COPY
+// from the CLI's CSV of them and vacuumed: its URL (sessions in UTC, so
+// timestamps print as DuckDB's), the postmaster's pid, and how to stop it.
+func nativeTable(psql, rocklake, lake string) (url string, pid int, stop func(), err error) {
+	cl, err := pgtest.Launch()
+	if err != nil {
+		return "", 0, nil, err
+	}
+	stop = func() { cl.Close() }
+	fail := func(err error) (string, int, func(), error) { stop(); return "", 0, nil, err }
+	url, err = cl.CreateDatabase("copybench")
+	if err != nil {
+		return fail(err)
+	}
+	url += map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + "options=-c%20TimeZone%3DUTC"
+	run := func(stdin io.Reader, args ...string) (string, error) {
+		cmd := exec.Command(psql, append([]string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", url}, args...)...)
+		cmd.Stdin = stdin
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if out, err := run(nil, "-c", "CREATE TABLE events (ts timestamptz, user_id bigint, category text, amount numeric(10,2))"); err != nil {
+		return fail(fmt.Errorf("%v: %s", err, out))
+	}
+	src := exec.Command(rocklake, "--catalog", lake, "--format", "csv", "query", "SELECT * FROM events")
+	rows, err := src.StdoutPipe()
+	if err != nil {
+		return fail(err)
+	}
+	if err := src.Start(); err != nil {
+		return fail(err)
+	}
+	out, err := run(rows, "-c", `\copy events FROM STDIN (FORMAT csv, HEADER)`)
+	if werr := src.Wait(); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return fail(fmt.Errorf("loading: %v: %s", err, out))
+	}
+	if out, err := run(nil, "-c", "VACUUM ANALYZE events"); err != nil {
+		return fail(fmt.Errorf("%v: %s", err, out))
+	}
+	// The postmaster's pid is the first line of postmaster.pid in the
+	// data directory (a backend's parent would do, but a psql's backend
+	// is gone once psql is).
+	dataDir, err := run(nil, "-c", "SHOW data_directory")
+	if err != nil {
+		return fail(fmt.Errorf("%v: %s", err, dataDir))
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return fail(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if pid, err = strconv.Atoi(strings.TrimSpace(first)); err != nil || pid <= 1 {
+		return fail(fmt.Errorf("postmaster.pid holds %q", first))
+	}
+	return url, pid, stop, nil
 }
 
 func freePort() (int, error) {
