@@ -665,6 +665,22 @@ func (l *Lake) QueryRows(ctx context.Context, sql string, o QueryOptions) (*Rows
 	return l.eng.QueryRows(ctx, sql, eo, engine.RowsOptions{})
 }
 
+// QueryInto plans and prunes a query as Query does and checks the files
+// it keeps, then, instead of reading its rows, hands run the DuckDB
+// connection, the views of the kept files and the query over them
+// (engine.QueryInto), for a statement of run's own over the rows: a COPY
+// of them to a file, say. The views are dropped once run returns.
+func (l *Lake) QueryInto(ctx context.Context, sql string, o QueryOptions, run engine.IntoFunc) (*Result, error) {
+	if IsWrite(sql) {
+		return nil, errWriteInQuery
+	}
+	eo, err := o.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	return l.eng.QueryInto(ctx, sql, eo, run)
+}
+
 // Changes is the change feed of a table: the rows it gained and lost in
 // each snapshot after from, up to to (the zero SnapshotRef: the latest),
 // with their snapshot_id and change_type ('insert' or 'delete') before the

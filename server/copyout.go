@@ -117,6 +117,9 @@ func (ss *pgSession) copyTo(cp *copyOutStmt) (*result, error) {
 	if cp.opts.format == "binary" {
 		format = 1
 	}
+	if res, err := ss.streamCopy(q, cp); res != nil || err != nil {
+		return res, err
+	}
 	res, err := ss.query(q, []int16{format}, ss.queryContext)
 	if err != nil {
 		return nil, err
@@ -147,6 +150,7 @@ type copyOut struct {
 	tm      *pgtype.Map
 	buf     []byte // one row's data, reused: Send copies it
 	started bool
+	stream  bool // each row is its line, DuckDB's (copystream.go)
 }
 
 func (w *copyOut) response() *pgproto3.CopyOutResponse {
@@ -190,6 +194,9 @@ func (w *copyOut) trailer() []byte {
 
 // row is one row's data: valid until the next call.
 func (w *copyOut) row(vals []any) ([]byte, error) {
+	if w.stream {
+		return vals[0].([]byte), nil
+	}
 	b := w.buf[:0]
 	if w.o.format == "binary" {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(vals)))

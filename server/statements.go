@@ -41,8 +41,11 @@ type result struct {
 	// result counts them against the server's limits.
 	cur       *cursor
 	want, got int64
-	// out: the rows go as COPY ... TO STDOUT's data.
-	out *copyOut
+	// out: the rows go as COPY ... TO STDOUT's data; stream, when DuckDB
+	// writes them itself (copystream.go), each line one value of one.
+	out    *copyOut
+	stream *copyStream
+	one    []any
 }
 
 func (r *result) next() ([]any, bool, error) {
@@ -59,6 +62,17 @@ func (r *result) next() ([]any, bool, error) {
 			r.cur.done = true
 		}
 		return vals, ok, err
+	}
+	if r.stream != nil {
+		line, ok, err := r.stream.next()
+		if !ok {
+			return nil, false, ctxError(r.ctx, err)
+		}
+		if r.one == nil {
+			r.one = make([]any, 1)
+		}
+		r.one[0] = line
+		return r.one, true, nil
 	}
 	if r.rows != nil {
 		if r.rows.Next() {
@@ -105,6 +119,17 @@ func (r *result) finish() error {
 		r.cur.finished = true
 		return r.cur.res.finish()
 	}
+	if r.stream != nil {
+		n, res, err := r.stream.finish()
+		if err != nil {
+			return ctxError(r.ctx, err)
+		}
+		r.count = n // DuckDB's count: a CSV row may hold newlines
+		if res != nil {
+			r.s.m.observeQuery(res)
+		}
+		return nil
+	}
 	if r.rows == nil {
 		return nil
 	}
@@ -127,6 +152,9 @@ func (r *result) close() {
 	}
 	if r.done != nil {
 		r.done()
+	}
+	if r.stream != nil {
+		r.stream.stop() // after done: the COPY is cancelled, its rest dropped
 	}
 	if !r.start.IsZero() {
 		r.s.m.queryTime.Observe(time.Since(r.start).Seconds())

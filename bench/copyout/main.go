@@ -48,18 +48,20 @@ type Result struct {
 	RowsPerS    float64 `json:"rows_per_s"`
 	PeakRSSKB   int64   `json:"peak_rss_kb"` // the working process's, largest of the timed runs
 	RSSBeforeKB int64   `json:"rss_before_kb,omitempty"`
+	GrowthKB    int64   `json:"rss_growth_kb,omitempty"` // the largest peak less the RSS just before, of the timed runs
 	OutputBytes int64   `json:"output_bytes"`
 	SameRows    *bool   `json:"same_rows_as_cli_csv,omitempty"`
 }
 
 // Output is the whole run.
 type Output struct {
-	Files   int      `json:"files"`
-	Rows    int      `json:"rows_per_file"`
-	Total   int      `json:"rows"`
-	Runs    int      `json:"runs"`
-	Results []Result `json:"results"`
-	Note    string   `json:"note"`
+	Files       int      `json:"files"`
+	Rows        int      `json:"rows_per_file"`
+	Total       int      `json:"rows"`
+	Runs        int      `json:"runs"`
+	Results     []Result `json:"results"`
+	MemoryLimit string   `json:"server_memory_limit,omitempty"`
+	Note        string   `json:"note"`
 }
 
 type contender struct {
@@ -73,6 +75,7 @@ type contender struct {
 	total   []time.Duration
 	rss     int64
 	before  int64
+	growth  int64
 	bytes   int64
 	lines   int64
 	digest  uint64
@@ -85,6 +88,8 @@ func main() {
 	dir := flag.String("dir", "", "where the data set and catalog live (kept and reused; default: a temporary directory)")
 	bin := flag.String("rocklake", "", "a rocklake binary to use (default: built here from ./cmd/rocklake)")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
+	memLimit := flag.String("memory-limit", "", "the server's --memory-limit (default: none, DuckDB's default of 80% of memory)")
+	only := flag.String("only", "", "run only the contenders whose names contain one of these comma-separated words (a fresh server's memory without the others' answers in it)")
 	withPG := flag.Bool("postgres", true, "also time PostgreSQL 15's own COPY of a native table of the same rows (a throwaway cluster, as the tests start one)")
 	flag.Parse()
 	if *runs < 1 {
@@ -130,6 +135,9 @@ func main() {
 	srv := exec.Command(rocklake, "--catalog", lake, "serve", "--pg-listen", addr, "--http-listen", "",
 		"--max-result-rows", strconv.Itoa(total+1), "--max-result-bytes", strconv.FormatInt(1<<40, 10),
 		"--statement-timeout", "30m")
+	if *memLimit != "" {
+		srv.Args = append(srv.Args, "--memory-limit", *memLimit)
+	}
 	var srvErr bytes.Buffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
@@ -149,6 +157,18 @@ func main() {
 		{name: "COPY TO STDOUT csv (psql)", args: copyArgs(" (FORMAT csv)"), server: true, csvRows: true},
 		{name: "COPY TO STDOUT text (psql)", args: copyArgs(""), server: true},
 		{name: "COPY TO STDOUT binary (psql)", args: copyArgs(" (FORMAT binary)"), server: true},
+	}
+	if *only != "" {
+		var kept []*contender
+		for _, c := range cs {
+			for _, w := range strings.Split(*only, ",") {
+				if w != "" && strings.Contains(c.name, w) {
+					kept = append(kept, c)
+					break
+				}
+			}
+		}
+		cs = kept
 	}
 	postmaster := 0
 	if *withPG {
@@ -172,12 +192,15 @@ func main() {
 			}
 			if round >= 0 {
 				c.total = append(c.total, d)
-				c.rss, c.before = max(c.rss, rss), max(c.before, before)
+				c.rss, c.before, c.growth = max(c.rss, rss), max(c.before, before), max(c.growth, rss-before)
 			}
 		}
 	}
-	out := Output{Files: *files, Rows: *rows, Total: total, Runs: *runs,
-		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. The server's DuckDB holds a query's whole answer while it is read (duckdb-go runs queries through DuckDB's materialising API)."}
+	out := Output{Files: *files, Rows: *rows, Total: total, Runs: *runs, MemoryLimit: *memLimit,
+		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. Text and CSV COPY are DuckDB's own COPY into a pipe (server/copystream.go), which buffers ahead of a slow reader; binary COPY reads the rows through duckdb-go, which materialises the answer."}
+	if len(cs) == 0 || !cs[0].csvRows {
+		fatalf("-only must keep the CLI's CSV, the reference the others' rows are checked against")
+	}
 	ref := cs[0]
 	fmt.Printf("%d rows (%d files), medians of %d\n", total, *files, *runs)
 	for _, c := range cs {
@@ -188,6 +211,9 @@ func main() {
 		}
 		r := Result{Name: c.name, Command: cmdline, TotalMS: ms, RowsPerS: float64(total) / (ms / 1000),
 			PeakRSSKB: c.rss, RSSBeforeKB: c.before, OutputBytes: c.bytes}
+		if c.server || c.pg {
+			r.GrowthKB = c.growth
+		}
 		if c.csvRows {
 			same := c.digest == ref.digest && c.lines-b2i(c.header) == ref.lines-b2i(ref.header)
 			r.SameRows = &same
@@ -198,7 +224,7 @@ func main() {
 		out.Results = append(out.Results, r)
 		before := ""
 		if c.server || c.pg {
-			before = fmt.Sprintf(" (server before: %.1f MB)", float64(c.before)/1024)
+			before = fmt.Sprintf(" (server before: %.1f MB, grew %.1f MB)", float64(c.before)/1024, float64(c.growth)/1024)
 		}
 		fmt.Printf("%-30s %9.1f ms  %10.0f rows/s  peak RSS %7.1f MB%s  %7.1f MB out\n",
 			c.name, ms, r.RowsPerS, float64(c.rss)/1024, before, float64(c.bytes)/1e6)

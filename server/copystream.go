@@ -1,0 +1,299 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/sqllex"
+)
+
+// A COPY ... TO STDOUT in the text or CSV format whose columns all have
+// a text form SQL can spell is written by DuckDB itself: DuckDB runs
+//
+//	COPY (SELECT <each row's line, encoded> FROM (<the query over its
+//	views>)) TO '<fifo>' (FORMAT csv, QUOTE '', ESCAPE '', HEADER false)
+//
+// into a named pipe in the server's temporary directory, and the session
+// reads the pipe a line at a time into CopyData messages. DuckDB's COPY
+// is a streaming sink, where a query's rows through duckdb-go are a
+// materialised answer: the server's memory stays flat in the rows, and
+// no value crosses into Go. The line is the row as the row path
+// (copyOut.row) writes it, byte for byte, which a test checks over
+// tables of every type; a column of another type (DOUBLE, whose text Go
+// spells; INTERVAL; nested types) takes the row path.
+//
+// The pipe: the session opens its read end first (non-blocking, so the
+// open does not wait for a writer) and holds a write end of its own
+// until DuckDB's COPY has returned, so that reading ends at the COPY's
+// end, whether DuckDB opened the pipe or failed before it did. A reader
+// that stops early (a client gone, a limit passed) cancels the COPY and
+// closes its end: DuckDB's next write fails and the statement ends.
+
+// streamCopies is whether COPY TO STDOUT may take DuckDB's own COPY; the
+// tests turn it off to compare with the row path.
+var streamCopies = true
+
+// streamedCopies counts the COPYs that took DuckDB's own, for the tests.
+var streamedCopies atomic.Int64
+
+// copyStream is a running COPY of DuckDB's into a pipe.
+type copyStream struct {
+	dir   string
+	r     *os.File
+	guard *os.File // the session's write end, closed when the COPY returns
+	br    *bufio.Reader
+	line  []byte // a line longer than br's buffer, gathered
+	end   chan struct{}
+	mu    sync.Mutex
+	err   error // the COPY's, once end is closed
+	rows  int64
+	res   *rocklake.Result
+	close sync.Once
+}
+
+// streamSafe are the DuckDB types whose text never holds a letter other
+// than those of infinity, a hex digit or t/f, a quote, a backslash or a
+// control character: for them, with a delimiter outside that alphabet,
+// the text needs no escape and no quotes.
+var streamSafe = map[string]bool{
+	"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true, "HUGEINT": true,
+	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "UHUGEINT": true,
+	"DATE": true, "TIME": true, "TIMESTAMP": true, "TIMESTAMP_S": true, "TIMESTAMP_MS": true, "TIMESTAMP_NS": true,
+	"TIMESTAMP WITH TIME ZONE": true, "TIMESTAMPTZ": true, "TIME WITH TIME ZONE": true, "TIMETZ": true, "UUID": true,
+}
+
+// streamText says how a column of DuckDB type typ is spelled in SQL as
+// the row path's text of it (NULL for NULL), and whether that text may
+// hold characters that need escaping; ok is false for a type the row
+// path spells in Go.
+func streamText(col, typ string) (expr string, plain bool, ok bool) {
+	switch {
+	case typ == "BOOLEAN":
+		return "CASE WHEN " + col + " IS NULL THEN NULL WHEN " + col + " THEN 't' ELSE 'f' END", true, true
+	case streamSafe[typ], strings.HasPrefix(typ, "DECIMAL("):
+		return "CAST(" + col + " AS VARCHAR)", true, true
+	case typ == "VARCHAR", typ == "JSON":
+		return "CAST(" + col + " AS VARCHAR)", false, true
+	case typ == "BLOB":
+		return `'\x' || lower(hex(` + col + `))`, false, true
+	}
+	return "", false, false
+}
+
+// streamLine is the SQL of one row's line in the COPY's format, over the
+// columns c0, c1, ... of types types; ok is false where a column takes
+// the row path.
+func streamLine(o *copyOptions, names, types []string, force []bool) (string, bool) {
+	d := string(o.delim)
+	// The alphabet of the plain types' text: digits, a-z (infinity, hex,
+	// t/f), and - + : . space.
+	plainDelim := !strings.ContainsAny(strings.ToLower(d), "0123456789abcdefghijklmnopqrstuvwxyz-+:. ")
+	lit := sqllex.QuoteString
+	fields := make([]string, len(types))
+	for i, typ := range types {
+		col := "c" + strconv.Itoa(i)
+		t, plain, ok := streamText(col, typ)
+		if !ok {
+			return "", false
+		}
+		v := "(" + t + ")" // repeated, not a subquery: DuckDB evaluates each over the chunk
+		if o.format == "csv" {
+			if plain && plainDelim && o.null == "" && !force[i] {
+				fields[i] = "COALESCE(" + t + ", '')"
+				continue
+			}
+			q, e := string(o.quote), string(o.escape)
+			esc := "replace(" + v + ", " + lit(q) + ", " + lit(q+q) + ")"
+			if e != q {
+				esc = "replace(replace(" + v + ", " + lit(e) + ", " + lit(e+e) + "), " + lit(q) + ", " + lit(e+q) + ")"
+			}
+			cond := "contains(" + v + ", " + lit(d) + ") OR contains(" + v + ", " + lit(q) + ") OR contains(" + v + ", chr(10)) OR contains(" + v + ", chr(13)) OR " + v + " = " + lit(o.null)
+			if force[i] {
+				cond = "true"
+			}
+			if len(types) == 1 {
+				cond += " OR " + v + ` = '\.'`
+			}
+			fields[i] = "CASE WHEN " + v + " IS NULL THEN " + lit(o.null) + " WHEN " + cond + " THEN " + lit(q) + " || " + esc + " || " + lit(q) + " ELSE " + v + " END"
+			continue
+		}
+		if plain && plainDelim {
+			fields[i] = "COALESCE(" + t + ", " + lit(o.null) + ")"
+			continue
+		}
+		for _, r := range []struct{ from, to string }{{`'\'`, `'\\'`}, {"chr(8)", `'\b'`}, {"chr(12)", `'\f'`}, {"chr(10)", `'\n'`}, {"chr(13)", `'\r'`}, {"chr(9)", `'\t'`}, {"chr(11)", `'\v'`}} {
+			v = "replace(" + v + ", " + r.from + ", " + r.to + ")"
+		}
+		if textEscapes[o.delim] == 0 && o.delim != '\\' {
+			v = "replace(" + v + ", " + lit(d) + ", " + lit(`\`+d) + ")"
+		}
+		fields[i] = "COALESCE(" + v + ", " + lit(o.null) + ")"
+	}
+	return strings.Join(fields, " || "+lit(d)+" || "), true
+}
+
+// streamCopy starts cp's COPY as DuckDB's own when its format and column
+// types allow (nil, nil when they do not: the row path copies it).
+func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
+	if !streamCopies || cp.opts.format == "binary" || namesSystemCatalog(q) || rocklake.IsWrite(q) {
+		return nil, nil
+	}
+	stage, err := ss.s.stageDir()
+	if err != nil {
+		return nil, nil
+	}
+	o := rocklake.QueryOptions{Snapshot: ss.readAt()}
+	ctx, done := ss.queryContext()
+	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", o)
+	if err != nil {
+		done()
+		return nil, nil // the row path says what is wrong, as it would
+	}
+	cols := rows.Columns()
+	rows.Close()
+	names, types := make([]string, len(cols)), make([]string, len(cols))
+	force := make([]bool, len(cols))
+	aliases := make([]string, len(cols))
+	for i, c := range cols {
+		names[i], types[i], aliases[i] = c.Name, c.Type, "c"+strconv.Itoa(i)
+		force[i] = cp.opts.allQuote || containsName(cp.opts.forceQuote, c.Name)
+	}
+	for _, n := range cp.opts.forceQuote {
+		if !containsName(names, n) {
+			done()
+			return nil, &pgError{code: "42P10", msg: fmt.Sprintf("FORCE_QUOTE column %q not referenced by COPY", n)}
+		}
+	}
+	line, ok := streamLine(&cp.opts, names, types, force)
+	if !ok || len(cols) == 0 {
+		done()
+		return nil, nil
+	}
+	st, err := openStream(stage)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	streamedCopies.Add(1)
+	fifo := filepath.Join(st.dir, "rows")
+	run := func(ctx context.Context, conn *sql.Conn, views, query string) error {
+		r, err := conn.ExecContext(ctx, views+"COPY (SELECT "+line+" FROM (\n"+query+"\n) AS __rocklake_q("+strings.Join(aliases, ", ")+
+			")) TO "+sqllex.QuoteString(fifo)+" (FORMAT csv, QUOTE '', ESCAPE '', HEADER false)")
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		st.mu.Lock()
+		st.rows = n
+		st.mu.Unlock()
+		return err
+	}
+	go func() {
+		res, err := ss.s.lake.QueryInto(ctx, q, o, run)
+		st.mu.Lock()
+		st.err, st.res = err, res
+		st.mu.Unlock()
+		st.guard.Close() // reading ends once what DuckDB wrote is read
+		close(st.end)
+	}()
+	out := &copyOut{o: &cp.opts, names: names, stream: true, quote: force}
+	out.cols = make([]column, len(cols))
+	return &result{out: out, stream: st, ctx: ctx, done: done, s: ss.s, tm: ss.typeMap()}, nil
+}
+
+// openStream makes the pipe in a directory of its own under stage and
+// opens the session's ends of it.
+func openStream(stage string) (*copyStream, error) {
+	dir, err := os.MkdirTemp(stage, "copy-")
+	if err != nil {
+		return nil, fmt.Errorf("COPY TO STDOUT: %w", err)
+	}
+	fifo := filepath.Join(dir, "rows")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("COPY TO STDOUT: a pipe for DuckDB's rows: %w", err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("COPY TO STDOUT: %w", err)
+	}
+	guard, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		r.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("COPY TO STDOUT: %w", err)
+	}
+	return &copyStream{dir: dir, r: r, guard: guard, br: bufio.NewReaderSize(r, 256<<10), end: make(chan struct{})}, nil
+}
+
+// next is the next line DuckDB wrote (with its newline), valid until the
+// next call; false at the end of the COPY.
+func (s *copyStream) next() ([]byte, bool, error) {
+	s.line = s.line[:0]
+	for {
+		b, err := s.br.ReadSlice('\n')
+		switch {
+		case err == nil && len(s.line) == 0:
+			return b, true, nil
+		case err == nil:
+			return append(s.line, b...), true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			s.line = append(s.line, b...)
+			continue
+		case errors.Is(err, io.EOF):
+			if len(b)+len(s.line) > 0 {
+				// DuckDB ends every line: a partial one is a COPY that
+				// failed while writing it.
+				<-s.end
+				if err := s.copyErr(); err != nil {
+					return nil, false, err
+				}
+				return nil, false, fmt.Errorf("COPY TO STDOUT: the rows' data ended inside a line")
+			}
+			<-s.end
+			return nil, false, s.copyErr()
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+func (s *copyStream) copyErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// finish waits for the COPY: its rows, its result, its error.
+func (s *copyStream) finish() (int64, *rocklake.Result, error) {
+	<-s.end
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rows, s.res, s.err
+}
+
+// stop ends the COPY (the caller has cancelled its context) and removes
+// the pipe. What DuckDB still writes is read and dropped until the COPY
+// returns: with the read end closed, a DuckDB yet to open the pipe would
+// wait in open for ever, where a cancelled one stops at its next chunk.
+func (s *copyStream) stop() {
+	s.close.Do(func() {
+		io.Copy(io.Discard, s.r)
+		<-s.end
+		s.r.Close()
+		os.RemoveAll(s.dir)
+	})
+}

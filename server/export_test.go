@@ -1,0 +1,12 @@
+package server
+
+// SetStreamCopies turns DuckDB's own COPY for COPY TO STDOUT on or off
+// (copystream.go), for tests that compare it with the row path.
+func SetStreamCopies(on bool) (was bool) {
+	was, streamCopies = streamCopies, on
+	return was
+}
+
+// StreamedCopies counts the COPY TO STDOUT statements DuckDB's own COPY
+// has written so far.
+func StreamedCopies() int64 { return streamedCopies.Load() }
