@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,29 +12,47 @@ import (
 	"github.com/rocklake/rocklake/types"
 )
 
-// Snapshot is one committed version of the catalog.
+// Snapshot is one committed version of the catalog. Its JSON is what
+// `rocklake snapshots --format json` and the HTTP API's /v1/snapshots
+// print.
 type Snapshot struct {
-	ID            int64
-	Time          time.Time
-	SchemaVersion int64
-	NextCatalogID int64
-	NextFileID    int64
-	Changes       Changes
+	ID            int64     `json:"snapshot_id"`
+	Time          time.Time `json:"time"`
+	SchemaVersion int64     `json:"schema_version"`
+	NextCatalogID int64     `json:"next_catalog_id"`
+	NextFileID    int64     `json:"next_file_id"`
+	Changes       Changes   `json:"changes"`
 }
 
-// Changes lists what one snapshot changed.
+// Changes lists what one snapshot changed. Its JSON has every list,
+// empty (never null) where nothing of the kind changed.
 type Changes struct {
-	CreatedSchemas     []int64
-	CreatedTables      []int64
-	DroppedTables      []int64
-	InsertedIntoTables []int64
-	DeletedFromTables  []int64
-	CreatedNames       []string
-	RenamedTables      []int64
-	AlteredTables      []int64
+	CreatedSchemas     []int64  `json:"created_schemas"`
+	CreatedTables      []int64  `json:"created_tables"`
+	DroppedTables      []int64  `json:"dropped_tables"`
+	InsertedIntoTables []int64  `json:"inserted_into_tables"`
+	DeletedFromTables  []int64  `json:"deleted_from_tables"`
+	CreatedNames       []string `json:"created_names"`
+	RenamedTables      []int64  `json:"renamed_tables"`
+	AlteredTables      []int64  `json:"altered_tables"`
 	// RestampedTables had live files' recorded identities replaced in
 	// place (Txn.Restamp): the same rows, found again on disk.
-	RestampedTables []int64
+	RestampedTables []int64 `json:"restamped_tables"`
+}
+
+func (c Changes) MarshalJSON() ([]byte, error) {
+	type plain Changes // without this method
+	p := plain(c)
+	for _, l := range []*[]int64{&p.CreatedSchemas, &p.CreatedTables, &p.DroppedTables, &p.InsertedIntoTables,
+		&p.DeletedFromTables, &p.RenamedTables, &p.AlteredTables, &p.RestampedTables} {
+		if *l == nil {
+			*l = []int64{}
+		}
+	}
+	if p.CreatedNames == nil {
+		p.CreatedNames = []string{}
+	}
+	return json.Marshal(p)
 }
 
 // Table is a table visible at some snapshot.

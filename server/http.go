@@ -66,7 +66,55 @@ func (s *Server) httpHandler() http.Handler {
 	route("POST /v1/tables/{table}/plan", Reader, s.apiPlan)
 	route("POST /v1/tables/{table}/files", Writer, s.apiAdd)
 	route("POST /v1/sql", Writer, s.apiSQL)
-	return mux
+	return jsonMisses(mux)
+}
+
+// jsonMisses answers a path the API does not have (404) and a method a
+// path does not take (405, with the Allow header the mux sets) in the
+// API's error shape instead of the mux's plain text.
+func jsonMisses(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		miss := &missWriter{header: http.Header{}}
+		mux.ServeHTTP(miss, r)
+		if allow := miss.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		switch miss.status {
+		case http.StatusMethodNotAllowed:
+			writeError(w, &apiError{miss.status, "method_not_allowed", fmt.Sprintf("%s %s: the path takes %s", r.Method, r.URL.Path, miss.header.Get("Allow"))})
+		case http.StatusNotFound, 0:
+			writeError(w, &apiError{http.StatusNotFound, "not_found", fmt.Sprintf("%s %s: no such path in the API (see GET /v1/tables, /v1/snapshots)", r.Method, r.URL.Path)})
+		default: // a redirect the mux makes (a path to clean, say): as it is
+			for k, v := range miss.header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(miss.status)
+		}
+	})
+}
+
+// missWriter keeps the status and headers the mux gives a request no
+// pattern matched, and drops its plain-text body.
+type missWriter struct {
+	header http.Header
+	status int
+}
+
+func (m *missWriter) Header() http.Header { return m.header }
+func (m *missWriter) Write(b []byte) (int, error) {
+	if m.status == 0 {
+		m.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (m *missWriter) WriteHeader(code int) {
+	if m.status == 0 {
+		m.status = code
+	}
 }
 
 // apiError is an error with its HTTP status and a stable code.

@@ -155,3 +155,71 @@ func TestTransactionBlockReadsOneSnapshot(t *testing.T) {
 		t.Errorf("after COMMIT: %d, want 400", n)
 	}
 }
+
+// A path the API does not have and a method a path does not take answer
+// in the API's error shape (the mux's Allow header kept), as every other
+// error does; a path the mux cleans still redirects.
+func TestHTTPMissesAreJSON(t *testing.T) {
+	f := newFixture(t, newConfig())
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"GET", "/v1/nothere", 404, "not_found", ""},
+		{"GET", "/", 404, "not_found", ""},
+		{"DELETE", "/v1/tables/t", 405, "method_not_allowed", "GET, HEAD"},
+		{"GET", "/v1/tables/t/plan", 405, "method_not_allowed", "POST"},
+		{"PUT", "/v1/sql", 405, "method_not_allowed", "POST"},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://"+f.srv.HTTPAddr().String()+tc.path, nil)
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != tc.status || e.Error.Code != tc.code || e.Error.Message == "" ||
+			resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d %q %q (Allow %q), want %d %s (Allow %q)", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), b, resp.Header.Get("Allow"), tc.status, tc.code, tc.allow)
+		}
+	}
+	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get("http://" + f.srv.HTTPAddr().String() + "/v1//tables")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "/v1/tables" {
+		t.Errorf("an unclean path: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// GET /v1/snapshots speaks the CLI's JSON (`rocklake snapshots --format
+// json`): snake_case names and every change list present, empty not null.
+func TestHTTPSnapshotsJSON(t *testing.T) {
+	f := newFixture(t, newConfig())
+	status, body := httpCall(t, f, "GET", "/v1/snapshots", "")
+	var out struct {
+		Snapshots []map[string]any `json:"snapshots"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || status != 200 || len(out.Snapshots) == 0 {
+		t.Fatalf("%d %s %v", status, body, err)
+	}
+	for _, s := range out.Snapshots {
+		for _, k := range []string{"snapshot_id", "time", "schema_version", "next_catalog_id", "next_file_id", "changes"} {
+			if _, ok := s[k]; !ok {
+				t.Errorf("no %q in %v", k, s)
+			}
+		}
+		ch, _ := s["changes"].(map[string]any)
+		for _, k := range []string{"created_schemas", "created_tables", "dropped_tables", "inserted_into_tables", "deleted_from_tables", "created_names", "renamed_tables", "altered_tables", "restamped_tables"} {
+			if l, ok := ch[k].([]any); !ok || l == nil {
+				t.Errorf("changes.%s is %v in %s", k, ch[k], body)
+			}
+		}
+	}
+}

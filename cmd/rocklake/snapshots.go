@@ -10,34 +10,9 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 )
 
-type snapshotInfo struct {
-	ID            int64       `json:"snapshot_id"`
-	Time          time.Time   `json:"time"`
-	SchemaVersion int64       `json:"schema_version"`
-	NextCatalogID int64       `json:"next_catalog_id"`
-	NextFileID    int64       `json:"next_file_id"`
-	Changes       changesJSON `json:"changes"`
-}
-
-// changesJSON is what a snapshot changed, every list present (empty when
-// nothing of the kind changed).
-type changesJSON struct {
-	CreatedSchemas     []int64  `json:"created_schemas"`
-	CreatedTables      []int64  `json:"created_tables"`
-	DroppedTables      []int64  `json:"dropped_tables"`
-	InsertedIntoTables []int64  `json:"inserted_into_tables"`
-	DeletedFromTables  []int64  `json:"deleted_from_tables"`
-	CreatedNames       []string `json:"created_names"`
-	RenamedTables      []int64  `json:"renamed_tables"`
-	AlteredTables      []int64  `json:"altered_tables"`
-	RestampedTables    []int64  `json:"restamped_tables"`
-}
-
-func changesOf(ch catalog.Changes) changesJSON {
-	ids := nonNilIDs
-	return changesJSON{ids(ch.CreatedSchemas), ids(ch.CreatedTables), ids(ch.DroppedTables), ids(ch.InsertedIntoTables),
-		ids(ch.DeletedFromTables), nonNil(ch.CreatedNames), ids(ch.RenamedTables), ids(ch.AlteredTables), ids(ch.RestampedTables)}
-}
+// snapshotInfo is a snapshot as --format json prints it (catalog.Snapshot's
+// JSON, which the HTTP API's /v1/snapshots prints too).
+type snapshotInfo = catalog.Snapshot
 
 func newSnapshotsCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
@@ -55,11 +30,7 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.format == formatJSON {
-				out := make([]snapshotInfo, len(snaps))
-				for i, s := range snaps {
-					out[i] = snapshotInfo{s.ID, s.Time, s.SchemaVersion, s.NextCatalogID, s.NextFileID, changesOf(s.Changes)}
-				}
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshots": out})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshots": nonNilSnapshots(snaps)})
 			}
 			names, err := c.TableNames()
 			if err != nil {
@@ -120,4 +91,11 @@ func describeChanges(snap int64, ch catalog.Changes, names []catalog.TableName) 
 		return "-"
 	}
 	return strings.Join(parts, "; ")
+}
+
+func nonNilSnapshots(s []snapshotInfo) []snapshotInfo {
+	if s == nil {
+		return []snapshotInfo{}
+	}
+	return s
 }
