@@ -10,3 +10,10 @@ func SetStreamCopies(on bool) (was bool) {
 // StreamedCopies counts the COPY TO STDOUT statements DuckDB's own COPY
 // has written so far.
 func StreamedCopies() int64 { return streamedCopies.Load() }
+
+// SetIcebergTasksPerPage sets how many file scan tasks one Iceberg plan
+// response holds before the rest go to plan tasks.
+func SetIcebergTasksPerPage(n int) (was int) {
+	was, icebergTasksPerPage = icebergTasksPerPage, n
+	return was
+}

@@ -66,6 +66,7 @@ func (s *Server) httpHandler() http.Handler {
 	route("POST /v1/tables/{table}/plan", Reader, s.apiPlan)
 	route("POST /v1/tables/{table}/files", Writer, s.apiAdd)
 	route("POST /v1/sql", Writer, s.apiSQL)
+	s.icebergRoutes(mux)
 	return jsonMisses(mux)
 }
 
@@ -83,10 +84,19 @@ func jsonMisses(mux *http.ServeMux) http.Handler {
 		if allow := miss.header.Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
+		iceberg := strings.HasPrefix(r.URL.Path, "/iceberg/")
 		switch miss.status {
 		case http.StatusMethodNotAllowed:
+			if iceberg {
+				writeIcebergError(w, &icebergError{miss.status, "BadRequestException", fmt.Sprintf("%s %s: the path takes %s", r.Method, r.URL.Path, miss.header.Get("Allow"))})
+				return
+			}
 			writeError(w, &apiError{miss.status, "method_not_allowed", fmt.Sprintf("%s %s: the path takes %s", r.Method, r.URL.Path, miss.header.Get("Allow"))})
 		case http.StatusNotFound, 0:
+			if iceberg {
+				writeIcebergError(w, &icebergError{http.StatusNotFound, "NotFoundException", fmt.Sprintf("%s %s: no such path in the Iceberg REST catalog (see GET /iceberg/v1/config)", r.Method, r.URL.Path)})
+				return
+			}
 			writeError(w, &apiError{http.StatusNotFound, "not_found", fmt.Sprintf("%s %s: no such path in the API (see GET /v1/tables, /v1/snapshots)", r.Method, r.URL.Path)})
 		default: // a redirect the mux makes (a path to clean, say): as it is
 			for k, v := range miss.header {

@@ -97,6 +97,10 @@ type Config struct {
 	// routes served on it only.
 	SocketPath string
 	Local      map[string]http.Handler
+	// IcebergDir is where the Iceberg REST catalog (under /iceberg on the
+	// HTTP listener) writes tables' Iceberg metadata, once per table
+	// content; "" serves the catalog without loadTable's metadata.
+	IcebergDir string
 	// Log receives one line per connection, request and failure; nil
 	// discards. Secrets are never logged.
 	Log *slog.Logger
@@ -146,6 +150,9 @@ type Server struct {
 	http   *http.Server
 	sockLn net.Listener
 	sock   *http.Server
+
+	iceMu    sync.Mutex // one materialization of Iceberg metadata at a time
+	icePlans icebergPlans
 
 	// ctx is cancelled when Shutdown gives up waiting: every running
 	// query's context derives from it.

@@ -1,0 +1,508 @@
+package iceberg
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	ig "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/prune"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
+)
+
+// ErrNotShown is a table rocklake cannot show as an Iceberg table.
+var ErrNotShown = errors.New("not readable as an Iceberg table")
+
+// Table is one rocklake table at one snapshot, as an Iceberg table.
+type Table struct {
+	Name     string
+	Table    catalog.Table
+	Snapshot int64 // the rocklake snapshot read
+	Schema   *Schema
+	Files    []prune.KeptFile
+	// Content is a hash of everything a reader of the table sees at the
+	// snapshot (schema, mapping, files and their delete files): two
+	// snapshots with the same content share one materialized metadata.
+	Content string
+	deletes map[int64]catalog.DeleteFile
+	columns []catalog.Column
+}
+
+// Load reads a table at the reader's snapshot.
+func Load(r *catalog.Reader, name string) (*Table, error) {
+	t, err := r.Table(name)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := r.Columns(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := prune.PlanTable(r, t.Name, "true", prune.Options{FilesOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dels {
+		_ = d
+		return nil, fmt.Errorf("%w: table %s has rows deleted by delete files (merge-on-read); fold them first (rocklake fold %s)", ErrNotShown, t.Name, t.Name)
+	}
+	// The names files hold columns under, for the name mapping; and the
+	// columns some file holds in a type Iceberg cannot promote to the
+	// table's.
+	fileNames := map[int64][]string{}
+	byName := map[string]int64{}
+	for _, c := range cols {
+		if !c.Parent.Known {
+			byName[c.Name] = c.ID
+		}
+	}
+	badType := map[int64]string{}
+	for _, f := range all.KeptFiles {
+		for _, src := range f.Columns {
+			id, ok := byName[src.Column]
+			if !ok || src.FileColumn == "" {
+				continue
+			}
+			if !contains(fileNames[id], src.FileColumn) {
+				fileNames[id] = append(fileNames[id], src.FileColumn)
+			}
+			ft, err := types.ParseType(src.FileType)
+			if err != nil {
+				badType[id] = src.FileType
+				continue
+			}
+			for _, c := range cols {
+				if c.ID == id && !promotes(ft, c.Type) {
+					badType[id] = src.FileType
+				}
+			}
+		}
+	}
+	s, err := TableSchema(cols, int(t.SchemaID), fileNames)
+	if err != nil {
+		return nil, fmt.Errorf("%w: table %s: %v", ErrNotShown, t.Name, err)
+	}
+	if len(badType) > 0 {
+		// Drop the columns again: a reader would misread them.
+		var keep []catalog.Column
+		for _, c := range cols {
+			if ft, bad := badType[c.ID]; bad {
+				s.Left = append(s.Left, LeftColumn{Name: c.Name, Type: types.DuckDBName(c.Type), Reason: "some files hold it as " + ft + ", which Iceberg does not promote to the table's type"})
+				continue
+			}
+			if c.Parent.Known {
+				if _, bad := badType[c.Parent.V]; bad {
+					continue
+				}
+			}
+			keep = append(keep, c)
+		}
+		left := s.Left
+		if s, err = TableSchema(keep, int(t.SchemaID), fileNames); err != nil {
+			return nil, fmt.Errorf("%w: table %s: %v", ErrNotShown, t.Name, err)
+		}
+		s.Left = append(left, s.Left...)
+	}
+	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, Schema: s, Files: all.KeptFiles, deletes: dels, columns: cols}
+	tb.Content = tb.contentHash()
+	return tb, nil
+}
+
+// promotes says whether Iceberg reads a file's type as the table's: the
+// same Iceberg type, or one of Iceberg's promotions (int to long, float to
+// double, a wider decimal of the same scale).
+func promotes(file, tbl types.Type) bool {
+	a, _ := primitive(file)
+	b, _ := primitive(tbl)
+	if a == nil || b == nil {
+		return file.Equal(tbl)
+	}
+	if a.Equals(b) {
+		return file.Kind == tbl.Kind || (file.Kind != types.KindTimestampS && file.Kind != types.KindTimestampMS && tbl.Kind != types.KindTimestampS && tbl.Kind != types.KindTimestampMS)
+	}
+	switch {
+	case a.Equals(ig.PrimitiveTypes.Int32) && b.Equals(ig.PrimitiveTypes.Int64):
+		return true
+	case a.Equals(ig.PrimitiveTypes.Float32) && b.Equals(ig.PrimitiveTypes.Float64):
+		return true
+	}
+	da, okA := a.(ig.DecimalType)
+	db, okB := b.(ig.DecimalType)
+	return okA && okB && da.Scale() == db.Scale() && da.Precision() <= db.Precision()
+}
+
+func (t *Table) contentHash() string {
+	h := sha256.New()
+	schema, _ := json.Marshal(t.Schema.Iceberg)
+	mapping, _ := json.Marshal(t.Schema.Mapping)
+	left, _ := json.Marshal(t.Schema.Left)
+	fmt.Fprintf(h, "rocklake-iceberg-1\x00%d\x00%s\x00%s\x00%s\x00%s\x00", t.Table.ID, t.Table.UUID, schema, mapping, left)
+	var buf [8]byte
+	for _, f := range t.Files {
+		binary.BigEndian.PutUint64(buf[:], uint64(f.FileID))
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// Metadata is a materialized Iceberg table: its metadata, and where it is.
+type Metadata struct {
+	Location string // the metadata JSON file
+	Metadata table.Metadata
+	// SnapshotID is the Iceberg snapshot the metadata's current snapshot
+	// is: the rocklake snapshot at which this content was first written.
+	SnapshotID int64
+}
+
+// Materialize writes the table's Iceberg metadata (format version 2: a
+// metadata JSON, one manifest list, one manifest of every data file with
+// its statistics) under dir/<table uuid>/<content>/, or reads it back when
+// an earlier call wrote it. Files are written beside their final names
+// and renamed, so a reader never sees half a file and concurrent calls
+// agree.
+func (t *Table) Materialize(r *catalog.Reader, dir string) (*Metadata, error) {
+	home := filepath.Join(dir, t.Table.UUID, t.Content)
+	metaPath := filepath.Join(home, "metadata.json")
+	if raw, err := os.ReadFile(metaPath); err == nil {
+		md, err := table.ParseMetadataBytes(raw)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg metadata %s: %w", metaPath, err)
+		}
+		id := int64(-1)
+		if s := md.CurrentSnapshot(); s != nil {
+			id = s.SnapshotID
+		}
+		return &Metadata{Location: metaPath, Metadata: md, SnapshotID: id}, nil
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, err
+	}
+	snapID := t.Snapshot
+	seq := t.Snapshot
+	files, err := t.dataFiles(r)
+	if err != nil {
+		return nil, err
+	}
+	spec := *ig.UnpartitionedSpec
+	var manifests []ig.ManifestFile
+	if len(files) > 0 {
+		manPath := filepath.Join(home, "manifest-data.avro")
+		var buf bytes.Buffer
+		entries := make([]ig.ManifestEntry, len(files))
+		for i, df := range files {
+			entries[i] = ig.NewManifestEntry(ig.EntryStatusADDED, &snapID, &seq, &seq, df)
+		}
+		mf, err := ig.WriteManifest(manPath, &buf, 2, spec, t.Schema.Iceberg, snapID, entries)
+		if err != nil {
+			return nil, fmt.Errorf("writing the manifest: %w", err)
+		}
+		if err := writeFile(manPath, buf.Bytes()); err != nil {
+			return nil, err
+		}
+		manifests = append(manifests, mf)
+	}
+	listPath := filepath.Join(home, fmt.Sprintf("snap-%d.avro", snapID))
+	var buf bytes.Buffer
+	if err := ig.WriteManifestList(2, &buf, snapID, nil, &seq, 0, manifests); err != nil {
+		return nil, fmt.Errorf("writing the manifest list: %w", err)
+	}
+	if err := writeFile(listPath, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	md, err := t.metadata(listPath, snapID, seq)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(metaPath, raw); err != nil {
+		return nil, err
+	}
+	return &Metadata{Location: metaPath, Metadata: md, SnapshotID: snapID}, nil
+}
+
+// Properties are the table properties rocklake sets.
+const (
+	PropNameMapping = "schema.name-mapping.default"
+	PropLeft        = "rocklake.columns-not-shown"
+	PropTable       = "rocklake.table"
+	PropSnapshot    = "rocklake.snapshot-id"
+)
+
+func (t *Table) metadata(listPath string, snapID, seq int64) (table.Metadata, error) {
+	b, err := table.NewMetadataBuilder(2)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.Parse(t.Table.UUID)
+	if err != nil {
+		id = uuid.NewSHA1(uuid.NameSpaceOID, []byte(t.Table.UUID))
+	}
+	mapping, err := json.Marshal(t.Schema.Mapping)
+	if err != nil {
+		return nil, err
+	}
+	props := ig.Properties{
+		PropNameMapping: string(mapping),
+		PropTable:       t.Name,
+		PropSnapshot:    strconv.FormatInt(t.Snapshot, 10),
+	}
+	if len(t.Schema.Left) > 0 {
+		left, _ := json.Marshal(t.Schema.Left)
+		props[PropLeft] = string(left)
+	}
+	loc := t.Table.Path
+	steps := []func() error{
+		func() error { return b.SetUUID(id) },
+		func() error { return b.SetLoc(loc) },
+		func() error { return b.AddSchema(t.Schema.Iceberg) },
+		func() error { return b.SetCurrentSchemaID(-1) },
+		func() error { return b.AddPartitionSpec(ig.UnpartitionedSpec, true) },
+		func() error { return b.SetDefaultSpecID(-1) },
+		func() error { return b.AddSortOrder(&table.UnsortedSortOrder) },
+		func() error { return b.SetDefaultSortOrderID(-1) },
+		func() error { return b.SetProperties(props) },
+		func() error {
+			schemaID := t.Schema.Iceberg.ID
+			return b.AddSnapshot(&table.Snapshot{
+				SnapshotID: snapID, SequenceNumber: seq, TimestampMs: t.timestampMs(), ManifestList: listPath,
+				Summary: &table.Summary{Operation: table.OpAppend}, SchemaID: &schemaID,
+			})
+		},
+		func() error { return b.SetSnapshotRef(table.MainBranch, snapID, table.BranchRef) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+func (t *Table) timestampMs() int64 { return 0 }
+
+// dataFiles are the manifest's entries: each live data file with its
+// counts and bounds in Iceberg's single-value serialization.
+func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
+	type fileStats struct {
+		values, nulls map[int]int64
+		lower, upper  map[int][]byte
+		sizes         map[int]int64
+	}
+	byFile := make(map[int64]*fileStats, len(t.Files))
+	for _, f := range t.Files {
+		byFile[f.FileID] = &fileStats{values: map[int]int64{}, nulls: map[int]int64{}, lower: map[int][]byte{}, upper: map[int][]byte{}, sizes: map[int]int64{}}
+	}
+	// Files that hold a column under another name or type get no bounds
+	// for it: their statistics are in the file's type.
+	remapped := map[int64]map[string]bool{}
+	for _, f := range t.Files {
+		for _, src := range f.Columns {
+			if remapped[f.FileID] == nil {
+				remapped[f.FileID] = map[string]bool{}
+			}
+			remapped[f.FileID][src.Column] = true
+		}
+	}
+	for _, c := range t.columns {
+		if c.Parent.Known {
+			continue // bounds of top-level columns only
+		}
+		typ, shown := t.Schema.types[int(c.ID)]
+		if !shown {
+			continue
+		}
+		prim, ok := typ.(ig.PrimitiveType)
+		if !ok {
+			continue
+		}
+		codec, _ := types.CodecFor(c.Type)
+		err := r.FileColumnStats(t.Table.ID, c.ID, func(fileID int64, st *stats.Column) error {
+			fs := byFile[fileID]
+			if fs == nil || remapped[fileID][c.Name] {
+				return nil
+			}
+			id := int(c.ID)
+			if st.ColumnSizeBytes > 0 {
+				fs.sizes[id] = st.ColumnSizeBytes
+			}
+			if st.NullCount.Known {
+				fs.nulls[id] = st.NullCount.V
+				if st.ValueCount.Known {
+					fs.values[id] = st.ValueCount.V + st.NullCount.V // Iceberg counts NULLs as values
+				}
+			}
+			if codec == nil || !codec.Ordered() {
+				return nil
+			}
+			if st.Min.Known {
+				if b, ok := bound(codec, c.Type, prim, st.Min.V, true); ok {
+					fs.lower[id] = b
+				}
+			}
+			if st.Max.Known {
+				if b, ok := bound(codec, c.Type, prim, st.Max.V, false); ok {
+					fs.upper[id] = b
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]ig.DataFile, 0, len(t.Files))
+	for _, f := range t.Files {
+		fs := byFile[f.FileID]
+		b, err := ig.NewDataFileBuilder(*ig.UnpartitionedSpec, ig.EntryContentData, f.Path, ig.ParquetFile, nil, nil, nil, f.Rows, f.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: %w", f.Path, err)
+		}
+		b.ValueCounts(fs.values).NullValueCounts(fs.nulls).LowerBoundValues(fs.lower).UpperBoundValues(fs.upper).ColumnSizes(fs.sizes)
+		out = append(out, b.Build())
+	}
+	sort.SliceStable(out, func(i, j int) bool { return false })
+	return out, nil
+}
+
+// bound converts one rocklake bound to Iceberg's single-value
+// serialization, or ok false when it has none: an infinite date or
+// timestamp, a value outside the Iceberg type. A float zero lower bound
+// is written as -0.0 and an upper as +0.0: rocklake stores both zeros as
+// +0.0 (DuckDB holds them equal), Java's Iceberg orders -0.0 first.
+func bound(codec *types.Codec, t types.Type, typ ig.PrimitiveType, enc []byte, lower bool) ([]byte, bool) {
+	v, err := codec.Decode(enc)
+	if err != nil {
+		return nil, false
+	}
+	var lit ig.Literal
+	switch t.Kind {
+	case types.KindBoolean:
+		lit = ig.BoolLiteral(v.I.Lo != 0)
+	case types.KindTinyInt, types.KindSmallInt, types.KindInteger:
+		lit = ig.Int32Literal(int32(v.I.Lo))
+	case types.KindUTinyInt, types.KindUSmallInt:
+		lit = ig.Int32Literal(int32(v.U.Lo))
+	case types.KindBigInt:
+		lit = ig.Int64Literal(int64(v.I.Lo))
+	case types.KindUInteger:
+		lit = ig.Int64Literal(int64(v.U.Lo))
+	case types.KindFloat, types.KindDouble:
+		f := v.F
+		if math.IsNaN(f) {
+			return nil, false
+		}
+		if f == 0 {
+			f = 0
+			if lower {
+				f = math.Copysign(0, -1)
+			}
+		}
+		if t.Kind == types.KindFloat {
+			lit = ig.Float32Literal(float32(f))
+		} else {
+			lit = ig.Float64Literal(f)
+		}
+	case types.KindDate:
+		d := int64(v.I.Lo)
+		if d <= math.MinInt32+1 || d >= math.MaxInt32-1 {
+			return nil, false
+		}
+		lit = ig.DateLiteral(ig.Date(int32(d)))
+	case types.KindTime:
+		lit = ig.TimeLiteral(ig.Time(int64(v.I.Lo)))
+	case types.KindTimestamp, types.KindTimestampTZ, types.KindTimestampMS, types.KindTimestampS:
+		x := int64(v.I.Lo)
+		mul := int64(1)
+		switch t.Kind {
+		case types.KindTimestampMS:
+			mul = 1000
+		case types.KindTimestampS:
+			mul = 1e6
+		}
+		if x == math.MaxInt64 || x == math.MinInt64 || x > math.MaxInt64/mul-1 || x < math.MinInt64/mul+1 {
+			return nil, false
+		}
+		lit = ig.TimestampLiteral(ig.Timestamp(x * mul))
+	case types.KindDecimal:
+		return decimalBytes(v, t)
+	case types.KindUUID:
+		if len(v.B) != 16 {
+			return nil, false
+		}
+		var u uuid.UUID
+		copy(u[:], v.B)
+		lit = ig.UUIDLiteral(u)
+	case types.KindVarchar:
+		lit = ig.StringLiteral(string(v.B))
+	case types.KindBlob:
+		lit = ig.BinaryLiteral(v.B)
+	default:
+		return nil, false
+	}
+	b, err := lit.MarshalBinary()
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// decimalBytes is the unscaled value, big-endian two's complement in the
+// fewest bytes, as Iceberg serializes a decimal.
+func decimalBytes(v types.Value, t types.Type) ([]byte, bool) {
+	hi, lo := v.I.Hi, v.I.Lo
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(hi))
+	binary.BigEndian.PutUint64(b[8:], lo)
+	i := 0
+	for i < 15 {
+		if (b[i] == 0 && b[i+1]&0x80 == 0) || (b[i] == 0xff && b[i+1]&0x80 != 0) {
+			i++
+			continue
+		}
+		break
+	}
+	_ = t
+	return append([]byte(nil), b[i:]...), true
+}
+
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
