@@ -132,6 +132,9 @@ For example:
 				// processes reach it through this socket (remote.go).
 				cfg.SocketPath = filepath.Join(g.catalog, socketName)
 				cfg.Local = map[string]http.Handler{"POST /v1/cli": cliHandler(lake)}
+				if !cmd.Flags().Changed("iceberg-dir") {
+					cfg.IcebergDir = filepath.Join(g.catalog, "iceberg-metadata")
+				}
 			}
 			cfg.Version = version
 			srv, err := server.New(lake, cfg)
@@ -148,6 +151,13 @@ For example:
 			fmt.Fprintf(out, "queries may read files under: %s\n", strings.Join(dirs, ", "))
 			fmt.Fprintf(out, "memory: %s in all (--memory-limit), %s of it for DuckDB, %s for what sessions hold for their clients (--max-buffered-bytes)\n",
 				humanize.IBytes(uint64(mem.total)), humanize.IBytes(uint64(mem.duckdb)), humanize.IBytes(uint64(mem.buffered)))
+			if a := srv.HTTPAddr(); a != nil {
+				fmt.Fprintf(out, "Iceberg REST catalog on http://%s/iceberg (read-only", a)
+				if cfg.IcebergDir == "" {
+					fmt.Fprint(out, "; server-side planning only: give --iceberg-dir for table metadata")
+				}
+				fmt.Fprintln(out, ")")
+			}
 			if cfg.SocketPath != "" {
 				fmt.Fprintf(out, "rocklake commands on %s run through this server (query, plan, stats, snapshots, add, files, table list and describe)\n", g.catalog)
 			}
@@ -168,6 +178,7 @@ For example:
 	f := cmd.Flags()
 	f.StringVar(&cfg.PGListen, "pg-listen", "127.0.0.1:5433", "PostgreSQL-protocol address (empty: none)")
 	f.StringVar(&cfg.HTTPListen, "http-listen", "127.0.0.1:8181", "HTTP API address (empty: none)")
+	f.StringVar(&cfg.IcebergDir, "iceberg-dir", "", "where the Iceberg REST catalog (/iceberg on the HTTP listener) writes tables' Iceberg metadata (default: iceberg-metadata in a local catalog's directory; none for a PostgreSQL catalog)")
 	f.StringVar(&authFile, "auth", "", "users and tokens file (JSON); without it, loopback only and no passwords")
 	f.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM); with --tls-key, TLS is required on both protocols")
 	f.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM)")

@@ -64,11 +64,11 @@ type sqlWriter struct {
 	untranslated int
 }
 
-func (w *sqlWriter) VisitTrue() string           { return "true" }
-func (w *sqlWriter) VisitFalse() string          { return "false" }
+func (w *sqlWriter) VisitTrue() string            { return "true" }
+func (w *sqlWriter) VisitFalse() string           { return "false" }
 func (w *sqlWriter) VisitNot(child string) string { return "true" } // not reached after RewriteNotExpr; true is sound
-func (w *sqlWriter) VisitAnd(l, r string) string { return "(" + l + " AND " + r + ")" }
-func (w *sqlWriter) VisitOr(l, r string) string  { return "(" + l + " OR " + r + ")" }
+func (w *sqlWriter) VisitAnd(l, r string) string  { return "(" + l + " AND " + r + ")" }
+func (w *sqlWriter) VisitOr(l, r string) string   { return "(" + l + " OR " + r + ")" }
 func (w *sqlWriter) VisitUnbound(ig.UnboundPredicate) string {
 	w.untranslated++
 	return "true"
@@ -133,20 +133,13 @@ func (w *sqlWriter) compare(t ig.BoundTerm, op string, l ig.Literal) string {
 				op = ">="
 			}
 		}
+		// NULL fails every comparison, in SQL and in Iceberg, whose binder
+		// pushes a NOT into its comparison before evaluating (NOT (x > c)
+		// is x <= c, false for NULL); NaN fails < <= = in both, and passes
+		// > >= in DuckDB, more than in Iceberg: either way every row an
+		// Iceberg reader keeps is kept.
 		return col + " " + op + " " + lit, true
 	})
-}
-
-// ordered says whether Iceberg and DuckDB order the type's values alike,
-// so that range comparisons mean the same; equality holds for all types
-// mapped. UUIDs compare as signed longs in Java's Iceberg and as unsigned
-// bytes in DuckDB; JSON compares as JSON in DuckDB.
-func ordered(t types.Type) bool {
-	switch t.Kind {
-	case types.KindUUID, types.KindJSON:
-		return false
-	}
-	return true
 }
 
 func (w *sqlWriter) VisitEqual(t ig.BoundTerm, l ig.Literal) string { return w.compare(t, "=", l) }
@@ -320,3 +313,15 @@ func blob(b []byte) string {
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// ordered says whether Iceberg and DuckDB order the type's values alike,
+// so that range comparisons mean the same; equality holds for all types
+// mapped. UUIDs compare as signed longs in Java's Iceberg and as unsigned
+// bytes in DuckDB; JSON compares as JSON in DuckDB.
+func ordered(t types.Type) bool {
+	switch t.Kind {
+	case types.KindUUID, types.KindJSON:
+		return false
+	}
+	return true
+}
