@@ -177,6 +177,9 @@ func TableSchema(cols []catalog.Column, schemaID int, fileNames map[int64][]stri
 	}
 	s.Iceberg = ig.NewSchema(schemaID, fields...)
 	s.Mapping = nameMapping(top, kids, fileNames)
+	if err := ambiguous(s.Mapping); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -213,6 +216,25 @@ func nameMapping(top []catalog.Column, kids map[int64][]catalog.Column, fileName
 		return out
 	}
 	return walk(top, true)
+}
+
+// ambiguous refuses a mapping in which one name stands for two fields at
+// one level (a column renamed, and another added under its old name): a
+// reader could take the old column's values for the new one.
+func ambiguous(fields []ig.MappedField) error {
+	seen := map[string]int{}
+	for _, f := range fields {
+		for _, n := range f.Names {
+			if id, dup := seen[n]; dup && id != *f.FieldID {
+				return fmt.Errorf("files hold two columns under the name %q (one was renamed and the other took its name): an Iceberg reader could not tell them apart", n)
+			}
+			seen[n] = *f.FieldID
+		}
+		if err := ambiguous(f.Fields); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func contains(xs []string, x string) bool {

@@ -11,8 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
+	"time"
 
 	ig "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -40,6 +40,7 @@ type Table struct {
 	Content string
 	deletes map[int64]catalog.DeleteFile
 	columns []catalog.Column
+	time    time.Time // the snapshot's
 }
 
 // Load reads a table at the reader's snapshot.
@@ -60,8 +61,7 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range dels {
-		_ = d
+	if len(dels) > 0 {
 		return nil, fmt.Errorf("%w: table %s has rows deleted by delete files (merge-on-read); fold them first (rocklake fold %s)", ErrNotShown, t.Name, t.Name)
 	}
 	// The names files hold columns under, for the name mapping; and the
@@ -121,7 +121,7 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 		}
 		s.Left = append(left, s.Left...)
 	}
-	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, Schema: s, Files: all.KeptFiles, deletes: dels, columns: cols}
+	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, time: r.Snapshot().Time, Schema: s, Files: all.KeptFiles, deletes: dels, columns: cols}
 	tb.Content = tb.contentHash()
 	return tb, nil
 }
@@ -299,7 +299,7 @@ func (t *Table) metadata(listPath string, snapID, seq int64) (table.Metadata, er
 	return b.Build()
 }
 
-func (t *Table) timestampMs() int64 { return 0 }
+func (t *Table) timestampMs() int64 { return t.time.UnixMilli() }
 
 // dataFiles are the manifest's entries: each live data file with its
 // counts and bounds in Iceberg's single-value serialization.
@@ -381,7 +381,6 @@ func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
 		b.ValueCounts(fs.values).NullValueCounts(fs.nulls).LowerBoundValues(fs.lower).UpperBoundValues(fs.upper).ColumnSizes(fs.sizes)
 		out = append(out, b.Build())
 	}
-	sort.SliceStable(out, func(i, j int) bool { return false })
 	return out, nil
 }
 
