@@ -97,6 +97,7 @@ type icebergPlans struct {
 type icebergPlan struct {
 	table   string
 	tasks   []rest.RESTFileScanTask
+	deletes []rest.RESTDeleteFile // tasks refer to them by index
 	created time.Time
 }
 
@@ -436,12 +437,21 @@ func (s *Server) icePlan(_ http.ResponseWriter, r *http.Request) (any, error) {
 		residual = nil
 	}
 	tasks := make([]rest.RESTFileScanTask, 0, len(scan.Plan.KeptFiles))
+	var deletes []rest.RESTDeleteFile
 	for _, f := range scan.Plan.KeptFiles {
 		df := &rest.RESTDataFile{RESTContentFile: rest.RESTContentFile{
 			SpecID: 0, Partition: []json.RawMessage{}, Content: "data", FilePath: f.Path, FileFormat: "PARQUET",
 			FileSizeInBytes: f.Bytes, RecordCount: f.Rows,
 		}}
 		task := rest.RESTFileScanTask{DataFile: df}
+		if d, ok := t.DeleteFile(f.FileID); ok {
+			ref := f.Path
+			deletes = append(deletes, rest.RESTDeleteFile{RESTContentFile: rest.RESTContentFile{
+				SpecID: 0, Partition: []json.RawMessage{}, Content: "position-deletes", FilePath: d.FilePath(), FileFormat: "PARQUET",
+				FileSizeInBytes: d.FileSizeBytes(), RecordCount: d.Count(),
+			}, ReferencedDataFile: &ref})
+			task.DeleteFileReferences = []int{len(deletes) - 1}
+		}
 		if f.AllMatch {
 			task.ResidualFilter = json.RawMessage("true")
 		} else if residual != nil {
@@ -449,7 +459,7 @@ func (s *Server) icePlan(_ http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		tasks = append(tasks, task)
 	}
-	pl := &icebergPlan{table: t.Name, tasks: tasks, created: time.Now()}
+	pl := &icebergPlan{table: t.Name, tasks: tasks, deletes: deletes, created: time.Now()}
 	id := s.icePlans.put(pl)
 	out := rest.PlanTableScanResponse{Status: rest.PlanStatusCompleted, PlanID: &id}
 	out.ScanTasks = pl.page(id, 0)
@@ -460,7 +470,18 @@ func (s *Server) icePlan(_ http.ResponseWriter, r *http.Request) (any, error) {
 // for the rest.
 func (pl *icebergPlan) page(id string, offset int) rest.ScanTasks {
 	end := min(len(pl.tasks), offset+icebergTasksPerPage)
-	st := rest.ScanTasks{FileScanTasks: pl.tasks[offset:end]}
+	st := rest.ScanTasks{}
+	// A page holds the delete files its tasks refer to, renumbered: the
+	// references are indexes into one response's delete-files, and every
+	// delete file listed must be referred to.
+	for _, task := range pl.tasks[offset:end] {
+		if len(task.DeleteFileReferences) > 0 {
+			d := pl.deletes[task.DeleteFileReferences[0]]
+			st.DeleteFiles = append(st.DeleteFiles, d)
+			task.DeleteFileReferences = []int{len(st.DeleteFiles) - 1}
+		}
+		st.FileScanTasks = append(st.FileScanTasks, task)
+	}
 	if end < len(pl.tasks) {
 		st.PlanTasks = []string{fmt.Sprintf("%s.%d", id, end)}
 	}

@@ -572,3 +572,49 @@ func TestIcebergFiltersAreSound(t *testing.T) {
 		t.Errorf("no filter skipped a file: the translation keeps everything")
 	}
 }
+
+// TestIcebergReadsDeleteFiles: rows deleted by merge-on-read delete files
+// stay deleted for iceberg-go in both planning modes: the manifests list
+// the delete files, and remote tasks refer to them.
+func TestIcebergReadsDeleteFiles(t *testing.T) {
+	f, cat := icebergFixture(t)
+	ctx := context.Background()
+	a, err := rocklake.ParseAlteration([]string{"set", "option", "delete_mode", "=", "merge-on-read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.lake.AlterTable(ctx, "t", a); err != nil {
+		t.Fatal(err)
+	}
+	const gone = "(id % 3 = 0 AND id < 1500)"
+	res, err := f.lake.Exec(ctx, "DELETE FROM t WHERE "+gone, rocklake.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DeleteFiles == 0 {
+		t.Fatalf("the delete wrote no delete file: %+v", res)
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatalf("loading t: %v", err)
+	}
+	db := openDuck(t)
+	rng := rand.New(rand.NewPCG(39, 3))
+	for _, pages := range []int{1000, 1} {
+		was := server.SetIcebergTasksPerPage(pages)
+		for i := 0; i < 30; i++ {
+			c := genIcebergFilter(rng, 2)
+			if i == 0 {
+				c = iceCase{ig.AlwaysTrue{}, "true"}
+			}
+			want := duckIDs(t, db, f, "("+c.sql+") AND NOT "+gone)
+			for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
+				got, _ := scanIDs(t, tbl, c.e, mode)
+				if !slices.Equal(got, want) {
+					t.Fatalf("case %d, %s, %s planning, pages of %d: %d rows, want %d", i, c.e, mode, pages, len(got), len(want))
+				}
+			}
+		}
+		server.SetIcebergTasksPerPage(was)
+	}
+}

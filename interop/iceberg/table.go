@@ -61,8 +61,10 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(dels) > 0 {
-		return nil, fmt.Errorf("%w: table %s has rows deleted by delete files (merge-on-read); fold them first (rocklake fold %s)", ErrNotShown, t.Name, t.Name)
+	for _, d := range dels {
+		if catalog.IsObject(d.Location(t)) {
+			return nil, fmt.Errorf("%w: table %s has delete files in object storage", ErrNotShown, t.Name)
+		}
 	}
 	// The names files hold columns under, for the name mapping; and the
 	// columns some file holds in a type Iceberg cannot promote to the
@@ -155,9 +157,14 @@ func (t *Table) contentHash() string {
 	mapping, _ := json.Marshal(t.Schema.Mapping)
 	left, _ := json.Marshal(t.Schema.Left)
 	fmt.Fprintf(h, "rocklake-iceberg-1\x00%d\x00%s\x00%s\x00%s\x00%s\x00", t.Table.ID, t.Table.UUID, schema, mapping, left)
-	var buf [8]byte
+	var buf [16]byte
 	for _, f := range t.Files {
-		binary.BigEndian.PutUint64(buf[:], uint64(f.FileID))
+		binary.BigEndian.PutUint64(buf[:8], uint64(f.FileID))
+		var del int64 = -1
+		if d, ok := t.deletes[f.FileID]; ok {
+			del = d.ID
+		}
+		binary.BigEndian.PutUint64(buf[8:], uint64(del))
 		h.Write(buf[:])
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
@@ -213,6 +220,31 @@ func (t *Table) Materialize(r *catalog.Reader, dir string) (*Metadata, error) {
 		mf, err := ig.WriteManifest(manPath, &buf, 2, spec, t.Schema.Iceberg, snapID, entries)
 		if err != nil {
 			return nil, fmt.Errorf("writing the manifest: %w", err)
+		}
+		if err := writeFile(manPath, buf.Bytes()); err != nil {
+			return nil, err
+		}
+		manifests = append(manifests, mf)
+	}
+	if dels := t.deleteFiles(); len(dels) > 0 {
+		manPath := filepath.Join(home, "manifest-deletes.avro")
+		var buf bytes.Buffer
+		cnt := &countingWriter{w: &buf}
+		w, err := ig.NewManifestWriter(2, cnt, spec, t.Schema.Iceberg, snapID, ig.WithManifestWriterContent(ig.ManifestContentDeletes))
+		if err != nil {
+			return nil, err
+		}
+		for _, df := range dels {
+			if err := w.Add(ig.NewManifestEntry(ig.EntryStatusADDED, &snapID, &seq, &seq, df)); err != nil {
+				return nil, fmt.Errorf("writing the delete manifest: %w", err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("writing the delete manifest: %w", err)
+		}
+		mf, err := w.ToManifestFile(manPath, cnt.n)
+		if err != nil {
+			return nil, fmt.Errorf("writing the delete manifest: %w", err)
 		}
 		if err := writeFile(manPath, buf.Bytes()); err != nil {
 			return nil, err
@@ -382,6 +414,52 @@ func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
 		out = append(out, b.Build())
 	}
 	return out, nil
+}
+
+// DeleteFile is a live data file's current delete file, as Iceberg's
+// position delete file: rocklake writes DuckLake's (file_path, pos) rows,
+// file_path being the data file's path as the manifest gives it, which is
+// what an Iceberg reader matches by name.
+func (t *Table) DeleteFile(fileID int64) (ig.DataFile, bool) {
+	d, ok := t.deletes[fileID]
+	if !ok {
+		return nil, false
+	}
+	var path string
+	for _, f := range t.Files {
+		if f.FileID == fileID {
+			path = f.Path
+		}
+	}
+	b, err := ig.NewDataFileBuilder(*ig.UnpartitionedSpec, ig.EntryContentPosDeletes, d.Location(t.Table), ig.ParquetFile, nil, nil, nil, d.DeleteCount, d.FileSizeBytes)
+	if err != nil {
+		return nil, false
+	}
+	if path != "" {
+		b.ReferencedDataFile(path)
+	}
+	return b.Build(), true
+}
+
+func (t *Table) deleteFiles() []ig.DataFile {
+	var out []ig.DataFile
+	for _, f := range t.Files {
+		if d, ok := t.DeleteFile(f.FileID); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+type countingWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // bound converts one rocklake bound to Iceberg's single-value
