@@ -332,7 +332,7 @@ type pageLoads []*pageLoad
 // path's row filter.
 func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, files []string, kept []prune.KeptFile, odd map[string]bool, consts partConsts,
 	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound, paged map[int]*objectPage,
-	stamps map[string]fileStamp) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
+	stamps map[string]fileStamp, ordered bool) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
 	for _, c := range cols {
 		if types.SameIdent(c.Name, "file_row_number") {
 			// read_parquet's own column would clash with the table's.
@@ -341,8 +341,8 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 	}
 	if len(kept) != len(files) {
 		// Not a plan's files (cannot happen): read them as before.
-		sql, mixed, err = readSQL(t, cols, files, odd, consts, schemas, source)
-		return sql, mixed, nil, nil, err
+		parts, mixed, err := readParts(t, cols, files, odd, consts, schemas, source)
+		return unionAll(parts, ordered), mixed, nil, nil, err
 	}
 	// Files of one schema read alike; files of several make the union
 	// mixed (see readSQL and Engine.mixedDB), however they are read.
@@ -356,11 +356,11 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 		if len(run) == 0 {
 			return nil
 		}
-		s, m, err := readSQL(t, cols, run, odd, consts, schemas, source)
+		ps, m, err := readParts(t, cols, run, odd, consts, schemas, source)
 		if err != nil {
 			return err
 		}
-		parts = append(parts, s)
+		parts = append(parts, ps...)
 		mixed = mixed || m
 		run = nil
 		return nil
@@ -405,7 +405,7 @@ func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, fi
 		return sql, mixed, reads, nil, err
 	}
 	mixed = mixed || len(sigs) > 1
-	return strings.Join(parts, " UNION ALL "), mixed, reads, loads, nil
+	return unionAll(parts, ordered), mixed, reads, loads, nil
 }
 
 // choosePartial is the cost rule, for a file partialRead found may be read

@@ -734,6 +734,7 @@ func (e *Engine) runQuery(ctx context.Context, query string, opts QueryOptions, 
 		return fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists)-1)
 	}
 	sqls := make([]string, len(views))
+	ordered := orderedReads(query)
 	mixedTypes := false
 	reads := map[*prune.Plan][]FileRead{}
 	var loads pageLoads
@@ -741,7 +742,7 @@ func (e *Engine) runQuery(ctx context.Context, query string, opts QueryOptions, 
 		var mixed bool
 		var rs []FileRead
 		var ls pageLoads
-		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan], paged[i], stamps); err != nil {
+		if sqls[i], mixed, rs, ls, err = partialView(ctx, v.t, v.cols, v.files, v.plan.KeptFiles, v.odd, v.parts, schemas, source, opts.Partial, e.sandbox != nil, bounds[v.plan], paged[i], stamps, ordered); err != nil {
 			return nil, nil, err
 		}
 		reads[v.plan] = rs
