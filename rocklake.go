@@ -1028,7 +1028,7 @@ func boundText(c Column, b stats.Maybe[[]byte]) (*string, error) {
 	}
 	v, err := codec.Decode(b.V)
 	if err != nil {
-		return nil, fmt.Errorf("column %s: stored bound %x does not decode as %s: %w", strings.Join(c.Path, "."), b.V, c.Type, err)
+		return nil, fmt.Errorf("column %s: stored bound %x does not decode as %s: %w", strings.Join(c.Path, "."), b.V, types.DisplayName(c.Type), err)
 	}
 	s := codec.Format(v)
 	return &s, nil

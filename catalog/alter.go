@@ -277,7 +277,7 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 		if a.Default.Known {
 			codec, ok := types.CodecFor(built[0].Type)
 			if !ok || len(built) > 1 {
-				return fmt.Errorf("%w table %q column %q: a column of type %s takes no default (only types with a text form do)", ErrInvalid, ts.t.Name, a.Column, built[0].Type)
+				return fmt.Errorf("%w table %q column %q: a column of type %s takes no default (only types with a text form do)", ErrInvalid, ts.t.Name, a.Column, types.DisplayName(built[0].Type))
 			}
 			// DuckDB reads a default as a cast of its text, in the
 			// session's time zone (UTC in rocklake).
@@ -509,10 +509,10 @@ func (w *commitWriter) mapIn(ts *tableState, a Alteration, built []Column) (map[
 		to := built[0].Type
 		if mf.Type.String() != to.String() {
 			if len(built) > 1 {
-				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and a nested column reads a file's own values only in exactly its type; add it as %s", ErrInvalid, ts.t.Name, a.Column, to, f.Path, mf.Type, mf.Type)
+				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and a nested column reads a file's own values only in exactly its type; add it as %s", ErrInvalid, ts.t.Name, a.Column, types.DisplayName(to), f.Path, types.DisplayName(mf.Type), types.DisplayName(mf.Type))
 			}
 			if ok, why := Widens(mf.Type, to); !ok {
-				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and %s; add it as %s or a type that widens it", ErrInvalid, ts.t.Name, a.Column, to, f.Path, mf.Type, why, mf.Type)
+				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and %s; add it as %s or a type that widens it", ErrInvalid, ts.t.Name, a.Column, types.DisplayName(to), f.Path, types.DisplayName(mf.Type), why, types.DisplayName(mf.Type))
 			}
 		}
 		built[0].MappedIn = append(built[0].MappedIn, FileColumnSource{FileID: f.ID, Name: mf.Name, Type: mf.Type})
@@ -625,7 +625,7 @@ func constantStats(c Column, rows int64) (*stats.Column, error) {
 	}
 	codec, ok := types.CodecFor(c.Type)
 	if !ok {
-		return nil, fmt.Errorf("%w column %q: type %s has no text form for a default", ErrInvalid, c.Name, c.Type)
+		return nil, fmt.Errorf("%w column %q: type %s has no text form for a default", ErrInvalid, c.Name, types.DisplayName(c.Type))
 	}
 	v, err := codec.Parse(c.Default.V)
 	if err != nil {

@@ -1244,7 +1244,7 @@ func checkStats(col Column, st *stats.Column) error {
 	codec, ok := types.CodecFor(col.Type)
 	if !ok {
 		if st.Min.Known || st.Max.Known {
-			return fmt.Errorf("%w stats: type %s keeps no min/max", ErrInvalid, col.Type)
+			return fmt.Errorf("%w stats: type %s keeps no min/max", ErrInvalid, types.DisplayName(col.Type))
 		}
 		return nil
 	}
@@ -1550,7 +1550,7 @@ func partitionValues(ts *tableState, nf NewFile) ([]PartitionValue, error) {
 		if v.Value.Known {
 			codec, ok := types.CodecFor(c.Type)
 			if !ok {
-				return nil, fmt.Errorf("%w data file %s: partition column %q of type %s has no text form", ErrInvalid, nf.Path, c.Name, c.Type)
+				return nil, fmt.Errorf("%w data file %s: partition column %q of type %s has no text form", ErrInvalid, nf.Path, c.Name, types.DisplayName(c.Type))
 			}
 			if _, err := codec.Parse(v.Value.V); err != nil {
 				return nil, fmt.Errorf("%w data file %s: partition column %q: value %q is not a %s: %v", ErrInvalid, nf.Path, c.Name, v.Value.V, c.Type, err)

@@ -139,7 +139,7 @@ func (fi *fileInfo) newFile(table string, cols []catalog.Column, ignoreExtra boo
 		}
 		if !pqmeta.Fits(fc.Type, col.Type) {
 			return nf, fmt.Errorf("%w: column %q is %s in the file, which does not fit the table's %s",
-				ErrSchemaMismatch, col.Name, fc.Type, col.Type)
+				ErrSchemaMismatch, col.Name, types.DisplayName(fc.Type), types.DisplayName(col.Type))
 		}
 		// Every query that reads the file would fail, while those that
 		// skip it or answer from metadata would not: refuse it here.

@@ -91,7 +91,7 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 	add := func(plain []byte) error {
 		v, ok := l.Value(plain)
 		if !ok {
-			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.Path, "."), t)
+			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.Path, "."), types.DisplayName(t))
 		}
 		if enc, err = codec.Append(enc[:0], v); err != nil {
 			return err

@@ -210,12 +210,12 @@ func (fi *fileInfo) partitionColumn(col catalog.Column) (catalog.FileColumn, cat
 	if hv.value.Known {
 		codec, ok := types.CodecFor(col.Type)
 		if !ok {
-			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition column %q: type %s has no text form", ErrSchemaMismatch, col.Name, col.Type)
+			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition column %q: type %s has no text form", ErrSchemaMismatch, col.Name, types.DisplayName(col.Type))
 		}
 		v, err := codec.Parse(hv.value.V)
 		if err != nil {
 			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition directory %s=%s: %q is not a %s, the table's type for %q",
-				ErrSchemaMismatch, hv.key, hv.raw, hv.value.V, col.Type, col.Name)
+				ErrSchemaMismatch, hv.key, hv.raw, hv.value.V, types.DisplayName(col.Type), col.Name)
 		}
 		if enc, err = codec.Encode(v); err != nil {
 			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition column %q: %v", ErrSchemaMismatch, col.Name, err)

@@ -247,7 +247,7 @@ func TestHivePartitions(t *testing.T) {
 	}
 	before, _ := c.Snapshots()
 	for _, tc := range []struct{ path, want string }{
-		{writeFile(t, filepath.Join(dir, "bad1", "region=us", "day=someday", "d.parquet"), intColumn("id", 0, 3)), `"someday" is not a date`},
+		{writeFile(t, filepath.Join(dir, "bad1", "region=us", "day=someday", "d.parquet"), intColumn("id", 0, 3)), `"someday" is not a DATE`},
 		{writeFile(t, filepath.Join(dir, "bad2", "region=us", "e.parquet"), intColumn("id", 0, 3)), `no day=… directory`},
 		{writeFile(t, filepath.Join(dir, "bad3", "region=us", "day=2024-01-01", "f.parquet"), intColumn("id", 0, 3), intColumn("day", 0, 3)), `partition column of table "t"`},
 	} {

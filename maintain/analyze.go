@@ -69,7 +69,7 @@ func Analyze(r *catalog.Reader, table, column string) (*Clustering, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &Clustering{Table: t.Name, Column: col.Name, Type: col.Type.String(), Snapshot: r.Snapshot().ID, codec: codec}
+	cl := &Clustering{Table: t.Name, Column: col.Name, Type: types.DisplayName(col.Type), Snapshot: r.Snapshot().ID, codec: codec}
 	var rgRanges []Range
 	for i, f := range files {
 		cl.FileRanges = append(cl.FileRanges, rangeOf(f.Path, sts[i]))

@@ -31,7 +31,7 @@ func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *ex
 				return nil, err
 			}
 			s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
-			sf := SubField{Column: c.Variant.Column, Path: c.Variant.Path, Type: c.Type.String()}
+			sf := SubField{Column: c.Variant.Column, Path: c.Variant.Path, Type: types.DisplayName(c.Type)}
 			for _, u := range col {
 				if u != nil {
 					sf.StatsFileCount++

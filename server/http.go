@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/types"
 )
 
 // The HTTP API, JSON in and out:
@@ -262,7 +263,7 @@ func (s *Server) apiDescribe(_ http.ResponseWriter, r *http.Request) (any, error
 	}
 	cols := make([]columnJSON, len(info.Columns))
 	for i, c := range info.Columns {
-		cols[i] = columnJSON{Name: strings.Join(c.Path, "."), ID: c.ID, Type: c.Type.String()}
+		cols[i] = columnJSON{Name: strings.Join(c.Path, "."), ID: c.ID, Type: types.DisplayName(c.Type)}
 	}
 	return map[string]any{"table": info.Table.Name, "snapshot_id": info.Snapshot, "columns": cols}, nil
 }

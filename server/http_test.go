@@ -223,3 +223,56 @@ func TestHTTPSnapshotsJSON(t *testing.T) {
 		}
 	}
 }
+
+// The HTTP API's table description and the PostgreSQL protocol's DESCRIBE
+// name each column's type as DuckDB does: what typeof() gives for it.
+func TestTypeNamesAreDuckDBs(t *testing.T) {
+	f := newFixture(t, newConfig())
+	conn := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	ctx := context.Background()
+	status, body := httpCall(t, f, "GET", "/v1/tables/t", "")
+	if status != 200 {
+		t.Fatalf("GET /v1/tables/t: %d %s", status, body)
+	}
+	var described struct {
+		Columns []struct{ Name, Type string }
+	}
+	if err := json.Unmarshal(body, &described); err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]string{}
+	rows, err := conn.Query(ctx, "DESCRIBE t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			t.Fatal(err)
+		}
+		shown[name] = typ
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	checked := 0
+	for _, c := range described.Columns {
+		if strings.Contains(c.Name, ".") {
+			continue // a nested column's field
+		}
+		var duck string
+		if err := conn.QueryRow(ctx, "SELECT typeof("+c.Name+") FROM t LIMIT 1").Scan(&duck); err != nil {
+			t.Fatal(err)
+		}
+		if c.Type != duck {
+			t.Errorf("GET /v1/tables/t: column %s shows type %q, DuckDB's name is %q", c.Name, c.Type, duck)
+		}
+		if shown[c.Name] != duck {
+			t.Errorf("DESCRIBE t: column %s shows type %q, DuckDB's name is %q", c.Name, shown[c.Name], duck)
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("%d columns checked: %s", checked, body)
+	}
+}

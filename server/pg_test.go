@@ -268,7 +268,7 @@ func TestPsql(t *testing.T) {
 		t.Errorf(`\dt: %q %v`, out, err)
 	}
 	out, err = run("-c", "SHOW TABLES", "-c", "DESCRIBE t")
-	if err != nil || !strings.Contains(out, "t\n") || !strings.Contains(out, "amount|decimal(10,2)") {
+	if err != nil || !strings.Contains(out, "t\n") || !strings.Contains(out, "amount|DECIMAL(10,2)") {
 		t.Errorf("SHOW/DESCRIBE: %q %v", out, err)
 	}
 	out, err = run("-c", "SELECT * FROM nosuch")

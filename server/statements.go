@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/types"
 )
 
 // result is a statement's answer being sent: rows from the engine, rows
@@ -659,7 +660,7 @@ func (ss *pgSession) describeTable(name string, formats []int16) (*result, bool,
 		if len(c.Path) != 1 {
 			continue // nested fields are part of their column's type
 		}
-		n, t := c.Path[0], c.Type.String()
+		n, t := c.Path[0], types.DisplayName(c.Type)
 		rows = append(rows, []*string{&n, &t})
 	}
 	return ss.static([]string{"column_name", "column_type"}, []uint32{oidText, oidText}, rows, formats)

@@ -89,3 +89,59 @@ func DuckDBName(t Type) string {
 	}
 	return strings.ToUpper(t.String())
 }
+
+// DisplayName is how a type is shown to a user (CLI text and JSON, the
+// HTTP API, the server, errors): DuckDB's name as DuckDB's own DESCRIBE
+// and typeof() print it (BIGINT, DECIMAL(18,3), TIMESTAMP WITH TIME ZONE,
+// VARCHAR[]), so the types a user reads are the ones they write in SQL.
+// String stays the DuckLake spelling the catalog stores and DuckLake
+// interchange needs (int64, timestamptz). A type DuckDB has no spelling
+// for here (a nested column whose fields are columns of their own, or
+// Unknown) shows its kind upper-cased (STRUCT, LIST, MAP, UNKNOWN).
+func DisplayName(t Type) string {
+	switch t.Kind {
+	case KindTimestampTZ:
+		return "TIMESTAMP WITH TIME ZONE"
+	case KindTimeTZ:
+		return "TIME WITH TIME ZONE"
+	case KindList, KindArray:
+		if t.Elem != nil && DuckDBName(t) != "" {
+			if t.Kind == KindArray {
+				return fmt.Sprintf("%s[%d]", DisplayName(*t.Elem), t.Size)
+			}
+			return DisplayName(*t.Elem) + "[]"
+		}
+	case KindStruct:
+		if t.Fields != nil && DuckDBName(t) != "" {
+			fs := make([]string, len(t.Fields))
+			for i, f := range t.Fields {
+				fs[i] = displayField(f.Name) + " " + DisplayName(f.Type)
+			}
+			return "STRUCT(" + strings.Join(fs, ", ") + ")"
+		}
+	case KindMap:
+		if t.Key != nil && t.Value != nil && DuckDBName(t) != "" {
+			return "MAP(" + DisplayName(*t.Key) + ", " + DisplayName(*t.Value) + ")"
+		}
+	}
+	if n := DuckDBName(t); n != "" {
+		return n
+	}
+	return strings.ToUpper(t.String())
+}
+
+// displayField quotes a struct field's name where DuckDB's typeof() does:
+// unless it is lower-case letters, digits and underscores (a reserved word
+// so spelled shows unquoted here, quoted by DuckDB).
+func displayField(name string) string {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return sqllex.QuoteName(name)
+		}
+	}
+	if name == "" {
+		return sqllex.QuoteName(name)
+	}
+	return name
+}

@@ -100,10 +100,10 @@ func TestTableAlterTimeTravel(t *testing.T) {
 	}
 
 	desc := check("table_describe", mustRun(t, "--catalog", dir, "--format", "json", "table", "describe", "t"), "describe")
-	if cols := desc["columns"].([]any); len(cols) != 3 || cols[2].(map[string]any)["default"] != "n/a" || cols[1].(map[string]any)["type"] != "int64" {
+	if cols := desc["columns"].([]any); len(cols) != 3 || cols[2].(map[string]any)["default"] != "n/a" || cols[1].(map[string]any)["type"] != "BIGINT" {
 		t.Errorf("describe: %v", desc)
 	}
-	if out := mustRun(t, "--catalog", dir, "table", "describe", "t", "--snapshot", "4"); !strings.Contains(out, "int32") || !strings.Contains(out, "default 'n/a'") {
+	if out := mustRun(t, "--catalog", dir, "table", "describe", "t", "--snapshot", "4"); !strings.Contains(out, "INTEGER") || !strings.Contains(out, "default 'n/a'") {
 		t.Errorf("describe at snapshot 4:\n%s", out)
 	}
 	snaps := check("snapshots", mustRun(t, "--catalog", dir, "--format", "json", "snapshots"), "snapshots")["snapshots"].([]any)

@@ -59,7 +59,7 @@ func TestAnalyzeCommand(t *testing.T) {
 
 	svg := filepath.Join(t.TempDir(), "r.svg")
 	out = mustRun(t, "--catalog", dir, "analyze", "t", "--column", "r", "--plot", svg)
-	if !strings.Contains(out, "table t column r (int64)") || !strings.Contains(out, "\nfiles       10") ||
+	if !strings.Contains(out, "table t column r (BIGINT)") || !strings.Contains(out, "\nfiles       10") ||
 		!strings.Contains(out, "\nrow groups  20") || !strings.Contains(out, "plot written to "+svg) {
 		t.Fatalf("analyze --plot: %q", out)
 	}
@@ -67,7 +67,7 @@ func TestAnalyzeCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "<svg") || strings.Count(string(b), "<rect") != 10 || !strings.Contains(string(b), "t.r (int64): 10 files") {
+	if !strings.Contains(string(b), "<svg") || strings.Count(string(b), "<rect") != 10 || !strings.Contains(string(b), "t.r (BIGINT): 10 files") {
 		t.Fatalf("plot: %s", b)
 	}
 }

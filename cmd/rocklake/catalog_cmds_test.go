@@ -59,7 +59,7 @@ func TestTableCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &desc); err != nil {
 		t.Fatal(err)
 	}
-	if desc.Table != "events" || len(desc.Columns) != 3 || desc.Columns[2].Type != "struct(a int32, b varchar[])" ||
+	if desc.Table != "events" || len(desc.Columns) != 3 || desc.Columns[2].Type != "STRUCT(a INTEGER, b VARCHAR[])" ||
 		len(desc.Columns[2].Children) != 2 || desc.Columns[2].Children[1].Children[0].Name != "element" {
 		t.Fatalf("describe: %+v", desc)
 	}

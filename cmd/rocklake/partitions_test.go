@@ -44,7 +44,7 @@ func TestAddHivePartitionsAndExtraColumns(t *testing.T) {
 
 	mustRun(t, "--catalog", dir, "add", "sales", filepath.Join(data, "sales"), "--create")
 	desc := mustRun(t, "--catalog", dir, "table", "describe", "sales")
-	for _, want := range []string{"day\tdate (partition: hive)", "region\tvarchar (partition: hive)"} {
+	for _, want := range []string{"day\tDATE (partition: hive)", "region\tVARCHAR (partition: hive)"} {
 		if !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(desc, "\t", " ")), " "), strings.ReplaceAll(want, "\t", " ")) {
 			t.Errorf("describe lacks %q:\n%s", want, desc)
 		}

@@ -125,7 +125,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 			cs = &catalog.TableColumnStats{}
 		}
 		entry := columnStats{
-			Column: strings.Join(col.Path, "."), ID: col.ID, Type: col.Type.String(), Partition: col.Partition,
+			Column: strings.Join(col.Path, "."), ID: col.ID, Type: types.DisplayName(col.Type), Partition: col.Partition,
 			Min: boundText(col.Type, cs.Min), Max: boundText(col.Type, cs.Max),
 			MinIsExact: cs.MinIsExact, MaxIsExact: cs.MaxIsExact,
 			ContainsNull: maybePtr(cs.ContainsNull), ContainsNaN: maybePtr(cs.ContainsNaN),
@@ -133,7 +133,7 @@ func collectStats(r *catalog.Reader, table, column string) (*statsOutput, error)
 		entry.Extent = extentOf(cs.ExtraStats)
 		for _, v := range cs.Variants {
 			vt := parseTypeOrUnknown(v.ShreddedType)
-			entry.Variants = append(entry.Variants, variantStats{Path: v.Path, ShreddedType: v.ShreddedType,
+			entry.Variants = append(entry.Variants, variantStats{Path: v.Path, ShreddedType: types.DisplayName(vt),
 				ValueCount: v.ValueCount, NullCount: v.NullCount, Min: boundText(vt, v.Min), Max: boundText(vt, v.Max)})
 		}
 		out.Columns = append(out.Columns, entry)

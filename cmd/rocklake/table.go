@@ -312,7 +312,7 @@ func columnTree(cols []catalog.Column) []columnInfo {
 	}
 	var build func(c catalog.Column) columnInfo
 	build = func(c catalog.Column) columnInfo {
-		ci := columnInfo{ID: c.ID, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, Partition: c.Partition}
+		ci := columnInfo{ID: c.ID, Name: c.Name, Type: types.DisplayName(c.Type), Nullable: c.Nullable, Partition: c.Partition}
 		if c.Default.Known {
 			d := c.Default.V
 			ci.Default = &d
