@@ -741,6 +741,13 @@ func (l *Lake) FoldDeletes(ctx context.Context, table string) (*RewriteResult, e
 	return maintain.FoldDeletes(ctx, l.eng, table)
 }
 
+// Compact is MergeSmallFiles, its name before it was renamed.
+//
+// Deprecated: use MergeSmallFiles; Compact goes in a later release.
+func (l *Lake) Compact(ctx context.Context, table string, rowsPerFile int64) (*RewriteResult, error) {
+	return l.MergeSmallFiles(ctx, table, rowsPerFile)
+}
+
 // MergeSmallFiles merges a table's files of fewer than rowsPerFile rows
 // (0: 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil
 // result means there was nothing to merge. ctx is honoured as by
@@ -934,86 +941,6 @@ func (l *Lake) Describe(ctx context.Context, table string, o ReadOptions) (*Tabl
 		return nil, err
 	}
 	return &TableInfo{Table: t, Snapshot: r.Snapshot().ID, Columns: cols}, nil
-}
-
-// TableStats are a table's totals and per-column statistics at one
-// snapshot, what the planner skips files with. Its JSON is `rocklake stats
-// --format json`'s (without the per-file and variant parts).
-type TableStats struct {
-	Table string `json:"table"`
-	// Snapshot is the id of the snapshot read.
-	Snapshot  int64 `json:"snapshot_id"`
-	Rows      int64 `json:"rows"`
-	Files     int64 `json:"file_count"`
-	Bytes     int64 `json:"bytes"`
-	NextRowID int64 `json:"next_row_id"`
-	// Columns hold every column, nested fields by their dotted path.
-	Columns []ColumnStats `json:"columns"`
-}
-
-// ColumnStats bound one column over every file of a table. A statistic
-// that is not known is nil, never a zero value.
-type ColumnStats struct {
-	// Column is the column's name, a nested field's as parent.child.
-	Column string `json:"column"`
-	ID     int64  `json:"id"`
-	Type   Type   `json:"type"`
-	// Min and Max are in DuckLake's text form (DuckDB's CAST(v AS
-	// VARCHAR), TIMESTAMPTZ at +00). A bound that is not exact still
-	// bounds the values: they lie within it.
-	Min          *string `json:"min"`
-	Max          *string `json:"max"`
-	MinIsExact   bool    `json:"min_is_exact"`
-	MaxIsExact   bool    `json:"max_is_exact"`
-	ContainsNull *bool   `json:"contains_null"`
-	ContainsNaN  *bool   `json:"contains_nan"`
-}
-
-// Stats returns a table's row, file and byte counts and the bounds of
-// each column, from the catalog alone.
-//
-// ctx is checked before the catalog is read and between columns.
-func (l *Lake) Stats(ctx context.Context, table string, o ReadOptions) (*TableStats, error) {
-	r, t, err := l.readTable(ctx, table, o)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	ts, err := r.TableStats(t.ID)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := r.Columns(t.ID)
-	if err != nil {
-		return nil, err
-	}
-	out := &TableStats{
-		Table: t.Name, Snapshot: r.Snapshot().ID, Rows: ts.RecordCount, Files: ts.FileCount,
-		Bytes: ts.FileSizeBytes, NextRowID: ts.NextRowID, Columns: make([]ColumnStats, 0, len(cols)),
-	}
-	for _, c := range cols {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		cs := ts.Columns[c.ID]
-		if cs == nil {
-			cs = &catalog.TableColumnStats{} // no statistics row: everything unknown
-		}
-		lo, err := boundText(c, cs.Min)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := boundText(c, cs.Max)
-		if err != nil {
-			return nil, err
-		}
-		out.Columns = append(out.Columns, ColumnStats{
-			Column: strings.Join(c.Path, "."), ID: c.ID, Type: c.Type,
-			Min: lo, Max: hi, MinIsExact: cs.MinIsExact, MaxIsExact: cs.MaxIsExact,
-			ContainsNull: maybePtr(cs.ContainsNull), ContainsNaN: maybePtr(cs.ContainsNaN),
-		})
-	}
-	return out, nil
 }
 
 // boundText decodes a stored bound into DuckLake's text form; a type

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,9 @@ import (
 //	GET  /v1/snapshots                    every snapshot
 //	GET  /v1/tables[?snapshot=N]          the tables
 //	GET  /v1/tables/{t}[?snapshot=N]      a table's columns
-//	GET  /v1/tables/{t}/stats[?snapshot=N] its statistics
+//	GET  /v1/tables/{t}/stats[?snapshot=N][&column=C]
+//	                                      its statistics (rocklake stats's JSON;
+//	                                      with column, that column in every file)
 //	POST /v1/tables/{t}/plan              {"predicate", "snapshot", "pages", "page_size", "page_token"}
 //	POST /v1/tables/{t}/files             {"paths", "create"}: register files (writer role)
 //	POST /v1/sql                          {"sql"}: run one write statement (writer role): INSERT,
@@ -38,11 +41,19 @@ import (
 // Errors are {"error": {"code", "message"}} with a fitting status.
 func (s *Server) httpHandler() http.Handler {
 	mux := http.NewServeMux()
-	route := func(pattern string, role Role, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
+	// route serves pattern; params are the query parameters it takes:
+	// any other, or one given twice, is refused rather than ignored.
+	route := func(pattern string, role Role, params []string, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
 		name := pattern[strings.IndexByte(pattern, ' ')+1:]
+		checked := func(w http.ResponseWriter, r *http.Request) (any, error) {
+			if err := onlyParams(r, params); err != nil {
+				return nil, err
+			}
+			return h(w, r)
+		}
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			code := s.serveJSON(w, r, role, h)
+			code := s.serveJSON(w, r, role, checked)
 			s.m.requests.WithLabelValues(name, strconv.Itoa(code)).Inc()
 			s.m.requestTime.WithLabelValues(name).Observe(time.Since(start).Seconds())
 		})
@@ -60,13 +71,14 @@ func (s *Server) httpHandler() http.Handler {
 		w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
-	route("GET /v1/snapshots", Reader, s.apiSnapshots)
-	route("GET /v1/tables", Reader, s.apiTables)
-	route("GET /v1/tables/{table}", Reader, s.apiDescribe)
-	route("GET /v1/tables/{table}/stats", Reader, s.apiStats)
-	route("POST /v1/tables/{table}/plan", Reader, s.apiPlan)
-	route("POST /v1/tables/{table}/files", Writer, s.apiAdd)
-	route("POST /v1/sql", Writer, s.apiSQL)
+	snapshot := []string{"snapshot"}
+	route("GET /v1/snapshots", Reader, nil, s.apiSnapshots)
+	route("GET /v1/tables", Reader, snapshot, s.apiTables)
+	route("GET /v1/tables/{table}", Reader, snapshot, s.apiDescribe)
+	route("GET /v1/tables/{table}/stats", Reader, []string{"snapshot", "column"}, s.apiStats)
+	route("POST /v1/tables/{table}/plan", Reader, nil, s.apiPlan)
+	route("POST /v1/tables/{table}/files", Writer, nil, s.apiAdd)
+	route("POST /v1/sql", Writer, nil, s.apiSQL)
 	s.icebergRoutes(mux)
 	return jsonMisses(mux)
 }
@@ -210,6 +222,25 @@ func asAPIError(err error) *apiError {
 	return &apiError{http.StatusInternalServerError, "internal", msg}
 }
 
+// onlyParams refuses a query parameter a path does not take (a typo
+// would otherwise be ignored: stats?colum=x answering every column) and
+// one given twice.
+func onlyParams(r *http.Request, params []string) error {
+	for k, vs := range r.URL.Query() {
+		if !slices.Contains(params, k) {
+			takes := "no query parameters"
+			if len(params) > 0 {
+				takes = "only " + strings.Join(params, ", ")
+			}
+			return &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("query parameter %q: %s %s takes %s", k, r.Method, r.URL.Path, takes)}
+		}
+		if len(vs) > 1 {
+			return &apiError{http.StatusBadRequest, "invalid", fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
+		}
+	}
+	return nil
+}
+
 func snapshotParam(r *http.Request) (rocklake.SnapshotRef, error) {
 	v := r.URL.Query().Get("snapshot")
 	if v == "" || v == "latest" {
@@ -273,7 +304,7 @@ func (s *Server) apiStats(_ http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.lake.Stats(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
+	return s.lake.StatsOf(r.Context(), r.PathValue("table"), rocklake.StatsOptions{ReadOptions: rocklake.ReadOptions{Snapshot: at}, Column: r.URL.Query().Get("column")})
 }
 
 // planRequest is the body of a plan call.

@@ -188,11 +188,13 @@ func Unknown(text string) Type { return Type{Kind: KindUnknown, Text: text} }
 
 // String returns the canonical DuckLake spelling, which ParseType reads back
 // to an equal Type.
-// MarshalText writes a type as its name (String), so JSON shows "int64"
-// or "decimal(10,2)" rather than the struct.
-func (t Type) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+// MarshalText writes a type as users read it, DuckDB's name
+// (DisplayName): JSON shows "BIGINT" or "DECIMAL(10,2)" rather than the
+// struct. The catalog stores String, never this.
+func (t Type) MarshalText() ([]byte, error) { return []byte(DisplayName(t)), nil }
 
-// UnmarshalText reads a type's name back (ParseType).
+// UnmarshalText reads a type's name back (ParseType reads DuckDB's names
+// and DuckLake's alike).
 func (t *Type) UnmarshalText(b []byte) error {
 	p, err := ParseType(string(b))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/engine"
 )
 
@@ -96,13 +97,13 @@ func (f *identFixture) refused(args []string, want ...string) {
 // registered is the table's live file paths.
 func (f *identFixture) registered(table, column string) []string {
 	f.t.Helper()
-	var so statsOutput
+	var so rocklake.TableStats
 	out := mustRun(f.t, "--catalog", f.cat, "--format", "json", "stats", table, "--column", column)
 	if err := json.Unmarshal([]byte(out), &so); err != nil {
 		f.t.Fatal(err)
 	}
 	var paths []string
-	for _, fs := range so.Files {
+	for _, fs := range so.FileStats {
 		paths = append(paths, fs.Path)
 	}
 	return paths

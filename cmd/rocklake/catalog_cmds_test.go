@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/stats"
@@ -155,15 +156,15 @@ func TestStatsShowsDuckLakeText(t *testing.T) {
 	}
 	c.Close()
 	out := mustRun(t, "--catalog", dir, "--format", "json", "stats", "t", "--column", "ts")
-	var st statsOutput
+	var st rocklake.TableStats
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.RecordCount != 3 || len(st.Columns) != 1 || *st.Columns[0].Min != "2024-01-01 00:00:00+00" ||
+	if st.Rows != 3 || len(st.Columns) != 1 || *st.Columns[0].Min != "2024-01-01 00:00:00+00" ||
 		*st.Columns[0].Max != "2024-01-02 10:30:00+00" || st.Columns[0].ContainsNull == nil || !*st.Columns[0].ContainsNull {
 		t.Fatalf("stats json: %s", out)
 	}
-	if len(st.Files) != 1 || st.Files[0].Path != "/data/a.parquet" || *st.Files[0].NullCount != 1 || st.Files[0].ValueCount != nil {
+	if len(st.FileStats) != 1 || st.FileStats[0].Path != "/data/a.parquet" || *st.FileStats[0].NullCount != 1 || st.FileStats[0].ValueCount != nil {
 		t.Fatalf("per-file stats: %s", out)
 	}
 	text := mustRun(t, "--catalog", dir, "stats", "t")
@@ -210,9 +211,9 @@ func TestAddCommand(t *testing.T) {
 	// The table takes the first file's schema (a.parquet: int32); b's
 	// int64 column would not fit it, so b is named first on purpose below.
 	st := mustRun(t, "--catalog", dir, "--format", "json", "stats", "t", "--column", "x")
-	var so statsOutput
+	var so rocklake.TableStats
 	_ = json.Unmarshal([]byte(st), &so)
-	if len(so.Files) != 2 || *so.Columns[0].Max != "27" || *so.Columns[0].Min != "0" {
+	if len(so.FileStats) != 2 || *so.Columns[0].Max != "27" || *so.Columns[0].Min != "0" {
 		t.Fatalf("stats after add: %s", st)
 	}
 	before := mustRun(t, "--catalog", dir, "--format", "json", "snapshots")

@@ -13,7 +13,6 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
-	"github.com/rocklake/rocklake/types"
 )
 
 // storeFS, when set, is the file system the catalog's store is opened on;
@@ -109,23 +108,6 @@ func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 
 
 // boundText renders an encoded bound in DuckLake text form; nil when
 // unknown.
-func boundText(t types.Type, b stats.Maybe[[]byte]) *string {
-	if !b.Known {
-		return nil
-	}
-	c, ok := types.CodecFor(t)
-	if !ok {
-		return nil
-	}
-	v, err := c.Decode(b.V)
-	if err != nil {
-		s := fmt.Sprintf("<undecodable %x>", b.V)
-		return &s
-	}
-	s := c.Format(v)
-	return &s
-}
-
 func maybePtr[T any](m stats.Maybe[T]) *T {
 	if !m.Known {
 		return nil
@@ -140,16 +122,6 @@ func show[T any](p *T) string {
 		return "?"
 	}
 	return fmt.Sprint(*p)
-}
-
-// parseTypeOrUnknown reads a stored type text, Unknown when it does not
-// parse (it then shows no bounds).
-func parseTypeOrUnknown(s string) types.Type {
-	t, err := types.ParseType(s)
-	if err != nil {
-		return types.Unknown(s)
-	}
-	return t
 }
 
 // commitOne opens the catalog, makes one change in one transaction and
