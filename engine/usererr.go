@@ -107,10 +107,12 @@ type queryText struct {
 // same error with the place DuckDB points at: DuckDB 1.5.6 leaves the
 // place out of errors of a statement that follows others in one text, and
 // gives it for the statement alone. The statement is run again alone
-// (prefix's views exist now), for no longer than the first run took to
-// fail and at most a second: an error of the query's text (a literal that
-// does not cast, a function that does not bind) comes again at once, with
-// its place; one that comes late in reading the data keeps err as it was.
+// (prefix's views exist now), for no longer than twice what the first run
+// took to fail, plus 50 ms, and at most a second: an error of the query's
+// text (a literal that does not cast, a function that does not bind) comes
+// again at once, with its place; one that comes late in reading the data
+// keeps err as it was. (The margin is for a loaded machine: with 10 ms,
+// a rerun on two busy cores missed its window and the place was lost.)
 func withPosition(ctx context.Context, conn *sql.Conn, prefix, stmt string, err error, took time.Duration) error {
 	if prefix == "" || lastMatch(err.Error()) != nil || ctx.Err() != nil {
 		return err
@@ -118,7 +120,7 @@ func withPosition(ctx context.Context, conn *sql.Conn, prefix, stmt string, err 
 	if de := (*duckdb.Error)(nil); !errors.As(err, &de) {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, min(took+10*time.Millisecond, time.Second))
+	rctx, cancel := context.WithTimeout(ctx, min(2*took+50*time.Millisecond, time.Second))
 	defer cancel()
 	rows, again := conn.QueryContext(rctx, stmt)
 	if again == nil {
