@@ -60,7 +60,7 @@ func main() {
 	go func() {
 		sig := <-sigs
 		signal.Stop(sigs)
-		if cmd == nil || cmd.Annotations[interruptible] == "" {
+		if cmd == nil || cmd.Annotations[interruptible] == "" && !promptActive.Load() {
 			fmt.Fprintln(os.Stderr, "rocklake: interrupted")
 			os.Exit(exitInterrupted)
 		}

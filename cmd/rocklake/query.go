@@ -36,7 +36,8 @@ reference reading its own kept files. A file that changed or disappeared since
 it was registered fails the query, naming it.
 
 The SQL comes as the argument, -c SQL, -f FILE, or - (standard input), as
-psql and duckdb take it. A script of several statements (separated by ;)
+psql and duckdb take it; with none of them on a terminal, query opens a
+prompt (statements over lines, ended by ;, history, \? for its commands). A script of several statements (separated by ;)
 runs them in order, printing each one's rows (a blank line between them in
 the text formats; one JSON document each with --format json); the first
 statement that fails stops the script, its error naming its number and line.
@@ -72,6 +73,15 @@ query reads, the rows always go to the latest state of the table.`,
   rocklake query "DELETE FROM events WHERE user_id = 3"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			qs := querySettings{snapshot: snapshot, explain: explain, noPrune: noPrune}
+			if cmd.Flags().Changed("null") {
+				qs.null = &null
+			}
+			if len(args) == 0 && !cmd.Flags().Changed("command") && !cmd.Flags().Changed("file") {
+				if in, ok := terminalInput(cmd.InOrStdin()); ok {
+					return runPrompt(cmd, g, in, qs)
+				}
+			}
 			script, name, err := queryScript(cmd, args, command, file)
 			if err != nil {
 				return err
@@ -80,40 +90,7 @@ query reads, the rows always go to the latest state of the table.`,
 			if len(stmts) == 0 {
 				return usagef("%s holds no SQL statement", name)
 			}
-			access := reading
-			for _, st := range stmts {
-				if maintain.IsWrite(st.Text) {
-					access = writing
-				}
-			}
-			e, done, err := openEngine(g, access, func(c *catalog.Catalog) { engine.Warm(c, script, snapshot) })
-			if err != nil {
-				return err
-			}
-			defer done()
-			var nullText *string
-			if cmd.Flags().Changed("null") {
-				nullText = &null
-			}
-			opts := engine.QueryOptions{Snapshot: snapshot, Explain: explain, NoPruning: noPrune}
-			for i, st := range stmts {
-				if i > 0 && (g.format == formatText || g.format == formatTable) {
-					fmt.Fprintln(cmd.OutOrStdout())
-				}
-				run := runQuery
-				if maintain.IsWrite(st.Text) {
-					run = func(cmd *cobra.Command, e *engine.Engine, format, sql string, opts engine.QueryOptions, _ *string) error {
-						return runWrite(cmd, g, e, format, sql, opts)
-					}
-				}
-				if err := run(cmd, e, g.format, st.Text, opts, nullText); err != nil {
-					if len(stmts) > 1 {
-						return fmt.Errorf("%s, statement %d of %d (line %d): %w", name, i+1, len(stmts), st.Line, err)
-					}
-					return err
-				}
-			}
-			return nil
+			return runStatements(cmd, g, g.format, stmts, name, script, qs)
 		},
 	}
 	cmd.Flags().StringVarP(&command, "command", "c", "", "the SQL to run (instead of the argument)")
@@ -123,6 +100,49 @@ query reads, the rows always go to the latest state of the table.`,
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "read every file (to compare with)")
 	cmd.Flags().StringVar(&null, "null", "", "how csv, tsv and the table show NULL (default: empty in csv and tsv, NULL in the table)")
 	return markRunsSQL(cmd)
+}
+
+// querySettings are query's flags that shape how statements run.
+type querySettings struct {
+	snapshot         int64 // -1: the latest
+	explain, noPrune bool
+	null             *string // how the text formats show NULL (nil: their default)
+}
+
+// runStatements runs a script's statements in order, each as query runs
+// one, printing rows in format; the engine is opened once, for writing
+// when a statement writes.
+func runStatements(cmd *cobra.Command, g *globals, format string, stmts []sqllex.Statement, name, script string, qs querySettings) error {
+	access := reading
+	for _, st := range stmts {
+		if maintain.IsWrite(st.Text) {
+			access = writing
+		}
+	}
+	e, done, err := openEngine(g, access, func(c *catalog.Catalog) { engine.Warm(c, script, qs.snapshot) })
+	if err != nil {
+		return err
+	}
+	defer done()
+	opts := engine.QueryOptions{Snapshot: qs.snapshot, Explain: qs.explain, NoPruning: qs.noPrune}
+	for i, st := range stmts {
+		if i > 0 && (format == formatText || format == formatTable || format == formatAligned) {
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+		run := runQuery
+		if maintain.IsWrite(st.Text) {
+			run = func(cmd *cobra.Command, e *engine.Engine, format, sql string, opts engine.QueryOptions, _ *string) error {
+				return runWrite(cmd, g, e, format, sql, opts)
+			}
+		}
+		if err := run(cmd, e, format, st.Text, opts, qs.null); err != nil {
+			if len(stmts) > 1 {
+				return fmt.Errorf("%s, statement %d of %d (line %d): %w", name, i+1, len(stmts), st.Line, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 func orDash(s string) string {
@@ -147,7 +167,7 @@ func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts eng
 	defer w.Flush()
 	if opts.Explain && format != formatJSON {
 		var ew io.Writer = w
-		if format != formatText && format != formatTable {
+		if format != formatText && format != formatTable && format != formatAligned {
 			ew = cmd.ErrOrStderr()
 		}
 		printExplain(ew, res)
@@ -179,7 +199,7 @@ func runQuery(cmd *cobra.Command, e *engine.Engine, format, sql string, opts eng
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if format != formatText && format != formatTable {
+	if format != formatText && format != formatTable && format != formatAligned {
 		return nil
 	}
 	src := "DuckDB"

@@ -19,6 +19,10 @@ const (
 	formatCSV   = "csv"
 	formatTSV   = "tsv"
 	formatJSONL = "jsonl" // one JSON object per row
+	// formatAligned is the prompt's table: numbers right-aligned, as
+	// psql and DuckDB's shell show them. Not a --format: scripts keep
+	// the text table as it is.
+	formatAligned = "aligned"
 )
 
 // queryFormats are the formats query accepts.
@@ -57,7 +61,7 @@ func newRowPrinter(format string, w *bufio.Writer, null *string) rowPrinter {
 	case formatJSONL:
 		return &jsonlPrinter{w: w}
 	}
-	p := &tablePrinter{w: w, null: "NULL"}
+	p := &tablePrinter{w: w, null: "NULL", alignNumbers: format == formatAligned}
 	if null != nil {
 		p.null = *null
 	}
@@ -101,6 +105,10 @@ type tablePrinter struct {
 	widths  []int
 	pending [][]string // rows read ahead, the header first
 	started bool
+	// alignNumbers right-aligns the columns of numeric types (the
+	// prompt's table); right says which those are.
+	alignNumbers bool
+	right        []bool
 }
 
 func (p *tablePrinter) begin(cols []engine.Column, _ *engine.Result) error {
@@ -109,8 +117,23 @@ func (p *tablePrinter) begin(cols []engine.Column, _ *engine.Result) error {
 		head[i] = c.Name
 	}
 	p.widths = make([]int, len(cols))
+	p.right = make([]bool, len(cols))
+	if p.alignNumbers {
+		for i, c := range cols {
+			p.right[i] = numericType(c.Type)
+		}
+	}
 	p.pending = [][]string{head}
 	return nil
+}
+
+// numericType says whether a DuckDB type name is of numbers.
+func numericType(t string) bool {
+	switch t {
+	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE":
+		return true
+	}
+	return strings.HasPrefix(t, "DECIMAL")
 }
 
 func (p *tablePrinter) row(vals []any) error {
@@ -149,9 +172,14 @@ func (p *tablePrinter) flushPending() error {
 
 func (p *tablePrinter) line(cells []string) error {
 	for i, c := range cells {
+		pad := strings.Repeat(" ", max(0, p.widths[i]-utf8.RuneCountInString(c)))
+		if p.right[i] {
+			p.w.WriteString(pad)
+			pad = ""
+		}
 		p.w.WriteString(c)
 		if i < len(cells)-1 {
-			p.w.WriteString(strings.Repeat(" ", max(0, p.widths[i]-utf8.RuneCountInString(c))+2))
+			p.w.WriteString(pad + "  ")
 		}
 	}
 	return p.w.WriteByte('\n')
