@@ -17,7 +17,6 @@ import (
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/pqmeta"
-	"github.com/rocklake/rocklake/types"
 )
 
 // The HTTP API, JSON in and out:
@@ -26,8 +25,8 @@ import (
 //	GET  /readyz                          the catalog answers (503 while starting or stopping)
 //	GET  /metrics                         Prometheus metrics
 //	GET  /v1/snapshots                    every snapshot
-//	GET  /v1/tables[?snapshot=N]          the tables
-//	GET  /v1/tables/{t}[?snapshot=N]      a table's columns
+//	GET  /v1/tables[?snapshot=N]          the tables (rocklake table list's JSON)
+//	GET  /v1/tables/{t}[?snapshot=N]      a table's definition (table describe's)
 //	GET  /v1/tables/{t}/stats[?snapshot=N][&column=C]
 //	                                      its statistics (rocklake stats's JSON;
 //	                                      with column, that column in every file)
@@ -266,21 +265,7 @@ func (s *Server) apiTables(_ http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	tables, err := s.lake.Tables(r.Context(), rocklake.ReadOptions{Snapshot: at})
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(tables))
-	for i, t := range tables {
-		names[i] = t.Name
-	}
-	return map[string]any{"tables": names}, nil
-}
-
-type columnJSON struct {
-	Name string `json:"name"`
-	ID   int64  `json:"column_id"`
-	Type string `json:"type"`
+	return s.lake.TableList(r.Context(), rocklake.ReadOptions{Snapshot: at})
 }
 
 func (s *Server) apiDescribe(_ http.ResponseWriter, r *http.Request) (any, error) {
@@ -288,15 +273,7 @@ func (s *Server) apiDescribe(_ http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	info, err := s.lake.Describe(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
-	if err != nil {
-		return nil, err
-	}
-	cols := make([]columnJSON, len(info.Columns))
-	for i, c := range info.Columns {
-		cols[i] = columnJSON{Name: strings.Join(c.Path, "."), ID: c.ID, Type: types.DisplayName(c.Type)}
-	}
-	return map[string]any{"table": info.Table.Name, "snapshot_id": info.Snapshot, "columns": cols}, nil
+	return s.lake.Description(r.Context(), r.PathValue("table"), rocklake.ReadOptions{Snapshot: at})
 }
 
 func (s *Server) apiStats(_ http.ResponseWriter, r *http.Request) (any, error) {

@@ -12,9 +12,10 @@ import (
 )
 
 // The HTTP API answers what the CLI's JSON answers, in the CLI's versioned
-// schema (cmd/rocklake/schema/output-v1.json): snapshots, statistics (of
-// every column, and of one column in every file) and errors, which
-// include a query parameter a path does not take.
+// schema (cmd/rocklake/schema/output-v1.json): snapshots, the table list,
+// a table's description, statistics (of every column, and of one column
+// in every file) and errors, which include a query parameter a path does
+// not take.
 func TestHTTPSpeaksTheCLIsJSON(t *testing.T) {
 	f, err := os.Open(filepath.Join("..", "cmd", "rocklake", "schema", "output-v1.json"))
 	if err != nil {
@@ -37,6 +38,9 @@ func TestHTTPSpeaksTheCLIsJSON(t *testing.T) {
 		status    int
 	}{
 		{"/v1/snapshots", "snapshots", 200},
+		{"/v1/tables", "table_list", 200},
+		{"/v1/tables?snapshot=latest", "table_list", 200},
+		{"/v1/tables/t", "table_describe", 200},
 		{"/v1/tables/t/stats", "stats", 200},
 		{"/v1/tables/t/stats?snapshot=latest&column=amount", "stats", 200},
 		{"/v1/tables/t/stats?column=nosuch", "error", 400},

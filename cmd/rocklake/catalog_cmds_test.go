@@ -54,13 +54,13 @@ func TestTableCommands(t *testing.T) {
 	}
 	out = mustRun(t, "--catalog", dir, "--format", "json", "table", "describe", "EVENTS")
 	var desc struct {
-		Table   string       `json:"table"`
-		Columns []columnInfo `json:"columns"`
+		Table   string                       `json:"table"`
+		Columns []rocklake.ColumnDescription `json:"columns"`
 	}
 	if err := json.Unmarshal([]byte(out), &desc); err != nil {
 		t.Fatal(err)
 	}
-	if desc.Table != "events" || len(desc.Columns) != 3 || desc.Columns[2].Type != "STRUCT(a INTEGER, b VARCHAR[])" ||
+	if desc.Table != "events" || len(desc.Columns) != 3 || types.DisplayName(desc.Columns[2].Type) != "STRUCT(a INTEGER, b VARCHAR[])" ||
 		len(desc.Columns[2].Children) != 2 || desc.Columns[2].Children[1].Children[0].Name != "element" {
 		t.Fatalf("describe: %+v", desc)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/types"
@@ -79,15 +80,15 @@ func (c *lakeCase) tableFrom(name string, register, files []string) {
 	mustRun(c.t, args...)
 	out := mustRun(c.t, "--catalog", c.cat, "--format", "json", "table", "describe", name)
 	var desc struct {
-		Columns []columnInfo `json:"columns"`
+		Columns []rocklake.ColumnDescription `json:"columns"`
 	}
 	if err := json.Unmarshal([]byte(out), &desc); err != nil {
 		c.t.Fatal(err)
 	}
 	var sel []string
 	for _, col := range desc.Columns {
-		ty, err := types.ParseType(col.Type)
-		if err != nil || types.DuckDBName(ty) == "" {
+		ty := col.Type
+		if types.DuckDBName(ty) == "" {
 			sel = append(sel, quoteIdentifier(col.Name))
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/types"
 )
@@ -119,14 +120,6 @@ still name it by the old name.`,
 	}
 }
 
-type tableSummary struct {
-	Name          string `json:"name"`
-	Columns       int    `json:"column_count"`
-	Files         int64  `json:"file_count"`
-	Records       int64  `json:"rows"`
-	FileSizeBytes int64  `json:"bytes"`
-}
-
 func newTableListCmd(g *globals) *cobra.Command {
 	var snapshot int64
 	cmd := &cobra.Command{
@@ -139,58 +132,23 @@ func newTableListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer done()
-			tables, err := r.Tables()
+			out, err := rocklake.ReadTableList(cmd.Context(), r)
 			if err != nil {
 				return err
 			}
-			out := []tableSummary{}
-			for _, t := range tables {
-				cols, err := r.Columns(t.ID)
-				if err != nil {
-					return err
-				}
-				ts, err := r.TableStats(t.ID)
-				if err != nil {
-					return err
-				}
-				out = append(out, tableSummary{Name: t.Name, Columns: len(catalog.TopLevel(cols)), Files: ts.FileCount,
-					Records: ts.RecordCount, FileSizeBytes: ts.FileSizeBytes})
-			}
 			if g.format == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"snapshot_id": r.Snapshot().ID, "tables": out})
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(w, "TABLE\tCOLUMNS\tFILES\tROWS\tBYTES")
-			for _, t := range out {
-				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", t.Name, t.Columns, t.Files, t.Records, t.FileSizeBytes)
+			for _, t := range out.Tables {
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", t.Table, t.ColumnCount, t.FileCount, t.Rows, t.Bytes)
 			}
 			return w.Flush()
 		},
 	}
 	addSnapshotFlag(cmd, &snapshot)
 	return cmd
-}
-
-type columnInfo struct {
-	ID       int64  `json:"id"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable bool   `json:"nullable"`
-	// Partition is where a partition column's values come from ("hive":
-	// each file's key=value directory); absent for other columns.
-	Partition string `json:"partition,omitempty"`
-	// Default is what files registered before the column was added hold
-	// for it (absent: NULL).
-	Default *string `json:"default,omitempty"`
-	// Filters describes the column's membership filters in the snapshot's
-	// files, when it has any.
-	Filters  *filterInfo  `json:"membership_filters,omitempty"`
-	Children []columnInfo `json:"children,omitempty"`
-}
-
-type filterInfo struct {
-	Files int   `json:"file_count"`
-	Bytes int64 `json:"bytes"`
 }
 
 func newTableDescribeCmd(g *globals) *cobra.Command {
@@ -205,6 +163,13 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer done()
+			d, err := rocklake.ReadDescription(cmd.Context(), r, args[0])
+			if err != nil {
+				return err
+			}
+			if g.format == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), d)
+			}
 			t, err := r.Table(args[0])
 			if err != nil {
 				return err
@@ -213,45 +178,10 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tree := columnTree(cols)
-			for i := range tree {
-				fl, err := r.Filters(t.ID, tree[i].ID)
-				if err != nil {
-					return err
-				}
-				if fl != nil {
-					tree[i].Filters = &filterInfo{Files: fl.Count(), Bytes: fl.Bytes()}
-				}
-			}
-			var layout []string
-			for _, f := range t.PartitionedBy {
-				for _, c := range cols {
-					if c.ID == f.ColumnID {
-						layout = append(layout, catalog.FieldText(f, c.Name))
-					}
-				}
-			}
-			if g.format == formatJSON {
-				out := map[string]any{"table": t.Name, "uuid": t.UUID, "snapshot_id": r.Snapshot().ID, "columns": tree}
-				if len(layout) > 0 {
-					out["partitioned_by"] = layout
-				}
-				if k := t.SortedBy; k != nil {
-					key := map[string]any{"columns": catalog.SortKeyNames(k, cols)}
-					if k.Curve != "" {
-						key["curve"] = k.Curve
-					}
-					out["sorted_by"] = key
-				}
-				if o := writeOptionsJSON(t.WriteOptions); len(o) > 0 {
-					out["write_options"] = o
-				}
-				return writeJSON(cmd.OutOrStdout(), out)
-			}
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintf(w, "table %s (uuid %s) at snapshot %d\n", t.Name, t.UUID, r.Snapshot().ID)
-			if len(layout) > 0 {
-				fmt.Fprintf(w, "partitioned by %s (the files optimize and compact write)\n", strings.Join(layout, ", "))
+			if len(d.PartitionedBy) > 0 {
+				fmt.Fprintf(w, "partitioned by %s (the files optimize and compact write)\n", strings.Join(d.PartitionedBy, ", "))
 			}
 			if t.SortedBy != nil {
 				fmt.Fprintf(w, "sorted by %s (the row order optimize writes without --sort-by)\n", catalog.SortKeyText(t.SortedBy, cols))
@@ -260,73 +190,27 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(w, "options %s\n", strings.Join(set, ", "))
 			}
 			fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tNULLABLE\tMEMBERSHIP FILTERS")
-			var walk func([]columnInfo, int)
-			walk = func(cs []columnInfo, depth int) {
+			var walk func([]rocklake.ColumnDescription, int)
+			walk = func(cs []rocklake.ColumnDescription, depth int) {
 				for _, ci := range cs {
 					filters := "-"
 					if f := ci.Filters; f != nil {
-						filters = fmt.Sprintf("%s, %s", plural(f.Files, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
+						filters = fmt.Sprintf("%s, %s", plural(f.FileCount, "file", "files"), humanize.IBytes(uint64(f.Bytes)))
 					}
-					typ := typeText(ci.Type, ci.Partition)
+					typ := typeText(types.DisplayName(ci.Type), ci.Partition)
 					if ci.Default != nil {
 						typ += " default '" + strings.ReplaceAll(*ci.Default, "'", "''") + "'"
 					}
-					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ID, strings.Repeat("  ", depth), ci.Name, typ, ci.Nullable, filters)
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%v\t%s\n", ci.ColumnID, strings.Repeat("  ", depth), ci.Name, typ, ci.Nullable, filters)
 					walk(ci.Children, depth+1)
 				}
 			}
-			walk(tree, 0)
+			walk(d.Columns, 0)
 			return w.Flush()
 		},
 	}
 	addSnapshotFlag(cmd, &snapshot)
 	return cmd
-}
-
-// writeOptionsJSON is a table's write options as describe --format json
-// shows them: only those set, so that an absent key is the default.
-func writeOptionsJSON(o catalog.WriteOptions) map[string]any {
-	out := map[string]any{}
-	if o.TargetFileRows > 0 {
-		out["target_file_rows"] = o.TargetFileRows
-	}
-	if o.TargetFileBytes > 0 {
-		out["target_file_bytes"] = o.TargetFileBytes
-	}
-	if o.Unsorted {
-		out["sorted"] = false
-	}
-	if o.MergeOnRead {
-		out["delete_mode"] = catalog.MergeOnRead
-	}
-	return out
-}
-
-// columnTree nests child columns under their parents.
-func columnTree(cols []catalog.Column) []columnInfo {
-	kids := map[int64][]catalog.Column{}
-	for _, c := range cols {
-		if c.Parent.Known {
-			kids[c.Parent.V] = append(kids[c.Parent.V], c)
-		}
-	}
-	var build func(c catalog.Column) columnInfo
-	build = func(c catalog.Column) columnInfo {
-		ci := columnInfo{ID: c.ID, Name: c.Name, Type: types.DisplayName(c.Type), Nullable: c.Nullable, Partition: c.Partition}
-		if c.Default.Known {
-			d := c.Default.V
-			ci.Default = &d
-		}
-		for _, k := range kids[c.ID] {
-			ci.Children = append(ci.Children, build(k))
-		}
-		return ci
-	}
-	var out []columnInfo
-	for _, c := range catalog.TopLevel(cols) {
-		out = append(out, build(c))
-	}
-	return out
 }
 
 // typeText is a column's type as the text outputs show it, with where a
