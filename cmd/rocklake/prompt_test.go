@@ -71,6 +71,19 @@ func (s *ptySession) expect(want string) {
 	s.t.Fatalf("the prompt never printed %q; it printed:\n%s", want, s.out.String()[s.seen:])
 }
 
+// exited waits for the CLI to end with status 0 after what.
+func (s *ptySession) exited(what string) {
+	s.t.Helper()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("%s did not end the prompt", what)
+	}
+}
+
 func (s *ptySession) send(keys string) {
 	s.t.Helper()
 	if _, err := s.tty.Write([]byte(keys)); err != nil {
@@ -165,14 +178,7 @@ func TestPromptOnATerminal(t *testing.T) {
 	s.expect("no format")
 
 	s.send("\\q\r")
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Fatalf("\\q: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("\\q did not end the prompt")
-	}
+	s.exited("\\q")
 	b, err := os.ReadFile(hist)
 	if err != nil || !strings.Contains(string(b), "SELECT 7 AS z;") || !strings.Contains(string(b), "\\dt") {
 		t.Fatalf("history file: %v %q", err, b)
@@ -184,14 +190,7 @@ func TestPromptOnATerminal(t *testing.T) {
 	s.send("\x1b[A")
 	s.expect("\\q")
 	s.send("\r")
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Fatalf("\\q from the history: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("\\q from the history did not end the prompt")
-	}
+	s.exited("\\q from the history")
 }
 
 // Without a terminal, query with no SQL still says what it needs.
