@@ -34,9 +34,14 @@ type TableStats struct {
 // that is not known is nil, never a zero value.
 type ColumnStats struct {
 	// Column is the column's name, a nested field's as parent.child.
-	Column string `json:"column"`
-	ID     int64  `json:"id"`
-	Type   Type   `json:"type"` // in JSON by DuckDB's name (types.DisplayName)
+	Column   string `json:"column"`
+	ColumnID int64  `json:"column_id"`
+	// ID is ColumnID, under the key version 1 of the JSON output first
+	// gave it.
+	//
+	// Deprecated: use ColumnID; the key "id" goes with version 2.
+	ID   int64 `json:"id"`
+	Type Type  `json:"type"` // in JSON by DuckDB's name (types.DisplayName)
 	// Partition is "hive" for a column whose values come from the files'
 	// key=value directories.
 	Partition string `json:"partition,omitempty"`
@@ -148,7 +153,7 @@ func ReadStats(ctx context.Context, r *catalog.Reader, table, column string) (*T
 			cs = &catalog.TableColumnStats{} // no statistics row: everything unknown
 		}
 		entry := ColumnStats{
-			Column: strings.Join(c.Path, "."), ID: c.ID, Type: c.Type, Partition: c.Partition,
+			Column: strings.Join(c.Path, "."), ColumnID: c.ID, ID: c.ID, Type: c.Type, Partition: c.Partition,
 			MinIsExact: cs.MinIsExact, MaxIsExact: cs.MaxIsExact,
 			ContainsNull: maybePtr(cs.ContainsNull), ContainsNaN: maybePtr(cs.ContainsNaN),
 			Extent: extentOf(cs.ExtraStats),

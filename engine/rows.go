@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -547,6 +548,16 @@ func AppendJSON(dst []byte, v any) []byte {
 	case json.RawMessage:
 		return append(dst, x...)
 	}
-	b, _ := json.Marshal(Text(v))
-	return append(dst, b...)
+	t := Text(v)
+	if !strings.ContainsAny(t, "<>&") {
+		b, _ := json.Marshal(t)
+		return append(dst, b...)
+	}
+	// json.Marshal would write <, > and & as \u003c, \u003e, \u0026:
+	// valid, but not the text (the answer is read, never embedded in HTML).
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(t)
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 }

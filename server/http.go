@@ -159,6 +159,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, need Role, h 
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // the CLI's JSON, byte for byte: <, > and & as they are
 	enc.Encode(v)
 	return http.StatusOK
 }
@@ -191,7 +192,9 @@ func writeError(w http.ResponseWriter, err error) int {
 	ae := asAPIError(err)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(ae.status)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": ae.code, "message": ae.msg}})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]any{"error": map[string]string{"code": ae.code, "message": ae.msg}})
 	return ae.status
 }
 

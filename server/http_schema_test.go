@@ -77,4 +77,11 @@ func TestHTTPSpeaksTheCLIsJSON(t *testing.T) {
 			}
 		}
 	}
+	// Text as it is: <, > and & not escaped, in answers and errors.
+	for _, body := range []string{`{"predicate": "id < 5 AND name <> 'a&b'"}`, `{"predicate": "nosuch < 5"}`} {
+		_, got := httpCall(t, fx, "POST", "/v1/tables/t/plan", body)
+		if strings.Contains(string(got), `\u00`) || !strings.Contains(string(got), "< 5") {
+			t.Errorf("POST /v1/tables/t/plan %s: escaped or lost <, > or &: %s", body, got)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -126,7 +125,7 @@ func reportError(w io.Writer, err error, jsonMode bool, args []string) {
 	}
 	var out errorJSON
 	out.Error.Code, out.Error.Message = errorCode(err), msg
-	b, _ := json.Marshal(out) // one line: a script reads stderr line by line
+	b, _ := marshalJSON(out, "", "") // one line: a script reads stderr line by line
 	fmt.Fprintf(w, "%s\n", b)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -258,7 +257,7 @@ func runWrite(cmd *cobra.Command, g *globals, e *engine.Engine, format, sql stri
 			out["files_removed"] = res.FilesRemoved
 			out["delete_files"] = res.DeleteFiles
 		}
-		b, err := json.Marshal(out)
+		b, err := marshalJSON(out, "", "")
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -203,7 +202,7 @@ func objectKeys(cols []engine.Column) (names []string, quoted [][]byte) {
 			name = fmt.Sprintf("%s_%d", c.Name, i)
 		}
 		seen[name] = true
-		q, _ := json.Marshal(name)
+		q, _ := marshalJSON(name, "", "")
 		names = append(names, name)
 		quoted = append(quoted, append(q, ':'))
 	}
@@ -283,7 +282,7 @@ func tablePlans(res *engine.Result) []tablePlanJSON {
 // fieldJSON writes `"name": value,` on a line of its own, indented as
 // writeJSON indents.
 func fieldJSON(w io.Writer, name string, v any) error {
-	b, err := json.MarshalIndent(v, "  ", "  ")
+	b, err := marshalJSON(v, "  ", "  ")
 	if err != nil {
 		return err
 	}
@@ -357,7 +356,7 @@ func (p *jsonPrinter) end(res *engine.Result, n int64) error {
 	for _, ph := range res.Phases {
 		phases = append(phases, phaseJSON{ph.Name, ph.Time.Seconds(), ph.Detail})
 	}
-	b, err := json.MarshalIndent(phases, "  ", "  ")
+	b, err := marshalJSON(phases, "  ", "  ")
 	if err != nil {
 		return err
 	}
