@@ -202,7 +202,8 @@ func (st *promptState) command(cmd *cobra.Command, g *globals, line string) (qui
 	name, args := f[0], f[1:]
 	sub := func(a ...string) error {
 		root := newRootCmdWith(&globals{})
-		root.SetContext(cmd.Context())
+		// Not cmd's context, which the first Ctrl-C of a statement ended.
+		root.SetContext(context.WithoutCancel(cmd.Context()))
 		root.SetOut(cmd.OutOrStdout())
 		root.SetErr(cmd.ErrOrStderr())
 		root.SetArgs(append([]string{"--catalog", g.catalog}, a...))

@@ -153,6 +153,9 @@ func TestPromptOnATerminal(t *testing.T) {
 	s.send("SELECT 8 AS y;\r")
 	s.expect("y\r\n8")
 	s.expect(promptFirst)
+	s.send("\\d t\r")
+	s.expect("DECIMAL(10,2)")
+	s.expect(promptFirst)
 
 	// An error is printed and the prompt goes on.
 	s.send("SELECT * FROM nosuch;\r")
