@@ -7,7 +7,8 @@
 // fast and embed anywhere.
 //
 //	duckdb.go      Open: every connection set up alike
-//	query.go       Query: parse, plan, bind, execute (below)
+//	query.go       Query, QueryInto, and what they answer (Result)
+//	pipeline.go    a query's stages (below), one queryRun method each
 //	refs.go        the catalog tables a parse tree names, and their conjuncts
 //	duckast/       DuckDB's parse tree (JSON) read into typed nodes, and a
 //	               WHERE conjunct into the planner's expression
@@ -33,6 +34,9 @@
 //
 // # A query
 //
+// Each step below is a method of queryRun (pipeline.go) of the same name
+// (split is planSplit), run in this order by runQuery.
+//
 //	parse    DuckDB's json_serialize_sql gives the parse tree (cached per
 //	         query text): every reference to a catalog table, and for each
 //	         the WHERE conjuncts that may skip its files (refs.go says
@@ -52,7 +56,9 @@
 //	         the rest (split.go); added to DuckDB's answer after execute
 //	list     every plan DuckDB will read lists its deferred files
 //	         (prune.Plan.Resolve); a split plan's are counted instead
-//	fetch    kept objects (s3:// files) are put in the local object cache
+//	fetch    kept objects the page path reads are read by ranges
+//	         (partial_objects.go); the other kept objects (s3:// files)
+//	         are put in the local object cache
 //	         (storage.Cache; one HEAD for a hit, one GET for a miss, both
 //	         pinned to the registered ETag) and the views read the local
 //	         copies (objects.go); skipped objects are never touched
@@ -61,7 +67,10 @@
 //	         registration recorded fails the query naming the file and
 //	         `rocklake refresh` (identity.go); the partial path compares
 //	         the footer it reads with the recorded fingerprint too
-//	bind     more than 64 kept files go to DuckDB as a VARCHAR[] variable
+//	bind     each view's SQL: whole files, row ranges or loaded pages
+//	         (partial.go); files of mixed types move the query to the
+//	         database without Top-N; delete files, and lists of more than
+//	         64 kept files, go to DuckDB as variables
 //	execute  one round trip: CREATE TEMP VIEW __rocklake_vN AS SELECT
 //	         <casts> FROM read_parquet(<kept files>) per distinct set of
 //	         kept files, then the query with each reference's name replaced
