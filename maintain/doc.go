@@ -9,7 +9,12 @@
 //
 //	optimize.go  Optimize, and the curve function it registers in DuckDB
 //	merge.go     MergeSmallFiles
-//	rewrite.go   the rewrite both share: read, order, write, check, commit
+//	rewrite.go   the rewrite both share: read, order, write, check,
+//	             commit (rewriteRun, one method each)
+//	rewritecheck.go  check: the rows written against the rows read
+//	arrowwriter.go   write: rows out of DuckDB into files with arrow-go
+//	partitions.go    a table's partitions kept apart: declared layouts
+//	             and Hive key=value directories
 //	objects.go   where a rewrite of objects stages, uploads and, failing,
 //	             deletes its output
 //	verify.go    Verify

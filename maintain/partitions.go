@@ -1,0 +1,228 @@
+package maintain
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
+)
+
+// partitionKeys are the SQL expressions, over the slots, of the table's
+// declared layout (catalog.Table.PartitionedBy): rows with equal keys go
+// to the same files. bucket(N) is DuckDB's hash of the value modulo N
+// (not Iceberg's murmur3): a layout, not a format other engines read.
+// texts are the same values as the text a file's layout values record
+// (catalog.LayoutValue): each a function of its key, so one per file.
+func partitionKeys(st *tableState) (out, texts []string, err error) {
+	top := catalog.TopLevel(st.cols)
+	for _, f := range st.t.PartitionedBy {
+		i := slices.IndexFunc(top, func(c catalog.Column) bool { return c.ID == f.ColumnID })
+		if i < 0 {
+			return nil, nil, fmt.Errorf("table %q: partition field %s names column %d, which the table lacks", st.t.Name, f.Transform, f.ColumnID)
+		}
+		x := slot(i)
+		switch {
+		case f.Transform == "identity":
+			out = append(out, x)
+			texts = append(texts, "CAST("+x+" AS VARCHAR)")
+		case f.Transform == "year":
+			out = append(out, "year("+x+")")
+			texts = append(texts, "CAST(year("+x+") AS VARCHAR)")
+		case f.Transform == "month":
+			out = append(out, fmt.Sprintf("year(%[1]s) * 12 + month(%[1]s)", x))
+			texts = append(texts, fmt.Sprintf("CAST(year(%[1]s) AS VARCHAR) || '-' || lpad(CAST(month(%[1]s) AS VARCHAR), 2, '0')", x))
+		case f.Transform == "day":
+			out = append(out, "CAST("+x+" AS DATE)")
+			texts = append(texts, "CAST(CAST("+x+" AS DATE) AS VARCHAR)")
+		case f.Transform == "hour":
+			out = append(out, "date_trunc('hour', "+x+")")
+			texts = append(texts, "CAST(date_trunc('hour', "+x+") AS VARCHAR)")
+		case strings.HasPrefix(f.Transform, "bucket("):
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f.Transform, "bucket("), ")"))
+			if err != nil || n < 1 {
+				return nil, nil, fmt.Errorf("table %q: partition field %s: bad bucket count", st.t.Name, f.Transform)
+			}
+			out = append(out, fmt.Sprintf("hash(%s) %% %d", x, n))
+			texts = append(texts, fmt.Sprintf("CAST(hash(%s) %% %d AS VARCHAR)", x, n))
+		default:
+			return nil, nil, fmt.Errorf("table %q: unknown partition transform %q", st.t.Name, f.Transform)
+		}
+	}
+	return out, texts, nil
+}
+
+// layoutValues are the declared layout's values of the row numbered rn in
+// from: those of every row of the file it begins.
+func layoutValues(ctx context.Context, conn *sql.Conn, st *tableState, texts []string, from, rnCol string, rn int64) ([]catalog.LayoutValue, error) {
+	vals := make([]sql.NullString, len(texts))
+	ptrs := make([]any, len(texts))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s = %d", strings.Join(texts, ", "), from, rnCol, rn)).Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]catalog.LayoutValue, len(texts))
+	for i, f := range st.t.PartitionedBy {
+		out[i] = catalog.LayoutValue{ColumnID: f.ColumnID, Transform: f.Transform}
+		if vals[i].Valid {
+			out[i].Value = stats.Known(vals[i].String)
+		}
+	}
+	return out, nil
+}
+
+// hiveLayout is how a rewrite keeps a table's Hive partitions (columns
+// whose values are the files' key=value directories, which no file holds):
+// rows are laid out by those columns first, so that every file written
+// holds one partition's rows, each file goes under the key=value
+// directories of an input file of its partition, its values spelled as
+// that file's path spells them (registration reads them back, in the
+// table's types, as the same values) under the columns' names now (a
+// renamed partition column's files keep their old directories, but files
+// added later name it as it is), and the files hold every column but
+// those.
+type hiveLayout struct {
+	slots  []int // the top-level positions of the partition columns
+	groups []hiveGroup
+}
+
+// hiveGroup is one partition of the input files: its values, as the
+// catalog stores them, and the directories of one of its files.
+type hiveGroup struct {
+	values []catalog.PartitionValue
+	dirs   []string
+}
+
+// newHiveLayout is nil for a table without partition columns.
+func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*hiveLayout, error) {
+	top := catalog.TopLevel(st.cols)
+	var hl hiveLayout
+	for i, c := range top {
+		if c.Partition != "" {
+			hl.slots = append(hl.slots, i)
+		}
+	}
+	if len(hl.slots) == 0 {
+		return nil, nil
+	}
+	m, err := st.r.ColumnMapping(st.t.ID)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, f := range files {
+		if catalog.IsObject(f.Location(st.t)) {
+			return nil, fmt.Errorf("table %q has partition column %q, and a rewrite of partitioned objects is not supported yet (their key=value prefixes would be lost)", st.t.Name, top[hl.slots[0]].Name)
+		}
+		var key strings.Builder
+		g := hiveGroup{}
+		for _, s := range hl.slots {
+			v, _ := f.PartitionValue(top[s].ID)
+			g.values = append(g.values, catalog.PartitionValue{ColumnID: top[s].ID, Value: v})
+			if v.Known {
+				fmt.Fprintf(&key, "%q,", v.V)
+			} else {
+				key.WriteString("NULL,")
+			}
+		}
+		if seen[key.String()] {
+			continue
+		}
+		seen[key.String()] = true
+		dirs, err := ingest.HiveDirs(paths[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", paths[i], err)
+		}
+		for _, s := range hl.slots {
+			c := top[s]
+			if strings.ContainsAny(c.Name, "/=") || c.Name == "." || c.Name == ".." {
+				return nil, fmt.Errorf("table %q: partition column %q cannot name a key=value directory", st.t.Name, c.Name)
+			}
+			held, _, _ := m.Source(c, f) // the key the file's path spells
+			at := slices.IndexFunc(dirs, func(d string) bool {
+				k, _, _ := strings.Cut(d, "=")
+				return types.SameIdent(k, held)
+			})
+			if at < 0 {
+				return nil, fmt.Errorf("%s: no %s= directory in the path, for partition column %q", paths[i], held, c.Name)
+			}
+			_, raw, _ := strings.Cut(dirs[at], "=")
+			g.dirs = append(g.dirs, c.Name+"="+raw)
+		}
+		hl.groups = append(hl.groups, g)
+	}
+	return &hl, nil
+}
+
+// partitionValue is the SQL constant of a stored partition value, as
+// queries read it (engine's fileConsts).
+func partitionValue(c catalog.Column, v stats.Maybe[string]) string {
+	dt := types.DuckDBName(c.Type)
+	if dt == "" {
+		dt = "VARCHAR"
+	}
+	if !v.Known {
+		return "CAST(NULL AS " + dt + ")"
+	}
+	return "CAST('" + strings.ReplaceAll(v.V, "'", "''") + "' AS " + dt + ")"
+}
+
+// groupsTable creates a temporary table of the partitions: gid and the
+// values (p0, p1, ...), as queries read them.
+func (hl *hiveLayout) groupsTable(ctx context.Context, conn *sql.Conn, top []catalog.Column, name string) error {
+	var rows []string
+	for gid, g := range hl.groups {
+		vals := []string{strconv.Itoa(gid)}
+		for j, s := range hl.slots {
+			vals = append(vals, partitionValue(top[s], g.values[j].Value))
+		}
+		rows = append(rows, "("+strings.Join(vals, ", ")+")")
+	}
+	cols := []string{"gid"}
+	for j := range hl.slots {
+		cols = append(cols, fmt.Sprintf("p%d", j))
+	}
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) g(%s)", name, strings.Join(rows, ", "), strings.Join(cols, ", ")))
+	return err
+}
+
+// groupOf is the partition of the row numbered rn in from (a run of one
+// partition's rows): the group whose values it holds, NULLs equal.
+func (hl *hiveLayout) groupOf(ctx context.Context, conn *sql.Conn, groups, from, rnCol string, rn int64) (int, error) {
+	var on []string
+	for j, s := range hl.slots {
+		on = append(on, fmt.Sprintf("g.p%d IS NOT DISTINCT FROM r.%s", j, slot(s)))
+	}
+	var gid int
+	err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(g.gid) FROM %s g JOIN (SELECT * FROM %s WHERE %s = %d) r ON %s",
+		groups, from, rnCol, rn, strings.Join(on, " AND "))).Scan(&gid)
+	return gid, err
+}
+
+// held says top-level position i is written into files: not a partition
+// column.
+func (hl *hiveLayout) held(i int) bool { return hl == nil || !slices.Contains(hl.slots, i) }
+
+// noKeyValueDirs refuses an output directory a key=value directory of
+// which registration would read as one more partition key.
+func noKeyValueDirs(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, seg := range strings.Split(filepath.ToSlash(abs), "/") {
+		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+			return fmt.Errorf("the output directory %s is below %q, which registration would read as a partition directory: choose one without '=' in its path", dir, seg)
+		}
+	}
+	return nil
+}
