@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
-	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/stats"
 	"github.com/rocklake/rocklake/types"
 )
@@ -222,248 +220,299 @@ func (w *commitWriter) alterTable(name string, a Alteration) error {
 	if err := w.loadFiles(ts); err != nil {
 		return err
 	}
-	find := func(n string) (Column, error) {
-		var have []string
-		for _, c := range TopLevel(ts.cols) {
-			if types.SameIdent(c.Name, n) {
-				return c, nil
-			}
-			have = append(have, c.Name)
-		}
-		return Column{}, fmt.Errorf("table %q: %w %q (columns: %s)", ts.t.Name, ErrNoSuchColumn, n, strings.Join(have, ", "))
-	}
-	free := func(n string, except int64) error {
-		if strings.TrimSpace(n) == "" {
-			return fmt.Errorf("%w table %q: a column name cannot be empty", ErrInvalid, ts.t.Name)
-		}
-		for _, c := range TopLevel(ts.cols) {
-			if c.ID != except && strings.EqualFold(c.Name, n) {
-				return fmt.Errorf("table %q: column %q: %w", ts.t.Name, c.Name, ErrDuplicate)
-			}
-		}
-		return nil
-	}
-	s := w.next.ID
-	var newCols []Column // what this alteration begins
-	renamed := int64(-1)
+	x := &alterRun{w: w, ts: ts, a: a, s: w.next.ID, renamed: -1}
 	switch a.Kind {
 	case AddColumn:
-		if err := free(a.Column, 0); err != nil {
-			return err
-		}
-		built, err := buildColumns(ts.t.ID, s, ts.t.Name, []ColumnDef{{Name: a.Column, Type: a.Type}})
-		if err != nil {
-			return err
-		}
-		if name, unknown := built[0].Type.FirstUnknown(); unknown {
-			return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, a.Column, name)
-		}
-		base, err := w.nextColumnID(ts)
-		if err != nil {
-			return err
-		}
-		order := int64(0)
-		for _, c := range TopLevel(ts.cols) {
-			order = max(order, c.Order+1)
-		}
-		for i := range built {
-			built[i].ID += base - 1
-			if built[i].Parent.Known {
-				built[i].Parent.V += base - 1
-			} else {
-				built[i].Order = order
-			}
-		}
-		if a.Default.Known {
-			codec, ok := types.CodecFor(built[0].Type)
-			if !ok || len(built) > 1 {
-				return fmt.Errorf("%w table %q column %q: a column of type %s takes no default (only types with a text form do)", ErrInvalid, ts.t.Name, a.Column, types.DisplayName(built[0].Type))
-			}
-			// DuckDB reads a default as a cast of its text, in the
-			// session's time zone (UTC in rocklake).
-			v, err := codec.ParseInUTC(a.Default.V)
-			if err != nil {
-				return fmt.Errorf("%w table %q column %q: default %q is not a %s: %v", ErrInvalid, ts.t.Name, a.Column, a.Default.V, built[0].Type, err)
-			}
-			built[0].Default = stats.Known(codec.Format(v))
-		}
-		mapped, err := w.mapIn(ts, a, built)
-		if err != nil {
-			return err
-		}
-		newCols = built
-		for _, c := range built {
-			w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
-		}
-		// Only a scalar column gets statistics (as ingest gives only
-		// leaves): a nested one stays unknown in the older files.
-		if len(built) == 1 {
-			if err := w.synthesize(ts, built[0], func(f DataFile) (*stats.Column, []RowGroupStats, error) {
-				if mf, ok := mapped[f.ID]; ok {
-					// The file's own values, as its footer bounds them.
-					return mf.Stats, mf.RowGroups, nil
-				}
-				st, err := constantStats(built[0], f.RecordCount)
-				if err != nil {
-					return nil, nil, err
-				}
-				// Per row group too, on the file's row groups as another
-				// column's rows give them: a planner that knows no row
-				// group's rows can only guess where its row groups lie.
-				units, err := w.rowGroupShape(ts, f)
-				if err != nil {
-					return nil, nil, err
-				}
-				for i := range units {
-					rst, err := constantStats(built[0], units[i].Stats.RowCount)
-					if err != nil {
-						return nil, nil, err
-					}
-					units[i].Stats = *rst
-				}
-				return st, units, nil
-			}); err != nil {
-				return err
-			}
-		}
+		err = x.addColumn()
 	case RenameColumn:
-		c, err := find(a.Column)
-		if err != nil {
-			return err
-		}
-		if err := free(a.NewName, c.ID); err != nil {
-			return err
-		}
-		if c.Name == a.NewName {
-			return fmt.Errorf("%w table %q: column %q is called so already", ErrInvalid, ts.t.Name, c.Name)
-		}
-		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
-		renamed = c.ID
-		c.Name, c.Begin, c.End = a.NewName, s, stats.Maybe[int64]{}
-		w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
+		err = x.renameColumn()
 	case DropColumn:
-		c, err := find(a.Column)
-		if err != nil {
-			return err
-		}
-		if c.Partition != "" {
-			return fmt.Errorf("%w table %q: column %q is a partition column: its files' directories still hold its values and later adds read them from their paths, so it stays", ErrInvalid, ts.t.Name, c.Name)
-		}
-		if len(TopLevel(ts.cols)) == 1 {
-			return fmt.Errorf("%w table %q: column %q is its only column (drop the table instead)", ErrInvalid, ts.t.Name, c.Name)
-		}
-		for _, d := range subtree(ts.cols, c.ID) {
-			w.put(key(tagColumn, ts.t.ID, d.ID, d.Begin), columnToPB(d, &s))
-			if err := w.batch.Delete(key(tagTableColumnStats, ts.t.ID, d.ID)); err != nil {
-				return err
-			}
-		}
+		err = x.dropColumn()
 	case SetColumnType:
-		c, err := find(a.Column)
-		if err != nil {
-			return err
-		}
-		to, err := types.ParseType(a.Type)
-		if err != nil {
-			return fmt.Errorf("%w table %q column %q: %v", ErrInvalid, ts.t.Name, c.Name, err)
-		}
-		if name, unknown := to.FirstUnknown(); unknown {
-			return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, c.Name, name)
-		}
-		if c.Partition != "" {
-			return fmt.Errorf("%w table %q: column %q is a partition column: its values are the text of its files' directories, which read differently in another type", ErrInvalid, ts.t.Name, c.Name)
-		}
-		if ok, why := Widens(c.Type, to); !ok {
-			return fmt.Errorf("%w table %q: column %q cannot change from %s to %s: %s", ErrInvalid, ts.t.Name, c.Name, c.Type, to, why)
-		}
-		id, err := w.nextColumnID(ts)
-		if err != nil {
-			return err
-		}
-		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
-		if err := w.batch.Delete(key(tagTableColumnStats, ts.t.ID, c.ID)); err != nil {
-			return err
-		}
-		nc := c
-		nc.ID, nc.Type, nc.Begin, nc.End, nc.WidenedFrom = id, to, s, stats.Maybe[int64]{}, stats.Known(c.ID)
-		nc.MappedIn = nil // the files mapped into c: ColumnMapping.Source follows WidenedFrom to them
-		if c.Default.Known {
-			v, ok := convertText(c.Type, to, c.Default.V)
-			if !ok {
-				return fmt.Errorf("%w table %q column %q: default %q does not convert to %s", ErrInvalid, ts.t.Name, c.Name, c.Default.V, to)
-			}
-			nc.Default = stats.Known(v)
-		}
-		w.put(key(tagColumn, ts.t.ID, nc.ID, s), columnToPB(nc, nil))
-		newCols = []Column{nc}
-		old := map[int64]*stats.Column{}
-		err = w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, st *stats.Column) error {
-			cp := *st
-			old[fileID] = &cp
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := w.synthesize(ts, nc, func(f DataFile) (*stats.Column, []RowGroupStats, error) {
-			st := old[f.ID]
-			if st == nil {
-				return nil, nil, nil
-			}
-			conv := convertStats(*st, c.Type, to)
-			rgs, err := w.r.RowGroupStats(ts.t.ID, c.ID, f.ID)
-			if err != nil {
-				return nil, nil, err
-			}
-			for i := range rgs {
-				rgs[i].Stats = convertStats(rgs[i].Stats, c.Type, to)
-			}
-			return &conv, rgs, nil
-		}); err != nil {
-			return err
-		}
+		err = x.setColumnType()
 	case SetPartitioning, SetSorting, SetOption, ResetOption:
-		if err := w.alterProperties(ts, find, a); err != nil {
-			return err
-		}
+		err = w.alterProperties(ts, x.find, a)
 	default:
-		return fmt.Errorf("%w alteration of table %q: unknown kind %d", ErrInvalid, ts.t.Name, a.Kind)
+		err = fmt.Errorf("%w alteration of table %q: unknown kind %d", ErrInvalid, ts.t.Name, a.Kind)
+	}
+	if err != nil {
+		return err
 	}
 	switch a.Kind {
 	case DropColumn:
-		if err := w.followColumn(ts, a, mustFind(find, a.Column), nil); err != nil {
+		if err := w.followColumn(ts, a, mustFind(x.find, a.Column), nil); err != nil {
 			return err
 		}
 	case SetColumnType:
-		if err := w.followColumn(ts, a, mustFind(find, a.Column), &newCols[0]); err != nil {
+		if err := w.followColumn(ts, a, mustFind(x.find, a.Column), &x.newCols[0]); err != nil {
 			return err
 		}
 	}
-	// The columns as of this snapshot.
-	var cols []Column
-	dropped := map[int64]bool{}
-	switch a.Kind {
-	case DropColumn, SetColumnType:
-		c, _ := find(a.Column)
-		for _, d := range subtree(ts.cols, c.ID) {
-			dropped[d.ID] = true
-		}
-	}
-	for _, c := range ts.cols {
-		if dropped[c.ID] {
-			continue
-		}
-		if c.ID == renamed {
-			c.Name, c.Begin = a.NewName, s
-		}
-		cols = append(cols, c)
-	}
-	ts.cols = treeOrder(append(cols, newCols...))
+	ts.cols = treeOrder(x.columnsAfter())
 	ts.byPath = columnPaths(ts.cols)
 	ts.altered = true
 	w.ddl = true
 	w.changes.AlteredTables = append(w.changes.AlteredTables, ts.t.ID)
 	return w.writeErr
+}
+
+// alterRun is one alteration being written: the table as the commit sees
+// it, and s, the snapshot that begins the column versions it makes.
+type alterRun struct {
+	w       *commitWriter
+	ts      *tableState
+	a       Alteration
+	s       int64
+	newCols []Column // the column versions it begins
+	renamed int64    // the column it renames, -1 for none
+}
+
+// find is the table's top-level column named n.
+func (x *alterRun) find(n string) (Column, error) {
+	var have []string
+	for _, c := range TopLevel(x.ts.cols) {
+		if types.SameIdent(c.Name, n) {
+			return c, nil
+		}
+		have = append(have, c.Name)
+	}
+	return Column{}, fmt.Errorf("table %q: %w %q (columns: %s)", x.ts.t.Name, ErrNoSuchColumn, n, strings.Join(have, ", "))
+}
+
+// free says n may name a top-level column (other than except's).
+func (x *alterRun) free(n string, except int64) error {
+	if strings.TrimSpace(n) == "" {
+		return fmt.Errorf("%w table %q: a column name cannot be empty", ErrInvalid, x.ts.t.Name)
+	}
+	for _, c := range TopLevel(x.ts.cols) {
+		if c.ID != except && strings.EqualFold(c.Name, n) {
+			return fmt.Errorf("table %q: column %q: %w", x.ts.t.Name, c.Name, ErrDuplicate)
+		}
+	}
+	return nil
+}
+
+// addColumn adds a column (or a nested one's tree) with statistics for
+// every older file: its own values where a file is mapped in, else the
+// default's, per row group too.
+func (x *alterRun) addColumn() error {
+	w, ts, a, s := x.w, x.ts, x.a, x.s
+	if err := x.free(a.Column, 0); err != nil {
+		return err
+	}
+	built, err := buildColumns(ts.t.ID, s, ts.t.Name, []ColumnDef{{Name: a.Column, Type: a.Type}})
+	if err != nil {
+		return err
+	}
+	if name, unknown := built[0].Type.FirstUnknown(); unknown {
+		return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, a.Column, name)
+	}
+	base, err := w.nextColumnID(ts)
+	if err != nil {
+		return err
+	}
+	order := int64(0)
+	for _, c := range TopLevel(ts.cols) {
+		order = max(order, c.Order+1)
+	}
+	for i := range built {
+		built[i].ID += base - 1
+		if built[i].Parent.Known {
+			built[i].Parent.V += base - 1
+		} else {
+			built[i].Order = order
+		}
+	}
+	if a.Default.Known {
+		codec, ok := types.CodecFor(built[0].Type)
+		if !ok || len(built) > 1 {
+			return fmt.Errorf("%w table %q column %q: a column of type %s takes no default (only types with a text form do)", ErrInvalid, ts.t.Name, a.Column, types.DisplayName(built[0].Type))
+		}
+		// DuckDB reads a default as a cast of its text, in the
+		// session's time zone (UTC in rocklake).
+		v, err := codec.ParseInUTC(a.Default.V)
+		if err != nil {
+			return fmt.Errorf("%w table %q column %q: default %q is not a %s: %v", ErrInvalid, ts.t.Name, a.Column, a.Default.V, built[0].Type, err)
+		}
+		built[0].Default = stats.Known(codec.Format(v))
+	}
+	mapped, err := w.mapIn(ts, a, built)
+	if err != nil {
+		return err
+	}
+	x.newCols = built
+	for _, c := range built {
+		w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
+	}
+	// Only a scalar column gets statistics (as ingest gives only
+	// leaves): a nested one stays unknown in the older files.
+	if len(built) == 1 {
+		if err := w.synthesize(ts, built[0], func(f DataFile) (*stats.Column, []RowGroupStats, error) {
+			if mf, ok := mapped[f.ID]; ok {
+				// The file's own values, as its footer bounds them.
+				return mf.Stats, mf.RowGroups, nil
+			}
+			st, err := constantStats(built[0], f.RecordCount)
+			if err != nil {
+				return nil, nil, err
+			}
+			// Per row group too, on the file's row groups as another
+			// column's rows give them: a planner that knows no row
+			// group's rows can only guess where its row groups lie.
+			units, err := w.rowGroupShape(ts, f)
+			if err != nil {
+				return nil, nil, err
+			}
+			for i := range units {
+				rst, err := constantStats(built[0], units[i].Stats.RowCount)
+				if err != nil {
+					return nil, nil, err
+				}
+				units[i].Stats = *rst
+			}
+			return st, units, nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renameColumn ends the column's version and begins one under the new
+// name, same id: files keep reading it by id.
+func (x *alterRun) renameColumn() error {
+	w, ts, a, s := x.w, x.ts, x.a, x.s
+	c, err := x.find(a.Column)
+	if err != nil {
+		return err
+	}
+	if err := x.free(a.NewName, c.ID); err != nil {
+		return err
+	}
+	if c.Name == a.NewName {
+		return fmt.Errorf("%w table %q: column %q is called so already", ErrInvalid, ts.t.Name, c.Name)
+	}
+	w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
+	x.renamed = c.ID
+	c.Name, c.Begin, c.End = a.NewName, s, stats.Maybe[int64]{}
+	w.put(key(tagColumn, ts.t.ID, c.ID, s), columnToPB(c, nil))
+	return nil
+}
+
+// dropColumn ends the column's versions (its subtree's too) and its
+// table statistics.
+func (x *alterRun) dropColumn() error {
+	w, ts, a, s := x.w, x.ts, x.a, x.s
+	c, err := x.find(a.Column)
+	if err != nil {
+		return err
+	}
+	if c.Partition != "" {
+		return fmt.Errorf("%w table %q: column %q is a partition column: its files' directories still hold its values and later adds read them from their paths, so it stays", ErrInvalid, ts.t.Name, c.Name)
+	}
+	if len(TopLevel(ts.cols)) == 1 {
+		return fmt.Errorf("%w table %q: column %q is its only column (drop the table instead)", ErrInvalid, ts.t.Name, c.Name)
+	}
+	for _, d := range subtree(ts.cols, c.ID) {
+		w.put(key(tagColumn, ts.t.ID, d.ID, d.Begin), columnToPB(d, &s))
+		if err := w.batch.Delete(key(tagTableColumnStats, ts.t.ID, d.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setColumnType widens a column: a new id, WidenedFrom the old one, with
+// every file's statistics converted to the new type.
+func (x *alterRun) setColumnType() error {
+	w, ts, a, s := x.w, x.ts, x.a, x.s
+	c, err := x.find(a.Column)
+	if err != nil {
+		return err
+	}
+	to, err := types.ParseType(a.Type)
+	if err != nil {
+		return fmt.Errorf("%w table %q column %q: %v", ErrInvalid, ts.t.Name, c.Name, err)
+	}
+	if name, unknown := to.FirstUnknown(); unknown {
+		return fmt.Errorf("%w table %q column %q: unknown type %q", ErrInvalid, ts.t.Name, c.Name, name)
+	}
+	if c.Partition != "" {
+		return fmt.Errorf("%w table %q: column %q is a partition column: its values are the text of its files' directories, which read differently in another type", ErrInvalid, ts.t.Name, c.Name)
+	}
+	if ok, why := Widens(c.Type, to); !ok {
+		return fmt.Errorf("%w table %q: column %q cannot change from %s to %s: %s", ErrInvalid, ts.t.Name, c.Name, c.Type, to, why)
+	}
+	id, err := w.nextColumnID(ts)
+	if err != nil {
+		return err
+	}
+	w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
+	if err := w.batch.Delete(key(tagTableColumnStats, ts.t.ID, c.ID)); err != nil {
+		return err
+	}
+	nc := c
+	nc.ID, nc.Type, nc.Begin, nc.End, nc.WidenedFrom = id, to, s, stats.Maybe[int64]{}, stats.Known(c.ID)
+	nc.MappedIn = nil // the files mapped into c: ColumnMapping.Source follows WidenedFrom to them
+	if c.Default.Known {
+		v, ok := convertText(c.Type, to, c.Default.V)
+		if !ok {
+			return fmt.Errorf("%w table %q column %q: default %q does not convert to %s", ErrInvalid, ts.t.Name, c.Name, c.Default.V, to)
+		}
+		nc.Default = stats.Known(v)
+	}
+	w.put(key(tagColumn, ts.t.ID, nc.ID, s), columnToPB(nc, nil))
+	x.newCols = []Column{nc}
+	old := map[int64]*stats.Column{}
+	err = w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, st *stats.Column) error {
+		cp := *st
+		old[fileID] = &cp
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.synthesize(ts, nc, func(f DataFile) (*stats.Column, []RowGroupStats, error) {
+		st := old[f.ID]
+		if st == nil {
+			return nil, nil, nil
+		}
+		conv := convertStats(*st, c.Type, to)
+		rgs, err := w.r.RowGroupStats(ts.t.ID, c.ID, f.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range rgs {
+			rgs[i].Stats = convertStats(rgs[i].Stats, c.Type, to)
+		}
+		return &conv, rgs, nil
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// columnsAfter are the table's columns as of the alteration's snapshot.
+func (x *alterRun) columnsAfter() []Column {
+	var cols []Column
+	dropped := map[int64]bool{}
+	switch x.a.Kind {
+	case DropColumn, SetColumnType:
+		c, _ := x.find(x.a.Column)
+		for _, d := range subtree(x.ts.cols, c.ID) {
+			dropped[d.ID] = true
+		}
+	}
+	for _, c := range x.ts.cols {
+		if dropped[c.ID] {
+			continue
+		}
+		if c.ID == x.renamed {
+			c.Name, c.Begin = x.a.NewName, x.s
+		}
+		cols = append(cols, c)
+	}
+	return append(cols, x.newCols...)
 }
 
 // mapIn checks an AddColumn's MappedIn against the files that hold the
@@ -714,477 +763,7 @@ func convertStats(st stats.Column, from, to types.Type) stats.Column {
 	return st
 }
 
-// ColumnMapping says how the files of a table hold the columns of a
-// snapshot: DuckLake's name mapping, kept as every version of every
-// column the table ever had, so that a file's columns are the table's as
-// of the snapshot that registered it.
-type ColumnMapping struct {
-	byID map[int64][]Column
-	// mapped is, per column id, the files that hold it though they
-	// predate it (Column.MappedIn), by file id.
-	mapped  map[int64]map[int64]FileColumnSource
-	evolved bool
-}
-
-// ColumnMapping reads the mapping of a table's files (shared: read it,
-// never modify it).
-func (r *Reader) ColumnMapping(tableID int64) (*ColumnMapping, error) {
-	if r.head {
-		if m, ok := r.c.defs.getMapping(r.snap.SchemaVersion, tableID); ok {
-			return m, nil
-		}
-	}
-	m, err := r.readColumnMapping(tableID)
-	if err == nil && r.head {
-		r.c.defs.putMapping(r.snap.SchemaVersion, tableID, m)
-	}
-	return m, err
-}
-
-func (r *Reader) readColumnMapping(tableID int64) (*ColumnMapping, error) {
-	m := &ColumnMapping{byID: map[int64][]Column{}}
-	first := int64(-1)
-	var p catalogpb.Column
-	err := scanRange(r.kvs, key(tagColumn, tableID), func(k, v []byte) error {
-		p.Reset()
-		if err := decodeValue(v, &p); err != nil {
-			return fmt.Errorf("column row %x: %w", k, err)
-		}
-		c := columnFromPB(&p)
-		m.byID[c.ID] = append(m.byID[c.ID], c)
-		for _, src := range c.MappedIn {
-			if m.mapped == nil {
-				m.mapped = map[int64]map[int64]FileColumnSource{}
-			}
-			if m.mapped[c.ID] == nil {
-				m.mapped[c.ID] = map[int64]FileColumnSource{}
-			}
-			m.mapped[c.ID][src.FileID] = src
-		}
-		if first < 0 || c.Begin < first {
-			first = c.Begin
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	// A table's columns all begin when it is created and, when it is
-	// dropped, all end then: anything else is an alteration.
-	ends := map[int64]bool{}
-	for _, vs := range m.byID {
-		for _, c := range vs {
-			end := int64(-1)
-			if c.End.Known {
-				end = c.End.V
-			}
-			ends[end] = true
-			if c.Begin != first || c.WidenedFrom.Known || len(vs) > 1 {
-				m.evolved = true
-			}
-		}
-	}
-	m.evolved = m.evolved || len(ends) > 1
-	return m, nil
-}
-
-// Evolved says some column was added, renamed, dropped or retyped after
-// the table was created: otherwise every file holds the columns under
-// their names.
-func (m *ColumnMapping) Evolved() bool { return m.evolved }
-
-// Source says under which name file f holds top-level column c, and in
-// which type; held is false when f was registered before the column was
-// added, and then reads as c.Default.
-func (m *ColumnMapping) Source(c Column, f DataFile) (name string, typ types.Type, held bool) {
-	if !m.evolved {
-		return c.Name, c.Type, true
-	}
-	id := c.ID
-	for range len(m.byID) + 1 {
-		vs := m.byID[id]
-		for _, v := range vs {
-			if v.Begin <= f.Begin && (!v.End.Known || f.Begin < v.End.V) {
-				return v.Name, v.Type, true
-			}
-		}
-		if src, ok := m.mapped[id][f.ID]; ok {
-			return src.Name, src.Type, true
-		}
-		if len(vs) == 0 || !vs[0].WidenedFrom.Known {
-			break
-		}
-		id = vs[0].WidenedFrom.V
-	}
-	return "", c.Type, false
-}
-
-// Names are the top-level columns file f holds, as registered, and those
-// mapped in from it since (Column.MappedIn) under its names and types.
-func (m *ColumnMapping) Names(f DataFile) []Column {
-	var out []Column
-	for id, vs := range m.byID {
-		for _, v := range vs {
-			if !v.Parent.Known && v.Partition == "" && v.Begin <= f.Begin && (!v.End.Known || f.Begin < v.End.V) {
-				out = append(out, v)
-			}
-		}
-		if src, ok := m.mapped[id][f.ID]; ok && len(vs) > 0 {
-			v := vs[0]
-			v.Name, v.Type = src.Name, src.Type
-			out = append(out, v)
-		}
-	}
-	return treeOrder(out)
-}
-
-// PerFile says file f holds a column mapped in from it (Column.MappedIn):
-// its mapping is its own, not that of every file its snapshot registered.
-func (m *ColumnMapping) PerFile(f DataFile) bool {
-	for _, files := range m.mapped {
-		if _, ok := files[f.ID]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// HoldersOf are the files among files that hold a top-level column named
-// name (as DuckDB binds names) that was left out when they were registered
-// (DataFile.IgnoredColumns) and has not been mapped into a column since:
-// those an `add column name` reads the values of. A file whose column was
-// mapped into a column since dropped holds that column, so a column added
-// again under the name reads as its default there, as it does in files that
-// held the dropped column from the start.
-func (m *ColumnMapping) HoldersOf(files []DataFile, name string) []DataFile {
-	var out []DataFile
-	for _, f := range files {
-		held := false
-		for _, n := range f.IgnoredColumns {
-			held = held || types.SameIdent(n, name)
-		}
-		if !held {
-			continue
-		}
-		for _, srcs := range m.mapped {
-			if src, ok := srcs[f.ID]; ok && types.SameIdent(src.Name, name) {
-				held = false
-			}
-		}
-		if held {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// ParseAlteration reads an alteration as `table alter` takes it, one word
-// per argument (a type may span words, `decimal(10, 2)`):
-//
-//	add [column] NAME TYPE [DEFAULT value]
-//	rename [column] NAME to NEW_NAME
-//	drop [column] NAME
-//	alter [column] NAME [set data] type TYPE
-//	set partitioned by FIELD, ...   (col, year(col), month(col), day(col), hour(col), bucket(N, col))
-//	reset partitioning              (or reset partitioned by)
-//	set sorted by COL, ...          (or zorder(COL, ...), hilbert(COL, ...))
-//	reset sorted by                 (or reset sorting)
-//	set option NAME = VALUE         (target_file_rows = N, target_file_size = 128MB, sorted = true|false)
-//	reset option NAME
-//
-// Keywords are case-insensitive. A default is SQL text: a quoted string
-// ('it”s'), a number, true / false, or NULL (the same as none).
-func ParseAlteration(words []string) (Alteration, error) {
-	usage := fmt.Errorf("%w alteration %q: want `add column NAME TYPE [DEFAULT v]`, `rename column A to B`, `drop column C`, `alter column C type T`, `set partitioned by year(ts), bucket(16, id), …`, `reset partitioning`, `set sorted by a, b` (or zorder(a, b), hilbert(a, b)), `reset sorted by`, `set option NAME = VALUE` or `reset option NAME`", ErrInvalid, strings.Join(words, " "))
-	is := func(i int, kw string) bool { return i < len(words) && strings.EqualFold(words[i], kw) }
-	if len(words) == 0 {
-		return Alteration{}, usage
-	}
-	i := 1
-	if is(i, "column") {
-		i++
-	}
-	rest := words[min(i, len(words)):]
-	switch strings.ToLower(words[0]) {
-	case "reset":
-		switch {
-		case len(words) == 2 && is(1, "partitioning"), len(words) == 3 && is(1, "partitioned") && is(2, "by"):
-			return Alteration{Kind: SetPartitioning}, nil
-		case len(words) == 2 && is(1, "sorting"), len(words) == 3 && is(1, "sorted") && is(2, "by"):
-			return Alteration{Kind: SetSorting}, nil
-		case len(words) == 3 && is(1, "option"):
-			if err := applyOption(&WriteOptions{}, words[2], "", true); err != nil {
-				return Alteration{}, err
-			}
-			return Alteration{Kind: ResetOption, Option: strings.ToLower(words[2])}, nil
-		}
-		return Alteration{}, usage
-	case "set":
-		switch {
-		case len(words) >= 4 && is(1, "partitioned") && is(2, "by"):
-			fields := splitTopLevel(strings.Join(words[3:], " "))
-			for _, f := range fields {
-				if f == "" {
-					return Alteration{}, usage
-				}
-			}
-			return Alteration{Kind: SetPartitioning, Partitioning: fields}, nil
-		case len(words) >= 4 && is(1, "sorted") && is(2, "by"):
-			cols, kind, err := ParseSortKey(strings.Join(words[3:], " "))
-			if err != nil {
-				return Alteration{}, err
-			}
-			return Alteration{Kind: SetSorting, Sorting: cols, Curve: kind}, nil
-		case len(words) >= 3 && is(1, "option"):
-			// NAME = VALUE, in one word or several; the = may be left out.
-			text := strings.TrimSpace(strings.Join(words[2:], " "))
-			name, value, found := strings.Cut(text, "=")
-			if !found {
-				name, value, _ = strings.Cut(text, " ")
-			}
-			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-			if name == "" || value == "" {
-				return Alteration{}, fmt.Errorf("%w alteration %q: want `set option NAME = VALUE` (%s = N, %s = 128MB, %s = true|false, %s = %s|%s)", ErrInvalid, strings.Join(words, " "), OptionTargetFileRows, OptionTargetFileSize, OptionSorted, OptionDeleteMode, CopyOnWrite, MergeOnRead)
-			}
-			if err := applyOption(&WriteOptions{}, name, value, false); err != nil {
-				return Alteration{}, err
-			}
-			return Alteration{Kind: SetOption, Option: strings.ToLower(name), Value: value}, nil
-		}
-		return Alteration{}, usage
-	case "add":
-		if len(rest) < 2 {
-			return Alteration{}, usage
-		}
-		a := Alteration{Kind: AddColumn, Column: rest[0]}
-		var typ []string
-		j := 1
-		for ; j < len(rest) && !strings.EqualFold(rest[j], "default"); j++ {
-			typ = append(typ, rest[j])
-		}
-		a.Type = strings.Join(typ, " ")
-		if a.Type == "" {
-			return Alteration{}, usage
-		}
-		if j < len(rest) {
-			v := strings.TrimSpace(strings.Join(rest[j+1:], " "))
-			switch {
-			case v == "":
-				return Alteration{}, fmt.Errorf("%w alteration: DEFAULT without a value", ErrInvalid)
-			case strings.EqualFold(v, "null"):
-			case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
-				a.Default = stats.Known(strings.ReplaceAll(v[1:len(v)-1], "''", "'"))
-			default:
-				a.Default = stats.Known(v)
-			}
-		}
-		return a, nil
-	case "rename":
-		if len(rest) != 3 || !strings.EqualFold(rest[1], "to") {
-			return Alteration{}, usage
-		}
-		return Alteration{Kind: RenameColumn, Column: rest[0], NewName: rest[2]}, nil
-	case "drop":
-		if len(rest) != 1 {
-			return Alteration{}, usage
-		}
-		return Alteration{Kind: DropColumn, Column: rest[0]}, nil
-	case "alter":
-		if len(rest) < 3 {
-			return Alteration{}, usage
-		}
-		j := 1
-		if strings.EqualFold(rest[j], "set") && j+1 < len(rest) && strings.EqualFold(rest[j+1], "data") {
-			j += 2
-		}
-		if j >= len(rest) || !strings.EqualFold(rest[j], "type") || j+1 >= len(rest) {
-			return Alteration{}, usage
-		}
-		return Alteration{Kind: SetColumnType, Column: rest[0], Type: strings.Join(rest[j+1:], " ")}, nil
-	}
-	return Alteration{}, usage
-}
-
-// Held is cols (a snapshot's columns, nested ones included) as file f
-// holds them: each top-level column under the name f holds it by, in the
-// snapshot's type, and without the columns f predates (with their nested
-// fields). Partition columns, which no file holds, stay as they are.
-func (m *ColumnMapping) Held(f DataFile, cols []Column) []Column {
-	if !m.evolved {
-		return cols
-	}
-	rename := map[string]string{} // the snapshot's top-level name → the file's
-	gone := map[string]bool{}
-	out := make([]Column, 0, len(cols))
-	for _, c := range cols {
-		if len(c.Path) == 0 {
-			out = append(out, c)
-			continue
-		}
-		top := c.Path[0]
-		if !c.Parent.Known && c.Partition == "" {
-			name, _, held := m.Source(c, f)
-			if !held {
-				gone[top] = true
-				continue
-			}
-			rename[top] = name
-		} else if gone[top] {
-			continue
-		}
-		if n, ok := rename[top]; ok {
-			c.Path = append([]string{n}, c.Path[1:]...)
-			if !c.Parent.Known {
-				c.Name = n
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 func mustFind(find func(string) (Column, error), name string) Column {
 	c, _ := find(name)
 	return c
-}
-
-// ParsePartitionField reads one field of a declared layout: `col`
-// (identity), `identity(col)`, `year(col)`, `month(col)`, `day(col)`,
-// `hour(col)` or `bucket(N, col)`. The transform comes back as stored:
-// identity, year, month, day, hour or bucket(N).
-func ParsePartitionField(spec string) (column, transform string, err error) {
-	s := strings.TrimSpace(spec)
-	want := func() error {
-		return fmt.Errorf("%w partition field %q: want col, year(col), month(col), day(col), hour(col), identity(col) or bucket(N, col) (a column named in double quotes where it needs them)", ErrInvalid, spec)
-	}
-	if s == "" {
-		return "", "", fmt.Errorf("%w partition field: empty", ErrInvalid)
-	}
-	if s[0] == '"' {
-		// A quoted name alone: identity, whatever characters it holds.
-		if name, ok := columnArg(s); ok {
-			return name, "identity", nil
-		}
-		return "", "", want()
-	}
-	open := strings.IndexByte(s, '(')
-	if open < 0 {
-		return s, "identity", nil
-	}
-	if !strings.HasSuffix(s, ")") {
-		return "", "", want()
-	}
-	fn := strings.ToLower(strings.TrimSpace(s[:open]))
-	inner := s[open+1 : len(s)-1]
-	switch fn {
-	case "identity", "year", "month", "day", "hour":
-		name, ok := columnArg(inner)
-		if !ok {
-			return "", "", fmt.Errorf("%w partition field %q: %s takes one column", ErrInvalid, spec, fn)
-		}
-		return name, fn, nil
-	case "bucket":
-		count, col, found := strings.Cut(inner, ",")
-		name, ok := columnArg(col)
-		if !found || !ok {
-			return "", "", fmt.Errorf("%w partition field %q: bucket takes a count and a column, bucket(16, id)", ErrInvalid, spec)
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(count))
-		if err != nil || n < 1 || n > 1<<16 {
-			return "", "", fmt.Errorf("%w partition field %q: the bucket count must be an integer from 1 to 65536", ErrInvalid, spec)
-		}
-		return name, fmt.Sprintf("bucket(%d)", n), nil
-	}
-	return "", "", fmt.Errorf("%w partition field %q: unknown transform %q (identity, year, month, day, hour, bucket)", ErrInvalid, spec, fn)
-}
-
-// columnArg reads a transform's column: a name as written, or in double
-// quotes (a doubled quote inside standing for one), as DuckDB reads it.
-func columnArg(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", false
-	}
-	if s[0] != '"' {
-		return s, !strings.ContainsAny(s, ",()\"")
-	}
-	name, end, ok := sqllex.Quoted(s, 0)
-	return name, ok && end == len(s) && name != ""
-}
-
-// transformFits says why a transform cannot apply to a column ("" when
-// it can).
-func transformFits(transform string, c Column) string {
-	k := c.Type.Kind
-	timestamp := k == types.KindTimestamp || k == types.KindTimestampS || k == types.KindTimestampMS || k == types.KindTimestampNS || k == types.KindTimestampTZ
-	switch {
-	case c.Partition != "":
-		return "a Hive partition column is laid out by its files' directories already"
-	case k == types.KindStruct || k == types.KindList || k == types.KindArray || k == types.KindMap || k == types.KindVariant || k == types.KindGeometry || k == types.KindUnknown:
-		return fmt.Sprintf("a %s column cannot partition files", c.Type)
-	case (transform == "year" || transform == "month" || transform == "day") && !timestamp && k != types.KindDate:
-		return fmt.Sprintf("%s applies to dates and timestamps, not %s", transform, c.Type)
-	case transform == "hour" && !timestamp:
-		return fmt.Sprintf("hour applies to timestamps, not %s", c.Type)
-	}
-	return ""
-}
-
-// LayoutFieldTexts spells each of a file's layout values' fields as
-// FieldText does, under the name cols (a snapshot's columns) give the
-// column now: a rename shows, and a column widened since is found through
-// the columns it replaced. A column dropped since is named by its id
-// ("#7").
-func (m *ColumnMapping) LayoutFieldTexts(vs []LayoutValue, cols []Column) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		name := fmt.Sprintf("#%d", v.ColumnID)
-	find:
-		for _, c := range TopLevel(cols) {
-			for id, n := c.ID, 0; n <= len(m.byID); n++ {
-				if id == v.ColumnID {
-					name = fieldName(c.Name)
-					break find
-				}
-				vs := m.byID[id]
-				if len(vs) == 0 || !vs[0].WidenedFrom.Known {
-					break
-				}
-				id = vs[0].WidenedFrom.V
-			}
-		}
-		out[i] = fieldText(PartitionField{ColumnID: v.ColumnID, Transform: v.Transform}, name)
-	}
-	return out
-}
-
-// FieldText spells a layout field as ParsePartitionField reads it, for
-// column name.
-func FieldText(f PartitionField, name string) string {
-	return fieldText(f, fieldName(name))
-}
-
-// fieldName is a column's name as a layout field spells it: bare when it
-// is a plain identifier, else in double quotes.
-func fieldName(name string) string {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return sqllex.QuoteName(name)
-		}
-	}
-	if name == "" {
-		return sqllex.QuoteName(name)
-	}
-	return name
-}
-
-// fieldText is FieldText with the column already spelled.
-func fieldText(f PartitionField, name string) string {
-	switch {
-	case f.Transform == "identity":
-		return name
-	case strings.HasPrefix(f.Transform, "bucket(") && strings.HasSuffix(f.Transform, ")"):
-		return strings.TrimSuffix(f.Transform, ")") + ", " + name + ")"
-	}
-	return f.Transform + "(" + name + ")"
 }

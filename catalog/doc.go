@@ -85,9 +85,10 @@
 // stats rows are immutable per file. A live file's recorded identity
 // (what stat said of it, and its footer's fingerprint: what readers check
 // before they read it) is replaced in place by a restamp, when the file
-// was found changed on disk with its content as it was (restamp.go). A Reader reads one snapshot through one
-// consistent store snapshot, so it never sees half a commit, and time travel
-// is reading an older snapshot id.
+// was found changed on disk with its content as it was (restamp.go). A
+// Reader reads one snapshot through one consistent store snapshot, so it
+// never sees half a commit, and time travel is reading an older snapshot
+// id.
 //
 // Commits are serialised in the process by a mutex, and across processes
 // that share a store (PostgreSQL) by the fence: every write replaces key
@@ -99,6 +100,13 @@
 // and writes nothing; otherwise it applies on top of the newest snapshot.
 // Each snapshot row carries its commit's random token, so that a commit
 // whose outcome the store could not report is found, not made twice.
+//
+// A commit is a Txn's operations applied by a commitWriter (txn.go: the
+// retry loop, conflicts, the snapshot row) through txn_tables.go (create,
+// drop, rename), txn_files.go (files added and retired), txn_stats.go
+// (table stats kept up), alter.go and tableprops.go; coldefs.go reads
+// column definitions and filecheck.go refuses files outside the data root,
+// files already live under another path, and statistics that do not hold.
 //
 // # Table stats
 //
@@ -119,9 +127,10 @@
 // (widened_from), because stats rows are encodings of one type and older
 // snapshots keep reading the old ones. Files are never rewritten: a file
 // holds the columns visible at the snapshot that registered it, which
-// ColumnMapping reads back from these rows (alter.go). An alteration
-// writes, in its commit, the stats rows, row-group rows and stats blocks
-// of an added or widened column for every live file, so no file is
+// ColumnMapping reads back from these rows (mapping.go). An alteration
+// (alter.go: alterRun, a method per kind; alter_parse.go reads one from
+// words) writes, in its commit, the stats rows, row-group rows and stats
+// blocks of an added or widened column for every live file, so no file is
 // unknown for it. A table's declared layout (partitioned_by), sort key
 // (sorted_by) and write options (write_options) are versions of its table
 // row (04), like a rename (tableprops.go); setting one to the value it has

@@ -412,3 +412,21 @@ func (w *commitWriter) setProperties(ts *tableState, change func(*Table)) {
 	change(&ts.t)
 	w.put(key(tagTable, ts.t.ID, s), tableToPB(ts.t, nil))
 }
+
+// transformFits says why a transform cannot apply to a column ("" when
+// it can).
+func transformFits(transform string, c Column) string {
+	k := c.Type.Kind
+	timestamp := k == types.KindTimestamp || k == types.KindTimestampS || k == types.KindTimestampMS || k == types.KindTimestampNS || k == types.KindTimestampTZ
+	switch {
+	case c.Partition != "":
+		return "a Hive partition column is laid out by its files' directories already"
+	case k == types.KindStruct || k == types.KindList || k == types.KindArray || k == types.KindMap || k == types.KindVariant || k == types.KindGeometry || k == types.KindUnknown:
+		return fmt.Sprintf("a %s column cannot partition files", c.Type)
+	case (transform == "year" || transform == "month" || transform == "day") && !timestamp && k != types.KindDate:
+		return fmt.Sprintf("%s applies to dates and timestamps, not %s", transform, c.Type)
+	case transform == "hour" && !timestamp:
+		return fmt.Sprintf("hour applies to timestamps, not %s", c.Type)
+	}
+	return ""
+}

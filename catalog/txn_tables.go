@@ -1,0 +1,122 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+)
+
+func (w *commitWriter) createTable(name string, defs []ColumnDef, tableUUID string) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w table name: empty", ErrInvalid)
+	}
+	if tableUUID == "" {
+		tableUUID = uuid.NewString()
+	} else if u, err := uuid.Parse(tableUUID); err != nil {
+		return fmt.Errorf("%w table %q: uuid %q: %v", ErrInvalid, name, tableUUID, err)
+	} else {
+		tableUUID = u.String()
+	}
+	if _, err := w.table(name); err == nil {
+		return fmt.Errorf("table %q: %w", name, ErrDuplicate)
+	} else if !errors.Is(err, ErrNoSuchTable) {
+		return err
+	}
+	id := w.next.NextCatalogID
+	w.next.NextCatalogID++
+	s := w.next.ID
+	tbl := Table{ID: id, UUID: tableUUID, SchemaID: 0, Name: name, Path: name + "/", PathIsRelative: true, Begin: s}
+	w.put(key(tagTable, id, s), &catalogpb.Table{
+		Id: id, Uuid: tbl.UUID, SchemaId: 0, Name: name, Path: tbl.Path, PathIsRelative: true, BeginSnapshot: s,
+	})
+	ts := &tableState{t: tbl, created: true, live: map[int64]DataFile{}, livePaths: map[string]int64{},
+		gonePaths: map[string]bool{}, removed: map[int64]bool{}, loaded: true, stats: &TableStats{Columns: map[int64]*TableColumnStats{}}, seeded: true}
+	cols, err := buildColumns(id, s, name, defs)
+	if err != nil {
+		return err
+	}
+	ts.cols = cols
+	for _, c := range cols {
+		w.put(key(tagColumn, id, c.ID, s), columnToPB(c, nil))
+	}
+	ts.byPath = columnPaths(ts.cols)
+	ts.accs = map[int64]*colAcc{}
+	for _, c := range ts.cols {
+		ts.accs[c.ID] = newColAcc(c.Type)
+	}
+	w.tables[strings.ToLower(name)] = ts
+	w.ddl = true
+	w.changes.CreatedTables = append(w.changes.CreatedTables, id)
+	w.changes.CreatedNames = append(w.changes.CreatedNames, "0."+strings.ToLower(name))
+	return w.writeErr
+}
+
+func (w *commitWriter) dropTable(name string) error {
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if ts.created {
+		return fmt.Errorf("%w: table %q is created and dropped in one transaction", ErrInvalid, name)
+	}
+	s := w.next.ID
+	w.put(key(tagTable, ts.t.ID, ts.t.Begin), tableToPB(ts.t, &s))
+	for _, c := range ts.cols {
+		w.put(key(tagColumn, ts.t.ID, c.ID, c.Begin), columnToPB(c, &s))
+	}
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
+	for _, f := range ts.live {
+		w.endFile(f)
+		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
+			return err
+		}
+		if err := w.forgetIdentity(ts, f); err != nil {
+			return err
+		}
+		if err := w.endDeletes(ts, f.ID); err != nil {
+			return err
+		}
+	}
+	ts.dropped = true
+	w.ddl = true
+	w.changes.DroppedTables = append(w.changes.DroppedTables, ts.t.ID)
+	return w.writeErr
+}
+
+func (w *commitWriter) renameTable(name, newName string) error {
+	if strings.TrimSpace(newName) == "" {
+		return fmt.Errorf("%w table name: empty", ErrInvalid)
+	}
+	ts, err := w.table(name)
+	if err != nil {
+		return err
+	}
+	if ts.created {
+		return fmt.Errorf("%w: table %q is created and renamed in one transaction", ErrInvalid, name)
+	}
+	if other, err := w.table(newName); err == nil && other != ts {
+		return fmt.Errorf("table %q: %w", newName, ErrDuplicate)
+	} else if err != nil && !errors.Is(err, ErrNoSuchTable) {
+		return err
+	}
+	s := w.next.ID
+	old := ts.t
+	w.put(key(tagTable, old.ID, old.Begin), tableToPB(old, &s))
+	// The path stays: relative file paths are under it.
+	renamed := old
+	renamed.Name, renamed.Begin = newName, s
+	w.put(key(tagTable, old.ID, s), tableToPB(renamed, nil))
+	ts.t.Name, ts.t.Begin = newName, s
+	delete(w.tables, strings.ToLower(name))
+	w.tables[strings.ToLower(newName)] = ts
+	w.ddl = true
+	w.changes.RenamedTables = append(w.changes.RenamedTables, old.ID)
+	w.changes.CreatedNames = append(w.changes.CreatedNames, "0."+strings.ToLower(newName))
+	return w.writeErr
+}
