@@ -25,28 +25,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/pathgate"
-	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/maintain"
 	"github.com/rocklake/rocklake/prune"
 	"github.com/rocklake/rocklake/stats"
-	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -481,174 +471,8 @@ func (l *Lake) Query(ctx context.Context, sql string, o QueryOptions) (*Result, 
 	return l.eng.Query(ctx, sql, eo)
 }
 
-// WriteResult says what a write statement did: the statement, its table,
-// the rows and files it added and the snapshot it made. An alias of
-// maintain.WriteResult.
-type WriteResult = maintain.WriteResult
-
-// ExecOptions tune Exec.
-type ExecOptions struct {
-	// Snapshot is the snapshot an INSERT's or CREATE TABLE AS's query
-	// reads; the zero value is the latest. The rows are always added to
-	// the table as it is at the latest snapshot.
-	Snapshot SnapshotRef
-	// Stdin is a local file holding the data of COPY ... FROM STDIN (a
-	// PostgreSQL client's, which the server stages).
-	Stdin string
-}
-
-// IsWrite reports whether a statement is a write Exec runs: INSERT,
-// CREATE TABLE [AS], COPY ... FROM, DELETE or UPDATE (and MERGE, which
-// Exec refuses).
-func IsWrite(sql string) bool { return maintain.IsWrite(sql) }
-
-// Exec runs one write statement in SQL and commits it as one snapshot:
-//
-//	INSERT INTO t [BY NAME] [(cols)] SELECT ... | VALUES ... | DEFAULT VALUES
-//	CREATE TABLE [IF NOT EXISTS] t AS SELECT ...
-//	CREATE TABLE [IF NOT EXISTS] t (col type [NOT NULL], ...)
-//	COPY t [(cols)] FROM 'path' [(FORMAT csv | parquet | json, ...)]
-//
-// DuckDB runs the statement over the table's columns (its casts, its
-// constraint errors, its COPY options), the query planned and pruned as
-// Query's are; the rows are written as new Parquet files laid out by the
-// table's declared layout, with page indexes and bloom filters, checked
-// against the rows, and registered with their statistics as rocklake's
-// own files. Nothing is committed, and no file is left, when it fails.
-// A lake with readable directories (a server's sandbox) reads COPY's file
-// only from them.
-func (l *Lake) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResult, error) {
-	if err := l.writable("write"); err != nil {
-		return nil, err
-	}
-	id, err := o.Snapshot.catalogID()
-	if err != nil {
-		return nil, err
-	}
-	return maintain.Write(ctx, l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: l.readDirs, Stdin: o.Stdin})
-}
-
-// Insert appends the rows of an Arrow record stream to a table in one
-// snapshot, as INSERT INTO table BY NAME does: columns match by name, a
-// column the stream lacks gets NULL (or the column's default), a value
-// is cast to its column's type (a value that does not fit fails the
-// insert), and the rows are written as every write's are. Nothing is
-// committed when it fails. The stream is read to its end first, into a
-// Parquet file staged in the system's temporary directory (the sandbox's
-// TempDir for a sandboxed lake).
-func (l *Lake) Insert(ctx context.Context, table string, rows array.RecordReader) (*WriteResult, error) {
-	if err := l.writable("insert into " + table); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(l.stageDir, "rocklake-insert-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, "rows.parquet")
-	if err := stageRecords(p, rows); err != nil {
-		return nil, fmt.Errorf("insert into %s: reading the rows: %w", table, err)
-	}
-	q := fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM read_parquet('%s')", sqllex.QuoteName(table), strings.ReplaceAll(p, "'", "''"))
-	return maintain.Write(ctx, l.eng, q, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}})
-}
-
-// stageRecords writes a record stream to a Parquet file, its Arrow schema
-// kept so that DuckDB reads back the types given.
-func stageRecords(path string, rows array.RecordReader) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w, err := pqarrow.NewFileWriter(rows.Schema(), f, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		f.Close()
-		return err
-	}
-	for rows.Next() {
-		if err := w.WriteBuffered(rows.RecordBatch()); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
-}
-
-// WriteTxn is a transaction of writes: its INSERT and COPY statements
-// write and check their files at once and register them all in one
-// snapshot at Commit, or none (Rollback removes them). Readers never see
-// a part of it. Its statements' queries read the snapshot given to each
-// (ExecOptions.Snapshot), not the transaction's own writes. A WriteTxn is
-// for one goroutine at a time.
-type WriteTxn struct {
-	l      *Lake
-	staged []*maintain.Staged
-	done   bool
-}
-
-// BeginWrite starts a transaction of writes.
-func (l *Lake) BeginWrite() *WriteTxn { return &WriteTxn{l: l} }
-
 // ErrTxnDone is returned by a WriteTxn used after Commit or Rollback.
 var ErrTxnDone = errors.New("the transaction has ended")
-
-// Exec runs an INSERT or COPY statement in the transaction: its rows are
-// written, checked and held until Commit. CREATE TABLE is refused inside
-// a transaction.
-func (w *WriteTxn) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResult, error) {
-	if w.done {
-		return nil, ErrTxnDone
-	}
-	if err := w.l.writable("write"); err != nil {
-		return nil, err
-	}
-	id, err := o.Snapshot.catalogID()
-	if err != nil {
-		return nil, err
-	}
-	res, st, err := maintain.Stage(ctx, w.l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: w.l.readDirs, Stdin: o.Stdin})
-	if err != nil {
-		return nil, err
-	}
-	w.staged = append(w.staged, st)
-	return res, nil
-}
-
-// Commit registers every statement's rows in one snapshot. A transaction
-// that wrote no row makes none (the zero Snapshot). A failed commit
-// removes the files: nothing of the transaction stays.
-func (w *WriteTxn) Commit(ctx context.Context) (Snapshot, error) {
-	if w.done {
-		return Snapshot{}, ErrTxnDone
-	}
-	w.done = true
-	snap, err := maintain.CommitStaged(ctx, w.l.cat, w.staged)
-	if err != nil {
-		w.discard()
-	}
-	return snap, err
-}
-
-// Rollback ends the transaction and removes the files its statements
-// wrote; after Commit it does nothing.
-func (w *WriteTxn) Rollback() {
-	if !w.done {
-		w.done = true
-		w.discard()
-	}
-}
-
-func (w *WriteTxn) discard() {
-	for _, st := range w.staged {
-		st.Discard()
-	}
-	w.staged = nil
-}
 
 // QueryRows runs a query as Query does and hands its rows over as DuckDB
 // produces them, typed (nil for NULL), instead of building every value as
@@ -702,146 +526,11 @@ func (l *Lake) Changes(ctx context.Context, table string, from int64, to Snapsho
 
 var errWriteInQuery = fmt.Errorf("%w: a write statement (INSERT, CREATE TABLE, COPY ... FROM, DELETE, UPDATE, MERGE) runs with Lake.Exec", ErrNotAQuery)
 
-// OptimizeOptions say how Optimize sorts and sizes the files it writes. An
-// alias of maintain.OptimizeOptions.
-type OptimizeOptions = maintain.OptimizeOptions
-
-// RewriteResult is what Optimize or MergeSmallFiles did. An alias of
-// maintain.RewriteResult.
-type RewriteResult = maintain.RewriteResult
-
 // The curves OptimizeOptions.Curve takes (aliases of maintain's).
 const (
 	ZOrder  = maintain.ZOrder
 	Hilbert = maintain.Hilbert
 )
-
-// Optimize rewrites a table's files sorted by columns (or along a Z-order
-// or Hilbert curve through them) and swaps them in for the old files in one
-// snapshot; the old files stay on disk for time travel until Expire and
-// Cleanup. The new files go to o.Dir, else under the catalog's rewrite
-// root (catalog.Catalog.RewriteRoot). A cancelled ctx before the commit
-// commits nothing and removes them. See maintain.Optimize.
-func (l *Lake) Optimize(ctx context.Context, table string, o OptimizeOptions) (*RewriteResult, error) {
-	if err := l.writable("optimize " + table); err != nil {
-		return nil, err
-	}
-	return maintain.Optimize(ctx, l.eng, table, o)
-}
-
-// FoldDeletes rewrites each file of a table with deleted rows (a delete
-// file, written by a change under merge-on-read) into one without them,
-// in one snapshot; FilesBefore 0 means there was nothing to fold. Older
-// snapshots still read the old files until Expire and Cleanup. See
-// maintain.FoldDeletes.
-func (l *Lake) FoldDeletes(ctx context.Context, table string) (*RewriteResult, error) {
-	if err := l.writable("fold " + table); err != nil {
-		return nil, err
-	}
-	return maintain.FoldDeletes(ctx, l.eng, table)
-}
-
-// Compact is MergeSmallFiles, its name before it was renamed.
-//
-// Deprecated: use MergeSmallFiles; Compact goes in a later release.
-func (l *Lake) Compact(ctx context.Context, table string, rowsPerFile int64) (*RewriteResult, error) {
-	return l.MergeSmallFiles(ctx, table, rowsPerFile)
-}
-
-// MergeSmallFiles merges a table's files of fewer than rowsPerFile rows
-// (0: 1,000,000) into files of rowsPerFile rows, in one snapshot; a nil
-// result means there was nothing to merge. ctx is honoured as by
-// Optimize. See maintain.MergeSmallFiles.
-func (l *Lake) MergeSmallFiles(ctx context.Context, table string, rowsPerFile int64) (*RewriteResult, error) {
-	if err := l.writable("compact " + table); err != nil {
-		return nil, err
-	}
-	return maintain.MergeSmallFiles(ctx, l.eng, table, maintain.MergeOptions{RowsPerFile: rowsPerFile})
-}
-
-// ExpireOptions tune Expire (dry run, retention floor). An alias of
-// catalog.ExpireOptions.
-type ExpireOptions = catalog.ExpireOptions
-
-// ExpireResult lists the snapshots Expire forgot and the files it
-// scheduled for Cleanup. An alias of catalog.ExpireResult.
-type ExpireResult = catalog.ExpireResult
-
-// CleanupOptions tune Cleanup (dry run, grace period). An alias of
-// catalog.CleanupOptions.
-type CleanupOptions = catalog.CleanupOptions
-
-// CleanupResult lists the files Cleanup deleted and forgot. An alias of
-// catalog.CleanupResult.
-type CleanupResult = catalog.CleanupResult
-
-// OrphanOptions tune DeleteOrphans. An alias of catalog.OrphanOptions.
-type OrphanOptions = catalog.OrphanOptions
-
-// OrphanResult lists the orphaned files DeleteOrphans found. An alias of
-// catalog.OrphanResult.
-type OrphanResult = catalog.OrphanResult
-
-// Expire forgets the snapshots committed before olderThan (never the
-// newest) and schedules for Cleanup the files no kept snapshot reads. A
-// cutoff under the retention floor (catalog.DefaultRetention, 7 days) fails
-// with ErrRetentionTooShort unless o.MinRetention lowers it (a negative
-// value lifts it). See catalog.Catalog.Expire.
-//
-// ctx is checked before expiry starts; expiry, one commit, is not
-// interrupted.
-func (l *Lake) Expire(ctx context.Context, olderThan time.Time, o ExpireOptions) (*ExpireResult, error) {
-	if !o.DryRun {
-		if err := l.writable("expire"); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return l.cat.Expire(olderThan, o)
-}
-
-// Cleanup deletes the files Expire scheduled that rocklake owns (written by
-// Optimize or MergeSmallFiles, or added with AddOptions.TakeOwnership)
-// once they have waited o.Grace (default catalog.DefaultGrace, an hour),
-// and forgets the caller's own files, leaving them on disk. See
-// catalog.Catalog.Cleanup. Objects rocklake owns are deleted through the
-// object store the environment describes, as the CLI does.
-//
-// ctx is checked before cleanup starts; once deleting, it runs to its end.
-func (l *Lake) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
-	if !o.DryRun {
-		if err := l.writable("cleanup"); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if o.DeleteObject == nil {
-		o.DeleteObject = storage.EnvDeleter(ctx)
-	}
-	return l.cat.Cleanup(o)
-}
-
-// DeleteOrphans deletes the files Optimize or MergeSmallFiles wrote that no
-// snapshot registered (a rewrite killed before its commit; a cancelled one
-// removes its own), once older than o.Grace, and nothing else. See
-// catalog.Catalog.DeleteOrphans.
-//
-// ctx is checked before it starts; once deleting, it runs to its end.
-func (l *Lake) DeleteOrphans(ctx context.Context, o OrphanOptions) (*OrphanResult, error) {
-	if !o.DryRun {
-		if err := l.writable("delete orphans"); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return l.cat.DeleteOrphans(o)
-}
 
 // ReadOptions choose the snapshot Tables, Describe, Stats and Files read.
 // The zero value reads the latest.
@@ -1027,85 +716,6 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-// VerifyOptions tune Verify. The zero value checks the files of the latest
-// snapshot against their registered sizes.
-type VerifyOptions struct {
-	// Snapshot is the snapshot whose files are checked; the zero value is
-	// the latest.
-	Snapshot SnapshotRef
-	// Deep also reads every column of every row group through DuckDB and
-	// checks each stored bound, NULL count, NaN flag and membership filter
-	// against the data.
-	Deep bool
-}
-
-// VerifyReport lists what Verify checked and the problems it found. An
-// alias of maintain.VerifyReport.
-type VerifyReport = maintain.VerifyReport
-
-// Problem is one thing Verify found wrong with one file. An alias of
-// maintain.Problem.
-type Problem = maintain.Problem
-
-// Verify checks a table's files against the catalog. Problems found are
-// in the report, not the error: a nil error with problems means the check
-// ran and found them. ctx cancels a deep check between DuckDB queries.
-func (l *Lake) Verify(ctx context.Context, table string, o VerifyOptions) (*VerifyReport, error) {
-	id, err := o.Snapshot.catalogID()
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return maintain.Verify(ctx, l.eng, table, id, o.Deep)
-}
-
-// RefreshOptions say what Refresh may do with a named file that changed.
-// The zero value takes back only files whose footer is the one
-// registered.
-type RefreshOptions struct {
-	// Deep also checks a file's statistics and membership filters against
-	// its rows before taking it back (as VerifyOptions.Deep).
-	Deep bool
-	// Stats registers a file whose content changed again, with the
-	// statistics it holds now; without it such a file is refused.
-	Stats bool
-	// Remove removes each named file that changed, or is missing, from
-	// the table instead.
-	Remove bool
-	// All names every local file of the table (paths may then be empty).
-	All bool
-}
-
-// RefreshReport lists what Refresh did with each file. An alias of
-// maintain.RefreshReport.
-type RefreshReport = maintain.RefreshReport
-
-// RefreshedFile is what Refresh found of one file and did with it. An
-// alias of maintain.RefreshedFile.
-type RefreshedFile = maintain.RefreshedFile
-
-// Refresh re-checks files of a table that queries refuse as changed (a
-// chmod, a hard link, a restore from a backup, or a rewrite in place):
-// one whose footer is the one registered is taken back as it is now; one
-// whose content changed is refused unless o.Stats registers it again, or
-// o.Remove removes it; all in one snapshot, or, when any file is
-// refused, nothing (an error matching ErrDataFileChanged naming each).
-// See maintain.Refresh.
-//
-// ctx is checked between files and before the commit; the commit is not
-// interrupted.
-func (l *Lake) Refresh(ctx context.Context, table string, paths []string, o RefreshOptions) (*RefreshReport, error) {
-	if err := l.writable("refresh " + table); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return maintain.Refresh(ctx, l.eng, table, paths, maintain.RefreshOptions{Deep: o.Deep, Stats: o.Stats, Remove: o.Remove, All: o.All, ReadDirs: l.ReadDirs()})
 }
 
 // The errors callers test for with errors.Is; each is the same value as
