@@ -210,8 +210,8 @@ func ExampleLake_Stats() {
 		fmt.Println(filepath.Base(f.Path), f.Rows, f.Owner)
 	}
 	// Output:
-	// ts timestamptz
-	// temp decimal(5,1)
+	// ts TIMESTAMP WITH TIME ZONE
+	// temp DECIMAL(5,1)
 	// 180 rows in 3 files
 	// ts: 2024-01-01 00:00:00+00 .. 2024-01-01 02:59:00+00, nulls: false
 	// temp: 20.0 .. 22.6, nulls: false

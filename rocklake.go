@@ -255,8 +255,8 @@ func ParseAlteration(words []string) (Alteration, error) { return catalog.ParseA
 // from them (their footers are read here, for its type and statistics),
 // and refused, naming a file, when its type is not the file's or a
 // widening of it. A
-// type change must be a widening DuckDB reads exactly (int32 → int64,
-// float → double, decimal to more digits); anything else, and a refused
+// type change must be a widening DuckDB reads exactly (INTEGER → BIGINT,
+// FLOAT → DOUBLE, DECIMAL to more digits); anything else, and a refused
 // change of any kind, is an error that leaves the catalog as it was.
 //
 // ctx is checked before the commit; the commit is not interrupted.

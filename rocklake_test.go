@@ -388,7 +388,7 @@ func TestDescribeAndStats(t *testing.T) {
 	}
 	var cols []string
 	for _, c := range info.Columns {
-		cols = append(cols, strings.Join(c.Path, ".")+" "+c.Type.String())
+		cols = append(cols, strings.Join(c.Path, ".")+" "+c.Type.DuckLakeName())
 	}
 	want := "id int64, s struct(a int64, b varchar), s.a int64, s.b varchar, d float64"
 	if got := strings.Join(cols, ", "); got != want || info.Name != "n" {
@@ -615,7 +615,7 @@ func TestAlterTable(t *testing.T) {
 		}
 		_, err = lake.AlterTable(ctx, "t", a)
 		if words == "alter column note type INTEGER" {
-			if err == nil || !strings.Contains(err.Error(), "cannot change from varchar to int32") {
+			if err == nil || !strings.Contains(err.Error(), "cannot change from VARCHAR to INTEGER") {
 				t.Errorf("%s: %v", words, err)
 			}
 			continue

@@ -159,7 +159,7 @@ func (t *Txn) AlterTable(table string, a Alteration) {
 func Widens(from, to types.Type) (bool, string) {
 	signed := map[types.Kind]int{types.KindTinyInt: 1, types.KindSmallInt: 2, types.KindInteger: 3, types.KindBigInt: 4, types.KindHugeInt: 5}
 	unsigned := map[types.Kind]int{types.KindUTinyInt: 1, types.KindUSmallInt: 2, types.KindUInteger: 3, types.KindUBigInt: 4, types.KindUHugeInt: 5}
-	if from.String() == to.String() {
+	if from.DuckLakeName() == to.DuckLakeName() {
 		return false, fmt.Sprintf("the column is %s already", from)
 	}
 	for _, rank := range []map[types.Kind]int{signed, unsigned} {
@@ -187,7 +187,7 @@ func Widens(from, to types.Type) (bool, string) {
 		}
 		return true, ""
 	}
-	return false, fmt.Sprintf("%s to %s is not a widening that keeps every value exactly (int8 → int16 → int32 → int64 → int128, the unsigned ones alike, float → double, decimal to more integer and fraction digits)", from, to)
+	return false, fmt.Sprintf("%s to %s is not a widening that keeps every value exactly (TINYINT → SMALLINT → INTEGER → BIGINT → HUGEINT, the unsigned ones alike, FLOAT → DOUBLE, DECIMAL to more integer and fraction digits)", from, to)
 }
 
 // nextColumnID is one above every column id the table ever had: ids are
@@ -332,7 +332,7 @@ func (x *alterRun) addColumn() error {
 		// session's time zone (UTC in rocklake).
 		v, err := codec.ParseInUTC(a.Default.V)
 		if err != nil {
-			return fmt.Errorf("%w table %q column %q: default %q is not a %s: %v", ErrInvalid, ts.t.Name, a.Column, a.Default.V, built[0].Type, err)
+			return fmt.Errorf("%w table %q column %q: default %q does not read as %s: %s", ErrInvalid, ts.t.Name, a.Column, a.Default.V, built[0].Type, types.Unprefixed(err, built[0].Type))
 		}
 		built[0].Default = stats.Known(codec.Format(v))
 	}
@@ -556,7 +556,7 @@ func (w *commitWriter) mapIn(ts *tableState, a Alteration, built []Column) (map[
 			return nil, fmt.Errorf("%w table %q: file %s holds the column as %q, which is not %q", ErrInvalid, ts.t.Name, f.Path, mf.Name, a.Column)
 		}
 		to := built[0].Type
-		if mf.Type.String() != to.String() {
+		if mf.Type.DuckLakeName() != to.DuckLakeName() {
 			if len(built) > 1 {
 				return nil, fmt.Errorf("%w table %q: cannot add column %q as %s: file %s holds it as %s (left out when it was registered), and a nested column reads a file's own values only in exactly its type; add it as %s", ErrInvalid, ts.t.Name, a.Column, types.DisplayName(to), f.Path, types.DisplayName(mf.Type), types.DisplayName(mf.Type))
 			}

@@ -32,7 +32,7 @@ func columnsAt(t *testing.T, c *Catalog, snap int64, table string) string {
 	}
 	var parts []string
 	for _, col := range TopLevel(cols) {
-		s := col.Name + " " + col.Type.String()
+		s := col.Name + " " + col.Type.DuckLakeName()
 		if col.Default.Known {
 			s += " = " + col.Default.V
 		}
@@ -101,7 +101,7 @@ func TestAlterTableColumns(t *testing.T) {
 		name, typ, held := m.Source(col, files[0])
 		got = append(got, fmt.Sprintf("%s<-%s %s %v", col.Name, name, typ, held))
 	}
-	if g := strings.Join(got, ", "); g != "y<-x int64 true, n<-n int32 true, note<- varchar false" {
+	if g := strings.Join(got, ", "); g != "y<-x BIGINT true, n<-n INTEGER true, note<- VARCHAR false" {
 		t.Errorf("mapping: %s", g)
 	}
 	fs, _ := r.FileSet(tb.ID)
@@ -155,7 +155,7 @@ func TestAlterTableColumns(t *testing.T) {
 	names := func(cs []Column) string {
 		var out []string
 		for _, c := range cs {
-			out = append(out, c.Name+" "+c.Type.String())
+			out = append(out, c.Name+" "+c.Type.DuckLakeName())
 		}
 		return strings.Join(out, ", ")
 	}
@@ -175,7 +175,7 @@ func TestAlterTableColumns(t *testing.T) {
 		{Alteration{Kind: RenameColumn, Column: "y", NewName: "N"}, "already exists"},
 		{Alteration{Kind: RenameColumn, Column: "zz", NewName: "a"}, "no such column"},
 		{Alteration{Kind: AddColumn, Column: "Y", Type: "INT"}, "already exists"},
-		{Alteration{Kind: AddColumn, Column: "k", Type: "INT", Default: stats.Known("abc")}, "is not a int32"},
+		{Alteration{Kind: AddColumn, Column: "k", Type: "INT", Default: stats.Known("abc")}, `default "abc" does not read as INTEGER: "abc" is not a number`},
 		{Alteration{Kind: AddColumn, Column: "k", Type: "INT[]", Default: stats.Known("1")}, "takes no default"},
 		{Alteration{Kind: AddColumn, Column: "k", Type: "FOO"}, `unknown type "FOO"`},
 		{Alteration{Kind: SetColumnType, Column: "y", Type: "FOO"}, `unknown type`},
@@ -358,7 +358,7 @@ func TestSetPartitioning(t *testing.T) {
 		for _, f := range tb.PartitionedBy {
 			for _, col := range cols {
 				if col.ID == f.ColumnID {
-					out = append(out, f.Transform+"("+col.Name+" "+col.Type.String()+")")
+					out = append(out, f.Transform+"("+col.Name+" "+col.Type.DuckLakeName()+")")
 				}
 			}
 		}

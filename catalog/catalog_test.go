@@ -177,7 +177,7 @@ func TestCreateTableEveryType(t *testing.T) {
 	children := map[int64][]string{}
 	for _, col := range cols {
 		if col.Parent.Known {
-			children[col.Parent.V] = append(children[col.Parent.V], col.Name+" "+col.Type.String())
+			children[col.Parent.V] = append(children[col.Parent.V], col.Name+" "+col.Type.DuckLakeName())
 		} else {
 			top = append(top, col)
 		}
@@ -186,7 +186,7 @@ func TestCreateTableEveryType(t *testing.T) {
 		t.Fatalf("%d top-level columns, want %d", len(top), len(names))
 	}
 	for i, col := range top {
-		if col.Type.String() != types.MustParseType(names[i]).String() {
+		if col.Type.DuckLakeName() != types.MustParseType(names[i]).DuckLakeName() {
 			t.Errorf("column %d: type %s, want %s", i, col.Type, names[i])
 		}
 	}

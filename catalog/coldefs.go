@@ -75,7 +75,7 @@ func ParseColumnDefs(spec string) ([]ColumnDef, error) {
 	}
 	defs := make([]ColumnDef, len(t.Fields))
 	for i, f := range t.Fields {
-		defs[i] = ColumnDef{Name: f.Name, Type: f.Type.String()}
+		defs[i] = ColumnDef{Name: f.Name, Type: f.Type.DuckLakeName()}
 	}
 	return defs, nil
 }

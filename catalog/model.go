@@ -565,7 +565,7 @@ func columnFromPB(p *catalogpb.Column) Column {
 // columnToPB is c's row as stored, ending at end (nil: still visible).
 func columnToPB(c Column, end *int64) *catalogpb.Column {
 	p := &catalogpb.Column{
-		Id: c.ID, TableId: c.TableID, Order: c.Order, Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable,
+		Id: c.ID, TableId: c.TableID, Order: c.Order, Name: c.Name, Type: c.Type.DuckLakeName(), Nullable: c.Nullable,
 		ParentColumn: optInt(c.Parent), BeginSnapshot: c.Begin, EndSnapshot: end, Partition: c.Partition,
 		WidenedFrom: optInt(c.WidenedFrom),
 	}
@@ -574,7 +574,7 @@ func columnToPB(c Column, end *int64) *catalogpb.Column {
 		p.DefaultValue = &v
 	}
 	for _, m := range c.MappedIn {
-		p.MappedIn = append(p.MappedIn, &catalogpb.MappedFileColumn{FileId: m.FileID, Name: m.Name, Type: m.Type.String()})
+		p.MappedIn = append(p.MappedIn, &catalogpb.MappedFileColumn{FileId: m.FileID, Name: m.Name, Type: m.Type.DuckLakeName()})
 	}
 	return p
 }

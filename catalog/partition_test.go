@@ -50,7 +50,7 @@ func TestPartitionValues(t *testing.T) {
 		{file("/a", k("1")), `no value for partition column "d"`},
 		{file("/a", k("1"), d("2024-01-01"), k("2")), `two values for partition column "k"`},
 		{file("/a", k("1"), d("2024-01-01"), NewPartitionValue{Column: "x"}), `"x" is not a partition column`},
-		{file("/a", k("one"), d("2024-01-01")), `value "one" is not a int64`},
+		{file("/a", k("one"), d("2024-01-01")), `value "one" does not read as BIGINT: "one" is not a number`},
 	} {
 		tx, _ := c.Begin()
 		tx.AddFiles("t", tc.f)

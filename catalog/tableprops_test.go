@@ -116,7 +116,7 @@ func TestSortKeyFollowsColumns(t *testing.T) {
 		t.Errorf("after widening: %s", got)
 	}
 	for _, col := range TopLevel(cols) {
-		if col.Name == "a" && (tb.SortedBy.Columns[0] != col.ID || col.Type.String() != "int64") {
+		if col.Name == "a" && (tb.SortedBy.Columns[0] != col.ID || col.Type.DuckLakeName() != "int64") {
 			t.Errorf("after widening the key holds %v, want the new column %d", tb.SortedBy.Columns, col.ID)
 		}
 	}

@@ -244,7 +244,7 @@ func partitionValues(ts *tableState, nf NewFile) ([]PartitionValue, error) {
 				return nil, fmt.Errorf("%w data file %s: partition column %q of type %s has no text form", ErrInvalid, nf.Path, c.Name, types.DisplayName(c.Type))
 			}
 			if _, err := codec.Parse(v.Value.V); err != nil {
-				return nil, fmt.Errorf("%w data file %s: partition column %q: value %q is not a %s: %v", ErrInvalid, nf.Path, c.Name, v.Value.V, c.Type, err)
+				return nil, fmt.Errorf("%w data file %s: partition column %q: value %q does not read as %s: %s", ErrInvalid, nf.Path, c.Name, v.Value.V, c.Type, types.Unprefixed(err, c.Type))
 			}
 		}
 		out = append(out, PartitionValue{ColumnID: c.ID, Value: v.Value})

@@ -88,10 +88,10 @@ func TestAddColumnMapsIgnoredColumns(t *testing.T) {
 
 	// Refused: a type that does not widen the files' INTEGER, and an add
 	// that does not read the files' footers (the catalog cannot).
-	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "note", Type: "SMALLINT"}, true, f2, "int32", "narrower")
-	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "note", Type: "VARCHAR"}, true, f2, "int32")
+	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "note", Type: "SMALLINT"}, true, f2, "INTEGER", "narrower")
+	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "note", Type: "VARCHAR"}, true, f2, "INTEGER")
 	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "note", Type: "BIGINT"}, false, f2, "ignore-extra-columns", "footer")
-	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "w", Type: "INTEGER"}, true, f4, "varchar")
+	refused(catalog.Alteration{Kind: catalog.AddColumn, Column: "w", Type: "INTEGER"}, true, f4, "VARCHAR")
 
 	added, err := alter(catalog.Alteration{Kind: catalog.AddColumn, Column: "note", Type: "BIGINT", Default: stats.Known("7")})
 	if err != nil {
@@ -166,7 +166,7 @@ func TestAddColumnMapsIgnoredColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kf := got.Tables[0].Plan.KeptFiles; len(kf) != 1 || fmt.Sprint(kf[0].Columns) != "[{note NOTE int32 <nil>}]" {
+	if kf := got.Tables[0].Plan.KeptFiles; len(kf) != 1 || fmt.Sprint(kf[0].Columns) != "[{note NOTE INTEGER <nil>}]" {
 		t.Errorf("column_mapping of f3: %+v", kf)
 	}
 	// Before the add, the table has no such column.

@@ -520,7 +520,7 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 	}
 	var shape strings.Builder
 	for _, c := range m.Names(f) {
-		fmt.Fprintf(&shape, "%q %s,", c.Name, c.Type)
+		fmt.Fprintf(&shape, "%q %s,", c.Name, c.Type.DuckLakeName())
 	}
 	into[shapeKey] = shape.String()
 	for _, c := range cols {
@@ -536,7 +536,7 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 			into[c.ID] = fmt.Sprintf("CAST(%s AS %s)", "'"+strings.ReplaceAll(c.Default.V, "'", "''")+"'", dt)
 		case !held:
 			into[c.ID] = fmt.Sprintf("CAST(NULL AS %s)", dt)
-		case name == c.Name && typ.String() == c.Type.String():
+		case name == c.Name && typ.DuckLakeName() == c.Type.DuckLakeName():
 		case dt == "":
 			into[c.ID] = sqllex.QuoteName(name)
 		default:

@@ -843,7 +843,7 @@ func sqlText(fc *wqFileCol, row int) string {
 	}
 	codec, ok := types.CodecFor(fc.ft.typ)
 	if !ok {
-		panic("no codec for " + fc.ft.typ.String())
+		panic("no codec for " + fc.ft.typ.DuckLakeName())
 	}
 	return sqlQuote(codec.Format(*v)) + "::" + fc.ft.duck
 }
@@ -894,7 +894,7 @@ func (b *wqBuild) register(t *testing.T, r *rand.Rand) {
 	for _, tb := range b.tables {
 		var defs []string
 		for _, col := range tb.cols {
-			defs = append(defs, col.name+" "+col.typ.String())
+			defs = append(defs, col.name+" "+col.typ.DuckLakeName())
 		}
 		cd, err := catalog.ParseColumnDefs(strings.Join(defs, ", "))
 		if err != nil {
@@ -1144,7 +1144,7 @@ func (b *wqBuild) describe() string {
 			}
 			var fcs []string
 			for _, fc := range f.cols {
-				s := fc.name + " " + fc.ft.typ.String()
+				s := fc.name + " " + fc.ft.typ.DuckLakeName()
 				if fc.ft.duck != "" && f.duckdb {
 					s = fc.name + " " + fc.ft.duck
 				}

@@ -212,13 +212,13 @@ func (b *binder) subColumn(sf *subField) *Column {
 		name += "." + ref.Path
 	}
 	if sf.cast != nil {
-		name += "::" + typ.String()
+		name += "::" + typ.DuckLakeName()
 	}
 	h := fnv.New64a()
 	h.Write(binary.BigEndian.AppendUint64(nil, uint64(sf.col.ID)))
 	h.Write([]byte(ref.Path))
 	h.Write([]byte{0})
-	h.Write([]byte(typ.String()))
+	h.Write([]byte(typ.DuckLakeName()))
 	id := int64(h.Sum64() | 1<<63) // negative: never a real column's
 	if c, ok := b.used[id]; ok {
 		return c

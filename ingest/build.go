@@ -83,7 +83,7 @@ func inspectTarget(t target, objects storage.Store) (*fileInfo, error) {
 func (fi *fileInfo) columnDefs() []catalog.ColumnDef {
 	defs := make([]catalog.ColumnDef, 0, len(fi.meta.Columns))
 	for _, c := range fi.meta.Columns {
-		defs = append(defs, catalog.ColumnDef{Name: c.Name, Type: c.Type.String()})
+		defs = append(defs, catalog.ColumnDef{Name: c.Name, Type: c.Type.DuckLakeName()})
 	}
 	return defs
 }
@@ -195,7 +195,7 @@ func (fi *fileInfo) columnsMatch(cols []catalog.Column) bool {
 			return false
 		}
 		fc := fi.meta.Columns[i]
-		if fc.Name != col.Name || fc.Type.String() != col.Type.String() {
+		if fc.Name != col.Name || fc.Type.DuckLakeName() != col.Type.DuckLakeName() {
 			return false
 		}
 		i++
@@ -285,7 +285,7 @@ func (fi *fileInfo) variantColumn(col catalog.Column) (catalog.FileColumn, bool)
 	fc := catalog.FileColumn{Path: col.Path, Stats: stats.Column{RowCount: m.Rows}}
 	for _, p := range paths {
 		tl := typed[p]
-		vs := catalog.VariantStats{Path: p, ShreddedType: tl.Type.String()}
+		vs := catalog.VariantStats{Path: p, ShreddedType: tl.Type.DuckLakeName()}
 		var units []stats.Column
 		for i, g := range m.RowGroups {
 			units = append(units, m.ChunkStats(i, tl, tl.Type))

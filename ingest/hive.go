@@ -214,7 +214,7 @@ func (fi *fileInfo) partitionColumn(col catalog.Column) (catalog.FileColumn, cat
 		}
 		v, err := codec.Parse(hv.value.V)
 		if err != nil {
-			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition directory %s=%s: %q is not a %s, the table's type for %q",
+			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition directory %s=%s: %q does not read as %s, the table's type for %q",
 				ErrSchemaMismatch, hv.key, hv.raw, hv.value.V, types.DisplayName(col.Type), col.Name)
 		}
 		if enc, err = codec.Encode(v); err != nil {

@@ -385,7 +385,7 @@ func TestUnitConversions(t *testing.T) {
 		rd, _ := c.Read(catalog.Latest)
 		tb, _ := rd.Table("t")
 		cc, _ := rd.Column(tb.ID, "x")
-		if tc.wantType != "" && cc.Type.String() != tc.wantType {
+		if tc.wantType != "" && cc.Type.DuckLakeName() != tc.wantType {
 			t.Errorf("%s in %s: registered as %s, want %s", tc.typ, tc.unit, cc.Type, tc.wantType)
 		}
 		codec, _ := types.CodecFor(cc.Type)

@@ -194,7 +194,7 @@ func TestHivePartitions(t *testing.T) {
 	cols, fs := tableFiles(t, c, "t")
 	var desc []string
 	for _, col := range cols {
-		desc = append(desc, col.Name+" "+col.Type.String()+" "+col.Partition)
+		desc = append(desc, col.Name+" "+col.Type.DuckLakeName()+" "+col.Partition)
 	}
 	if got := strings.Join(desc, ", "); got != "id int64 , day date hive, region varchar hive" {
 		t.Fatalf("columns: %s", got)
@@ -247,7 +247,7 @@ func TestHivePartitions(t *testing.T) {
 	}
 	before, _ := c.Snapshots()
 	for _, tc := range []struct{ path, want string }{
-		{writeFile(t, filepath.Join(dir, "bad1", "region=us", "day=someday", "d.parquet"), intColumn("id", 0, 3)), `"someday" is not a DATE`},
+		{writeFile(t, filepath.Join(dir, "bad1", "region=us", "day=someday", "d.parquet"), intColumn("id", 0, 3)), `"someday" does not read as DATE`},
 		{writeFile(t, filepath.Join(dir, "bad2", "region=us", "e.parquet"), intColumn("id", 0, 3)), `no day=… directory`},
 		{writeFile(t, filepath.Join(dir, "bad3", "region=us", "day=2024-01-01", "f.parquet"), intColumn("id", 0, 3), intColumn("day", 0, 3)), `partition column of table "t"`},
 	} {

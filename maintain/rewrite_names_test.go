@@ -590,7 +590,7 @@ func fuzzLake(t *testing.T, paths, names []string, fts []fuzzType) (*catalog.Cat
 	rd.Close()
 	var defs []catalog.ColumnDef
 	for i, col := range catalog.TopLevel(cols) {
-		typ := col.Type.String()
+		typ := col.Type.DuckLakeName()
 		switch {
 		case fts[i].table != "":
 			typ = fts[i].table

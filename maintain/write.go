@@ -633,6 +633,6 @@ func raced(cat *catalog.Catalog, t catalog.Table, cols []catalog.Column, err err
 
 func sameColumns(a, b []catalog.Column) bool {
 	return slices.EqualFunc(a, b, func(x, y catalog.Column) bool {
-		return x.ID == y.ID && x.Name == y.Name && x.Type.String() == y.Type.String() && x.Nullable == y.Nullable
+		return x.ID == y.ID && x.Name == y.Name && x.Type.DuckLakeName() == y.Type.DuckLakeName() && x.Nullable == y.Nullable
 	})
 }

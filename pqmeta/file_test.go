@@ -38,7 +38,7 @@ func TestReadWrittenFile(t *testing.T) {
 		t.Fatalf("rows %d, row groups %d, columns %d, leaves %d, size %d, footer %d",
 			f.Rows, len(f.RowGroups), len(f.Columns), len(f.Leaves), f.Size, f.FooterSize)
 	}
-	if c := f.Columns[0]; c.Name != "Id" || c.Type.String() != "int32" || len(c.Leaves) != 1 || c.Leaves[0] != f.Leaves[0] {
+	if c := f.Columns[0]; c.Name != "Id" || c.Type.DuckLakeName() != "int32" || len(c.Leaves) != 1 || c.Leaves[0] != f.Leaves[0] {
 		t.Fatalf("column 0: %+v", c)
 	}
 	// Names match as DuckDB binds them: ASCII case aside.

@@ -340,7 +340,7 @@ func fileMapping(r *catalog.Reader, t catalog.Table) (func(catalog.DataFile) []C
 					cs.Default = &c.Default.V
 				}
 				out = append(out, cs)
-			case name != c.Name || typ.String() != c.Type.String():
+			case name != c.Name || typ.DuckLakeName() != c.Type.DuckLakeName():
 				out = append(out, ColumnSource{Column: c.Name, FileColumn: name, FileType: typ.String()})
 			}
 		}

@@ -401,7 +401,7 @@ func TestKeptFilesCarryTheColumnMapping(t *testing.T) {
 		}
 		got = append(got, fmt.Sprintf("%s<%s %s %s", cs.Column, cs.FileColumn, cs.FileType, def))
 	}
-	if g, want := strings.Join(got, "; "), "x<a int32 -; b<b int32 -; c<  7; d<  -"; g != want {
+	if g, want := strings.Join(got, "; "), "x<a INTEGER -; b<b INTEGER -; c<  7; d<  -"; g != want {
 		t.Errorf("old file's columns: %s, want %s", g, want)
 	}
 }

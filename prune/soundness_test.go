@@ -485,7 +485,7 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int, holdBack bool) 
 	if holdBack {
 		var defs []catalog.ColumnDef
 		for i, typ := range colTypes[:len(colTypes)-1] {
-			defs = append(defs, catalog.ColumnDef{Name: fmt.Sprintf("c%d", i), Type: typ.String()})
+			defs = append(defs, catalog.ColumnDef{Name: fmt.Sprintf("c%d", i), Type: typ.DuckLakeName()})
 		}
 		tx, _ := c.Begin()
 		tx.CreateTable("t", defs)
@@ -762,12 +762,12 @@ func evolveTable(t *testing.T, r *rand.Rand, c *catalog.Catalog, files [][]*rcol
 		// The files' type as their footers give it (timestamp_ms is
 		// written as a TIMESTAMP(MILLIS), which reads as timestamp), as
 		// add --create would make the column, or a widening of it.
-		a := mapIn(cur[0][last].typ.String())
+		a := mapIn(cur[0][last].typ.DuckLakeName())
 		typ := cur[0][last].typ
-		if ft := a.MappedIn[0].Type; ft.String() != typ.String() {
-			a = mapIn(ft.String())
+		if ft := a.MappedIn[0].Type; ft.DuckLakeName() != typ.DuckLakeName() {
+			a = mapIn(ft.DuckLakeName())
 		}
-		if to, ok := wider[a.MappedIn[0].Type.String()]; ok && r.IntN(2) == 0 {
+		if to, ok := wider[a.MappedIn[0].Type.DuckLakeName()]; ok && r.IntN(2) == 0 {
 			typ = types.MustParseType(to)
 			a = mapIn(to)
 		}
@@ -819,7 +819,7 @@ func evolveTable(t *testing.T, r *rand.Rand, c *catalog.Catalog, files [][]*rcol
 				}
 			}
 			codec, _ := types.CodecFor(typ)
-			a = catalog.Alteration{Kind: catalog.AddColumn, Column: name, Type: typ.String()}
+			a = catalog.Alteration{Kind: catalog.AddColumn, Column: name, Type: typ.DuckLakeName()}
 			var v *types.Value
 			if r.IntN(3) > 0 {
 				x := typestest.Random(r, typ)
@@ -845,7 +845,7 @@ func evolveTable(t *testing.T, r *rand.Rand, c *catalog.Catalog, files [][]*rcol
 				cur[fi] = append(cur[fi], rc)
 			}
 		default:
-			to, ok := wider[cur[0][k].typ.String()]
+			to, ok := wider[cur[0][k].typ.DuckLakeName()]
 			if !ok {
 				continue
 			}

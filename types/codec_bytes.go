@@ -15,7 +15,7 @@ func uuidCodec() *Codec {
 		typ: Simple(KindUUID), width: 16, ordered: true,
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			if len(v.B) != 16 {
-				return dst, fmt.Errorf("uuid: %d bytes, want 16", len(v.B))
+				return dst, fmt.Errorf("UUID: %d bytes, want 16", len(v.B))
 			}
 			return append(dst, v.B...), nil
 		},
@@ -34,16 +34,16 @@ func uuidCodec() *Codec {
 			}
 			if len(t) == 36 {
 				if t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-' {
-					return Value{}, false, fmt.Errorf("uuid: %q is not a UUID", s)
+					return Value{}, false, fmt.Errorf("UUID: %q is not a UUID", s)
 				}
 				t = t[:8] + t[9:13] + t[14:18] + t[19:23] + t[24:]
 			}
 			if len(t) != 32 {
-				return Value{}, false, fmt.Errorf("uuid: %q is not a UUID", s)
+				return Value{}, false, fmt.Errorf("UUID: %q is not a UUID", s)
 			}
 			b, err := hex.DecodeString(t)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("uuid: %q is not a UUID", s)
+				return Value{}, false, fmt.Errorf("UUID: %q is not a UUID", s)
 			}
 			return BytesValue(b), true, nil
 		},
@@ -97,11 +97,11 @@ func parseBlob(s string) ([]byte, error) {
 			continue
 		}
 		if i+4 > len(s) || (s[i+1] != 'x' && s[i+1] != 'X') {
-			return nil, fmt.Errorf("blob: %q: bad escape at byte %d (want \\xHH)", s, i)
+			return nil, fmt.Errorf("BLOB: %q: bad escape at byte %d (want \\xHH)", s, i)
 		}
 		v, err := hex.DecodeString(s[i+2 : i+4])
 		if err != nil {
-			return nil, fmt.Errorf("blob: %q: bad escape at byte %d (want \\xHH)", s, i)
+			return nil, fmt.Errorf("BLOB: %q: bad escape at byte %d (want \\xHH)", s, i)
 		}
 		out = append(out, v[0])
 		i += 3

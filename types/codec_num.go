@@ -19,7 +19,7 @@ func boolCodec() *Codec {
 		},
 		dec: func(b []byte) (Value, error) {
 			if b[0] > 1 {
-				return Value{}, fmt.Errorf("boolean: bad encoding 0x%02x", b[0])
+				return Value{}, fmt.Errorf("BOOLEAN: bad encoding 0x%02x", b[0])
 			}
 			return BoolValue(b[0] == 1), nil
 		},
@@ -36,7 +36,7 @@ func boolCodec() *Codec {
 			case "false", "f", "0", "no", "n", "off":
 				return BoolValue(false), true, nil
 			}
-			return Value{}, false, fmt.Errorf("%q is not a boolean", s)
+			return Value{}, false, fmt.Errorf("%q is not a BOOLEAN", s)
 		},
 	}
 }
@@ -91,7 +91,7 @@ func signedCodec(k Kind) *Codec {
 		typ: Simple(k), width: w, ordered: true,
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			if !v.I.IsInt64() || v.Int64() < lo || v.Int64() > hi {
-				return dst, fmt.Errorf("%s: %s: %w", k, v.I, ErrOutOfRange)
+				return dst, fmt.Errorf("%s: %s: %w", kindName(k), v.I, ErrOutOfRange)
 			}
 			return appendBiased(dst, v.Int64(), w), nil
 		},
@@ -100,10 +100,10 @@ func signedCodec(k Kind) *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			z, exact, err := parseIntegerText(s, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("%s: %w", k, err)
+				return Value{}, false, fmt.Errorf("%s: %w", kindName(k), err)
 			}
 			if z.Cmp(bigLo) < 0 || z.Cmp(bigHi) > 0 {
-				return Value{}, false, fmt.Errorf("%s: %q: %w", k, s, ErrOutOfRange)
+				return Value{}, false, fmt.Errorf("%s: %q: %w", kindName(k), s, ErrOutOfRange)
 			}
 			return IntValue(z.Int64()), exact, nil
 		},
@@ -121,7 +121,7 @@ func unsignedCodec(k Kind) *Codec {
 		typ: Simple(k), width: w, ordered: true,
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			if v.U.Hi != 0 || v.U.Lo > hi {
-				return dst, fmt.Errorf("%s: %s: %w", k, v.U, ErrOutOfRange)
+				return dst, fmt.Errorf("%s: %s: %w", kindName(k), v.U, ErrOutOfRange)
 			}
 			return appendUint(dst, v.U.Lo, w), nil
 		},
@@ -136,10 +136,10 @@ func unsignedCodec(k Kind) *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			z, exact, err := parseIntegerText(s, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("%s: %w", k, err)
+				return Value{}, false, fmt.Errorf("%s: %w", kindName(k), err)
 			}
 			if z.Sign() < 0 || z.Cmp(bigHi) > 0 {
-				return Value{}, false, fmt.Errorf("%s: %q: %w", k, s, ErrOutOfRange)
+				return Value{}, false, fmt.Errorf("%s: %q: %w", kindName(k), s, ErrOutOfRange)
 			}
 			return UintValue(z.Uint64()), exact, nil
 		},
@@ -164,11 +164,11 @@ func hugeintCodec() *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			z, exact, err := parseIntegerText(s, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("int128: %w", err)
+				return Value{}, false, fmt.Errorf("HUGEINT: %w", err)
 			}
 			x, ok := Int128FromBig(z)
 			if !ok {
-				return Value{}, false, fmt.Errorf("int128: %q: %w", s, ErrOutOfRange)
+				return Value{}, false, fmt.Errorf("HUGEINT: %q: %w", s, ErrOutOfRange)
 			}
 			return Int128Value(x), exact, nil
 		},
@@ -189,11 +189,11 @@ func uhugeintCodec() *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			z, exact, err := parseIntegerText(s, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("uint128: %w", err)
+				return Value{}, false, fmt.Errorf("UHUGEINT: %w", err)
 			}
 			x, ok := Uint128FromBig(z)
 			if !ok {
-				return Value{}, false, fmt.Errorf("uint128: %q: %w", s, ErrOutOfRange)
+				return Value{}, false, fmt.Errorf("UHUGEINT: %q: %w", s, ErrOutOfRange)
 			}
 			return Uint128Value(x), exact, nil
 		},
@@ -218,7 +218,7 @@ func floatCodec(k Kind) *Codec {
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			f := v.F
 			if math.IsNaN(f) {
-				return dst, fmt.Errorf("%s: %w", k, ErrNaN)
+				return dst, fmt.Errorf("%s: %w", kindName(k), ErrNaN)
 			}
 			if f == 0 {
 				f = 0 // folds -0.0 into +0.0
@@ -226,7 +226,7 @@ func floatCodec(k Kind) *Codec {
 			if w == 4 {
 				f32 := float32(f)
 				if float64(f32) != f {
-					return dst, fmt.Errorf("float32: %v is not a float32 value: %w", f, ErrOutOfRange)
+					return dst, fmt.Errorf("FLOAT: %v is not a FLOAT value: %w", f, ErrOutOfRange)
 				}
 				u := math.Float32bits(f32)
 				if u>>31 == 1 {
@@ -254,12 +254,12 @@ func floatCodec(k Kind) *Codec {
 				}
 				f := math.Float32frombits(u)
 				if f != f {
-					return Value{}, fmt.Errorf("float32: encoding decodes to NaN")
+					return Value{}, fmt.Errorf("FLOAT: encoding decodes to NaN")
 				}
 				if f == 0 && u != 0 {
 					// -0.0 is always encoded as +0.0; the other pattern
 					// would sort below every zero bound.
-					return Value{}, fmt.Errorf("float32: non-canonical encoding of -0.0")
+					return Value{}, fmt.Errorf("FLOAT: non-canonical encoding of -0.0")
 				}
 				return FloatValue(float64(f)), nil
 			}
@@ -271,10 +271,10 @@ func floatCodec(k Kind) *Codec {
 			}
 			f := math.Float64frombits(u)
 			if math.IsNaN(f) {
-				return Value{}, fmt.Errorf("float64: encoding decodes to NaN")
+				return Value{}, fmt.Errorf("DOUBLE: encoding decodes to NaN")
 			}
 			if f == 0 && u != 0 {
-				return Value{}, fmt.Errorf("float64: non-canonical encoding of -0.0")
+				return Value{}, fmt.Errorf("DOUBLE: non-canonical encoding of -0.0")
 			}
 			return FloatValue(f), nil
 		},
@@ -282,7 +282,7 @@ func floatCodec(k Kind) *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			f, exact, err := parseFloatText(s, bitSize, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("%s: %w", k, err)
+				return Value{}, false, fmt.Errorf("%s: %w", kindName(k), err)
 			}
 			return FloatValue(f), exact, nil
 		},
@@ -315,7 +315,7 @@ func decimalCodec(t Type) (*Codec, bool) {
 	limit, _ := Int128FromBig(pow10s[p])
 	negLimit := limit.Neg()
 	inRange := func(x Int128) bool { return x.Cmp(limit) < 0 && x.Cmp(negLimit) > 0 }
-	name := t.String()
+	name := t.String() // for errors
 	return &Codec{
 		typ: t, width: w, ordered: true,
 		enc: func(dst []byte, v Value) ([]byte, error) {

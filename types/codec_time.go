@@ -17,14 +17,14 @@ func dateCodec() *Codec {
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			d := v.Int64()
 			if !v.I.IsInt64() || d > dateInfinity || d < dateNegInfinity {
-				return dst, fmt.Errorf("date: day %s: %w", v.I, ErrOutOfRange)
+				return dst, fmt.Errorf("DATE: day %s: %w", v.I, ErrOutOfRange)
 			}
 			return appendBiased(dst, d, 4), nil
 		},
 		dec: func(b []byte) (Value, error) {
 			d := readBiased(b)
 			if d < dateNegInfinity {
-				return Value{}, fmt.Errorf("date: day %d: %w", d, ErrOutOfRange)
+				return Value{}, fmt.Errorf("DATE: day %d: %w", d, ErrOutOfRange)
 			}
 			return IntValue(d), nil
 		},
@@ -44,14 +44,14 @@ func timeCodec() *Codec {
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			m := v.Int64()
 			if !v.I.IsInt64() || m < 0 || m > microsPerDay {
-				return dst, fmt.Errorf("time: %s µs: %w", v.I, ErrOutOfRange)
+				return dst, fmt.Errorf("TIME: %s µs: %w", v.I, ErrOutOfRange)
 			}
 			return appendBiased(dst, m, 8), nil
 		},
 		dec: func(b []byte) (Value, error) {
 			m := readBiased(b)
 			if m < 0 || m > microsPerDay {
-				return Value{}, fmt.Errorf("time: %d µs: %w", m, ErrOutOfRange)
+				return Value{}, fmt.Errorf("TIME: %d µs: %w", m, ErrOutOfRange)
 			}
 			return IntValue(m), nil
 		},
@@ -62,7 +62,7 @@ func timeCodec() *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			m, _, _, exact, err := parseTimeText(s, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("time: %w", err)
+				return Value{}, false, fmt.Errorf("TIME: %w", err)
 			}
 			return IntValue(m), exact, nil
 		},
@@ -77,14 +77,14 @@ func timeNSCodec() *Codec {
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			n := v.Int64()
 			if !v.I.IsInt64() || n < 0 || n > nanosPerDay {
-				return dst, fmt.Errorf("time_ns: %s ns: %w", v.I, ErrOutOfRange)
+				return dst, fmt.Errorf("TIME_NS: %s ns: %w", v.I, ErrOutOfRange)
 			}
 			return appendBiased(dst, n, 8), nil
 		},
 		dec: func(b []byte) (Value, error) {
 			n := readBiased(b)
 			if n < 0 || n > nanosPerDay {
-				return Value{}, fmt.Errorf("time_ns: %d ns: %w", n, ErrOutOfRange)
+				return Value{}, fmt.Errorf("TIME_NS: %d ns: %w", n, ErrOutOfRange)
 			}
 			return IntValue(n), nil
 		},
@@ -95,7 +95,7 @@ func timeNSCodec() *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			n, _, _, exact, err := parseClockText(s, r, 9)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("time_ns: %w", err)
+				return Value{}, false, fmt.Errorf("TIME_NS: %w", err)
 			}
 			return IntValue(n), exact, nil
 		},
@@ -112,10 +112,10 @@ func timeTZCodec() *Codec {
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			m := v.Int64()
 			if !v.I.IsInt64() || m < 0 || m > microsPerDay {
-				return dst, fmt.Errorf("timetz: %s µs: %w", v.I, ErrOutOfRange)
+				return dst, fmt.Errorf("TIME WITH TIME ZONE: %s µs: %w", v.I, ErrOutOfRange)
 			}
 			if v.Offset > maxTZOffset || v.Offset < -maxTZOffset {
-				return dst, fmt.Errorf("timetz: offset %d s: %w", v.Offset, ErrOutOfRange)
+				return dst, fmt.Errorf("TIME WITH TIME ZONE: offset %d s: %w", v.Offset, ErrOutOfRange)
 			}
 			dst = appendBiased(dst, m-int64(v.Offset)*1_000_000, 8)
 			return binary.BigEndian.AppendUint32(dst, uint32(maxTZOffset-v.Offset)), nil
@@ -123,11 +123,11 @@ func timeTZCodec() *Codec {
 		dec: func(b []byte) (Value, error) {
 			off := maxTZOffset - int64(binary.BigEndian.Uint32(b[8:]))
 			if off > maxTZOffset || off < -maxTZOffset {
-				return Value{}, fmt.Errorf("timetz: offset %d s: %w", off, ErrOutOfRange)
+				return Value{}, fmt.Errorf("TIME WITH TIME ZONE: offset %d s: %w", off, ErrOutOfRange)
 			}
 			m := readBiased(b[:8]) + off*1_000_000
 			if m < 0 || m > microsPerDay {
-				return Value{}, fmt.Errorf("timetz: %d µs: %w", m, ErrOutOfRange)
+				return Value{}, fmt.Errorf("TIME WITH TIME ZONE: %d µs: %w", m, ErrOutOfRange)
 			}
 			return TimeTZValue(m, int32(off)), nil
 		},
@@ -138,10 +138,10 @@ func timeTZCodec() *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			m, off, hasOff, exact, err := parseTimeText(s, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("timetz: %w", err)
+				return Value{}, false, fmt.Errorf("TIME WITH TIME ZONE: %w", err)
 			}
 			if !hasOff {
-				return Value{}, false, fmt.Errorf("timetz: %q: %w", s, ErrNoOffset)
+				return Value{}, false, fmt.Errorf("TIME WITH TIME ZONE: %q: %w", s, ErrNoOffset)
 			}
 			return TimeTZValue(m, off), exact, nil
 		},
@@ -156,14 +156,14 @@ func timestampCodec(k Kind) *Codec {
 		typ: Simple(k), width: 8, ordered: true,
 		enc: func(dst []byte, v Value) ([]byte, error) {
 			if !v.I.IsInt64() || v.Int64() == math.MinInt64 {
-				return dst, fmt.Errorf("%s: %s: %w", k, v.I, ErrOutOfRange)
+				return dst, fmt.Errorf("%s: %s: %w", kindName(k), v.I, ErrOutOfRange)
 			}
 			return appendBiased(dst, v.Int64(), 8), nil
 		},
 		dec: func(b []byte) (Value, error) {
 			x := readBiased(b)
 			if x == math.MinInt64 {
-				return Value{}, fmt.Errorf("%s: %w", k, ErrOutOfRange)
+				return Value{}, fmt.Errorf("%s: %w", kindName(k), ErrOutOfRange)
 			}
 			return IntValue(x), nil
 		},
@@ -171,7 +171,7 @@ func timestampCodec(k Kind) *Codec {
 		parse: func(s string, r Rounding) (Value, bool, error) {
 			x, exact, err := parseTimestampText(s, k, r)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("%s: %w", k, err)
+				return Value{}, false, fmt.Errorf("%s: %w", kindName(k), err)
 			}
 			return IntValue(x), exact, nil
 		},
@@ -199,7 +199,7 @@ func intervalCodec() *Codec {
 		parse: func(s string, _ Rounding) (Value, bool, error) {
 			iv, err := parseInterval(s)
 			if err != nil {
-				return Value{}, false, fmt.Errorf("interval: %w", err)
+				return Value{}, false, fmt.Errorf("INTERVAL: %w", err)
 			}
 			return IntervalValue(iv), true, nil
 		},

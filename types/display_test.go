@@ -31,7 +31,7 @@ func TestDisplayNameIsDuckDBs(t *testing.T) {
 		back, err := ParseType(got)
 		if err != nil {
 			t.Errorf("%s shows as %q, which does not parse: %v", in, got, err)
-		} else if back.String() != ty.String() {
+		} else if back.DuckLakeName() != ty.DuckLakeName() {
 			t.Errorf("%s shows as %q, which parses as %s", in, got, back)
 		}
 	}

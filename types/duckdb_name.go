@@ -85,9 +85,9 @@ func DuckDBName(t Type) string {
 			return ""
 		}
 		// The labels keep their case: only the keyword is upper-cased.
-		return "ENUM" + strings.TrimPrefix(t.String(), "enum")
+		return "ENUM" + strings.TrimPrefix(t.DuckLakeName(), "enum")
 	}
-	return strings.ToUpper(t.String())
+	return strings.ToUpper(t.DuckLakeName())
 }
 
 // DisplayName is how a type is shown to a user (CLI text and JSON, the
@@ -127,7 +127,7 @@ func DisplayName(t Type) string {
 	if n := DuckDBName(t); n != "" {
 		return n
 	}
-	return strings.ToUpper(t.String())
+	return strings.ToUpper(t.DuckLakeName())
 }
 
 // displayField quotes a struct field's name where DuckDB's typeof() does:
@@ -144,4 +144,13 @@ func displayField(name string) string {
 		return sqllex.QuoteName(name)
 	}
 	return name
+}
+
+// kindName is a kind as errors name it: DuckDB's name of its type.
+func kindName(k Kind) string { return DisplayName(Type{Kind: k}) }
+
+// Unprefixed is a codec's error without the type name it begins with, for
+// a message that has named the type already.
+func Unprefixed(err error, t Type) string {
+	return strings.TrimPrefix(err.Error(), t.String()+": ")
 }

@@ -109,12 +109,12 @@ func FuzzParseType(f *testing.F) {
 		if err != nil {
 			return
 		}
-		back, err := types.ParseType(ty.String())
+		back, err := types.ParseType(ty.DuckLakeName())
 		if err != nil {
-			t.Fatalf("%q parsed to %q, which does not parse: %v", s, ty.String(), err)
+			t.Fatalf("%q parsed to %q, which does not parse: %v", s, ty.DuckLakeName(), err)
 		}
 		if !back.Equal(ty) {
-			t.Fatalf("%q → %q → %q", s, ty.String(), back.String())
+			t.Fatalf("%q → %q → %q", s, ty.DuckLakeName(), back.DuckLakeName())
 		}
 		_, _ = types.CodecFor(ty)
 	})

@@ -50,12 +50,12 @@ func TestParseTypeNames(t *testing.T) {
 			t.Errorf("ParseType(%q): %v", c.in, err)
 			continue
 		}
-		if got.String() != c.want {
+		if got.DuckLakeName() != c.want {
 			t.Errorf("ParseType(%q) = %s, want %s", c.in, got, c.want)
 		}
-		back, err := ParseType(got.String())
+		back, err := ParseType(got.DuckLakeName())
 		if err != nil || !back.Equal(got) {
-			t.Errorf("round trip of %q via %q: %v, %v", c.in, got.String(), back, err)
+			t.Errorf("round trip of %q via %q: %v, %v", c.in, got.DuckLakeName(), back, err)
 		}
 	}
 }

@@ -199,7 +199,7 @@ func parseFloatText(s string, bitSize int, r Rounding) (float64, bool, error) {
 		case r == Ceil && f < 0:
 			return up(f), false, nil
 		case r == Cast:
-			return 0, false, fmt.Errorf("%q: %w for float%d", s, ErrOutOfRange, bitSize)
+			return 0, false, fmt.Errorf("%q: %w for %s", s, ErrOutOfRange, map[int]string{32: "FLOAT", 64: "DOUBLE"}[bitSize])
 		}
 		return f, false, nil
 	}

@@ -177,7 +177,7 @@ func resolveDate(y int64, m, d int, bc bool) (int64, error) {
 		y = 1 - y
 	}
 	if m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m) {
-		return 0, fmt.Errorf("no such date")
+		return 0, fmt.Errorf("no such day in the calendar")
 	}
 	return y, nil
 }
@@ -215,7 +215,7 @@ func (sc *textScanner) scanClock() (clock, error) {
 		s, _ = strconv.Atoi(ss)
 	}
 	if mi > 59 || s > 59 || h > 24 || (h == 24 && (mi != 0 || s != 0 || strings.Trim(frac, "0") != "")) {
-		return clock{}, fmt.Errorf("no such time of day")
+		return clock{}, fmt.Errorf("hours, minutes or seconds out of range")
 	}
 	return clock{secs: int64(h*3600 + mi*60 + s), frac: frac}, nil
 }
@@ -430,7 +430,7 @@ own:
 	z := secs.Mul(secs, big.NewInt(perSec))
 	z.Add(z, big.NewInt(fu))
 	if !z.IsInt64() || z.Int64() >= timestampInfinity || z.Int64() <= timestampNegInfinity {
-		return 0, false, fmt.Errorf("%s: %q: %w", k, s, ErrOutOfRange)
+		return 0, false, fmt.Errorf("%s: %q: %w", kindName(k), s, ErrOutOfRange)
 	}
 	return z.Int64(), exact, nil
 }
@@ -468,18 +468,18 @@ func parseDateText(s string) (int64, error) {
 	sc := &textScanner{s: t}
 	y, m, d, err := sc.scanDate()
 	if err != nil {
-		return 0, fmt.Errorf("date: %q: %v", s, err)
+		return 0, fmt.Errorf("DATE: %q: %v", s, err)
 	}
 	if y, err = resolveDate(y, m, d, sc.consumeBC()); err != nil {
-		return 0, fmt.Errorf("date: %q: %v", s, err)
+		return 0, fmt.Errorf("DATE: %q: %v", s, err)
 	}
 	sc.skipSpaces()
 	if !sc.eof() {
-		return 0, fmt.Errorf("date: %q: unexpected %q", s, sc.s[sc.i:])
+		return 0, fmt.Errorf("DATE: %q: unexpected %q", s, sc.s[sc.i:])
 	}
 	days := daysFromCivil(y, m, d)
 	if days >= dateInfinity || days <= dateNegInfinity {
-		return 0, fmt.Errorf("date: %q: %w", s, ErrOutOfRange)
+		return 0, fmt.Errorf("DATE: %q: %w", s, ErrOutOfRange)
 	}
 	return days, nil
 }

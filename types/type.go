@@ -186,11 +186,9 @@ func Enum(labels ...string) Type { return Type{Kind: KindEnum, Labels: labels} }
 // Unknown returns a type rocklake does not know, keeping its text.
 func Unknown(text string) Type { return Type{Kind: KindUnknown, Text: text} }
 
-// String returns the canonical DuckLake spelling, which ParseType reads back
-// to an equal Type.
 // MarshalText writes a type as users read it, DuckDB's name
 // (DisplayName): JSON shows "BIGINT" or "DECIMAL(10,2)" rather than the
-// struct. The catalog stores String, never this.
+// struct. The catalog stores DuckLakeName, never this.
 func (t Type) MarshalText() ([]byte, error) { return []byte(DisplayName(t)), nil }
 
 // UnmarshalText reads a type's name back (ParseType reads DuckDB's names
@@ -204,7 +202,15 @@ func (t *Type) UnmarshalText(b []byte) error {
 	return nil
 }
 
-func (t Type) String() string {
+// String is the type as users read it, DuckDB's name (DisplayName): what
+// %s and %v print, in errors above all. What is stored or exchanged with
+// DuckLake is DuckLakeName, asked for by name.
+func (t Type) String() string { return DisplayName(t) }
+
+// DuckLakeName returns the canonical DuckLake spelling (int64, timestamptz,
+// decimal(18,3)), which ParseType reads back to an equal Type: the
+// catalog stores it, and DuckLake interchange needs it.
+func (t Type) DuckLakeName() string {
 	var sb strings.Builder
 	t.write(&sb)
 	return sb.String()

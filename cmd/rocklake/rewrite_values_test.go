@@ -110,7 +110,7 @@ func TestRewriteRefusesUnwritableHugeint(t *testing.T) {
 	before := mustRun(t, "--catalog", cat, "snapshots")
 	for _, args := range [][]string{{"compact", "t"}, {"optimize", "t", "--sort-by", "h"}} {
 		_, err := run(t, append([]string{"--catalog", cat}, args...)...)
-		if err == nil || !strings.Contains(err.Error(), `column "h" (int128) holds values no 64-bit Parquet integer type holds together`) {
+		if err == nil || !strings.Contains(err.Error(), `column "h" (HUGEINT) holds values no 64-bit Parquet integer type holds together`) {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}

@@ -21,9 +21,9 @@ func newTableAlterCmd(g *globals) *cobra.Command {
                                      read their own values (TYPE must be theirs or widen it)
   rename column A to B               files registered before still hold it as A and read as B
   drop column C                      gone from the next snapshot; earlier snapshots still read it
-  alter column C type T              a widening DuckDB reads exactly: int8 → int16 → int32 →
-                                     int64 → int128 (unsigned alike), float → double, decimal
-                                     to no fewer integer and fraction digits
+  alter column C type T              a widening DuckDB reads exactly: TINYINT → SMALLINT →
+                                     INTEGER → BIGINT → HUGEINT (unsigned alike), FLOAT →
+                                     DOUBLE, DECIMAL to no fewer integer and fraction digits
   set partitioned by F, ...          the layout optimize and compact write: each file holds one
                                      value of every field F: col, year(col), month(col),
                                      day(col), hour(col), bucket(N, col) (quote them for the shell)

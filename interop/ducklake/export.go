@@ -166,7 +166,7 @@ func expressible(t types.Type) string {
 	case types.KindEnum:
 		return "ENUM"
 	case types.KindUnknown:
-		return "type " + t.String() + " unknown to DuckLake"
+		return "type " + t.DuckLakeName() + " unknown to DuckLake"
 	case types.KindList:
 		if t.Elem != nil {
 			return expressible(*t.Elem)

@@ -458,7 +458,7 @@ func (p *planner) buildColumns(names map[int64]string) error {
 			if err != nil {
 				return err
 			}
-			td.defs = append(td.defs, catalog.ColumnDef{Name: c.name, Type: t.String(), NotNull: !c.nullsAllowed})
+			td.defs = append(td.defs, catalog.ColumnDef{Name: c.name, Type: t.DuckLakeName(), NotNull: !c.nullsAllowed})
 		}
 		if len(td.defs) == 0 {
 			return fmt.Errorf("%w: table %q has no columns", ErrNotDuckLake, name)

@@ -166,7 +166,7 @@ func TableSchema(cols []catalog.Column, schemaID int, fileNames map[int64][]stri
 			why = whyType
 		}
 		if why != "" {
-			s.Left = append(s.Left, LeftColumn{Name: c.Name, Type: types.DuckDBName(c.Type), Reason: why})
+			s.Left = append(s.Left, LeftColumn{Name: c.Name, Type: types.DisplayName(c.Type), Reason: why})
 			continue
 		}
 		fields = append(fields, ig.NestedField{ID: int(c.ID), Name: c.Name, Type: t, Required: !c.Nullable})

@@ -107,7 +107,7 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 		var keep []catalog.Column
 		for _, c := range cols {
 			if ft, bad := badType[c.ID]; bad {
-				s.Left = append(s.Left, LeftColumn{Name: c.Name, Type: types.DuckDBName(c.Type), Reason: "some files hold it as " + ft + ", which Iceberg does not promote to the table's type"})
+				s.Left = append(s.Left, LeftColumn{Name: c.Name, Type: types.DisplayName(c.Type), Reason: "some files hold it as " + ft + ", which Iceberg does not promote to the table's type"})
 				continue
 			}
 			if c.Parent.Known {

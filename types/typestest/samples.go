@@ -75,7 +75,7 @@ var Ascending = map[string][]string{
 // Extremes parses the Ascending texts of t (by its canonical text) into
 // values; nil when the table has none for t.
 func Extremes(t types.Type) []types.Value {
-	key := t.String()
+	key := t.DuckLakeName()
 	if v, ok := extremesCache.Load(key); ok {
 		return v.([]types.Value)
 	}
@@ -92,7 +92,7 @@ func parseExtremes(t types.Type) []types.Value {
 		return nil
 	}
 	var out []types.Value
-	for _, s := range Ascending[t.String()] {
+	for _, s := range Ascending[t.DuckLakeName()] {
 		v, err := c.Parse(strings.TrimPrefix(s, "="))
 		if err != nil {
 			panic("typestest: bad sample " + s + ": " + err.Error())
