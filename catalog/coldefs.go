@@ -156,3 +156,10 @@ func buildColumns(tableID, snap int64, table string, defs []ColumnDef) ([]Column
 	}
 	return treeOrder(cols), nil
 }
+
+// NegativeZeroPartition says why a FLOAT or DOUBLE partition value of
+// negative zero is refused: DuckDB reads the directory's text with its
+// sign, while partitions are kept apart, compared and rewritten by value,
+// where -0.0 and 0.0 are one; registered, it would read as 0.0 here and
+// as -0.0 in DuckDB.
+const NegativeZeroPartition = "a negative zero, which rocklake cannot keep apart from 0.0 as DuckDB's reading of the directory does (it would read as 0.0); name the partition 0.0"

@@ -246,6 +246,9 @@ func partitionValues(ts *tableState, nf NewFile) ([]PartitionValue, error) {
 			if _, err := codec.Parse(v.Value.V); err != nil {
 				return nil, fmt.Errorf("%w data file %s: partition column %q: value %q does not read as %s: %s", ErrInvalid, nf.Path, c.Name, v.Value.V, c.Type, types.Unprefixed(err, c.Type))
 			}
+			if types.NegativeZero(c.Type, v.Value.V) {
+				return nil, fmt.Errorf("%w data file %s: partition column %q: value %q: %s", ErrInvalid, nf.Path, c.Name, v.Value.V, NegativeZeroPartition)
+			}
 		}
 		out = append(out, PartitionValue{ColumnID: c.ID, Value: v.Value})
 	}

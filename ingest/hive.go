@@ -217,6 +217,9 @@ func (fi *fileInfo) partitionColumn(col catalog.Column) (catalog.FileColumn, cat
 			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition directory %s=%s: %q does not read as %s, the table's type for %q",
 				ErrSchemaMismatch, hv.key, hv.raw, hv.value.V, types.DisplayName(col.Type), col.Name)
 		}
+		if types.NegativeZero(col.Type, hv.value.V) {
+			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition directory %s=%s: %q is %s", ErrSchemaMismatch, hv.key, hv.raw, hv.value.V, catalog.NegativeZeroPartition)
+		}
 		if enc, err = codec.Encode(v); err != nil {
 			return catalog.FileColumn{}, pv, fmt.Errorf("%w: partition column %q: %v", ErrSchemaMismatch, col.Name, err)
 		}

@@ -371,3 +371,23 @@ func formatDecimal(z *big.Int, scale int) string {
 	}
 	return digits
 }
+
+// NegativeZero says s is a FLOAT or DOUBLE zero written with its sign
+// (-0, -0.0, -0e5). Codecs read it as 0, as statistics bounds must (the
+// two compare equal), but DuckDB's CAST keeps the sign: where the text is
+// the value itself (a partition directory's), the two readings differ.
+func NegativeZero(t Type, s string) bool {
+	if t.Kind != KindFloat && t.Kind != KindDouble {
+		return false
+	}
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "-") {
+		return false
+	}
+	c, ok := CodecFor(t)
+	if !ok {
+		return false
+	}
+	v, err := c.Parse(s)
+	return err == nil && v.F == 0
+}
