@@ -246,6 +246,7 @@ type rewriteRun struct {
 	conn      *sql.Conn
 
 	// order
+	into   string  // the rows as read, before partitions renumber them into rewriteTmp
 	rn     string  // the expression numbering tmp's rows in output order
 	cuts   []int64 // the last rn of each partition, ascending
 	ltexts []string
@@ -473,6 +474,7 @@ func (w *rewriteRun) order() error {
 	if len(pkeys) > 0 {
 		into = tmp + "_in"
 	}
+	w.into = into
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", into, src)
 	// rn is qualified by the table: the COPY below names its output
 	// columns after the user's, and an unqualified ORDER BY rn would sort by
@@ -543,14 +545,26 @@ func (w *rewriteRun) sortedFill(into, src string) (string, error) {
 
 // partitions numbers into's rows again by pkeys before their order, into
 // rewriteTmp, and finds where each partition's run of rn ends (cuts).
+// As in sortedFill, the sort reads copies of the keys (p0, p1, ...): a
+// key that is a column itself (a layout's identity field on a DOUBLE)
+// would come back decoded from DuckDB's normalised sort key, -0.0 as 0.0
+// and every NaN as the one NaN, and be written so.
 func (w *rewriteRun) partitions(into string, pkeys []string) error {
 	ctx, conn, what := w.ctx, w.conn, w.what
 	exclude := ""
 	if len(w.sp.order) > 0 {
-		exclude = " EXCLUDE (rn)"
+		exclude = "rn, "
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *%s, row_number() OVER (ORDER BY %s, %s) AS rn FROM %s",
-		rewriteTmp, exclude, strings.Join(pkeys, ", "), w.rn, into)); err != nil {
+	keys := make([]string, len(pkeys))
+	copies := make([]string, len(pkeys))
+	for i, k := range pkeys {
+		keys[i] = fmt.Sprintf("p%d", i)
+		copies[i] = k + " AS " + keys[i]
+	}
+	// prn is the order within a partition (rn, or the rowid), read where
+	// into's name is in scope.
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%sprn, %s), row_number() OVER (ORDER BY %s, prn) AS rn FROM (SELECT *, %s AS prn, %s FROM %s)",
+		rewriteTmp, exclude, strings.Join(keys, ", "), strings.Join(keys, ", "), w.rn, strings.Join(copies, ", "), into)); err != nil {
 		return fmt.Errorf("%s: laying out the rows by partition: %w", what, err)
 	}
 	w.rn = rewriteTmp + ".rn"
@@ -754,9 +768,11 @@ func (w *rewriteRun) finish() error {
 	return err
 }
 
-// check commits nothing unless the files hold exactly the rows read.
+// check commits nothing unless the files hold exactly the rows read: as
+// read (into), so that the steps between (the numbering by partition) are
+// checked too.
 func (w *rewriteRun) check() error {
-	if err := checkRewrite(w.ctx, w.e, w.conn, w.st, rewriteTmp, w.typs, w.written, w.hive, w.writtenGroups); err != nil {
+	if err := checkRewrite(w.ctx, w.e, w.conn, w.st, w.into, w.typs, w.written, w.hive, w.writtenGroups); err != nil {
 		return fmt.Errorf("%s: %w; nothing committed, the new files removed", w.what, err)
 	}
 	return nil
