@@ -43,6 +43,7 @@ const unavailableFor = 5 * time.Second
 type attempt struct {
 	unknown bool // one was cut off after it was sent: it may have landed
 	lost    int  // how many lost the fence to another writer
+	failed  int  // how many failed otherwise, each said to have written nothing
 }
 
 // writeRetryFor bounds retryWrites (a variable so that tests of giving up
@@ -71,7 +72,9 @@ func retryWrites[T any](what string, fn func(attempt) (T, error)) (T, error) {
 		case errors.Is(err, kv.ErrConditionFailed):
 			a.lost++
 		case unknown && errors.Is(err, kv.ErrUnavailable):
+			a.failed++
 		case errors.Is(err, kv.ErrUnavailable) && time.Since(start) < unavailableFor:
+			a.failed++
 			// Nothing was written (a write cut off after it was sent says
 			// ErrUnknownOutcome): a connection ended under the attempt's
 			// reads, a server restarting. Ride through a short outage;

@@ -225,6 +225,19 @@ func (t *Txn) Commit() (Snapshot, error) {
 			if s, ok, err := t.findCommitted(); err != nil || ok {
 				return s, err
 			}
+		} else if a.failed > 0 || a.lost > 0 {
+			// The store said an earlier attempt wrote nothing (it failed,
+			// or its fence was taken). Looked for all the same, at the
+			// cost of a read of the snapshots since the base: were the
+			// store wrong (a COMMIT it retried itself after it had landed
+			// then finds its own fence taken), the attempt below would
+			// take its own commit for another writer's and answer
+			// ErrConflict for a commit that landed. Found by the storm
+			// with a server shut down immediately. A failed look leaves
+			// the store's word.
+			if s, ok, err := t.findCommitted(); err == nil && ok {
+				return s, nil
+			}
 		}
 		return t.commitOnce()
 	})

@@ -136,13 +136,28 @@ func (b *batch) attempt() (sent bool, err error) {
 		return false, err
 	}
 	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) || pgconn.SafeToRetry(err) {
-			return false, err // the server refused it, or never got it
-		}
-		return true, err
+		return commitSent(err), err
 	}
 	return false, nil
+}
+
+// commitSent says whether a COMMIT that failed with err may have landed.
+// Only an ERROR answering it says the transaction rolled back (a deferred
+// constraint, a serialization failure), and only an error pgx knows was
+// raised before anything went out says the server never got it. A FATAL
+// or PANIC ends the session without saying: a server shut down
+// immediately (57P01) or crashing (57P02) may have made the commit
+// durable just before, and its recovery then replays it.
+func commitSent(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		sev := pe.SeverityUnlocalized
+		if sev == "" {
+			sev = pe.Severity
+		}
+		return sev != "ERROR"
+	}
+	return !pgconn.SafeToRetry(err)
 }
 
 func rollback(conn *pgxpool.Conn) {
