@@ -82,9 +82,6 @@ func setExprs(st *tableState, q, verb string, sets []writesql.Assignment) ([]str
 		if i < 0 {
 			return nil, fmt.Errorf("%s: table %q has no column %q: %w", verb, st.t.Name, a.Column, catalog.ErrNoSuchColumn)
 		}
-		if top[i].Partition != "" {
-			return nil, fmt.Errorf("%s: column %q of table %q is a Hive partition column, whose values its files' directories hold: it cannot be set", verb, top[i].Name, st.t.Name)
-		}
 		out[i] = "(" + a.Expr + "\n)"
 	}
 	return out, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -161,6 +163,116 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 		hl.groups = append(hl.groups, g)
 	}
 	return &hl, nil
+}
+
+// hiveNull is the directory value Hive, Spark and DuckDB write for a NULL
+// partition value, which registration reads as NULL.
+const hiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// hiveEscape spells a partition value as a key=value directory holds it:
+// every byte but ASCII letters, digits and -_.~ percent-escaped, which
+// registration and DuckDB's hive_partitioning both decode. Fewer escapes
+// would not do: DuckDB takes a raw '\' for a directory separator, and a
+// raw '=' or '?' makes it read no partition at all. A value read as NULL
+// (NULL in any case, or hiveNull) has its first byte escaped too, which
+// is decoded but not taken for NULL.
+func hiveEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		safe := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~'
+		if safe && !(i == 0 && (strings.EqualFold(s, "NULL") || s == hiveNull)) {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// groupsOfRows makes the partitions of a write from the distinct values
+// of its rows (from's partition slots, as read: a sort may have handed
+// back normalised copies): each group's values as the catalog will store
+// them, and its directories, each checked to read back, as registration
+// reads a path, as that same stored value. A value no directory can hold
+// as the catalog keeps it (NaN, -0.0) is refused, as add refuses such a
+// directory.
+func (hl *hiveLayout) groupsOfRows(ctx context.Context, conn *sql.Conn, top []catalog.Column, from string) error {
+	sel := make([]string, len(hl.slots))
+	for j, s := range hl.slots {
+		c := top[s]
+		if strings.ContainsAny(c.Name, "/=") || c.Name == "." || c.Name == ".." {
+			return fmt.Errorf("partition column %q cannot name a key=value directory", c.Name)
+		}
+		sel[j] = "CAST(" + slot(s) + " AS VARCHAR)"
+	}
+	// DISTINCT over the text, not the values: -0.0 and 0.0 are equal
+	// values with two texts.
+	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT "+strings.Join(sel, ", ")+" FROM "+from)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	vals := make([]sql.NullString, len(sel))
+	ptrs := make([]any, len(sel))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		var g hiveGroup
+		for j, s := range hl.slots {
+			c := top[s]
+			if !vals[j].Valid {
+				g.values = append(g.values, catalog.PartitionValue{ColumnID: c.ID})
+				g.dirs = append(g.dirs, c.Name+"="+hiveNull)
+				continue
+			}
+			stored, dir, err := hiveDir(c, vals[j].String)
+			if err != nil {
+				return err
+			}
+			g.values = append(g.values, catalog.PartitionValue{ColumnID: c.ID, Value: stats.Known(stored)})
+			g.dirs = append(g.dirs, c.Name+"="+dir)
+		}
+		hl.groups = append(hl.groups, g)
+	}
+	return rows.Err()
+}
+
+// hiveDir is the directory value of partition column c's value whose
+// DuckDB text is text, and the value as the catalog stores it; an error
+// where registration would read the directory as anything else.
+func hiveDir(c catalog.Column, text string) (stored, dir string, err error) {
+	var v types.Value
+	codec, ok := types.CodecFor(c.Type)
+	if !ok {
+		return "", "", fmt.Errorf("partition column %q: type %s has no text form", c.Name, c.Type)
+	}
+	if v, err = codec.Parse(text); err != nil {
+		return "", "", fmt.Errorf("partition column %q: DuckDB's text %q does not read back as %s: %w", c.Name, text, c.Type, err)
+	}
+	if (c.Type.Kind == types.KindFloat || c.Type.Kind == types.KindDouble) && math.IsNaN(v.F) {
+		// Registration keeps a partition value as its file's exact bounds,
+		// which NaN cannot be (add refuses a p=nan directory).
+		return "", "", fmt.Errorf("partition column %q: a NaN partition value is not supported (the value is kept as its files' exact bounds)", c.Name)
+	}
+	if types.NegativeZero(c.Type, text) {
+		return "", "", fmt.Errorf("partition column %q: %q is %s", c.Name, text, catalog.NegativeZeroPartition)
+	}
+	stored = codec.Format(v)
+	dir = hiveEscape(text)
+	dec, err := url.PathUnescape(dir)
+	if err != nil || strings.EqualFold(dir, "NULL") || dir == hiveNull {
+		return "", "", fmt.Errorf("partition column %q: the value %q has no directory that reads back", c.Name, text)
+	}
+	back, err := codec.Parse(dec)
+	if err != nil || codec.Format(back) != stored {
+		return "", "", fmt.Errorf("partition column %q: the value %q would read back from its directory as another value", c.Name, text)
+	}
+	return stored, dir, nil
 }
 
 // partitionValue is the SQL constant of a stored partition value, as

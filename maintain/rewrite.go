@@ -340,9 +340,9 @@ func (w *rewriteRun) read() error {
 func (w *rewriteRun) output() error {
 	t, what, hive, sp := w.st.t, w.what, w.hive, w.sp
 	if sp.src != "" {
-		if hive != nil {
-			return fmt.Errorf("%s: table %q has Hive partition column %q, whose values its files' key=value directories hold: writing such a table in SQL is not supported yet (declare a layout instead: rocklake table alter %s set partitioned by ...)",
-				what, t.Name, catalog.TopLevel(w.st.cols)[hive.slots[0]].Name, sqllex.QuoteName(t.Name))
+		if hive != nil && (catalog.IsObject(w.place) || catalog.IsObject(w.e.Catalog().DataRoot())) {
+			return fmt.Errorf("%s: table %q has Hive partition column %q and its files are objects: writing partitioned objects is not supported yet (their key=value prefixes would be lost)",
+				what, t.Name, catalog.TopLevel(w.st.cols)[hive.slots[0]].Name)
 		}
 		if catalog.IsObject(w.place) {
 			out, err := newObjectOutput(w.ctx, w.e, w.st, w.place, what, w.dir)
@@ -647,6 +647,12 @@ func (w *rewriteRun) write() error {
 	aw, err := newArrowWriter(w.st, hive)
 	if err != nil {
 		return err
+	}
+	if hive != nil && w.sp.src != "" {
+		// A write's partitions are those of its rows.
+		if err := hive.groupsOfRows(ctx, conn, top, w.into); err != nil {
+			return fmt.Errorf("%s: partitions: %w", what, err)
+		}
 	}
 	if hive != nil {
 		if err := hive.groupsTable(ctx, conn, top, rewriteGroups); err != nil {

@@ -524,8 +524,8 @@ func createColumns(list string) ([]catalog.ColumnDef, error) {
 // a tier holds mergeFanout files they become one file of the tier above.
 // A row is rewritten about log8(n) times over n single-row inserts, and a
 // table holds at most mergeFanout-1 small files per tier. Files of one
-// declared-layout value merge only with each other, so that a merge never
-// spreads over more files than it read. The merge is a snapshot of its
+// declared-layout value and one Hive partition merge only with each other,
+// so that a merge never spreads over more files than it read. The merge is a snapshot of its
 // own, after the write's.
 const mergeFanout = 8
 
@@ -557,9 +557,9 @@ func mergeWrites(ctx context.Context, e *engine.Engine, table string) (int, erro
 	groups := map[string][][]catalog.DataFile{} // by layout values, then tier
 	for _, f := range st.files {
 		if f.Owner != catalog.OwnerRocklake || f.RecordCount >= small || catalog.IsObject(f.Location(st.t)) && len(f.PartitionValues) > 0 {
-			continue
+			continue // (a rewrite of partitioned objects is not supported)
 		}
-		key := fmt.Sprint(f.LayoutValues)
+		key := fmt.Sprint(f.LayoutValues, f.PartitionValues)
 		k := tierOf(f.RecordCount)
 		for len(groups[key]) <= k {
 			groups[key] = append(groups[key], nil)
