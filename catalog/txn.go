@@ -104,6 +104,8 @@ type Txn struct {
 	ops   []op
 	done  bool
 	token []byte
+
+	attempts int // how many times Commit tried to write
 }
 
 type opKind uint8
@@ -219,6 +221,7 @@ func (t *Txn) Commit() (Snapshot, error) {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	return retryWrites("commit", func(a attempt) (Snapshot, error) {
+		t.attempts++
 		if a.unknown {
 			// The store could not say whether an earlier attempt landed:
 			// look for it before trying again, so that it lands once.
@@ -239,13 +242,19 @@ func (t *Txn) Commit() (Snapshot, error) {
 				return s, nil
 			}
 		}
-		return t.commitOnce()
+		if a.lost >= lockAfterLost {
+			if s, ok, err := t.commitLocked(); ok {
+				return s, err
+			}
+		}
+		return t.commitOnce(c.store.NewBatch)
 	})
 }
 
-// commitOnce builds the commit on the newest snapshot and writes it on
-// condition that no other writer wrote since it read (the fence).
-func (t *Txn) commitOnce() (Snapshot, error) {
+// commitOnce builds the commit on the newest snapshot and writes it, with
+// a batch from newBatch, on condition that no other writer wrote since it
+// read (the fence).
+func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	c := t.c
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
@@ -263,7 +272,7 @@ func (t *Txn) commitOnce() (Snapshot, error) {
 			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID,
 		},
 		tables: map[string]*tableState{},
-		batch:  c.store.NewBatch(),
+		batch:  newBatch(),
 	}
 	defer w.batch.Close()
 	if head.ID != t.base {

@@ -3,6 +3,7 @@ package storm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -96,6 +97,14 @@ func (r Report) String() string {
 		r.Writers, r.Readers, r.Elapsed.Round(time.Millisecond), r.Acknowledged, r.CommitsPerSec, r.Refused, r.Failed, r.Unknown+r.Died, r.Died, r.UnknownLanded)
 	fmt.Fprintf(&b, "fence retries %d, unknown store outcomes resolved %d, failed begins/opens %d; commit latency p50 %s, p99 %s, max %s\n",
 		r.Retries, r.StoreUnknown, r.BeginErrors, r.CommitP50.Round(time.Microsecond), r.CommitP99.Round(time.Microsecond), r.CommitMax.Round(time.Microsecond))
+	if len(r.ByWriter) > 0 {
+		b.WriteString("commits acknowledged (refused) by writer:")
+		for _, id := range slices.Sorted(maps.Keys(r.ByWriter)) {
+			w := r.ByWriter[id]
+			fmt.Fprintf(&b, " %d %s %d (%d);", id, w.Table, w.Acknowledged, w.Refused)
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "%d snapshots checked by readers (%d failed reads); head %d with %d files; %d violations", r.ReadsChecked, r.ReadErrors, r.Head, r.Files, len(r.Violations))
 	for i, v := range r.Violations {
 		if i == 30 {
