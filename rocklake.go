@@ -436,14 +436,26 @@ type QueryOptions struct {
 	// Snapshot is the snapshot the query reads; the zero value is the
 	// latest.
 	Snapshot SnapshotRef
+	// In is the transaction of writes the query runs in, if any. A query
+	// that reads a table the transaction has written fails with
+	// ErrUncommittedRead: the snapshot it reads does not hold the rows
+	// written, and an answer without them would be wrong.
+	In *WriteTxn
 }
 
 func (o QueryOptions) engineOptions() (engine.QueryOptions, error) {
 	// engine.QueryOptions{}.Snapshot is 0, snapshot 0, not the latest:
 	// the id is always set here from the SnapshotRef.
 	id, err := o.Snapshot.catalogID()
-	return engine.QueryOptions{Snapshot: id}, err
+	return engine.QueryOptions{Snapshot: id, Uncommitted: o.In.written()}, err
 }
+
+// ErrUncommittedRead is a query inside a transaction of writes that reads
+// a table the transaction has written (QueryOptions.In, and the queries of
+// WriteTxn.Exec's own statements): rows written in a transaction are not
+// readable before its Commit, and rocklake refuses the query rather than
+// answer without them.
+var ErrUncommittedRead = engine.ErrUncommittedRead
 
 // Result is a query's answer held in memory (DuckDB's text of each value,
 // nil for NULL) with how each table was pruned. An alias of engine.Result.

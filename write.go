@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -120,8 +121,10 @@ func stageRecords(path string, rows array.RecordReader) error {
 // write and check their files at once and register them all in one
 // snapshot at Commit, or none (Rollback removes them). Readers never see
 // a part of it. Its statements' queries read the snapshot given to each
-// (ExecOptions.Snapshot), not the transaction's own writes. A WriteTxn is
-// for one goroutine at a time.
+// (ExecOptions.Snapshot), which does not hold the transaction's own
+// writes: a statement whose query reads a table the transaction has
+// written fails with ErrUncommittedRead, as does a query run In it
+// (QueryOptions.In). A WriteTxn is for one goroutine at a time.
 type WriteTxn struct {
 	l      *Lake
 	staged []*maintain.Staged
@@ -145,7 +148,8 @@ func (w *WriteTxn) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteR
 	if err != nil {
 		return nil, err
 	}
-	res, st, err := maintain.Stage(ctx, w.l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id}, ReadDirs: w.l.readDirs, Stdin: o.Stdin})
+	res, st, err := maintain.Stage(ctx, w.l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id, Uncommitted: w.written()},
+		ReadDirs: w.l.readDirs, Stdin: o.Stdin})
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +179,21 @@ func (w *WriteTxn) Rollback() {
 		w.done = true
 		w.discard()
 	}
+}
+
+// written is the ids of the tables w has written so far; none for a nil
+// or ended transaction.
+func (w *WriteTxn) written() []int64 {
+	if w == nil || w.done {
+		return nil
+	}
+	var ids []int64
+	for _, st := range w.staged {
+		if id := st.TableID(); !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 func (w *WriteTxn) discard() {

@@ -124,14 +124,65 @@ func TestWriteTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	mid := snaps()
-	if _, err := tx.Commit(ctx); err == nil {
-		t.Fatal("a commit into a dropped table succeeded")
+	if _, err := tx.Commit(ctx); !errors.Is(err, rocklake.ErrConflict) || !strings.Contains(err.Error(), `table "b" was dropped`) {
+		t.Fatalf("a commit into a dropped table: %v", err)
 	}
 	if snaps() != mid || firstValue(t, lake, "SELECT count(*) FROM a") != "11" {
 		t.Fatal("a failed commit changed the catalog")
 	}
 	if got := parquetUnder(t, files); got != n {
 		t.Fatalf("a failed commit left %d files", got-n)
+	}
+}
+
+// Inside a transaction of writes, a statement or query that reads a table
+// the transaction has written fails with ErrUncommittedRead (its answer
+// would leave the staged rows out), and leaves the transaction as it was;
+// reads of other tables, of the table at a named snapshot, and outside
+// the transaction go on.
+func TestWriteTransactionRefusesReadsOfItsWrites(t *testing.T) {
+	ctx := context.Background()
+	lake, err := rocklake.Create(ctx, filepath.Join(t.TempDir(), "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	for _, q := range []string{"CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)", "INSERT INTO a VALUES (1)", "INSERT INTO b VALUES (2)"} {
+		if _, err := lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx := lake.BeginWrite()
+	if _, err := tx.Exec(ctx, "INSERT INTO a SELECT * FROM b", rocklake.ExecOptions{}); err != nil {
+		t.Fatal(err) // b is read before anything is written: allowed
+	}
+	for _, q := range []string{"INSERT INTO a SELECT x + 1 FROM a", "INSERT INTO b SELECT * FROM a", "INSERT INTO b SELECT count(*) FROM query_table('a')"} {
+		if _, err := tx.Exec(ctx, q, rocklake.ExecOptions{}); !errors.Is(err, rocklake.ErrUncommittedRead) || !strings.Contains(err.Error(), `table "a"`) {
+			t.Errorf("%s in a transaction that wrote a: %v", q, err)
+		}
+	}
+	if _, err := lake.Query(ctx, "SELECT count(*) FROM a", rocklake.QueryOptions{In: tx}); !errors.Is(err, rocklake.ErrUncommittedRead) {
+		t.Errorf("a query in the transaction: %v", err)
+	}
+	for _, q := range []string{"SELECT count(*) FROM b", "SELECT count(*) FROM a AT (VERSION => 3)"} {
+		if _, err := lake.Query(ctx, q, rocklake.QueryOptions{In: tx}); err != nil {
+			t.Errorf("%s in the transaction: %v", q, err)
+		}
+	}
+	if got := firstValue(t, lake, "SELECT count(*) FROM a"); got != "1" {
+		t.Errorf("outside the transaction a has %s rows", got)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO b SELECT * FROM b", rocklake.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := firstValue(t, lake, "SELECT (SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM a) || ' ' || (SELECT string_agg(y::VARCHAR, ',') FROM b)"); got != "1,2 2,2" {
+		t.Errorf("after the commit: %s", got)
+	}
+	if _, err := lake.Query(ctx, "SELECT count(*) FROM a", rocklake.QueryOptions{In: tx}); err != nil {
+		t.Errorf("a query In a committed transaction: %v", err)
 	}
 }
 

@@ -212,6 +212,12 @@ type QueryOptions struct {
 	// row ranges or pages (partial.go); the zero value lets the cost rule
 	// choose.
 	Partial PartialMode
+	// Uncommitted are the tables (ids) the caller's transaction has
+	// written and not yet committed. The snapshot read does not hold
+	// those rows, so a query that reads one of them there fails with
+	// ErrUncommittedRead instead of answering without them (a reference
+	// that travels to a snapshot it names reads that one, and may).
+	Uncommitted []int64
 
 	noSplit bool // run an aggregate on DuckDB alone (see errSplit)
 	into    IntoFunc
@@ -589,6 +595,10 @@ func noBloomProbe(x string, t types.Type) string {
 	}
 	return x
 }
+
+// ErrUncommittedRead is a query, inside a transaction, that reads a table
+// the transaction has written: it would not see the rows written.
+var ErrUncommittedRead = errors.New("a read of rows not yet committed")
 
 // ErrNotAQuery is returned for a statement that is not a query (COPY,
 // CREATE, SET, ...): rocklake answers queries over the catalog's tables

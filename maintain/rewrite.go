@@ -832,7 +832,7 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		if out != nil {
 			local, prefix, store, uploaded = "", out.prefix, out.store, slices.Clone(out.uploaded)
 		}
-		*sp.stage = Staged{table: t.Name, path: register, opts: addOpts, rows: w.rows, files: n,
+		*sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, path: register, opts: addOpts, rows: w.rows, files: n,
 			discard: func() {
 				for _, loc := range uploaded {
 					_ = store.Delete(context.Background(), loc)

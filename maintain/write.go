@@ -123,6 +123,9 @@ func Stage(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (
 	return res, st, nil
 }
 
+// TableID is the id of the table a staged write writes to.
+func (s *Staged) TableID() int64 { return s.t.ID }
+
 // Discard removes a staged write's files; it does nothing once they are
 // committed, or when it wrote none.
 func (s *Staged) Discard() {
@@ -261,9 +264,6 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 			defer r.Close()
 			st = &tableState{r: r, t: catalog.Table{Name: stmt.Table}, cols: cols}
 			sp.create = defs
-		}
-		if stage != nil {
-			stage.t, stage.cols = st.t, st.cols
 		}
 		sp.src = slotsOf(st.cols, "SELECT * FROM temp."+writeTable)
 		sp.sizing = writeSizing(st.t.WriteOptions)

@@ -154,7 +154,7 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 	if err != nil {
 		return nil, nil
 	}
-	o := rocklake.QueryOptions{Snapshot: ss.readAt()}
+	o := ss.queryOptions()
 	ctx, done := ss.queryContext()
 	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", o)
 	if err != nil {

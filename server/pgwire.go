@@ -631,6 +631,13 @@ var errStatementTimeout = errors.New("statement timeout")
 
 // readKey is how the session's statements read: inside a transaction
 // block the snapshot pinned at BEGIN, else the rocklake.snapshot setting.
+// queryOptions are the options of a query the session runs: at readAt,
+// and inside the session's transaction of writes, if it has one (a query
+// reading a table the block wrote is refused, ErrUncommittedRead).
+func (ss *pgSession) queryOptions() rocklake.QueryOptions {
+	return rocklake.QueryOptions{Snapshot: ss.readAt(), In: ss.wtx}
+}
+
 func (ss *pgSession) readAt() rocklake.SnapshotRef {
 	if _, set := ss.snapshot.ID(); set {
 		return ss.snapshot

@@ -220,7 +220,7 @@ func (ss *pgSession) query(q string, formats []int16, run func() (context.Contex
 		}
 		ss.mu.Unlock()
 	})
-	rows, err := ss.s.lake.QueryRows(ctx, q, rocklake.QueryOptions{Snapshot: ss.readAt()})
+	rows, err := ss.s.lake.QueryRows(ctx, q, ss.queryOptions())
 	stopWatch()
 	err = ss.afterEngine(err)
 	if err != nil {
@@ -289,7 +289,7 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 	}
 	ctx, done := ss.queryContext()
 	defer done()
-	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", rocklake.QueryOptions{Snapshot: ss.readAt()})
+	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", ss.queryOptions())
 	err = ss.afterEngine(err)
 	if err != nil {
 		return nil, ctxError(ctx, err)

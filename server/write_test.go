@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -666,5 +667,85 @@ func TestChangesOverPostgresProtocol(t *testing.T) {
 	}
 	if got := firstAnswer(t, simple, "SELECT count(*), string_agg(name, ',' ORDER BY id) FROM w"); got != "9|N3,N4,e'; DROP TABLE w; --,http,n13,n14,n15,n16,n17" {
 		t.Errorf("at the end: %s", got)
+	}
+}
+
+// Inside a block that wrote to a table, every way of reading that table
+// at the block's snapshot is refused with 0A000, since the rows written
+// are not readable before COMMIT and an answer would leave them out
+// (PostgreSQL's answer would hold them): a query, a join, a CTE,
+// query_table, INSERT ... SELECT from it, COPY out, a cursor, a prepared
+// statement. Reading other tables, more INSERTs, and reading the table as
+// of a snapshot named with AT stay allowed; the refused statement fails
+// the block, whose writes are then rolled back.
+func TestBlockRefusesReadsOfItsWrites(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	for _, q := range []string{"CREATE TABLE w (id BIGINT)", "CREATE TABLE o (id BIGINT)", "INSERT INTO w VALUES (1)", "INSERT INTO o VALUES (1), (2)"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := f.latest(t)
+	refused := []func(tx pgx.Tx) error{
+		func(tx pgx.Tx) error { _, err := tx.Exec(ctx, "SELECT count(*) FROM w"); return err },
+		func(tx pgx.Tx) error { _, err := tx.Exec(ctx, "SELECT * FROM o JOIN W USING (id)"); return err },
+		func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "WITH x AS (SELECT * FROM \"w\") SELECT count(*) FROM x")
+			return err
+		},
+		func(tx pgx.Tx) error { _, err := tx.Exec(ctx, "SELECT * FROM query_table('w')"); return err },
+		func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "SELECT count(*) FROM o WHERE id IN (SELECT id FROM w)")
+			return err
+		},
+		func(tx pgx.Tx) error { _, err := tx.Exec(ctx, "INSERT INTO w SELECT id + 10 FROM w"); return err },
+		func(tx pgx.Tx) error { _, err := tx.Exec(ctx, "INSERT INTO o SELECT * FROM w"); return err },
+		func(tx pgx.Tx) error {
+			_, err := tx.Conn().PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM w) TO STDOUT")
+			return err
+		},
+		func(tx pgx.Tx) error {
+			_, err := tx.Conn().PgConn().CopyTo(ctx, io.Discard, "COPY w TO STDOUT (FORMAT csv)")
+			return err
+		},
+		func(tx pgx.Tx) error { _, err := tx.Exec(ctx, "DECLARE cur CURSOR FOR SELECT * FROM w"); return err },
+		func(tx pgx.Tx) error {
+			var n int64
+			return tx.QueryRow(ctx, "SELECT count(*) FROM w WHERE id > $1", pgx.QueryExecModeExec, 0).Scan(&n)
+		},
+	}
+	for i, read := range refused {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO w VALUES (2)"); err != nil {
+			t.Fatal(err)
+		}
+		if err := read(tx); sqlstate(err) != "0A000" || !strings.Contains(err.Error(), `table "w"`) {
+			t.Errorf("read %d of the table the block wrote: %v", i, err)
+		}
+		tx.Rollback(ctx)
+	}
+	if got := f.latest(t); got != base {
+		t.Fatalf("the refused blocks made %d snapshots", got-base)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"INSERT INTO w VALUES (2)", "SELECT count(*) FROM o", "INSERT INTO w VALUES (3)", "INSERT INTO w SELECT id + 100 FROM o",
+		fmt.Sprintf("SELECT count(*) FROM w AT (VERSION => %d)", base)} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			t.Fatalf("%s, in a block that wrote w: %v", q, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := firstAnswer(t, c, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM w"); got != "1,2,3,101,102" {
+		t.Errorf("after the block: %s", got)
 	}
 }

@@ -53,10 +53,13 @@ catalog's rewrite directory, where writes put their files): no other file is
 read or written, no database attached, no extension loaded, no setting
 changed. Readers run queries; "SET rocklake.snapshot = N" reads an older
 snapshot, and BEGIN ... COMMIT reads one snapshot throughout. Writers also
-run INSERT, CREATE TABLE [AS] and COPY t FROM 'path' (a file under those
+run INSERT, CREATE TABLE [AS], COPY t FROM 'path' (a file under those
 directories) or FROM STDIN (psql's \copy, a driver's CopyFrom; at most
---max-copy-bytes), each committed as its own snapshot (not yet inside
-BEGIN ... COMMIT); POST /v1/sql runs one over HTTP.
+--max-copy-bytes), DELETE, UPDATE and MERGE, each committed as its own
+snapshot; inside BEGIN ... COMMIT, INSERT and COPY statements commit
+together at COMMIT, and a statement that reads a table the block wrote is
+refused (its rows are not readable before COMMIT). POST /v1/sql runs one
+write over HTTP.
 
 Rows leave in bulk as PostgreSQL's clients expect: COPY (query) TO STDOUT and
 COPY t [(cols)] TO STDOUT (psql's \copy ... to FILE, a driver's CopyTo) in the
