@@ -117,9 +117,9 @@ func stageRecords(path string, rows array.RecordReader) error {
 	return w.Close()
 }
 
-// WriteTxn is a transaction of writes: its INSERT and COPY statements
-// write and check their files at once and register them all in one
-// snapshot at Commit, or none (Rollback removes them). Readers never see
+// WriteTxn is a transaction of writes: its statements write and check
+// their files at once and register them all in one snapshot at Commit,
+// or none (Rollback removes them). Readers never see
 // a part of it. Its statements' queries read the snapshot given to each
 // (ExecOptions.Snapshot), which does not hold the transaction's own
 // writes: a statement whose query reads a table the transaction has
@@ -134,9 +134,12 @@ type WriteTxn struct {
 // BeginWrite starts a transaction of writes.
 func (l *Lake) BeginWrite() *WriteTxn { return &WriteTxn{l: l} }
 
-// Exec runs an INSERT or COPY statement in the transaction: its rows are
-// written, checked and held until Commit. CREATE TABLE is refused inside
-// a transaction.
+// Exec runs an INSERT, COPY, DELETE, UPDATE or MERGE statement in the
+// transaction: its files are written, checked and held until Commit (a
+// change copies on write here, whatever the table's delete mode). CREATE
+// TABLE is refused inside a transaction, and so is a statement that reads
+// a table the transaction has written (ErrUncommittedRead): a change
+// reads the table it changes.
 func (w *WriteTxn) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResult, error) {
 	if w.done {
 		return nil, ErrTxnDone

@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/rocklake/rocklake"
-	"github.com/rocklake/rocklake/internal/writesql"
 )
 
 func parquetUnder(t *testing.T, dir string) int {
@@ -186,6 +185,95 @@ func TestWriteTransactionRefusesReadsOfItsWrites(t *testing.T) {
 	}
 }
 
+// Changes in a transaction (DELETE, UPDATE, MERGE, of tables it has not
+// written) commit together with its inserts, in one snapshot, or not at
+// all; a DELETE that empties a file retires it at the commit; on a
+// merge-on-read table they copy on write. A change whose files another
+// change retired before the commit fails it with a conflict, leaving
+// nothing.
+func TestWriteTransactionChanges(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, err := rocklake.Create(ctx, filepath.Join(dir, "lake"), rocklake.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lake.Close()
+	for _, q := range []string{"CREATE TABLE a (x INTEGER)", "CREATE TABLE b (x INTEGER)", "CREATE TABLE m (x INTEGER)", "CREATE TABLE log (x INTEGER)",
+		"INSERT INTO a SELECT * FROM range(10)", "INSERT INTO a VALUES (100)", "INSERT INTO b SELECT * FROM range(5)", "INSERT INTO m SELECT * FROM range(4)"} {
+		if _, err := lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = merge-on-read"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.AlterTable(ctx, "m", a); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		return firstValue(t, lake, "SELECT (SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM a) || ' ' || (SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM b) || ' ' || (SELECT coalesce(string_agg(x::VARCHAR, ',' ORDER BY x), '') FROM log)")
+	}
+	snaps := func() int {
+		s, err := lake.Snapshots(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(s)
+	}
+	stmts := []string{"DELETE FROM a WHERE x = 100", "UPDATE b SET x = x * 10 WHERE x >= 3", "INSERT INTO log VALUES (1)",
+		"MERGE INTO m USING (SELECT 2 AS k) s ON m.x = s.k WHEN MATCHED THEN DELETE"}
+	before, was := snaps(), state()
+	tx := lake.BeginWrite()
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatalf("%s in a transaction: %v", q, err)
+		}
+	}
+	if got := state(); got != was {
+		t.Fatalf("before the commit: %s, was %s", got, was)
+	}
+	tx.Rollback()
+	if snaps() != before || state() != was {
+		t.Fatal("a rolled back transaction of changes changed something")
+	}
+	tx = lake.BeginWrite()
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatalf("%s in a transaction: %v", q, err)
+		}
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if snaps() != before+1 {
+		t.Fatalf("a transaction made %d snapshots", snaps()-before)
+	}
+	if got, want := state(), "0,1,2,3,4,5,6,7,8,9 0,1,2,30,40 1"; got != want {
+		t.Fatalf("after the commit: %s, want %s", got, want)
+	}
+	if got := firstValue(t, lake, "SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM m"); got != "0,1,3" {
+		t.Fatalf("m after the MERGE: %s", got)
+	}
+
+	// Another change to the same rows lands first: the commit conflicts.
+	tx = lake.BeginWrite()
+	if _, err := tx.Exec(ctx, "DELETE FROM a WHERE x = 1", rocklake.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.Exec(ctx, "UPDATE a SET x = -1 WHERE x = 1", rocklake.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mid, was := snaps(), state()
+	if _, err := tx.Commit(ctx); !errors.Is(err, rocklake.ErrConflict) {
+		t.Fatalf("a transaction's DELETE of rows changed since: %v", err)
+	}
+	if snaps() != mid || state() != was {
+		t.Fatal("the failed commit changed something")
+	}
+}
+
 // Lake.Insert appends an Arrow stream by column name; a value that does
 // not fit its column fails the insert and commits nothing.
 func TestInsertArrow(t *testing.T) {
@@ -317,14 +405,15 @@ func TestExecDeleteUpdate(t *testing.T) {
 		t.Fatal("a change of no rows made a snapshot or a file")
 	}
 
-	// Inside a transaction: refused, and nothing left.
+	// Inside a transaction that wrote the table: refused (a change reads
+	// its table), and nothing left.
 	tx := lake.BeginWrite()
 	if _, err := tx.Exec(ctx, "INSERT INTO c VALUES (500, 'staged')", rocklake.ExecOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"DELETE FROM c WHERE id = 5", "UPDATE c SET s = 'x' WHERE id = 5"} {
 		res, err := tx.Exec(ctx, q, rocklake.ExecOptions{})
-		if !errors.Is(err, writesql.ErrUnsupported) || !strings.Contains(err.Error(), "inside a transaction") || res != nil {
+		if !errors.Is(err, rocklake.ErrUncommittedRead) || res != nil {
 			t.Fatalf("%s in a transaction: %+v %v", q, res, err)
 		}
 	}

@@ -405,12 +405,19 @@ type Batch struct {
 // AddAll registers several batches of files in one snapshot, in order
 // (a transaction's writes): all of them or, when any file of any batch
 // cannot be read or does not fit, none. A batch may not create its
-// table.
+// table. A batch with no paths only retires files (Options.Replace: a
+// change that took every row out of the files it read).
 func AddAll(ctx context.Context, c *catalog.Catalog, batches []Batch) (catalog.Snapshot, []Result, error) {
 	infos := make([][]*fileInfo, len(batches))
 	for i, b := range batches {
 		if b.Options.Create || b.Options.SkipExisting {
 			return catalog.Snapshot{}, nil, fmt.Errorf("AddAll: table %q: a batch neither creates its table nor skips files", b.Table)
+		}
+		if len(b.Paths) == 0 {
+			if len(b.Options.Replace) == 0 {
+				return catalog.Snapshot{}, nil, fmt.Errorf("AddAll: table %q: a batch with no files retires none", b.Table)
+			}
+			continue
 		}
 		var err error
 		if infos[i], err = prepare(ctx, c, b.Paths, &batches[i].Options); err != nil {
@@ -503,6 +510,11 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	default:
 		return Result{}, err
 	}
+	if len(infos) == 0 {
+		// Files retired, none added (AddAll).
+		retire(tx, table, opts)
+		return res, nil
+	}
 	// A write's files are new, in a directory made for them: none can be
 	// a file a rewrite retired (and the check reads every retired file).
 	if !res.CreatedTable && len(opts.Replace) == 0 && !opts.Written {
@@ -543,6 +555,16 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	if len(errs) > 0 {
 		return Result{}, joinErrors(errs, len(infos))
 	}
+	retire(tx, table, opts)
+	tx.AddFiles(table, nfs...)
+	res.Files = len(nfs)
+	return res, nil
+}
+
+// retire puts into tx what opts retire with the files registered: the
+// files replaced, on condition that their delete files are those read,
+// and the delete files set.
+func retire(tx *catalog.Txn, table string, opts Options) {
 	if len(opts.ReplaceDeletes) > 0 {
 		tx.ExpectDeletes(table, opts.ReplaceDeletes)
 	}
@@ -552,9 +574,6 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	if len(opts.Deletes) > 0 {
 		tx.SetDeletes(table, opts.Deletes...)
 	}
-	tx.AddFiles(table, nfs...)
-	res.Files = len(nfs)
-	return res, nil
 }
 
 // joinErrors reports the files that failed; nothing was registered.

@@ -201,9 +201,6 @@ func mergeQuery(stmt *writesql.Statement, st *tableState) (string, int, error) {
 
 func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o WriteOptions, stage *Staged) (*WriteResult, error) {
 	verb := stmt.Kind.Verb()
-	if stage != nil {
-		return nil, fmt.Errorf("%s inside a transaction: %w yet: run it on its own (one statement is one snapshot)", verb, writesql.ErrUnsupported)
-	}
 	cat := e.Catalog()
 	st, err := openTable(cat, catalog.Latest, stmt.Table)
 	if err != nil {
@@ -246,7 +243,7 @@ func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o W
 	res := &WriteResult{Statement: verb, Table: st.t.Name}
 	opts.Snapshot = st.r.Snapshot().ID
 	run := func(ctx context.Context, conn *sql.Conn, views, query string, kept []prune.KeptFile) error {
-		return runChange(ctx, e, conn, st, stmt, views, query, kept, res)
+		return runChange(ctx, e, conn, st, stmt, views, query, kept, res, stage)
 	}
 	qr, err := e.QueryTarget(ctx, query, engine.Target{At: at, Name: "temp." + targetTable}, opts, run)
 	res.Query = qr
@@ -256,11 +253,14 @@ func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o W
 		}
 		return nil, err
 	}
-	mergeAfter(ctx, e, res, nil, o)
+	mergeAfter(ctx, e, res, stage, o)
 	return res, nil
 }
 
-func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, stmt *writesql.Statement, views, query string, kept []prune.KeptFile, res *WriteResult) error {
+// runChange finds the change's rows and writes its files; with stage set
+// (a transaction's statement) it copies on write whatever the table's
+// delete mode, and leaves the commit to the transaction.
+func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, stmt *writesql.Statement, views, query string, kept []prune.KeptFile, res *WriteResult, stage *Staged) error {
 	cleanup := context.WithoutCancel(ctx)
 	defer conn.ExecContext(cleanup, "DROP TABLE IF EXISTS temp."+targetTable+"; DROP TABLE IF EXISTS temp."+changeHits+"; DROP TABLE IF EXISTS temp."+writeTable)
 	byID := map[int64]catalog.DataFile{}
@@ -420,7 +420,7 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	for i, c := range top {
 		names[i] = sqllex.QuoteName(c.Name)
 	}
-	if mergeOnRead(e, st) {
+	if mergeOnRead(e, st) && stage == nil {
 		return deleteByPosition(ctx, e, conn, st, affected, hit, names, writes, res)
 	}
 	// Each touched file's other rows become a file (or files) of their
@@ -431,7 +431,7 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	if writes {
 		src += " UNION ALL SELECT *, -1 FROM temp." + writeTable
 	}
-	sp := rewriteSpec{conn: conn, what: strings.ToLower(verb), src: slotsOf(st.cols, src), group: groupCol,
+	sp := rewriteSpec{conn: conn, what: strings.ToLower(verb), src: slotsOf(st.cols, src), group: groupCol, stage: stage,
 		sizing: writeSizing(st.t.WriteOptions), place: writePlace(e.Catalog(), st), bytesPerRow: liveBytesPerRow(st)}
 	if sp.order, sp.curve, err = writeOrder(st); err != nil {
 		return err

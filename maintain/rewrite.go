@@ -610,6 +610,12 @@ func (w *rewriteRun) nothingToWrite() (_ *RewriteResult, done bool, _ error) {
 	if err != nil {
 		return nil, true, err
 	}
+	if w.sp.stage != nil {
+		// A transaction's: the files go at its commit.
+		*w.sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, retires: true,
+			opts: ingest.Options{Replace: w.ids, ReplaceDeletes: read, Deletes: w.sp.deletes, TableID: t.ID}}
+		return &RewriteResult{FilesBefore: len(w.files), BytesBefore: w.inputBytes}, true, nil
+	}
 	tx, err := w.e.Catalog().Begin()
 	if err != nil {
 		return nil, true, err

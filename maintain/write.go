@@ -104,16 +104,18 @@ type Staged struct {
 	t       catalog.Table
 	cols    []catalog.Column
 	path    string // what to register: the output directory or object prefix
+	retires bool   // no path: the write only retires files (opts.Replace)
 	opts    ingest.Options
 	rows    int64
 	files   int
 	discard func()
 }
 
-// Stage runs an INSERT or COPY as Write does but commits nothing: its
-// files wait, written and checked, for CommitStaged or Discard. CREATE
-// TABLE statements are refused: a transaction's writes go to tables that
-// exist.
+// Stage runs a write as Write does but commits nothing: its files wait,
+// written and checked, for CommitStaged or Discard. CREATE TABLE
+// statements are refused: a transaction's writes go to tables that exist.
+// DELETE, UPDATE and MERGE copy on write whatever the table's delete
+// mode: their new files and the files they retire wait together.
 func Stage(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (*WriteResult, *Staged, error) {
 	st := &Staged{}
 	res, err := write(ctx, e, text, o, st)
@@ -123,8 +125,14 @@ func Stage(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (
 	return res, st, nil
 }
 
-// TableID is the id of the table a staged write writes to.
-func (s *Staged) TableID() int64 { return s.t.ID }
+// TableID is the id of the table a staged write writes to; 0 for a write
+// that changed nothing.
+func (s *Staged) TableID() int64 {
+	if s.path == "" && !s.retires {
+		return 0
+	}
+	return s.t.ID
+}
 
 // Discard removes a staged write's files; it does nothing once they are
 // committed, or when it wrote none.
@@ -142,9 +150,12 @@ func CommitStaged(ctx context.Context, cat *catalog.Catalog, staged []*Staged) (
 	var batches []ingest.Batch
 	var rows int64
 	for _, s := range staged {
-		if s.path != "" {
+		switch {
+		case s.path != "":
 			batches = append(batches, ingest.Batch{Table: s.table, Paths: []string{s.path}, Options: s.opts})
 			rows += s.rows
+		case s.retires:
+			batches = append(batches, ingest.Batch{Table: s.table, Options: s.opts})
 		}
 	}
 	if len(batches) == 0 {
@@ -152,12 +163,19 @@ func CommitStaged(ctx context.Context, cat *catalog.Catalog, staged []*Staged) (
 	}
 	snap, res, err := ingest.AddAll(ctx, cat, batches)
 	if err != nil {
+		changes := false
 		for _, s := range staged {
-			if s.path != "" {
+			if s.path != "" || s.retires {
 				if rerr := raced(cat, s.t, s.cols, err); rerr != err {
 					return catalog.Snapshot{}, fmt.Errorf("commit: %w", rerr)
 				}
+				changes = changes || len(s.opts.Replace) > 0
 			}
+		}
+		if changes && errors.Is(err, catalog.ErrNoSuchFile) {
+			// A file a change of the transaction retires was retired by
+			// another writer since the change read it.
+			return catalog.Snapshot{}, fmt.Errorf("commit: %w: another writer changed or rewrote a file this transaction changes; nothing was committed, run the transaction again (%v)", ErrWriteRaced, err)
 		}
 		return catalog.Snapshot{}, fmt.Errorf("commit: %w", err)
 	}

@@ -66,19 +66,16 @@ func (ss *pgSession) mayWrite(q string) error {
 
 // writeInBlock refuses, inside BEGIN ... COMMIT, what a transaction of
 // writes cannot hold: CREATE TABLE (a transaction writes to tables that
-// exist), DELETE and UPDATE (a block's statements do not yet see each
-// other's changes, which a change must).
+// exist). A change (DELETE, UPDATE, MERGE) reads its table, so one of a
+// table the block wrote is refused as any such read is
+// (ErrUncommittedRead).
 func (ss *pgSession) writeInBlock(q string) error {
 	if !ss.inBlock {
 		return nil
 	}
-	switch kw := sqllex.LeadingKeyword(q); kw {
-	case "CREATE":
+	if kw := sqllex.LeadingKeyword(q); kw == "CREATE" {
 		return &pgError{code: "0A000", msg: "CREATE TABLE inside a transaction block is not supported; create the table on its own, then write to it in the block",
 			hint: "COMMIT or ROLLBACK this block, run CREATE TABLE, then BEGIN again"}
-	case "DELETE", "UPDATE", "MERGE":
-		return &pgError{code: "0A000", msg: kw + " inside a transaction block is not supported yet; run it on its own (each statement is one snapshot)",
-			hint: "COMMIT or ROLLBACK this block, then run the " + kw + " outside it"}
 	}
 	return nil
 }

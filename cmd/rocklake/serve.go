@@ -56,9 +56,9 @@ snapshot, and BEGIN ... COMMIT reads one snapshot throughout. Writers also
 run INSERT, CREATE TABLE [AS], COPY t FROM 'path' (a file under those
 directories) or FROM STDIN (psql's \copy, a driver's CopyFrom; at most
 --max-copy-bytes), DELETE, UPDATE and MERGE, each committed as its own
-snapshot; inside BEGIN ... COMMIT, INSERT and COPY statements commit
-together at COMMIT, and a statement that reads a table the block wrote is
-refused (its rows are not readable before COMMIT). POST /v1/sql runs one
+snapshot; inside BEGIN ... COMMIT they commit together at COMMIT, and a
+statement that reads a table the block wrote is refused (its rows are not
+readable before COMMIT). POST /v1/sql runs one
 write over HTTP.
 
 Rows leave in bulk as PostgreSQL's clients expect: COPY (query) TO STDOUT and
