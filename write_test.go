@@ -185,6 +185,18 @@ func TestWriteTransactionRefusesReadsOfItsWrites(t *testing.T) {
 	}
 }
 
+// mergeOnRead sets table's delete mode to merge-on-read.
+func mergeOnRead(t *testing.T, lake *rocklake.Lake, table string) {
+	t.Helper()
+	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = merge-on-read"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.AlterTable(context.Background(), table, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Changes in a transaction (DELETE, UPDATE, MERGE, of tables it has not
 // written) commit together with its inserts, in one snapshot, or not at
 // all; a DELETE that empties a file retires it at the commit; on a
@@ -193,8 +205,7 @@ func TestWriteTransactionRefusesReadsOfItsWrites(t *testing.T) {
 // nothing.
 func TestWriteTransactionChanges(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	lake, err := rocklake.Create(ctx, filepath.Join(dir, "lake"), rocklake.OpenOptions{})
+	lake, err := rocklake.Create(ctx, filepath.Join(t.TempDir(), "lake"), rocklake.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,13 +216,7 @@ func TestWriteTransactionChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = merge-on-read"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.AlterTable(ctx, "m", a); err != nil {
-		t.Fatal(err)
-	}
+	mergeOnRead(t, lake, "m")
 	state := func() string {
 		return firstValue(t, lake, "SELECT (SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM a) || ' ' || (SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM b) || ' ' || (SELECT coalesce(string_agg(x::VARCHAR, ',' ORDER BY x), '') FROM log)")
 	}
@@ -501,13 +506,7 @@ func TestLakeMergeOnRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = merge-on-read"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.AlterTable(ctx, "c", a); err != nil {
-		t.Fatal(err)
-	}
+	mergeOnRead(t, lake, "c")
 	del, err := lake.Exec(ctx, "DELETE FROM c WHERE id < 3", rocklake.ExecOptions{})
 	if err != nil || del.Rows != 3 || del.DeleteFiles != 1 || del.FilesRemoved != 0 {
 		t.Fatalf("DELETE: %+v, %v", del, err)
