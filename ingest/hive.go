@@ -32,9 +32,9 @@ type hiveValue struct {
 // file name) holding '=' with a non-empty key before it; the value
 // URL-decoded; __HIVE_DEFAULT_PARTITION__ and NULL (any case) as the
 // directory spells them (not decoded: %4EULL is the string NULL) are NULL,
-// while an empty value is the empty string. A key given twice, or a value
-// that does not URL-decode, is an error: DuckDB's reading of it is not one
-// rocklake can promise to repeat.
+// while an empty value is the empty string. A key given twice, a value
+// that does not URL-decode, or a raw '=', '?' or '\' in a value is an
+// error: DuckDB's reading of it is not one rocklake can promise to repeat.
 func hivePath(p string) ([]hiveValue, error) {
 	dir := path.Dir(strings.TrimPrefix(p, "s3://"))
 	var out []hiveValue
@@ -47,6 +47,12 @@ func hivePath(p string) ([]hiveValue, error) {
 			if types.SameIdent(o.key, k) {
 				return nil, fmt.Errorf("the path names partition key %q twice (%q and %q)", k, o.key+"="+o.raw, seg)
 			}
+		}
+		if strings.ContainsAny(seg, "?\\") || strings.Contains(v, "=") {
+			// DuckDB 1.5.6 takes a raw '\' for a separator and reads no
+			// partition from a segment with a raw '?' or a second '=':
+			// rocklake would register a value DuckDB does not read there.
+			return nil, fmt.Errorf("partition directory %q: a raw '=', '?' or '\\' is not read as part of the value by DuckDB's hive_partitioning; spell it escaped (%%3D, %%3F, %%5C), as Hive and Spark write it", seg)
 		}
 		hv := hiveValue{key: k, raw: v}
 		dec, err := url.PathUnescape(v)
@@ -156,6 +162,11 @@ func hiveLayout(infos []*fileInfo) ([]string, bool) {
 // must have the same keys.
 func hiveDefs(infos []*fileInfo) ([]catalog.ColumnDef, error) {
 	first := infos[0]
+	for _, fi := range infos {
+		if fi.hiveErr != nil {
+			return nil, &FileError{Path: fi.path, Err: fmt.Errorf("%w: %v", ErrSchemaMismatch, fi.hiveErr)}
+		}
+	}
 	if len(first.hive) == 0 {
 		return nil, &FileError{Path: first.path, Err: fmt.Errorf("%w: the path has no key=value directory to read partition values from", ErrSchemaMismatch)}
 	}

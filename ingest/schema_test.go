@@ -114,6 +114,11 @@ func TestHivePath(t *testing.T) {
 		{"/d/=x/plain/f.parquet", "", false},
 		{"/d/k=1/K=2/f.parquet", "", true},
 		{"/d/k=%zz/f.parquet", "", true},
+		{"/d/k=a=b/f.parquet", "", true},
+		{"/d/k=a?b/f.parquet", "", true},
+		{"/d/k=a\\b/f.parquet", "", true},
+		{"/d/x\\k=1/f.parquet", "", true},
+		{"/d/k=a%3Db%3Fc%5C/f.parquet", "k=a=b?c\\", false},
 		{"s3://b/k=5/f.parquet", "k=5", false},
 	} {
 		vs, err := hivePath(tc.path)
@@ -250,6 +255,7 @@ func TestHivePartitions(t *testing.T) {
 		{writeFile(t, filepath.Join(dir, "bad1", "region=us", "day=someday", "d.parquet"), intColumn("id", 0, 3)), `"someday" does not read as DATE`},
 		{writeFile(t, filepath.Join(dir, "bad2", "region=us", "e.parquet"), intColumn("id", 0, 3)), `no day=… directory`},
 		{writeFile(t, filepath.Join(dir, "bad3", "region=us", "day=2024-01-01", "f.parquet"), intColumn("id", 0, 3), intColumn("day", 0, 3)), `partition column of table "t"`},
+		{writeFile(t, filepath.Join(dir, "bad4", "region=u=s", "day=2024-01-01", "g.parquet"), intColumn("id", 0, 3)), `a raw '=', '?' or '\'`},
 	} {
 		_, err := Add(c, "t", []string{tc.path}, Options{})
 		if !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
@@ -271,6 +277,10 @@ func TestHivePartitions(t *testing.T) {
 	flat := writeFile(t, filepath.Join(dir, "flat", "g.parquet"), intColumn("id", 0, 3))
 	if _, err := Add(c, "u", []string{flat}, Options{Create: true, Hive: true}); !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "no key=value directory") {
 		t.Errorf("--hive over a file without partition directories: %v", err)
+	}
+	raw := writeFile(t, filepath.Join(dir, "raw", "k=a?b", "h.parquet"), intColumn("id", 0, 3))
+	if _, err := Add(c, "u", []string{raw}, Options{Create: true, Hive: true}); !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "spell it escaped") {
+		t.Errorf("--hive over a directory DuckDB reads otherwise: %v", err)
 	}
 	mixed := writeFile(t, filepath.Join(dir, "mixed", "k=1", "h.parquet"), intColumn("id", 0, 3))
 	other := writeFile(t, filepath.Join(dir, "mixed", "j=1", "i.parquet"), intColumn("id", 0, 3))
