@@ -17,9 +17,9 @@ import (
 func newCatalogCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "catalog",
-		Short: "Work on whole catalogs: copy one between a directory and PostgreSQL",
+		Short: "Work on whole catalogs: copy one between a directory and PostgreSQL, compact one's store",
 	}
-	cmd.AddCommand(newCatalogCopyCmd(g))
+	cmd.AddCommand(newCatalogCopyCmd(g), newCatalogCompactCmd(g))
 	return cmd
 }
 

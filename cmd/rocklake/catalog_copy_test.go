@@ -87,7 +87,7 @@ func TestCatalogCopyCommand(t *testing.T) {
 
 func TestCatalogCopyUsage(t *testing.T) {
 	for args, want := range map[string]string{
-		"catalog":           "needs a command: copy",
+		"catalog":           "needs a command: compact, copy",
 		"catalog copy /a":   "accepts 2 arg",
 		"catalog cp /a /b":  `unknown command "cp"`,
 		"catalog copy -x a": "unknown shorthand flag",

@@ -153,6 +153,18 @@ func TestPostgresCatalogCommands(t *testing.T) {
 		t.Fatal(k.hide("query: %q", out))
 	}
 	k.fails([]string{"--catalog", loc, "add", "nosuch", paths[0]}, "nosuch")
+	var compacted struct {
+		Catalog string
+		Before  *int64 `json:"bytes_before"`
+		After   *int64 `json:"bytes_after"`
+	}
+	if err := json.Unmarshal([]byte(k.mustRun("--catalog", loc, "--format", "json", "catalog", "compact")), &compacted); err != nil ||
+		!strings.HasPrefix(compacted.Catalog, named) || compacted.Before == nil || compacted.After == nil || *compacted.After <= 0 {
+		t.Fatal(k.hide("catalog compact: %+v %v", compacted, err))
+	}
+	if out := k.mustRun("--catalog", loc, "--format", "csv", "query", "SELECT count(*) AS n FROM events"); out != "n\n90\n" {
+		t.Fatal(k.hide("query after catalog compact: %q", out))
+	}
 
 	// A schema of its own, named by search_path, shows in the location.
 	inSchema := withURL(t, loc, func(u *url.URL) { u.RawQuery += "&search_path=lake" })

@@ -117,6 +117,7 @@ func TestJSONOutputMatchesSchema(t *testing.T) {
 	js("cleanup", "cleanup", "--dry-run", "--grace", "0s")
 	js("cleanup", "cleanup", "--orphans", "--grace", "0s")
 	js("catalog_copy", "catalog", "copy", dir, filepath.Join(base, "copy"))
+	js("catalog_compact", "catalog", "compact")
 	js("table_alter", "table", "alter", "events", "add", "column", "note", "VARCHAR", "DEFAULT", "'n/a'")
 	js("table_alter", "table", "alter", "events", "set", "sorted", "by", "zorder(user_id,", "v)")
 	if same := js("table_alter", "table", "alter", "events", "set", "sorted", "by", "zorder(user_id, v)"); same["unchanged"] != true {

@@ -385,6 +385,28 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Compact vacuums the catalog's table (VACUUM (ANALYZE)), whatever the
+// range: the space of rows that deletes and replacements left dead goes
+// back for reuse, and the planner's statistics are renewed. It takes no
+// lock that readers or writers wait for (VACUUM FULL and CLUSTER would:
+// they rewrite the table under an exclusive lock), and an open reader only
+// keeps the rows it may still read. VACUUM needs the table's owner; a
+// role that only reads and writes the table is told so.
+func (s *Store) Compact(lower, upper []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.timeout, 10*time.Minute))
+	defer cancel()
+	var may bool
+	if err := s.pool.QueryRow(ctx, `SELECT r.rolsuper OR pg_has_role(current_user, c.relowner, 'MEMBER')
+		FROM pg_class c, pg_roles r WHERE c.oid = $1::regclass AND r.rolname = current_user`, s.table).Scan(&may); err != nil {
+		return s.wrap(err)
+	}
+	if !may {
+		return s.wrap(fmt.Errorf("compacting the catalog's table %s runs VACUUM, which needs its owner: connect as the role that ran init (or a member of it)", s.table))
+	}
+	_, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) `+s.table)
+	return s.wrap(err)
+}
+
 // DiskSize is the table's size with its index and TOAST data.
 func (s *Store) DiskSize() (int64, error) {
 	ctx, cancel := s.ctx()
