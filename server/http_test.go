@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/internal/pgtest"
 )
 
 func httpCall(t *testing.T, f *fixture, method, path, body string) (int, []byte) {
@@ -274,5 +276,37 @@ func TestTypeNamesAreDuckDBs(t *testing.T) {
 	}
 	if checked < 5 {
 		t.Fatalf("%d columns checked: %s", checked, body)
+	}
+}
+
+// With CompactEvery the server compacts its catalog's store (here in
+// PostgreSQL: VACUUM) on a schedule while clients query and commit, counts
+// each run in /metrics, and stops at Shutdown.
+func TestServerCompactsTheCatalog(t *testing.T) {
+	cfg := newConfig()
+	cfg.CompactEvery = 50 * time.Millisecond
+	f := newFixtureAt(t, cfg, pgtest.URL(t))
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	want := firstAnswer(t, c, "SELECT count(*) FROM t")
+	addr := f.srv.HTTPAddr().String()
+	var done float64
+	for i := 0; done < 3 && i < 400; i++ {
+		if _, err := c.Exec(ctx, fmt.Sprintf("CREATE TABLE k%d (x BIGINT)", i)); err != nil {
+			t.Fatalf("a commit while the catalog is compacted: %v", err)
+		}
+		if got := firstAnswer(t, c, "SELECT count(*) FROM t"); got != want {
+			t.Fatalf("a query while the catalog is compacted: %s rows, want %s", got, want)
+		}
+		var err error
+		if done, err = scrape(addr, `rocklake_catalog_compactions_total{result="done"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if done < 3 {
+		t.Fatalf("%v compactions ran", done)
+	}
+	if failed, _ := scrape(addr, `rocklake_catalog_compactions_total{result="failed"}`); failed != 0 {
+		t.Fatalf("%v compactions failed", failed)
 	}
 }

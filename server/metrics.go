@@ -28,6 +28,7 @@ type metrics struct {
 	adds         prometheus.Counter
 	writes       *prometheus.CounterVec
 	rowsWritten  prometheus.Counter
+	compactions  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -52,8 +53,9 @@ func newMetrics() *metrics {
 	m.adds = prometheus.NewCounter(prometheus.CounterOpts{Name: "rocklake_files_added_total", Help: "Data files registered through the HTTP API."})
 	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_writes_total", Help: "Write statements run (PostgreSQL protocol and HTTP), by statement."}, []string{"statement"})
 	m.rowsWritten = prometheus.NewCounter(prometheus.CounterOpts{Name: "rocklake_rows_written_total", Help: "Rows written by write statements."})
+	m.compactions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rocklake_catalog_compactions_total", Help: "Compactions of the catalog's store (--compact-catalog-every), by result."}, []string{"result"})
 	for _, c := range []prometheus.Collector{m.connections, m.refused, m.authFailures, m.queries, m.cancels, m.errors, m.queryTime,
-		m.rowsSent, m.files, m.metadata, m.objects, m.requests, m.requestTime, m.plans, m.adds, m.writes, m.rowsWritten} {
+		m.rowsSent, m.files, m.metadata, m.objects, m.requests, m.requestTime, m.plans, m.adds, m.writes, m.rowsWritten, m.compactions} {
 		f(c)
 	}
 	return m

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Config is what a Server serves and how. The zero value of each limit
@@ -101,6 +102,13 @@ type Config struct {
 	// HTTP listener) writes tables' Iceberg metadata, once per table
 	// content; "" serves the catalog without loadTable's metadata.
 	IcebergDir string
+	// CompactEvery, when positive, compacts the catalog's store this
+	// often while the server runs (catalog.CompactStore: VACUUM (ANALYZE)
+	// on PostgreSQL, which readers and writers do not wait for; a Pebble
+	// compaction beside them for a directory), each run logged with its
+	// sizes; 0 leaves it to the store's own (autovacuum, Pebble's
+	// compactions).
+	CompactEvery time.Duration
 	// Log receives one line per connection, request and failure; nil
 	// discards. Secrets are never logged.
 	Log *slog.Logger
@@ -164,6 +172,7 @@ type Server struct {
 	dbName   string                // current_database(): catalogName
 	sys      *sysCatalog           // PostgreSQL's system catalogs, made on first use
 	closing  bool
+	stopped  chan struct{} // closed by Shutdown: background work ends
 	conns    sync.WaitGroup
 	active   atomic.Int64 // PostgreSQL connections
 	nextPID  atomic.Uint32
@@ -210,6 +219,7 @@ func New(lake *rocklake.Lake, cfg Config) (*Server, error) {
 	s.sys = &sysCatalog{s: s}
 	s.registerClientMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.stopped = make(chan struct{})
 	if cfg.PGListen != "" {
 		if s.pgLn, err = net.Listen("tcp", cfg.PGListen); err != nil {
 			return nil, fmt.Errorf("PostgreSQL listener: %w", err)
@@ -340,6 +350,9 @@ func (s *Server) Serve() error {
 			errc <- err
 		}()
 	}
+	if s.cfg.CompactEvery > 0 {
+		go s.compactCatalog(s.cfg.CompactEvery)
+	}
 	s.ready.Store(true)
 	var first error
 	for range n {
@@ -362,6 +375,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.closing = true
+	close(s.stopped)
 	s.mu.Unlock()
 	s.ready.Store(false)
 	ctx, stop := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
@@ -408,4 +422,35 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancel()
 	s.sys.close()
 	return herr
+}
+
+// compactCatalog compacts the catalog's store every interval until
+// Shutdown. A failed run is logged and the next one tries again.
+func (s *Server) compactCatalog(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	c := s.lake.Catalog()
+	size := func() int64 {
+		if z, ok := c.Store().(kv.Sizer); ok {
+			if n, err := z.DiskSize(); err == nil {
+				return n
+			}
+		}
+		return -1
+	}
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case <-t.C:
+		}
+		before, start := size(), time.Now()
+		if err := c.CompactStore(); err != nil {
+			s.m.compactions.WithLabelValues("failed").Inc()
+			s.cfg.Log.Error("catalog: compaction failed", "catalog", c.Location(), "err", err)
+			continue
+		}
+		s.m.compactions.WithLabelValues("done").Inc()
+		s.cfg.Log.Info("catalog: compacted", "catalog", c.Location(), "bytes_before", before, "bytes_after", size(), "seconds", time.Since(start).Seconds())
+	}
 }
