@@ -62,6 +62,11 @@ type Catalog struct {
 	// location names a catalog in a database, without credentials.
 	location string
 
+	// speculative marks a catalog Speculate made, over its base snapshot
+	// of another catalog.
+	speculative bool
+	specBase    int64
+
 	commitMu sync.Mutex
 	stats    statsCache
 	plan     planCache

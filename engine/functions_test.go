@@ -70,7 +70,7 @@ func TestFunctionCensus(t *testing.T) {
 			t.Errorf("%s is refused without a reason", name)
 		}
 	}
-	e := &Engine{}
+	e := &Engine{duck: &duck{}}
 	if e.parse, err = db.Prepare("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR"); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,24 @@ import (
 // Engine runs SQL over a catalog's tables on embedded DuckDB, reading only
 // the files pruning keeps.
 type Engine struct {
-	cat   *catalog.Catalog
+	cat *catalog.Catalog
+	// bound holds the column names DuckDB gave a query answered from
+	// metadata, per schema version and text: binding it again over empty
+	// views could only give the same names (or the same error, which is
+	// not kept). Per catalog: a speculation's versions are its own.
+	bound *lru.Cache[string, []Column]
+	// streamed holds the columns of queries QueryRows ran, per schema
+	// version and text (see streamRows). Read-only once stored.
+	streamed *lru.Cache[string, []Column]
+	// view marks an engine made by On: it shares its parent's DuckDB and
+	// closes nothing.
+	view bool
+	*duck
+}
+
+// duck is what an engine and the views On makes of it share: DuckDB and
+// what depends on files and texts alone.
+type duck struct {
 	db    *sql.DB
 	parse *sql.Stmt // json_serialize_sql of one query text
 
@@ -35,14 +52,6 @@ type Engine struct {
 	// schemas holds, per file path and size, the schema of a file whose
 	// columns differ from its table's (see fileSchemas).
 	schemas *lru.Cache[string, fileSchema]
-	// bound holds the column names DuckDB gave a query answered from
-	// metadata, per schema version and text: binding it again over empty
-	// views could only give the same names (or the same error, which is
-	// not kept).
-	bound *lru.Cache[string, []Column]
-	// streamed holds the columns of queries QueryRows ran, per schema
-	// version and text (see streamRows). Read-only once stored.
-	streamed *lru.Cache[string, []Column]
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 
@@ -67,6 +76,21 @@ type Engine struct {
 	objects     storage.Store
 	cache       *storage.Cache
 	objectsErr  error
+}
+
+// On is an engine that reads cat with e's DuckDB: a transaction's
+// speculation (catalog.Speculate), queried as the catalog it lies over
+// is. Closing it does nothing; it must not outlive e.
+func (e *Engine) On(cat *catalog.Catalog) *Engine {
+	v := newEngine(cat, e.duck)
+	v.view = true
+	return v
+}
+
+func newEngine(cat *catalog.Catalog, d *duck) *Engine {
+	bound, _ := lru.New[string, []Column](1024)
+	streamed, _ := lru.New[string, []Column](1024)
+	return &Engine{cat: cat, bound: bound, streamed: streamed, duck: d}
 }
 
 // UseObjects sets the store objects are read from and the cache their
@@ -115,10 +139,8 @@ func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
 	}
 	trees, _ := lru.New[string, duckast.Tree](256)
 	schemas, _ := lru.New[string, fileSchema](65536)
-	bound, _ := lru.New[string, []Column](1024)
-	streamed, _ := lru.New[string, []Column](1024)
 	engineOpened()
-	return &Engine{cat: cat, db: db, parse: parse, trees: trees, schemas: schemas, bound: bound, streamed: streamed, sandbox: o.Sandbox}, nil
+	return newEngine(cat, &duck{db: db, parse: parse, trees: trees, schemas: schemas, sandbox: o.Sandbox}), nil
 }
 
 // openEngineDB opens an engine's in-memory database and prepares its
@@ -140,8 +162,11 @@ func openEngineDB(sb *Sandbox) (*sql.DB, *sql.Stmt, error) {
 }
 
 // Close closes DuckDB (not the catalog), after the views of finished
-// queries are dropped.
+// queries are dropped; on an engine On made, it does nothing.
 func (e *Engine) Close() error {
+	if e.view {
+		return nil
+	}
 	e.cleanups.Wait()
 	defer engineClosed()
 	if e.mixed != nil {
@@ -159,6 +184,9 @@ func (e *Engine) Close() error {
 // oddly named files) is removed either way. The engine must not be used
 // after it.
 func (e *Engine) CloseAtExit() error {
+	if e.view {
+		return nil
+	}
 	for _, db := range []*sql.DB{e.db, e.mixed} {
 		if db == nil {
 			continue
@@ -212,12 +240,6 @@ type QueryOptions struct {
 	// row ranges or pages (partial.go); the zero value lets the cost rule
 	// choose.
 	Partial PartialMode
-	// Uncommitted are the tables (ids) the caller's transaction has
-	// written and not yet committed. The snapshot read does not hold
-	// those rows, so a query that reads one of them there fails with
-	// ErrUncommittedRead instead of answering without them (a reference
-	// that travels to a snapshot it names reads that one, and may).
-	Uncommitted []int64
 
 	noSplit bool // run an aggregate on DuckDB alone (see errSplit)
 	into    IntoFunc
@@ -595,10 +617,6 @@ func noBloomProbe(x string, t types.Type) string {
 	}
 	return x
 }
-
-// ErrUncommittedRead is a query, inside a transaction, that reads a table
-// the transaction has written: it would not see the rows written.
-var ErrUncommittedRead = errors.New("a read of rows not yet committed")
 
 // ErrNotAQuery is returned for a statement that is not a query (COPY,
 // CREATE, SET, ...): rocklake answers queries over the catalog's tables

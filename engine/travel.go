@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ func (e *Engine) travel(tr *duckast.Travel) (*catalog.Reader, error) {
 		if err != nil || id < 0 {
 			return nil, fmt.Errorf("%w: AT (VERSION => %s): a snapshot id is a non-negative integer", catalog.ErrNoSuchSnapshot, lit)
 		}
+		if base, ok := e.cat.Speculation(); ok && id > base {
+			return nil, fmt.Errorf("%w: AT (VERSION => %d): inside a transaction of writes, time travel reads the snapshots up to %d, where it began", catalog.ErrNoSuchSnapshot, id, base)
+		}
 		return e.cat.Read(id)
 	case "TIMESTAMP":
 		codec, _ := types.CodecFor(types.MustParseType("timestamptz"))
@@ -41,6 +45,10 @@ func (e *Engine) travel(tr *duckast.Travel) (*catalog.Reader, error) {
 		snaps, err := e.cat.Snapshots()
 		if err != nil {
 			return nil, err
+		}
+		if base, ok := e.cat.Speculation(); ok {
+			// A transaction's own commits are no snapshots to travel to.
+			snaps = slices.DeleteFunc(snaps, func(s catalog.Snapshot) bool { return s.ID > base })
 		}
 		// Snapshots are listed in commit order, their times not falling.
 		i := sort.Search(len(snaps), func(i int) bool { return snaps[i].Time.After(at) })

@@ -1,0 +1,38 @@
+package catalog
+
+import (
+	"fmt"
+
+	"github.com/rocklake/rocklake/kv"
+)
+
+// Speculate opens a private catalog over the catalog's latest state: it
+// reads what c holds now and takes commits of its own, which nothing else
+// sees and which never reach c's store (kv.NewOverlay over a snapshot of
+// it). A transaction of writes commits each statement into one, so that
+// its later statements and queries read its own writes, and at its end
+// commits the net effect to c itself (or closes the speculation, leaving
+// nothing). Base is the snapshot it began at; its own commits take the
+// ids after it, which c may give to other commits in the meantime: a
+// speculation's snapshot ids and file ids mean nothing to c.
+//
+// The speculation holds a snapshot of c's store until it is closed (on
+// PostgreSQL, a connection).
+func (c *Catalog) Speculate() (spec *Catalog, base Snapshot, err error) {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return nil, Snapshot{}, err
+	}
+	if base, err = latestSnapshot(kvs); err != nil {
+		kvs.Close()
+		return nil, Snapshot{}, fmt.Errorf("speculate: %w", err)
+	}
+	spec = &Catalog{store: kv.NewOverlay(kvs), dir: c.dir, location: c.location, now: c.now, dataRoot: c.dataRoot,
+		plan: planCache{budget: c.plan.budget}, speculative: true, specBase: base.ID}
+	return spec, base, nil
+}
+
+// Speculation says whether c is a speculation (Speculate), and the
+// snapshot of its catalog it began at: the snapshots after it are its own
+// and not that catalog's, so that time travel in it reads no further.
+func (c *Catalog) Speculation() (base int64, ok bool) { return c.specBase, c.speculative }
