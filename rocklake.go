@@ -436,26 +436,31 @@ type QueryOptions struct {
 	// Snapshot is the snapshot the query reads; the zero value is the
 	// latest.
 	Snapshot SnapshotRef
-	// In is the transaction of writes the query runs in, if any. A query
-	// that reads a table the transaction has written fails with
-	// ErrUncommittedRead: the snapshot it reads does not hold the rows
-	// written, and an answer without them would be wrong.
+	// In is the transaction of writes the query runs in, if any: with the
+	// zero Snapshot it reads the transaction's own writes over the
+	// snapshot its first statement read (WriteTxn). A Snapshot given reads
+	// that committed snapshot, outside the transaction.
 	In *WriteTxn
 }
 
-func (o QueryOptions) engineOptions() (engine.QueryOptions, error) {
+// ErrUncommittedRead was returned for a read, inside a transaction of
+// writes, of a table the transaction had written.
+//
+// Deprecated: a transaction's statements and queries now read its own
+// writes; nothing returns it.
+var ErrUncommittedRead = errors.New("a read of rows not yet committed")
+
+// engineOptions are o for the engine, and the engine the query runs on.
+func (l *Lake) engineOptions(o QueryOptions) (*engine.Engine, engine.QueryOptions, error) {
 	// engine.QueryOptions{}.Snapshot is 0, snapshot 0, not the latest:
 	// the id is always set here from the SnapshotRef.
 	id, err := o.Snapshot.catalogID()
-	return engine.QueryOptions{Snapshot: id, Uncommitted: o.In.written()}, err
+	e := l.eng
+	if id == catalog.Latest {
+		e = o.In.engine(l)
+	}
+	return e, engine.QueryOptions{Snapshot: id}, err
 }
-
-// ErrUncommittedRead is a query inside a transaction of writes that reads
-// a table the transaction has written (QueryOptions.In, and the queries of
-// WriteTxn.Exec's own statements): rows written in a transaction are not
-// readable before its Commit, and rocklake refuses the query rather than
-// answer without them.
-var ErrUncommittedRead = engine.ErrUncommittedRead
 
 // Result is a query's answer held in memory (DuckDB's text of each value,
 // nil for NULL) with how each table was pruned. An alias of engine.Result.
@@ -476,15 +481,15 @@ func (l *Lake) Query(ctx context.Context, sql string, o QueryOptions) (*Result, 
 	if IsWrite(sql) {
 		return nil, errWriteInQuery
 	}
-	eo, err := o.engineOptions()
+	e, eo, err := l.engineOptions(o)
 	if err != nil {
 		return nil, err
 	}
-	return l.eng.Query(ctx, sql, eo)
+	return e.Query(ctx, sql, eo)
 }
 
 // ErrTxnDone is returned by a WriteTxn used after Commit or Rollback.
-var ErrTxnDone = errors.New("the transaction has ended")
+var ErrTxnDone = maintain.ErrTxnDone
 
 // QueryRows runs a query as Query does and hands its rows over as DuckDB
 // produces them, typed (nil for NULL), instead of building every value as
@@ -494,11 +499,11 @@ func (l *Lake) QueryRows(ctx context.Context, sql string, o QueryOptions) (*Rows
 	if IsWrite(sql) {
 		return nil, errWriteInQuery
 	}
-	eo, err := o.engineOptions()
+	e, eo, err := l.engineOptions(o)
 	if err != nil {
 		return nil, err
 	}
-	return l.eng.QueryRows(ctx, sql, eo, engine.RowsOptions{})
+	return e.QueryRows(ctx, sql, eo, engine.RowsOptions{})
 }
 
 // QueryInto plans and prunes a query as Query does and checks the files
@@ -510,11 +515,11 @@ func (l *Lake) QueryInto(ctx context.Context, sql string, o QueryOptions, run en
 	if IsWrite(sql) {
 		return nil, errWriteInQuery
 	}
-	eo, err := o.engineOptions()
+	e, eo, err := l.engineOptions(o)
 	if err != nil {
 		return nil, err
 	}
-	return l.eng.QueryInto(ctx, sql, eo, run)
+	return e.QueryInto(ctx, sql, eo, run)
 }
 
 // Changes is the change feed of a table: the rows it gained and lost in

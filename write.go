@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -119,31 +118,26 @@ func stageRecords(path string, rows array.RecordReader) error {
 
 // WriteTxn is a transaction of writes: its statements write and check
 // their files at once and register them all in one snapshot at Commit,
-// or none (Rollback removes them). Readers never see
-// a part of it. Its statements' queries read the snapshot given to each
-// (ExecOptions.Snapshot), which does not hold the transaction's own
-// writes: a statement whose query reads a table the transaction has
-// written fails with ErrUncommittedRead, as does a query run In it
-// (QueryOptions.In). A WriteTxn is for one goroutine at a time.
+// or none (Rollback removes them). Readers never see a part of it. Its
+// statements, and queries run In it (QueryOptions.In), read its own
+// writes: from its first statement on, they read the catalog's latest
+// snapshot as of that statement with the transaction's writes over it
+// (maintain.Txn). A WriteTxn is for one goroutine at a time.
 type WriteTxn struct {
-	l      *Lake
-	staged []*maintain.Staged
-	done   bool
+	l  *Lake
+	tx *maintain.Txn
 }
 
 // BeginWrite starts a transaction of writes.
-func (l *Lake) BeginWrite() *WriteTxn { return &WriteTxn{l: l} }
+func (l *Lake) BeginWrite() *WriteTxn { return &WriteTxn{l: l, tx: maintain.NewTxn(l.eng)} }
 
 // Exec runs an INSERT, COPY, DELETE, UPDATE or MERGE statement in the
 // transaction: its files are written, checked and held until Commit (a
-// change copies on write here, whatever the table's delete mode). CREATE
-// TABLE is refused inside a transaction, and so is a statement that reads
-// a table the transaction has written (ErrUncommittedRead): a change
-// reads the table it changes.
+// change copies on write here, whatever the table's delete mode). Its
+// query reads the transaction's writes; an o.Snapshot other than the zero
+// value reads that committed snapshot instead. CREATE TABLE is refused
+// inside a transaction.
 func (w *WriteTxn) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteResult, error) {
-	if w.done {
-		return nil, ErrTxnDone
-	}
 	if err := w.l.writable("write"); err != nil {
 		return nil, err
 	}
@@ -151,57 +145,26 @@ func (w *WriteTxn) Exec(ctx context.Context, sql string, o ExecOptions) (*WriteR
 	if err != nil {
 		return nil, err
 	}
-	res, st, err := maintain.Stage(ctx, w.l.eng, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id, Uncommitted: w.written()},
+	return w.tx.Exec(ctx, sql, maintain.WriteOptions{Query: engine.QueryOptions{Snapshot: id},
 		ReadDirs: w.l.readDirs, Stdin: o.Stdin})
-	if err != nil {
-		return nil, err
-	}
-	w.staged = append(w.staged, st)
-	return res, nil
 }
 
-// Commit registers every statement's rows in one snapshot. A transaction
-// that wrote no row makes none (the zero Snapshot). A failed commit
-// removes the files: nothing of the transaction stays.
+// Commit registers the transaction's net effect in one snapshot. A
+// transaction that wrote no row makes none (the zero Snapshot). A failed
+// commit removes the files: nothing of the transaction stays.
 func (w *WriteTxn) Commit(ctx context.Context) (Snapshot, error) {
-	if w.done {
-		return Snapshot{}, ErrTxnDone
-	}
-	w.done = true
-	snap, err := maintain.CommitStaged(ctx, w.l.cat, w.staged)
-	if err != nil {
-		w.discard()
-	}
-	return snap, err
+	return w.tx.Commit(ctx)
 }
 
 // Rollback ends the transaction and removes the files its statements
 // wrote; after Commit it does nothing.
-func (w *WriteTxn) Rollback() {
-	if !w.done {
-		w.done = true
-		w.discard()
-	}
-}
+func (w *WriteTxn) Rollback() { w.tx.Rollback() }
 
-// written is the ids of the tables w has written so far; none for a nil
-// or ended transaction.
-func (w *WriteTxn) written() []int64 {
-	if w == nil || w.done {
-		return nil
+// engine is the engine a query In w runs on: one reading w's writes once
+// it has written, else the lake's.
+func (w *WriteTxn) engine(l *Lake) *engine.Engine {
+	if w == nil {
+		return l.eng
 	}
-	var ids []int64
-	for _, st := range w.staged {
-		if id := st.TableID(); !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
-func (w *WriteTxn) discard() {
-	for _, st := range w.staged {
-		st.Discard()
-	}
-	w.staged = nil
+	return w.tx.Engine()
 }

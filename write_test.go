@@ -2,6 +2,7 @@ package rocklake_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io/fs"
 	"maps"
@@ -134,54 +135,122 @@ func TestWriteTransaction(t *testing.T) {
 	}
 }
 
-// Inside a transaction of writes, a statement or query that reads a table
-// the transaction has written fails with ErrUncommittedRead (its answer
-// would leave the staged rows out), and leaves the transaction as it was;
-// reads of other tables, of the table at a named snapshot, and outside
-// the transaction go on.
-func TestWriteTransactionRefusesReadsOfItsWrites(t *testing.T) {
+// orphans counts the files under the lake's rewrite directories that no
+// snapshot registered (what cleanup --orphans would delete).
+func orphans(t *testing.T, lake *rocklake.Lake) int {
+	t.Helper()
+	res, err := lake.DeleteOrphans(context.Background(), rocklake.OrphanOptions{DryRun: true, Grace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(res.Deleted) + len(res.Waiting)
+}
+
+// Inside a transaction of writes, statements and queries read its writes:
+// a table it inserted into, changed, and changed again, as a DuckDB
+// transaction doing the same reads it. Outside, nothing shows until
+// COMMIT; files written and retired again inside are removed at COMMIT,
+// and every file at ROLLBACK.
+func TestWriteTransactionReadsItsWrites(t *testing.T) {
 	ctx := context.Background()
 	lake, err := rocklake.Create(ctx, filepath.Join(t.TempDir(), "lake"), rocklake.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lake.Close()
-	for _, q := range []string{"CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)", "INSERT INTO a VALUES (1)", "INSERT INTO b VALUES (2)"} {
+	setup := []string{"CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)", "INSERT INTO a VALUES (1)", "INSERT INTO b VALUES (2)"}
+	for _, q := range setup {
 		if _, err := lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tx := lake.BeginWrite()
-	if _, err := tx.Exec(ctx, "INSERT INTO a SELECT * FROM b", rocklake.ExecOptions{}); err != nil {
-		t.Fatal(err) // b is read before anything is written: allowed
-	}
-	for _, q := range []string{"INSERT INTO a SELECT x + 1 FROM a", "INSERT INTO b SELECT * FROM a", "INSERT INTO b SELECT count(*) FROM query_table('a')"} {
-		if _, err := tx.Exec(ctx, q, rocklake.ExecOptions{}); !errors.Is(err, rocklake.ErrUncommittedRead) || !strings.Contains(err.Error(), `table "a"`) {
-			t.Errorf("%s in a transaction that wrote a: %v", q, err)
-		}
-	}
-	if _, err := lake.Query(ctx, "SELECT count(*) FROM a", rocklake.QueryOptions{In: tx}); !errors.Is(err, rocklake.ErrUncommittedRead) {
-		t.Errorf("a query in the transaction: %v", err)
-	}
-	for _, q := range []string{"SELECT count(*) FROM b", "SELECT count(*) FROM a AT (VERSION => 3)"} {
-		if _, err := lake.Query(ctx, q, rocklake.QueryOptions{In: tx}); err != nil {
-			t.Errorf("%s in the transaction: %v", q, err)
-		}
-	}
-	if got := firstValue(t, lake, "SELECT count(*) FROM a"); got != "1" {
-		t.Errorf("outside the transaction a has %s rows", got)
-	}
-	if _, err := tx.Exec(ctx, "INSERT INTO b SELECT * FROM b", rocklake.ExecOptions{}); err != nil {
+	duck, err := sql.Open("duckdb", "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
+	defer duck.Close()
+	for _, q := range setup {
+		if _, err := duck.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got := firstValue(t, lake, "SELECT (SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM a) || ' ' || (SELECT string_agg(y::VARCHAR, ',') FROM b)"); got != "1,2 2,2" {
-		t.Errorf("after the commit: %s", got)
+	const state = "SELECT coalesce((SELECT string_agg(x::VARCHAR, ',' ORDER BY x) FROM a), '-') || ' ' || coalesce((SELECT string_agg(y::VARCHAR, ',' ORDER BY y) FROM b), '-')"
+	want := func(tx *sql.Tx) string {
+		t.Helper()
+		var s string
+		if err := tx.QueryRow(state).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	if _, err := lake.Query(ctx, "SELECT count(*) FROM a", rocklake.QueryOptions{In: tx}); err != nil {
-		t.Errorf("a query In a committed transaction: %v", err)
+	stmts := []string{
+		"INSERT INTO a SELECT * FROM b",
+		"INSERT INTO a SELECT x + 1 FROM a",
+		"INSERT INTO b SELECT * FROM a WHERE x > 1",
+		"INSERT INTO b SELECT count(*) FROM query_table('a')",
+		"DELETE FROM a WHERE x = 2",
+		"UPDATE a SET x = x * 10 WHERE x = 3",
+		"UPDATE a SET x = x + 1",
+		"MERGE INTO b USING a ON b.y = a.x WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (a.x)",
+		"DELETE FROM b WHERE y = 2",
+	}
+	for _, end := range []string{"ROLLBACK", "COMMIT"} {
+		outside := firstValue(t, lake, state)
+		tx := lake.BeginWrite()
+		dtx, err := duck.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range stmts {
+			if _, err := tx.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if _, err := dtx.Exec(q); err != nil {
+				t.Fatalf("DuckDB %s: %v", q, err)
+			}
+			res, err := lake.Query(ctx, state, rocklake.QueryOptions{In: tx})
+			if err != nil {
+				t.Fatalf("after %s: %v", q, err)
+			}
+			if got, w := *res.Rows[0][0], want(dtx); got != w {
+				t.Fatalf("after %s the transaction reads %s, DuckDB's %s", q, got, w)
+			}
+			if got := firstValue(t, lake, state); got != outside {
+				t.Fatalf("after %s, outside the transaction: %s, want %s", q, got, outside)
+			}
+		}
+		// A named snapshot is read as committed, in the transaction too;
+		// the transaction's own snapshots are not the catalog's.
+		if _, err := lake.Query(ctx, "SELECT count(*) FROM a AT (VERSION => 3)", rocklake.QueryOptions{In: tx}); err != nil {
+			t.Errorf("time travel in the transaction: %v", err)
+		}
+		if _, err := lake.Query(ctx, "SELECT count(*) FROM a AT (VERSION => 1000)", rocklake.QueryOptions{In: tx}); !errors.Is(err, rocklake.ErrNoSuchSnapshot) {
+			t.Errorf("time travel past the transaction's start: %v", err)
+		}
+		committed := want(dtx)
+		if end == "ROLLBACK" {
+			tx.Rollback()
+			if err := dtx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			committed = outside
+		} else {
+			if _, err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := dtx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := firstValue(t, lake, state); got != committed {
+			t.Fatalf("after %s: %s, want %s", end, got, committed)
+		}
+		if n := orphans(t, lake); n != 0 {
+			t.Fatalf("after %s, %d files no snapshot registered", end, n)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO a VALUES (7)", rocklake.ExecOptions{}); !errors.Is(err, rocklake.ErrTxnDone) {
+			t.Fatalf("Exec after %s: %v", end, err)
+		}
 	}
 }
 
@@ -410,24 +479,24 @@ func TestExecDeleteUpdate(t *testing.T) {
 		t.Fatal("a change of no rows made a snapshot or a file")
 	}
 
-	// Inside a transaction that wrote the table: refused (a change reads
-	// its table), and nothing left.
+	// Inside a transaction that wrote the table: its changes read the
+	// row it wrote; rolled back, nothing is left.
 	tx := lake.BeginWrite()
 	if _, err := tx.Exec(ctx, "INSERT INTO c VALUES (500, 'staged')", rocklake.ExecOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DELETE FROM c WHERE id = 5", "UPDATE c SET s = 'x' WHERE id = 5"} {
+	for _, q := range []string{"DELETE FROM c WHERE id = 5", "UPDATE c SET s = 'x' WHERE id = 500"} {
 		res, err := tx.Exec(ctx, q, rocklake.ExecOptions{})
-		if !errors.Is(err, rocklake.ErrUncommittedRead) || res != nil {
+		if err != nil || res.Rows != 1 {
 			t.Fatalf("%s in a transaction: %+v %v", q, res, err)
 		}
 	}
 	tx.Rollback()
 	if snaps() != before+2 || parquetUnder(t, files) != n {
-		t.Fatal("a refused change in a transaction left a snapshot or a file")
+		t.Fatal("a rolled back transaction left a snapshot or a file")
 	}
 	if got := firstValue(t, lake, "SELECT count(*) || '/' || max(s) FILTER (WHERE id = 5) FROM c"); got != "7/v5" {
-		t.Fatalf("after the refused changes: %s", got)
+		t.Fatalf("after the rollback: %s", got)
 	}
 
 	// A change is a write, not a query.

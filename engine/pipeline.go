@@ -240,41 +240,7 @@ func (q *queryRun) parse() error {
 		// reads whole under its own name.
 		q.scan = &tableScan{tableFunctions: true}
 	}
-	if err := q.noUncommittedReads(); err != nil {
-		return err
-	}
 	q.phase("parse")
-	return nil
-}
-
-// noUncommittedReads fails a query that reads, at the run's snapshot, a
-// table opts.Uncommitted names: by a reference, or by name anywhere in a
-// text the walker cannot follow (query_table('t'), an unserialisable
-// statement), where a name counts as read.
-func (q *queryRun) noUncommittedReads() error {
-	if len(q.opts.Uncommitted) == 0 {
-		return nil
-	}
-	fail := func(t catalog.Table) error {
-		return fmt.Errorf("%w: table %q was written in this transaction, whose rows are not readable before COMMIT, and an answer would leave them out (COMMIT first; then read it)",
-			ErrUncommittedRead, t.Name)
-	}
-	for _, ref := range q.scan.refs {
-		if !ref.traveled && slices.Contains(q.opts.Uncommitted, ref.table.ID) {
-			return fail(ref.table)
-		}
-	}
-	if q.scan.tableFunctions {
-		tables, err := q.r.Tables()
-		if err != nil {
-			return err
-		}
-		for _, t := range namedIn(q.query, tables) {
-			if slices.Contains(q.opts.Uncommitted, t.ID) {
-				return fail(t)
-			}
-		}
-	}
 	return nil
 }
 

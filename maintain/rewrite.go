@@ -839,6 +839,13 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 			local, prefix, store, uploaded = "", out.prefix, out.store, slices.Clone(out.uploaded)
 		}
 		*sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, path: register, opts: addOpts, rows: w.rows, files: n,
+			remove: func(loc string) {
+				if store != nil {
+					_ = store.Delete(context.Background(), loc)
+				} else {
+					os.Remove(loc)
+				}
+			},
 			discard: func() {
 				for _, loc := range uploaded {
 					_ = store.Delete(context.Background(), loc)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
-	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/internal/curve"
 	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/internal/sqllex"
@@ -95,101 +94,6 @@ type WriteResult struct {
 // Nothing is committed, and no file is left, when it fails.
 func Write(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (*WriteResult, error) {
 	return write(ctx, e, text, o, nil)
-}
-
-// Staged is a write whose files are written and checked but not yet
-// registered: one statement of a transaction (Stage, CommitStaged).
-type Staged struct {
-	table   string
-	t       catalog.Table
-	cols    []catalog.Column
-	path    string // what to register: the output directory or object prefix
-	retires bool   // no path: the write only retires files (opts.Replace)
-	opts    ingest.Options
-	rows    int64
-	files   int
-	discard func()
-}
-
-// Stage runs a write as Write does but commits nothing: its files wait,
-// written and checked, for CommitStaged or Discard. CREATE TABLE
-// statements are refused: a transaction's writes go to tables that exist.
-// DELETE, UPDATE and MERGE copy on write whatever the table's delete
-// mode: their new files and the files they retire wait together.
-func Stage(ctx context.Context, e *engine.Engine, text string, o WriteOptions) (*WriteResult, *Staged, error) {
-	st := &Staged{}
-	res, err := write(ctx, e, text, o, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, st, nil
-}
-
-// TableID is the id of the table a staged write writes to; 0 for a write
-// that changed nothing.
-func (s *Staged) TableID() int64 {
-	if s.path == "" && !s.retires {
-		return 0
-	}
-	return s.t.ID
-}
-
-// Discard removes a staged write's files; it does nothing once they are
-// committed, or when it wrote none.
-func (s *Staged) Discard() {
-	if s != nil && s.discard != nil {
-		s.discard()
-		s.discard = nil
-	}
-}
-
-// CommitStaged registers staged writes in one snapshot, in order: all of
-// them or none. Once it succeeds their files are the tables'; when it
-// fails they are still the caller's to Discard.
-func CommitStaged(ctx context.Context, cat *catalog.Catalog, staged []*Staged) (catalog.Snapshot, error) {
-	var batches []ingest.Batch
-	var rows int64
-	for _, s := range staged {
-		switch {
-		case s.path != "":
-			batches = append(batches, ingest.Batch{Table: s.table, Paths: []string{s.path}, Options: s.opts})
-			rows += s.rows
-		case s.retires:
-			batches = append(batches, ingest.Batch{Table: s.table, Options: s.opts})
-		}
-	}
-	if len(batches) == 0 {
-		return catalog.Snapshot{}, nil
-	}
-	snap, res, err := ingest.AddAll(ctx, cat, batches)
-	if err != nil {
-		changes := false
-		for _, s := range staged {
-			if s.path != "" || s.retires {
-				if rerr := raced(cat, s.t, s.cols, err); rerr != err {
-					return catalog.Snapshot{}, fmt.Errorf("commit: %w", rerr)
-				}
-				changes = changes || len(s.opts.Replace) > 0
-			}
-		}
-		if changes && errors.Is(err, catalog.ErrNoSuchFile) {
-			// A file a change of the transaction retires was retired by
-			// another writer since the change read it.
-			return catalog.Snapshot{}, fmt.Errorf("commit: %w: another writer changed or rewrote a file this transaction changes; nothing was committed, run the transaction again (%v)", ErrWriteRaced, err)
-		}
-		return catalog.Snapshot{}, fmt.Errorf("commit: %w", err)
-	}
-	for _, s := range staged {
-		s.discard = nil
-	}
-	var got int64
-	for _, r := range res {
-		got += r.Rows
-	}
-	if got != rows {
-		return snap, fmt.Errorf("commit: wrote %d rows but registered %d at snapshot %d", rows, got, snap.ID)
-	}
-	return snap, nil
 }
 
 func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, stage *Staged) (*WriteResult, error) {

@@ -629,20 +629,22 @@ func (ss *pgSession) queryContext() (context.Context, func()) {
 
 var errStatementTimeout = errors.New("statement timeout")
 
-// readKey is how the session's statements read: inside a transaction
-// block the snapshot pinned at BEGIN, else the rocklake.snapshot setting.
 // queryOptions are the options of a query the session runs: at readAt,
-// and inside the session's transaction of writes, if it has one (a query
-// reading a table the block wrote is refused, ErrUncommittedRead).
+// and inside the session's transaction of writes, if it has one.
 func (ss *pgSession) queryOptions() rocklake.QueryOptions {
 	return rocklake.QueryOptions{Snapshot: ss.readAt(), In: ss.wtx}
 }
 
+// readAt is the snapshot the session's statements read: the
+// rocklake.snapshot setting when set; inside a transaction block, the
+// snapshot pinned at BEGIN until the block writes, then (the zero value)
+// the block's transaction of writes, which reads its own writes over the
+// latest snapshot as of its first write; else the latest.
 func (ss *pgSession) readAt() rocklake.SnapshotRef {
 	if _, set := ss.snapshot.ID(); set {
 		return ss.snapshot
 	}
-	if ss.inBlock {
+	if ss.inBlock && ss.wtx == nil {
 		return ss.blockSnap
 	}
 	return rocklake.SnapshotRef{}

@@ -36,7 +36,7 @@ func toPGError(err error) *pgError {
 		code = "42P01"
 	case errors.Is(err, rocklake.ErrDuplicate):
 		code = "42P07" // duplicate_table: CREATE TABLE of a name taken
-	case errors.Is(err, writesql.ErrUnsupported), errors.Is(err, rocklake.ErrUncommittedRead):
+	case errors.Is(err, writesql.ErrUnsupported):
 		code = "0A000" // feature_not_supported
 	case errors.Is(err, rocklake.ErrConflict):
 		code, msg = "40001", msg+" (another commit changed the table meanwhile; run the statement again)"

@@ -66,9 +66,7 @@ func (ss *pgSession) mayWrite(q string) error {
 
 // writeInBlock refuses, inside BEGIN ... COMMIT, what a transaction of
 // writes cannot hold: CREATE TABLE (a transaction writes to tables that
-// exist). A change (DELETE, UPDATE, MERGE) reads its table, so one of a
-// table the block wrote is refused as any such read is
-// (ErrUncommittedRead).
+// exist).
 func (ss *pgSession) writeInBlock(q string) error {
 	if !ss.inBlock {
 		return nil
@@ -90,7 +88,12 @@ func (ss *pgSession) exec(ctx context.Context, q string, o rocklake.ExecOptions)
 	if ss.wtx == nil {
 		ss.wtx = ss.s.lake.BeginWrite()
 	}
-	o.Snapshot = ss.blockSnap
+	// The statement reads the transaction's state: the latest snapshot
+	// when its first write began, and its writes.
+	o.Snapshot = rocklake.SnapshotRef{}
+	if _, set := ss.snapshot.ID(); set {
+		o.Snapshot = ss.snapshot
+	}
 	return ss.wtx.Exec(ctx, q, o)
 }
 

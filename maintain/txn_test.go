@@ -1,0 +1,171 @@
+package maintain
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
+)
+
+var txnN = flag.Int("txn.n", 25, "transactions TestTxnAsDuckDBWithAnotherWriter runs")
+
+// TestTxnAsDuckDBWithAnotherWriter is a differential check of
+// transactions of writes against DuckDB's own, with another writer: random
+// transactions of INSERTs, INSERT ... SELECTs, DELETEs, UPDATEs, MERGEs
+// and queries over two tables (one merge-on-read, so that the files the
+// transaction reads carry delete files), while between its statements
+// another writer appends to either table and commits. DuckDB runs the
+// same transaction on one connection and the other writer's statements on
+// another. Every statement must touch the rows DuckDB's touches, every
+// query answer as DuckDB's (the transaction's writes in, the other
+// writer's appends since its first statement out), and after each COMMIT
+// or ROLLBACK the tables must hold DuckDB's rows. Runs on the catalog
+// backends kvtest.Store gives (PostgreSQL too).
+func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	_, c, e := writeLake(t)
+	oracle, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oracle.Close()
+	in, err := oracle.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	other, err := oracle.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	both := func(q string) {
+		t.Helper()
+		// No merge after the write: a merge retires small files, which
+		// a change of the transaction may retire too (a conflict, 40001).
+		if _, err := Write(ctx, e, q, changeOpts()); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if _, err := other.ExecContext(ctx, q); err != nil {
+			t.Fatalf("DuckDB %s: %v", q, err)
+		}
+	}
+	both("CREATE TABLE a (x BIGINT, s VARCHAR)")
+	both("CREATE TABLE b (x BIGINT, s VARCHAR)")
+	alterTable(t, c, "b", "set", "option", "delete_mode", "=", catalog.MergeOnRead)
+	for i := range 3 {
+		both(fmt.Sprintf("INSERT INTO a SELECT i, 'a' || i FROM range(%d, %d) r(i)", i*20, i*20+20))
+		both(fmt.Sprintf("INSERT INTO b SELECT i, 'b' || i FROM range(%d, %d) r(i)", i*15, i*15+15))
+	}
+	both("DELETE FROM b WHERE x % 7 = 0") // delete files on b's files
+
+	query := func(ask func(context.Context, string) (string, error), q string) string {
+		t.Helper()
+		s, err := ask(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return s
+	}
+	duckAsk := func(conn *sql.Conn) func(context.Context, string) (string, error) {
+		return func(ctx context.Context, q string) (string, error) {
+			var s sql.NullString
+			err := conn.QueryRowContext(ctx, q).Scan(&s)
+			return s.String, err
+		}
+	}
+	ourAsk := func(e *engine.Engine) func(context.Context, string) (string, error) {
+		return func(ctx context.Context, q string) (string, error) {
+			res, err := e.Query(ctx, q, engine.QueryOptions{Snapshot: catalog.Latest})
+			if err != nil {
+				return "", err
+			}
+			if v := res.Rows[0][0]; v != nil {
+				return *v, nil
+			}
+			return "", nil
+		}
+	}
+	const state = "SELECT coalesce(string_agg(x::VARCHAR || ':' || coalesce(s, '-'), ',' ORDER BY x, s), '') FROM "
+	r := rand.New(rand.NewPCG(11, 3))
+	tables := []string{"a", "b"}
+	var stmts, reads, appends, commits int
+	for n := range *txnN {
+		tx := NewTxn(e)
+		if _, err := in.ExecContext(ctx, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		for step := range 1 + r.IntN(7) {
+			x, y := tables[r.IntN(2)], tables[r.IntN(2)]
+			var q string
+			switch k := r.IntN(7); {
+			case step == 0 || k == 0:
+				q = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'i%d')", x, r.IntN(200), n)
+			case k == 1:
+				q = fmt.Sprintf("INSERT INTO %s SELECT x + 1000, s || '+' FROM %s WHERE x %% 5 = %d", x, y, r.IntN(5))
+			case k == 2:
+				q = fmt.Sprintf("DELETE FROM %s WHERE x %% 4 = %d", x, r.IntN(4))
+			case k == 3:
+				q = fmt.Sprintf("UPDATE %s SET s = s || 'u', x = x + 1 WHERE x < %d", x, r.IntN(80))
+			case k == 4:
+				q = fmt.Sprintf("MERGE INTO %s USING (SELECT DISTINCT x %% 30 AS k FROM %s) src ON %s.x = src.k "+
+					"WHEN MATCHED AND src.k %% 2 = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET s = 'm' WHEN NOT MATCHED THEN INSERT VALUES (src.k + 500, 'new')", x, y, x)
+			default:
+				q = "SELECT count(*) || '/' || coalesce(sum(x), 0) || '/' || coalesce(max(s), '') FROM " + y
+				got, want := query(ourAsk(tx.Engine()), q), query(duckAsk(in), q)
+				if got != want {
+					t.Fatalf("transaction %d: %s: %s, DuckDB's transaction %s", n, q, got, want)
+				}
+				reads++
+				continue
+			}
+			res, err := tx.Exec(ctx, q, changeOpts())
+			if err != nil {
+				t.Fatalf("transaction %d: %s: %v", n, q, err)
+			}
+			dres, err := in.ExecContext(ctx, q)
+			if err != nil {
+				t.Fatalf("DuckDB %s: %v", q, err)
+			}
+			if want, _ := dres.RowsAffected(); res.Rows != want {
+				t.Fatalf("transaction %d: %s: %d rows, DuckDB's %d", n, q, res.Rows, want)
+			}
+			stmts++
+			if r.IntN(3) == 0 {
+				// The other writer appends and commits.
+				both(fmt.Sprintf("INSERT INTO %s VALUES (%d, 'o%d')", tables[r.IntN(2)], r.IntN(300), n))
+				appends++
+			}
+		}
+		end := "COMMIT"
+		if r.IntN(4) == 0 {
+			end = "ROLLBACK"
+			tx.Rollback()
+		} else if _, err := tx.Commit(ctx); err != nil {
+			t.Fatalf("transaction %d: COMMIT: %v", n, err)
+		} else {
+			commits++
+		}
+		if _, err := in.ExecContext(ctx, end); err != nil {
+			t.Fatalf("DuckDB %s: %v", end, err)
+		}
+		for _, tb := range tables {
+			if got, want := query(ourAsk(e), state+tb), query(duckAsk(other), state+tb); got != want {
+				t.Fatalf("after transaction %d (%s), %s holds\n%s\nDuckDB's\n%s", n, end, tb, got, want)
+			}
+		}
+	}
+	res, err := c.DeleteOrphans(catalog.OrphanOptions{DryRun: true, Grace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Deleted)+len(res.Waiting) != 0 {
+		t.Fatalf("files no snapshot registered: %v %v", res.Deleted, res.Waiting)
+	}
+	t.Logf("%d transactions (%d committed): %d statements, %d reads, %d appends of the other writer", *txnN, commits, stmts, reads, appends)
+}
