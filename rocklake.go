@@ -526,14 +526,14 @@ func (l *Lake) QueryInto(ctx context.Context, sql string, o QueryOptions, run en
 // each snapshot after from, up to to (the zero SnapshotRef: the latest),
 // with their snapshot_id and change_type ('insert' or 'delete') before the
 // table's columns, read from the files those snapshots added and retired
-// (see maintain.ChangesSQL). The answer is held in memory. A from before
+// (see engine.Engine.ChangesSQL). The answer is held in memory. A from before
 // snapshots expire forgot fails with ErrChangesExpired.
 func (l *Lake) Changes(ctx context.Context, table string, from int64, to SnapshotRef) (*Result, error) {
 	id, err := to.catalogID()
 	if err != nil {
 		return nil, err
 	}
-	q, release, err := maintain.ChangesSQL(ctx, l.eng, table, from, id)
+	q, release, err := l.eng.ChangesSQL(ctx, table, from, id)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +789,7 @@ var (
 	ErrNothingToOptimize = maintain.ErrNothingToOptimize
 	// ErrChangesExpired: a change feed from before snapshots expire forgot
 	// (maintain).
-	ErrChangesExpired = maintain.ErrChangesExpired
+	ErrChangesExpired = engine.ErrChangesExpired
 	// ErrRowMatchedTwice: an UPDATE whose FROM list matches a row of its
 	// table more than once, so that its new value is not defined
 	// (maintain).

@@ -227,6 +227,11 @@ func TestWriteTransactionReadsItsWrites(t *testing.T) {
 		if _, err := lake.Query(ctx, "SELECT count(*) FROM a AT (VERSION => 1000)", rocklake.QueryOptions{In: tx}); !errors.Is(err, rocklake.ErrNoSuchSnapshot) {
 			t.Errorf("time travel past the transaction's start: %v", err)
 		}
+		// The change feed inside reads committed snapshots only.
+		feed := "SELECT count(*) || '/' || coalesce(max(snapshot_id), 0) FROM table_changes('a', 1)"
+		if res, err := lake.Query(ctx, feed, rocklake.QueryOptions{In: tx}); err != nil || *res.Rows[0][0] != firstValue(t, lake, feed) {
+			t.Errorf("the change feed in the transaction: %v %v, outside %s", res, err, firstValue(t, lake, feed))
+		}
 		committed := want(dtx)
 		if end == "ROLLBACK" {
 			tx.Rollback()

@@ -100,9 +100,15 @@ func (e *Engine) checkFunctions(ctx context.Context, tree duckast.Tree, depth in
 				// name; qualified (system.main.current_setting), the name may
 				// be DuckDB's function it replaces, which the census judges.
 				_, mine := e.clientFuncs.Load(strings.ToLower(name))
-				if mine && n["schema"] == "" && n["catalog"] == "" {
+				switch {
+				case mine && n["schema"] == "" && n["catalog"] == "":
 					// registered by the engine's user for its clients
-				} else if err = verdict(name); err != nil {
+				case strings.EqualFold(name, feedFunction) && n["catalog"] == "" && (n["schema"] == "" || strings.EqualFold(fmt.Sprint(n["schema"]), "main")):
+					// the change feed, replaced before DuckDB binds (feed.go)
+				default:
+					err = verdict(name)
+				}
+				if err != nil {
 					return
 				}
 				if strings.EqualFold(name, "query") && n["class"] == "FUNCTION" {

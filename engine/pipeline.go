@@ -51,6 +51,7 @@ type queryRun struct {
 	conn    *sql.Conn
 	cleanup []string // drops what the run made on conn, run when it is released
 	unpin   func()   // lets the local copies of objects go (fetch)
+	unpins  []func() // the same, for the change feed's files (planFeeds)
 	handed  bool     // streamed Rows own conn and release it when closed
 	res     *Result
 	start   time.Time
@@ -179,6 +180,9 @@ func (q *queryRun) release() {
 	if q.unpin != nil {
 		q.unpin()
 	}
+	for _, u := range q.unpins {
+		u()
+	}
 }
 
 // close ends the run: the connection is released unless streamed Rows
@@ -269,6 +273,9 @@ func (q *queryRun) plan() error {
 		}
 	}
 	if err := q.planWhole(whole); err != nil {
+		return err
+	}
+	if err := q.planFeeds(&edits); err != nil {
 		return err
 	}
 	q.rewritten = applyEdits(q.query, edits)

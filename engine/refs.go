@@ -86,6 +86,8 @@ type tableScan struct {
 	// tableFunctions is set when a table function appears: query_table()
 	// and query() name tables in strings the walker cannot follow.
 	tableFunctions bool
+	// feeds are the change feed's calls, table_changes(...) (feed.go).
+	feeds []*duckast.TableRef
 	// readers are the snapshots AT clauses named, open until close.
 	readers []*catalog.Reader
 }
@@ -111,7 +113,7 @@ func findTables(tree duckast.Tree, r *catalog.Reader, travel func(*duckast.Trave
 	w := &walker{snapTables: main, travel: travel, at: map[int64]*snapTables{}, seen: map[uintptr]bool{}, bindings: map[string]bool{}}
 	w.collectBindings(root)
 	w.visit(root, nil)
-	scan := &tableScan{refs: w.refs, tableFunctions: w.tableFunctions}
+	scan := &tableScan{refs: w.refs, tableFunctions: w.tableFunctions, feeds: w.feeds}
 	for _, st := range w.at {
 		scan.readers = append(scan.readers, st.r)
 	}
@@ -155,6 +157,7 @@ type walker struct {
 	// item, here or in an enclosing query).
 	bindings       map[string]bool
 	tableFunctions bool
+	feeds          []*duckast.TableRef // table_changes(...) calls
 }
 
 func nodeID(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
@@ -240,6 +243,8 @@ func (w *walker) visit(n any, scope map[string]bool) {
 			w.selectNode(sel, scope)
 		} else if tr, ok := duckast.TableRefOf(n); ok {
 			switch {
+			case tr.Type == "TABLE_FUNCTION" && isFeedCall(tr):
+				w.feeds = append(w.feeds, tr)
 			case tr.Type == "TABLE_FUNCTION":
 				w.tableFunctions = true
 			case tr.Type == "BASE_TABLE" && !w.seen[nodeID(n)]:

@@ -726,7 +726,7 @@ func checkFeed(t *testing.T, c *catalog.Catalog, e *engine.Engine, table string)
 		}
 		return out
 	}
-	q, release, err := ChangesSQL(ctx, e, table, 0, catalog.Latest)
+	q, release, err := e.ChangesSQL(ctx, table, 0, catalog.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
-	"github.com/rocklake/rocklake/maintain"
 )
 
 func newChangesCmd(g *globals) *cobra.Command {
@@ -38,7 +37,7 @@ have no changes left: a --from before them is refused.`,
 				return err
 			}
 			defer done()
-			q, release, err := maintain.ChangesSQL(cmd.Context(), e, args[0], from, to)
+			q, release, err := e.ChangesSQL(cmd.Context(), args[0], from, to)
 			if err != nil {
 				return err
 			}

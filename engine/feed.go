@@ -1,14 +1,18 @@
-package maintain
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocklake/rocklake/catalog"
-	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/engine/duckast"
+	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/types"
 )
 
 // The change feed: the rows a table gained and lost between two
@@ -46,7 +50,7 @@ var ErrChangesExpired = errors.New("the snapshots are expired")
 // snapshot, deletes first; release unpins the local copies of objects it
 // reads, after the query has run. It reads local files where they are:
 // run it on the engine that made it, before release.
-func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to int64) (query string, release func(), err error) {
+func (e *Engine) ChangesSQL(ctx context.Context, table string, from, to int64) (query string, release func(), err error) {
 	release = func() {}
 	cat := e.Catalog()
 	r, err := cat.Read(to)
@@ -137,7 +141,7 @@ func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to in
 				}
 				unpin = append(unpin, rel)
 				p = local
-			} else if err := engine.CheckFile(t, f); err != nil {
+			} else if err := CheckFile(t, f); err != nil {
 				return "", err
 			}
 			paths[i] = p
@@ -182,4 +186,159 @@ func ChangesSQL(ctx context.Context, e *engine.Engine, table string, from, to in
 		fmt.Fprintf(&b, "SELECT %d AS __rocklake_part, * FROM (%s)", i, p)
 	}
 	return "SELECT * EXCLUDE (__rocklake_part) FROM (" + b.String() + ") ORDER BY __rocklake_part", release, nil
+}
+
+// The change feed in SQL: table_changes('t', start, end) in a FROM
+// clause, as DuckLake's, is the changes the snapshots start to end (both
+// included) made to table t, given as snapshot ids or as timestamps (the
+// snapshots made at or after start, and at or before end); without end,
+// up to the snapshot the query reads. Its columns are ChangesSQL's. The
+// call is replaced in the query's text by ChangesSQL's query before
+// DuckDB binds anything, so it is no function DuckDB knows.
+const feedFunction = "table_changes"
+
+// isFeedCall says whether a table function call is the change feed's.
+func isFeedCall(tr *duckast.TableRef) bool {
+	if !strings.EqualFold(tr.FunctionName, feedFunction) {
+		return false
+	}
+	f, _ := tr.Node["function"].(map[string]any)
+	schema, _ := f["schema"].(string)
+	cat, _ := f["catalog"].(string)
+	return cat == "" && (schema == "" || strings.EqualFold(schema, "main"))
+}
+
+// planFeeds puts, in place of each table_changes(...) call, the query of
+// its changes (as a subquery named as the call would be).
+func (q *queryRun) planFeeds(edits *[]textEdit) error {
+	for _, tr := range q.scan.feeds {
+		table, from, to, err := q.feedBounds(tr)
+		if err != nil {
+			return fmt.Errorf("%s(...): %w", feedFunction, err)
+		}
+		text, release, err := q.e.ChangesSQL(q.ctx, table, from, to)
+		if err != nil {
+			return err
+		}
+		q.unpins = append(q.unpins, release)
+		end, ok := callSpan(q.query, tr.At)
+		if !ok {
+			return fmt.Errorf("%s(...): the call could not be read in the query's text", feedFunction)
+		}
+		text = "(" + text + ")"
+		if tr.Alias == "" {
+			text += " AS " + feedFunction
+		}
+		*edits = append(*edits, textEdit{tr.At, end, text})
+		// Its rows are read from files, never answered from statistics.
+		q.opts.NoMetadataAnswers, q.opts.noSplit = true, true
+	}
+	return nil
+}
+
+// feedBounds reads a table_changes call's arguments: the table, and the
+// snapshots after from up to to whose changes it asks for.
+func (q *queryRun) feedBounds(tr *duckast.TableRef) (table string, from, to int64, err error) {
+	args := duckast.ExprOf(tr.Node["function"]).Children
+	if len(args) < 2 || len(args) > 3 {
+		return "", 0, 0, errors.New("takes a table name, a start and an optional end: table_changes('t', 3, 5), or timestamps for the bounds")
+	}
+	name, ok := travelConstant(args[0])
+	if !ok || args[0].Class != "CONSTANT" {
+		return "", 0, 0, errors.New("the table is a constant string: table_changes('t', ...)")
+	}
+	head := q.r.Snapshot().ID
+	if base, ok := q.e.cat.Speculation(); ok && base < head {
+		// A transaction's own snapshots are not the catalog's.
+		head = base
+	}
+	snaps, err := q.e.cat.Snapshots()
+	if err != nil {
+		return "", 0, 0, err
+	}
+	// bound is an argument as a snapshot: an id, or for a timestamp the
+	// last snapshot made before it (a start: strictly before) or at it.
+	bound := func(x *duckast.Expr, start bool) (int64, error) {
+		lit, ok := travelConstant(x)
+		if !ok {
+			return 0, errors.New("the bounds are constants: snapshot ids, or timestamps")
+		}
+		if id, err := strconv.ParseInt(lit, 10, 64); err == nil && (x.Class == "CONSTANT" && x.Value != nil && isNumber(x.Value.Raw)) {
+			if start {
+				return max(id-1, 0), nil
+			}
+			return id, nil
+		}
+		codec, _ := types.CodecFor(types.MustParseType("timestamptz"))
+		v, err := codec.ParseInUTC(lit)
+		if err != nil {
+			return 0, fmt.Errorf("%q is neither a snapshot id nor a timestamp", lit)
+		}
+		at := time.UnixMicro(v.Int64())
+		id := int64(-1)
+		for _, s := range snaps {
+			if s.ID <= head && (s.Time.Before(at) || !start && s.Time.Equal(at)) {
+				id = s.ID
+			}
+		}
+		if id < 0 {
+			// Every snapshot is later: from the first one on, or none.
+			if !start {
+				return -1, nil
+			}
+			id = 0
+			if len(snaps) > 0 {
+				id = max(snaps[0].ID-1, 0)
+			}
+		}
+		return id, nil
+	}
+	if from, err = bound(args[1], true); err != nil {
+		return "", 0, 0, err
+	}
+	to = head
+	if len(args) == 3 {
+		if to, err = bound(args[2], false); err != nil {
+			return "", 0, 0, err
+		}
+	}
+	if to > head {
+		return "", 0, 0, fmt.Errorf("%w: snapshot %d is after snapshot %d, which the query reads", catalog.ErrNoSuchSnapshot, to, head)
+	}
+	if to < from {
+		to = from // an empty range: no changes
+	}
+	return name, from, to, nil
+}
+
+// isNumber says whether a constant's JSON value is a number (a snapshot
+// id) rather than a string.
+func isNumber(raw any) bool {
+	switch raw.(type) {
+	case string, nil, bool:
+		return false
+	}
+	return true
+}
+
+// callSpan is where the call starting at at ends in the query: after the
+// parenthesis that closes its argument list.
+func callSpan(query string, at int) (end int, ok bool) {
+	masked := sqllex.Mask(query)
+	open := strings.IndexByte(masked[min(at, len(masked)):], '(')
+	if at < 0 || at >= len(masked) || open < 0 || !strings.Contains(strings.ToLower(query[at:at+open]), feedFunction) {
+		return 0, false
+	}
+	depth := 0
+	for i := at + open; i < len(masked); i++ {
+		switch masked[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
 }
