@@ -99,3 +99,84 @@ func writeObjects(t *testing.T, sandboxed bool) {
 		t.Fatalf("a failed update left %d objects", after-before)
 	}
 }
+
+// A transaction of writes over objects: its statements upload their files,
+// read each other's writes, and at COMMIT the objects it wrote and
+// rewrote again are deleted, the rest registered; ROLLBACK deletes every
+// object it uploaded.
+func TestTxnObjects(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	srv.SetEnv(t)
+	ctx := context.Background()
+	st, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{DataRoot: "s3://lake/root/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.UseObjects(st, &storage.Cache{Dir: t.TempDir()})
+	mustWrite(t, e, "CREATE TABLE t (id BIGINT NOT NULL, s VARCHAR)")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 's' || i FROM range(100) r(i)")
+	// registered is every object some snapshot of the catalog names.
+	registered := func() map[string]bool {
+		r, err := c.Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tb, _ := r.Table("t")
+		ever, err := r.FilesEver(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, f := range ever {
+			out[strings.TrimPrefix(f.Location(tb), "s3://lake/")] = true
+		}
+		return out
+	}
+	unregistered := func() []string {
+		reg := registered()
+		var out []string
+		for _, k := range keysUnder(t, srv, "lake", "root/") {
+			if strings.HasSuffix(k, ".parquet") && !reg[k] {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for _, end := range []string{"ROLLBACK", "COMMIT"} {
+		tx := NewTxn(e)
+		for _, q := range []string{"INSERT INTO t SELECT i, 'new' FROM range(100, 110) r(i)", "UPDATE t SET s = 'updated' WHERE id >= 105", "DELETE FROM t WHERE id < 5"} {
+			if _, err := tx.Exec(ctx, q, changeOpts()); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if got := answerOf(t, tx.Engine(), catalog.Latest, "SELECT count(*), count(*) FILTER (s = 'updated'), min(id) FROM t"); got != "105|5|5" {
+			t.Fatalf("in the transaction: %s", got)
+		}
+		want := "100|0|0"
+		if end == "ROLLBACK" {
+			tx.Rollback()
+		} else {
+			if _, err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want = "105|5|5"
+		}
+		if got := answerOf(t, e, catalog.Latest, "SELECT count(*), count(*) FILTER (s = 'updated'), min(id) FROM t"); got != want {
+			t.Fatalf("after %s: %s, want %s", end, got, want)
+		}
+		if left := unregistered(); len(left) > 0 {
+			t.Fatalf("after %s, objects no snapshot names: %v", end, left)
+		}
+	}
+}
