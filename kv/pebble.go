@@ -206,7 +206,7 @@ func (s *pebbleStore) NewIter(lower, upper []byte) (Iterator, error) {
 	}
 	var it *pebble.Iterator
 	err := guard(func() (err error) {
-		it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		it, err = s.db.NewIter(pebbleBounds(lower, upper))
 		return err
 	})
 	if err != nil {
@@ -348,7 +348,7 @@ func (p pebbleSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
 	}
 	var it *pebble.Iterator
 	err := guard(func() (err error) {
-		it, err = p.snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		it, err = p.snap.NewIter(pebbleBounds(lower, upper))
 		return err
 	})
 	if err != nil {
@@ -358,6 +358,16 @@ func (p pebbleSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
 }
 
 func (p pebbleSnapshot) Close() error { return p.snap.Close() }
+
+// pebbleBounds are an iterator's options for [lower, upper). Pebble wants
+// lower ≤ upper (its invariant checks fail the store otherwise); a range
+// whose upper bound is at or below its lower is empty, as [lower, lower).
+func pebbleBounds(lower, upper []byte) *pebble.IterOptions {
+	if lower != nil && upper != nil && bytes.Compare(upper, lower) < 0 {
+		upper = lower
+	}
+	return &pebble.IterOptions{LowerBound: lower, UpperBound: upper}
+}
 
 type pebbleIter struct {
 	it *pebble.Iterator

@@ -210,6 +210,19 @@ func testBounds(t *testing.T, b Backend) {
 	eq(t, keys(t, s, nil, []byte("b")), []string{"a"})
 	eq(t, keys(t, s, []byte("bz"), nil), []string{"c"})
 	eq(t, keys(t, s, []byte("x"), []byte("y")), nil)
+	// An upper bound at or below the lower one is an empty range, and the
+	// store goes on.
+	eq(t, keys(t, s, []byte("c"), []byte("a")), nil)
+	eq(t, keys(t, s, []byte("b"), []byte("b")), nil)
+	if it, err := s.NewIter([]byte("c"), []byte("a")); err != nil {
+		t.Fatal(err)
+	} else {
+		if it.SeekGE([]byte("b")) || it.Last() {
+			t.Fatal("an inverted range holds a key")
+		}
+		it.Close()
+	}
+	eq(t, keys(t, s, []byte("b"), []byte("c")), []string{"b", "ba", "bb"})
 	if kv.PrefixEnd([]byte{0xff, 0xff}) != nil || !bytes.Equal(kv.PrefixEnd([]byte{1, 0xff}), []byte{2}) {
 		t.Fatal("PrefixEnd")
 	}
