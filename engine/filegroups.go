@@ -10,9 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/pqmeta"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -336,7 +340,11 @@ const runDeletesKey = -7
 // deleteKeys are the entries of a file's constants about its deleted
 // rows, which do not split runs: one scan reads a run, each file's rows
 // filtered on its own bitstring.
-var deleteKeys = map[int64]bool{deletesKey: true, deletesPathKey: true, deletesRowsKey: true, deletesVarKey: true, runDeletesKey: true}
+var deleteKeys = map[int64]bool{deletesKey: true, deletesPathKey: true, deletesRowsKey: true, deletesVarKey: true, runDeletesKey: true, deletesStampKey: true}
+
+// deletesStampKey holds what identifies a delete file on disk (deleteStamp),
+// which keys its positions in deleteBits.
+const deletesStampKey = -8
 
 // runConsts is the constants a run of files (of equal keys) reads with:
 // the first file's, and, for a run of more than one with deleted rows,
@@ -406,16 +414,22 @@ func deleteVariable(i int) string { return fmt.Sprintf("__rocklake_deleted_%d", 
 // statement, all open at once.
 const deleteVariableFiles = 128
 
+// deleteRef is a delete file a query's variable holds: its path as a
+// literal, its data file's last position, and what identifies the file
+// on disk (deletesStampKey).
+type deleteRef struct{ lit, last, stamp string }
+
 // nameDeleteVariables gives each delete file the views read a place in a
 // variable of the query's (deletesVarKey: a list of their bitstrings), so
 // that its positions are read once, into a constant the scans filter on;
-// it returns, per variable, the query that fills it.
-func nameDeleteVariables(views []partConsts) []string {
-	var out, parts []string
+// it returns, per variable, the delete files it holds, in order.
+func nameDeleteVariables(views []partConsts) [][]deleteRef {
+	var out [][]deleteRef
+	var parts []deleteRef
 	byFile := map[string]string{}
 	flush := func() {
 		if len(parts) > 0 {
-			out = append(out, "SELECT list(b ORDER BY k) FROM ("+strings.Join(parts, " UNION ALL ")+")")
+			out = append(out, parts)
 			parts = nil
 		}
 	}
@@ -429,7 +443,7 @@ func nameDeleteVariables(views []partConsts) []string {
 			at, seen := byFile[lit]
 			if !seen {
 				k := len(parts)
-				parts = append(parts, fmt.Sprintf("SELECT %d AS k, (%s) AS b", k, deletedBits(lit, c[deletesRowsKey])))
+				parts = append(parts, deleteRef{lit: lit, last: c[deletesRowsKey], stamp: c[deletesStampKey]})
 				at = fmt.Sprintf("getvariable('%s')[%d]", deleteVariable(len(out)), k+1)
 				byFile[lit] = at
 				if len(parts) == deleteVariableFiles {
@@ -441,6 +455,107 @@ func nameDeleteVariables(views []partConsts) []string {
 	}
 	flush()
 	return out
+}
+
+// deleteBitsBudget bounds the text of the bitstrings an engine keeps (one
+// byte per row of each data file with a delete file).
+const deleteBitsBudget = 64 << 20
+
+// deleteBits keeps delete files' positions as bitstring text ('0010…',
+// bit i set when row i is deleted), by delete file, the file's stamp
+// (size, modification time, inode: a file changed in place is another
+// key) and its data file's row count. Reading a delete file costs a
+// Parquet read per query otherwise; delete files are written once and
+// never changed (a second delete writes a new one).
+type deleteBits struct {
+	mu    sync.Mutex
+	cache *lru.Cache[string, string]
+	bytes int
+}
+
+// deleteStamp is what tells a delete file from another at its path: its
+// size, modification time and identity (device, inode).
+func deleteStamp(fi os.FileInfo) string {
+	id := pqmeta.IdentityOf(fi)
+	return fmt.Sprintf("%d/%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), id.Device, id.Inode)
+}
+
+func newDeleteBits() *deleteBits {
+	d := &deleteBits{}
+	d.cache, _ = lru.NewWithEvict[string, string](1<<20, func(_ string, v string) { d.bytes -= len(v) })
+	return d
+}
+
+// bitstrings is the bitstring text of each delete file in refs, read
+// through conn for those not kept yet (one statement per batch).
+func (d *deleteBits) bitstrings(ctx context.Context, conn *sql.Conn, refs []deleteRef) ([]string, error) {
+	out := make([]string, len(refs))
+	key := func(r deleteRef) string { return r.lit + "\x00" + r.stamp + "\x00" + r.last }
+	var missing []int
+	d.mu.Lock()
+	for i, r := range refs {
+		if v, ok := d.cache.Get(key(r)); ok && r.stamp != "" {
+			out[i] = v
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	d.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	var parts []string
+	for k, i := range missing {
+		parts = append(parts, fmt.Sprintf("SELECT %d AS k, (%s)::VARCHAR AS b", k, deletedBits(refs[i].lit, refs[i].last)))
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT k, b FROM ("+strings.Join(parts, " UNION ALL ")+") ORDER BY k")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	got := 0
+	for rows.Next() {
+		var k int
+		var b sql.NullString
+		if err := rows.Scan(&k, &b); err != nil {
+			return nil, err
+		}
+		if k < 0 || k >= len(missing) {
+			continue
+		}
+		if out[missing[k]] = b.String; !b.Valid {
+			// bitstring_agg of no rows is NULL: a delete file of no
+			// positions deletes nothing.
+			last, err := strconv.Atoi(refs[missing[k]].last)
+			if err != nil {
+				return nil, err
+			}
+			out[missing[k]] = strings.Repeat("0", last+1)
+		}
+		got++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if got != len(missing) {
+		return nil, fmt.Errorf("read %d of %d delete files", got, len(missing))
+	}
+	d.mu.Lock()
+	for _, i := range missing {
+		if refs[i].stamp == "" || out[i] == "" || len(out[i]) > deleteBitsBudget/16 {
+			continue
+		}
+		k := key(refs[i])
+		if _, ok := d.cache.Peek(k); !ok {
+			d.cache.Add(k, out[i])
+			d.bytes += len(out[i])
+		}
+	}
+	for d.bytes > deleteBitsBudget && d.cache.Len() > 0 {
+		d.cache.RemoveOldest()
+	}
+	d.mu.Unlock()
+	return out, nil
 }
 
 // deletedBits is the query of a delete file's positions as a bitstring of
@@ -506,6 +621,7 @@ func withDeletes(t catalog.Table, f catalog.DataFile, d catalog.DeleteFile, into
 	into[deletesKey] = "'" + strings.ReplaceAll(duckPath(loc), "'", "''") + "'"
 	into[deletesPathKey] = loc
 	into[deletesRowsKey] = strconv.FormatInt(f.RecordCount-1, 10)
+	into[deletesStampKey] = deleteStamp(fi)
 	return into, nil
 }
 

@@ -633,10 +633,14 @@ func (q *queryRun) bind() error {
 			return err
 		}
 	}
-	for i, bits := range delVars {
+	for i, refs := range delVars {
+		bits, err := e.delBits.bitstrings(ctx, q.conn, refs)
+		if err != nil {
+			return fmt.Errorf("applying delete files (%s, ...): %w", refs[0].lit, err)
+		}
 		q.cleanup = append(q.cleanup, fmt.Sprintf("RESET VARIABLE %s;", deleteVariable(i)))
-		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = (%s)", deleteVariable(i), bits)); err != nil {
-			return fmt.Errorf("applying a delete file (%s): %w", bits, err)
+		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = ?::VARCHAR[]::BIT[]", deleteVariable(i)), bits); err != nil {
+			return fmt.Errorf("applying delete files (%s, ...): %w", refs[0].lit, err)
 		}
 	}
 	for i, l := range lists {

@@ -55,6 +55,8 @@ type duck struct {
 
 	cleanups sync.WaitGroup // views being dropped after queries returned
 
+	delBits *deleteBits // delete files' positions, read once
+
 	sandbox *Sandbox // nil: DuckDB unrestricted
 
 	// mixed runs queries over views that union files of different types
@@ -140,7 +142,7 @@ func NewWithOptions(cat *catalog.Catalog, o Options) (*Engine, error) {
 	trees, _ := lru.New[string, duckast.Tree](256)
 	schemas, _ := lru.New[string, fileSchema](65536)
 	engineOpened()
-	return newEngine(cat, &duck{db: db, parse: parse, trees: trees, schemas: schemas, sandbox: o.Sandbox}), nil
+	return newEngine(cat, &duck{db: db, parse: parse, trees: trees, schemas: schemas, sandbox: o.Sandbox, delBits: newDeleteBits()}), nil
 }
 
 // openEngineDB opens an engine's in-memory database and prepares its
