@@ -17,8 +17,8 @@ var txnN = flag.Int("txn.n", 25, "transactions TestTxnAsDuckDBWithAnotherWriter 
 // TestTxnAsDuckDBWithAnotherWriter is a differential check of
 // transactions of writes against DuckDB's own, with another writer: random
 // transactions of INSERTs, INSERT ... SELECTs, DELETEs, UPDATEs, MERGEs
-// and queries over two tables (one merge-on-read, so that the files the
-// transaction reads carry delete files), while between its statements
+// and queries over three tables (one merge-on-read, so that the files the
+// transaction reads carry delete files, one Hive-partitioned), while between its statements
 // another writer appends to either table and commits. DuckDB runs the
 // same transaction on one connection and the other writer's statements on
 // another. Every statement must touch the rows DuckDB's touches, every
@@ -63,6 +63,13 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 		both(fmt.Sprintf("INSERT INTO b SELECT i, 'b' || i FROM range(%d, %d) r(i)", i*15, i*15+15))
 	}
 	both("DELETE FROM b WHERE x % 7 = 0") // delete files on b's files
+	// h is Hive-partitioned by s: a write puts each value's rows under
+	// s=value/ directories, an UPDATE of s moves them.
+	hiveTable(t, c, "h", "x BIGINT, s VARCHAR", "s")
+	if _, err := other.ExecContext(ctx, "CREATE TABLE h (x BIGINT, s VARCHAR)"); err != nil {
+		t.Fatal(err)
+	}
+	both("INSERT INTO h SELECT i, 'h' || (i % 4) FROM range(0, 40) r(i)")
 
 	query := func(ask func(context.Context, string) (string, error), q string) string {
 		t.Helper()
@@ -93,7 +100,7 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 	}
 	const state = "SELECT coalesce(string_agg(x::VARCHAR || ':' || coalesce(s, '-'), ',' ORDER BY x, s), '') FROM "
 	r := rand.New(rand.NewPCG(11, 3))
-	tables := []string{"a", "b"}
+	tables := []string{"a", "b", "h"}
 	var stmts, reads, appends, commits int
 	for n := range *txnN {
 		tx := NewTxn(e)
@@ -101,11 +108,11 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		for step := range 1 + r.IntN(7) {
-			x, y := tables[r.IntN(2)], tables[r.IntN(2)]
+			x, y := tables[r.IntN(len(tables))], tables[r.IntN(len(tables))]
 			var q string
 			switch k := r.IntN(7); {
 			case step == 0 || k == 0:
-				q = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'i%d')", x, r.IntN(200), n)
+				q = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'i%d')", x, r.IntN(200), n%3)
 			case k == 1:
 				q = fmt.Sprintf("INSERT INTO %s SELECT x + 1000, s || '+' FROM %s WHERE x %% 5 = %d", x, y, r.IntN(5))
 			case k == 2:
@@ -138,7 +145,7 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 			stmts++
 			if r.IntN(3) == 0 {
 				// The other writer appends and commits.
-				both(fmt.Sprintf("INSERT INTO %s VALUES (%d, 'o%d')", tables[r.IntN(2)], r.IntN(300), n))
+				both(fmt.Sprintf("INSERT INTO %s VALUES (%d, 'o%d')", tables[r.IntN(len(tables))], r.IntN(300), n%3))
 				appends++
 			}
 		}
