@@ -47,15 +47,16 @@ type queryRun struct {
 	stream *RowsOptions // nil: the answer is read into res
 	qt     *queryText
 
-	r       *catalog.Reader // the query's snapshot
-	conn    *sql.Conn
-	cleanup []string // drops what the run made on conn, run when it is released
-	unpin   func()   // lets the local copies of objects go (fetch)
-	unpins  []func() // the same, for the change feed's files (planFeeds)
-	handed  bool     // streamed Rows own conn and release it when closed
-	res     *Result
-	start   time.Time
-	mark    time.Time // the end of the last phase timed
+	r             *catalog.Reader // the query's snapshot
+	conn          *sql.Conn
+	cleanup       []string // drops what the run made on conn, run when it is released
+	unpin         func()   // lets the local copies of objects go (fetch)
+	unpins        []func() // the same, for the change feed's files (planFeeds)
+	handed        bool     // streamed Rows own conn and release it when closed
+	readersClosed bool     // closeReaders ran
+	res           *Result
+	start         time.Time
+	mark          time.Time // the end of the last phase timed
 
 	// parse
 	tree duckast.Tree // nil: DuckDB could not hand the statement's tree over
@@ -120,6 +121,7 @@ func (e *Engine) runQuery(ctx context.Context, query string, opts QueryOptions, 
 			return nil, nil, err
 		}
 	}
+	q.closeReaders()
 	return q.execute()
 }
 
@@ -188,13 +190,26 @@ func (q *queryRun) release() {
 // close ends the run: the connection is released unless streamed Rows
 // hold it.
 func (q *queryRun) close() {
-	if q.scan != nil {
-		q.scan.close()
-	}
 	if !q.handed {
 		q.release()
 	}
-	q.r.Close()
+	q.closeReaders()
+}
+
+// closeReaders lets the catalog's snapshots go: the query's and those its
+// AT clauses opened. Once bind has run, DuckDB needs nothing more of the
+// catalog, so they close before it runs: on PostgreSQL a snapshot holds a
+// connection, which a long query or a COPY to a slow client would
+// otherwise keep from every other reader and writer. The Snapshot value
+// stays readable.
+func (q *queryRun) closeReaders() {
+	if q.scan != nil {
+		q.scan.close()
+	}
+	if !q.readersClosed {
+		q.readersClosed = true
+		q.r.Close()
+	}
 }
 
 // parse reads the query's parse tree (cached per text), refuses what the
