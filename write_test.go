@@ -262,7 +262,13 @@ func TestWriteTransactionReadsItsWrites(t *testing.T) {
 // mergeOnRead sets table's delete mode to merge-on-read.
 func mergeOnRead(t *testing.T, lake *rocklake.Lake, table string) {
 	t.Helper()
-	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = merge-on-read"))
+	setDeleteMode(t, lake, table, "merge-on-read")
+}
+
+// setDeleteMode sets table's delete_mode option.
+func setDeleteMode(t *testing.T, lake *rocklake.Lake, table, mode string) {
+	t.Helper()
+	a, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = " + mode))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,6 +435,7 @@ func TestExecDeleteUpdate(t *testing.T) {
 		return len(s)
 	}
 	exec("CREATE TABLE c (id BIGINT NOT NULL, s VARCHAR)")
+	setDeleteMode(t, lake, "c", "copy-on-write") // TestLakeMergeOnRead has the default
 	ins := exec("INSERT INTO c SELECT i, 'v' || i FROM range(10) r(i)")
 	before := snaps()
 

@@ -107,13 +107,23 @@ type WriteOptions struct {
 	// sort by SortedBy or PartitionedBy: faster writes, files that prune
 	// less.
 	Unsorted bool
-	// MergeOnRead makes DELETE, UPDATE and MERGE write delete files
-	// (DeleteFile) of the positions of the rows they take out, which
-	// readers apply, instead of rewriting every file that held one
-	// (copy-on-write): far less to write, a little more to read until
-	// optimize folds them.
+	// MergeOnRead records that the table asked for merge-on-read:
+	// DELETE, UPDATE and MERGE write delete files (DeleteFile) of the
+	// positions of the rows they take out, which readers apply, instead
+	// of rewriting every file that held one: far less to write, a little
+	// more to read until optimize folds them. It is also what a table
+	// that asked for neither mode gets (DeletesByFile).
 	MergeOnRead bool
+	// CopyOnWrite records that the table asked for copy-on-write: the
+	// files that held the rows a change takes out are rewritten, for
+	// readers that do not apply delete files.
+	CopyOnWrite bool
 }
+
+// DeletesByFile says whether DELETE, UPDATE and MERGE take rows out with
+// delete files (merge-on-read, the default) rather than by rewriting the
+// files that held them.
+func (o WriteOptions) DeletesByFile() bool { return !o.CopyOnWrite }
 
 // PartitionField is one field of a table's declared layout: a column
 // through a transform (identity, year, month, day, hour, bucket(N)).
@@ -591,7 +601,7 @@ func tableFromPB(p *catalogpb.Table) Table {
 		t.SortedBy = &SortKey{Columns: slices.Clone(k.ColumnIds), Curve: k.Curve}
 	}
 	if o := p.WriteOptions; o != nil {
-		t.WriteOptions = WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted, MergeOnRead: o.MergeOnRead}
+		t.WriteOptions = WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted, MergeOnRead: o.MergeOnRead, CopyOnWrite: o.CopyOnWrite}
 	}
 	return t
 }
@@ -611,7 +621,7 @@ func tableToPB(t Table, end *int64) *catalogpb.Table {
 	// Left out when all default, so that rows of tables without options
 	// are byte for byte what they were before options existed.
 	if o := t.WriteOptions; o != (WriteOptions{}) {
-		p.WriteOptions = &catalogpb.WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted, MergeOnRead: o.MergeOnRead}
+		p.WriteOptions = &catalogpb.WriteOptions{TargetFileRows: o.TargetFileRows, TargetFileBytes: o.TargetFileBytes, Unsorted: o.Unsorted, MergeOnRead: o.MergeOnRead, CopyOnWrite: o.CopyOnWrite}
 	}
 	return p
 }

@@ -33,8 +33,9 @@ const (
 	// (WriteOptions.Unsorted).
 	OptionSorted = "sorted"
 	// OptionDeleteMode is how DELETE, UPDATE and MERGE take rows out:
-	// copy-on-write (the default: the files that held them are rewritten)
-	// or merge-on-read (delete files; WriteOptions.MergeOnRead).
+	// merge-on-read (the default, as DuckLake: delete files of their
+	// positions) or copy-on-write (the files that held them are
+	// rewritten; WriteOptions.CopyOnWrite).
 	OptionDeleteMode = "delete_mode"
 )
 
@@ -161,7 +162,10 @@ func (o WriteOptions) Settings() []string {
 	if o.Unsorted {
 		out = append(out, OptionSorted+" = false")
 	}
-	if o.MergeOnRead {
+	switch {
+	case o.CopyOnWrite:
+		out = append(out, OptionDeleteMode+" = "+CopyOnWrite)
+	case o.MergeOnRead:
 		out = append(out, OptionDeleteMode+" = "+MergeOnRead)
 	}
 	return out
@@ -231,10 +235,12 @@ func applyOption(o *WriteOptions, name, value string, reset bool) error {
 		}
 	case OptionDeleteMode:
 		switch v := strings.ToLower(strings.Trim(strings.TrimSpace(value), "'")); {
-		case reset || v == CopyOnWrite:
-			o.MergeOnRead = false
+		case reset:
+			o.MergeOnRead, o.CopyOnWrite = false, false
+		case v == CopyOnWrite:
+			o.MergeOnRead, o.CopyOnWrite = false, true
 		case v == MergeOnRead:
-			o.MergeOnRead = true
+			o.MergeOnRead, o.CopyOnWrite = true, false
 		default:
 			return fmt.Errorf("%w option %s = %q: want %s or %s", ErrInvalid, OptionDeleteMode, value, CopyOnWrite, MergeOnRead)
 		}

@@ -456,11 +456,11 @@ func positioned(st *tableState) bool {
 }
 
 // mergeOnRead says whether a change takes rows out by delete files: the
-// table asks for it (catalog.WriteOptions.MergeOnRead), its files are
+// table does not ask for copy-on-write (catalog.WriteOptions.DeletesByFile), its files are
 // local (delete files are read from local disk only) and the catalog has
 // a rewrite root to put them under; else the change copies on write.
 func mergeOnRead(e *engine.Engine, st *tableState) bool {
-	if !st.t.WriteOptions.MergeOnRead || !positioned(st) || e.Catalog().RewriteRoot() == "" {
+	if !st.t.WriteOptions.DeletesByFile() || !positioned(st) || e.Catalog().RewriteRoot() == "" {
 		return false
 	}
 	return !slices.ContainsFunc(st.files, func(f catalog.DataFile) bool { return catalog.IsObject(f.Location(st.t)) }) &&

@@ -532,6 +532,13 @@ func TestChangesOverPostgresProtocol(t *testing.T) {
 		}
 	}
 	run(simple, "CREATE TABLE", 0, "CREATE TABLE w (id BIGINT NOT NULL, name VARCHAR, v DOUBLE, day DATE)")
+	cow, err := rocklake.ParseAlteration(strings.Fields("set option delete_mode = copy-on-write"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.lake.AlterTable(context.Background(), "w", cow); err != nil {
+		t.Fatal(err) // the tags and answers below count files rewritten
+	}
 	run(simple, "INSERT 0 20", 20, "INSERT INTO w SELECT i, 'n' || i, i / 2, DATE '2024-01-01' + i::INTEGER FROM range(20) r(i)")
 	before := f.latest(t)
 

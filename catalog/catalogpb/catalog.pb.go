@@ -644,8 +644,12 @@ type WriteOptions struct {
 	Unsorted bool `protobuf:"varint,3,opt,name=unsorted,proto3" json:"unsorted,omitempty"`
 	// DELETE, UPDATE and MERGE record the positions of the rows they take
 	// out in delete files (DeleteFile) instead of rewriting the files that
-	// held them.
-	MergeOnRead   bool `protobuf:"varint,4,opt,name=merge_on_read,json=mergeOnRead,proto3" json:"merge_on_read,omitempty"`
+	// held them: set when the table asked for it (delete_mode =
+	// merge-on-read). A table that asked for neither deletes this way too.
+	MergeOnRead bool `protobuf:"varint,4,opt,name=merge_on_read,json=mergeOnRead,proto3" json:"merge_on_read,omitempty"`
+	// DELETE, UPDATE and MERGE rewrite the files that held the rows they
+	// take out (delete_mode = copy-on-write).
+	CopyOnWrite   bool `protobuf:"varint,5,opt,name=copy_on_write,json=copyOnWrite,proto3" json:"copy_on_write,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -704,6 +708,13 @@ func (x *WriteOptions) GetUnsorted() bool {
 func (x *WriteOptions) GetMergeOnRead() bool {
 	if x != nil {
 		return x.MergeOnRead
+	}
+	return false
+}
+
+func (x *WriteOptions) GetCopyOnWrite() bool {
+	if x != nil {
+		return x.CopyOnWrite
 	}
 	return false
 }
@@ -2942,12 +2953,13 @@ const file_catalog_proto_rawDesc = "" +
 	"\aSortKey\x12\x1d\n" +
 	"\n" +
 	"column_ids\x18\x01 \x03(\x03R\tcolumnIds\x12\x14\n" +
-	"\x05curve\x18\x02 \x01(\tR\x05curve\"\xa4\x01\n" +
+	"\x05curve\x18\x02 \x01(\tR\x05curve\"\xc8\x01\n" +
 	"\fWriteOptions\x12(\n" +
 	"\x10target_file_rows\x18\x01 \x01(\x03R\x0etargetFileRows\x12*\n" +
 	"\x11target_file_bytes\x18\x02 \x01(\x03R\x0ftargetFileBytes\x12\x1a\n" +
 	"\bunsorted\x18\x03 \x01(\bR\bunsorted\x12\"\n" +
-	"\rmerge_on_read\x18\x04 \x01(\bR\vmergeOnRead\"K\n" +
+	"\rmerge_on_read\x18\x04 \x01(\bR\vmergeOnRead\x12\"\n" +
+	"\rcopy_on_write\x18\x05 \x01(\bR\vcopyOnWrite\"K\n" +
 	"\x0ePartitionField\x12\x1b\n" +
 	"\tcolumn_id\x18\x01 \x01(\x03R\bcolumnId\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x80\x04\n" +

@@ -14,6 +14,7 @@ func TestErasureCommand(t *testing.T) {
 	lake := filepath.Join(t.TempDir(), "lake")
 	mustRun(t, "--catalog", lake, "init")
 	mustRun(t, "--catalog", lake, "query", "CREATE TABLE ev (user_id VARCHAR, n BIGINT)")
+	mustRun(t, "--catalog", lake, "table", "alter", "ev", "set", "option", "delete_mode", "=", "copy-on-write")
 	mustRun(t, "--catalog", lake, "query", "INSERT INTO ev SELECT 'u-' || (i % 50), i FROM range(1000) r(i)")
 	check := func(wantCode int, wantState string) {
 		t.Helper()

@@ -13,7 +13,7 @@ func newFoldCmd(g *globals) *cobra.Command {
 		Use:   "fold TABLE",
 		Short: "Rewrite the files a table's delete files take rows out of, without those rows",
 		Long: `fold rewrites every live file of the table that has a delete file (written by
-DELETE, UPDATE or MERGE on a table with delete_mode = merge-on-read) into a file
+DELETE, UPDATE or MERGE under delete_mode = merge-on-read, the default) into a file
 of the rows left, each into its own successor, and swaps them in for the old
 files, their delete files ended, in one snapshot. A file whose every row was
 deleted is only retired. Reads then apply no delete file to them.

@@ -64,13 +64,14 @@ func TestQueryChanges(t *testing.T) {
 	lake := filepath.Join(dir, "lake")
 	mustRun(t, "--catalog", lake, "init")
 	mustRun(t, "--catalog", lake, "query", "CREATE TABLE t (id BIGINT NOT NULL, s VARCHAR)")
+	mustRun(t, "--catalog", lake, "table", "alter", "t", "set", "option", "delete_mode", "=", "copy-on-write") // snapshot 2
 	mustRun(t, "--catalog", lake, "query", "INSERT INTO t SELECT i, 'v' || i FROM range(10) r(i)")
 	out := mustRun(t, "--catalog", lake, "query", "DELETE FROM t WHERE id < 3")
-	if !strings.Contains(out, "(DELETE t: 3 rows deleted; 1 file rewritten into 1 file, snapshot 3; ") {
+	if !strings.Contains(out, "(DELETE t: 3 rows deleted; 1 file rewritten into 1 file, snapshot 4; ") {
 		t.Fatalf("DELETE: %q", out)
 	}
 	out = mustRun(t, "--catalog", lake, "query", "-c", "UPDATE t SET s = upper(s) WHERE id >= 8")
-	if !strings.Contains(out, "(UPDATE t: 2 rows updated; 1 file rewritten into 2 files, snapshot 4; ") { // its other rows, and the new ones
+	if !strings.Contains(out, "(UPDATE t: 2 rows updated; 1 file rewritten into 2 files, snapshot 5; ") { // its other rows, and the new ones
 		t.Fatalf("UPDATE: %q", out)
 	}
 	out = mustRun(t, "--catalog", lake, "query", "DELETE FROM t WHERE id > 100")
@@ -91,8 +92,8 @@ func TestQueryChanges(t *testing.T) {
 		files, removed int
 		snapshot       int64 // 0: none (null)
 	}{
-		{"DELETE FROM t WHERE id = 9", "DELETE", 1, 1, 1, 5},
-		{"UPDATE t SET s = 'w' || id WHERE id IN (3, 4)", "UPDATE", 2, 2, 1, 6}, // the file's other rows, and the new ones
+		{"DELETE FROM t WHERE id = 9", "DELETE", 1, 1, 1, 6},
+		{"UPDATE t SET s = 'w' || id WHERE id IN (3, 4)", "UPDATE", 2, 2, 1, 7}, // the file's other rows, and the new ones
 		{"UPDATE t SET s = 'none' WHERE id < 0", "UPDATE", 0, 0, 0, 0},
 	} {
 		out, err := runIn(t, "", "--catalog", lake, "--format", "json", "query", "-c", tc.q)
@@ -123,10 +124,10 @@ func TestQueryChanges(t *testing.T) {
 	if out := mustRun(t, "--catalog", lake, "query", "SELECT count(*) || '/' || string_agg(s, ',' ORDER BY id) FROM t"); !strings.Contains(out, "6/w3,w4,v5,v6,v7,V8") {
 		t.Fatalf("rows: %q", out)
 	}
-	if out := mustRun(t, "--catalog", lake, "--format", "json", "snapshots"); strings.Count(out, `"snapshot_id"`) != 7 {
+	if out := mustRun(t, "--catalog", lake, "--format", "json", "snapshots"); strings.Count(out, `"snapshot_id"`) != 8 {
 		t.Fatalf("the failed changes and those of no rows made snapshots: %s", out)
 	}
-	if out := mustRun(t, "--catalog", lake, "query", "--snapshot", "2", "SELECT count(*) || '/' || max(s) FROM t"); !strings.Contains(out, "10/v9") {
+	if out := mustRun(t, "--catalog", lake, "query", "--snapshot", "3", "SELECT count(*) || '/' || max(s) FROM t"); !strings.Contains(out, "10/v9") {
 		t.Fatalf("before the changes: %q", out)
 	}
 }
