@@ -132,15 +132,33 @@ func (e *Engine) fileSchemas(ctx context.Context, conn *sql.Conn, files []string
 // values (consts), each run selecting its values as constants of the
 // column's type: files written partition by partition keep a partition's
 // files together, so a table has about one run per partition.
+// fileSource is how a view spells what it hands over: list gives an
+// expression for a long file list (a variable), or "" to spell it;
+// runDeletes, for a run of files some of which have delete files, the
+// condition that leaves their deleted rows out over one bitstring of the
+// whole run (a variable), or "" for the list of the files' own
+// bitstrings. Either may be nil.
+type fileSource struct {
+	list       func([]string) string
+	runDeletes func(files []string, consts partConsts) string
+}
+
+func (s fileSource) of(files []string) string {
+	if s.list == nil {
+		return ""
+	}
+	return s.list(files)
+}
+
 func readSQL(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string) (sql string, mixed bool, err error) {
+	schemas map[string]fileSchema, source fileSource) (sql string, mixed bool, err error) {
 	parts, mixed, err := readParts(t, cols, files, odd, consts, schemas, source)
 	return unionAll(parts, false), mixed, err
 }
 
 // readParts is readSQL's runs, one SELECT each, in the files' order.
 func readParts(t catalog.Table, cols []catalog.Column, files []string, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string) (parts []string, mixed bool, err error) {
+	schemas map[string]fileSchema, source fileSource) (parts []string, mixed bool, err error) {
 	if len(files) == 0 {
 		return []string{viewSQL(t, cols, nil, "", false, nil)}, false, nil
 	}
@@ -170,9 +188,9 @@ func readParts(t catalog.Table, cols []catalog.Column, files []string, odd map[s
 	}
 	parts = make([]string, 0, len(runs))
 	for _, r := range runs {
-		pc := runConsts(consts, r.files)
+		pc := runConsts(consts, r.files, source.runDeletes)
 		if r.sig == "" {
-			parts = append(parts, viewSQL(t, cols, r.files, source(r.files), false, pc))
+			parts = append(parts, viewSQL(t, cols, r.files, source.of(r.files), false, pc))
 			continue
 		}
 		names := schemas[r.files[0]].names
@@ -204,7 +222,7 @@ func readParts(t catalog.Table, cols []catalog.Column, files []string, odd map[s
 		}
 		// can_have_nan as in viewSQL.
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false, can_have_nan = true%s)%s",
-			strings.Join(sel, ", "), fileList(r.files, source(r.files)), rowNumbers(pc), deletedWhere(pc)))
+			strings.Join(sel, ", "), fileList(r.files, source.of(r.files)), rowNumbers(pc), deletedWhere(pc)))
 	}
 	// Runs of one schema are of one type by construction; two runs, one of
 	// them odd, may differ (a run of plain files has the table's types).
@@ -352,10 +370,23 @@ const deletesStampKey = -8
 // its own file, picked by read_parquet's file_index (NULL for a file
 // without deleted rows). A plain filter again, so the rows keep their
 // order; one file alone keeps the constant its scan is given.
-func runConsts(consts partConsts, files []string) fileConstants {
+func runConsts(consts partConsts, files []string, runDeletes func([]string, partConsts) string) fileConstants {
 	pc := consts[files[0]]
 	if len(files) == 1 {
 		return pc
+	}
+	if runDeletes != nil {
+		if w := runDeletes(files, consts); w != "" {
+			out := maps.Clone(pc)
+			for k := range deleteKeys {
+				delete(out, k)
+			}
+			if out == nil {
+				out = fileConstants{}
+			}
+			out[runDeletesKey] = w
+			return out
+		}
 	}
 	var bits []string
 	deleted := false
@@ -404,6 +435,49 @@ func deletedRows(c fileConstants) string {
 		bits = "(" + deletedBits(d, c[deletesRowsKey]) + ")"
 	}
 	return "get_bit(" + bits + ", file_row_number::INTEGER) = 0"
+}
+
+// runVariable is the name of a query's i-th variable of a run's deleted
+// rows (runBits).
+func runVariable(i int) string { return fmt.Sprintf("__rocklake_run_deleted_%d", i) }
+
+// maxRunBits bounds the bitstring of one run (one bit per row of its files
+// with delete files); a longer run filters on its files' own bitstrings.
+const maxRunBits = 1 << 24
+
+// runBits is the condition that leaves out the deleted rows of a run of
+// files read by one scan, over one bitstring of the run (its files'
+// bitstrings end to end, bitsOf by their delete files' literals), which
+// variable runVariable(n) must hold: each row's bit is at its file's
+// offset in it (by read_parquet's file_index) plus its file_row_number; a
+// file without deleted rows has no offset (NULL), so its rows stay. Picking
+// a file's own bitstring out of a list for each row costs about as much
+// again as the scan. "" when the run has no deleted rows, or its bits are
+// not all known or too many.
+func runBits(files []string, consts partConsts, bitsOf map[string]string, n int) (cond, bits string) {
+	var b strings.Builder
+	offsets := make([]string, len(files))
+	deleted := false
+	for i, f := range files {
+		lit, ok := consts[f][deletesKey]
+		if !ok {
+			offsets[i] = "NULL"
+			continue
+		}
+		fb, ok := bitsOf[lit]
+		last, err := strconv.Atoi(consts[f][deletesRowsKey])
+		if !ok || err != nil || len(fb) != last+1 || b.Len()+len(fb) > maxRunBits {
+			return "", ""
+		}
+		offsets[i] = strconv.Itoa(b.Len())
+		b.WriteString(fb)
+		deleted = true
+	}
+	if !deleted {
+		return "", ""
+	}
+	return fmt.Sprintf("coalesce(get_bit(getvariable('%s'), ([%s]::INTEGER[])[file_index::BIGINT + 1] + file_row_number::INTEGER), 0) = 0",
+		runVariable(n), strings.Join(offsets, ", ")), b.String()
 }
 
 // deleteVariable is the name of a query's i-th variable of delete files.
@@ -730,7 +804,7 @@ func (e *Engine) ReadTableFilesWithSQL(r *catalog.Reader, t catalog.Table, cols 
 	byPath := partConsts{}
 	flush := func() {
 		if len(run) > 0 {
-			parts = append(parts, viewSQL(t, cols, run, "", true, runConsts(byPath, run)))
+			parts = append(parts, viewSQL(t, cols, run, "", true, runConsts(byPath, run, nil)))
 		}
 	}
 	for i, f := range files {

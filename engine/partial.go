@@ -289,7 +289,7 @@ func rangesSQL(t catalog.Table, cols []catalog.Column, file string, odd map[stri
 		delete(fc, deletesKey)
 		consts = partConsts{file: fc}
 	}
-	base, _, err := readSQL(t, cols, []string{file}, odd, consts, schemas, func([]string) string { return "" })
+	base, _, err := readSQL(t, cols, []string{file}, odd, consts, schemas, fileSource{})
 	if err != nil {
 		return "", err
 	}
@@ -331,7 +331,7 @@ type pageLoads []*pageLoad
 // b is the predicate the plan was made with (nil: none), for the page
 // path's row filter.
 func partialView(ctx context.Context, t catalog.Table, cols []catalog.Column, files []string, kept []prune.KeptFile, odd map[string]bool, consts partConsts,
-	schemas map[string]fileSchema, source func([]string) string, mode PartialMode, noPages bool, b *expr.Bound, paged map[int]*objectPage,
+	schemas map[string]fileSchema, source fileSource, mode PartialMode, noPages bool, b *expr.Bound, paged map[int]*objectPage,
 	stamps map[string]fileStamp, ordered bool) (sql string, mixed bool, reads []FileRead, loads pageLoads, err error) {
 	for _, c := range cols {
 		if types.SameIdent(c.Name, "file_row_number") {

@@ -580,6 +580,29 @@ func (q *queryRun) bind() error {
 		viewParts = append(viewParts, v.parts)
 	}
 	delVars := nameDeleteVariables(viewParts)
+	// The delete files' positions, read (or kept from earlier queries)
+	// before the views are written: a run of several files filters on one
+	// bitstring of the run, made of its files' (runBits).
+	delBits := make([][]string, len(delVars))
+	bitsOf := map[string]string{} // by the delete file's literal
+	for i, refs := range delVars {
+		bits, err := e.delBits.bitstrings(ctx, q.conn, refs)
+		if err != nil {
+			return fmt.Errorf("applying delete files (%s, ...): %w", refs[0].lit, err)
+		}
+		delBits[i] = bits
+		for k, r := range refs {
+			bitsOf[r.lit] = bits[k]
+		}
+	}
+	var runVars []string
+	runDeletes := func(files []string, consts partConsts) string {
+		w, bits := runBits(files, consts, bitsOf, len(runVars))
+		if w != "" {
+			runVars = append(runVars, bits)
+		}
+		return w
+	}
 	// Files whose columns differ from the table's are read in groups of
 	// the same schema, each cast to the table's types: DuckDB's
 	// union_by_name first widens every file to one common type (a
@@ -599,13 +622,13 @@ func (q *queryRun) bind() error {
 		return err
 	}
 	var lists [][]string // file lists handed over as variables
-	source := func(files []string) string {
+	source := fileSource{list: func(files []string) string {
 		if len(files) <= listParamMin {
 			return ""
 		}
 		lists = append(lists, files)
 		return fmt.Sprintf("getvariable('__rocklake_files_%d')", len(lists)-1)
-	}
+	}, runDeletes: runDeletes}
 	sqls := make([]string, len(q.views))
 	ordered := orderedReads(q.query)
 	mixedTypes := false
@@ -649,13 +672,15 @@ func (q *queryRun) bind() error {
 		}
 	}
 	for i, refs := range delVars {
-		bits, err := e.delBits.bitstrings(ctx, q.conn, refs)
-		if err != nil {
+		q.cleanup = append(q.cleanup, fmt.Sprintf("RESET VARIABLE %s;", deleteVariable(i)))
+		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = ?::VARCHAR[]::BIT[]", deleteVariable(i)), delBits[i]); err != nil {
 			return fmt.Errorf("applying delete files (%s, ...): %w", refs[0].lit, err)
 		}
-		q.cleanup = append(q.cleanup, fmt.Sprintf("RESET VARIABLE %s;", deleteVariable(i)))
-		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = ?::VARCHAR[]::BIT[]", deleteVariable(i)), bits); err != nil {
-			return fmt.Errorf("applying delete files (%s, ...): %w", refs[0].lit, err)
+	}
+	for i, bits := range runVars {
+		q.cleanup = append(q.cleanup, fmt.Sprintf("RESET VARIABLE %s;", runVariable(i)))
+		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = ?::VARCHAR::BIT", runVariable(i)), bits); err != nil {
+			return fmt.Errorf("applying delete files of a run of files: %w", err)
 		}
 	}
 	for i, l := range lists {
