@@ -16,6 +16,7 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/internal/writesql"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/prune"
 	"github.com/rocklake/rocklake/types"
 )
@@ -556,6 +557,11 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		snap, err := tx.Commit()
 		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
 			continue // another writer changed the table: checked again on the new state
+		}
+		if errors.Is(err, kv.ErrUnknownOutcome) {
+			// It may have landed: the delete files stay (cleanup --orphans
+			// removes them if it did not).
+			committed = true
 		}
 		if err != nil {
 			return changeRaced(cat, st, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/rocklake/rocklake/internal/curve"
 	"github.com/rocklake/rocklake/internal/pqwrite"
 	"github.com/rocklake/rocklake/internal/sqllex"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -871,6 +872,13 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 	// The new files are rocklake's own: cleanup may delete them, and the
 	// directory made for them, once no kept snapshot reads them.
 	added, err := ingest.Add(w.e.Catalog(), t.Name, []string{register}, addOpts)
+	if errors.Is(err, kv.ErrUnknownOutcome) {
+		// The commit may have landed, and then its snapshot reads these
+		// files: they stay. Had it not, they are orphans, which cleanup
+		// --orphans removes.
+		w.committed = true
+		return nil, fmt.Errorf("%s: registering the new files: %w; the new files were kept (if nothing was committed, rocklake cleanup --orphans removes them)", what, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: registering the new files: %w", what, err)
 	}

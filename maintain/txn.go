@@ -10,6 +10,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Transactions of writes (BEGIN ... COMMIT): several statements, one
@@ -216,7 +217,12 @@ func (t *Txn) Commit(ctx context.Context) (catalog.Snapshot, error) {
 	}
 	snap, err := registerStaged(ctx, t.e.Catalog(), batches, t.staged, rows)
 	if err != nil {
-		if snap.ID == 0 {
+		switch {
+		case errors.Is(err, kv.ErrUnknownOutcome):
+			// It may have landed, and then its snapshot reads these
+			// files: they stay (cleanup --orphans removes them if not).
+			err = fmt.Errorf("%w; the transaction's files were kept (if nothing was committed, rocklake cleanup --orphans removes them)", err)
+		case snap.ID == 0:
 			t.discard() // nothing landed
 		}
 		return snap, err
