@@ -308,11 +308,13 @@ func (hl *hiveLayout) groupsTable(ctx context.Context, conn *sql.Conn, top []cat
 }
 
 // groupOf is the partition of the row numbered rn in from (a run of one
-// partition's rows): the group whose values it holds, NULLs equal.
+// partition's rows): the group whose values it holds, NULLs equal,
+// compared as text as the groups were made (equal INTERVALs of two
+// spellings are two partitions).
 func (hl *hiveLayout) groupOf(ctx context.Context, conn *sql.Conn, groups, from, rnCol string, rn int64) (int, error) {
 	var on []string
 	for j, s := range hl.slots {
-		on = append(on, fmt.Sprintf("g.p%d IS NOT DISTINCT FROM r.%s", j, slot(s)))
+		on = append(on, fmt.Sprintf("CAST(g.p%d AS VARCHAR) IS NOT DISTINCT FROM CAST(r.%s AS VARCHAR)", j, slot(s)))
 	}
 	var gid int
 	err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(g.gid) FROM %s g JOIN (SELECT * FROM %s WHERE %s = %d) r ON %s",

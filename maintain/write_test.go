@@ -373,3 +373,32 @@ func TestWriteHiveRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Equal INTERVALs of different spellings (DuckDB holds '30 days' equal to
+// '1 month', '24 hours' to '1 day') are different Hive partitions: each
+// row keeps its own value, through a write and through a merge of small
+// files (both once put the rows of both spellings in one directory, whose
+// value every row then read: '30 days' became '1 month', and DATE
+// '2024-02-01' + p moved a day).
+func TestWriteHiveIntervalSpellings(t *testing.T) {
+	_, c, e := writeLake(t)
+	hiveTable(t, c, "t", "id BIGINT, p INTERVAL", "p")
+	const rows = "SELECT string_agg(id || ':' || p::VARCHAR || ':' || (DATE '2024-02-01' + p)::DATE, ',' ORDER BY id) FROM t"
+	mustWrite(t, e, "INSERT INTO t VALUES (1, INTERVAL '1 month'), (2, INTERVAL '30 days'), (3, INTERVAL '1 day'), (4, INTERVAL '24 hours')")
+	want := "1:1 month:2024-03-01,2:30 days:2024-03-02,3:1 day:2024-02-02,4:24:00:00:2024-02-02"
+	if got := answerOf(t, e, catalog.Latest, rows); got != want {
+		t.Fatalf("after the insert: %s, want %s", got, want)
+	}
+	if n := len(liveFilesOf(t, c, "t")); n != 4 {
+		t.Fatalf("%d files for 4 spellings", n)
+	}
+	mustWrite(t, e, "INSERT INTO t VALUES (5, INTERVAL '30 days')")
+	mustWrite(t, e, "INSERT INTO t VALUES (6, INTERVAL '1 month')")
+	if _, err := MergeSmallFiles(context.Background(), e, "t", MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want += ",5:30 days:2024-03-02,6:1 month:2024-03-01"
+	if got := answerOf(t, e, catalog.Latest, rows); got != want {
+		t.Fatalf("after merging small files: %s, want %s", got, want)
+	}
+}
