@@ -750,6 +750,10 @@ var (
 	// ErrConflict: a concurrent commit changed what this one changes;
 	// retrying on the new state may succeed (catalog).
 	ErrConflict = catalog.ErrConflict
+	// ErrBusy: a transaction of writes could not begin, as many being
+	// open as a catalog in PostgreSQL leaves connections for (each holds
+	// one from its first write to its end).
+	ErrBusy = catalog.ErrBusy
 	// ErrNoSuchSnapshot: the snapshot does not exist or was expired
 	// (catalog).
 	ErrNoSuchSnapshot = catalog.ErrNoSuchSnapshot

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +32,9 @@ var (
 	ErrExists = errors.New("a rocklake catalog already exists")
 	// ErrLocked is returned when another process holds the catalog.
 	ErrLocked = errors.New("catalog is in use by another process")
+	// ErrBusy is returned by Speculate when as many speculations are open
+	// as the store allows (kv.SnapshotLimiter).
+	ErrBusy = errors.New("too many transactions of writes are open")
 	// ErrConflict is returned by Commit when a concurrent commit changed
 	// what the transaction changes; retrying on the new state may succeed.
 	ErrConflict = errors.New("commit conflict")
@@ -66,6 +70,8 @@ type Catalog struct {
 	// of another catalog.
 	speculative bool
 	specBase    int64
+	specOpen    atomic.Int64 // open speculations of this catalog
+	onClose     func()       // a speculation's: gives its place back
 
 	commitMu sync.Mutex
 	stats    statsCache
@@ -301,7 +307,13 @@ func OpenStore(store kv.Store, opts Options) (*Catalog, error) {
 func (c *Catalog) DataRoot() string { return c.dataRoot }
 
 // Close closes the catalog and its store.
-func (c *Catalog) Close() error { return c.store.Close() }
+func (c *Catalog) Close() error {
+	if c.onClose != nil {
+		c.onClose()
+		c.onClose = nil
+	}
+	return c.store.Close()
+}
 
 // Dir is the catalog's directory ("" for a catalog in a database or in a
 // memory store).

@@ -1,8 +1,14 @@
 package catalog
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
 // livePaths lists a table's live files at the latest snapshot of c.
@@ -71,5 +77,55 @@ func TestSpeculationIsPrivate(t *testing.T) {
 	}
 	if _, err := spec.Read(Latest); err == nil {
 		t.Fatal("a closed speculation still reads")
+	}
+}
+
+// On PostgreSQL each speculation holds a pooled connection from its
+// first write to its end, so at most half the pool may be open at once:
+// one more fails at once with ErrBusy, and meanwhile readers and commits
+// go on; once one closes, another may open. The pool's size comes from
+// the URL's pool_max_conns.
+func TestSpeculationsLeaveRoomOnPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	c, err := Create(url, Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	c, err = Open(url+sep+"pool_max_conns=6", Options{Postgres: pgkv.Options{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	var open []*Catalog
+	for range 3 {
+		spec, _, err := c.Speculate()
+		if err != nil {
+			t.Fatalf("speculation %d of 3: %v", len(open)+1, err)
+		}
+		open = append(open, spec)
+	}
+	if _, _, err := c.Speculate(); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "3 already") {
+		t.Fatalf("a fourth speculation over a pool of 6: %v", err)
+	}
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatalf("a read beside 3 speculations: %v", err)
+	}
+	r.Close()
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "a.parquet", 0, 9, 0)) })
+	open[0].Close()
+	spec, _, err := c.Speculate()
+	if err != nil {
+		t.Fatalf("a speculation after one closed: %v", err)
+	}
+	spec.Close()
+	for _, s := range open[1:] {
+		s.Close()
 	}
 }

@@ -105,6 +105,15 @@ type WriteLocker interface {
 	LockWrites() (newBatch func() Batch, release func() error, err error)
 }
 
+// SnapshotLimiter is implemented by stores whose open snapshots hold a
+// scarce resource (a networked store's pooled connections): SnapshotLimit
+// is how many long-lived snapshots (a transaction's, held from its first
+// write to its end) may be open at once and still leave the rest of the
+// process room to read and write.
+type SnapshotLimiter interface {
+	SnapshotLimit() int
+}
+
 // MultiGetter is implemented by readers that fetch many keys in one round
 // trip (a networked store). GetMany returns each key's value, nil for a
 // missing key (a present empty value is a non-nil empty slice).

@@ -42,6 +42,8 @@ func toPGError(err error) *pgError {
 		code, msg = "40001", msg+" (another commit changed the table meanwhile; run the statement again)"
 	case errors.Is(err, rocklake.ErrReadOnly):
 		code = "25006"
+	case errors.Is(err, rocklake.ErrBusy):
+		code = "53300" // too_many_connections: open write blocks hold the catalog's
 	case errors.Is(err, fs.ErrNotExist):
 		code = "58P01" // undefined_file: COPY's file
 	case errors.Is(err, rocklake.ErrNoSuchColumn):

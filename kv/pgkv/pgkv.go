@@ -74,7 +74,8 @@ var (
 
 // Options tune Open and Init. The zero value is the default.
 type Options struct {
-	// MaxConns bounds the pool (default 32). Each open snapshot and each
+	// MaxConns bounds the pool (default: the URL's pool_max_conns, else
+	// 32). Each open snapshot and each
 	// store-level iterator holds one connection until closed, and one
 	// catalog commit nests up to five (the caller's readers, its own
 	// snapshot, the write).
@@ -161,12 +162,16 @@ func (o Options) withDefaults() Options {
 }
 
 func connect(ctx context.Context, loc string, o Options) (*Store, error) {
+	asked := o.MaxConns
 	o = o.withDefaults()
 	cfg, err := pgxpool.ParseConfig(loc)
 	if err != nil {
 		// pgx's parse errors name the location with its password masked;
 		// ours is masked again in case a form slips past it.
 		return nil, fmt.Errorf("catalog location %s: %s", Redact(loc), strings.ReplaceAll(err.Error(), loc, Redact(loc)))
+	}
+	if asked <= 0 && strings.Contains(loc, "pool_max_conns") {
+		o.MaxConns = cfg.MaxConns // the URL's pool_max_conns=N
 	}
 	cfg.MaxConns = o.MaxConns
 	cfg.MinConns = 0
@@ -380,6 +385,12 @@ func (s *Store) NewIter(lower, upper []byte) (kv.Iterator, error) {
 func (s *Store) NewBatch() kv.Batch { return &batch{s: s} }
 
 // Close closes every connection.
+// SnapshotLimit is half the pool: a transaction of writes holds a
+// snapshot, and so a connection, from its first write to its end, and the
+// other half is left to queries (each holds one while it plans) and
+// commits (which nest up to five).
+func (s *Store) SnapshotLimit() int { return max(1, int(s.maxConns)/2) }
+
 func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
