@@ -145,6 +145,9 @@ func (t *Txn) Exec(ctx context.Context, text string, o WriteOptions) (*WriteResu
 	st := &Staged{}
 	res, err := write(ctx, t.view, text, o, st)
 	if err != nil {
+		// A statement may fail after its files were handed over (staged):
+		// they are no one's then.
+		st.Discard()
 		return nil, err
 	}
 	b, ok := st.batch()
