@@ -157,14 +157,15 @@ type memOp struct {
 	del  bool
 }
 
-type memBatch struct {
-	m      *memStore
+// opBatch collects a batch's writes and conditions in memory, for the
+// stores that apply them themselves (memory, overlay).
+type opBatch struct {
 	ops    []memOp
 	expect []memOp // del: the key must be absent
 	closed bool
 }
 
-func (b *memBatch) Set(key, value []byte) error {
+func (b *opBatch) Set(key, value []byte) error {
 	if b.closed {
 		return errors.New("kv: write to a closed batch")
 	}
@@ -172,7 +173,7 @@ func (b *memBatch) Set(key, value []byte) error {
 	return nil
 }
 
-func (b *memBatch) Delete(key []byte) error {
+func (b *opBatch) Delete(key []byte) error {
 	if b.closed {
 		return errors.New("kv: write to a closed batch")
 	}
@@ -180,7 +181,7 @@ func (b *memBatch) Delete(key []byte) error {
 	return nil
 }
 
-func (b *memBatch) Expect(key, value []byte) error {
+func (b *opBatch) Expect(key, value []byte) error {
 	if b.closed {
 		return errors.New("kv: condition on a closed batch")
 	}
@@ -188,7 +189,17 @@ func (b *memBatch) Expect(key, value []byte) error {
 	return nil
 }
 
-func (b *memBatch) Len() int { return len(b.ops) }
+func (b *opBatch) Len() int { return len(b.ops) }
+
+func (b *opBatch) Close() error {
+	b.closed = true
+	return nil
+}
+
+type memBatch struct {
+	opBatch
+	m *memStore
+}
 
 func (b *memBatch) Commit() error {
 	if b.closed {
@@ -213,10 +224,5 @@ func (b *memBatch) Commit() error {
 			b.m.tree.ReplaceOrInsert(memItem{k: op.k, v: op.v})
 		}
 	}
-	return nil
-}
-
-func (b *memBatch) Close() error {
-	b.closed = true
 	return nil
 }

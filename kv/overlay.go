@@ -23,10 +23,8 @@ import (
 // drops the overlay). Iterators merge the layers, the local one winning
 // on equal keys and its tombstones hiding the base's keys.
 
-type ovItem struct {
-	k, v []byte
-	del  bool
-}
+// ovItem is a key of the local layer: a value, or a tombstone (del).
+type ovItem memOp
 
 func ovLess(a, b ovItem) bool { return bytes.Compare(a.k, b.k) < 0 }
 
@@ -388,37 +386,9 @@ func (it *ovIter) Close() error {
 }
 
 type ovBatch struct {
-	o      *overlay
-	ops    []ovItem
-	expect []ovItem // del: the key must be absent
-	closed bool
+	opBatch
+	o *overlay
 }
-
-func (b *ovBatch) Set(key, value []byte) error {
-	if b.closed {
-		return errors.New("kv: write to a closed batch")
-	}
-	b.ops = append(b.ops, ovItem{k: bytes.Clone(key), v: append([]byte{}, value...)})
-	return nil
-}
-
-func (b *ovBatch) Delete(key []byte) error {
-	if b.closed {
-		return errors.New("kv: write to a closed batch")
-	}
-	b.ops = append(b.ops, ovItem{k: bytes.Clone(key), del: true})
-	return nil
-}
-
-func (b *ovBatch) Expect(key, value []byte) error {
-	if b.closed {
-		return errors.New("kv: condition on a closed batch")
-	}
-	b.expect = append(b.expect, ovItem{k: bytes.Clone(key), v: append([]byte{}, value...), del: value == nil})
-	return nil
-}
-
-func (b *ovBatch) Len() int { return len(b.ops) }
 
 func (b *ovBatch) Commit() error {
 	if b.closed {
@@ -441,12 +411,7 @@ func (b *ovBatch) Commit() error {
 		}
 	}
 	for _, op := range b.ops {
-		o.local.ReplaceOrInsert(op)
+		o.local.ReplaceOrInsert(ovItem(op))
 	}
-	return nil
-}
-
-func (b *ovBatch) Close() error {
-	b.closed = true
 	return nil
 }
