@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/rocklake/rocklake/server"
 )
@@ -53,6 +55,19 @@ func TestCopyStreamMatchesRowPath(t *testing.T) {
 	if _, err := c.Exec(ctx, "INSERT INTO st VALUES "+strings.Join(values, ", ")); err != nil {
 		t.Fatal(err)
 	}
+	// Instants over the whole range DuckDB holds, at the edges of the
+	// years 1 to 9999 (where the stream spells a TIMESTAMPTZ without ICU)
+	// and past them, at every precision.
+	if _, err := c.Exec(ctx, `CREATE TABLE edges AS
+		SELECT i AS id, TIMESTAMPTZ '0001-01-01 00:00:00+00' + to_microseconds(CAST(hash(i) % 315537897600000000 AS BIGINT) // p * p) AS tz,
+			CAST(TIMESTAMPTZ '0001-01-01 00:00:00+00' + to_microseconds(CAST(hash(i) % 315537897600000000 AS BIGINT) // p * p) AS TIMESTAMP) AS ts
+		FROM (SELECT i, [1, 1000, 1000000, 60000000][1 + i % 4] AS p FROM range(3000) r(i))
+		UNION ALL SELECT 3000 + i, tz, NULL FROM (VALUES (0, 'infinity'::TIMESTAMPTZ), (1, '-infinity'::TIMESTAMPTZ), (2, TIMESTAMPTZ '0001-01-01 00:00:00+00'),
+			(3, TIMESTAMPTZ '0001-01-01 00:00:00+00' - INTERVAL 1 MICROSECOND), (4, TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'),
+			(5, TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' + INTERVAL 1 MICROSECOND), (6, TIMESTAMPTZ '0001-01-01 00:00:00+00' - INTERVAL 800 YEAR),
+			(7, TIMESTAMPTZ '9999-12-31 00:00:00+00' + INTERVAL 9000 YEAR), (8, NULL)) v(i, tz)`); err != nil {
+		t.Fatal(err)
+	}
 	all := "SELECT * FROM st ORDER BY id"
 	statements := []string{}
 	for _, opts := range []string{
@@ -70,6 +85,8 @@ func TestCopyStreamMatchesRowPath(t *testing.T) {
 		"COPY st (s, id) TO STDOUT (FORMAT csv)",
 		"COPY (SELECT id, f4, f8 FROM (SELECT id, 1.5::FLOAT AS f4, 0.1::DOUBLE AS f8 FROM st) ORDER BY id) TO STDOUT", // the row path's
 		"COPY (SELECT * FROM st WHERE id < 0) TO STDOUT (FORMAT csv, HEADER)",
+		"COPY (SELECT * FROM edges ORDER BY id) TO STDOUT",
+		"COPY (SELECT * FROM edges ORDER BY id) TO STDOUT (FORMAT csv, FORCE_QUOTE *)",
 	)
 	streamed := server.StreamedCopies()
 	for _, q := range statements {
@@ -162,4 +179,152 @@ func (w *cancelAfter) Write(p []byte) (int, error) {
 		w.cancel()
 	}
 	return len(p), nil
+}
+
+// DuckDB's COPY reaches the client as the row path's does, one CopyData
+// message per line, whatever the lines' sizes against the pipe's buffer
+// (256 KB) and the session's share of the buffers (a small one here,
+// where runs of lines are cut by what is queued and a line larger than
+// the share goes alone): the messages are the row path's lines, in
+// order, each whole, and the tags agree.
+func TestCopyStreamFraming(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		buffered int64 // the server's MaxBufferedBytes; 0 keeps the default
+		q        string
+	}{
+		{"small share", 512 << 10, "SELECT i, repeat(chr(CAST(97 + i % 26 AS INTEGER)), CASE WHEN i % 97 = 0 THEN 20000 + i WHEN i % 13 = 0 THEN 3000 + i ELSE i % 300 END) AS s FROM range(6000) r(i) ORDER BY i"},
+		{"lines past the pipe's buffer", 0, "SELECT i, repeat(chr(CAST(97 + i % 26 AS INTEGER)), CASE WHEN i % 7 = 0 THEN 300000 + 1000 * i WHEN i % 5 = 0 THEN 100000 ELSE i END) AS s FROM range(60) r(i) ORDER BY i"},
+		{"empty lines", 512 << 10, "SELECT '' AS s FROM range(70000)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := newConfig()
+			cfg.MaxConns = 4
+			if tc.buffered > 0 {
+				cfg.MaxBufferedBytes = tc.buffered
+			}
+			f := newFixture(t, cfg)
+			_, pc := f.pgconn(t)
+			for _, format := range []string{"", " (FORMAT csv)"} {
+				q := "COPY (" + tc.q + ") TO STDOUT" + format
+				was := server.SetStreamCopies(false)
+				want, wantTag, err := copyOut(t, pc, q)
+				server.SetStreamCopies(was)
+				if err != nil {
+					t.Fatalf("%s, the row path: %v", q, err)
+				}
+				streamed := server.StreamedCopies()
+				msgs, tag := copyMessages(t, f, q)
+				if server.StreamedCopies() == streamed {
+					t.Fatalf("%s did not take DuckDB's COPY", q)
+				}
+				if tag != wantTag {
+					t.Errorf("%s: tag %q, the row path's %q", q, tag, wantTag)
+				}
+				lines := strings.SplitAfter(want, "\n")
+				lines = lines[:len(lines)-1] // after the last newline
+				if len(msgs) != len(lines) {
+					t.Errorf("%s: %d messages for %d lines", q, len(msgs), len(lines))
+				}
+				for i := range min(len(msgs), len(lines)) {
+					if msgs[i] != lines[i] {
+						t.Fatalf("%s: message %d is %d bytes %q, the row path's line %d bytes %q", q, i, len(msgs[i]), clip(msgs[i], 0), len(lines[i]), clip(lines[i], 0))
+					}
+				}
+			}
+		})
+	}
+}
+
+// copyMessages runs a COPY TO STDOUT over the raw protocol and gives its
+// CopyData messages one by one, and its tag.
+func copyMessages(t *testing.T, f *fixture, q string) ([]string, string) {
+	t.Helper()
+	conn, fe := rawLogin(t, f, "framing", 0)
+	fe.Send(&pgproto3.Query{String: q})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	var msgs []string
+	tag := ""
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			msgs = append(msgs, string(m.Data))
+		case *pgproto3.CommandComplete:
+			tag = string(m.CommandTag)
+		case *pgproto3.ErrorResponse:
+			t.Fatalf("%s: %s %s", q, m.Code, m.Message)
+		case *pgproto3.ReadyForQuery:
+			return msgs, tag
+		}
+	}
+}
+
+// A COPY whose query orders its rows sends them in that order, however
+// many files and threads DuckDB reads them with; one whose query does
+// not (DuckDB's COPY then writes as its threads finish, holding nothing
+// back) sends the same rows as the row path, in some order.
+func TestCopyStreamOrder(t *testing.T) {
+	f := newFixture(t, newConfig())
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if _, err := c.Exec(ctx, "CREATE TABLE big AS SELECT i AS k, hash(i) % 1000 AS g, 'v' || i AS s FROM range(150000) r(i)"); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < 4; n++ {
+		if _, err := c.Exec(ctx, fmt.Sprintf("INSERT INTO big SELECT i AS k, hash(i) %% 1000 AS g, 'v' || i AS s FROM range(%d, %d) r(i)", n*150000, (n+1)*150000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q       string
+		ordered bool
+	}{
+		{"SELECT * FROM big ORDER BY k DESC", true},
+		{"SELECT g, k FROM big WHERE k % 3 = 0 ORDER BY g, k", true},
+		{"SELECT * FROM (SELECT * FROM big ORDER BY k DESC) LIMIT 200000", true},
+		{"SELECT * FROM big", false},
+		{"SELECT g, count(*) FROM big GROUP BY g", false},
+		{"SELECT k, s FROM big WHERE s <> 'order' AND g < 500", false},
+	} {
+		for _, format := range []string{"", " (FORMAT csv)"} {
+			q := "COPY (" + tc.q + ") TO STDOUT" + format
+			was := server.SetStreamCopies(false)
+			want, wantTag, err := copyOut(t, c.PgConn(), q)
+			server.SetStreamCopies(was)
+			if err != nil {
+				t.Fatalf("%s, the row path: %v", q, err)
+			}
+			streamed := server.StreamedCopies()
+			got, tag, err := copyOut(t, c.PgConn(), q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if server.StreamedCopies() == streamed {
+				t.Fatalf("%s did not take DuckDB's COPY", q)
+			}
+			if tag != wantTag {
+				t.Errorf("%s: tag %q, the row path's %q", q, tag, wantTag)
+			}
+			if !tc.ordered {
+				got, want = sortedLines(got), sortedLines(want)
+			}
+			if got != want {
+				i := firstDiff(got, want)
+				t.Errorf("%s: %d bytes, the row path's %d; first difference at %d: %q vs %q", q, len(got), len(want), i, clip(got, i), clip(want, i))
+			}
+		}
+	}
+}
+
+func sortedLines(s string) string {
+	l := strings.SplitAfter(s, "\n")
+	slices.Sort(l)
+	return strings.Join(l, "")
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -492,6 +493,12 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 			ss.be.Send(&pgproto3.PortalSuspended{})
 			return nil
 		}
+		if res.stream != nil {
+			if err := ss.sendStream(res, acct); err != nil {
+				return err
+			}
+			break
+		}
 		vals, ok, err := res.next()
 		if err != nil {
 			return err
@@ -572,6 +579,75 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 		res.done = nil
 	}
 	return nil
+}
+
+// sendStream sends the lines of a COPY that DuckDB writes (copystream.go)
+// as sendRows sends rows, a run of lines at a time: the same limits,
+// counted per line, and the same share of the buffers, taken per run. A
+// message per row costs more than DuckDB's writing of the row did.
+func (ss *pgSession) sendStream(res, acct *result) error {
+	msg := &copyLines{}
+	for {
+		room := ss.h.floor - ss.h.read - ss.h.write - ss.h.room
+		b, peeked, ok, err := res.stream.lines(int(max(1, min(room, flushBytes))))
+		if err != nil || !ok {
+			return ctxError(res.ctx, err)
+		}
+		msg.b, msg.ends = b, msg.ends[:0]
+		var wire int64
+		used, full := 0, false
+		var stop error
+		for used < len(b) {
+			end := used + bytes.IndexByte(b[used:], '\n') + 1
+			if end == used { // a gathered line ends the COPY's data without a newline
+				end = len(b)
+			}
+			n := int64(5 + end - used)
+			// A line past the share waits for what is queued to go, and
+			// goes alone, taking from the pool, as a large row does.
+			if ss.queued+wire+n > ss.h.floor-ss.h.read-ss.h.room && (len(msg.ends) > 0 || ss.queued > 0) {
+				full = true
+				break
+			}
+			acct.count++
+			acct.bytes += int64(end - used)
+			if acct.count > ss.s.cfg.MaxResultRows {
+				stop = &pgError{code: "54000", msg: fmt.Sprintf("the answer has more than %d rows, the server's limit per query", ss.s.cfg.MaxResultRows),
+					hint: "add a LIMIT, or aggregate"}
+				break
+			}
+			if acct.bytes > ss.s.cfg.MaxResultBytes {
+				stop = &pgError{code: "54000", msg: fmt.Sprintf("the answer is larger than %d bytes, the server's limit per query", ss.s.cfg.MaxResultBytes),
+					hint: "add a LIMIT, select fewer columns, or aggregate"}
+				break
+			}
+			msg.ends = append(msg.ends, end)
+			wire += n
+			used = end
+		}
+		if len(msg.ends) > 0 {
+			if !ss.h.set(ss.h.read, ss.queued+wire, ss.h.room) {
+				return ss.h.outOfBuffers(fmt.Sprintf("a row of %d bytes", wire))
+			}
+			ss.be.Send(msg)
+			ss.queued += wire
+		}
+		if peeked {
+			res.stream.consume(used)
+		} else if used < len(b) {
+			// A gathered line is taken whole or not at all: it waits in
+			// the stream for the next run.
+			res.stream.unread(b)
+		}
+		if stop != nil {
+			return stop
+		}
+		if full || ss.queued >= flushBytes || !ss.h.fits(0) {
+			if err := ss.flush(); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // flushBytes is how much of an answer is queued before it is written.
