@@ -197,7 +197,7 @@ func main() {
 		}
 	}
 	out := Output{Files: *files, Rows: *rows, Total: total, Runs: *runs, MemoryLimit: *memLimit,
-		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. Text and CSV COPY are DuckDB's own COPY into a pipe (server/copystream.go), which buffers ahead of a slow reader; binary COPY reads the rows through duckdb-go, which materialises the answer."}
+		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. Text and CSV COPY are DuckDB's own COPY into a pipe (server/copystream.go), which keeps no order for a query without ORDER BY and so holds nothing back; binary COPY reads the rows through duckdb-go, which materialises the answer."}
 	if len(cs) == 0 || !cs[0].csvRows {
 		fatalf("-only must keep the CLI's CSV, the reference the others' rows are checked against")
 	}
