@@ -17,10 +17,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-
-	"golang.org/x/sys/unix"
+	"time"
 
 	"github.com/rocklake/rocklake"
+	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
 )
 
@@ -61,8 +61,9 @@ var orderBy = regexp.MustCompile(`(?i)\border\b`)
 // tests turn it off to compare with the row path.
 var streamCopies = true
 
-// streamedCopies counts the COPYs that took DuckDB's own, for the tests.
-var streamedCopies atomic.Int64
+// streamedCopies and streamedCursors count the COPYs and cursors that
+// took DuckDB's own COPY, for the tests.
+var streamedCopies, streamedCursors atomic.Int64
 
 // copyStream is a running COPY of DuckDB's into a pipe.
 type copyStream struct {
@@ -176,24 +177,16 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 	if !streamCopies || cp.opts.format == "binary" || namesSystemCatalog(q) || rocklake.IsWrite(q) {
 		return nil, nil
 	}
-	stage, err := ss.s.stageDir()
-	if err != nil {
+	ctx, done := ss.queryContext()
+	cols, ok := ss.streamColumns(ctx, q)
+	if !ok {
+		done()
 		return nil, nil
 	}
-	o := ss.queryOptions()
-	ctx, done := ss.queryContext()
-	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", o)
-	if err != nil {
-		done()
-		return nil, nil // the row path says what is wrong, as it would
-	}
-	cols := rows.Columns()
-	rows.Close()
 	names, types := make([]string, len(cols)), make([]string, len(cols))
 	force := make([]bool, len(cols))
-	aliases := make([]string, len(cols))
 	for i, c := range cols {
-		names[i], types[i], aliases[i] = c.Name, c.Type, "c"+strconv.Itoa(i)
+		names[i], types[i] = c.Name, c.Type
 		force[i] = cp.opts.allQuote || containsName(cp.opts.forceQuote, c.Name)
 	}
 	for _, n := range cp.opts.forceQuote {
@@ -203,20 +196,54 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 		}
 	}
 	line, ok := streamLine(&cp.opts, names, types, force)
-	if !ok || len(cols) == 0 {
+	if !ok {
 		done()
+		return nil, nil
+	}
+	st, err := ss.startStream(ctx, q, line, len(cols))
+	if err != nil || st == nil {
+		done()
+		return nil, err
+	}
+	streamedCopies.Add(1)
+	out := &copyOut{o: &cp.opts, names: names, stream: true, quote: force}
+	out.cols = make([]column, len(cols))
+	return &result{out: out, stream: st, ctx: ctx, done: done, s: ss.s, tm: ss.typeMap()}, nil
+}
+
+// streamColumns are the columns of q's answer, when DuckDB's COPY may
+// write it (false when it has none, or q fails: the row path then says
+// what is wrong, as it would).
+func (ss *pgSession) streamColumns(ctx context.Context, q string) ([]engine.Column, bool) {
+	rows, err := ss.s.lake.QueryRows(ctx, "SELECT * FROM (\n"+strings.TrimRight(q, "; \t\r\n")+"\n) LIMIT 0", ss.queryOptions())
+	if err != nil {
+		return nil, false
+	}
+	cols := rows.Columns()
+	rows.Close()
+	return cols, len(cols) > 0
+}
+
+// startStream starts q's rows on their way through a pipe as DuckDB's
+// COPY of line over q's n columns (named c0, c1, ...); nil when the
+// server has no temporary directory to make the pipe in.
+func (ss *pgSession) startStream(ctx context.Context, q, line string, n int) (*copyStream, error) {
+	stage, err := ss.s.stageDir()
+	if err != nil {
 		return nil, nil
 	}
 	st, err := openStream(stage)
 	if err != nil {
-		done()
 		return nil, err
+	}
+	aliases := make([]string, n)
+	for i := range aliases {
+		aliases[i] = "c" + strconv.Itoa(i)
 	}
 	order := ""
 	if !orderBy.MatchString(sqllex.Mask(q)) {
 		order = ", PRESERVE_ORDER false"
 	}
-	streamedCopies.Add(1)
 	fifo := filepath.Join(st.dir, "rows")
 	run := func(ctx context.Context, conn *sql.Conn, views, query string) error {
 		r, err := conn.ExecContext(ctx, views+"COPY (SELECT "+line+" FROM (\n"+query+"\n) AS __rocklake_q("+strings.Join(aliases, ", ")+
@@ -230,6 +257,7 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 		st.mu.Unlock()
 		return err
 	}
+	o := ss.queryOptions()
 	go func() {
 		res, err := ss.s.lake.QueryInto(ctx, q, o, run)
 		st.mu.Lock()
@@ -238,16 +266,99 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 		st.guard.Close() // reading ends once what DuckDB wrote is read
 		close(st.end)
 	}()
-	out := &copyOut{o: &cp.opts, names: names, stream: true, quote: force}
-	out.cols = make([]column, len(cols))
-	return &result{out: out, stream: st, ctx: ctx, done: done, s: ss.s, tm: ss.typeMap()}, nil
+	return st, nil
 }
 
-// pipeSize is the capacity asked for the pipe: with Linux's default of
-// 64 KB DuckDB's writers waited on the session a few lines at a time;
-// 1 MB (the most an unprivileged process may ask, fs.pipe-max-size) took
-// a fifth off a COPY's time. Without it a COPY is only slower.
-const pipeSize = 1 << 20
+// cursorLine is the COPY text format a streamed cursor's rows come in:
+// tab between fields, \N for NULL, backslash escapes (textFields reads
+// it back).
+var cursorLine = copyOptions{format: "text", delim: '\t', null: `\N`}
+
+// streamCursor starts a cursor's query as DuckDB's own COPY, in the text
+// format, where its columns allow (nil, nil where they do not): each
+// FETCH then reads the rows it sends from the pipe, and the rows not yet
+// fetched wait in DuckDB's COPY, stopped at the pipe, instead of in a
+// materialised answer. Its columns are those the row path would send.
+func (ss *pgSession) streamCursor(ctx context.Context, done func(), q string) (*result, error) {
+	if !streamCopies || namesSystemCatalog(q) || rocklake.IsWrite(q) {
+		return nil, nil
+	}
+	cols, ok := ss.streamColumns(ctx, q)
+	if !ok {
+		return nil, nil
+	}
+	fields, enc, err := columnsFor(cols, nil)
+	if err != nil {
+		return nil, nil
+	}
+	names, types := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		names[i], types[i] = c.Name, c.Type
+	}
+	line, ok := streamLine(&cursorLine, names, types, make([]bool, len(cols)))
+	if !ok {
+		return nil, nil
+	}
+	st, err := ss.startStream(ctx, q, line, len(cols))
+	if err != nil || st == nil {
+		return nil, err
+	}
+	streamedCursors.Add(1)
+	ss.s.m.queries.Inc()
+	return &result{fields: fields, cols: enc, lines: st, ctx: ctx, done: done, start: time.Now(), s: ss.s, tm: ss.typeMap()}, nil
+}
+
+// textFields reads a line of the COPY text format into its fields (nil
+// for NULL), each the PostgreSQL text of its value, appended to vals.
+func textFields(line []byte, vals []any) ([]any, error) {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	for {
+		f := line
+		i := bytes.IndexByte(line, '\t')
+		if i >= 0 {
+			f = line[:i]
+		}
+		switch {
+		case string(f) == `\N`:
+			vals = append(vals, nil)
+		case bytes.IndexByte(f, '\\') < 0:
+			vals = append(vals, pgText(f))
+		default:
+			u := make([]byte, 0, len(f))
+			for j := 0; j < len(f); j++ {
+				c := f[j]
+				if c == '\\' && j+1 < len(f) {
+					j++
+					switch c = f[j]; c {
+					case 'b':
+						c = '\b'
+					case 'f':
+						c = '\f'
+					case 'n':
+						c = '\n'
+					case 'r':
+						c = '\r'
+					case 't':
+						c = '\t'
+					case 'v':
+						c = '\v'
+					}
+				}
+				u = append(u, c)
+			}
+			vals = append(vals, pgText(u))
+		}
+		if i < 0 {
+			return vals, nil
+		}
+		line = line[i+1:]
+	}
+}
+
+// pgText is a value already in PostgreSQL's text form (a streamed
+// cursor's field), sent as it is in the text format and through pgx's
+// codecs in the binary one.
+type pgText string
 
 // openStream makes the pipe in a directory of its own under stage and
 // opens the session's ends of it.
@@ -266,16 +377,20 @@ func openStream(stage string) (*copyStream, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("COPY TO STDOUT: %w", err)
 	}
-	if c, err := r.SyscallConn(); err == nil {
-		c.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
-	}
+	growPipe(r)
 	guard, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 	if err != nil {
 		r.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("COPY TO STDOUT: %w", err)
 	}
-	return &copyStream{dir: dir, r: r, guard: guard, br: bufio.NewReaderSize(r, 256<<10), end: make(chan struct{})}, nil
+	st := &copyStream{dir: dir, r: r, guard: guard, end: make(chan struct{})}
+	st.br = bufio.NewReaderSize(&pipeReader{f: r, end: st.end}, 256<<10)
+	go func() {
+		<-st.end
+		r.SetReadDeadline(time.Now()) // wakes a read waiting on the pipe
+	}()
+	return st, nil
 }
 
 // next is the next line DuckDB wrote (with its newline), valid until the
@@ -343,6 +458,46 @@ func (s *copyStream) consume(n int) { s.br.Discard(n) }
 // is read from the pipe meanwhile, so the line stays valid.
 func (s *copyStream) unread(line []byte) { s.pending = line }
 
+// pipeReader reads the pipe until DuckDB's COPY has returned and what it
+// wrote is read. The pipe's end of file does not say so: it comes once
+// every write end is closed, and a COPY cancelled midway (a cursor's,
+// its client gone) was seen to return with DuckDB's end still open, the
+// session then waiting for ever. So once the COPY has returned, a read
+// takes only what the pipe holds, and an empty pipe is the end.
+type pipeReader struct {
+	f   *os.File
+	end chan struct{}
+}
+
+func (p *pipeReader) Read(b []byte) (int, error) {
+	for {
+		select {
+		case <-p.end:
+			// The COPY's writes are done: what it wrote is in the pipe.
+			var n int
+			var ioErr error
+			c, err := p.f.SyscallConn()
+			if err == nil {
+				err = c.Control(func(fd uintptr) { n, ioErr = pipeHolds(fd) })
+			}
+			if err = errors.Join(err, ioErr); err != nil {
+				return 0, fmt.Errorf("COPY TO STDOUT: the rows left in the pipe: %w", err)
+			}
+			if n == 0 {
+				return 0, io.EOF
+			}
+			p.f.SetReadDeadline(time.Time{})
+			return p.f.Read(b[:min(len(b), n)])
+		default:
+		}
+		n, err := p.f.Read(b)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue // the COPY returned meanwhile
+		}
+		return n, err
+	}
+}
+
 // copyLines is a run of lines, each its own CopyData message as
 // PostgreSQL sends a row, framed straight into the backend's buffer: one
 // copy of the bytes, and no message value per row.
@@ -386,7 +541,7 @@ func (s *copyStream) finish() (int64, *rocklake.Result, error) {
 // wait in open for ever, where a cancelled one stops at its next chunk.
 func (s *copyStream) stop() {
 	s.close.Do(func() {
-		io.Copy(io.Discard, s.r)
+		io.Copy(io.Discard, s.br)
 		<-s.end
 		s.r.Close()
 		os.RemoveAll(s.dir)

@@ -23,7 +23,10 @@ import (
 // A cursor is its query's answer being read: DECLARE runs the query
 // (reading the snapshot the transaction reads) and each FETCH hands on
 // the next rows, so the session holds what one FETCH sends, not the
-// answer. Cursors read forward only: PostgreSQL's SCROLL, and the
+// answer. Where its columns allow, the query runs as DuckDB's own COPY
+// into a pipe (copystream.go), which waits at the pipe for the next
+// FETCH, so DuckDB holds no answer either; otherwise duckdb-go hands the
+// rows over from an answer DuckDB materialises at DECLARE. Cursors read forward only: PostgreSQL's SCROLL, and the
 // directions that go back, are refused.
 
 // cursor is one DECLAREd cursor.
@@ -176,7 +179,17 @@ func (ss *pgSession) declare(lx *copyLexer) (*result, error) {
 	c.cancel = cancel
 	end := ss.cursorStatement(c)
 	defer end()
-	res, err := ss.query(query, nil, func() (context.Context, func()) { return ctx, func() { cancel(context.Canceled) } })
+	var res *result
+	var err error
+	if ss.wtx == nil {
+		// Rows a block wrote lie in files its later statements may
+		// replace before the cursor reads them: such a cursor's answer is
+		// made at DECLARE.
+		res, err = ss.streamCursor(ctx, func() { cancel(context.Canceled) }, query)
+	}
+	if res == nil && err == nil {
+		res, err = ss.query(query, nil, func() (context.Context, func()) { return ctx, func() { cancel(context.Canceled) } })
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -17,3 +17,5 @@ func SetIcebergTasksPerPage(n int) (was int) {
 	was, icebergTasksPerPage = icebergTasksPerPage, n
 	return was
 }
+
+func StreamedCursors() int64 { return streamedCursors.Load() }

@@ -47,6 +47,10 @@ type result struct {
 	out    *copyOut
 	stream *copyStream
 	one    []any
+	// lines: a cursor's rows as DuckDB writes them, in COPY's text
+	// format (streamCursor), read into vals.
+	lines *copyStream
+	vals  []any
 }
 
 func (r *result) next() ([]any, bool, error) {
@@ -63,6 +67,17 @@ func (r *result) next() ([]any, bool, error) {
 			r.cur.done = true
 		}
 		return vals, ok, err
+	}
+	if r.lines != nil {
+		line, ok, err := r.lines.next()
+		if !ok {
+			return nil, false, ctxError(r.ctx, err)
+		}
+		r.vals, err = textFields(line, r.vals[:0])
+		if err == nil && len(r.vals) != len(r.cols) {
+			err = fmt.Errorf("a streamed row has %d fields for %d columns", len(r.vals), len(r.cols))
+		}
+		return r.vals, err == nil, err
 	}
 	if r.stream != nil {
 		line, ok, err := r.stream.next()
@@ -120,6 +135,16 @@ func (r *result) finish() error {
 		r.cur.finished = true
 		return r.cur.res.finish()
 	}
+	if r.lines != nil {
+		_, res, err := r.lines.finish()
+		if err != nil {
+			return ctxError(r.ctx, err)
+		}
+		if res != nil {
+			r.s.m.observeQuery(res)
+		}
+		return nil
+	}
 	if r.stream != nil {
 		n, res, err := r.stream.finish()
 		if err != nil {
@@ -156,6 +181,9 @@ func (r *result) close() {
 	}
 	if r.stream != nil {
 		r.stream.stop() // after done: the COPY is cancelled, its rest dropped
+	}
+	if r.lines != nil {
+		r.lines.stop()
 	}
 	if !r.start.IsZero() {
 		r.s.m.queryTime.Observe(time.Since(r.start).Seconds())

@@ -238,6 +238,9 @@ func intervalText(s string) string {
 // is made from the text form through pgx's codecs, so both formats carry
 // the same value.
 func encodeValue(m *pgtype.Map, c column, v any) ([]byte, error) {
+	if t, ok := v.(pgText); ok {
+		return encodeText(m, c, string(t))
+	}
 	if c.format == 1 {
 		if b, ok := binaryValue(c.oid, v); ok {
 			return b, nil
@@ -247,6 +250,11 @@ func encodeValue(m *pgtype.Map, c column, v any) ([]byte, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
+	return encodeText(m, c, s)
+}
+
+// encodeText is a value in c's format from its PostgreSQL text.
+func encodeText(m *pgtype.Map, c column, s string) ([]byte, error) {
 	// Text's and json's binary form is their text; pgx's json codec would
 	// read a JSON string and write it back unquoted.
 	if c.format == 0 || c.oid == oidText || c.oid == oidVarchar || c.oid == oidJSON {
