@@ -309,6 +309,9 @@ func (st *stager) record(fields [][]byte, nulls []bool, line int64) error {
 		if !utf8.Valid(v) || containsNUL(v) {
 			return st.fail("22021", line, "column %q: invalid byte sequence for encoding \"UTF8\"", c.name)
 		}
+		if (c.oid == oidDate || c.oid == oidTimestamp || c.oid == oidTimestamptz) && bytes.IndexAny(v, "bB") >= 0 {
+			v = []byte(duckTime(string(v)))
+		}
 		st.put('"')
 		for {
 			j := indexByte(v, '"')

@@ -89,8 +89,7 @@ type copyStream struct {
 var streamSafe = map[string]bool{
 	"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true, "HUGEINT": true,
 	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "UHUGEINT": true,
-	"DATE": true, "TIME": true, "TIMESTAMP": true, "TIMESTAMP_S": true, "TIMESTAMP_MS": true, "TIMESTAMP_NS": true,
-	"TIMESTAMP WITH TIME ZONE": true, "TIMESTAMPTZ": true, "TIME WITH TIME ZONE": true, "TIMETZ": true, "UUID": true,
+	"TIME": true, "TIME WITH TIME ZONE": true, "TIMETZ": true, "UUID": true, // dates and timestamps: streamTime
 }
 
 // streamText says how a column of DuckDB type typ is spelled in SQL as
@@ -98,25 +97,42 @@ var streamSafe = map[string]bool{
 // hold characters that need escaping; ok is false for a type the row
 // path spells in Go.
 func streamText(col, typ string) (expr string, plain bool, ok bool) {
+	if typ == "TIMESTAMP_NS" {
+		// Its years are 1677 to 2262.
+		return "CAST(" + col + " AS VARCHAR)", true, true
+	}
+	if t, ok := streamTime(col, typ); ok {
+		// A year before the first as PostgreSQL spells it (pgTime).
+		return "CASE WHEN " + col + " < DATE '0001-01-01' AND contains(" + t + ", ' (BC)') THEN replace(" + t + ", ' (BC)', '') || ' BC' ELSE " + t + " END", true, true
+	}
 	switch {
-	case typ == "TIMESTAMP WITH TIME ZONE", typ == "TIMESTAMPTZ":
-		// DuckDB's text of a TIMESTAMPTZ goes through ICU's calendar, a
-		// third of a COPY's time. The engine's DuckDB runs in UTC (its
-		// sessions cannot set another zone), where, within the years DuckDB
-		// spells alike for both types, the naive timestamp of the same
-		// instant has the same text (checked over the whole range).
-		return "CASE WHEN " + col + " BETWEEN TIMESTAMPTZ '0001-01-01 00:00:00+00' AND TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'" +
-			" THEN CAST(make_timestamp(epoch_us(" + col + ")) AS VARCHAR) || '+00' ELSE CAST(" + col + " AS VARCHAR) END", true, true
-	case typ == "BOOLEAN":
-		return "CASE WHEN " + col + " IS NULL THEN NULL WHEN " + col + " THEN 't' ELSE 'f' END", true, true
 	case streamSafe[typ], strings.HasPrefix(typ, "DECIMAL("):
 		return "CAST(" + col + " AS VARCHAR)", true, true
+	case typ == "BOOLEAN":
+		return "CASE WHEN " + col + " IS NULL THEN NULL WHEN " + col + " THEN 't' ELSE 'f' END", true, true
 	case typ == "VARCHAR", typ == "JSON":
 		return "CAST(" + col + " AS VARCHAR)", false, true
 	case typ == "BLOB":
 		return `'\x' || lower(hex(` + col + `))`, false, true
 	}
 	return "", false, false
+}
+
+// streamTime is DuckDB's text of a date or timestamp column.
+func streamTime(col, typ string) (string, bool) {
+	switch typ {
+	case "DATE", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS":
+		return "CAST(" + col + " AS VARCHAR)", true
+	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ":
+		// DuckDB's text of a TIMESTAMPTZ goes through ICU's calendar, a
+		// third of a COPY's time. The engine's DuckDB runs in UTC (its
+		// sessions cannot set another zone), where, within the years DuckDB
+		// spells alike for both types, the naive timestamp of the same
+		// instant has the same text (checked over the whole range).
+		return "(CASE WHEN " + col + " BETWEEN TIMESTAMPTZ '0001-01-01 00:00:00+00' AND TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'" +
+			" THEN CAST(make_timestamp(epoch_us(" + col + ")) AS VARCHAR) || '+00' ELSE CAST(" + col + " AS VARCHAR) END)", true
+	}
+	return "", false
 }
 
 // streamLine is the SQL of one row's line in the COPY's format, over the
@@ -264,6 +280,9 @@ func (ss *pgSession) startStream(ctx context.Context, q, line string, n int) (*c
 		st.err, st.res = err, res
 		st.mu.Unlock()
 		st.guard.Close() // reading ends once what DuckDB wrote is read
+		// Wakes a read waiting on the pipe, before end says why (stop
+		// takes the deadline off once end is closed).
+		st.r.SetReadDeadline(time.Now())
 		close(st.end)
 	}()
 	return st, nil
@@ -386,10 +405,6 @@ func openStream(stage string) (*copyStream, error) {
 	}
 	st := &copyStream{dir: dir, r: r, guard: guard, end: make(chan struct{})}
 	st.br = bufio.NewReaderSize(&pipeReader{f: r, end: st.end}, 256<<10)
-	go func() {
-		<-st.end
-		r.SetReadDeadline(time.Now()) // wakes a read waiting on the pipe
-	}()
 	return st, nil
 }
 
@@ -543,7 +558,17 @@ func (s *copyStream) stop() {
 	s.close.Do(func() {
 		io.Copy(io.Discard, s.br)
 		<-s.end
-		s.r.Close()
 		os.RemoveAll(s.dir)
+		// A COPY cancelled midway may return with DuckDB's end of the pipe
+		// still open, and DuckDB may write what it buffered when it lets go
+		// of it: into a pipe without a reader that write would raise
+		// SIGPIPE on DuckDB's thread, which ends the process. So the read
+		// end stays open until every writer has gone, read and dropped
+		// off the session's way.
+		go func() {
+			s.r.SetReadDeadline(time.Time{})
+			io.Copy(io.Discard, s.r)
+			s.r.Close()
+		}()
 	})
 }

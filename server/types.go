@@ -169,6 +169,8 @@ func text(c column, v any) (string, bool, error) {
 			return intervalText(x), true, nil
 		case oidFloat4, oidFloat8:
 			return floatWord(x), true, nil
+		case oidDate, oidTimestamp, oidTimestamptz:
+			return pgTime(x), true, nil
 		}
 		return x, true, nil
 	}
@@ -267,6 +269,17 @@ func encodeText(m *pgtype.Map, c column, s string) ([]byte, error) {
 	val, err := t.Codec.DecodeValue(m, c.oid, pgtype.TextFormatCode, []byte(s))
 	if err != nil {
 		return nil, fmt.Errorf("value %q as %s: %w", s, t.Name, err)
+	}
+	if inf, ok := val.(pgtype.InfinityModifier); ok {
+		// pgx reads infinity as the bare modifier, which it cannot write.
+		switch c.oid {
+		case oidDate:
+			val = pgtype.Date{InfinityModifier: inf, Valid: true}
+		case oidTimestamp:
+			val = pgtype.Timestamp{InfinityModifier: inf, Valid: true}
+		case oidTimestamptz:
+			val = pgtype.Timestamptz{InfinityModifier: inf, Valid: true}
+		}
 	}
 	out, err := m.Encode(c.oid, pgtype.BinaryFormatCode, val, nil)
 	if err != nil {
@@ -377,11 +390,11 @@ func literal(m *pgtype.Map, oid uint32, format int16, raw []byte) (string, error
 		}
 		return quote(sb.String()) + "::BLOB", nil
 	case oidDate:
-		return "DATE " + quote(s), nil
+		return "DATE " + quote(duckTime(s)), nil
 	case oidTimestamp:
-		return "TIMESTAMP " + quote(s), nil
+		return "TIMESTAMP " + quote(duckTime(s)), nil
 	case oidTimestamptz:
-		return "TIMESTAMPTZ " + quote(s), nil
+		return "TIMESTAMPTZ " + quote(duckTime(s)), nil
 	case oidTime:
 		return "TIME " + quote(s), nil
 	case oidInterval:
@@ -392,6 +405,34 @@ func literal(m *pgtype.Map, oid uint32, format int16, raw []byte) (string, error
 		return quote(s) + "::JSON", nil
 	}
 	return quote(s), nil
+}
+
+// pgTime is DuckDB's text of a date or timestamp as PostgreSQL spells
+// it: a year before the first is "0044-03-15 (BC) 10:00:00+00" in
+// DuckDB's text and "0044-03-15 10:00:00+00 BC" in PostgreSQL's, which
+// its clients read.
+func pgTime(s string) string {
+	date, rest, ok := strings.Cut(s, " (BC)")
+	if !ok {
+		return s
+	}
+	return date + rest + " BC"
+}
+
+// duckTime is PostgreSQL's text of a date or timestamp as DuckDB reads
+// it (pgTime's inverse). The difference is not only of spelling: DuckDB's
+// date cast ignores what follows a date, so it read "0044-03-15 BC" as
+// the year 44 after Christ.
+func duckTime(s string) string {
+	t := strings.TrimRight(s, " ")
+	if len(t) < 3 || !strings.EqualFold(t[len(t)-3:], " BC") {
+		return s
+	}
+	date, clock, _ := strings.Cut(strings.TrimRight(t[:len(t)-3], " "), " ")
+	if clock == "" {
+		return date + " (BC)"
+	}
+	return date + " (BC) " + clock
 }
 
 func nullLiteral(oid uint32) string {
