@@ -190,7 +190,7 @@ func streamLine(o *copyOptions, names, types []string, force []bool) (string, bo
 // streamCopy starts cp's COPY as DuckDB's own when its format and column
 // types allow (nil, nil when they do not: the row path copies it).
 func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
-	if !streamCopies || cp.opts.format == "binary" || namesSystemCatalog(q) || rocklake.IsWrite(q) {
+	if !streamCopies || namesSystemCatalog(q) || rocklake.IsWrite(q) {
 		return nil, nil
 	}
 	ctx, done := ss.queryContext()
@@ -198,6 +198,22 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 	if !ok {
 		done()
 		return nil, nil
+	}
+	if cp.opts.format == "binary" {
+		// Binary rows are made in Go from each value's text, as a binary
+		// cursor's are: DuckDB writes the text format.
+		res, err := ss.streamRows(ctx, done, q, cols, []int16{1})
+		if res == nil || err != nil {
+			done()
+			return nil, err
+		}
+		res.out = &copyOut{o: &cp.opts, cols: res.cols, tm: res.tm}
+		for _, f := range res.fields {
+			res.out.names = append(res.out.names, string(f.Name))
+		}
+		res.fields = nil
+		streamedCopies.Add(1)
+		return res, nil
 	}
 	names, types := make([]string, len(cols)), make([]string, len(cols))
 	force := make([]bool, len(cols))
@@ -306,7 +322,19 @@ func (ss *pgSession) streamCursor(ctx context.Context, done func(), q string) (*
 	if !ok {
 		return nil, nil
 	}
-	fields, enc, err := columnsFor(cols, nil)
+	res, err := ss.streamRows(ctx, done, q, cols, nil)
+	if res != nil {
+		streamedCursors.Add(1)
+		ss.s.m.queries.Inc()
+	}
+	return res, err
+}
+
+// streamRows starts q, of columns cols, as DuckDB's own COPY in the text
+// format, its rows read back into values (textFields) and sent in formats
+// (nil where a column's type takes the row path).
+func (ss *pgSession) streamRows(ctx context.Context, done func(), q string, cols []engine.Column, formats []int16) (*result, error) {
+	fields, enc, err := columnsFor(cols, formats)
 	if err != nil {
 		return nil, nil
 	}
@@ -322,8 +350,6 @@ func (ss *pgSession) streamCursor(ctx context.Context, done func(), q string) (*
 	if err != nil || st == nil {
 		return nil, err
 	}
-	streamedCursors.Add(1)
-	ss.s.m.queries.Inc()
 	return &result{fields: fields, cols: enc, lines: st, ctx: ctx, done: done, start: time.Now(), s: ss.s, tm: ss.typeMap()}, nil
 }
 

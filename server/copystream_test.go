@@ -98,6 +98,10 @@ func TestCopyStreamMatchesRowPath(t *testing.T) {
 		"COPY (SELECT * FROM st WHERE id < 0) TO STDOUT (FORMAT csv, HEADER)",
 		"COPY (SELECT * FROM edges ORDER BY id) TO STDOUT",
 		"COPY (SELECT * FROM edges ORDER BY id) TO STDOUT (FORMAT csv, FORCE_QUOTE *)",
+		"COPY (SELECT * FROM edges ORDER BY id) TO STDOUT (FORMAT binary)",
+		"COPY (SELECT * FROM st ORDER BY id) TO STDOUT (FORMAT binary)",
+		"COPY (SELECT s, bl, j FROM st WHERE id % 4 = 1 ORDER BY id) TO STDOUT WITH BINARY",
+		"COPY (SELECT * FROM st WHERE id < 0) TO STDOUT (FORMAT binary)",
 	)
 	streamed := server.StreamedCopies()
 	for _, q := range statements {

@@ -467,7 +467,7 @@ func (ss *pgSession) execute(m *pgproto3.Execute) {
 // sendRows sends a result's rows (at most max when max > 0, then
 // PortalSuspended) and its CommandComplete.
 func (ss *pgSession) sendRows(res *result, limit int64) error {
-	if res.rows == nil && res.static == nil && res.cur == nil && res.stream == nil {
+	if res.rows == nil && res.static == nil && res.cur == nil && res.stream == nil && res.lines == nil {
 		ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tag)})
 		return nil
 	}
