@@ -72,14 +72,19 @@ type copyStream struct {
 	guard *os.File // the session's write end, closed when the COPY returns
 	br    *bufio.Reader
 	line  []byte // a line longer than br's buffer, gathered
-	// pending is a line lines gathered and its caller gave back.
+	// pending is a row lines gathered and its caller gave back.
 	pending []byte
-	end     chan struct{}
-	mu      sync.Mutex
-	err     error // the COPY's, once end is closed
-	rows    int64
-	res     *rocklake.Result
-	close   sync.Once
+	// csv: rows are CSV, where a quoted value may hold a newline (quote
+	// and escape are the format's); row gathers one past the buffer.
+	csv           bool
+	quote, escape byte
+	row           []byte
+	end           chan struct{}
+	mu            sync.Mutex
+	err           error // the COPY's, once end is closed
+	rows          int64
+	res           *rocklake.Result
+	close         sync.Once
 }
 
 // streamSafe are the DuckDB types whose text never holds a letter other
@@ -232,10 +237,13 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 		done()
 		return nil, nil
 	}
-	st, err := ss.startStream(ctx, q, line, len(cols))
-	if err != nil || st == nil {
+	st := ss.startStream(ctx, q, line, len(cols))
+	if st == nil {
 		done()
-		return nil, err
+		return nil, nil
+	}
+	if cp.opts.format == "csv" {
+		st.csv, st.quote, st.escape = true, cp.opts.quote, cp.opts.escape
 	}
 	streamedCopies.Add(1)
 	out := &copyOut{o: &cp.opts, names: names, stream: true, quote: force}
@@ -258,15 +266,17 @@ func (ss *pgSession) streamColumns(ctx context.Context, q string) ([]engine.Colu
 
 // startStream starts q's rows on their way through a pipe as DuckDB's
 // COPY of line over q's n columns (named c0, c1, ...); nil when the
-// server has no temporary directory to make the pipe in.
-func (ss *pgSession) startStream(ctx context.Context, q, line string, n int) (*copyStream, error) {
+// server has no temporary directory to make the pipe in, or cannot.
+func (ss *pgSession) startStream(ctx context.Context, q, line string, n int) *copyStream {
 	stage, err := ss.s.stageDir()
 	if err != nil {
-		return nil, nil
+		return nil
 	}
 	st, err := openStream(stage)
 	if err != nil {
-		return nil, err
+		// The row path answers as well, holding more.
+		ss.s.cfg.Log.Warn("pg: no pipe for DuckDB's COPY; the rows take the row path", "err", err)
+		return nil
 	}
 	aliases := make([]string, n)
 	for i := range aliases {
@@ -301,7 +311,7 @@ func (ss *pgSession) startStream(ctx context.Context, q, line string, n int) (*c
 		st.r.SetReadDeadline(time.Now())
 		close(st.end)
 	}()
-	return st, nil
+	return st
 }
 
 // cursorLine is the COPY text format a streamed cursor's rows come in:
@@ -346,9 +356,9 @@ func (ss *pgSession) streamRows(ctx context.Context, done func(), q string, cols
 	if !ok {
 		return nil, nil
 	}
-	st, err := ss.startStream(ctx, q, line, len(cols))
-	if err != nil || st == nil {
-		return nil, err
+	st := ss.startStream(ctx, q, line, len(cols))
+	if st == nil {
+		return nil, nil
 	}
 	return &result{fields: fields, cols: enc, lines: st, ctx: ctx, done: done, start: time.Now(), s: ss.s, tm: ss.typeMap()}, nil
 }
@@ -483,6 +493,69 @@ func (s *copyStream) lines(max int) (b []byte, peeked, ok bool, err error) {
 	}
 	b, ok, err = s.next()
 	return b, false, ok, err
+}
+
+// rowEnd is the length of the row b starts with, through its newline; 0
+// when b does not hold all of it. A row is a line, but in CSV a quoted
+// value may hold newlines of its own (PostgreSQL's COPY writes them raw,
+// and sends the row as one message).
+func (s *copyStream) rowEnd(b []byte) int {
+	e := bytes.IndexByte(b, '\n') + 1
+	if !s.csv || e == 0 || bytes.IndexByte(b[:e], s.quote) < 0 {
+		return e
+	}
+	end, _ := s.scan(b, false)
+	return end
+}
+
+// scan reads CSV from inside a quoted value or not (in): the length of
+// the row through its newline, or 0 and whether b ends inside a quoted
+// value.
+func (s *copyStream) scan(b []byte, in bool) (int, bool) {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case in && c == s.escape && s.escape != s.quote:
+			i++ // the escaped quote or escape
+		case c == s.quote:
+			in = !in // in a quoted value, a doubled quote goes out and in again
+		case c == '\n' && !in:
+			return i + 1, false
+		}
+	}
+	return 0, in
+}
+
+// gather is the row that starts with part, read on from the pipe past
+// what the buffer holds; peeked says part is still in the buffer (else it
+// was taken already).
+func (s *copyStream) gather(part []byte, peeked bool) ([]byte, error) {
+	row := s.row[:0]
+	in := false
+	if !peeked {
+		row = append(row, part...)
+		var end int
+		if end, in = s.scan(row, false); end == len(row) {
+			s.row = row
+			return row, nil
+		}
+	}
+	for {
+		line, ok, err := s.next()
+		if !ok {
+			if err == nil {
+				err = errors.New("COPY TO STDOUT: the rows' data ended inside a quoted value")
+			}
+			return nil, err
+		}
+		row = append(row, line...)
+		var end int
+		// A line ends at its newline: it ends the row unless that newline
+		// is inside a quoted value.
+		if end, in = s.scan(line, in); end == len(line) {
+			s.row = row
+			return row, nil
+		}
+	}
 }
 
 // fill waits for the pipe's next bytes; at its end, or on an error, next

@@ -197,37 +197,41 @@ func (w *cancelAfter) Write(p []byte) (int, error) {
 }
 
 // DuckDB's COPY reaches the client as the row path's does, one CopyData
-// message per line, whatever the lines' sizes against the pipe's buffer
+// message per row, whatever the rows' sizes against the pipe's buffer
 // (256 KB) and the session's share of the buffers (a small one here,
-// where runs of lines are cut by what is queued and a line larger than
-// the share goes alone): the messages are the row path's lines, in
-// order, each whole, and the tags agree.
+// where runs of rows are cut by what is queued and a row larger than the
+// share goes alone), and in CSV whatever newlines and quotes its quoted
+// values hold: the messages are the row path's, in order, the tags agree,
+// and the server's row limit counts rows (a limit of exactly the rows
+// passes).
 func TestCopyStreamFraming(t *testing.T) {
+	// Values with newlines, quotes and backslashes, in a few lengths.
+	nasty := `CASE WHEN i % 5 = 0 THEN repeat('a' || chr(10) || '"b''', CAST(i % 17 AS INTEGER)) WHEN i % 5 = 1 THEN 'x' || chr(10) || chr(10) || '\' || chr(13) WHEN i % 5 = 2 THEN '"' ELSE 'plain' END`
 	for _, tc := range []struct {
 		name     string
 		buffered int64 // the server's MaxBufferedBytes; 0 keeps the default
 		q        string
+		rows     int64
 	}{
-		{"small share", 512 << 10, "SELECT i, repeat(chr(CAST(97 + i % 26 AS INTEGER)), CASE WHEN i % 97 = 0 THEN 20000 + i WHEN i % 13 = 0 THEN 3000 + i ELSE i % 300 END) AS s FROM range(6000) r(i) ORDER BY i"},
-		{"lines past the pipe's buffer", 0, "SELECT i, repeat(chr(CAST(97 + i % 26 AS INTEGER)), CASE WHEN i % 7 = 0 THEN 300000 + 1000 * i WHEN i % 5 = 0 THEN 100000 ELSE i END) AS s FROM range(60) r(i) ORDER BY i"},
-		{"empty lines", 512 << 10, "SELECT '' AS s FROM range(70000)"},
+		{"small share", 512 << 10, "SELECT i, repeat(chr(CAST(97 + i % 26 AS INTEGER)), CASE WHEN i % 97 = 0 THEN 20000 + i WHEN i % 13 = 0 THEN 3000 + i ELSE i % 300 END) AS s FROM range(6000) r(i) ORDER BY i", 6000},
+		{"lines past the pipe's buffer", 0, "SELECT i, repeat(chr(CAST(97 + i % 26 AS INTEGER)), CASE WHEN i % 7 = 0 THEN 300000 + 1000 * i WHEN i % 5 = 0 THEN 100000 ELSE i END) AS s FROM range(60) r(i) ORDER BY i", 60},
+		{"empty lines", 512 << 10, "SELECT '' AS s FROM range(70000)", 70000},
+		{"newlines in values, small share", 512 << 10, "SELECT i, " + nasty + " AS s, CASE WHEN i % 211 = 0 THEN repeat('line' || chr(10), 5000) END AS big FROM range(5000) r(i) ORDER BY i", 5000},
+		{"newlines in values past the pipe's buffer", 0, "SELECT i, CASE WHEN i % 3 = 0 THEN repeat('q\"' || chr(10), 120000 + i) ELSE " + nasty + " END AS s FROM range(40) r(i) ORDER BY i", 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := newConfig()
 			cfg.MaxConns = 4
+			cfg.MaxResultRows = tc.rows
 			if tc.buffered > 0 {
 				cfg.MaxBufferedBytes = tc.buffered
 			}
 			f := newFixture(t, cfg)
-			_, pc := f.pgconn(t)
-			for _, format := range []string{"", " (FORMAT csv)"} {
+			for _, format := range []string{"", " (FORMAT csv)", ` (FORMAT csv, QUOTE '''', ESCAPE '\')`, " (FORMAT csv, FORCE_QUOTE *)"} {
 				q := "COPY (" + tc.q + ") TO STDOUT" + format
 				was := server.SetStreamCopies(false)
-				want, wantTag, err := copyOut(t, pc, q)
+				want, wantTag := copyMessages(t, f, q)
 				server.SetStreamCopies(was)
-				if err != nil {
-					t.Fatalf("%s, the row path: %v", q, err)
-				}
 				streamed := server.StreamedCopies()
 				msgs, tag := copyMessages(t, f, q)
 				if server.StreamedCopies() == streamed {
@@ -236,14 +240,12 @@ func TestCopyStreamFraming(t *testing.T) {
 				if tag != wantTag {
 					t.Errorf("%s: tag %q, the row path's %q", q, tag, wantTag)
 				}
-				lines := strings.SplitAfter(want, "\n")
-				lines = lines[:len(lines)-1] // after the last newline
-				if len(msgs) != len(lines) {
-					t.Errorf("%s: %d messages for %d lines", q, len(msgs), len(lines))
+				if len(msgs) != len(want) {
+					t.Errorf("%s: %d messages, the row path's %d", q, len(msgs), len(want))
 				}
-				for i := range min(len(msgs), len(lines)) {
-					if msgs[i] != lines[i] {
-						t.Fatalf("%s: message %d is %d bytes %q, the row path's line %d bytes %q", q, i, len(msgs[i]), clip(msgs[i], 0), len(lines[i]), clip(lines[i], 0))
+				for i := range min(len(msgs), len(want)) {
+					if msgs[i] != want[i] {
+						t.Fatalf("%s: message %d is %d bytes %q, the row path's %d bytes %q", q, i, len(msgs[i]), clip(msgs[i], 0), len(want[i]), clip(want[i], 0))
 					}
 				}
 			}
@@ -256,6 +258,7 @@ func TestCopyStreamFraming(t *testing.T) {
 func copyMessages(t *testing.T, f *fixture, q string) ([]string, string) {
 	t.Helper()
 	conn, fe := rawLogin(t, f, "framing", 0)
+	defer conn.Close()
 	fe.Send(&pgproto3.Query{String: q})
 	if err := fe.Flush(); err != nil {
 		t.Fatal(err)

@@ -69,4 +69,30 @@ func TestDatesBeforeChristAndInfinity(t *testing.T) {
 	}
 }
 
+// PostgreSQL's other spellings of a year before the first, as typed
+// parameters in text: spaces around, ISO 8601's T, a lower-case bc.
+func TestDatesBeforeChristSpellings(t *testing.T) {
+	f := newFixture(t, newConfig())
+	pc := f.connect(t, pgx.QueryExecModeSimpleProtocol).PgConn()
+	for _, tc := range []struct {
+		oid      uint32
+		in, duck string
+	}{
+		{pgtype.DateOID, "  0044-03-15 BC ", "0044-03-15 (BC)"},
+		{pgtype.DateOID, "0044-03-15 bc", "0044-03-15 (BC)"},
+		{pgtype.TimestampOID, "0044-03-15T10:00:00 BC", "0044-03-15 (BC) 10:00:00"},
+		{pgtype.TimestampOID, "0044-03-15  10:00:00.25   BC", "0044-03-15 (BC) 10:00:00.25"},
+		{pgtype.TimestamptzOID, "0044-03-15T10:00:00Z BC", "0044-03-15 (BC) 10:00:00+00"},
+		{pgtype.TimestamptzOID, "0044-03-15 10:00:00+00 BC", "0044-03-15 (BC) 10:00:00+00"},
+		{pgtype.DateOID, "2024-02-29", "2024-02-29"},
+	} {
+		r := pc.ExecParams(context.Background(), "SELECT CAST($1 AS VARCHAR)", [][]byte{[]byte(tc.in)}, []uint32{tc.oid}, nil, nil).Read()
+		if r.Err != nil {
+			t.Errorf("oid %d %q: %v", tc.oid, tc.in, r.Err)
+		} else if got := string(r.Rows[0][0]); got != tc.duck {
+			t.Errorf("oid %d %q: DuckDB has %q, want %q", tc.oid, tc.in, got, tc.duck)
+		}
+	}
+}
+
 func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

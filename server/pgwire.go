@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -581,10 +580,11 @@ func (ss *pgSession) sendRows(res *result, limit int64) error {
 	return nil
 }
 
-// sendStream sends the lines of a COPY that DuckDB writes (copystream.go)
-// as sendRows sends rows, a run of lines at a time: the same limits,
-// counted per line, and the same share of the buffers, taken per run. A
-// message per row costs more than DuckDB's writing of the row did.
+// sendStream sends the rows of a COPY that DuckDB writes (copystream.go)
+// as sendRows sends rows, a run of rows at a time, each its own CopyData
+// message: the same limits, counted per row, and the same share of the
+// buffers, taken per run. A message value per row cost more than DuckDB's
+// writing of the row did.
 func (ss *pgSession) sendStream(res, acct *result) error {
 	msg := &copyLines{}
 	for {
@@ -598,10 +598,19 @@ func (ss *pgSession) sendStream(res, acct *result) error {
 		used, full := 0, false
 		var stop error
 		for used < len(b) {
-			end := used + bytes.IndexByte(b[used:], '\n') + 1
-			if end == used { // a gathered line ends the COPY's data without a newline
-				end = len(b)
+			e := res.stream.rowEnd(b[used:])
+			if e == 0 {
+				if len(msg.ends) > 0 {
+					break // the rest of the chunk is the start of a row: the next run's
+				}
+				// A row longer than the chunk: gathered whole, it is the run.
+				if b, err = res.stream.gather(b, peeked); err != nil {
+					return ctxError(res.ctx, err)
+				}
+				msg.b, peeked = b, false
+				continue
 			}
+			end := used + e
 			n := int64(5 + end - used)
 			// A line past the share waits for what is queued to go, and
 			// goes alone, taking from the pool, as a large row does.

@@ -424,15 +424,17 @@ func pgTime(s string) string {
 // date cast ignores what follows a date, so it read "0044-03-15 BC" as
 // the year 44 after Christ.
 func duckTime(s string) string {
-	t := strings.TrimRight(s, " ")
+	t := strings.TrimSpace(s)
 	if len(t) < 3 || !strings.EqualFold(t[len(t)-3:], " BC") {
 		return s
 	}
-	date, clock, _ := strings.Cut(strings.TrimRight(t[:len(t)-3], " "), " ")
-	if clock == "" {
-		return date + " (BC)"
+	t = strings.TrimSpace(t[:len(t)-3])
+	// The date ends at the first space, or at ISO 8601's T.
+	i := strings.IndexAny(t, " Tt")
+	if i < 0 {
+		return t + " (BC)"
 	}
-	return date + " (BC) " + clock
+	return t[:i] + " (BC) " + strings.TrimSpace(t[i+1:])
 }
 
 func nullLiteral(oid uint32) string {
