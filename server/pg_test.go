@@ -217,6 +217,10 @@ func TestExtendedProtocol(t *testing.T) {
 	if code := sqlstate(err); code != "42P01" {
 		t.Errorf("unknown table: %v (SQLSTATE %s), want 42P01", err, code)
 	}
+	_, err = c.Exec(ctx, "SELECT chr(id) FROM t").ReadAll() // chr takes an INTEGER, id is BIGINT
+	if code := sqlstate(err); code != "42883" {
+		t.Errorf("no function of these argument types: %v (SQLSTATE %s), want 42883", err, code)
+	}
 	_, err = c.Exec(ctx, "SELEC 1").ReadAll()
 	if code := sqlstate(err); code != "42601" {
 		t.Errorf("syntax error: %v (SQLSTATE %s), want 42601", err, code)

@@ -65,6 +65,10 @@ func toPGError(err error) *pgError {
 				switch {
 				case c.prefix == "Catalog Error" && !strings.Contains(msg, "Table with name"):
 					code = "42883" // a function or type
+				case c.prefix == "Binder Error" && strings.Contains(msg, "No function matches"):
+					code = "42883" // undefined_function: no function of these argument types
+				case c.prefix == "Binder Error" && strings.Contains(msg, "Could not choose a best candidate function"):
+					code = "42725" // ambiguous_function
 				case c.prefix == "Binder Error" && strings.Contains(msg, "values were supplied"):
 					code = "42601" // PostgreSQL's "INSERT has more expressions than target columns"
 				case c.prefix == "Conversion Error" && strings.Contains(msg, "out of range"):
