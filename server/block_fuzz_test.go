@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rocklake/rocklake/server"
 )
 
 var blockFuzzN = flag.Int("blockfuzz.n", 60, "transaction blocks TestBlocksAnswerAsATransactionDoes runs")
@@ -48,6 +51,7 @@ func TestBlocksAnswerAsATransactionDoes(t *testing.T) {
 		}
 		return s.String
 	}
+	cursors0, copies0 := server.StreamedCursors(), server.StreamedCopies()
 	r := rand.New(rand.NewPCG(7, 7))
 	tables := []string{"a", "b"}
 	var answered, afterWrites, changes, blocks int
@@ -65,7 +69,59 @@ func TestBlocksAnswerAsATransactionDoes(t *testing.T) {
 		for step := range 1 + r.IntN(8) {
 			x, y := tables[r.IntN(2)], tables[r.IntN(2)]
 			var q string
-			switch r.IntN(6) {
+			switch k := r.IntN(8); k {
+			case 6, 7:
+				// The table's rows through a cursor fetched in batches, or
+				// through COPY TO STDOUT: streamed by DuckDB's COPY before
+				// the block writes, answered at DECLARE after.
+				q = "SELECT x FROM " + y + " ORDER BY x"
+				var got []string
+				if k == 6 {
+					if _, err := tx.Exec(ctx, "DECLARE c CURSOR FOR "+q); err != nil {
+						t.Fatalf("block %d: DECLARE c CURSOR FOR %s: %v", blocks, q, err)
+					}
+					for {
+						rows, err := tx.Query(ctx, fmt.Sprintf("FETCH %d FROM c", 1+r.IntN(7)))
+						if err != nil {
+							t.Fatalf("block %d: FETCH: %v", blocks, err)
+						}
+						n := len(got)
+						for rows.Next() {
+							var v int64
+							if err := rows.Scan(&v); err != nil {
+								t.Fatal(err)
+							}
+							got = append(got, fmt.Sprint(v))
+						}
+						if rows.Close(); rows.Err() != nil {
+							t.Fatalf("block %d: FETCH: %v", blocks, rows.Err())
+						}
+						if len(got) == n {
+							break
+						}
+					}
+					if _, err := tx.Exec(ctx, "CLOSE c"); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					var b strings.Builder
+					if _, err := c.PgConn().CopyTo(ctx, &b, "COPY ("+q+") TO STDOUT"); err != nil {
+						t.Fatalf("block %d: COPY (%s) TO STDOUT: %v", blocks, q, err)
+					}
+					got = strings.Fields(b.String())
+				}
+				var want string
+				if err := otx.QueryRow("SELECT coalesce(string_agg(x::VARCHAR, ',' ORDER BY x), '') FROM " + y).Scan(&want); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(got, ",") != want {
+					t.Fatalf("block %d: %s (%s): %s, a transaction answers %s", blocks, q, map[int]string{6: "cursor", 7: "COPY"}[k], strings.Join(got, ","), want)
+				}
+				answered++
+				if written {
+					afterWrites++
+				}
+				continue
 			case 0:
 				q = fmt.Sprintf("INSERT INTO %s VALUES (%d)", x, r.IntN(100))
 			case 1:
@@ -147,8 +203,13 @@ func TestBlocksAnswerAsATransactionDoes(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d blocks: %d writes, %d reads answered as a transaction does, %d of them after a write in the block", blocks, changes, answered, afterWrites)
+	cursors, copies := server.StreamedCursors()-cursors0, server.StreamedCopies()-copies0
+	t.Logf("%d blocks: %d writes, %d reads answered as a transaction does, %d of them after a write in the block; %d cursors and %d COPYs streamed",
+		blocks, changes, answered, afterWrites, cursors, copies)
 	if afterWrites == 0 {
 		t.Fatal("the generator made no read after a write in a block")
+	}
+	if *blockFuzzN >= 20 && (cursors == 0 || copies == 0) {
+		t.Fatal("the generator streamed no cursor or no COPY")
 	}
 }
