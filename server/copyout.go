@@ -150,7 +150,6 @@ type copyOut struct {
 	tm      *pgtype.Map
 	buf     []byte // one row's data, reused: Send copies it
 	started bool
-	stream  bool // each row is its line, DuckDB's (copystream.go)
 }
 
 func (w *copyOut) response() *pgproto3.CopyOutResponse {
@@ -194,9 +193,6 @@ func (w *copyOut) trailer() []byte {
 
 // row is one row's data: valid until the next call.
 func (w *copyOut) row(vals []any) ([]byte, error) {
-	if w.stream {
-		return vals[0].([]byte), nil
-	}
 	b := w.buf[:0]
 	if w.o.format == "binary" {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(vals)))

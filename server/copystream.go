@@ -207,10 +207,10 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 	if cp.opts.format == "binary" {
 		// Binary rows are made in Go from each value's text, as a binary
 		// cursor's are: DuckDB writes the text format.
-		res, err := ss.streamRows(ctx, done, q, cols, []int16{1})
-		if res == nil || err != nil {
+		res := ss.streamRows(ctx, done, q, cols, []int16{1})
+		if res == nil {
 			done()
-			return nil, err
+			return nil, nil
 		}
 		res.out = &copyOut{o: &cp.opts, cols: res.cols, tm: res.tm}
 		for _, f := range res.fields {
@@ -246,7 +246,7 @@ func (ss *pgSession) streamCopy(q string, cp *copyOutStmt) (*result, error) {
 		st.csv, st.quote, st.escape = true, cp.opts.quote, cp.opts.escape
 	}
 	streamedCopies.Add(1)
-	out := &copyOut{o: &cp.opts, names: names, stream: true, quote: force}
+	out := &copyOut{o: &cp.opts, names: names, quote: force}
 	out.cols = make([]column, len(cols))
 	return &result{out: out, stream: st, ctx: ctx, done: done, s: ss.s, tm: ss.typeMap()}, nil
 }
@@ -324,29 +324,29 @@ var cursorLine = copyOptions{format: "text", delim: '\t', null: `\N`}
 // FETCH then reads the rows it sends from the pipe, and the rows not yet
 // fetched wait in DuckDB's COPY, stopped at the pipe, instead of in a
 // materialised answer. Its columns are those the row path would send.
-func (ss *pgSession) streamCursor(ctx context.Context, done func(), q string) (*result, error) {
+func (ss *pgSession) streamCursor(ctx context.Context, done func(), q string) *result {
 	if !streamCopies || namesSystemCatalog(q) || rocklake.IsWrite(q) {
-		return nil, nil
+		return nil
 	}
 	cols, ok := ss.streamColumns(ctx, q)
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	res, err := ss.streamRows(ctx, done, q, cols, nil)
+	res := ss.streamRows(ctx, done, q, cols, nil)
 	if res != nil {
 		streamedCursors.Add(1)
 		ss.s.m.queries.Inc()
 	}
-	return res, err
+	return res
 }
 
 // streamRows starts q, of columns cols, as DuckDB's own COPY in the text
 // format, its rows read back into values (textFields) and sent in formats
 // (nil where a column's type takes the row path).
-func (ss *pgSession) streamRows(ctx context.Context, done func(), q string, cols []engine.Column, formats []int16) (*result, error) {
+func (ss *pgSession) streamRows(ctx context.Context, done func(), q string, cols []engine.Column, formats []int16) *result {
 	fields, enc, err := columnsFor(cols, formats)
 	if err != nil {
-		return nil, nil
+		return nil
 	}
 	names, types := make([]string, len(cols)), make([]string, len(cols))
 	for i, c := range cols {
@@ -354,13 +354,13 @@ func (ss *pgSession) streamRows(ctx context.Context, done func(), q string, cols
 	}
 	line, ok := streamLine(&cursorLine, names, types, make([]bool, len(cols)))
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	st := ss.startStream(ctx, q, line, len(cols))
 	if st == nil {
-		return nil, nil
+		return nil
 	}
-	return &result{fields: fields, cols: enc, lines: st, ctx: ctx, done: done, start: time.Now(), s: ss.s, tm: ss.typeMap()}, nil
+	return &result{fields: fields, cols: enc, lines: st, ctx: ctx, done: done, start: time.Now(), s: ss.s, tm: ss.typeMap()}
 }
 
 // textFields reads a line of the COPY text format into its fields (nil

@@ -185,9 +185,9 @@ func (ss *pgSession) declare(lx *copyLexer) (*result, error) {
 		// Rows a block wrote lie in files its later statements may
 		// replace before the cursor reads them: such a cursor's answer is
 		// made at DECLARE.
-		res, err = ss.streamCursor(ctx, func() { cancel(context.Canceled) }, query)
+		res = ss.streamCursor(ctx, func() { cancel(context.Canceled) }, query)
 	}
-	if res == nil && err == nil {
+	if res == nil {
 		res, err = ss.query(query, nil, func() (context.Context, func()) { return ctx, func() { cancel(context.Canceled) } })
 	}
 	if err != nil {

@@ -43,10 +43,10 @@ type result struct {
 	cur       *cursor
 	want, got int64
 	// out: the rows go as COPY ... TO STDOUT's data; stream, when DuckDB
-	// writes them itself (copystream.go), each line one value of one.
+	// writes them itself (copystream.go), sent by sendStream as it wrote
+	// them.
 	out    *copyOut
 	stream *copyStream
-	one    []any
 	// lines: a cursor's rows as DuckDB writes them, in COPY's text
 	// format (streamCursor), read into vals.
 	lines *copyStream
@@ -78,17 +78,6 @@ func (r *result) next() ([]any, bool, error) {
 			err = fmt.Errorf("a streamed row has %d fields for %d columns", len(r.vals), len(r.cols))
 		}
 		return r.vals, err == nil, err
-	}
-	if r.stream != nil {
-		line, ok, err := r.stream.next()
-		if !ok {
-			return nil, false, ctxError(r.ctx, err)
-		}
-		if r.one == nil {
-			r.one = make([]any, 1)
-		}
-		r.one[0] = line
-		return r.one, true, nil
 	}
 	if r.rows != nil {
 		if r.rows.Next() {
