@@ -119,7 +119,8 @@ func sysTokenize(q string) []sysToken {
 			i++
 			for i < len(q) {
 				if esc && q[i] == '\\' {
-					i += 2
+					// A backslash ending the input escapes nothing.
+					i = min(i+2, len(q))
 					continue
 				}
 				if q[i] == '\'' {

@@ -49,13 +49,21 @@ func TestRewriteSystemQuery(t *testing.T) {
 // statement with no PostgreSQL syntax of its own, whatever its spacing,
 // strings and comments.
 func FuzzRewriteSystemQuery(f *testing.F) {
-	for _, s := range []string{"SELECT a, b FROM t WHERE x = 1", "SELECT 'a''b', \"q\"\"x\" -- c\n", "/* a /* b */ */ SELECT 1e-5, .5, $1"} {
+	for _, s := range []string{"SELECT a, b FROM t WHERE x = 1", "SELECT 'a''b', \"q\"\"x\" -- c\n", "/* a /* b */ */ SELECT 1e-5, .5, $1", "E'\\", "'a", "/* x", "$a$ b"} {
 		f.Add(s)
 	}
 	for _, s := range []string{"SELECT c.oid::regclass::text FROM pg_class c WHERE relname ~ $1 AND x = ANY(y)", "SELECT * FROM generate_series(1,2) s, pg_am"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
+		// Tokens cover the input exactly, however it ends.
+		var b strings.Builder
+		for _, tok := range sysTokenize(q) {
+			b.WriteString(tok.text)
+		}
+		if b.String() != q {
+			t.Fatalf("tokens of %q rebuild %q", q, b.String())
+		}
 		// The pre-check never turns away a statement for the catalogs.
 		if _, reads := rewriteSystemQuery(q, 1); reads && !mayNameSystemCatalog(q) {
 			t.Fatalf("%q is for the catalogs, and the pre-check says no", q)
