@@ -48,7 +48,12 @@ type Options struct {
 	// BloomColumns limits bloom filters to these columns (all when empty).
 	BloomColumns []string
 	NoStats      bool
-	Dictionary   bool
+	// Dictionary dictionary-encodes the columns whose values repeat: a
+	// sample of them, spread over the column, finds at most half of them
+	// distinct. Encoding a column of distinct values (ids, keys) as a
+	// dictionary costs a hash of every value, for a dictionary arrow-go
+	// then drops for being too large, or keeps at no gain.
+	Dictionary bool
 	// Zstd compresses pages with zstd instead of snappy: smaller files
 	// for the files rocklake keeps (rewrites and writes), at some cost in
 	// write time.
@@ -183,7 +188,11 @@ func Write(path string, cols []Column, opts Options) error {
 	for _, c := range opts.BloomColumns {
 		props = append(props, parquet.WithBloomFilterEnabledPath(parquet.ColumnPath{c}, true))
 	}
-	for _, c := range cols {
+	for i, c := range cols {
+		if opts.Dictionary && !repeats(arrays[i]) {
+			props = append(props, parquet.WithDictionaryPath(parquet.ColumnPath{c.Name}, false))
+			continue
+		}
 		// arrow-go's dictionary keys floats by value: -0.0 would share the
 		// entry of +0.0, every NaN that of the first NaN. Plain encoding
 		// keeps every bit.
@@ -217,6 +226,29 @@ func Write(path string, cols []Column, opts Options) error {
 	}
 	return f.Close()
 }
+
+// ArrowType is the arrow-go type of a Column's Array for a column of type
+// t.
+func ArrowType(t types.Type) (arrow.DataType, error) { return arrowType(t) }
+
+// repeats reports whether a sample of up to dictionarySample of a's
+// values, evenly spaced, holds at most half as many distinct values (NULLs
+// left out). Only a's encoding depends on it, never its values.
+func repeats(a arrow.Array) bool {
+	step := max(1, a.Len()/dictionarySample)
+	seen := map[string]struct{}{}
+	n := 0
+	for i := 0; i < a.Len(); i += step {
+		if a.IsNull(i) {
+			continue
+		}
+		n++
+		seen[a.ValueStr(i)] = struct{}{}
+	}
+	return 2*len(seen) <= n
+}
+
+const dictionarySample = 4096
 
 func arrowType(t types.Type) (arrow.DataType, error) {
 	switch t.Kind {
