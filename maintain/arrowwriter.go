@@ -4,11 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/internal/pqwrite"
@@ -163,6 +168,100 @@ func (w *arrowWriter) read(ctx context.Context, conn *sql.Conn, from string, row
 			out[i].Array = f32[i].NewArray()
 		case f64[i] != nil:
 			out[i].Array = f64[i].NewArray()
+		}
+	}
+	return out, nil
+}
+
+// viaParquet reports whether every column has a type whose Parquet form,
+// as DuckDB's COPY writes it, arrow-go reads back as the array Write
+// takes for it, value for value (floats bit for bit). Those columns come
+// out of DuckDB through a file (readFile): its writer and arrow-go's
+// reader move whole columns, where the driver hands over one value at a
+// time, as text. Others come as text (read): a HUGEINT DuckDB writes as a
+// DOUBLE, a TIMESTAMP_S as milliseconds.
+func (w *arrowWriter) viaParquet() bool {
+	for _, c := range w.cols {
+		switch c.Type.Kind {
+		case types.KindBoolean, types.KindTinyInt, types.KindSmallInt, types.KindInteger, types.KindBigInt,
+			types.KindUTinyInt, types.KindUSmallInt, types.KindUInteger, types.KindUBigInt,
+			types.KindFloat, types.KindDouble, types.KindDecimal, types.KindDate, types.KindTime,
+			types.KindTimestamp, types.KindTimestampTZ, types.KindVarchar, types.KindBlob, types.KindUUID:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readFile reads the rows "SELECT cols <from>" as columns for pqwrite
+// through a Parquet file DuckDB writes at stage (removed before it
+// returns): uncompressed, without dictionaries (DuckDB's dictionary keys
+// floats by value, so -0.0 would come back +0.0), in one row group where
+// DuckDB keeps to it. The rewrite's check compares the rows written with
+// the rows read, every bit, whichever way they came.
+func (w *arrowWriter) readFile(ctx context.Context, conn *sql.Conn, from, stage string) (_ []pqwrite.Column, err error) {
+	sel := make([]string, len(w.cols))
+	for i := range w.cols {
+		sel[i] = slot(w.slots[i])
+	}
+	defer os.Remove(stage)
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("COPY (SELECT %s %s) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0, WRITE_BLOOM_FILTER false, ROW_GROUP_SIZE 100000000)",
+		strings.Join(sel, ", "), from, strings.ReplaceAll(stage, "'", "''"))); err != nil {
+		return nil, err
+	}
+	pf, err := file.OpenParquetFile(stage, false)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
+	}
+	tbl, err := fr.ReadTable(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
+	}
+	defer tbl.Release()
+	if int(tbl.NumCols()) != len(w.cols) {
+		return nil, fmt.Errorf("reading the rows DuckDB wrote: %d columns, want %d", tbl.NumCols(), len(w.cols))
+	}
+	out := make([]pqwrite.Column, len(w.cols))
+	defer func() {
+		if err != nil {
+			release(out)
+		}
+	}()
+	for i, c := range w.cols {
+		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type}
+		chunks := tbl.Column(i).Data().Chunks()
+		var arr arrow.Array
+		switch len(chunks) {
+		case 0:
+			return nil, fmt.Errorf("column %s: DuckDB wrote no values", c.Name)
+		case 1:
+			arr = chunks[0]
+			arr.Retain()
+		default:
+			if arr, err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+			}
+		}
+		out[i].Array = arr
+		want, err := pqwrite.ArrowType(c.Type)
+		if err != nil {
+			return nil, err
+		}
+		if fsb, ok := arr.DataType().(*arrow.FixedSizeBinaryType); ok && fsb.ByteWidth == 16 && c.Type.Kind == types.KindUUID {
+			// arrow-go reads a UUID as its extension type only where the
+			// extension is registered.
+			u := array.NewExtensionArrayWithStorage(extensions.NewUUIDType(), arr)
+			arr.Release()
+			out[i].Array = u
+		}
+		if got := out[i].Array.DataType(); !arrow.TypeEqual(got, want) {
+			return nil, fmt.Errorf("column %s (%s): DuckDB's Parquet reads back as %s, not %s", c.Name, c.Type, got, want)
 		}
 	}
 	return out, nil

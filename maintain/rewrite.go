@@ -419,13 +419,13 @@ func (w *rewriteRun) output() error {
 	return nil
 }
 
-// order reads the rows into the temporary table rewriteTmp, numbered (rn)
-// in the order they are written: one pass, then one write per output file,
-// so that file boundaries fall at exact row counts and every file holds a
-// contiguous run of the order. Without a sort the numbering is the table's
-// rowid, which follows insertion order: DuckDB keeps the scan's order
-// (preserve_insertion_order, on by default) so rows stay in their files'
-// order and whatever clustering they had survives.
+// order reads the rows into the temporary table rewriteTmp in the order
+// they are written, numbered (rn) by its rowid: one pass, then one write
+// per output file, so that file boundaries fall at exact row counts and
+// every file holds a contiguous run of the order. DuckDB keeps the order
+// of a scan, and of an ORDER BY, in the table it fills
+// (preserve_insertion_order, on by default): without a sort, rows stay in
+// their files' order and whatever clustering they had survives.
 func (w *rewriteRun) order() error {
 	ctx, conn, st, sp, what := w.ctx, w.conn, w.st, w.sp, w.what
 	const tmp = rewriteTmp
@@ -481,15 +481,11 @@ func (w *rewriteRun) order() error {
 	}
 	w.into = into
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", into, src)
-	// rn is qualified by the table: the COPY below names its output
-	// columns after the user's, and an unqualified ORDER BY rn would sort by
-	// a user column named rn (and hand its floats back normalised).
 	w.rn = into + ".rowid + 1"
 	if len(sp.order) > 0 {
 		if fill, err = w.sortedFill(into, src); err != nil {
 			return err
 		}
-		w.rn = into + ".rn"
 	}
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		if sp.src != "" {
@@ -513,12 +509,14 @@ func (w *rewriteRun) order() error {
 	return nil
 }
 
-// sortedFill is the statement that fills into with src's rows numbered
-// by sp.order (through a curve, if sp says one).
+// sortedFill is the statement that fills into with src's rows in
+// sp.order (through a curve, if sp says one): a table made from an ORDER
+// BY keeps its rows in that order (DuckDB's preserve_insertion_order), so
+// the rowid numbers them, with one sort and no window to rank them.
 func (w *rewriteRun) sortedFill(into, src string) (string, error) {
 	// DuckDB sorts on a normalised key and hands the key columns back
 	// decoded from it: -0.0 comes back +0.0, every NaN the one NaN. The
-	// sort and the ranks therefore read copies of the sort columns (o0,
+	// sort therefore reads copies of the sort columns (o0,
 	// o1, ...), dropped afterwards, and the slots pass through as
 	// payload, bit for bit.
 	keys := make([]string, len(w.sp.order))
@@ -544,36 +542,33 @@ func (w *rewriteRun) sortedFill(into, src string) (string, error) {
 		all = append(all, slot(i))
 	}
 	key += ", hash(" + strings.Join(all, ", ") + ")"
-	return fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s), row_number() OVER (ORDER BY %s) AS rn FROM (%s)",
-		into, strings.Join(keys, ", "), key, src), nil
+	return fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s) FROM (%s) ORDER BY %s",
+		into, strings.Join(keys, ", "), src, key), nil
 }
 
-// partitions numbers into's rows again by pkeys before their order, into
-// rewriteTmp, and finds where each partition's run of rn ends (cuts).
+// partitions orders into's rows again by pkeys before their order, into
+// rewriteTmp (numbered by its rowid, as in sortedFill), and finds where
+// each partition's run of rn ends (cuts).
 // As in sortedFill, the sort reads copies of the keys (p0, p1, ...): a
 // key that is a column itself (a layout's identity field on a DOUBLE)
 // would come back decoded from DuckDB's normalised sort key, -0.0 as 0.0
 // and every NaN as the one NaN, and be written so.
 func (w *rewriteRun) partitions(into string, pkeys []string) error {
 	ctx, conn, what := w.ctx, w.conn, w.what
-	exclude := ""
-	if len(w.sp.order) > 0 {
-		exclude = "rn, "
-	}
 	keys := make([]string, len(pkeys))
 	copies := make([]string, len(pkeys))
 	for i, k := range pkeys {
 		keys[i] = fmt.Sprintf("p%d", i)
 		copies[i] = k + " AS " + keys[i]
 	}
-	// prn is the order within a partition (rn, or the rowid), read where
+	// prn is the order within a partition (into's rowid), read where
 	// into's name is in scope.
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%sprn, %s), row_number() OVER (ORDER BY %s, prn) AS rn FROM (SELECT *, %s AS prn, %s FROM %s)",
-		rewriteTmp, exclude, strings.Join(keys, ", "), strings.Join(keys, ", "), w.rn, strings.Join(copies, ", "), into)); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (prn, %s) FROM (SELECT *, %s AS prn, %s FROM %s) ORDER BY %s, prn",
+		rewriteTmp, strings.Join(keys, ", "), w.rn, strings.Join(copies, ", "), into, strings.Join(keys, ", "))); err != nil {
 		return fmt.Errorf("%s: laying out the rows by partition: %w", what, err)
 	}
-	w.rn = rewriteTmp + ".rn"
-	prs, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT max(rn) FROM %s GROUP BY %s ORDER BY 1", rewriteTmp, strings.Join(pkeys, ", ")))
+	w.rn = rewriteTmp + ".rowid + 1"
+	prs, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT max(%s) FROM %s GROUP BY %s ORDER BY 1", w.rn, rewriteTmp, strings.Join(pkeys, ", ")))
 	if err != nil {
 		return fmt.Errorf("%s: partitions: %w", what, err)
 	}
@@ -693,10 +688,21 @@ func (w *rewriteRun) write() error {
 		if err != nil {
 			return err
 		}
-		run := fmt.Sprintf("WHERE %s > %d AND %s <= %d", w.rn, off, w.rn, off+step)
-		where := run + " ORDER BY " + w.rn
+		// rewriteTmp's rows are in rowid order, which a scan keeps
+		// (preserve_insertion_order): a range of rowids is a file's rows,
+		// in order, with no sort.
+		run := fmt.Sprintf("WHERE %s.rowid BETWEEN %d AND %d", rewriteTmp, off, off+step-1)
 		if aw != nil {
-			cols, err := aw.read(ctx, conn, fmt.Sprintf("FROM %s %s", rewriteTmp, where), step)
+			from := fmt.Sprintf("FROM %s %s", rewriteTmp, run)
+			var cols []pqwrite.Column
+			if aw.viaParquet() {
+				// Beside the files, removed as soon as read (and with
+				// the directory should the rewrite stop); not a
+				// .parquet name, which registration would take.
+				cols, err = aw.readFile(ctx, conn, from, filepath.Join(w.dir, fmt.Sprintf(".rows-%05d.tmp", len(w.written))))
+			} else {
+				cols, err = aw.read(ctx, conn, from, step)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: reading rows for %s: %w", what, p, err)
 			}
@@ -715,7 +721,7 @@ func (w *rewriteRun) write() error {
 				return fmt.Errorf("%s: writing %s: %w", what, p, err)
 			}
 			_, err = conn.ExecContext(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s %s) TO '%s' (%s)",
-				sel, rewriteTmp, where, strings.ReplaceAll(p, "'", "''"), copyOpts))
+				sel, rewriteTmp, run, strings.ReplaceAll(p, "'", "''"), copyOpts))
 			if err != nil {
 				return fmt.Errorf("%s: writing %s: %w", what, p, err)
 			}

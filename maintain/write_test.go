@@ -402,3 +402,56 @@ func TestWriteHiveIntervalSpellings(t *testing.T) {
 		t.Fatalf("after merging small files: %s, want %s", got, want)
 	}
 }
+
+// A sorted write keeps its order in the files it writes when DuckDB's
+// threads share the work: 600,000 rows (several of DuckDB's row groups)
+// in no order of x, into files of 100,000; each file holds a run of the
+// order, the files one after another. With a layout's partitions too:
+// within each partition file, x ascends. The order is what pruning
+// stands on; the rewrite's check would not see it lost (it compares rows
+// as sets).
+func TestSortedWriteOrder(t *testing.T) {
+	root, c, e := writeLake(t)
+	for _, tb := range []string{"w", "p"} {
+		mustWrite(t, e, "CREATE TABLE "+tb+" (x BIGINT, s VARCHAR, y DOUBLE)")
+		alterTable(t, c, tb, "set", "sorted", "by", "x")
+		alterTable(t, c, tb, "set", "option", "target_file_rows", "=", "100000")
+	}
+	alterTable(t, c, "p", "set", "partitioned", "by", "bucket(3, s)")
+	src := " SELECT (hash(i) % 1000000)::BIGINT, 's' || (i % 13), i::DOUBLE FROM range(600000) r(i)"
+	mustWrite(t, e, "INSERT INTO w"+src)
+	mustWrite(t, e, "INSERT INTO p"+src)
+	for _, tb := range []string{"w", "p"} {
+		r, err := c.Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table, err := r.Table(tb)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, f := range liveFilesOf(t, c, tb) {
+			paths = append(paths, "'"+f.Location(table)+"'")
+		}
+		slices.Sort(paths) // part-00000, part-00001, ...: the order they were cut in
+		if len(paths) < 6 {
+			t.Fatalf("%s: %d files", tb, len(paths))
+		}
+		// Out of order: a row below the one before it in its file (in
+		// every table), or a file starting below the end of the one
+		// before it (in the table without partitions).
+		q := fmt.Sprintf(`SELECT count(*) FILTER (WHERE x < px AND filename = pf), count(*) FILTER (WHERE x < px AND filename <> pf), count(*)
+			FROM (SELECT x, filename, lag(x) OVER (ORDER BY filename, file_row_number) AS px, lag(filename) OVER (ORDER BY filename, file_row_number) AS pf
+			FROM read_parquet([%s], filename = true, file_row_number = true))`, strings.Join(paths, ", "))
+		var within, across, n int64
+		if err := e.DB().QueryRow(q).Scan(&within, &across, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 600000 || within != 0 || (tb == "w" && across != 0) {
+			t.Fatalf("%s: %d rows, %d out of order within a file, %d across files", tb, n, within, across)
+		}
+	}
+	_ = root
+}
