@@ -196,18 +196,17 @@ func (w *arrowWriter) viaParquet() bool {
 
 // readFile reads the rows "SELECT cols <from>" as columns for pqwrite
 // through a Parquet file DuckDB writes at stage (removed before it
-// returns): uncompressed, without dictionaries (DuckDB's dictionary keys
-// floats by value, so -0.0 would come back +0.0), in one row group where
-// DuckDB keeps to it. The rewrite's check compares the rows written with
-// the rows read, every bit, whichever way they came.
+// returns), in one row group where DuckDB keeps to it. The rewrite's check
+// compares the rows written with the rows read, every bit, whichever way
+// they came.
 func (w *arrowWriter) readFile(ctx context.Context, conn *sql.Conn, from, stage string) (_ []pqwrite.Column, err error) {
 	sel := make([]string, len(w.cols))
 	for i := range w.cols {
 		sel[i] = slot(w.slots[i])
 	}
 	defer os.Remove(stage)
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("COPY (SELECT %s %s) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0, WRITE_BLOOM_FILTER false, ROW_GROUP_SIZE 100000000)",
-		strings.Join(sel, ", "), from, strings.ReplaceAll(stage, "'", "''"))); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("COPY (SELECT %s %s) TO '%s' (%s, ROW_GROUP_SIZE 100000000)",
+		strings.Join(sel, ", "), from, strings.ReplaceAll(stage, "'", "''"), stageCopyOptions)); err != nil {
 		return nil, err
 	}
 	pf, err := file.OpenParquetFile(stage, false)
@@ -227,38 +226,57 @@ func (w *arrowWriter) readFile(ctx context.Context, conn *sql.Conn, from, stage 
 	if int(tbl.NumCols()) != len(w.cols) {
 		return nil, fmt.Errorf("reading the rows DuckDB wrote: %d columns, want %d", tbl.NumCols(), len(w.cols))
 	}
+	arrays := make([]arrow.Array, len(w.cols))
+	for i, c := range w.cols {
+		chunks := tbl.Column(i).Data().Chunks()
+		switch len(chunks) {
+		case 0:
+			err = fmt.Errorf("column %s: DuckDB wrote no values", c.Name)
+		case 1:
+			arrays[i] = chunks[0]
+			arrays[i].Retain()
+		default:
+			arrays[i], err = array.Concatenate(chunks, memory.DefaultAllocator)
+		}
+		if err != nil {
+			releaseAll([][]arrow.Array{arrays[:i]})
+			return nil, err
+		}
+	}
+	return w.columns(arrays)
+}
+
+// stageCopyOptions are those of the COPYs whose Parquet arrow-go reads
+// back (readFile, writeStream): uncompressed, without dictionaries
+// (DuckDB's dictionary keys floats by value, so -0.0 would come back
+// +0.0), without bloom filters.
+const stageCopyOptions = "FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 0, WRITE_BLOOM_FILTER false"
+
+// columns are w.cols holding arrays, arrow-go's reading of DuckDB's
+// Parquet of them (which columns takes over, released on error): each of
+// the array type pqwrite takes for the column, or an error saying which
+// is not.
+func (w *arrowWriter) columns(arrays []arrow.Array) (_ []pqwrite.Column, err error) {
 	out := make([]pqwrite.Column, len(w.cols))
+	for i, c := range w.cols {
+		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type, Array: arrays[i]}
+	}
 	defer func() {
 		if err != nil {
 			release(out)
 		}
 	}()
 	for i, c := range w.cols {
-		out[i] = pqwrite.Column{Name: c.Name, Type: c.Type}
-		chunks := tbl.Column(i).Data().Chunks()
-		var arr arrow.Array
-		switch len(chunks) {
-		case 0:
-			return nil, fmt.Errorf("column %s: DuckDB wrote no values", c.Name)
-		case 1:
-			arr = chunks[0]
-			arr.Retain()
-		default:
-			if arr, err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.Name, err)
-			}
-		}
-		out[i].Array = arr
 		want, err := pqwrite.ArrowType(c.Type)
 		if err != nil {
 			return nil, err
 		}
+		arr := out[i].Array
 		if fsb, ok := arr.DataType().(*arrow.FixedSizeBinaryType); ok && fsb.ByteWidth == 16 && c.Type.Kind == types.KindUUID {
 			// arrow-go reads a UUID as its extension type only where the
 			// extension is registered.
-			u := array.NewExtensionArrayWithStorage(extensions.NewUUIDType(), arr)
+			out[i].Array = array.NewExtensionArrayWithStorage(extensions.NewUUIDType(), arr)
 			arr.Release()
-			out[i].Array = u
 		}
 		if got := out[i].Array.DataType(); !arrow.TypeEqual(got, want) {
 			return nil, fmt.Errorf("column %s (%s): DuckDB's Parquet reads back as %s, not %s", c.Name, c.Type, got, want)

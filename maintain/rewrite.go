@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,12 +248,15 @@ type rewriteRun struct {
 	conn      *sql.Conn
 
 	// order
-	into   string  // the rows as read, before partitions renumber them into rewriteTmp
-	rn     string  // the expression numbering tmp's rows in output order
-	cuts   []int64 // the last rn of each partition, ascending
-	ltexts []string
-	rows   int64
-	typs   []types.Type
+	aw        *arrowWriter // nil where DuckDB's COPY writes the files
+	stream    bool         // the rows are written from one sorted COPY (orderStream)
+	streamSrc string       // the rows, for that COPY
+	into      string       // the rows as read, before partitions renumber them into rewriteTmp
+	rn        string       // the expression numbering tmp's rows in output order
+	cuts      []int64      // the last rn of each partition, ascending
+	ltexts    []string
+	rows      int64
+	typs      []types.Type
 
 	// write
 	written       []string
@@ -260,7 +264,7 @@ type rewriteRun struct {
 	layout        map[string][]catalog.LayoutValue
 	outRows       int64
 	outBytes      int64
-	pending       *inFlight
+	pending       []*inFlight // oldest first
 }
 
 // inFlight is a file arrow-go is encoding in the background.
@@ -475,6 +479,12 @@ func (w *rewriteRun) order() error {
 		}
 		pkeys = append(hk, pkeys...)
 	}
+	if w.aw, err = newArrowWriter(st, w.hive); err != nil {
+		return err
+	}
+	if sp.src != "" && len(pkeys) == 0 && w.hive == nil && w.aw != nil && w.aw.viaParquet() {
+		return w.orderStream(src)
+	}
 	into := tmp
 	if len(pkeys) > 0 {
 		into = tmp + "_in"
@@ -483,9 +493,14 @@ func (w *rewriteRun) order() error {
 	fill := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", into, src)
 	w.rn = into + ".rowid + 1"
 	if len(sp.order) > 0 {
-		if fill, err = w.sortedFill(into, src); err != nil {
+		// A table made from an ORDER BY keeps its rows in that order
+		// (preserve_insertion_order): the rowid numbers them, with one
+		// sort and no window to rank them.
+		sorted, key, keys, err := w.sortedSource(src)
+		if err != nil {
 			return err
 		}
+		fill = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s) FROM (%s) ORDER BY %s", into, keys, sorted, key)
 	}
 	if _, err := conn.ExecContext(ctx, fill); err != nil {
 		if sp.src != "" {
@@ -509,28 +524,26 @@ func (w *rewriteRun) order() error {
 	return nil
 }
 
-// sortedFill is the statement that fills into with src's rows in
-// sp.order (through a curve, if sp says one): a table made from an ORDER
-// BY keeps its rows in that order (DuckDB's preserve_insertion_order), so
-// the rowid numbers them, with one sort and no window to rank them.
-func (w *rewriteRun) sortedFill(into, src string) (string, error) {
+// sortedSource is src with the copies of its sort keys (keys, to be
+// dropped after the sort), and the ORDER BY key that puts its rows in
+// sp.order (through a curve, if sp says one).
+func (w *rewriteRun) sortedSource(src string) (sorted, key, keys string, err error) {
 	// DuckDB sorts on a normalised key and hands the key columns back
 	// decoded from it: -0.0 comes back +0.0, every NaN the one NaN. The
 	// sort therefore reads copies of the sort columns (o0,
 	// o1, ...), dropped afterwards, and the slots pass through as
 	// payload, bit for bit.
-	keys := make([]string, len(w.sp.order))
+	names := make([]string, len(w.sp.order))
 	copies := make([]string, len(w.sp.order))
 	for i, c := range w.sp.order {
-		keys[i] = fmt.Sprintf("o%d", i)
-		copies[i] = c + " AS " + keys[i]
+		names[i] = fmt.Sprintf("o%d", i)
+		copies[i] = c + " AS " + names[i]
 	}
 	src = fmt.Sprintf("SELECT *, %s FROM (%s)", strings.Join(copies, ", "), src)
-	key := strings.Join(keys, ", ")
+	key = strings.Join(names, ", ")
 	if w.sp.curve != "" {
-		var err error
-		if src, err = curveSQL(w.ctx, w.e, w.sp.curve, keys, src); err != nil {
-			return "", fmt.Errorf("%s: %w", w.what, err)
+		if src, err = curveSQL(w.ctx, w.e, w.sp.curve, names, src); err != nil {
+			return "", "", "", fmt.Errorf("%s: %w", w.what, err)
 		}
 		key = curveKey + ", " + key
 	}
@@ -542,8 +555,7 @@ func (w *rewriteRun) sortedFill(into, src string) (string, error) {
 		all = append(all, slot(i))
 	}
 	key += ", hash(" + strings.Join(all, ", ") + ")"
-	return fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * EXCLUDE (%s) FROM (%s) ORDER BY %s",
-		into, strings.Join(keys, ", "), src, key), nil
+	return src, key, strings.Join(names, ", "), nil
 }
 
 // partitions orders into's rows again by pkeys before their order, into
@@ -650,9 +662,9 @@ func (w *rewriteRun) write() error {
 		}
 	}
 	top := catalog.TopLevel(w.st.cols)
-	aw, err := newArrowWriter(w.st, hive)
-	if err != nil {
-		return err
+	aw := w.aw
+	if w.stream {
+		return w.writeStream()
 	}
 	if hive != nil && w.sp.src != "" {
 		// A write's partitions are those of its rows.
@@ -670,14 +682,7 @@ func (w *rewriteRun) write() error {
 	w.later(func() { w.finish() })                // on an early return, let the writer end before the directory goes
 	cuts := w.cuts
 	for off := int64(0); off < w.rows; {
-		bpr := float64(w.inputBytes) / float64(w.rows)
-		if w.inputBytes == 0 {
-			bpr = w.sp.bytesPerRow
-		}
-		if w.outRows > 0 {
-			bpr = float64(w.outBytes) / float64(w.outRows)
-		}
-		step := w.sp.sizing.next(w.rows-off, bpr)
+		step := w.fileRows(off)
 		for len(cuts) > 0 && cuts[0] <= off {
 			cuts = cuts[1:]
 		}
@@ -706,15 +711,9 @@ func (w *rewriteRun) write() error {
 			if err != nil {
 				return fmt.Errorf("%s: reading rows for %s: %w", what, p, err)
 			}
-			if err := w.finish(); err != nil {
-				release(cols)
+			if err := w.encode(p, step, cols); err != nil {
 				return err
 			}
-			w.pending = &inFlight{path: p, rows: step, done: make(chan error, 1)}
-			go func(done chan error) {
-				defer release(cols)
-				done <- pqwrite.Write(p, cols, aw.opts)
-			}(w.pending.done)
 		} else {
 			sel, err := narrowSQL(ctx, conn, top, hive, fmt.Sprintf("FROM %s %s", rewriteTmp, run))
 			if err != nil {
@@ -725,9 +724,7 @@ func (w *rewriteRun) write() error {
 			if err != nil {
 				return fmt.Errorf("%s: writing %s: %w", what, p, err)
 			}
-			w.pending = &inFlight{path: p, rows: step, done: make(chan error, 1)}
-			w.pending.done <- nil
-			if err := w.finish(); err != nil {
+			if err := w.counted(p, step, nil); err != nil {
 				return err
 			}
 		}
@@ -741,6 +738,20 @@ func (w *rewriteRun) write() error {
 		afterWrite(w.written)
 	}
 	return nil
+}
+
+// fileRows is the number of rows of the file that starts after off rows,
+// at sp.sizing's target: in bytes, from the bytes per row of the files
+// finished so far, or else of the input files, or else of the table.
+func (w *rewriteRun) fileRows(off int64) int64 {
+	bpr := float64(w.inputBytes) / float64(w.rows)
+	if w.inputBytes == 0 {
+		bpr = w.sp.bytesPerRow
+	}
+	if w.outRows > 0 {
+		bpr = float64(w.outBytes) / float64(w.outRows)
+	}
+	return w.sp.sizing.next(w.rows-off, bpr)
 }
 
 // filePath is the path of the next file, whose first row is off+1: under
@@ -772,23 +783,60 @@ func (w *rewriteRun) filePath(off int64) (string, error) {
 	return p, nil
 }
 
-// finish waits for the file being encoded, if any, and counts it.
-func (w *rewriteRun) finish() error {
-	if w.pending == nil {
-		return nil
+// encoders is how many files arrow-go encodes at once: each on a core of
+// its own while DuckDB, which has the others, hands over the next; each
+// holds its rows in memory until written.
+var encoders = min(max(runtime.GOMAXPROCS(0), 1), 4)
+
+// encode has arrow-go write cols (rows rows, released when written) to
+// p in the background, once fewer than encoders files are in flight.
+func (w *rewriteRun) encode(p string, rows int64, cols []pqwrite.Column) error {
+	for len(w.pending) >= encoders {
+		if err := w.finishOne(); err != nil {
+			release(cols)
+			return err
+		}
 	}
-	err := <-w.pending.done
+	f := &inFlight{path: p, rows: rows, done: make(chan error, 1)}
+	w.pending = append(w.pending, f)
+	go func() {
+		defer release(cols)
+		f.done <- pqwrite.Write(p, cols, w.aw.opts)
+	}()
+	return nil
+}
+
+// finish waits for the files being encoded, if any, and counts them.
+func (w *rewriteRun) finish() error {
+	var first error
+	for len(w.pending) > 0 {
+		if err := w.finishOne(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// finishOne waits for the oldest file being encoded and counts it.
+func (w *rewriteRun) finishOne() error {
+	f := w.pending[0]
+	w.pending = w.pending[1:]
+	return w.counted(f.path, f.rows, <-f.done)
+}
+
+// counted adds a written file of rows rows at p to the output's size,
+// unless writing it failed (err).
+func (w *rewriteRun) counted(p string, rows int64, err error) error {
 	if err == nil {
 		var fi os.FileInfo
-		if fi, err = os.Stat(w.pending.path); err == nil {
-			w.outRows, w.outBytes = w.outRows+w.pending.rows, w.outBytes+fi.Size()
+		if fi, err = os.Stat(p); err == nil {
+			w.outRows, w.outBytes = w.outRows+rows, w.outBytes+fi.Size()
 		}
 	}
 	if err != nil {
-		err = fmt.Errorf("%s: writing %s: %w", w.what, w.pending.path, err)
+		return fmt.Errorf("%s: writing %s: %w", w.what, p, err)
 	}
-	w.pending = nil
-	return err
+	return nil
 }
 
 // check commits nothing unless the files hold exactly the rows read: as
