@@ -52,8 +52,7 @@ func Build(hashes []uint64) ([]byte, int, error) {
 	if len(hashes) == 0 {
 		return nil, 0, ErrEmpty
 	}
-	keys := append([]uint64(nil), hashes...)
-	slices.Sort(keys) // sort.Slice's closure per comparison costs 3x as much
+	keys := radixSort(hashes)
 	n := 0
 	for i, k := range keys {
 		if i == 0 || k != keys[n-1] {
@@ -108,3 +107,40 @@ func (f *Filter) MayContain(enc []byte) bool { return f.f.Contains(Hash(enc)) }
 
 // Bytes is the filter's size in memory.
 func (f *Filter) Bytes() int { return 2*len(f.f.Fingerprints) + 32 }
+
+// radixSort returns the keys sorted, in a new slice: least significant
+// byte first, a pass per byte that is not the same in every key. Keys are
+// hashes (uniform bits), a million per file column: it takes a tenth of
+// the time of slices.Sort, which a large write spent seconds in.
+func radixSort(keys []uint64) []uint64 {
+	a := append([]uint64(nil), keys...)
+	if len(a) < 256 {
+		slices.Sort(a)
+		return a
+	}
+	b := make([]uint64, len(a))
+	var counts [8][256]int
+	for _, k := range a {
+		for d := range 8 {
+			counts[d][byte(k>>(8*d))]++
+		}
+	}
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(a[0]>>(8*d))] == len(a) {
+			continue // every key has this byte: the pass would move none
+		}
+		pos := 0
+		for i, n := range c {
+			c[i] = pos
+			pos += n
+		}
+		for _, k := range a {
+			x := byte(k >> (8 * d))
+			b[c[x]] = k
+			c[x]++
+		}
+		a, b = b, a
+	}
+	return a
+}

@@ -3,6 +3,7 @@ package membership
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -88,4 +89,35 @@ func FuzzDecode(f *testing.F) {
 			flt.MayContain(enc(i)) // must not panic
 		}
 	})
+}
+
+// radixSort sorts as slices.Sort does, for inputs of every size around
+// its cut-over, with duplicates, with bytes all keys share, and leaves its
+// input as it was.
+func TestRadixSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	gens := map[string]func() uint64{
+		"uniform":    r.Uint64,
+		"few":        func() uint64 { return uint64(r.IntN(5)) << 40 },
+		"low bytes":  func() uint64 { return uint64(r.IntN(1 << 16)) },
+		"high bytes": func() uint64 { return uint64(r.IntN(1<<16)) << 48 },
+		"edges":      func() uint64 { return []uint64{0, 1, 1<<63 - 1, 1 << 63, ^uint64(0)}[r.IntN(5)] },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 2, 255, 256, 257, 1000, 100_000} {
+			in := make([]uint64, n)
+			for i := range in {
+				in[i] = gen()
+			}
+			orig := slices.Clone(in)
+			want := slices.Clone(in)
+			slices.Sort(want)
+			if got := radixSort(in); !slices.Equal(got, want) {
+				t.Fatalf("%s, %d keys: not sorted as slices.Sort sorts", name, n)
+			}
+			if !slices.Equal(in, orig) {
+				t.Fatalf("%s, %d keys: the input changed", name, n)
+			}
+		}
+	}
 }
