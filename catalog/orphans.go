@@ -49,10 +49,12 @@ type OrphanFile struct {
 // behind (an interrupted one removes its files itself), as DuckLake's
 // ducklake_delete_orphaned_files. It looks only in directories a rewrite
 // created (under RewriteRoot, or holding RewriteMarker) and deletes only
-// files named as rewrites name theirs (part-NNNNN.parquet) that no
+// files named as rewrites name theirs (part-NNNNN.parquet, and the
+// .rows.tmp a write stages its rows in) that no
 // data-file row of any table at any kept snapshot names and that cleanup
 // has not scheduled, and that were last modified at least the grace
-// period ago. A directory left with nothing but its marker goes too.
+// period ago (a write or transaction still holding its files keeps them
+// modified: KeepFresh). A directory left with nothing but its marker goes too.
 // Nothing else is ever deleted: not a file the user put in such a
 // directory, not a file anywhere else.
 func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
@@ -118,7 +120,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		}
 		for _, e := range entries {
 			p := filepath.Join(d, e.Name())
-			if !e.Type().IsRegular() || !partName.MatchString(e.Name()) || known[p] {
+			if !e.Type().IsRegular() || !(partName.MatchString(e.Name()) || stageName.MatchString(e.Name())) || known[p] {
 				continue
 			}
 			if real, err := filepath.EvalSymlinks(p); err == nil && known[real] {

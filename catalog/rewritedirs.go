@@ -132,6 +132,11 @@ func (c *Catalog) WrittenByRocklake(path string) bool {
 // partName matches the names rewrites give their files.
 var partName = regexp.MustCompile(`^part-[0-9]{5,}\.parquet$`)
 
+// stageName matches the names of the files a write stages its rows in for
+// arrow-go to read (.rows.tmp, .rows-NNNNN.tmp), removed once read: one
+// left behind is a killed write's.
+var stageName = regexp.MustCompile(`^\.rows(-[0-9]{5,})?\.tmp$`)
+
 // within reports whether path lies strictly inside dir (both absolute and
 // clean).
 func within(dir, path string) bool {
