@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
@@ -242,6 +244,12 @@ func (r *Reader) Files(tableID int64) ([]DataFile, error) {
 	}
 	var p catalogpb.DataFile
 	err := scanPrefix(r, key(tagDataFile, tableID), func(k, v []byte) error {
+		if begin, end, ok := dataFileSpan(v); ok && !visibleAt(r.snap.ID, begin, end) {
+			// Retired rows outnumber live ones in a table of many
+			// small writes (each merged away): decoding every one of
+			// them was most of the cost of reading the live files.
+			return nil
+		}
 		p.Reset()
 		if err := decodeValue(v, &p); err != nil {
 			return fmt.Errorf("data file row %x: %w", k, err)
@@ -253,6 +261,52 @@ func (r *Reader) Files(tableID int64) ([]DataFile, error) {
 	})
 	return out, err
 }
+
+// dataFileSpan reads a stored DataFile's begin and end snapshots without
+// decoding the rest of it, as proto.Unmarshal would read them (the last
+// occurrence of a field wins); ok is false where the value does not parse,
+// for the full decode to report.
+func dataFileSpan(v []byte) (begin int64, end *int64, ok bool) {
+	b, err := envelopeBody(v)
+	if err != nil {
+		return 0, nil, false
+	}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, nil, false
+		}
+		b = b[n:]
+		if (num == dataFileBegin || num == dataFileEnd) && typ == protowire.VarintType {
+			x, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return 0, nil, false
+			}
+			b = b[n:]
+			if num == dataFileBegin {
+				begin = int64(x)
+			} else {
+				e := int64(x)
+				end = &e
+			}
+			continue
+		}
+		if num == dataFileBegin || num == dataFileEnd {
+			return 0, nil, false // not as the message declares them: let the decode judge
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return 0, nil, false
+		}
+		b = b[n:]
+	}
+	return begin, end, true
+}
+
+// The field numbers of DataFile's begin_snapshot and end_snapshot.
+const (
+	dataFileBegin protowire.Number = 10
+	dataFileEnd   protowire.Number = 11
+)
 
 // FilesEver lists every data file of a table the catalog still holds a row
 // for, live at the reader's snapshot or not (retired by a rewrite or a
