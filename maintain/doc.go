@@ -13,6 +13,7 @@
 //	             commit (rewriteRun, one method each)
 //	rewritecheck.go  check: the rows written against the rows read
 //	arrowwriter.go   write: rows out of DuckDB into files with arrow-go
+//	rewritestream.go a write streamed from one sorted COPY
 //	partitions.go    a table's partitions kept apart: declared layouts
 //	             and Hive key=value directories
 //	objects.go   where a rewrite of objects stages, uploads and, failing,
@@ -26,11 +27,16 @@
 // it, exactly as queries read them: what a rewrite checks before its
 // commit is what queries will see. engine knows nothing of this package.
 //
-// A rewrite reads the files into a temporary table, writes new files in
-// one pass (arrow-go, with a page index and bloom filters, or DuckDB's
-// COPY for types arrow-go is not given), compares the rows read with the
-// files written bit for bit, and swaps the new files in for the old ones
-// in one snapshot. Nothing is committed when they differ, when ctx is
+// A rewrite reads the files into a temporary table in the order they are
+// written (rowid order), writes new files in one pass (arrow-go, with a
+// page index and bloom filters, or DuckDB's COPY for types arrow-go is not
+// given), compares the rows read with the files written bit for bit, and
+// swaps the new files in for the old ones in one snapshot. Rows leave
+// DuckDB for arrow-go through an uncompressed Parquet file DuckDB writes
+// beside the new files and arrow-go reads back as columns (as text, parsed
+// back, for the types whose Parquet form would not read back exact); a
+// write into a table without partitions skips the temporary table and cuts
+// its files from one sorted COPY of its source (rewritestream.go). Nothing is committed when they differ, when ctx is
 // cancelled first, or when another writer retired one of the old files;
 // the new files are then removed. The old files stay on disk for time
 // travel until expire and cleanup. A local file that is no longer the one
