@@ -205,9 +205,18 @@ func TestStormTerminate(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	rounds, terminated := 0, 0
 	for {
+		// Bursts of terminations 50-200 ms apart, then a quiet half
+		// second: on a loaded machine a writer's connect, reads and
+		// commit take longer than the gaps of a burst, and without the
+		// quiet it could not begin before the storm ended (both writers
+		// of a CI run gave up so, unavailable to the end).
+		pause := time.Duration(50+r.IntN(150)) * time.Millisecond
+		if rounds%5 == 4 {
+			pause = 500 * time.Millisecond
+		}
 		select {
 		case <-stormDone:
-		case <-time.After(time.Duration(50+r.IntN(150)) * time.Millisecond):
+		case <-time.After(pause):
 			var n int
 			err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
 				WHERE application_name = 'rocklake' AND pid <> pg_backend_pid() AND datname = current_database()`).Scan(&n)
