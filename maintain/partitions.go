@@ -234,6 +234,14 @@ func (hl *hiveLayout) groupsOfRows(ctx context.Context, conn *sql.Conn, top []ca
 			if err != nil {
 				return err
 			}
+			if name := c.Name + "=" + dir; len(name) > maxDirName {
+				shown := vals[j].String
+				if r := []rune(shown); len(r) > 40 {
+					shown = string(r[:40]) + "…"
+				}
+				return fmt.Errorf("partition column %q: the value %q needs a directory name of %d bytes (every byte but A-Z a-z 0-9 - _ . ~ is written as %%XX), more than the %d a file system allows",
+					c.Name, shown, len(name), maxDirName)
+			}
 			g.values = append(g.values, catalog.PartitionValue{ColumnID: c.ID, Value: stats.Known(stored)})
 			g.dirs = append(g.dirs, c.Name+"="+dir)
 		}
@@ -241,6 +249,10 @@ func (hl *hiveLayout) groupsOfRows(ctx context.Context, conn *sql.Conn, top []ca
 	}
 	return rows.Err()
 }
+
+// maxDirName is the longest name of a directory Linux file systems (ext4,
+// xfs, btrfs, tmpfs) allow, in bytes.
+const maxDirName = 255
 
 // hiveDir is the directory value of partition column c's value whose
 // DuckDB text is text, and the value as the catalog stores it; an error

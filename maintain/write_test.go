@@ -360,6 +360,10 @@ func TestWriteHiveRefusals(t *testing.T) {
 		{"FLOAT", "'NaN'::FLOAT", "a NaN partition value is not supported"},
 		{"DOUBLE", "'-0.0'::DOUBLE", catalog.NegativeZeroPartition},
 		{"FLOAT", "'-0.0'::FLOAT", catalog.NegativeZeroPartition},
+		// 30 characters of 3 bytes, each byte written %XX: 272 bytes with
+		// "p=". Before, the file system's ENAMETOOLONG said nothing of
+		// which column or value.
+		{"VARCHAR", "'" + strings.Repeat("€", 30) + "'", "more than the 255 a file system allows"},
 	} {
 		root, c, e := writeLake(t)
 		hiveTable(t, c, "t", "id BIGINT, p "+tc.typ, "p")
