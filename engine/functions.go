@@ -60,6 +60,21 @@ func (r *refusedFunction) Error() string {
 
 func (r *refusedFunction) Unwrap() error { return ErrFunctionRefused }
 
+// ErrNoSuchFunction is returned for a client's statement that calls a
+// function the census does not know: none DuckDB has.
+var ErrNoSuchFunction = errors.New("no such function")
+
+type unknownFunction struct{ name string }
+
+func (u *unknownFunction) Error() string {
+	// DuckDB's "Catalog Error" class, as DuckDB says it of a function it
+	// lacks, and PostgreSQL's clients get undefined_function (42883) for
+	// it: a typo is not a refusal.
+	return fmt.Sprintf("Catalog Error: function %s does not exist (it is not one of the functions this server knows: no such function, or one from an extension)", u.name)
+}
+
+func (u *unknownFunction) Unwrap() error { return ErrNoSuchFunction }
+
 // verdict is the census's answer for a function name as a query writes it.
 // A name the census lacks is refused: the census test holds it to every
 // function DuckDB has, so only a function DuckDB does not have (a typo)
@@ -68,7 +83,7 @@ func verdict(name string) error {
 	v, ok := functionCensus()[strings.ToLower(name)]
 	switch {
 	case !ok:
-		return &refusedFunction{name: name, why: "is not one of the functions this server knows (no such function, or one from an extension)"}
+		return &unknownFunction{name: name}
 	case !v.allow:
 		return &refusedFunction{name: name, why: v.why}
 	}

@@ -41,6 +41,19 @@ func TestClientCannotSwitchTheDatabase(t *testing.T) {
 			}
 		}
 	}
+	// A function no one has is undefined (42883), as PostgreSQL says, not
+	// a refusal, over both protocols, in every position a name can call.
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		c := f.connect(t, mode)
+		for _, q := range []string{"SELECT no_such_fn(1)", "SELECT * FROM no_such_table_fn()", "SELECT id FROM t WHERE no_such_fn(id) > 1",
+			"SELECT list_transform([1], v -> no_such_fn(v))"} {
+			_, err := c.Exec(ctx, q)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "42883" || !strings.Contains(pe.Message, "does not exist") {
+				t.Errorf("%v %s: %v, want 42883 saying the function does not exist", mode, q, err)
+			}
+		}
+	}
 	// current_setting is PostgreSQL's, the session's settings: DuckDB's
 	// are not among them.
 	if _, err := other.Exec(ctx, "SELECT current_setting('allowed_directories')"); err == nil || !strings.Contains(err.Error(), "unrecognized configuration parameter") {
