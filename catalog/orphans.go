@@ -53,8 +53,7 @@ type OrphanFile struct {
 // .rows.tmp a write stages its rows in) that no
 // data-file row of any table at any kept snapshot names and that cleanup
 // has not scheduled, and that were last modified at least the grace
-// period ago (a write or transaction still holding its files keeps them
-// modified: KeepFresh). A directory left with nothing but its marker goes too.
+// period ago. A directory left with nothing but its marker goes too.
 // Nothing else is ever deleted: not a file the user put in such a
 // directory, not a file anywhere else.
 func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {

@@ -400,10 +400,6 @@ func (w *rewriteRun) output() error {
 			return fmt.Errorf("%s: output directory: %w", what, err)
 		}
 	}
-	if w.out == nil {
-		// Unregistered until the commit, however long the rewrite takes.
-		w.later(catalog.KeepFresh(w.dir))
-	}
 	dir := w.dir
 	w.later(func() {
 		if !w.committed {
@@ -901,13 +897,7 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		if out != nil {
 			local, prefix, store, uploaded = "", out.prefix, out.store, slices.Clone(out.uploaded)
 		}
-		var keep func()
-		if local != "" {
-			// Unregistered until the transaction's COMMIT, however long
-			// it stays open.
-			keep = catalog.KeepFresh(local)
-		}
-		*sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, path: register, opts: addOpts, rows: w.rows, files: n, keep: keep,
+		*sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, path: register, opts: addOpts, rows: w.rows, files: n,
 			remove: func(loc string) {
 				if store != nil {
 					_ = store.Delete(context.Background(), loc)

@@ -49,8 +49,6 @@ type Staged struct {
 	rows    int64
 	files   int
 	discard func()
-	// keep, when set, stops keeping the files written fresh (KeepFresh).
-	keep func()
 	// remove deletes one of the files the statement wrote (a location),
 	// once another statement of the transaction retired it.
 	remove func(loc string)
@@ -59,22 +57,9 @@ type Staged struct {
 // Discard removes a staged write's files; it does nothing once they are
 // committed, or when it wrote none.
 func (s *Staged) Discard() {
-	if s == nil {
-		return
-	}
-	s.release()
-	if s.discard != nil {
+	if s != nil && s.discard != nil {
 		s.discard()
 		s.discard = nil
-	}
-}
-
-// release stops keeping the statement's files fresh: they are registered,
-// or about to be removed.
-func (s *Staged) release() {
-	if s.keep != nil {
-		s.keep()
-		s.keep = nil
 	}
 }
 
@@ -220,12 +205,6 @@ func (t *Txn) Commit(ctx context.Context) (catalog.Snapshot, error) {
 	}
 	t.done = true
 	defer t.closeSpec()
-	defer func() {
-		// Registered, removed, or kept for cleanup --orphans to judge.
-		for _, st := range t.staged {
-			st.release()
-		}
-	}()
 	if t.failed != nil {
 		t.discard()
 		return catalog.Snapshot{}, t.failed

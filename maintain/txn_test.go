@@ -183,81 +183,31 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 	t.Logf("%d transactions (%d committed): %d statements, %d reads, %d appends of the other writer", *txnN, commits, stmts, reads, appends)
 }
 
-// A transaction left open longer than cleanup's grace period keeps its
-// staged files: they are touched while it is open (KeepFresh), so cleanup
-// --orphans with the default grace does not take them for orphans, and
-// the COMMIT registers files that exist. Before, a COMMIT after such a
-// cleanup named deleted files. Once the transaction ends the touching
-// stops, and a killed write's staging file is an orphan like its files.
-func TestOpenTxnFilesOutliveOrphanCleanup(t *testing.T) {
-	was := catalog.KeepFreshEvery
-	catalog.KeepFreshEvery = 20 * time.Millisecond
-	t.Cleanup(func() { catalog.KeepFreshEvery = was })
+// A staging file a killed write left in its rewrite directory is an
+// orphan like its files: cleanup --orphans removes it once older than the
+// grace period, and leaves the table's rows.
+func TestStaleStagingFileIsAnOrphan(t *testing.T) {
 	_, c, e := writeLake(t)
-	ctx := context.Background()
 	mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
-	tx := NewTxn(e)
-	if _, err := tx.Exec(ctx, "INSERT INTO t SELECT i, 'v' || i FROM range(1000) r(i)", WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dir := tx.staged[0].path
-	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if len(files) == 0 {
-		t.Fatalf("no staged files in %s", dir)
-	}
-	// As if the transaction had been open for two hours.
-	old := time.Now().Add(-2 * time.Hour)
-	for _, f := range files {
-		if err := os.Chtimes(f, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fresh := func() bool {
-		for _, f := range files {
-			if fi, err := os.Stat(f); err != nil || fi.ModTime().Before(time.Now().Add(-time.Minute)) {
-				return false
-			}
-		}
-		return true
-	}
-	for deadline := time.Now().Add(10 * time.Second); !fresh(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the open transaction's files were not touched")
-		}
-	}
-	res, err := c.DeleteOrphans(catalog.OrphanOptions{})
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'v' || i FROM range(1000) r(i)")
+	files := liveFilesOf(t, c, "t")
+	r, err := c.Read(catalog.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Deleted) != 0 {
-		t.Fatalf("cleanup deleted an open transaction's files: %v", res.Deleted)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
+	tb, err := r.Table("t")
+	r.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := answerOf(t, e, catalog.Latest, "SELECT count(*), sum(id) FROM t"); got != "1000|499500" {
-		t.Fatalf("after the commit: %s", got)
-	}
-	// Registered: no longer touched.
-	for _, f := range files {
-		if err := os.Chtimes(f, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-	time.Sleep(200 * time.Millisecond)
-	for _, f := range files {
-		if fi, err := os.Stat(f); err != nil || !fi.ModTime().Equal(old) {
-			t.Fatalf("%s touched after the commit (%v)", f, err)
-		}
-	}
-	// A staging file a killed write left in a rewrite directory goes with
-	// cleanup --orphans once older than the grace period.
-	stage := filepath.Join(dir, ".rows.tmp")
+	stage := filepath.Join(filepath.Dir(files[0].Location(tb)), ".rows.tmp")
 	if err := os.WriteFile(stage, []byte("rows"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	old := time.Now().Add(-2 * time.Hour)
 	os.Chtimes(stage, old, old)
-	if res, err = c.DeleteOrphans(catalog.OrphanOptions{}); err != nil {
+	res, err := c.DeleteOrphans(catalog.OrphanOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stage); !errors.Is(err, fs.ErrNotExist) || !slices.Contains(res.Deleted, stage) {

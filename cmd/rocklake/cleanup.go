@@ -65,9 +65,7 @@ only in the directories rewrites create (under the rewrite root beside the
 catalog, or marked as a rewrite's at --dir) and deletes only files named as
 rewrites name theirs (part-NNNNN.parquet, and the .rows.tmp a write stages its
 rows in) that no data-file row of any kept snapshot names and that were last
-modified at least --grace ago. A write, rewrite or open transaction still
-holding its files touches them every 10 minutes, so a --grace of more than
-that never takes their files, however long they run.
+modified at least --grace ago.
 
 Nothing else is ever deleted. A file that cannot be removed is reported, stays
 scheduled, and makes the command fail. --dry-run says what would happen and
