@@ -209,15 +209,11 @@ func (w *arrowWriter) readFile(ctx context.Context, conn *sql.Conn, from, stage 
 		strings.Join(sel, ", "), from, strings.ReplaceAll(stage, "'", "''"), stageCopyOptions)); err != nil {
 		return nil, err
 	}
-	pf, err := file.OpenParquetFile(stage, false)
+	fr, done, err := openStage(stage)
 	if err != nil {
-		return nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
+		return nil, err
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
-	}
+	defer done()
 	tbl, err := fr.ReadTable(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
@@ -229,14 +225,13 @@ func (w *arrowWriter) readFile(ctx context.Context, conn *sql.Conn, from, stage 
 	arrays := make([]arrow.Array, len(w.cols))
 	for i, c := range w.cols {
 		chunks := tbl.Column(i).Data().Chunks()
-		switch len(chunks) {
-		case 0:
+		for _, ch := range chunks {
+			ch.Retain() // joined takes them over; the table keeps its own
+		}
+		if len(chunks) == 0 {
 			err = fmt.Errorf("column %s: DuckDB wrote no values", c.Name)
-		case 1:
-			arrays[i] = chunks[0]
-			arrays[i].Retain()
-		default:
-			arrays[i], err = array.Concatenate(chunks, memory.DefaultAllocator)
+		} else {
+			arrays[i], err = joined(chunks)
 		}
 		if err != nil {
 			releaseAll([][]arrow.Array{arrays[:i]})
@@ -244,6 +239,31 @@ func (w *arrowWriter) readFile(ctx context.Context, conn *sql.Conn, from, stage 
 		}
 	}
 	return w.columns(arrays)
+}
+
+// openStage opens a staging file DuckDB wrote for arrow-go to read; done
+// closes it.
+func openStage(stage string) (_ *pqarrow.FileReader, done func(), _ error) {
+	pf, err := file.OpenParquetFile(stage, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		pf.Close()
+		return nil, nil, fmt.Errorf("reading the rows DuckDB wrote: %w", err)
+	}
+	return fr, func() { pf.Close() }, nil
+}
+
+// joined is parts (at least one) as one array; it takes parts over.
+func joined(parts []arrow.Array) (arrow.Array, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	a, err := array.Concatenate(parts, memory.DefaultAllocator)
+	releaseAll([][]arrow.Array{parts})
+	return a, err
 }
 
 // stageCopyOptions are those of the COPYs whose Parquet arrow-go reads

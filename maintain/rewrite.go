@@ -762,7 +762,8 @@ func (w *rewriteRun) filePath(off int64) (string, error) {
 	n := len(w.written)
 	p := filepath.Join(w.dir, fmt.Sprintf("part-%05d.parquet", n))
 	if hive != nil {
-		gid, err := hive.groupOf(ctx, conn, rewriteGroups, rewriteTmp, w.rn, off+1)
+		// By rowid itself, which DuckDB finds without a scan.
+		gid, err := hive.groupOf(ctx, conn, rewriteGroups, rewriteTmp, rewriteTmp+".rowid", off)
 		if err != nil {
 			return "", fmt.Errorf("%s: the partition of rows from %d: %w", what, off+1, err)
 		}
@@ -774,7 +775,7 @@ func (w *rewriteRun) filePath(off int64) (string, error) {
 		w.writtenGroups = append(w.writtenGroups, gid)
 	}
 	if len(w.ltexts) > 0 {
-		lv, err := layoutValues(ctx, conn, w.st, w.ltexts, rewriteTmp, w.rn, off+1)
+		lv, err := layoutValues(ctx, conn, w.st, w.ltexts, rewriteTmp, rewriteTmp+".rowid", off)
 		if err != nil {
 			return "", fmt.Errorf("%s: the layout values of rows from %d: %w", what, off+1, err)
 		}

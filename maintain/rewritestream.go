@@ -8,9 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/rocklake/rocklake/catalog"
 )
@@ -61,15 +58,11 @@ func (w *rewriteRun) writeStream() (err error) {
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("COPY (%s) TO '%s' (%s)", query, strings.ReplaceAll(stage, "'", "''"), stageCopyOptions)); err != nil {
 		return fmt.Errorf("%s: laying out the rows: %w", what, err)
 	}
-	pf, err := file.OpenParquetFile(stage, false)
+	fr, done, err := openStage(stage)
 	if err != nil {
-		return fmt.Errorf("%s: reading the rows DuckDB wrote: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		return fmt.Errorf("%s: reading the rows DuckDB wrote: %w", what, err)
-	}
+	defer done()
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		return fmt.Errorf("%s: reading the rows DuckDB wrote: %w", what, err)
@@ -116,17 +109,10 @@ func (w *rewriteRun) writeStream() (err error) {
 		}
 		arrays := make([]arrow.Array, len(parts))
 		for i, ps := range parts {
-			if len(ps) == 1 {
-				arrays[i] = ps[0]
-				continue
-			}
-			a, err := array.Concatenate(ps, memory.DefaultAllocator)
-			releaseAll([][]arrow.Array{ps})
-			if err != nil {
+			if arrays[i], err = joined(ps); err != nil {
 				releaseAll(append([][]arrow.Array{arrays[:i]}, parts[i+1:]...))
 				return fmt.Errorf("%s: %w", what, err)
 			}
-			arrays[i] = a
 		}
 		cols, err := aw.columns(arrays)
 		if err != nil {
