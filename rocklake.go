@@ -774,6 +774,10 @@ var (
 	// ErrOutsideReadDirs: a file that resolves (links followed) outside
 	// the directories a sandboxed lake reads, refused by Add.
 	ErrOutsideReadDirs = pathgate.ErrOutside
+	// ErrLeaseLost: a write's files went to cleanup --orphans before its
+	// commit (its lease expired: the writer stalled for minutes, or ran
+	// on a host that looked dead); nothing was committed (catalog).
+	ErrLeaseLost = catalog.ErrLeaseLost
 	// ErrRetentionTooShort: an Expire cutoff under the retention floor
 	// (catalog).
 	ErrRetentionTooShort = catalog.ErrRetentionTooShort

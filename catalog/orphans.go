@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // OrphanOptions steer DeleteOrphans. The zero value is the default.
@@ -34,6 +36,12 @@ type OrphanResult struct {
 	Waiting []OrphanFile
 	// Dirs are rewrite directories the deletions left empty, removed.
 	Dirs []string
+	// InUse are rewrite directories a running write holds (a live lease,
+	// see lease.go): nothing in them was looked at, whatever its age.
+	InUse []string
+	// Expired are the leases of writes that died or stalled (not live),
+	// removed, so that their files could go.
+	Expired []string
 	// Failed maps an orphan to why it could not be removed.
 	Failed map[string]error
 }
@@ -49,11 +57,14 @@ type OrphanFile struct {
 // behind (an interrupted one removes its files itself), as DuckLake's
 // ducklake_delete_orphaned_files. It looks only in directories a rewrite
 // created (under RewriteRoot, or holding RewriteMarker) and deletes only
-// files named as rewrites name theirs (part-NNNNN.parquet, and the
-// .rows.tmp a write stages its rows in) that no
-// data-file row of any table at any kept snapshot names and that cleanup
+// files named as rewrites name theirs (part-NNNNN.parquet, the .rows.tmp
+// a write stages its rows in, and a change's delete-N.parquet delete
+// files) that no data-file or delete-file row of any table at any kept
+// snapshot names and that cleanup
 // has not scheduled, and that were last modified at least the grace
 // period ago. A directory left with nothing but its marker goes too.
+// A directory whose lease is live (a write in progress, however long it
+// has run) is left whole; see lease.go.
 // Nothing else is ever deleted: not a file the user put in such a
 // directory, not a file anywhere else.
 func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
@@ -61,7 +72,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	defer c.commitMu.Unlock()
 	// A rewrite in another process registers its files at its commit:
 	// none may land between reading the known files and deleting.
-	_, release, err := c.writeLock()
+	newBatch, release, err := c.writeLock()
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +120,35 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		sorted = append(sorted, d)
 	}
 	sort.Strings(sorted)
+	// A directory a running write holds is left whole. The leases of
+	// writers that are gone go before any file does, and the fence moves
+	// once they are gone: a commit that saw such a lease before it went
+	// loses the fence, and one that reads after finds it gone (lease.go).
+	inUse := map[string]bool{}
 	for _, d := range sorted {
+		live, present := leaseLive(d, c.now())
+		switch {
+		case live:
+			inUse[d] = true
+			res.InUse = append(res.InUse, d)
+		case present:
+			res.Expired = append(res.Expired, filepath.Join(d, LeaseFile))
+		}
+	}
+	if len(res.Expired) > 0 && !o.DryRun {
+		for _, p := range res.Expired {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("orphan cleanup: removing the expired lease %s: %w", p, err)
+			}
+		}
+		if err := c.moveFence(newBatch); err != nil {
+			return nil, fmt.Errorf("orphan cleanup: %w", err)
+		}
+	}
+	for _, d := range sorted {
+		if inUse[d] {
+			continue
+		}
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -119,7 +158,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		}
 		for _, e := range entries {
 			p := filepath.Join(d, e.Name())
-			if !e.Type().IsRegular() || !(partName.MatchString(e.Name()) || stageName.MatchString(e.Name())) || known[p] {
+			if !e.Type().IsRegular() || !(partName.MatchString(e.Name()) || stageName.MatchString(e.Name()) || deleteName.MatchString(e.Name())) || known[p] {
 				continue
 			}
 			if real, err := filepath.EvalSymlinks(p); err == nil && known[real] {
@@ -150,10 +189,13 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		}
 	}
 	deleted, touched := map[string]bool{}, map[string]bool{}
-	for _, p := range res.Deleted {
+	for _, p := range append(slices.Clone(res.Deleted), res.Expired...) {
 		deleted[p], touched[filepath.Dir(p)] = true, true
 	}
 	for _, d := range sorted {
+		if inUse[d] {
+			continue
+		}
 		// A directory emptied now goes; one found empty only once it is
 		// older than the grace period (a rewrite may have just made it).
 		if !touched[d] {
@@ -180,8 +222,8 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	return res, nil
 }
 
-// knownFiles is every location a data-file row of any table (dropped ones
-// included, any version) names or cleanup has scheduled, as recorded and
+// knownFiles is every location a data-file or delete-file row of any
+// table (dropped ones included, any version) names or cleanup has scheduled, as recorded and
 // with symbolic links resolved, and the directories holding rocklake's
 // own files among them.
 func (c *Catalog) knownFiles() (map[string]bool, map[string]bool, error) {
@@ -222,6 +264,18 @@ func (c *Catalog) knownFiles() (map[string]bool, map[string]bool, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		var d catalogpb.DeleteFile
+		err = scanRange(kvs, key(tagDeleteFile, t.Id), func(k, v []byte) error {
+			d.Reset()
+			if err := decodeValue(v, &d); err != nil {
+				return fmt.Errorf("delete file row %x: %w", k, err)
+			}
+			note(deleteFileFromPB(&d).Location(tb), OwnerRocklake)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	sched, err := c.ScheduledFiles()
 	if err != nil {
@@ -231,4 +285,21 @@ func (c *Catalog) knownFiles() (map[string]bool, map[string]bool, error) {
 		note(s.Location, s.Owner)
 	}
 	return known, dirs, nil
+}
+
+// moveFence gives the fence a new value, in a batch from newBatch, without
+// a snapshot: every commit that read the old value writes nothing and
+// reads again.
+func (c *Catalog) moveFence(newBatch func() kv.Batch) error {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return err
+	}
+	defer kvs.Close()
+	b := newBatch()
+	defer b.Close()
+	if err := fence(kvs, b); err != nil {
+		return err
+	}
+	return b.Commit()
 }

@@ -74,24 +74,32 @@ func DefaultRewriteDir(root string, tableID, snapshot int64, what string) string
 	}
 }
 
-// MakeRewriteDir creates dir, which must not exist, with its marker;
-// parents are created too when root is not "" and dir lies under it. A
-// failure leaves nothing created behind but parents under root.
-func MakeRewriteDir(dir, root string) error {
+// MakeRewriteDir creates dir, which must not exist, with its marker and
+// a lease the caller holds until the files it writes there are committed
+// or removed (Lease.Release); parents are created too when root is not ""
+// and dir lies under it. A failure leaves nothing created behind but
+// parents under root.
+func MakeRewriteDir(dir, root string) (*Lease, error) {
 	if root != "" && within(root, dir) {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	err := os.WriteFile(filepath.Join(dir, RewriteMarker),
 		[]byte("rocklake wrote this directory for rewritten files; rocklake cleanup removes it once no snapshot reads them\n"), 0o644)
 	if err != nil {
 		os.RemoveAll(dir)
+		return nil, err
 	}
-	return err
+	l, err := TakeLease(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return l, nil
 }
 
 // IsRewriteDir reports whether a rewrite created dir: it holds the marker.
@@ -136,6 +144,10 @@ var partName = regexp.MustCompile(`^part-[0-9]{5,}\.parquet$`)
 // arrow-go to read (.rows.tmp, .rows-NNNNN.tmp), removed once read: one
 // left behind is a killed write's.
 var stageName = regexp.MustCompile(`^\.rows(-[0-9]{5,})?\.tmp$`)
+
+// deleteName matches the names of the delete files a change writes
+// (delete-<data file id>.parquet, in a directory of its own).
+var deleteName = regexp.MustCompile(`^delete-[0-9]+\.parquet$`)
 
 // within reports whether path lies strictly inside dir (both absolute and
 // clean).

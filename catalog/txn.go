@@ -104,6 +104,9 @@ type Txn struct {
 	ops   []op
 	done  bool
 	token []byte
+	// leases must still be there when the commit has read the head
+	// (Hold).
+	leases []*Lease
 
 	attempts int // how many times Commit tried to write
 }
@@ -264,6 +267,17 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	head, err := latestSnapshot(kvs)
 	if err != nil {
 		return Snapshot{}, err
+	}
+	// After the first read: orphan cleanup deletes a lease before it moves
+	// the fence, so a lease seen here is either still there at the write
+	// or the fence this commit read is gone (see lease.go).
+	for _, l := range t.leases {
+		if err := l.check(); err != nil {
+			return Snapshot{}, err
+		}
+	}
+	if len(t.leases) > 0 && leasesChecked != nil {
+		leasesChecked()
 	}
 	w := &commitWriter{
 		c: c, r: &Reader{c: c, kvs: kvs, snap: head, head: true}, head: head,

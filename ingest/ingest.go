@@ -134,6 +134,10 @@ type Options struct {
 	// recording those columns' names with each file (queries do not see
 	// them); without it such a file is refused.
 	IgnoreExtraColumns bool
+	// Lease, when set, is the lease the writer of the files holds on
+	// their directory: the commit fails, writing nothing, when orphan
+	// cleanup took it (catalog.Txn.Hold).
+	Lease *catalog.Lease
 	// LayoutValues, when set, gives each file's values of the table's
 	// declared layout fields (catalog.NewFile.LayoutValues), by its
 	// resolved path: a rewrite knows them for the files it wrote.
@@ -468,6 +472,7 @@ func addAllOnce(ctx context.Context, c *catalog.Catalog, batches []Batch, infos 
 // (tx's base), without committing it.
 func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileInfo, opts Options) (Result, error) {
 	var res Result
+	tx.Hold(opts.Lease)
 	var cols []catalog.Column
 	t, err := r.Table(table)
 	switch {

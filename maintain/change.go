@@ -478,12 +478,12 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 	cat := e.Catalog()
 	root := cat.RewriteRoot()
 	dir := catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
-	err := catalog.MakeRewriteDir(dir, root)
+	lease, err := catalog.MakeRewriteDir(dir, root)
 	// Changes from other processes that read the same snapshot pick the
 	// same next name: the one that loses takes the one after.
 	for n := 0; errors.Is(err, fs.ErrExist) && n < 100; n++ {
 		dir = catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
-		err = catalog.MakeRewriteDir(dir, root)
+		lease, err = catalog.MakeRewriteDir(dir, root)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: the delete files' directory: %w", res.Statement, err)
@@ -493,6 +493,7 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		if !committed {
 			os.RemoveAll(dir)
 		}
+		lease.Release()
 	}()
 	dels, err := st.r.DeleteFiles(st.t.ID)
 	if err != nil {
@@ -554,6 +555,7 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 			return err
 		}
 		tx.SetDeletes(st.t.Name, nds...)
+		tx.Hold(lease)
 		snap, err := tx.Commit()
 		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
 			continue // another writer changed the table: checked again on the new state

@@ -242,9 +242,10 @@ type rewriteRun struct {
 	place      string
 
 	// output
-	dir       string // where the new files are written
-	root      string // the rewrite root dir is under, "" for a directory of the caller's
-	committed bool   // the new files are referred to: by a snapshot, or a transaction's Staged
+	dir       string         // where the new files are written
+	root      string         // the rewrite root dir is under, "" for a directory of the caller's
+	lease     *catalog.Lease // dir's, held until the files are committed or removed (or handed to a transaction's Staged)
+	committed bool           // the new files are referred to: by a snapshot, or a transaction's Staged
 	conn      *sql.Conn
 
 	// order
@@ -389,16 +390,18 @@ func (w *rewriteRun) output() error {
 		}
 	}
 	if w.out == nil {
-		err := catalog.MakeRewriteDir(w.dir, w.root)
+		lease, err := catalog.MakeRewriteDir(w.dir, w.root)
 		// Writers from other processes that read the same snapshot pick
 		// the same next name: the one that loses takes the one after.
 		for n := 0; errors.Is(err, fs.ErrExist) && sp.dir == "" && n < 100; n++ {
 			w.dir = catalog.DefaultRewriteDir(w.root, t.ID, w.st.r.Snapshot().ID, what)
-			err = catalog.MakeRewriteDir(w.dir, w.root)
+			lease, err = catalog.MakeRewriteDir(w.dir, w.root)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: output directory: %w", what, err)
 		}
+		w.lease = lease
+		w.later(func() { w.lease.Release() })
 	}
 	dir := w.dir
 	w.later(func() {
@@ -860,7 +863,7 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		return nil, err
 	}
 	n := len(w.written)
-	register, addOpts := w.dir, ingest.Options{Replace: w.ids, ReplaceDeletes: read, Owner: catalog.OwnerRocklake, Deletes: sp.deletes}
+	register, addOpts := w.dir, ingest.Options{Replace: w.ids, ReplaceDeletes: read, Owner: catalog.OwnerRocklake, Deletes: sp.deletes, Lease: w.lease}
 	if sp.src != "" {
 		addOpts.Written = true
 		addOpts.TableID = t.ID // 0 for CREATE TABLE AS, whose table is made here
@@ -892,13 +895,14 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		// The files are the transaction's now: its commit registers them,
 		// its rollback (Discard) removes them.
 		w.committed = true
-		local, prefix, root := w.dir, "", w.root
+		local, prefix, root, lease := w.dir, "", w.root, w.lease
+		w.lease = nil // the transaction's now: released at its end
 		var store objectStore
 		var uploaded []string
 		if out != nil {
 			local, prefix, store, uploaded = "", out.prefix, out.store, slices.Clone(out.uploaded)
 		}
-		*sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, path: register, opts: addOpts, rows: w.rows, files: n,
+		*sp.stage = Staged{table: t.Name, t: t, cols: w.st.cols, path: register, opts: addOpts, rows: w.rows, files: n, lease: lease,
 			remove: func(loc string) {
 				if store != nil {
 					_ = store.Delete(context.Background(), loc)

@@ -49,6 +49,9 @@ type Staged struct {
 	rows    int64
 	files   int
 	discard func()
+	// lease keeps orphan cleanup off the statement's output directory
+	// until the transaction ends (catalog.Lease).
+	lease *catalog.Lease
 	// remove deletes one of the files the statement wrote (a location),
 	// once another statement of the transaction retired it.
 	remove func(loc string)
@@ -60,6 +63,16 @@ func (s *Staged) Discard() {
 	if s != nil && s.discard != nil {
 		s.discard()
 		s.discard = nil
+	}
+	s.release()
+}
+
+// release gives up the staged write's lease: its files are committed, or
+// removed, or left for cleanup --orphans.
+func (s *Staged) release() {
+	if s != nil {
+		s.lease.Release()
+		s.lease = nil
 	}
 }
 
@@ -205,6 +218,11 @@ func (t *Txn) Commit(ctx context.Context) (catalog.Snapshot, error) {
 	}
 	t.done = true
 	defer t.closeSpec()
+	defer func() {
+		for _, st := range t.staged {
+			st.release()
+		}
+	}()
 	if t.failed != nil {
 		t.discard()
 		return catalog.Snapshot{}, t.failed

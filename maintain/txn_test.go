@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,8 +178,8 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Deleted)+len(res.Waiting) != 0 {
-		t.Fatalf("files no snapshot registered: %v %v", res.Deleted, res.Waiting)
+	if len(res.Deleted)+len(res.Waiting)+len(res.InUse)+len(res.Expired) != 0 {
+		t.Fatalf("files no snapshot registered: %+v", res)
 	}
 	t.Logf("%d transactions (%d committed): %d statements, %d reads, %d appends of the other writer", *txnN, commits, stmts, reads, appends)
 }
@@ -214,6 +215,139 @@ func TestStaleStagingFileIsAnOrphan(t *testing.T) {
 		t.Fatalf("a stale staging file was kept: %v, %v", err, res.Deleted)
 	}
 	if got := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM t"); got != "1000" {
+		t.Fatalf("after cleanup: %s", got)
+	}
+}
+
+// noLeaseLeft fails when a write left its lease (catalog.LeaseFile)
+// anywhere under root: every write gives it up when it commits, fails or
+// rolls back, or cleanup --orphans would leave its directory alone until
+// the lease expired.
+func noLeaseLeft(t *testing.T, root string) {
+	t.Helper()
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == catalog.LeaseFile {
+			t.Fatalf("a lease left behind: %s", p)
+		}
+		return nil
+	})
+}
+
+// A transaction held open longer than the grace period keeps its files
+// from cleanup --orphans (its lease), and commits them; one rolled back
+// leaves nothing, lease included.
+func TestOpenTxnFilesOutliveOrphanCleanup(t *testing.T) {
+	ctx := context.Background()
+	for _, end := range []string{"COMMIT", "ROLLBACK"} {
+		t.Run(end, func(t *testing.T) {
+			root, c, e := writeLake(t)
+			mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
+			mustWrite(t, e, "INSERT INTO t SELECT i, 'a' FROM range(10) r(i)")
+			tx := NewTxn(e)
+			defer tx.Rollback()
+			o := WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}}
+			for _, q := range []string{"INSERT INTO t SELECT i, 'b' FROM range(100) r(i)", "UPDATE t SET v = 'c' WHERE id < 5",
+				"INSERT INTO t VALUES (1000, 'd')"} {
+				if _, err := tx.Exec(ctx, q, o); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			// Hours pass: every file the transaction wrote (those beside a
+			// lease) is older than the grace period.
+			old := time.Now().Add(-3 * time.Hour)
+			var parts int
+			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				_, leased := os.Stat(filepath.Join(filepath.Dir(p), catalog.LeaseFile))
+				if err == nil && leased == nil && strings.HasPrefix(d.Name(), "part-") {
+					os.Chtimes(p, old, old)
+					parts++
+				}
+				return nil
+			})
+			res, err := c.DeleteOrphans(catalog.OrphanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Deleted) != 0 || len(res.InUse) != 3 {
+				t.Fatalf("cleanup --orphans during an open transaction (%d part files): %+v", parts, res)
+			}
+			want := "111|1|10"
+			if end == "COMMIT" {
+				if _, err := tx.Commit(ctx); err != nil {
+					t.Fatalf("COMMIT after cleanup: %v", err)
+				}
+			} else {
+				tx.Rollback()
+				want = "10|0|0"
+			}
+			q := "SELECT count(*), count(*) FILTER (WHERE v = 'd'), count(*) FILTER (WHERE v = 'c') FROM t"
+			if got := answerOf(t, e, catalog.Latest, q); got != want {
+				t.Fatalf("after %s: %s, want %s", end, got, want)
+			}
+			noLeaseLeft(t, root)
+			if res, err := c.DeleteOrphans(catalog.OrphanOptions{DryRun: true, Grace: -1}); err != nil || len(res.Deleted)+len(res.InUse) != 0 {
+				t.Fatalf("after %s, orphans: %+v %v", end, res, err)
+			}
+		})
+	}
+}
+
+// A killed DELETE's delete file is an orphan like a killed write's part
+// file; the delete files snapshots apply are not, in a live directory or
+// in one that also holds an orphan.
+func TestOrphanedDeleteFile(t *testing.T) {
+	_, c, e := writeLake(t)
+	mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'v' || i FROM range(1000) r(i)")
+	mustWrite(t, e, "DELETE FROM t WHERE id % 10 = 0")
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := r.Table("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dels, err := r.DeleteFiles(tb.ID)
+	r.Close()
+	if err != nil || len(dels) == 0 {
+		t.Fatalf("no delete file: %v %v", dels, err)
+	}
+	var live string
+	for _, d := range dels {
+		live = d.Location(tb)
+	}
+	killed := filepath.Join(filepath.Dir(filepath.Dir(live)), "delete-99")
+	l, err := catalog.MakeRewriteDir(killed, c.RewriteRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	orphans := []string{filepath.Join(killed, "delete-1.parquet"), filepath.Join(filepath.Dir(live), "delete-12345.parquet")}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, p := range append([]string{live}, orphans...) {
+		if p != live {
+			if err := os.WriteFile(p, []byte("PAR1"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, p := range orphans {
+		os.Chtimes(p, old, old)
+	}
+	// No grace: the live delete file, just written, would go too were it
+	// not known.
+	res, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(res.Deleted)); !slices.Equal(got, slices.Sorted(slices.Values(orphans))) {
+		t.Fatalf("deleted %v, want %v", got, orphans)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Fatalf("a delete file the latest snapshot applies: %v", err)
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM t"); got != "900" {
 		t.Fatalf("after cleanup: %s", got)
 	}
 }

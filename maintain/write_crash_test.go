@@ -256,6 +256,15 @@ func TestWriteKilled(t *testing.T) {
 	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("after cleanup: %v %+v", err, rep)
 	}
+	// A killed writer's lease names a process that is gone: its files
+	// went at once, whatever the lease's age.
+	if len(orph.InUse) > 0 {
+		t.Fatalf("directories of killed writers kept as in use: %v", orph.InUse)
+	}
+	if again, err := c.DeleteOrphans(catalog.OrphanOptions{DryRun: true, Grace: -1}); err != nil ||
+		len(again.Deleted)+len(again.InUse)+len(again.Expired)+len(again.Waiting) > 0 {
+		t.Fatalf("a second cleanup --orphans: %+v %v", again, err)
+	}
 	t.Logf("%d kills: %d batches committed; cleanup --orphans found %+v", kills, len(held), *orph)
 }
 

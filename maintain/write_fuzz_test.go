@@ -468,6 +468,7 @@ func TestWriteDifferential(t *testing.T) {
 			if len(rep.Problems) > 0 {
 				t.Fatalf("the written files' statistics disagree with their data: %+v", rep.Problems)
 			}
+			noLeaseLeft(t, root)
 			for i, col := range cols {
 				if !col.scalar {
 					continue

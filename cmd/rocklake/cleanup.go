@@ -29,6 +29,10 @@ type orphansOutput struct {
 	Waiting []waitingFile     `json:"waiting"`
 	Dirs    []string          `json:"removed_dirs"`
 	Failed  map[string]string `json:"failed"`
+	// InUse are directories a running write holds; Expired the leases
+	// of writes that are gone, removed.
+	InUse   []string `json:"in_use_dirs"`
+	Expired []string `json:"expired_leases"`
 }
 
 type waitingFile struct {
@@ -63,9 +67,13 @@ wrote that no snapshot ever registered, left behind when a rewrite was killed
 before its commit (an interrupted rewrite removes its own files). It looks
 only in the directories rewrites create (under the rewrite root beside the
 catalog, or marked as a rewrite's at --dir) and deletes only files named as
-rewrites name theirs (part-NNNNN.parquet, and the .rows.tmp a write stages its
-rows in) that no data-file row of any kept snapshot names and that were last
-modified at least --grace ago.
+rewrites name theirs (part-NNNNN.parquet, the .rows.tmp a write stages its
+rows in, a change's delete-N.parquet delete files) that no data-file or
+delete-file row of any kept snapshot names and that were last
+modified at least --grace ago. A directory a running write holds (an open
+transaction, a long optimize) is left alone however old its files: the writer
+keeps a lease file (.rocklake-in-use) in it, renewed while it runs; a lease
+whose process died on this host, or not renewed for 5 minutes, is removed.
 
 Nothing else is ever deleted. A file that cannot be removed is reported, stays
 scheduled, and makes the command fail. --dry-run says what would happen and
@@ -113,7 +121,8 @@ deleted so far leave the catalog, the others stay scheduled.`,
 				failed = append(failed, p)
 			}
 			if orph != nil {
-				out.Orphans = &orphansOutput{Deleted: nonNil(orph.Deleted), Waiting: []waitingFile{}, Dirs: nonNil(orph.Dirs), Failed: map[string]string{}}
+				out.Orphans = &orphansOutput{Deleted: nonNil(orph.Deleted), Waiting: []waitingFile{}, Dirs: nonNil(orph.Dirs), Failed: map[string]string{},
+					InUse: nonNil(orph.InUse), Expired: nonNil(orph.Expired)}
 				for _, f := range orph.Waiting {
 					out.Orphans.Waiting = append(out.Orphans.Waiting, waitingFile{Path: f.Path, Scheduled: f.Modified, Due: f.Modified.Add(grace)})
 				}
@@ -163,10 +172,17 @@ deleted so far leave the catalog, the others stay scheduled.`,
 						fmt.Fprintf(w, "waiting orphan %s (modified %s, deletable after %s)\n", f.Path,
 							f.Scheduled.Local().Format(time.RFC3339), f.Due.Local().Format(time.RFC3339))
 					}
+					for _, d := range orph.InUse {
+						fmt.Fprintf(w, "in use %s (a running write holds it: left alone)\n", d)
+					}
+					for _, p := range orph.Expired {
+						fmt.Fprintf(w, "%s expired lease %s (its write is gone)\n", del, p)
+					}
 					for _, d := range orph.Dirs {
 						fmt.Fprintf(w, "%s %s\n", rmdir, d)
 					}
-					fmt.Fprintf(w, "%s %s; %d waiting for the %s grace period\n", del, plural(len(orph.Deleted), "orphaned file", "orphaned files"), len(orph.Waiting), grace)
+					fmt.Fprintf(w, "%s %s; %d waiting for the %s grace period; %s in use\n", del, plural(len(orph.Deleted), "orphaned file", "orphaned files"),
+						len(orph.Waiting), grace, plural(len(orph.InUse), "directory", "directories"))
 				}
 			}
 			if stopped != nil {

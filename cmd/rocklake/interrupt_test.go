@@ -238,9 +238,13 @@ func TestCleanupOrphans(t *testing.T) {
 	killed := filepath.Join(cat+".files", "table-1", "optimize-2")
 	userDir := filepath.Join(t.TempDir(), "mine")
 	for _, d := range []string{killed, userDir} {
-		if err := catalog.MakeRewriteDir(d, cat+".files"); err != nil {
+		l, err := catalog.MakeRewriteDir(d, cat+".files")
+		if err != nil {
 			t.Fatal(err)
 		}
+		// Gone with its writer, as a killed rewrite's lease is once
+		// expired or its process found dead.
+		l.Release()
 	}
 	src, err := os.ReadFile(filepath.Join(live, "part-00000.parquet"))
 	if err != nil {
@@ -309,6 +313,27 @@ func TestCleanupOrphans(t *testing.T) {
 	}
 	if q := mustRun(t, "--catalog", cat, "--format", "csv", "query", "SELECT count(*) FROM ev"); !strings.Contains(q, "60") {
 		t.Fatalf("query after cleanup --orphans: %q", q)
+	}
+	// A running write's directory (a live lease, this process's) is left
+	// whole however old its files, and said to be in use; once the write
+	// ends, its files are orphans.
+	running := filepath.Join(cat+".files", "table-1", "insert-9")
+	l, err := catalog.MakeRewriteDir(running, cat+".files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	staged := filepath.Join(running, "part-00000.parquet")
+	os.WriteFile(staged, src, 0o644)
+	os.Chtimes(staged, old, old)
+	out = mustRun(t, "--catalog", cat, "cleanup", "--orphans", "--grace", "0s")
+	if !fileExists(staged) || !strings.Contains(out, "in use "+running+" ") || !strings.Contains(out, "; 1 directory in use") {
+		t.Fatalf("cleanup --orphans beside a running write: %q", out)
+	}
+	l.Release()
+	out = mustRun(t, "--catalog", cat, "cleanup", "--orphans", "--grace", "0s")
+	if fileExists(staged) || fileExists(running) || !strings.Contains(out, "; 0 directories in use") {
+		t.Fatalf("cleanup --orphans after the write ended: %q", out)
 	}
 }
 

@@ -121,9 +121,13 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 	if err != nil {
 		return "", err
 	}
-	if err := catalog.MakeRewriteDir(dir, root); err != nil {
+	lease, err := catalog.MakeRewriteDir(dir, root)
+	if err != nil {
 		return "", fmt.Errorf("directory for inlined rows and folded files: %w", err)
 	}
+	// Not needed: orphan cleanup deletes only files named as rewrites
+	// name theirs (part-NNNNN.parquet), and these are named after DuckLake's.
+	lease.Release()
 	var folder *sql.DB // one DuckDB folds every file
 	defer func() {
 		if folder != nil {

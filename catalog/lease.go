@@ -1,0 +1,195 @@
+package catalog
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Leases: a rewrite directory in use.
+//
+// A write stages its files in a rewrite directory and registers them at
+// its commit, which may come long after they were written: a transaction
+// held open for hours, an optimize of a large table. Orphan cleanup must
+// not take those files for a killed write's, whatever their age. So the
+// writer keeps a lease in the directory from its creation until its files
+// are committed or removed:
+//
+//	<rewrite dir>/
+//	    .rocklake-rewrite    the marker: rocklake made this directory
+//	    .rocklake-in-use     the lease: "host=<name> pid=<n>", its
+//	                         modification time refreshed every LeaseRefresh
+//	    part-00000.parquet
+//
+// DeleteOrphans leaves a directory alone while its lease is live: modified
+// within LeaseExpiry, and not written by a process of this host that has
+// died (the check that frees a killed writer's files at once rather than
+// after the expiry). A lease that is not live is deleted first, then the
+// fence is moved, then the files; a commit checks its leases after reading
+// the head (Txn.Hold), so that a writer that stalled past its lease's
+// expiry either sees its lease gone or loses the fence to the deletion,
+// and fails (ErrLeaseLost) instead of registering files that are gone.
+// Only the lease's time changes, never a data file's: registration records
+// the files' modification times and every read checks them.
+
+// LeaseFile is the name of a rewrite directory's lease.
+const LeaseFile = ".rocklake-in-use"
+
+// LeaseRefresh is how often a held lease's time is renewed, and
+// LeaseExpiry how long after its last renewal a lease no longer keeps its
+// directory (its holder stopped, or lives on another host and stalled).
+// Variables so that tests can shorten them.
+var (
+	LeaseRefresh = 20 * time.Second
+	LeaseExpiry  = 5 * time.Minute
+)
+
+// leasesChecked, when set (by tests), runs in a commit right after its
+// leases were found in place: where an orphan cleanup of another process
+// may come in.
+var leasesChecked func()
+
+// ErrLeaseLost is a commit of files whose directory's lease orphan cleanup
+// took: the files are gone, or going.
+var ErrLeaseLost = errors.New("the lease on the written files' directory was lost")
+
+// Lease is a held lease on a rewrite directory, renewed by a goroutine of
+// its own until Release.
+type Lease struct {
+	path string
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// TakeLease writes dir's lease and keeps it until Release.
+func TakeLease(dir string) (*Lease, error) {
+	host, _ := os.Hostname()
+	p := filepath.Join(dir, LeaseFile)
+	body := fmt.Sprintf("rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\nhost=%s pid=%d\n", host, os.Getpid())
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		return nil, fmt.Errorf("lease on %s: %w", dir, err)
+	}
+	l := &Lease{path: p, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.renew(LeaseRefresh)
+	return l, nil
+}
+
+func (l *Lease) renew(every time.Duration) {
+	defer close(l.done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-tick.C:
+			// Chtimes, never a write: a lease cleanup deleted stays
+			// deleted, and the holder's commit finds it gone.
+			_ = os.Chtimes(l.path, now, now)
+		}
+	}
+}
+
+// Release stops renewing the lease and deletes it. It is safe to call more
+// than once, and on nil.
+func (l *Lease) Release() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		close(l.stop)
+		<-l.done
+		os.Remove(l.path)
+	})
+}
+
+// check reports ErrLeaseLost when the lease file is gone.
+func (l *Lease) check() error {
+	if _, err := os.Lstat(l.path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s was deleted (cleanup --orphans found it older than %s): nothing was committed, run the write again", ErrLeaseLost, filepath.Dir(l.path), LeaseExpiry)
+		}
+		return fmt.Errorf("%w: %v", ErrLeaseLost, err)
+	}
+	return nil
+}
+
+// Hold makes the commit fail with ErrLeaseLost, writing nothing, when
+// one of these leases is gone by the time the commit has read the newest
+// state.
+func (t *Txn) Hold(ls ...*Lease) {
+	for _, l := range ls {
+		if l != nil {
+			t.leases = append(t.leases, l)
+		}
+	}
+}
+
+// leaseLive reports whether dir's lease keeps it from orphan cleanup at
+// now, and whether there is a lease file at all.
+func leaseLive(dir string, now time.Time) (live, present bool) {
+	p := filepath.Join(dir, LeaseFile)
+	st, err := os.Lstat(p)
+	if err != nil {
+		// A lease that cannot be looked at keeps the directory: only one
+		// known to be missing does not.
+		return !errors.Is(err, fs.ErrNotExist), !errors.Is(err, fs.ErrNotExist)
+	}
+	if now.Sub(st.ModTime()) > LeaseExpiry {
+		return false, true
+	}
+	host, pid, ok := leaseHolder(p)
+	if !ok {
+		return true, true
+	}
+	if me, err := os.Hostname(); err != nil || me != host {
+		return true, true
+	}
+	return processAlive(pid), true
+}
+
+// leaseHolder reads the host and process a lease names.
+func leaseHolder(p string) (host string, pid int, ok bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var h, n string
+		for _, field := range strings.Fields(sc.Text()) {
+			if v, found := strings.CutPrefix(field, "host="); found {
+				h = v
+			} else if v, found := strings.CutPrefix(field, "pid="); found {
+				n = v
+			}
+		}
+		if h != "" && n != "" {
+			pid, err := strconv.Atoi(n)
+			return h, pid, err == nil && pid > 0
+		}
+	}
+	return "", 0, false
+}
+
+// processAlive reports whether a process with this id runs on this host.
+// An id reused by another process reads as alive: the lease then lasts
+// until its expiry, as one of another host's does.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || !errors.Is(err, os.ErrProcessDone)
+}

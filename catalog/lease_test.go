@@ -1,0 +1,236 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rocklake/rocklake/kv/kvtest"
+)
+
+// deadPID is the id of a process that ran on this host and has ended.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run a process to get a dead one's id: %v", err)
+	}
+	return cmd.Process.Pid
+}
+
+func lakeCatalog(t *testing.T) (*Catalog, string) {
+	t.Helper()
+	data := t.TempDir()
+	c, err := CreateInStore(kvtest.Store(t), Options{DataRoot: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, c.RewriteRoot()
+}
+
+// Every kind of lease a directory can hold, with files of both ages, in
+// dry runs and real ones: orphan cleanup takes a file exactly when it is
+// old and its directory's lease is not live (none; expired; or written by
+// a process of this host that has died), and removes every lease that is
+// not live, never a live one.
+func TestOrphanCleanupHonoursLeases(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip("no host name")
+	}
+	dead := deadPID(t)
+	stale := time.Now().Add(-LeaseExpiry - time.Minute)
+	type lease struct {
+		name    string
+		body    string // "" for no lease file
+		touched time.Time
+		live    bool
+	}
+	leases := []lease{
+		{"none", "", time.Time{}, false},
+		{"this process", fmt.Sprintf("host=%s pid=%d\n", host, os.Getpid()), time.Now(), true},
+		{"this process, not renewed", fmt.Sprintf("host=%s pid=%d\n", host, os.Getpid()), stale, false},
+		{"a dead process of this host", fmt.Sprintf("host=%s pid=%d\n", host, dead), time.Now(), false},
+		{"another host", fmt.Sprintf("x\nhost=%s-elsewhere pid=%d\n", host, dead), time.Now(), true},
+		{"another host, not renewed", fmt.Sprintf("host=%s-elsewhere pid=1\n", host), stale, false},
+		{"unreadable holder", "garbage", time.Now(), true},
+		{"unreadable holder, not renewed", "garbage", stale, false},
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, dry := range []bool{true, false} {
+		for _, l := range leases {
+			t.Run(fmt.Sprintf("%s/dry=%v", l.name, dry), func(t *testing.T) {
+				c, root := lakeCatalog(t)
+				dir := filepath.Join(root, "table-1", "optimize-1")
+				held, err := MakeRewriteDir(dir, root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				held.Release()
+				leaseFile := filepath.Join(dir, LeaseFile)
+				if l.body != "" {
+					if err := os.WriteFile(leaseFile, []byte(l.body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					os.Chtimes(leaseFile, l.touched, l.touched)
+				}
+				oldFile, newFile := filepath.Join(dir, "part-00000.parquet"), filepath.Join(dir, "part-00001.parquet")
+				for _, p := range []string{oldFile, newFile} {
+					if err := os.WriteFile(p, []byte("PAR1"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				os.Chtimes(oldFile, old, old)
+				res, err := c.DeleteOrphans(OrphanOptions{DryRun: dry})
+				if err != nil {
+					t.Fatal(err)
+				}
+				takesOld := !l.live
+				if got := slices.Contains(res.Deleted, oldFile); got != takesOld {
+					t.Fatalf("old file reported deleted %v, want %v: %+v", got, takesOld, res)
+				}
+				if slices.Contains(res.Deleted, newFile) {
+					t.Fatalf("a file within the grace period was deleted: %+v", res)
+				}
+				if got := slices.Contains(res.InUse, dir); got != l.live {
+					t.Fatalf("in use %v, want %v: %+v", got, l.live, res)
+				}
+				expired := l.body != "" && !l.live
+				if got := slices.Contains(res.Expired, leaseFile); got != expired {
+					t.Fatalf("lease reported expired %v, want %v: %+v", got, expired, res)
+				}
+				_, statOld := os.Stat(oldFile)
+				_, statLease := os.Stat(leaseFile)
+				if gone := errors.Is(statOld, fs.ErrNotExist); gone != (takesOld && !dry) {
+					t.Fatalf("old file gone %v (dry run %v, taken %v)", gone, dry, takesOld)
+				}
+				if l.body != "" {
+					if gone := errors.Is(statLease, fs.ErrNotExist); gone != (expired && !dry) {
+						t.Fatalf("lease gone %v (dry run %v, expired %v)", gone, dry, expired)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A lease is renewed while held, and Release removes it; a released
+// directory's old files are orphans again.
+func TestLeaseRenewedUntilReleased(t *testing.T) {
+	defer func(r time.Duration) { LeaseRefresh = r }(LeaseRefresh)
+	LeaseRefresh = 10 * time.Millisecond
+	c, root := lakeCatalog(t)
+	dir := filepath.Join(root, "table-1", "optimize-1")
+	l, err := MakeRewriteDir(dir, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaseFile := filepath.Join(dir, LeaseFile)
+	stale := time.Now().Add(-LeaseExpiry - time.Minute)
+	os.Chtimes(leaseFile, stale, stale)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := os.Stat(leaseFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.ModTime().After(stale.Add(time.Minute)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a held lease was not renewed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	part := filepath.Join(dir, "part-00000.parquet")
+	os.WriteFile(part, []byte("PAR1"), 0o644)
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(part, old, old)
+	if res, err := c.DeleteOrphans(OrphanOptions{}); err != nil || len(res.Deleted) != 0 || !slices.Contains(res.InUse, dir) {
+		t.Fatalf("a held lease's directory: %+v %v", res, err)
+	}
+	l.Release()
+	l.Release()
+	if _, err := os.Stat(leaseFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("released lease still there: %v", err)
+	}
+	res, err := c.DeleteOrphans(OrphanOptions{})
+	if err != nil || !slices.Equal(res.Deleted, []string{part}) || !slices.Contains(res.Dirs, dir) {
+		t.Fatalf("after release: %+v %v", res, err)
+	}
+}
+
+// A commit holding a lease that orphan cleanup took fails with
+// ErrLeaseLost and writes nothing: whether cleanup came before the
+// commit, or between the commit's check of its lease and its write (the
+// cleanup of another process, here another catalog over the same store,
+// moves the fence so that the commit reads again).
+func TestCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
+	for _, when := range []string{"before", "during"} {
+		t.Run(when, func(t *testing.T) {
+			store := kvtest.Store(t)
+			data := t.TempDir()
+			c, err := CreateInStore(store, Options{DataRoot: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := OpenStore(store, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "BIGINT"}}) })
+			root := c.RewriteRoot()
+			dir := filepath.Join(root, "table-1", "optimize-1")
+			l, err := MakeRewriteDir(dir, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			part := filepath.Join(dir, "part-00000.parquet")
+			os.WriteFile(part, []byte("PAR1"), 0o644)
+			// The writer stalled: its lease is past its expiry.
+			stale := time.Now().Add(-LeaseExpiry - time.Minute)
+			os.Chtimes(l.path, stale, stale)
+			cleanup := func() {
+				res, err := other.DeleteOrphans(OrphanOptions{Grace: -1})
+				if err != nil || !slices.Equal(res.Deleted, []string{part}) {
+					t.Errorf("cleanup: %+v %v", res, err)
+				}
+			}
+			if when == "before" {
+				cleanup()
+			} else {
+				leasesChecked = func() { leasesChecked = nil; cleanup() }
+				defer func() { leasesChecked = nil }()
+			}
+			before := dump(t, c)
+			tx, err := c.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.AddFiles("t", intFile(t, part, 1, 10, 0))
+			tx.Hold(l)
+			if _, err := tx.Commit(); !errors.Is(err, ErrLeaseLost) {
+				t.Fatalf("commit of files cleanup deleted: %v", err)
+			}
+			if when == "before" && dump(t, c) != before {
+				t.Fatal("a failed commit changed the catalog")
+			}
+			r, err := c.Read(Latest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			tb, _ := r.Table("t")
+			if files, err := r.Files(tb.ID); err != nil || len(files) != 0 {
+				t.Fatalf("files registered: %v %v", files, err)
+			}
+		})
+	}
+}
