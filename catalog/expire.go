@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -632,12 +633,13 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 			if emptiedBy(d, deleted) {
 				res.Dirs = append(res.Dirs, d)
 			}
-		} else if removeRewriteDir(d) {
-			res.Dirs = append(res.Dirs, d)
+		} else if gone := removeEmptied(d); len(gone) > 0 {
+			res.Dirs = append(res.Dirs, gone...)
 			// The table's directory under the rewrite root goes with its
 			// last rewrite.
-			if root := c.RewriteRoot(); root != "" && within(root, d) && filepath.Dir(filepath.Dir(d)) == root {
-				os.Remove(filepath.Dir(d))
+			top := gone[len(gone)-1]
+			if root := c.RewriteRoot(); root != "" && within(root, top) && filepath.Dir(filepath.Dir(top)) == root {
+				os.Remove(filepath.Dir(top))
 			}
 		}
 	}
@@ -675,6 +677,31 @@ func (c *Catalog) pruneForgotten(newBatch func() kv.Batch) error {
 		return fmt.Errorf("cleanup: %w", err)
 	}
 	return nil
+}
+
+// removeEmptied removes d once nothing but a rewrite's marker is left in
+// it and, where d is a key=value directory of a Hive layout below a
+// rewrite directory, each parent up to that rewrite directory that it
+// leaves as empty; it returns the directories removed.
+func removeEmptied(d string) []string {
+	top := d
+	for !IsRewriteDir(top) {
+		parent := filepath.Dir(top)
+		if !strings.Contains(filepath.Base(top), "=") || parent == top {
+			top = ""
+			break
+		}
+		top = parent
+	}
+	var out []string
+	for removeRewriteDir(d) {
+		out = append(out, d)
+		if top == "" || d == top {
+			break
+		}
+		d = filepath.Dir(d)
+	}
+	return out
 }
 
 // removeRewriteDir removes dir when nothing but a rewrite's marker is left

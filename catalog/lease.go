@@ -112,8 +112,12 @@ func (l *Lease) Release() {
 	})
 }
 
-// check reports ErrLeaseLost when the lease file is gone.
-func (l *Lease) check() error {
+// Check reports ErrLeaseLost when the lease file is gone (nil for a nil
+// lease).
+func (l *Lease) Check() error {
+	if l == nil {
+		return nil
+	}
 	if _, err := os.Lstat(l.path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: %s was deleted (cleanup --orphans found it older than %s): nothing was committed, run the write again", ErrLeaseLost, filepath.Dir(l.path), LeaseExpiry)

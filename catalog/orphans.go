@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
@@ -149,7 +150,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		if inUse[d] {
 			continue
 		}
-		entries, err := os.ReadDir(d)
+		entries, err := rewriteDirFiles(d)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -157,7 +158,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 			return nil, err
 		}
 		for _, e := range entries {
-			p := filepath.Join(d, e.Name())
+			p := e.path
 			if !e.Type().IsRegular() || !(partName.MatchString(e.Name()) || stageName.MatchString(e.Name()) || deleteName.MatchString(e.Name())) || known[p] {
 				continue
 			}
@@ -191,6 +192,17 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	deleted, touched := map[string]bool{}, map[string]bool{}
 	for _, p := range append(slices.Clone(res.Deleted), res.Expired...) {
 		deleted[p], touched[filepath.Dir(p)] = true, true
+	}
+	for sub := range touched {
+		// A Hive layout's key=value directories emptied now go, and the
+		// rewrite directory above them once they leave it empty.
+		if !dirs[sub] && !o.DryRun {
+			gone := removeEmptied(sub)
+			res.Dirs = append(res.Dirs, gone...)
+			if len(gone) > 0 && root != "" && filepath.Dir(filepath.Dir(gone[len(gone)-1])) == root {
+				os.Remove(filepath.Dir(gone[len(gone)-1]))
+			}
+		}
 	}
 	for _, d := range sorted {
 		if inUse[d] {
@@ -302,4 +314,35 @@ func (c *Catalog) moveFence(newBatch func() kv.Batch) error {
 		return err
 	}
 	return b.Commit()
+}
+
+// rewriteFile is a file in a rewrite directory or in one of its Hive
+// partition directories.
+type rewriteFile struct {
+	fs.DirEntry
+	path string
+}
+
+// rewriteDirFiles lists the entries of rewrite directory d and, below it,
+// of the key=value directories a write into a Hive-partitioned table
+// makes (nothing else below d is looked into).
+func rewriteDirFiles(d string) ([]rewriteFile, error) {
+	entries, err := os.ReadDir(d)
+	if err != nil {
+		return nil, err
+	}
+	var out []rewriteFile
+	for _, e := range entries {
+		p := filepath.Join(d, e.Name())
+		if e.IsDir() && strings.Contains(e.Name(), "=") {
+			below, err := rewriteDirFiles(p)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			out = append(out, below...)
+			continue
+		}
+		out = append(out, rewriteFile{DirEntry: e, path: p})
+	}
+	return out, nil
 }

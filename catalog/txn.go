@@ -272,7 +272,7 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	// the fence, so a lease seen here is either still there at the write
 	// or the fence this commit read is gone (see lease.go).
 	for _, l := range t.leases {
-		if err := l.check(); err != nil {
+		if err := l.Check(); err != nil {
 			return Snapshot{}, err
 		}
 	}

@@ -194,6 +194,10 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	// Files orphan cleanup took are gone: say so, not that one is missing.
+	if err := opts.Lease.Check(); err != nil {
+		return Result{}, err
+	}
 	objects := func() (storage.Store, error) {
 		if opts.Objects == nil {
 			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
@@ -413,6 +417,11 @@ type Batch struct {
 // change that took every row out of the files it read).
 func AddAll(ctx context.Context, c *catalog.Catalog, batches []Batch) (catalog.Snapshot, []Result, error) {
 	infos := make([][]*fileInfo, len(batches))
+	for _, b := range batches {
+		if err := b.Options.Lease.Check(); err != nil {
+			return catalog.Snapshot{}, nil, err
+		}
+	}
 	for i, b := range batches {
 		if b.Options.Create || b.Options.SkipExisting {
 			return catalog.Snapshot{}, nil, fmt.Errorf("AddAll: table %q: a batch neither creates its table nor skips files", b.Table)

@@ -351,3 +351,84 @@ func TestOrphanedDeleteFile(t *testing.T) {
 		t.Fatalf("after cleanup: %s", got)
 	}
 }
+
+// A write into a Hive-partitioned table puts its files in key=value
+// directories below its rewrite directory: orphan cleanup finds them
+// there once the writer's lease is gone (a commit after that fails with
+// ErrLeaseLost, committing nothing), and cleanup removes the key=value
+// directories and the rewrite directory they leave empty.
+func TestHiveWriteDirsLeaveNoShells(t *testing.T) {
+	ctx := context.Background()
+	root, c, e := writeLake(t)
+	hiveTable(t, c, "t", "id BIGINT, p VARCHAR", "p")
+	mustWrite(t, e, "INSERT INTO t SELECT i, 'k' || (i % 3) FROM range(30) r(i)")
+	first := liveFilesOf(t, c, "t")
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := r.Table("t")
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstDir := filepath.Dir(filepath.Dir(first[0].Location(tb)))
+	if !catalog.IsRewriteDir(firstDir) {
+		t.Fatalf("%s is not the write's directory", firstDir)
+	}
+
+	tx := NewTxn(e)
+	defer tx.Rollback()
+	if _, err := tx.Exec(ctx, "INSERT INTO t SELECT i, 'q' || (i % 4) FROM range(40) r(i)", WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}}); err != nil {
+		t.Fatal(err)
+	}
+	// The writer died: its lease went with it, and its files are hours
+	// old.
+	st := tx.staged[0]
+	st.lease.Release()
+	old := time.Now().Add(-3 * time.Hour)
+	var staged []string
+	filepath.WalkDir(st.path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "part-") {
+			os.Chtimes(p, old, old)
+			staged = append(staged, p)
+		}
+		return nil
+	})
+	if len(staged) != 4 {
+		t.Fatalf("staged %v", staged)
+	}
+	res, err := c.DeleteOrphans(catalog.OrphanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(res.Deleted)); !slices.Equal(got, slices.Sorted(slices.Values(staged))) {
+		t.Fatalf("orphans deleted %v, want %v", got, staged)
+	}
+	if _, err := os.Stat(st.path); !errors.Is(err, fs.ErrNotExist) || !slices.Contains(res.Dirs, st.path) {
+		t.Fatalf("the killed write's directory is left: %v %v", err, res.Dirs)
+	}
+	if _, err := tx.Commit(ctx); !errors.Is(err, catalog.ErrLeaseLost) {
+		t.Fatalf("commit of the files cleanup took: %v", err)
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM t"); got != "30" {
+		t.Fatalf("after the failed commit: %s rows", got)
+	}
+
+	// The first write's files, retired and expired, go with every
+	// directory they were in.
+	alterTable(t, c, "t", "set", "option", "delete_mode", "=", catalog.CopyOnWrite)
+	mustWrite(t, e, "DELETE FROM t WHERE true")
+	if _, err := c.Expire(time.Now(), catalog.ExpireOptions{MinRetention: -1}); err != nil {
+		t.Fatal(err)
+	}
+	cres, err := c.Cleanup(catalog.CleanupOptions{Grace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(firstDir); !errors.Is(err, fs.ErrNotExist) {
+		entries, _ := os.ReadDir(firstDir)
+		t.Fatalf("cleanup left %s: %v (%+v)", firstDir, entries, cres)
+	}
+	noLeaseLeft(t, root)
+}

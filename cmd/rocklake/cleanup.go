@@ -66,7 +66,8 @@ With --orphans, cleanup also deletes orphaned files: files optimize or compact
 wrote that no snapshot ever registered, left behind when a rewrite was killed
 before its commit (an interrupted rewrite removes its own files). It looks
 only in the directories rewrites create (under the rewrite root beside the
-catalog, or marked as a rewrite's at --dir) and deletes only files named as
+catalog, or marked as a rewrite's at --dir, and the key=value directories of a
+Hive-partitioned table's writes below them) and deletes only files named as
 rewrites name theirs (part-NNNNN.parquet, the .rows.tmp a write stages its
 rows in, a change's delete-N.parquet delete files) that no data-file or
 delete-file row of any kept snapshot names and that were last
