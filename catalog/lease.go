@@ -75,7 +75,17 @@ func TakeLease(dir string) (*Lease, error) {
 	host, _ := os.Hostname()
 	p := filepath.Join(dir, LeaseFile)
 	body := fmt.Sprintf("rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\nhost=%s pid=%d\n", host, os.Getpid())
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+	// Written whole under another name, then renamed: a writer killed
+	// while writing leaves no lease that names nobody (which would keep
+	// its directory until the expiry), only a temporary file, an orphan
+	// like its part files (leaseTmpName).
+	tmp := filepath.Join(dir, fmt.Sprintf("%s.%d.tmp", LeaseFile, os.Getpid()))
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("lease on %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
 		return nil, fmt.Errorf("lease on %s: %w", dir, err)
 	}
 	l := &Lease{path: p, stop: make(chan struct{}), done: make(chan struct{})}

@@ -81,17 +81,23 @@ func TestOrphanCleanupHonoursLeases(t *testing.T) {
 					os.Chtimes(leaseFile, l.touched, l.touched)
 				}
 				oldFile, newFile := filepath.Join(dir, "part-00000.parquet"), filepath.Join(dir, "part-00001.parquet")
-				for _, p := range []string{oldFile, newFile} {
+				// What a writer killed while writing its lease leaves.
+				oldTmp := filepath.Join(dir, fmt.Sprintf("%s.%d.tmp", LeaseFile, dead))
+				for _, p := range []string{oldFile, newFile, oldTmp} {
 					if err := os.WriteFile(p, []byte("PAR1"), 0o644); err != nil {
 						t.Fatal(err)
 					}
 				}
 				os.Chtimes(oldFile, old, old)
+				os.Chtimes(oldTmp, old, old)
 				res, err := c.DeleteOrphans(OrphanOptions{DryRun: dry})
 				if err != nil {
 					t.Fatal(err)
 				}
 				takesOld := !l.live
+				if got := slices.Contains(res.Deleted, oldTmp); got != takesOld {
+					t.Fatalf("a killed writer's lease being written reported deleted %v, want %v: %+v", got, takesOld, res)
+				}
 				if got := slices.Contains(res.Deleted, oldFile); got != takesOld {
 					t.Fatalf("old file reported deleted %v, want %v: %+v", got, takesOld, res)
 				}

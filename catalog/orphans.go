@@ -159,7 +159,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		}
 		for _, e := range entries {
 			p := e.path
-			if !e.Type().IsRegular() || !(partName.MatchString(e.Name()) || stageName.MatchString(e.Name()) || deleteName.MatchString(e.Name())) || known[p] {
+			if !e.Type().IsRegular() || !(partName.MatchString(e.Name()) || stageName.MatchString(e.Name()) || deleteName.MatchString(e.Name()) || leaseTmpName.MatchString(e.Name())) || known[p] {
 				continue
 			}
 			if real, err := filepath.EvalSymlinks(p); err == nil && known[real] {

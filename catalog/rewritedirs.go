@@ -145,6 +145,10 @@ var partName = regexp.MustCompile(`^part-[0-9]{5,}\.parquet$`)
 // left behind is a killed write's.
 var stageName = regexp.MustCompile(`^\.rows(-[0-9]{5,})?\.tmp$`)
 
+// leaseTmpName matches the temporary file a lease is written to before it
+// is renamed into place (TakeLease): one left behind is a killed write's.
+var leaseTmpName = regexp.MustCompile(`^\.rocklake-in-use\.[0-9]+\.tmp$`)
+
 // deleteName matches the names of the delete files a change writes
 // (delete-<data file id>.parquet, in a directory of its own).
 var deleteName = regexp.MustCompile(`^delete-[0-9]+\.parquet$`)
