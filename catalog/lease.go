@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,7 +75,11 @@ type Lease struct {
 func TakeLease(dir string) (*Lease, error) {
 	host, _ := os.Hostname()
 	p := filepath.Join(dir, LeaseFile)
-	body := fmt.Sprintf("rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\nhost=%s pid=%d\n", host, os.Getpid())
+	body := fmt.Sprintf("rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\nhost=%s pid=%d", host, os.Getpid())
+	if start, ok := processStart(os.Getpid()); ok {
+		body += " start=" + start
+	}
+	body += "\n"
 	// Written whole under another name, then renamed: a writer killed
 	// while writing leaves no lease that names nobody (which would keep
 	// its directory until the expiry), only a temporary file, an orphan
@@ -161,49 +166,83 @@ func leaseLive(dir string, now time.Time) (live, present bool) {
 	if now.Sub(st.ModTime()) > LeaseExpiry {
 		return false, true
 	}
-	host, pid, ok := leaseHolder(p)
+	host, pid, start, ok := leaseHolder(p)
 	if !ok {
 		return true, true
 	}
 	if me, err := os.Hostname(); err != nil || me != host {
 		return true, true
 	}
-	return processAlive(pid), true
+	return processAlive(pid, start), true
 }
 
-// leaseHolder reads the host and process a lease names.
-func leaseHolder(p string) (host string, pid int, ok bool) {
+// leaseHolder reads the host and process a lease names, and the
+// process's start time where the lease has it.
+func leaseHolder(p string) (host string, pid int, start string, ok bool) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", 0, false
+		return "", 0, "", false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var h, n string
+		var h, n, st string
 		for _, field := range strings.Fields(sc.Text()) {
 			if v, found := strings.CutPrefix(field, "host="); found {
 				h = v
 			} else if v, found := strings.CutPrefix(field, "pid="); found {
 				n = v
+			} else if v, found := strings.CutPrefix(field, "start="); found {
+				st = v
 			}
 		}
 		if h != "" && n != "" {
 			pid, err := strconv.Atoi(n)
-			return h, pid, err == nil && pid > 0
+			return h, pid, st, err == nil && pid > 0
 		}
 	}
-	return "", 0, false
+	return "", 0, "", false
 }
 
-// processAlive reports whether a process with this id runs on this host.
-// An id reused by another process reads as alive: the lease then lasts
-// until its expiry, as one of another host's does.
-func processAlive(pid int) bool {
+// processAlive reports whether the process with this id that started at
+// start ("" where unknown) runs on this host. Process ids are reused (a
+// host's range may be as small as 32,768, threads drawing from it too):
+// where /proc tells the start time, a process of the id that started at
+// another time is another process. Elsewhere an id reused reads as
+// alive, and the lease then lasts until its expiry, as another host's.
+func processAlive(pid int, start string) bool {
+	if start != "" {
+		now, ok := processStart(pid)
+		if ok {
+			return now == start
+		}
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			return false // /proc answers for this host, and has no such process
+		}
+	}
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		return false
 	}
 	err = p.Signal(syscall.Signal(0))
 	return err == nil || !errors.Is(err, os.ErrProcessDone)
+}
+
+// processStart is a process's start time as /proc/<pid>/stat gives it
+// (clock ticks since boot: field 22, counted past the command's closing
+// parenthesis, since a command may hold spaces and parentheses).
+func processStart(pid int) (string, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return "", false
+	}
+	return fields[19], true
 }

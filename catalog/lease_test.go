@@ -45,6 +45,10 @@ func TestOrphanCleanupHonoursLeases(t *testing.T) {
 		t.Skip("no host name")
 	}
 	dead := deadPID(t)
+	myStart, ok := processStart(os.Getpid())
+	if !ok {
+		t.Skip("no /proc/self/stat: process start times are unknown here")
+	}
 	stale := time.Now().Add(-LeaseExpiry - time.Minute)
 	type lease struct {
 		name    string
@@ -55,6 +59,9 @@ func TestOrphanCleanupHonoursLeases(t *testing.T) {
 	leases := []lease{
 		{"none", "", time.Time{}, false},
 		{"this process", fmt.Sprintf("host=%s pid=%d\n", host, os.Getpid()), time.Now(), true},
+		{"this process, its start time", fmt.Sprintf("host=%s pid=%d start=%s\n", host, os.Getpid(), myStart), time.Now(), true},
+		{"this process's id, another start time (an id reused)", fmt.Sprintf("host=%s pid=%d start=1%s\n", host, os.Getpid(), myStart), time.Now(), false},
+		{"a dead process of this host, its start time", fmt.Sprintf("host=%s pid=%d start=%s\n", host, dead, myStart), time.Now(), false},
 		{"this process, not renewed", fmt.Sprintf("host=%s pid=%d\n", host, os.Getpid()), stale, false},
 		{"a dead process of this host", fmt.Sprintf("host=%s pid=%d\n", host, dead), time.Now(), false},
 		{"another host", fmt.Sprintf("x\nhost=%s-elsewhere pid=%d\n", host, dead), time.Now(), true},
