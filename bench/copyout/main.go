@@ -24,7 +24,6 @@ import (
 	"hash/fnv"
 	"io"
 	"log"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +126,7 @@ func main() {
 	}
 	total := *files * *rows
 
-	port, err := freePort()
+	port, err := results.FreePort()
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -144,7 +143,7 @@ func main() {
 		fatalf("serve: %v", err)
 	}
 	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	if err := waitFor(addr, 60*time.Second); err != nil {
+	if err := results.WaitFor(addr, 60*time.Second); err != nil {
 		srv.Process.Kill()
 		fatalf("serve did not listen: %v\n%s", err, srvErr.String())
 	}
@@ -417,27 +416,4 @@ func nativeTable(psql, rocklake, lake string) (url string, pid int, stop func(),
 		return fail(fmt.Errorf("postmaster.pid holds %q", first))
 	}
 	return url, pid, stop, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func waitFor(addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			return c.Close()
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

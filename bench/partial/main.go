@@ -26,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,22 +139,6 @@ func generate(data string, files, rows, rg, page int) error {
 	return os.WriteFile(filepath.Join(data, "COMPLETE"), nil, 0o644)
 }
 
-// readBytes is the bytes this process has read through read system calls
-// (pread included) so far: rchar of /proc/self/io.
-func readBytes() int64 {
-	b, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
 func ts(sec int64) string {
 	return time.UnixMicro(tsBase + sec*1_000_000).UTC().Format("2006-01-02 15:04:05")
 }
@@ -234,34 +217,34 @@ func run(root, data string, files, rows, runs int, filters bool) ([]Result, erro
 		var br, bw, bg, bk []int64
 		var phases []string
 		for i := range runs + 1 {
-			b0, t0 := readBytes(), time.Now()
+			b0, t0 := results.ReadBytes(), time.Now()
 			res, err := eng.Query(ctx, lake, engine.QueryOptions{Snapshot: catalog.Latest})
 			if err != nil {
 				return nil, err
 			}
-			dr, dbr := time.Since(t0), readBytes()-b0
+			dr, dbr := time.Since(t0), results.ReadBytes()-b0
 			var ph []string
 			for _, p := range res.Phases {
 				ph = append(ph, fmt.Sprintf("%s %.2f ms", p.Name, float64(p.Time.Microseconds())/1000))
 			}
-			b0, t0 = readBytes(), time.Now()
+			b0, t0 = results.ReadBytes(), time.Now()
 			whole, err := eng.Query(ctx, lake, engine.QueryOptions{Snapshot: catalog.Latest, Partial: engine.PartialOff})
 			if err != nil {
 				return nil, err
 			}
-			dw, dbw := time.Since(t0), readBytes()-b0
-			b0, t0 = readBytes(), time.Now()
+			dw, dbw := time.Since(t0), results.ReadBytes()-b0
+			b0, t0 = results.ReadBytes(), time.Now()
 			g, err := results.DuckDBAnswer(glob, sqlFor(globSrc))
 			if err != nil {
 				return nil, err
 			}
-			dg, dbg := time.Since(t0), readBytes()-b0
-			b0, t0 = readBytes(), time.Now()
+			dg, dbg := time.Since(t0), results.ReadBytes()-b0
+			b0, t0 = results.ReadBytes(), time.Now()
 			k, err := results.DuckDBAnswer(keptDB, sqlFor(keptSrc))
 			if err != nil {
 				return nil, err
 			}
-			dk, dbk := time.Since(t0), readBytes()-b0
+			dk, dbk := time.Since(t0), results.ReadBytes()-b0
 			a, w := results.Answer(res.Rows), results.Answer(whole.Rows)
 			if !results.SameAnswer(a, g) || !results.SameAnswer(w, g) || k != g {
 				return nil, fmt.Errorf("%s: answers differ: rocklake %q, whole files %q, glob %q, kept files %q", q.name, a, w, g, k)

@@ -36,6 +36,13 @@ func TS(h int) string {
 // directory marked COMPLETE is kept as it is, so that large sets are
 // written once and reused.
 func Generate(db *sql.DB, data string, n, rows int) error {
+	return GenerateAs(db, data, n, rows, "")
+}
+
+// GenerateAs is Generate with user_id cast to the SQL type userID ("":
+// DuckDB's hash type, UBIGINT, which Iceberg has no type for; BIGINT for
+// a table Iceberg engines read).
+func GenerateAs(db *sql.DB, data string, n, rows int, userID string) error {
 	if _, err := os.Stat(filepath.Join(data, "COMPLETE")); err == nil {
 		return nil
 	}
@@ -45,7 +52,7 @@ func Generate(db *sql.DB, data string, n, rows int) error {
 	}
 	t0 := time.Now()
 	for h := range n {
-		if err := WriteHour(db, data, h, rows); err != nil {
+		if err := writeHour(db, data, h, rows, userID); err != nil {
 			return err
 		}
 		if (h+1)%1000 == 0 {
@@ -57,12 +64,20 @@ func Generate(db *sql.DB, data string, n, rows int) error {
 
 // WriteHour writes hour h's file of rows rows into data.
 func WriteHour(db *sql.DB, data string, h, rows int) error {
+	return writeHour(db, data, h, rows, "")
+}
+
+func writeHour(db *sql.DB, data string, h, rows int, userID string) error {
+	uid := fmt.Sprintf("hash(i, %d) %% 1000000000000", h)
+	if userID != "" {
+		uid = "(" + uid + ")::" + userID
+	}
 	q := fmt.Sprintf(`COPY (SELECT make_timestamptz(%d + (i * %d // %d)) AS ts,
-		hash(i, %d) %% 1000000000000 AS user_id,
+		%s AS user_id,
 		'cat' || (hash(i, %d, 1) %% 20)::VARCHAR AS category,
 		((hash(i, %d, 2) %% 100000) / 100)::DECIMAL(10,2) AS amount
 		FROM range(%d) r(i) ORDER BY ts) TO '%s' (FORMAT parquet)`,
-		Base+int64(h)*HourUS, HourUS, rows, h, h, h, rows, File(data, h))
+		Base+int64(h)*HourUS, HourUS, rows, uid, h, h, rows, File(data, h))
 	_, err := db.Exec(q)
 	return err
 }
@@ -71,13 +86,23 @@ func WriteHour(db *sql.DB, data string, h, rows int) error {
 // and reused, as Generate does) registered in a catalog of its own by the
 // rocklake binary given: the catalog's location and the data directory.
 func Lake(rocklake, root string, files, rows int) (lake, data string, err error) {
-	root = filepath.Join(root, fmt.Sprintf("events-%d-%d", files, rows))
+	return LakeAs(rocklake, root, files, rows, "")
+}
+
+// LakeAs is Lake with user_id of the SQL type userID (see GenerateAs),
+// under a directory of its own.
+func LakeAs(rocklake, root string, files, rows int, userID string) (lake, data string, err error) {
+	name := fmt.Sprintf("events-%d-%d", files, rows)
+	if userID != "" {
+		name += "-" + strings.ToLower(userID)
+	}
+	root = filepath.Join(root, name)
 	data = filepath.Join(root, "data")
 	duck, err := engine.Open("")
 	if err != nil {
 		return "", "", err
 	}
-	err = Generate(duck, data, files, rows)
+	err = GenerateAs(duck, data, files, rows, userID)
 	duck.Close()
 	if err != nil {
 		return "", "", err
