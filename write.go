@@ -122,7 +122,10 @@ func stageRecords(path string, rows array.RecordReader) error {
 // statements, and queries run In it (QueryOptions.In), read its own
 // writes: from its first statement on, they read the catalog's latest
 // snapshot as of that statement with the transaction's writes over it
-// (maintain.Txn). A WriteTxn is for one goroutine at a time.
+// (maintain.Txn). A WriteTxn is for one goroutine at a time. It holds a
+// lease on its files' directories (catalog.Lease), however long it stays
+// open, so that cleanup --orphans leaves them alone: end every WriteTxn
+// with Commit or Rollback, or its files stay until the process exits.
 type WriteTxn struct {
 	l  *Lake
 	tx *maintain.Txn

@@ -684,15 +684,7 @@ func (c *Catalog) pruneForgotten(newBatch func() kv.Batch) error {
 // rewrite directory, each parent up to that rewrite directory that it
 // leaves as empty; it returns the directories removed.
 func removeEmptied(d string) []string {
-	top := d
-	for !IsRewriteDir(top) {
-		parent := filepath.Dir(top)
-		if !strings.Contains(filepath.Base(top), "=") || parent == top {
-			top = ""
-			break
-		}
-		top = parent
-	}
+	top := rewriteDirAbove(d)
 	var out []string
 	for removeRewriteDir(d) {
 		out = append(out, d)
@@ -702,6 +694,19 @@ func removeEmptied(d string) []string {
 		d = filepath.Dir(d)
 	}
 	return out
+}
+
+// rewriteDirAbove is the rewrite directory d is, or lies in through the
+// key=value directories of a Hive layout; "" when there is none.
+func rewriteDirAbove(d string) string {
+	for !IsRewriteDir(d) {
+		parent := filepath.Dir(d)
+		if !strings.Contains(filepath.Base(d), "=") || parent == d {
+			return ""
+		}
+		d = parent
+	}
+	return d
 }
 
 // removeRewriteDir removes dir when nothing but a rewrite's marker is left

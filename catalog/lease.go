@@ -73,13 +73,8 @@ type Lease struct {
 
 // TakeLease writes dir's lease and keeps it until Release.
 func TakeLease(dir string) (*Lease, error) {
-	host, _ := os.Hostname()
 	p := filepath.Join(dir, LeaseFile)
-	body := fmt.Sprintf("rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\nhost=%s pid=%d", host, os.Getpid())
-	if start, ok := processStart(os.Getpid()); ok {
-		body += " start=" + start
-	}
-	body += "\n"
+	body := "rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\n" + self().String() + "\n"
 	// Written whole under another name, then renamed: a writer killed
 	// while writing leaves no lease that names nobody (which would keep
 	// its directory until the expiry), only a temporary file, an orphan
@@ -133,7 +128,13 @@ func (l *Lease) Check() error {
 	if l == nil {
 		return nil
 	}
-	if _, err := os.Lstat(l.path); err != nil {
+	// Opened, not only looked up: on a shared file system, opening asks
+	// the server again where a lookup may answer from a cache.
+	f, err := os.Open(l.path)
+	if err == nil {
+		f.Close()
+	}
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: %s was deleted (cleanup --orphans found it older than %s): nothing was committed, run the write again", ErrLeaseLost, filepath.Dir(l.path), LeaseExpiry)
 		}
@@ -166,42 +167,91 @@ func leaseLive(dir string, now time.Time) (live, present bool) {
 	if now.Sub(st.ModTime()) > LeaseExpiry {
 		return false, true
 	}
-	host, pid, start, ok := leaseHolder(p)
-	if !ok {
+	h, ok := leaseHolder(p)
+	if !ok || !self().sameProcessSpace(h) {
+		// Nobody named, or a process this one cannot look at: its lease
+		// lasts until its expiry.
 		return true, true
 	}
-	if me, err := os.Hostname(); err != nil || me != host {
-		return true, true
-	}
-	return processAlive(pid, start), true
+	return processAlive(h.pid, h.start), true
 }
 
-// leaseHolder reads the host and process a lease names, and the
-// process's start time where the lease has it.
-func leaseHolder(p string) (host string, pid int, start string, ok bool) {
+// holder is the process a lease names: its host, its id and start time,
+// and, on Linux, the boot and the process-id namespace they belong to.
+type holder struct {
+	host, start, boot, pidns string
+	pid                      int
+}
+
+// self is this process as a lease names it.
+func self() holder {
+	h := holder{pid: os.Getpid()}
+	h.host, _ = os.Hostname()
+	h.start, _ = processStart(h.pid)
+	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
+		h.boot = strings.TrimSpace(string(b))
+	}
+	h.pidns, _ = os.Readlink("/proc/self/ns/pid")
+	return h
+}
+
+func (h holder) String() string {
+	s := fmt.Sprintf("host=%s pid=%d", h.host, h.pid)
+	for _, kv := range [][2]string{{"start", h.start}, {"boot", h.boot}, {"pidns", h.pidns}} {
+		if kv[1] != "" && !strings.ContainsAny(kv[1], " \t\n") {
+			s += " " + kv[0] + "=" + kv[1]
+		}
+	}
+	return s
+}
+
+// sameProcessSpace reports whether a process id o names means the same
+// process here: the same host name, and where both know them, the same
+// boot and process-id namespace (a container sharing the host's name
+// numbers its processes apart; two machines may share a name).
+func (h holder) sameProcessSpace(o holder) bool {
+	if h.host == "" || h.host != o.host {
+		return false
+	}
+	if h.boot != "" && o.boot != "" && h.boot != o.boot {
+		return false
+	}
+	return h.pidns == "" || o.pidns == "" || h.pidns == o.pidns
+}
+
+// leaseHolder reads the process a lease names.
+func leaseHolder(p string) (holder, bool) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", 0, "", false
+		return holder{}, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var h, n, st string
+		var h holder
+		pid := ""
 		for _, field := range strings.Fields(sc.Text()) {
-			if v, found := strings.CutPrefix(field, "host="); found {
-				h = v
-			} else if v, found := strings.CutPrefix(field, "pid="); found {
-				n = v
-			} else if v, found := strings.CutPrefix(field, "start="); found {
-				st = v
+			k, v, _ := strings.Cut(field, "=")
+			switch k {
+			case "host":
+				h.host = v
+			case "pid":
+				pid = v
+			case "start":
+				h.start = v
+			case "boot":
+				h.boot = v
+			case "pidns":
+				h.pidns = v
 			}
 		}
-		if h != "" && n != "" {
-			pid, err := strconv.Atoi(n)
-			return h, pid, st, err == nil && pid > 0
+		if h.host != "" && pid != "" {
+			n, err := strconv.Atoi(pid)
+			h.pid = n
+			return h, err == nil && n > 0
 		}
 	}
-	return "", 0, "", false
+	return holder{}, false
 }
 
 // processAlive reports whether the process with this id that started at
@@ -211,15 +261,12 @@ func leaseHolder(p string) (host string, pid int, start string, ok bool) {
 // another time is another process. Elsewhere an id reused reads as
 // alive, and the lease then lasts until its expiry, as another host's.
 func processAlive(pid int, start string) bool {
-	if start != "" {
-		now, ok := processStart(pid)
-		if ok {
-			return now == start
-		}
-		if _, err := os.Stat("/proc/self/stat"); err == nil {
-			return false // /proc answers for this host, and has no such process
-		}
+	if now, ok := processStart(pid); ok {
+		return start == "" || now == start
 	}
+	// No /proc entry to read (none here, or hidden from this user): the
+	// kernel still says whether the id is taken, and a process of
+	// another user answers "not permitted".
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		return false

@@ -249,6 +249,7 @@ func (c *Catalog) knownFiles() (map[string]bool, map[string]bool, error) {
 		return nil, nil, err
 	}
 	known, dirs := map[string]bool{}, map[string]bool{}
+	above := map[string]string{} // a file's directory: the rewrite directory it is or lies in
 	note := func(loc string, owner Ownership) {
 		known[loc] = true
 		if abs, err := filepath.Abs(loc); err == nil {
@@ -257,7 +258,18 @@ func (c *Catalog) knownFiles() (map[string]bool, map[string]bool, error) {
 				known[real] = true
 			}
 			if owner == OwnerRocklake {
-				dirs[filepath.Dir(abs)] = true
+				// A Hive layout's files lie in key=value directories
+				// below the rewrite directory (one at --dir has no other
+				// way to be found).
+				d := filepath.Dir(abs)
+				top, seen := above[d]
+				if !seen {
+					top = rewriteDirAbove(d)
+					above[d] = top
+				}
+				if top != "" {
+					dirs[top] = true
+				}
 			}
 		}
 	}

@@ -134,10 +134,10 @@ type Options struct {
 	// recording those columns' names with each file (queries do not see
 	// them); without it such a file is refused.
 	IgnoreExtraColumns bool
-	// Lease, when set, is the lease the writer of the files holds on
-	// their directory: the commit fails, writing nothing, when orphan
-	// cleanup took it (catalog.Txn.Hold).
-	Lease *catalog.Lease
+	// Leases are those the writer of the files (and of Deletes) holds on
+	// their directories: the commit fails, writing nothing, when orphan
+	// cleanup took one (catalog.Txn.Hold).
+	Leases []*catalog.Lease
 	// LayoutValues, when set, gives each file's values of the table's
 	// declared layout fields (catalog.NewFile.LayoutValues), by its
 	// resolved path: a rewrite knows them for the files it wrote.
@@ -195,8 +195,10 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 		return Result{}, err
 	}
 	// Files orphan cleanup took are gone: say so, not that one is missing.
-	if err := opts.Lease.Check(); err != nil {
-		return Result{}, err
+	for _, l := range opts.Leases {
+		if err := l.Check(); err != nil {
+			return Result{}, err
+		}
 	}
 	objects := func() (storage.Store, error) {
 		if opts.Objects == nil {
@@ -418,8 +420,10 @@ type Batch struct {
 func AddAll(ctx context.Context, c *catalog.Catalog, batches []Batch) (catalog.Snapshot, []Result, error) {
 	infos := make([][]*fileInfo, len(batches))
 	for _, b := range batches {
-		if err := b.Options.Lease.Check(); err != nil {
-			return catalog.Snapshot{}, nil, err
+		for _, l := range b.Options.Leases {
+			if err := l.Check(); err != nil {
+				return catalog.Snapshot{}, nil, err
+			}
 		}
 	}
 	for i, b := range batches {
@@ -481,7 +485,7 @@ func addAllOnce(ctx context.Context, c *catalog.Catalog, batches []Batch, infos 
 // (tx's base), without committing it.
 func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileInfo, opts Options) (Result, error) {
 	var res Result
-	tx.Hold(opts.Lease)
+	tx.Hold(opts.Leases...)
 	var cols []catalog.Column
 	t, err := r.Table(table)
 	switch {

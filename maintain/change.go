@@ -537,11 +537,17 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 	if added > 0 {
 		src := fmt.Sprintf("SELECT %s, -1 AS %s FROM temp.%s", strings.Join(names, ", "), groupCol, writeTable)
 		sp := rewriteSpec{conn: conn, what: strings.ToLower(res.Statement), src: slotsOf(st.cols, src), group: groupCol,
-			sizing: writeSizing(st.t.WriteOptions), place: writePlace(cat, st), bytesPerRow: liveBytesPerRow(st), deletes: nds}
+			sizing: writeSizing(st.t.WriteOptions), place: writePlace(cat, st), bytesPerRow: liveBytesPerRow(st), deletes: nds, leases: []*catalog.Lease{lease}}
 		if sp.order, sp.curve, err = writeOrder(st); err != nil {
 			return err
 		}
 		out, err := rewrite(ctx, e, st, nil, sp)
+		if errors.Is(err, kv.ErrUnknownOutcome) {
+			// It may have landed, and then its snapshot applies the
+			// delete files: they stay (cleanup --orphans removes them if
+			// it did not), as the new rows' files do.
+			committed = true
+		}
 		if err != nil {
 			return changeRaced(cat, st, err)
 		}

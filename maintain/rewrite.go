@@ -124,6 +124,9 @@ type rewriteSpec struct {
 	// deletes are delete files to record in the commit that registers the
 	// new files (an UPDATE or MERGE under merge-on-read).
 	deletes []catalog.NewDeleteFile
+	// leases are held on the directories of deletes, committed with the
+	// new files.
+	leases []*catalog.Lease
 }
 
 // stageBatch is how many files stageFiles reads per statement (a
@@ -863,7 +866,7 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		return nil, err
 	}
 	n := len(w.written)
-	register, addOpts := w.dir, ingest.Options{Replace: w.ids, ReplaceDeletes: read, Owner: catalog.OwnerRocklake, Deletes: sp.deletes, Lease: w.lease}
+	register, addOpts := w.dir, ingest.Options{Replace: w.ids, ReplaceDeletes: read, Owner: catalog.OwnerRocklake, Deletes: sp.deletes, Leases: append([]*catalog.Lease{w.lease}, sp.leases...)}
 	if sp.src != "" {
 		addOpts.Written = true
 		addOpts.TableID = t.ID // 0 for CREATE TABLE AS, whose table is made here

@@ -415,6 +415,27 @@ func TestHiveWriteDirsLeaveNoShells(t *testing.T) {
 		t.Fatalf("after the failed commit: %s rows", got)
 	}
 
+	// A rewrite into a directory of the user's choosing (--dir): an
+	// orphan in one of its key=value directories is found through the
+	// files the catalog knows there.
+	mine := filepath.Join(root, "mine")
+	if _, err := Optimize(ctx, e, "t", OptimizeOptions{Dir: mine, SortBy: []string{"id"}}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := filepath.Glob(filepath.Join(mine, "p=*"))
+	if err != nil || len(kv) == 0 {
+		t.Fatalf("no key=value directories in %s: %v", mine, err)
+	}
+	stray := filepath.Join(kv[0], "part-00099.parquet")
+	os.WriteFile(stray, []byte("PAR1"), 0o644)
+	os.Chtimes(stray, old, old)
+	if res, err := c.DeleteOrphans(catalog.OrphanOptions{}); err != nil || !slices.Equal(res.Deleted, []string{stray}) {
+		t.Fatalf("orphan in a --dir rewrite's partition directory: %+v %v", res, err)
+	}
+	if got := answerOf(t, e, catalog.Latest, "SELECT count(*) FROM t"); got != "30" {
+		t.Fatalf("after the optimize and cleanup: %s rows", got)
+	}
+
 	// The first write's files, retired and expired, go with every
 	// directory they were in.
 	alterTable(t, c, "t", "set", "option", "delete_mode", "=", catalog.CopyOnWrite)
