@@ -192,15 +192,7 @@ func TestStaleStagingFileIsAnOrphan(t *testing.T) {
 	mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
 	mustWrite(t, e, "INSERT INTO t SELECT i, 'v' || i FROM range(1000) r(i)")
 	files := liveFilesOf(t, c, "t")
-	r, err := c.Read(catalog.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := r.Table("t")
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := latestTable(t, c, "t")
 	stage := filepath.Join(filepath.Dir(files[0].Location(tb)), ".rows.tmp")
 	if err := os.WriteFile(stage, []byte("rows"), 0o644); err != nil {
 		t.Fatal(err)
@@ -363,15 +355,7 @@ func TestHiveWriteDirsLeaveNoShells(t *testing.T) {
 	hiveTable(t, c, "t", "id BIGINT, p VARCHAR", "p")
 	mustWrite(t, e, "INSERT INTO t SELECT i, 'k' || (i % 3) FROM range(30) r(i)")
 	first := liveFilesOf(t, c, "t")
-	r, err := c.Read(catalog.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := r.Table("t")
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := latestTable(t, c, "t")
 	firstDir := filepath.Dir(filepath.Dir(first[0].Location(tb)))
 	if !catalog.IsRewriteDir(firstDir) {
 		t.Fatalf("%s is not the write's directory", firstDir)
@@ -452,4 +436,19 @@ func TestHiveWriteDirsLeaveNoShells(t *testing.T) {
 		t.Fatalf("cleanup left %s: %v (%+v)", firstDir, entries, cres)
 	}
 	noLeaseLeft(t, root)
+}
+
+// latestTable is the table of that name at the catalog's latest snapshot.
+func latestTable(t *testing.T, c *catalog.Catalog, name string) catalog.Table {
+	t.Helper()
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, err := r.Table(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
 }

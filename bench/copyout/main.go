@@ -111,14 +111,9 @@ func main() {
 	if root == "" {
 		root = filepath.Join(tmp, "data")
 	}
-	rocklake := *bin
-	if rocklake == "" {
-		mod, err := baseline.ModuleRoot()
-		if err != nil {
-			fatalf("%v", err)
-		}
-		rocklake = filepath.Join(tmp, "rocklake")
-		baseline.GoBuild(mod, rocklake, "./cmd/rocklake")
+	rocklake, err := baseline.Rocklake(*bin, tmp)
+	if err != nil {
+		fatalf("%v", err)
 	}
 	lake, _, err := events.Lake(rocklake, root, *files, *rows)
 	if err != nil {

@@ -88,14 +88,9 @@ func main() {
 	if root == "" {
 		root = filepath.Join(tmp, "data")
 	}
-	rocklake := *bin
-	if rocklake == "" {
-		mod, err := baseline.ModuleRoot()
-		if err != nil {
-			fatalf("%v", err)
-		}
-		rocklake = filepath.Join(tmp, "rocklake")
-		baseline.GoBuild(mod, rocklake, "./cmd/rocklake")
+	rocklake, err := baseline.Rocklake(*bin, tmp)
+	if err != nil {
+		fatalf("%v", err)
 	}
 	fmt.Printf("== %d files x %d rows\n", *files, *rows)
 	lake, data, err := events.LakeAs(rocklake, root, *files, *rows, "BIGINT")

@@ -139,6 +139,22 @@ func Build(root, dir string, files, pkgs map[string]string) {
 	}
 }
 
+// Rocklake is the rocklake binary a bench runs: bin when given, else one
+// built from this module into dir. It returns an error only where the
+// module cannot be found (a build that fails ends the bench, as GoBuild's).
+func Rocklake(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	mod, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "rocklake")
+	GoBuild(mod, out, "./cmd/rocklake")
+	return out, nil
+}
+
 // GoBuild runs go build in dir; -mod=mod lets the baseline module leave
 // unused requirements in its go.mod.
 func GoBuild(dir, out, pkg string) {
