@@ -108,7 +108,7 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 	const state = "SELECT coalesce(string_agg(x::VARCHAR || ':' || coalesce(s, '-'), ',' ORDER BY x, s), '') FROM "
 	r := rand.New(rand.NewPCG(11, 3))
 	tables := []string{"a", "b", "h"}
-	var stmts, reads, appends, commits int
+	var stmts, reads, appends, commits, cleanups int
 	for n := range *txnN {
 		tx := NewTxn(e)
 		if _, err := in.ExecContext(ctx, "BEGIN"); err != nil {
@@ -150,6 +150,19 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 				t.Fatalf("transaction %d: %s: %d rows, DuckDB's %d", n, q, res.Rows, want)
 			}
 			stmts++
+			if r.IntN(4) == 0 {
+				// Orphan cleanup with no grace, in the middle of the
+				// transaction: its files are leased, every other file is
+				// registered, so there is nothing to take.
+				orph, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(orph.Deleted) > 0 {
+					t.Fatalf("transaction %d: orphan cleanup took %v", n, orph.Deleted)
+				}
+				cleanups++
+			}
 			if r.IntN(3) == 0 {
 				// The other writer appends and commits.
 				both(fmt.Sprintf("INSERT INTO %s VALUES (%d, 'o%d')", tables[r.IntN(len(tables))], r.IntN(300), n%3))
@@ -181,7 +194,7 @@ func TestTxnAsDuckDBWithAnotherWriter(t *testing.T) {
 	if len(res.Deleted)+len(res.Waiting)+len(res.InUse)+len(res.Expired) != 0 {
 		t.Fatalf("files no snapshot registered: %+v", res)
 	}
-	t.Logf("%d transactions (%d committed): %d statements, %d reads, %d appends of the other writer", *txnN, commits, stmts, reads, appends)
+	t.Logf("%d transactions (%d committed): %d statements, %d reads, %d appends of the other writer, %d orphan cleanups within", *txnN, commits, stmts, reads, appends, cleanups)
 }
 
 // A staging file a killed write left in its rewrite directory is an
