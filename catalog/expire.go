@@ -633,14 +633,8 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 			if emptiedBy(d, deleted) {
 				res.Dirs = append(res.Dirs, d)
 			}
-		} else if gone := removeEmptied(d); len(gone) > 0 {
-			res.Dirs = append(res.Dirs, gone...)
-			// The table's directory under the rewrite root goes with its
-			// last rewrite.
-			top := gone[len(gone)-1]
-			if root := c.RewriteRoot(); root != "" && within(root, top) && filepath.Dir(filepath.Dir(top)) == root {
-				os.Remove(filepath.Dir(top))
-			}
+		} else {
+			res.Dirs = append(res.Dirs, removeEmptied(d, c.RewriteRoot())...)
 		}
 	}
 	sort.Strings(res.Dirs)
@@ -682,8 +676,11 @@ func (c *Catalog) pruneForgotten(newBatch func() kv.Batch) error {
 // removeEmptied removes d once nothing but a rewrite's marker is left in
 // it and, where d is a key=value directory of a Hive layout below a
 // rewrite directory, each parent up to that rewrite directory that it
-// leaves as empty; it returns the directories removed.
-func removeEmptied(d string) []string {
+// leaves as empty; it returns the directories removed. A table's
+// directory under the rewrite root (root/<table>/<rewrite>) goes with its
+// last rewrite directory, if that leaves it empty; it is not listed, as
+// cleanup never listed it.
+func removeEmptied(d, root string) []string {
 	top := rewriteDirAbove(d)
 	var out []string
 	for removeRewriteDir(d) {
@@ -692,6 +689,12 @@ func removeEmptied(d string) []string {
 			break
 		}
 		d = filepath.Dir(d)
+	}
+	if len(out) > 0 {
+		last := out[len(out)-1]
+		if root != "" && within(root, last) && filepath.Dir(filepath.Dir(last)) == root {
+			os.Remove(filepath.Dir(last))
+		}
 	}
 	return out
 }

@@ -183,8 +183,9 @@ type holder struct {
 	pid                      int
 }
 
-// self is this process as a lease names it.
-func self() holder {
+// self is this process as a lease names it: read once, as none of it
+// changes while the process runs, and leases are taken on every write.
+var self = sync.OnceValue(func() holder {
 	h := holder{pid: os.Getpid()}
 	h.host, _ = os.Hostname()
 	h.start, _ = processStart(h.pid)
@@ -193,7 +194,7 @@ func self() holder {
 	}
 	h.pidns, _ = os.Readlink("/proc/self/ns/pid")
 	return h
-}
+})
 
 func (h holder) String() string {
 	s := fmt.Sprintf("host=%s pid=%d", h.host, h.pid)

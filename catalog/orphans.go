@@ -197,11 +197,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		// A Hive layout's key=value directories emptied now go, and the
 		// rewrite directory above them once they leave it empty.
 		if !dirs[sub] && !o.DryRun {
-			gone := removeEmptied(sub)
-			res.Dirs = append(res.Dirs, gone...)
-			if len(gone) > 0 && root != "" && filepath.Dir(filepath.Dir(gone[len(gone)-1])) == root {
-				os.Remove(filepath.Dir(gone[len(gone)-1]))
-			}
+			res.Dirs = append(res.Dirs, removeEmptied(sub, root)...)
 		}
 	}
 	for _, d := range sorted {
@@ -221,12 +217,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 			}
 			continue
 		}
-		if removeRewriteDir(d) {
-			res.Dirs = append(res.Dirs, d)
-			if root != "" && filepath.Dir(filepath.Dir(d)) == root {
-				os.Remove(filepath.Dir(d))
-			}
-		}
+		res.Dirs = append(res.Dirs, removeEmptied(d, root)...)
 	}
 	if stopped != nil {
 		return res, fmt.Errorf("orphan cleanup stopped: %w", stopped)
