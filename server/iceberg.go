@@ -392,24 +392,38 @@ func (s *Server) iceLoadTable(_ http.ResponseWriter, r *http.Request) (any, erro
 	if s.cfg.IcebergDir == "" {
 		return nil, &icebergError{http.StatusNotAcceptable, "UnsupportedOperationException", "this server writes no Iceberg metadata (serve with --iceberg-dir)"}
 	}
-	cr, t, err := s.icebergTable(r, catalog.Latest)
+	if err := s.namespaceOf(r); err != nil {
+		return nil, err
+	}
+	cr, err := s.icebergReader(catalog.Latest)
 	if err != nil {
 		return nil, err
 	}
 	defer cr.Close()
-	md, err := s.icebergMetadata(cr, t)
+	name := r.PathValue("table")
+	tb, err := cr.Table(name)
 	if err != nil {
+		if errors.Is(err, rocklake.ErrNoSuchTable) {
+			return nil, noSuchTable(name, err)
+		}
+		return nil, err
+	}
+	md, err := s.icebergMetadata(cr, tb)
+	if err != nil {
+		if errors.Is(err, iceberg.ErrNotShown) {
+			return nil, &icebergError{http.StatusBadRequest, "BadRequestException", err.Error()}
+		}
 		return nil, err
 	}
 	return map[string]any{"metadata-location": md.Location, "metadata": md.Metadata, "config": map[string]string{}}, nil
 }
 
-// icebergMetadata materializes a table's metadata once per content, one
+// icebergMetadata materializes a table's metadata, each version once, one
 // writer at a time per server: others wait and read what it wrote.
-func (s *Server) icebergMetadata(cr *catalog.Reader, t *iceberg.Table) (*iceberg.Metadata, error) {
+func (s *Server) icebergMetadata(cr *catalog.Reader, tb catalog.Table) (*iceberg.Metadata, error) {
 	s.iceMu.Lock()
 	defer s.iceMu.Unlock()
-	return t.Materialize(cr, s.cfg.IcebergDir)
+	return iceberg.Materialize(s.lake.Catalog(), cr, tb, s.cfg.IcebergDir, s.cfg.IcebergHistory)
 }
 
 func (s *Server) icePlan(_ http.ResponseWriter, r *http.Request) (any, error) {

@@ -618,3 +618,260 @@ func TestIcebergReadsDeleteFiles(t *testing.T) {
 		server.SetIcebergTasksPerPage(was)
 	}
 }
+
+// TestIcebergTimeTravel changes t in every way a table changes (inserts,
+// deletes with delete files and by rewriting, an update, columns added,
+// renamed and dropped, an ALTER an Iceberg reader does not see) and reads
+// every snapshot back through iceberg-go, by snapshot id and by time, in
+// both planning modes: each answer equals rocklake's at that snapshot.
+// The metadata lists one Iceberg snapshot per change, and no snapshot of
+// the catalog shows content other than the version that covers it. After
+// an expiry the forgotten versions are gone from the history, and a
+// history of 3 lists the last 3.
+func TestIcebergTimeTravel(t *testing.T) {
+	f, cat := icebergFixture(t)
+	ctx := context.Background()
+	latest := func() catalog.Snapshot {
+		r, err := f.lake.Catalog().Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		return r.Snapshot()
+	}
+	alter := func(words ...string) {
+		a, err := rocklake.ParseAlteration(words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.lake.AlterTable(ctx, "t", a); err != nil {
+			t.Fatalf("alter %v: %v", words, err)
+		}
+	}
+	exec := func(q string) {
+		if _, err := f.lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	created := latest().ID
+	steps := []func(){
+		func() { exec("INSERT INTO t SELECT " + tColumns + " FROM range(3000, 3100) r(i)") },
+		func() { alter("set", "option", "delete_mode", "=", "merge-on-read") },
+		func() { exec("DELETE FROM t WHERE id % 5 = 0 AND id < 2000") },
+		func() { exec("UPDATE t SET name = name || 'x', amount = NULL WHERE id BETWEEN 100 AND 260") },
+		func() { exec("DELETE FROM t WHERE id % 5 = 1 AND id < 1000") },
+		func() { alter("rename", "column", "raw", "to", "raw2") },
+		func() { alter("add", "column", "extra", "INTEGER") },
+		func() {
+			exec("INSERT INTO t (id, ts, name, score, even, day, extra) SELECT i, TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_minutes(i), 'n' || i, i / 4, i % 2 = 0, DATE '2024-01-01' + i::INTEGER, i FROM range(3100, 3150) r(i)")
+		},
+		func() { alter("drop", "column", "pair") },
+		func() { alter("set", "option", "delete_mode", "=", "copy-on-write") },
+		func() { exec("DELETE FROM t WHERE id > 2900 AND id < 3120") },
+	}
+	snaps := []catalog.Snapshot{latest()}
+	for _, step := range steps {
+		step()
+		snaps = append(snaps, latest())
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatalf("loading t: %v", err)
+	}
+	md := tbl.Metadata()
+	var listed []int64
+	for _, s := range md.Snapshots() {
+		listed = append(listed, s.SnapshotID)
+	}
+	logs := slices.Collect(md.SnapshotLogs())
+	if len(logs) != len(listed) {
+		t.Errorf("snapshot log has %d entries for %d snapshots", len(logs), len(listed))
+	}
+	// The table's changes since the fixture made it, less the two
+	// delete-mode ALTERs: the fixture's add and each other step.
+	if want := 2 + len(steps) - 2; len(listed) != want {
+		t.Fatalf("metadata lists snapshots %v, want %d", listed, want)
+	}
+	if cur := md.CurrentSnapshot(); cur == nil || cur.SnapshotID != listed[len(listed)-1] {
+		t.Fatalf("current snapshot %v, want the last listed of %v", cur, listed)
+	}
+	covering := func(s int64) int64 {
+		var c int64 = -1
+		for _, id := range listed {
+			if id <= s {
+				c = id
+			}
+		}
+		return c
+	}
+	// Every kept snapshot since t was made shows its covering version's
+	// content: no change of t went unlisted.
+	all, err := f.lake.Catalog().Snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := func(s int64) string {
+		r, err := f.lake.Catalog().Read(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tb, err := iceberg.Load(r, "t")
+		if err != nil {
+			t.Fatalf("t at snapshot %d: %v", s, err)
+		}
+		return tb.Content
+	}
+	for _, s := range all {
+		if s.ID < created {
+			continue
+		}
+		c := covering(s.ID)
+		if c < 0 {
+			t.Fatalf("snapshot %d: no listed version covers it (%v)", s.ID, listed)
+		}
+		if got, want := content(s.ID), content(c); got != want {
+			t.Errorf("snapshot %d shows content %s, its covering version %d %s", s.ID, got, c, want)
+		}
+	}
+	// An incremental append scan from one version to the next appending
+	// one plans the files that version added, and only those: entries
+	// are ADDED once, in the version that added them.
+	for i := 1; i < len(listed); i++ {
+		v := md.SnapshotByID(listed[i])
+		if v.Summary == nil || v.Summary.Operation != table.OpAppend {
+			continue
+		}
+		tasks, err := tbl.NewIncrementalAppendScan().FromSnapshotExclusive(listed[i-1]).ToSnapshot(listed[i]).PlanFiles(ctx)
+		if err != nil {
+			t.Fatalf("incremental append scan %d..%d: %v", listed[i-1], listed[i], err)
+		}
+		var got, want int64
+		for _, task := range tasks {
+			got += task.File.Count()
+		}
+		r, err := f.lake.Catalog().Read(listed[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := r.Files(mustTable(t, r, "t").ID)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, df := range files {
+			if df.Begin == listed[i] {
+				want += df.RecordCount
+			}
+		}
+		if got != want || want == 0 {
+			t.Errorf("incremental append scan %d..%d: %d files of %d rows, want the %d rows version %d added", listed[i-1], listed[i], len(tasks), got, want, listed[i])
+		}
+	}
+	rng := rand.New(rand.NewPCG(39, 4))
+	rows := func(s int64, where string) []int64 {
+		res, err := f.lake.Query(ctx, "SELECT id FROM t WHERE "+where+" ORDER BY id", rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(s)})
+		if err != nil {
+			t.Fatalf("rocklake at snapshot %d, WHERE %s: %v", s, where, err)
+		}
+		out := []int64{}
+		for _, row := range res.Rows {
+			var id int64
+			fmt.Sscan(*row[0], &id)
+			out = append(out, id)
+		}
+		return out
+	}
+	scan := func(opt table.ScanOption, e ig.BooleanExpression, mode table.ScanPlanningMode) ([]int64, error) {
+		sc := tbl.Scan(opt, table.WithRowFilter(e), table.WithScanPlanningMode(mode), table.WithSelectedFields("id"))
+		at, err := sc.ToArrowTable(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer at.Release()
+		ids := []int64{}
+		for _, ch := range at.Column(at.Schema().FieldIndices("id")[0]).Data().Chunks() {
+			a := ch.(*array.Int64)
+			for i := 0; i < a.Len(); i++ {
+				ids = append(ids, a.Value(i))
+			}
+		}
+		slices.Sort(ids)
+		return ids, nil
+	}
+	for i, s := range snaps {
+		c := covering(s.ID)
+		opts := map[string]table.ScanOption{"id": table.WithSnapshotID(c)}
+		// By time, where no later version shares the millisecond.
+		next := int64(-1)
+		for _, l := range logs {
+			if l.SnapshotID > c && next < 0 {
+				next = l.TimestampMs
+			}
+		}
+		if ms := s.Time.UnixMilli(); next < 0 || next > ms {
+			opts["time"] = table.WithSnapshotAsOf(ms)
+		}
+		for k := 0; k < 6; k++ {
+			fc := genIcebergFilter(rng, 2)
+			if k == 0 {
+				fc = iceCase{ig.AlwaysTrue{}, "true"}
+			}
+			want := rows(s.ID, fc.sql)
+			for by, opt := range opts {
+				for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
+					got, err := scan(opt, fc.e, mode)
+					if err != nil {
+						t.Fatalf("step %d (snapshot %d, version %d) by %s, %s planning of %s: %v", i, s.ID, c, by, mode, fc.e, err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("step %d (snapshot %d, version %d) by %s, %s planning of %s: %d rows, rocklake %d", i, s.ID, c, by, mode, fc.e, len(got), len(want))
+					}
+				}
+			}
+		}
+	}
+
+	// A history of 3 lists the last 3 versions.
+	r, err := f.lake.Catalog().Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := iceberg.Materialize(f.lake.Catalog(), r, mustTable(t, r, "t"), t.TempDir(), 3)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(short.Versions, listed[len(listed)-3:]) {
+		t.Errorf("a history of 3 lists %v, want the last 3 of %v", short.Versions, listed)
+	}
+
+	// Expiry forgets the versions before the cutoff's snapshot: the
+	// metadata starts at the version covering it.
+	cut := snaps[4]
+	if _, err := f.lake.Expire(ctx, cut.Time, rocklake.ExpireOptions{MinRetention: -1}); err != nil {
+		t.Fatal(err)
+	}
+	all, err = f.lake.Catalog().Snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = cat.LoadTable(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatalf("loading t after expiry: %v", err)
+	}
+	var after []int64
+	for _, s := range tbl.Metadata().Snapshots() {
+		after = append(after, s.SnapshotID)
+	}
+	if want := slices.DeleteFunc(slices.Clone(listed), func(id int64) bool { return id < all[0].ID }); after[0] != covering(all[0].ID) || !slices.Equal(after[1:], want[len(want)-len(after)+1:]) {
+		t.Errorf("after expiring up to snapshot %d: metadata lists %v (listed before %v)", all[0].ID, after, listed)
+	}
+	if _, err := scan(table.WithSnapshotID(listed[0]), ig.AlwaysTrue{}, table.ScanPlanningRemote); err == nil {
+		t.Errorf("a scan of expired version %d succeeded", listed[0])
+	}
+	want := rows(latest().ID, "true")
+	if got, err := scan(table.WithSnapshotID(after[len(after)-1]), ig.AlwaysTrue{}, table.ScanPlanningLocal); err != nil || !slices.Equal(got, want) {
+		t.Errorf("after expiry, the current version reads %d rows (%v), want %d", len(got), err, len(want))
+	}
+}

@@ -99,9 +99,13 @@ type Config struct {
 	SocketPath string
 	Local      map[string]http.Handler
 	// IcebergDir is where the Iceberg REST catalog (under /iceberg on the
-	// HTTP listener) writes tables' Iceberg metadata, once per table
-	// content; "" serves the catalog without loadTable's metadata.
+	// HTTP listener) writes tables' Iceberg metadata, each version of a
+	// table once; "" serves the catalog without loadTable's metadata.
 	IcebergDir string
+	// IcebergHistory is how many versions of a table (the current one
+	// included) its Iceberg metadata lists for time travel; 0:
+	// iceberg.DefaultHistory.
+	IcebergHistory int
 	// CompactEvery, when positive, compacts the catalog's store this
 	// often while the server runs (catalog.CompactStore: VACUUM (ANALYZE)
 	// on PostgreSQL, which readers and writers do not wait for; a Pebble

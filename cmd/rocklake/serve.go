@@ -20,6 +20,7 @@ import (
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/interop/iceberg"
 	"github.com/rocklake/rocklake/kv/pgkv"
 	"github.com/rocklake/rocklake/server"
 	"github.com/rocklake/rocklake/storage"
@@ -122,6 +123,9 @@ For example:
 			if err != nil {
 				return err
 			}
+			if cfg.IcebergHistory < 1 {
+				return fmt.Errorf("--iceberg-history %d: a table's metadata lists at least its current version (give 1 or more)", cfg.IcebergHistory)
+			}
 			cfg.MaxBufferedBytes = mem.buffered
 			cfg.Sandbox = &rocklake.Sandbox{Dirs: dirs, TempDir: tmp, MemoryLimit: strconv.FormatInt(mem.duckdb, 10) + "B"}
 			lake, err := rocklake.Open(cmd.Context(), g.catalog, rocklake.OpenOptions{Sandbox: cfg.Sandbox})
@@ -182,6 +186,7 @@ For example:
 	f.StringVar(&cfg.PGListen, "pg-listen", "127.0.0.1:5433", "PostgreSQL-protocol address (empty: none)")
 	f.StringVar(&cfg.HTTPListen, "http-listen", "127.0.0.1:8181", "HTTP API address (empty: none)")
 	f.StringVar(&cfg.IcebergDir, "iceberg-dir", "", "where the Iceberg REST catalog (/iceberg on the HTTP listener) writes tables' Iceberg metadata (default: iceberg-metadata in a local catalog's directory; none for a PostgreSQL catalog)")
+	f.IntVar(&cfg.IcebergHistory, "iceberg-history", iceberg.DefaultHistory, "how many versions of a table (the current one included, among the snapshots the catalog keeps) its Iceberg metadata lists for time travel")
 	f.StringVar(&authFile, "auth", "", "users and tokens file (JSON); without it, loopback only and no passwords")
 	f.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM); with --tls-key, TLS is required on both protocols")
 	f.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM)")

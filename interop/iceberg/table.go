@@ -1,7 +1,6 @@
 package iceberg
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,11 +10,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"time"
 
 	ig "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -39,8 +35,10 @@ type Table struct {
 	// snapshots with the same content share one materialized metadata.
 	Content string
 	deletes map[int64]catalog.DeleteFile
+	// begins are the live data files' first snapshots, by file id: their
+	// sequence numbers in the manifests.
+	begins  map[int64]int64
 	columns []catalog.Column
-	time    time.Time // the snapshot's
 }
 
 // Load reads a table at the reader's snapshot.
@@ -123,7 +121,15 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 		}
 		s.Left = append(left, s.Left...)
 	}
-	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, time: r.Snapshot().Time, Schema: s, Files: all.KeptFiles, deletes: dels, columns: cols}
+	live, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	begins := make(map[int64]int64, len(live))
+	for _, f := range live {
+		begins[f.ID] = f.Begin
+	}
+	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, Schema: s, Files: all.KeptFiles, deletes: dels, begins: begins, columns: cols}
 	tb.Content = tb.contentHash()
 	return tb, nil
 }
@@ -170,168 +176,15 @@ func (t *Table) contentHash() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// Metadata is a materialized Iceberg table: its metadata, and where it is.
-type Metadata struct {
-	Location string // the metadata JSON file
-	Metadata table.Metadata
-	// SnapshotID is the Iceberg snapshot the metadata's current snapshot
-	// is: the rocklake snapshot at which this content was first written.
-	SnapshotID int64
-}
-
-// Materialize writes the table's Iceberg metadata (format version 2: a
-// metadata JSON, one manifest list, one manifest of every data file with
-// its statistics) under dir/<table uuid>/<content>/, or reads it back when
-// an earlier call wrote it. Files are written beside their final names
-// and renamed, so a reader never sees half a file and concurrent calls
-// agree.
-func (t *Table) Materialize(r *catalog.Reader, dir string) (*Metadata, error) {
-	home := filepath.Join(dir, t.Table.UUID, t.Content)
-	metaPath := filepath.Join(home, "metadata.json")
-	if raw, err := os.ReadFile(metaPath); err == nil {
-		md, err := table.ParseMetadataBytes(raw)
-		if err != nil {
-			return nil, fmt.Errorf("iceberg metadata %s: %w", metaPath, err)
-		}
-		id := int64(-1)
-		if s := md.CurrentSnapshot(); s != nil {
-			id = s.SnapshotID
-		}
-		return &Metadata{Location: metaPath, Metadata: md, SnapshotID: id}, nil
-	}
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		return nil, err
-	}
-	snapID := t.Snapshot
-	seq := t.Snapshot
-	files, err := t.dataFiles(r)
-	if err != nil {
-		return nil, err
-	}
-	spec := *ig.UnpartitionedSpec
-	var manifests []ig.ManifestFile
-	if len(files) > 0 {
-		manPath := filepath.Join(home, "manifest-data.avro")
-		var buf bytes.Buffer
-		entries := make([]ig.ManifestEntry, len(files))
-		for i, df := range files {
-			entries[i] = ig.NewManifestEntry(ig.EntryStatusADDED, &snapID, &seq, &seq, df)
-		}
-		mf, err := ig.WriteManifest(manPath, &buf, 2, spec, t.Schema.Iceberg, snapID, entries)
-		if err != nil {
-			return nil, fmt.Errorf("writing the manifest: %w", err)
-		}
-		if err := writeFile(manPath, buf.Bytes()); err != nil {
-			return nil, err
-		}
-		manifests = append(manifests, mf)
-	}
-	if dels := t.deleteFiles(); len(dels) > 0 {
-		manPath := filepath.Join(home, "manifest-deletes.avro")
-		var buf bytes.Buffer
-		cnt := &countingWriter{w: &buf}
-		w, err := ig.NewManifestWriter(2, cnt, spec, t.Schema.Iceberg, snapID, ig.WithManifestWriterContent(ig.ManifestContentDeletes))
-		if err != nil {
-			return nil, err
-		}
-		for _, df := range dels {
-			if err := w.Add(ig.NewManifestEntry(ig.EntryStatusADDED, &snapID, &seq, &seq, df)); err != nil {
-				return nil, fmt.Errorf("writing the delete manifest: %w", err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			return nil, fmt.Errorf("writing the delete manifest: %w", err)
-		}
-		mf, err := w.ToManifestFile(manPath, cnt.n)
-		if err != nil {
-			return nil, fmt.Errorf("writing the delete manifest: %w", err)
-		}
-		if err := writeFile(manPath, buf.Bytes()); err != nil {
-			return nil, err
-		}
-		manifests = append(manifests, mf)
-	}
-	listPath := filepath.Join(home, fmt.Sprintf("snap-%d.avro", snapID))
-	var buf bytes.Buffer
-	if err := ig.WriteManifestList(2, &buf, snapID, nil, &seq, 0, manifests); err != nil {
-		return nil, fmt.Errorf("writing the manifest list: %w", err)
-	}
-	if err := writeFile(listPath, buf.Bytes()); err != nil {
-		return nil, err
-	}
-	md, err := t.metadata(listPath, snapID, seq)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(md)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFile(metaPath, raw); err != nil {
-		return nil, err
-	}
-	return &Metadata{Location: metaPath, Metadata: md, SnapshotID: snapID}, nil
-}
-
 // Properties are the table properties rocklake sets.
 const (
 	PropNameMapping = "schema.name-mapping.default"
 	PropLeft        = "rocklake.columns-not-shown"
 	PropTable       = "rocklake.table"
-	PropSnapshot    = "rocklake.snapshot-id"
+	// PropSnapshot is the rocklake snapshot that made the table's current
+	// content: the current Iceberg snapshot's id.
+	PropSnapshot = "rocklake.snapshot-id"
 )
-
-func (t *Table) metadata(listPath string, snapID, seq int64) (table.Metadata, error) {
-	b, err := table.NewMetadataBuilder(2)
-	if err != nil {
-		return nil, err
-	}
-	id, err := uuid.Parse(t.Table.UUID)
-	if err != nil {
-		id = uuid.NewSHA1(uuid.NameSpaceOID, []byte(t.Table.UUID))
-	}
-	mapping, err := json.Marshal(t.Schema.Mapping)
-	if err != nil {
-		return nil, err
-	}
-	props := ig.Properties{
-		PropNameMapping: string(mapping),
-		PropTable:       t.Name,
-		PropSnapshot:    strconv.FormatInt(t.Snapshot, 10),
-	}
-	if len(t.Schema.Left) > 0 {
-		left, _ := json.Marshal(t.Schema.Left)
-		props[PropLeft] = string(left)
-	}
-	loc := t.Table.Path
-	steps := []func() error{
-		func() error { return b.SetUUID(id) },
-		func() error { return b.SetLoc(loc) },
-		func() error { return b.AddSchema(t.Schema.Iceberg) },
-		func() error { return b.SetCurrentSchemaID(-1) },
-		func() error { return b.AddPartitionSpec(ig.UnpartitionedSpec, true) },
-		func() error { return b.SetDefaultSpecID(-1) },
-		func() error { return b.AddSortOrder(&table.UnsortedSortOrder) },
-		func() error { return b.SetDefaultSortOrderID(-1) },
-		func() error { return b.SetProperties(props) },
-		func() error {
-			schemaID := t.Schema.Iceberg.ID
-			return b.AddSnapshot(&table.Snapshot{
-				SnapshotID: snapID, SequenceNumber: seq, TimestampMs: t.timestampMs(), ManifestList: listPath,
-				Summary: &table.Summary{Operation: table.OpAppend}, SchemaID: &schemaID,
-			})
-		},
-		func() error { return b.SetSnapshotRef(table.MainBranch, snapID, table.BranchRef) },
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return nil, err
-		}
-	}
-	return b.Build()
-}
-
-func (t *Table) timestampMs() int64 { return t.time.UnixMilli() }
 
 // dataFiles are the manifest's entries: each live data file with its
 // counts and bounds in Iceberg's single-value serialization.
@@ -441,11 +294,18 @@ func (t *Table) DeleteFile(fileID int64) (ig.DataFile, bool) {
 	return b.Build(), true
 }
 
-func (t *Table) deleteFiles() []ig.DataFile {
-	var out []ig.DataFile
+// deleteFile is a delete file's manifest entry and the snapshot that
+// wrote it.
+type deleteFile struct {
+	file  ig.DataFile
+	begin int64
+}
+
+func (t *Table) deleteFiles() []deleteFile {
+	var out []deleteFile
 	for _, f := range t.Files {
 		if d, ok := t.DeleteFile(f.FileID); ok {
-			out = append(out, d)
+			out = append(out, deleteFile{d, t.deletes[f.FileID].Begin})
 		}
 	}
 	return out

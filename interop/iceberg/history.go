@@ -1,0 +1,497 @@
+package iceberg
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	ig "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/rocklake/rocklake/catalog"
+)
+
+// The metadata of a table is its history: one Iceberg snapshot per
+// version of the table the catalog still keeps, a version being the
+// table's content from a rocklake snapshot that changed it up to the next
+// one. Under the metadata directory:
+//
+//	<table uuid>/
+//	  v2-<snapshot>/                one version, written once
+//	    manifest-data.avro          every data file live at <snapshot>
+//	    manifest-deletes.avro       their delete files (when there are any)
+//	    snap-<snapshot>.avro        the manifest list
+//	    version.json                the version's record, written last
+//	  metadata-<snapshot>-<hash>.json
+//	                                a table metadata listing versions up to
+//	                                <snapshot>; hash names the versions listed
+//
+// A version's Iceberg snapshot id, and its sequence number, is the
+// rocklake snapshot that made it: a client that plans remotely at that id
+// gets rocklake's plan at that snapshot, which reads the same content. A
+// data file's entry has the sequence number of the snapshot that added
+// it, ADDED in the version that added it and EXISTING after, so that
+// Iceberg's incremental scans find each file once; a delete file has its
+// own snapshot's, which no data file it names postdates.
+//
+// What a snapshot of a kept table shows never changes, so a version is
+// written once, whoever asks first; a version directory is named by a
+// format tag so that a later rocklake writes its own beside it.
+
+// DefaultHistory is how many versions of a table its metadata lists,
+// counting the current one, unless told otherwise.
+const DefaultHistory = 100
+
+const versionFormat = "v2"
+
+// Metadata is a materialized Iceberg table: its metadata, and where it is.
+type Metadata struct {
+	Location string // the metadata JSON file
+	Metadata table.Metadata
+	// SnapshotID is the current Iceberg snapshot's id: the rocklake
+	// snapshot that made the table's current content.
+	SnapshotID int64
+	// Versions are the Iceberg snapshots listed, oldest first.
+	Versions []int64
+}
+
+// version is one version's record.
+type version struct {
+	Format   string `json:"format"`
+	Snapshot int64  `json:"snapshot"`
+	TimeMs   int64  `json:"time_ms"`
+	// NotShown says why the table at this version has no Iceberg form; it
+	// is then left out of the history.
+	NotShown     string            `json:"not_shown,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	Content      string            `json:"content,omitempty"`
+	Schema       json.RawMessage   `json:"schema,omitempty"`
+	Mapping      ig.NameMapping    `json:"mapping,omitempty"`
+	Left         []LeftColumn      `json:"left,omitempty"`
+	ManifestList string            `json:"manifest_list,omitempty"`
+	Operation    string            `json:"operation,omitempty"`
+	Summary      map[string]string `json:"summary,omitempty"`
+}
+
+// Versions are the rocklake snapshots at which a table's content began,
+// oldest first, among the catalog's kept snapshots (ascending) up to
+// upTo: the first kept snapshot at which the table exists, and each later
+// one that created, inserted into, deleted from or altered it. A rename
+// or a restamp changes nothing an Iceberg reader reads.
+func Versions(snaps []catalog.Snapshot, tableID, upTo int64) []catalog.Snapshot {
+	first := 0
+	for i, s := range snaps {
+		if s.ID > upTo {
+			break
+		}
+		if slices.Contains(s.Changes.CreatedTables, tableID) {
+			first = i
+		}
+	}
+	var out []catalog.Snapshot
+	for i := first; i < len(snaps) && snaps[i].ID <= upTo; i++ {
+		s := snaps[i]
+		ch := s.Changes
+		if i == first || slices.Contains(ch.CreatedTables, tableID) || slices.Contains(ch.InsertedIntoTables, tableID) ||
+			slices.Contains(ch.DeletedFromTables, tableID) || slices.Contains(ch.AlteredTables, tableID) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Materialize writes a table's Iceberg metadata (format version 2) at the
+// reader's snapshot under dir, or reads back what an earlier call wrote:
+// the current version and up to history-1 earlier ones the catalog still
+// keeps (history < 1: DefaultHistory), each written once. Versions whose
+// content equals the one before are one Iceberg snapshot; a version the
+// table had no Iceberg form at, or whose files name a column in a way the
+// newer versions' name mapping contradicts, ends the history there. The
+// current version must have an Iceberg form (ErrNotShown). Callers
+// serialize calls on one dir within a process; processes sharing it write
+// the same files.
+func Materialize(c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir string, history int) (*Metadata, error) {
+	if history < 1 {
+		history = DefaultHistory
+	}
+	snaps, err := c.Snapshots()
+	if err != nil {
+		return nil, err
+	}
+	vs := Versions(snaps, tb.ID, r.Snapshot().ID)
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("table %s: no kept snapshot shows it", tb.Name)
+	}
+	home := filepath.Join(dir, tb.UUID)
+	// Newest first, until the history is full or ends.
+	var kept []*version
+	var mapping ig.NameMapping
+	for i := len(vs) - 1; i >= 0 && len(kept) < history; i-- {
+		v, err := readVersion(c, r, home, tb, vs[i])
+		if err != nil {
+			return nil, err
+		}
+		if v.NotShown != "" {
+			if len(kept) == 0 {
+				return nil, fmt.Errorf("%w: %s", ErrNotShown, v.NotShown)
+			}
+			break
+		}
+		merged := mergeMapping(mapping, v.Mapping)
+		if ambiguous(merged) != nil {
+			break
+		}
+		if len(kept) > 0 && kept[len(kept)-1].Content == v.Content {
+			// The same content from an earlier snapshot (an ALTER an
+			// Iceberg reader does not see): one version, the earlier.
+			kept[len(kept)-1] = v
+			continue
+		}
+		mapping = merged
+		kept = append(kept, v)
+	}
+	slices.Reverse(kept)
+	cur := kept[len(kept)-1]
+	h := sha256.New()
+	fmt.Fprintf(h, "rocklake-iceberg-%s\x00%s\x00%s\x00", versionFormat, tb.Name, tb.Path)
+	ids := make([]int64, len(kept))
+	for i, v := range kept {
+		ids[i] = v.Snapshot
+		fmt.Fprintf(h, "%d:%s\x00", v.Snapshot, v.Content)
+	}
+	metaPath := filepath.Join(home, fmt.Sprintf("metadata-%d-%s.json", cur.Snapshot, hex.EncodeToString(h.Sum(nil)[:8])))
+	if raw, err := os.ReadFile(metaPath); err == nil {
+		md, err := table.ParseMetadataBytes(raw)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg metadata %s: %w", metaPath, err)
+		}
+		return &Metadata{Location: metaPath, Metadata: md, SnapshotID: cur.Snapshot, Versions: ids}, nil
+	}
+	md, err := chain(tb, kept, mapping)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(metaPath, raw); err != nil {
+		return nil, err
+	}
+	return &Metadata{Location: metaPath, Metadata: md, SnapshotID: cur.Snapshot, Versions: ids}, nil
+}
+
+// chain builds the metadata as Iceberg's commits would have: one
+// snapshot per version, each committed on the metadata before it, so
+// that the snapshot log keeps every one for reads as of a time.
+func chain(tb catalog.Table, kept []*version, mapping ig.NameMapping) (table.Metadata, error) {
+	id, err := uuid.Parse(tb.UUID)
+	if err != nil {
+		id = uuid.NewSHA1(uuid.NameSpaceOID, []byte(tb.UUID))
+	}
+	var md table.Metadata
+	var parent *int64
+	var lastMs int64
+	for i, v := range kept {
+		var b *table.MetadataBuilder
+		if md == nil {
+			if b, err = table.NewMetadataBuilder(2); err != nil {
+				return nil, err
+			}
+			steps := []func() error{
+				func() error { return b.SetUUID(id) },
+				func() error { return b.SetLoc(tb.Path) },
+			}
+			for _, step := range steps {
+				if err := step(); err != nil {
+					return nil, err
+				}
+			}
+		} else if b, err = table.MetadataBuilderFromBase(md, ""); err != nil {
+			return nil, err
+		}
+		var schema ig.Schema
+		if err := json.Unmarshal(v.Schema, &schema); err != nil {
+			return nil, fmt.Errorf("version %d's schema: %w", v.Snapshot, err)
+		}
+		if err := b.AddSchema(&schema); err != nil {
+			return nil, fmt.Errorf("version %d's schema: %w", v.Snapshot, err)
+		}
+		if err := b.SetCurrentSchemaID(-1); err != nil {
+			return nil, err
+		}
+		if md == nil {
+			// A partition spec and a sort order are bound to a current
+			// schema.
+			steps := []func() error{
+				func() error { return b.AddPartitionSpec(ig.UnpartitionedSpec, true) },
+				func() error { return b.SetDefaultSpecID(-1) },
+				func() error { return b.AddSortOrder(&table.UnsortedSortOrder) },
+				func() error { return b.SetDefaultSortOrderID(-1) },
+			}
+			for _, step := range steps {
+				if err := step(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		schemaID := b.CurrentSchema().ID
+		// A writer's clock may step back; Iceberg refuses a snapshot
+		// more than a minute older than the one before it.
+		ms := max(v.TimeMs, lastMs)
+		lastMs = ms
+		props := ig.Properties{}
+		for k, val := range v.Summary {
+			props[k] = val
+		}
+		snap := &table.Snapshot{
+			SnapshotID: v.Snapshot, ParentSnapshotID: parent, SequenceNumber: v.Snapshot, TimestampMs: ms,
+			ManifestList: v.ManifestList, SchemaID: &schemaID,
+			Summary: &table.Summary{Operation: table.Operation(v.Operation), Properties: props},
+		}
+		if err := b.AddSnapshot(snap); err != nil {
+			return nil, fmt.Errorf("version %d: %w", v.Snapshot, err)
+		}
+		if err := b.SetSnapshotRef(table.MainBranch, v.Snapshot, table.BranchRef); err != nil {
+			return nil, fmt.Errorf("version %d: %w", v.Snapshot, err)
+		}
+		if i == len(kept)-1 {
+			raw, err := json.Marshal(mapping)
+			if err != nil {
+				return nil, err
+			}
+			props := ig.Properties{
+				PropNameMapping: string(raw),
+				PropTable:       tb.Name,
+				PropSnapshot:    strconv.FormatInt(v.Snapshot, 10),
+			}
+			if len(v.Left) > 0 {
+				left, _ := json.Marshal(v.Left)
+				props[PropLeft] = string(left)
+			}
+			if err := b.SetProperties(props); err != nil {
+				return nil, err
+			}
+		}
+		if md, err = b.Build(); err != nil {
+			return nil, fmt.Errorf("version %d: %w", v.Snapshot, err)
+		}
+		parent = &kept[i].Snapshot
+	}
+	return md, nil
+}
+
+// readVersion reads a version's record, writing the version first when no
+// earlier call did.
+func readVersion(c *catalog.Catalog, cur *catalog.Reader, home string, tb catalog.Table, s catalog.Snapshot) (*version, error) {
+	vdir := filepath.Join(home, fmt.Sprintf("%s-%d", versionFormat, s.ID))
+	rec := filepath.Join(vdir, "version.json")
+	if raw, err := os.ReadFile(rec); err == nil {
+		var v version
+		if err := json.Unmarshal(raw, &v); err == nil && v.Format == versionFormat && v.Snapshot == s.ID {
+			return &v, nil
+		}
+	}
+	r := cur
+	if s.ID != cur.Snapshot().ID {
+		var err error
+		if r, err = c.Read(s.ID); err != nil {
+			return nil, fmt.Errorf("reading the table at snapshot %d: %w", s.ID, err)
+		}
+		defer r.Close()
+	}
+	v := &version{Format: versionFormat, Snapshot: s.ID, TimeMs: s.Time.UnixMilli()}
+	name, err := nameAt(r, tb.ID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Load(r, name)
+	switch {
+	case errors.Is(err, ErrNotShown):
+		v.NotShown = err.Error()
+	case err != nil:
+		return nil, fmt.Errorf("reading the table at snapshot %d: %w", s.ID, err)
+	default:
+		if err := t.writeVersion(r, vdir, s, v); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(vdir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(rec, raw); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// nameAt is the name a table had at the reader's snapshot.
+func nameAt(r *catalog.Reader, id int64) (string, error) {
+	tables, err := r.Tables()
+	if err != nil {
+		return "", err
+	}
+	for _, t := range tables {
+		if t.ID == id {
+			return t.Name, nil
+		}
+	}
+	return "", fmt.Errorf("table %d is not in snapshot %d", id, r.Snapshot().ID)
+}
+
+// writeVersion writes the version's manifests and manifest list into vdir
+// and fills in its record.
+func (t *Table) writeVersion(r *catalog.Reader, vdir string, s catalog.Snapshot, v *version) error {
+	if err := os.MkdirAll(vdir, 0o755); err != nil {
+		return err
+	}
+	snapID := s.ID
+	files, err := t.dataFiles(r)
+	if err != nil {
+		return err
+	}
+	spec := *ig.UnpartitionedSpec
+	var manifests []ig.ManifestFile
+	var added, rows, delRows int64
+	if len(files) > 0 {
+		manPath := filepath.Join(vdir, "manifest-data.avro")
+		var buf bytes.Buffer
+		entries := make([]ig.ManifestEntry, len(files))
+		for i, df := range files {
+			f := t.Files[i]
+			begin := t.begins[f.FileID]
+			status := ig.EntryStatusEXISTING
+			if begin == snapID {
+				status, added = ig.EntryStatusADDED, added+1
+			}
+			rows += f.Rows
+			entries[i] = ig.NewManifestEntry(status, &begin, &begin, &begin, df)
+		}
+		mf, err := ig.WriteManifest(manPath, &buf, 2, spec, t.Schema.Iceberg, snapID, entries)
+		if err != nil {
+			return fmt.Errorf("writing the manifest: %w", err)
+		}
+		if err := writeFile(manPath, buf.Bytes()); err != nil {
+			return err
+		}
+		manifests = append(manifests, mf)
+	}
+	dels := t.deleteFiles()
+	if len(dels) > 0 {
+		manPath := filepath.Join(vdir, "manifest-deletes.avro")
+		var buf bytes.Buffer
+		cnt := &countingWriter{w: &buf}
+		w, err := ig.NewManifestWriter(2, cnt, spec, t.Schema.Iceberg, snapID, ig.WithManifestWriterContent(ig.ManifestContentDeletes))
+		if err != nil {
+			return err
+		}
+		for _, d := range dels {
+			begin := d.begin
+			status := ig.EntryStatusEXISTING
+			if begin == snapID {
+				status = ig.EntryStatusADDED
+			}
+			delRows += d.file.Count()
+			if err := w.Add(ig.NewManifestEntry(status, &begin, &begin, &begin, d.file)); err != nil {
+				return fmt.Errorf("writing the delete manifest: %w", err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("writing the delete manifest: %w", err)
+		}
+		mf, err := w.ToManifestFile(manPath, cnt.n)
+		if err != nil {
+			return fmt.Errorf("writing the delete manifest: %w", err)
+		}
+		if err := writeFile(manPath, buf.Bytes()); err != nil {
+			return err
+		}
+		manifests = append(manifests, mf)
+	}
+	listPath := filepath.Join(vdir, fmt.Sprintf("snap-%d.avro", snapID))
+	var buf bytes.Buffer
+	seq := snapID
+	if err := ig.WriteManifestList(2, &buf, snapID, nil, &seq, 0, manifests); err != nil {
+		return fmt.Errorf("writing the manifest list: %w", err)
+	}
+	if err := writeFile(listPath, buf.Bytes()); err != nil {
+		return err
+	}
+	schema, err := json.Marshal(t.Schema.Iceberg)
+	if err != nil {
+		return err
+	}
+	v.Name, v.Content, v.Schema, v.Mapping, v.Left, v.ManifestList = t.Name, t.Content, schema, t.Schema.Mapping, t.Schema.Left, listPath
+	v.Operation = string(operation(s.Changes, t.Table.ID, added))
+	v.Summary = map[string]string{
+		"added-data-files":       strconv.FormatInt(added, 10),
+		"total-data-files":       strconv.Itoa(len(files)),
+		"total-records":          strconv.FormatInt(rows, 10),
+		"total-delete-files":     strconv.Itoa(len(dels)),
+		"total-position-deletes": strconv.FormatInt(delRows, 10),
+		"total-equality-deletes": "0",
+		PropSnapshot:             strconv.FormatInt(snapID, 10),
+	}
+	return nil
+}
+
+// operation is what a version's snapshot did, as Iceberg names it: an
+// append only added files (or created the table), a delete only removed
+// rows, an overwrite did both; a version that changed neither (an ALTER
+// that shows) replaces.
+func operation(ch catalog.Changes, tableID int64, added int64) table.Operation {
+	ins := slices.Contains(ch.InsertedIntoTables, tableID) || (slices.Contains(ch.CreatedTables, tableID) && added > 0)
+	del := slices.Contains(ch.DeletedFromTables, tableID)
+	switch {
+	case ins && del:
+		return table.OpOverwrite
+	case del:
+		return table.OpDelete
+	case ins:
+		return table.OpAppend
+	}
+	if added > 0 {
+		return table.OpAppend
+	}
+	return table.OpReplace
+}
+
+// mergeMapping is the name mapping that reads the files of both: each
+// field under every name either gives it, by field id at every level.
+func mergeMapping(a, b ig.NameMapping) ig.NameMapping {
+	var merge func(a, b []ig.MappedField) []ig.MappedField
+	merge = func(a, b []ig.MappedField) []ig.MappedField {
+		out := slices.Clone(a)
+		for _, f := range b {
+			i := slices.IndexFunc(out, func(g ig.MappedField) bool {
+				return g.FieldID != nil && f.FieldID != nil && *g.FieldID == *f.FieldID
+			})
+			if i < 0 {
+				out = append(out, f)
+				continue
+			}
+			g := out[i]
+			names := slices.Clone(g.Names)
+			for _, n := range f.Names {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+			out[i] = ig.MappedField{FieldID: g.FieldID, Names: names, Fields: merge(g.Fields, f.Fields)}
+		}
+		return out
+	}
+	return merge(a, b)
+}
