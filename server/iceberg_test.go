@@ -875,3 +875,152 @@ func TestIcebergTimeTravel(t *testing.T) {
 		t.Errorf("after expiry, the current version reads %d rows (%v), want %d", len(got), err, len(want))
 	}
 }
+
+// TestIcebergColumnsByName evolves t so that names come to stand for other
+// columns (a column dropped and added again, one renamed and its old name
+// taken, one files brought that was mapped in, dropped and added again)
+// and, at every version the metadata lists, reads each column it shows
+// through iceberg-go in both planning modes: the ids holding a non-NULL
+// value equal rocklake's at that snapshot. An Iceberg reader finds a
+// field in a file by name, so a column a file holds another column's
+// values under must not be shown.
+func TestIcebergColumnsByName(t *testing.T) {
+	f, cat := icebergFixture(t)
+	ctx := context.Background()
+	alter := func(words ...string) {
+		a, err := rocklake.ParseAlteration(words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.lake.AlterTable(ctx, "t", a); err != nil {
+			t.Fatalf("alter %v: %v", words, err)
+		}
+	}
+	exec := func(q string) {
+		if _, err := f.lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db := openDuck(t)
+	bonus := filepath.Join(f.data, "bonus.parquet")
+	// bonus.parquet fits t as the steps leave it before its add, with a
+	// column t lacks.
+	if _, err := db.Exec("COPY (SELECT * RENAME (day AS day_old), DATE '2031-01-01' AS day, id * 3 AS bonus FROM (SELECT " + tColumns + " FROM range(5000, 5040) r(i))) TO '" + bonus + "' (FORMAT parquet)"); err != nil {
+		t.Fatal(err)
+	}
+	steps := []func(){
+		func() { alter("drop", "column", "name") },
+		func() { alter("add", "column", "name", "VARCHAR") },
+		func() { exec("INSERT INTO t (id, name) SELECT i, 'again' || i FROM range(4000, 4030) r(i)") },
+		func() { alter("rename", "column", "day", "to", "day_old") },
+		func() { alter("add", "column", "day", "DATE") },
+		func() { exec("INSERT INTO t (id, day) SELECT i, DATE '2030-01-01' FROM range(4030, 4040) r(i)") },
+		func() {
+			if _, err := f.lake.Add(ctx, "t", []string{bonus}, rocklake.AddOptions{IgnoreExtraColumns: true}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() { alter("add", "column", "bonus", "BIGINT") },
+		func() { exec("INSERT INTO t (id, bonus) SELECT i, i FROM range(4040, 4050) r(i)") },
+		func() { alter("drop", "column", "bonus") },
+		func() { alter("add", "column", "bonus", "BIGINT") },
+		func() { exec("INSERT INTO t (id, bonus) SELECT i, -i FROM range(4050, 4060) r(i)") },
+	}
+	for _, step := range steps {
+		step()
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatalf("loading t: %v", err)
+	}
+	md := tbl.Metadata()
+	shownBoth := 0
+	readAll := func() {
+		nonNull := func(opt table.ScanOption, col string, mode table.ScanPlanningMode) []int64 {
+			at, err := tbl.Scan(opt, table.WithScanPlanningMode(mode), table.WithSelectedFields("id", col)).ToArrowTable(ctx)
+			if err != nil {
+				t.Fatalf("%s planning, %s: %v", mode, col, err)
+			}
+			defer at.Release()
+			ids := []int64{}
+			idCol := at.Column(at.Schema().FieldIndices("id")[0]).Data().Chunks()
+			valCol := at.Column(at.Schema().FieldIndices(col)[0]).Data().Chunks()
+			for k, ch := range idCol {
+				a := ch.(*array.Int64)
+				for i := 0; i < a.Len(); i++ {
+					if valCol[k].IsValid(i) {
+						ids = append(ids, a.Value(i))
+					}
+				}
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		for _, snap := range md.Snapshots() {
+			schema := md.Schemas()[slices.IndexFunc(md.Schemas(), func(s *ig.Schema) bool { return s.ID == *snap.SchemaID })]
+			for _, field := range schema.Fields() {
+				if _, ok := field.Type.(ig.PrimitiveType); !ok || field.Name == "id" {
+					continue
+				}
+				res, err := f.lake.Query(ctx, `SELECT id FROM t WHERE "`+field.Name+`" IS NOT NULL ORDER BY id`, rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(snap.SnapshotID)})
+				if err != nil {
+					t.Fatalf("rocklake at %d, %s: %v", snap.SnapshotID, field.Name, err)
+				}
+				want := []int64{}
+				for _, row := range res.Rows {
+					var id int64
+					fmt.Sscan(*row[0], &id)
+					want = append(want, id)
+				}
+				for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
+					if got := nonNull(table.WithSnapshotID(snap.SnapshotID), field.Name, mode); !slices.Equal(got, want) {
+						t.Fatalf("version %d, %s planning: %s holds a value in %d rows, rocklake says %d", snap.SnapshotID, mode, field.Name, len(got), len(want))
+					}
+				}
+				if field.Name == "name" || field.Name == "day" || field.Name == "bonus" {
+					shownBoth++
+				}
+			}
+		}
+	}
+	readAll()
+	// The columns that took an old name are left out, and say why; so is
+	// day_old, which older files hold under the name newer files hold day
+	// under. The others are shown.
+	left := md.Properties()[iceberg.PropLeft]
+	for _, name := range []string{"name", "day", "bonus", "day_old"} {
+		if _, ok := md.CurrentSchema().FindFieldByName(name); ok || !strings.Contains(left, `"`+name+`"`) {
+			t.Errorf("column %s: shown %v, in %s: %s", name, ok, iceberg.PropLeft, left)
+		}
+	}
+	for _, name := range []string{"id", "ts", "amount", "score", "raw", "even"} {
+		if _, ok := md.CurrentSchema().FindFieldByName(name); !ok {
+			t.Errorf("column %s is not shown (%s)", name, left)
+		}
+	}
+	t.Logf("%d versions listed; name, day or bonus read at %d of them", len(md.Snapshots()), shownBoth)
+
+	// Once no row is left in a file that holds the dropped name, the new
+	// name shows; the history then ends where the name began to mean it.
+	// day and day_old stay out: rows inserted before the rename are left.
+	before := len(md.Snapshots())
+	exec("DELETE FROM t WHERE id < 4000")
+	if tbl, err = cat.LoadTable(ctx, table.Identifier{"main", "t"}); err != nil {
+		t.Fatalf("loading t: %v", err)
+	}
+	md = tbl.Metadata()
+	shownBoth = 0
+	readAll()
+	if _, ok := md.CurrentSchema().FindFieldByName("name"); !ok {
+		t.Errorf("after the delete, column name is not shown (%s)", md.Properties()[iceberg.PropLeft])
+	}
+	for _, name := range []string{"day", "day_old", "bonus"} {
+		if _, ok := md.CurrentSchema().FindFieldByName(name); ok {
+			t.Errorf("after the delete, column %s is shown", name)
+		}
+	}
+	if n := len(md.Snapshots()); n >= before+1 || n < 2 {
+		t.Errorf("after the delete, %d versions listed (%d before it): the history should end where name came to mean the new column", n, before)
+	}
+	t.Logf("after the delete: %d versions listed; name, day or bonus read at %d of them", len(md.Snapshots()), shownBoth)
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	ig "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -70,15 +71,22 @@ type version struct {
 	TimeMs   int64  `json:"time_ms"`
 	// NotShown says why the table at this version has no Iceberg form; it
 	// is then left out of the history.
-	NotShown     string            `json:"not_shown,omitempty"`
-	Name         string            `json:"name,omitempty"`
-	Content      string            `json:"content,omitempty"`
-	Schema       json.RawMessage   `json:"schema,omitempty"`
-	Mapping      ig.NameMapping    `json:"mapping,omitempty"`
-	Left         []LeftColumn      `json:"left,omitempty"`
-	ManifestList string            `json:"manifest_list,omitempty"`
-	Operation    string            `json:"operation,omitempty"`
-	Summary      map[string]string `json:"summary,omitempty"`
+	NotShown string          `json:"not_shown,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Content  string          `json:"content,omitempty"`
+	Schema   json.RawMessage `json:"schema,omitempty"`
+	Mapping  ig.NameMapping  `json:"mapping,omitempty"`
+	Left     []LeftColumn    `json:"left,omitempty"`
+	// Held are the top-level column names the version's files hold, with
+	// the columns held under each (0: none of the version's), and Shown
+	// the top-level field ids its schema shows: a name the history's
+	// mapping gives to a field must not stand for anything else in a
+	// version that shows that field.
+	Held         map[string][]int64 `json:"held,omitempty"`
+	Shown        []int              `json:"shown,omitempty"`
+	ManifestList string             `json:"manifest_list,omitempty"`
+	Operation    string             `json:"operation,omitempty"`
+	Summary      map[string]string  `json:"summary,omitempty"`
 }
 
 // Versions are the rocklake snapshots at which a table's content began,
@@ -141,12 +149,12 @@ func Materialize(c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir st
 		}
 		if v.NotShown != "" {
 			if len(kept) == 0 {
-				return nil, fmt.Errorf("%w: %s", ErrNotShown, v.NotShown)
+				return nil, fmt.Errorf("%w: %s", ErrNotShown, strings.TrimPrefix(v.NotShown, ErrNotShown.Error()+": "))
 			}
 			break
 		}
 		merged := mergeMapping(mapping, v.Mapping)
-		if ambiguous(merged) != nil {
+		if ambiguous(merged) != nil || !consistent(merged, append(slices.Clone(kept), v)) {
 			break
 		}
 		if len(kept) > 0 && kept[len(kept)-1].Content == v.Content {
@@ -434,6 +442,10 @@ func (t *Table) writeVersion(r *catalog.Reader, vdir string, s catalog.Snapshot,
 		return err
 	}
 	v.Name, v.Content, v.Schema, v.Mapping, v.Left, v.ManifestList = t.Name, t.Content, schema, t.Schema.Mapping, t.Schema.Left, listPath
+	v.Held = t.held
+	for _, f := range t.Schema.Iceberg.Fields() {
+		v.Shown = append(v.Shown, f.ID)
+	}
 	v.Operation = string(operation(s.Changes, t.Table.ID, added))
 	v.Summary = map[string]string{
 		"added-data-files":       strconv.FormatInt(added, 10),
@@ -466,6 +478,32 @@ func operation(ch catalog.Changes, tableID int64, added int64) table.Operation {
 		return table.OpAppend
 	}
 	return table.OpReplace
+}
+
+// consistent says that in every version a reader of that version's
+// schema finds, under each top-level name the mapping gives to a field
+// the version shows, that field and nothing else.
+func consistent(mapping ig.NameMapping, vs []*version) bool {
+	field := map[string]int64{}
+	for _, f := range mapping {
+		for _, n := range f.Names {
+			if f.FieldID != nil {
+				field[n] = int64(*f.FieldID)
+			}
+		}
+	}
+	for _, v := range vs {
+		for n, ids := range v.Held {
+			y, ok := field[n]
+			if !ok || !slices.Contains(v.Shown, int(y)) {
+				continue
+			}
+			if slices.ContainsFunc(ids, func(id int64) bool { return id != y }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // mergeMapping is the name mapping that reads the files of both: each

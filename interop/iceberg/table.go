@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	ig "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -37,7 +38,11 @@ type Table struct {
 	deletes map[int64]catalog.DeleteFile
 	// begins are the live data files' first snapshots, by file id: their
 	// sequence numbers in the manifests.
-	begins  map[int64]int64
+	begins map[int64]int64
+	// held are the top-level column names live files hold, each with
+	// the ids of the table's columns held under it (0: a column that is
+	// not the table's now).
+	held    map[string][]int64
 	columns []catalog.Column
 }
 
@@ -56,6 +61,10 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 		return nil, err
 	}
 	dels, err := r.DeleteFiles(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.Files(t.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -86,26 +95,46 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 			}
 			ft, err := types.ParseType(src.FileType)
 			if err != nil {
-				badType[id] = src.FileType
+				badType[id] = unpromoted(src.FileType)
 				continue
 			}
 			for _, c := range cols {
 				if c.ID == id && !promotes(ft, c.Type) {
-					badType[id] = src.FileType
+					badType[id] = unpromoted(src.FileType)
 				}
 			}
 		}
 	}
-	s, err := TableSchema(cols, int(t.SchemaID), fileNames)
+	held, err := heldNames(r, t.ID, cols, live, dels)
 	if err != nil {
+		return nil, err
+	}
+	// An Iceberg reader finds a field in a file by name alone: a column
+	// is shown only if every file holding a column under one of its names
+	// holds this one (not a column dropped since whose name it took, nor
+	// one a file brought that the table never took in).
+	for _, c := range cols {
+		if c.Parent.Known {
+			continue
+		}
+		for _, n := range append([]string{c.Name}, fileNames[c.ID]...) {
+			if slices.ContainsFunc(held[n], func(id int64) bool { return id != c.ID }) {
+				badType[c.ID] = fmt.Sprintf("some files hold another column under the name %q (one dropped since, or one the table never took in), which an Iceberg reader, finding columns by name, would read as this one", n)
+				break
+			}
+		}
+	}
+	s, err := TableSchema(cols, int(t.SchemaID), fileNames)
+	if err != nil && len(badType) == 0 {
 		return nil, fmt.Errorf("%w: table %s: %v", ErrNotShown, t.Name, err)
 	}
 	if len(badType) > 0 {
 		// Drop the columns again: a reader would misread them.
 		var keep []catalog.Column
+		var dropped []LeftColumn
 		for _, c := range cols {
-			if ft, bad := badType[c.ID]; bad {
-				s.Left = append(s.Left, LeftColumn{Name: c.Name, Type: types.DisplayName(c.Type), Reason: "some files hold it as " + ft + ", which Iceberg does not promote to the table's type"})
+			if why, bad := badType[c.ID]; bad {
+				dropped = append(dropped, LeftColumn{Name: c.Name, Type: types.DisplayName(c.Type), Reason: why})
 				continue
 			}
 			if c.Parent.Known {
@@ -115,23 +144,77 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 			}
 			keep = append(keep, c)
 		}
-		left := s.Left
 		if s, err = TableSchema(keep, int(t.SchemaID), fileNames); err != nil {
 			return nil, fmt.Errorf("%w: table %s: %v", ErrNotShown, t.Name, err)
 		}
-		s.Left = append(left, s.Left...)
-	}
-	live, err := r.Files(t.ID)
-	if err != nil {
-		return nil, err
+		s.Left = append(dropped, s.Left...)
 	}
 	begins := make(map[int64]int64, len(live))
 	for _, f := range live {
 		begins[f.ID] = f.Begin
 	}
-	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, Schema: s, Files: all.KeptFiles, deletes: dels, begins: begins, columns: cols}
+	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, held: held, Schema: s, Files: all.KeptFiles, deletes: dels, begins: begins, columns: cols}
 	tb.Content = tb.contentHash()
 	return tb, nil
+}
+
+func unpromoted(fileType string) string {
+	return "some files hold it as " + fileType + ", which Iceberg does not promote to the table's type"
+}
+
+// heldNames are the top-level column names the live files hold, each with
+// the ids of the table's columns (cols) held under it, 0 for a column that
+// is not one of them: dropped since, or never taken in (DataFile.
+// IgnoredColumns). A file whose delete file deletes every row gives a
+// reader no value, and counts for nothing. Names are Iceberg's, compared
+// exactly.
+func heldNames(r *catalog.Reader, tableID int64, cols []catalog.Column, files []catalog.DataFile, dels map[int64]catalog.DeleteFile) (map[string][]int64, error) {
+	m, err := r.ColumnMapping(tableID)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string][]int64{}
+	add := func(n string, id int64) {
+		if !slices.Contains(held[n], id) {
+			held[n] = append(held[n], id)
+		}
+	}
+	var top []catalog.Column
+	for _, c := range cols {
+		if !c.Parent.Known && c.Partition == "" {
+			top = append(top, c)
+		}
+	}
+	for _, f := range files {
+		if d, ok := dels[f.ID]; ok && d.DeleteCount >= f.RecordCount {
+			continue
+		}
+		claimed := map[string]bool{}
+		for _, c := range top {
+			n := c.Name
+			if m.Evolved() {
+				var ok bool
+				if n, _, ok = m.Source(c, f); !ok {
+					continue
+				}
+			}
+			add(n, c.ID)
+			claimed[n] = true
+		}
+		if m.Evolved() {
+			for _, v := range m.Names(f) {
+				if !claimed[v.Name] {
+					add(v.Name, 0)
+				}
+			}
+		}
+		for _, n := range f.IgnoredColumns {
+			if !claimed[n] {
+				add(n, 0)
+			}
+		}
+	}
+	return held, nil
 }
 
 // promotes says whether Iceberg reads a file's type as the table's: the
