@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/interop/iceberg"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // The Iceberg REST catalog, read-only, under /iceberg on the HTTP listener
@@ -408,7 +410,7 @@ func (s *Server) iceLoadTable(_ http.ResponseWriter, r *http.Request) (any, erro
 		}
 		return nil, err
 	}
-	md, err := s.icebergMetadata(cr, tb)
+	md, err := s.icebergMetadata(r.Context(), cr, tb)
 	if err != nil {
 		if errors.Is(err, iceberg.ErrNotShown) {
 			return nil, &icebergError{http.StatusBadRequest, "BadRequestException", err.Error()}
@@ -420,10 +422,25 @@ func (s *Server) iceLoadTable(_ http.ResponseWriter, r *http.Request) (any, erro
 
 // icebergMetadata materializes a table's metadata, each version once, one
 // writer at a time per server: others wait and read what it wrote.
-func (s *Server) icebergMetadata(cr *catalog.Reader, tb catalog.Table) (*iceberg.Metadata, error) {
+func (s *Server) icebergMetadata(ctx context.Context, cr *catalog.Reader, tb catalog.Table) (*iceberg.Metadata, error) {
 	s.iceMu.Lock()
 	defer s.iceMu.Unlock()
-	return iceberg.Materialize(s.lake.Catalog(), cr, tb, s.cfg.IcebergDir, s.cfg.IcebergHistory)
+	o := iceberg.Options{History: s.cfg.IcebergHistory, Objects: s.icebergObjects}
+	return iceberg.Materialize(ctx, s.lake.Catalog(), cr, tb, s.cfg.IcebergDir, o)
+}
+
+// icebergObjects is the object store the metadata of tables of objects is
+// written to: made from the environment once (under iceMu), as the
+// engine reads objects.
+func (s *Server) icebergObjects() (*storage.S3, error) {
+	if s.iceS3 == nil {
+		st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+		if err != nil {
+			return nil, err
+		}
+		s.iceS3 = st
+	}
+	return s.iceS3, nil
 }
 
 func (s *Server) icePlan(_ http.ResponseWriter, r *http.Request) (any, error) {

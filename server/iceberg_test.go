@@ -20,11 +20,13 @@ import (
 	ig "github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// for the client's FileIO
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
+	"github.com/rocklake/rocklake/internal/s3test"
 	"github.com/rocklake/rocklake/interop/iceberg"
 	"github.com/rocklake/rocklake/server"
 )
@@ -837,7 +839,7 @@ func TestIcebergTimeTravel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, err := iceberg.Materialize(f.lake.Catalog(), r, mustTable(t, r, "t"), t.TempDir(), 3)
+	short, err := iceberg.Materialize(ctx, f.lake.Catalog(), r, mustTable(t, r, "t"), t.TempDir(), iceberg.Options{History: 3})
 	r.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -1023,4 +1025,114 @@ func TestIcebergColumnsByName(t *testing.T) {
 		t.Errorf("after the delete, %d versions listed (%d before it): the history should end where name came to mean the new column", n, before)
 	}
 	t.Logf("after the delete: %d versions listed; name, day or bonus read at %d of them", len(md.Snapshots()), shownBoth)
+}
+
+// TestIcebergTablesOfObjects serves a table whose files are objects (a
+// real S3 server on loopback): its Iceberg metadata is written as objects
+// beside them, and iceberg-go, reading through its own S3 client, loads
+// it and scans it planned locally and remotely, at the current version
+// and an earlier one; every answer equals DuckDB's over the files.
+func TestIcebergTablesOfObjects(t *testing.T) {
+	s3srv := s3test.Start(t)
+	s3srv.Bucket(t, "lake")
+	s3srv.SetEnv(t)
+	cfg := newConfig()
+	cfg.IcebergDir = filepath.Join(t.TempDir(), "iceberg")
+	f := newFixture(t, cfg)
+	ctx := context.Background()
+	db := openDuck(t)
+	local := t.TempDir()
+	var locs []string
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(local, fmt.Sprintf("obj%d.parquet", i))
+		writeFile(t, db, p, i*300, i*300+300)
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc := fmt.Sprintf("s3://lake/events/obj%d.parquet", i)
+		s3srv.Put(t, loc, raw)
+		locs = append(locs, loc)
+	}
+	if _, err := f.lake.Add(ctx, "obj", locs[:3], rocklake.AddOptions{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	first := latestSnapshot(t, f)
+	if _, err := f.lake.Add(ctx, "obj", locs[3:], rocklake.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env := s3srv.Env(s3srv.Endpoint)
+	cat, err := rest.NewCatalog(ctx, "rocklake", "http://"+f.srv.HTTPAddr().String()+"/iceberg", rest.WithAdditionalProps(ig.Properties{
+		"s3.endpoint": env["AWS_ENDPOINT_URL"], "s3.region": env["AWS_REGION"],
+		"s3.access-key-id": env["AWS_ACCESS_KEY_ID"], "s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"],
+		"s3.force-virtual-addressing": "false",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "obj"})
+	if err != nil {
+		t.Fatalf("loading obj: %v", err)
+	}
+	md := tbl.Metadata()
+	for _, loc := range []string{tbl.MetadataLocation(), md.CurrentSnapshot().ManifestList} {
+		if !strings.HasPrefix(loc, "s3://lake/events/_rocklake/iceberg/") {
+			t.Errorf("metadata file %s is not an object beside the table's", loc)
+		}
+	}
+	if n := len(md.Snapshots()); n != 2 {
+		t.Fatalf("%d versions listed, want 2", n)
+	}
+	rng := rand.New(rand.NewPCG(39, 5))
+	for i := 0; i < 30; i++ {
+		c := genIcebergFilter(rng, 2)
+		if i == 0 {
+			c = iceCase{ig.AlwaysTrue{}, "true"}
+		}
+		for _, at := range []struct {
+			snap  int64
+			files string
+		}{{md.CurrentSnapshot().SnapshotID, "obj[0-3]"}, {first, "obj[0-2]"}} {
+			rows, err := db.Query("SELECT id FROM read_parquet('" + local + "/" + at.files + ".parquet') WHERE " + c.sql + " ORDER BY id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []int64{}
+			for rows.Next() {
+				var id int64
+				rows.Scan(&id)
+				want = append(want, id)
+			}
+			rows.Close()
+			for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
+				sc := tbl.Scan(table.WithSnapshotID(at.snap), table.WithRowFilter(c.e), table.WithScanPlanningMode(mode), table.WithSelectedFields("id"))
+				res, err := sc.ToArrowTable(ctx)
+				if err != nil {
+					t.Fatalf("case %d, version %d, %s planning of %s: %v", i, at.snap, mode, c.e, err)
+				}
+				got := []int64{}
+				for _, ch := range res.Column(0).Data().Chunks() {
+					a := ch.(*array.Int64)
+					for k := 0; k < a.Len(); k++ {
+						got = append(got, a.Value(k))
+					}
+				}
+				res.Release()
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("case %d, version %d, %s planning of %s: %d rows, DuckDB %d", i, at.snap, mode, c.e, len(got), len(want))
+				}
+			}
+		}
+	}
+}
+
+func latestSnapshot(t *testing.T, f *fixture) int64 {
+	t.Helper()
+	r, err := f.lake.Catalog().Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.Snapshot().ID
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // Config is what a Server serves and how. The zero value of each limit
@@ -163,7 +164,8 @@ type Server struct {
 	sockLn net.Listener
 	sock   *http.Server
 
-	iceMu    sync.Mutex // one materialization of Iceberg metadata at a time
+	iceMu    sync.Mutex  // one materialization of Iceberg metadata at a time
+	iceS3    *storage.S3 // under iceMu
 	icePlans icebergPlans
 
 	// ctx is cancelled when Shutdown gives up waiting: every running

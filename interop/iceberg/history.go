@@ -2,12 +2,12 @@ package iceberg
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // The metadata of a table is its history: one Iceberg snapshot per
@@ -46,6 +47,31 @@ import (
 // What a snapshot of a kept table shows never changes, so a version is
 // written once, whoever asks first; a version directory is named by a
 // format tag so that a later rocklake writes its own beside it.
+
+// Options are Materialize's.
+type Options struct {
+	// History is how many versions the metadata lists, the current one
+	// included; 0: DefaultHistory.
+	History int
+	// Objects gives the object store a table of objects gets its
+	// metadata written to, called when first needed; nil: one made from
+	// the environment (storage.S3OptionsFromEnv).
+	Objects func() (*storage.S3, error)
+}
+
+func (o Options) objects(ctx context.Context) func() (*storage.S3, error) {
+	if o.Objects != nil {
+		return o.Objects
+	}
+	var st *storage.S3
+	var err error
+	return func() (*storage.S3, error) {
+		if st == nil && err == nil {
+			st, err = storage.NewS3(ctx, storage.S3OptionsFromEnv())
+		}
+		return st, err
+	}
+}
 
 // DefaultHistory is how many versions of a table its metadata lists,
 // counting the current one, unless told otherwise.
@@ -126,7 +152,8 @@ func Versions(snaps []catalog.Snapshot, tableID, upTo int64) []catalog.Snapshot 
 // current version must have an Iceberg form (ErrNotShown). Callers
 // serialize calls on one dir within a process; processes sharing it write
 // the same files.
-func Materialize(c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir string, history int) (*Metadata, error) {
+func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir string, o Options) (*Metadata, error) {
+	history := o.History
 	if history < 1 {
 		history = DefaultHistory
 	}
@@ -138,12 +165,19 @@ func Materialize(c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir st
 	if len(vs) == 0 {
 		return nil, fmt.Errorf("table %s: no kept snapshot shows it", tb.Name)
 	}
-	home := filepath.Join(dir, tb.UUID)
+	live, err := r.Files(tb.ID)
+	if err != nil {
+		return nil, err
+	}
+	st := &store{ctx: ctx, local: filepath.Join(dir, tb.UUID), s3: o.objects(ctx)}
+	if home := objectHome(c, live, tb); home != "" {
+		st.remote = home + "_rocklake/iceberg/" + tb.UUID
+	}
 	// Newest first, until the history is full or ends.
 	var kept []*version
 	var mapping ig.NameMapping
 	for i := len(vs) - 1; i >= 0 && len(kept) < history; i-- {
-		v, err := readVersion(c, r, home, tb, vs[i])
+		v, err := readVersion(c, r, st, tb, vs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -175,8 +209,9 @@ func Materialize(c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir st
 		ids[i] = v.Snapshot
 		fmt.Fprintf(h, "%d:%s\x00", v.Snapshot, v.Content)
 	}
-	metaPath := filepath.Join(home, fmt.Sprintf("metadata-%d-%s.json", cur.Snapshot, hex.EncodeToString(h.Sum(nil)[:8])))
-	if raw, err := os.ReadFile(metaPath); err == nil {
+	metaRel := fmt.Sprintf("metadata-%d-%s.json", cur.Snapshot, hex.EncodeToString(h.Sum(nil)[:8]))
+	metaPath := st.loc(metaRel)
+	if raw, err := st.read(metaRel); err == nil {
 		md, err := table.ParseMetadataBytes(raw)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg metadata %s: %w", metaPath, err)
@@ -191,7 +226,7 @@ func Materialize(c *catalog.Catalog, r *catalog.Reader, tb catalog.Table, dir st
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFile(metaPath, raw); err != nil {
+	if err := st.write(metaRel, raw); err != nil {
 		return nil, err
 	}
 	return &Metadata{Location: metaPath, Metadata: md, SnapshotID: cur.Snapshot, Versions: ids}, nil
@@ -299,10 +334,10 @@ func chain(tb catalog.Table, kept []*version, mapping ig.NameMapping) (table.Met
 
 // readVersion reads a version's record, writing the version first when no
 // earlier call did.
-func readVersion(c *catalog.Catalog, cur *catalog.Reader, home string, tb catalog.Table, s catalog.Snapshot) (*version, error) {
-	vdir := filepath.Join(home, fmt.Sprintf("%s-%d", versionFormat, s.ID))
-	rec := filepath.Join(vdir, "version.json")
-	if raw, err := os.ReadFile(rec); err == nil {
+func readVersion(c *catalog.Catalog, cur *catalog.Reader, st *store, tb catalog.Table, s catalog.Snapshot) (*version, error) {
+	vdir := fmt.Sprintf("%s-%d", versionFormat, s.ID)
+	rec := rel(vdir, "version.json")
+	if raw, err := st.read(rec); err == nil {
 		var v version
 		if err := json.Unmarshal(raw, &v); err == nil && v.Format == versionFormat && v.Snapshot == s.ID {
 			return &v, nil
@@ -328,7 +363,7 @@ func readVersion(c *catalog.Catalog, cur *catalog.Reader, home string, tb catalo
 	case err != nil:
 		return nil, fmt.Errorf("reading the table at snapshot %d: %w", s.ID, err)
 	default:
-		if err := t.writeVersion(r, vdir, s, v); err != nil {
+		if err := t.writeVersion(r, st, vdir, s, v); err != nil {
 			return nil, err
 		}
 	}
@@ -336,10 +371,7 @@ func readVersion(c *catalog.Catalog, cur *catalog.Reader, home string, tb catalo
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(vdir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := writeFile(rec, raw); err != nil {
+	if err := st.write(rec, raw); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -361,10 +393,7 @@ func nameAt(r *catalog.Reader, id int64) (string, error) {
 
 // writeVersion writes the version's manifests and manifest list into vdir
 // and fills in its record.
-func (t *Table) writeVersion(r *catalog.Reader, vdir string, s catalog.Snapshot, v *version) error {
-	if err := os.MkdirAll(vdir, 0o755); err != nil {
-		return err
-	}
+func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalog.Snapshot, v *version) error {
 	snapID := s.ID
 	files, err := t.dataFiles(r)
 	if err != nil {
@@ -374,7 +403,8 @@ func (t *Table) writeVersion(r *catalog.Reader, vdir string, s catalog.Snapshot,
 	var manifests []ig.ManifestFile
 	var added, rows, delRows int64
 	if len(files) > 0 {
-		manPath := filepath.Join(vdir, "manifest-data.avro")
+		manRel := rel(vdir, "manifest-data.avro")
+		manPath := st.loc(manRel)
 		var buf bytes.Buffer
 		entries := make([]ig.ManifestEntry, len(files))
 		for i, df := range files {
@@ -391,14 +421,15 @@ func (t *Table) writeVersion(r *catalog.Reader, vdir string, s catalog.Snapshot,
 		if err != nil {
 			return fmt.Errorf("writing the manifest: %w", err)
 		}
-		if err := writeFile(manPath, buf.Bytes()); err != nil {
+		if err := st.write(manRel, buf.Bytes()); err != nil {
 			return err
 		}
 		manifests = append(manifests, mf)
 	}
 	dels := t.deleteFiles()
 	if len(dels) > 0 {
-		manPath := filepath.Join(vdir, "manifest-deletes.avro")
+		manRel := rel(vdir, "manifest-deletes.avro")
+		manPath := st.loc(manRel)
 		var buf bytes.Buffer
 		cnt := &countingWriter{w: &buf}
 		w, err := ig.NewManifestWriter(2, cnt, spec, t.Schema.Iceberg, snapID, ig.WithManifestWriterContent(ig.ManifestContentDeletes))
@@ -423,18 +454,19 @@ func (t *Table) writeVersion(r *catalog.Reader, vdir string, s catalog.Snapshot,
 		if err != nil {
 			return fmt.Errorf("writing the delete manifest: %w", err)
 		}
-		if err := writeFile(manPath, buf.Bytes()); err != nil {
+		if err := st.write(manRel, buf.Bytes()); err != nil {
 			return err
 		}
 		manifests = append(manifests, mf)
 	}
-	listPath := filepath.Join(vdir, fmt.Sprintf("snap-%d.avro", snapID))
+	listRel := rel(vdir, fmt.Sprintf("snap-%d.avro", snapID))
+	listPath := st.loc(listRel)
 	var buf bytes.Buffer
 	seq := snapID
 	if err := ig.WriteManifestList(2, &buf, snapID, nil, &seq, 0, manifests); err != nil {
 		return fmt.Errorf("writing the manifest list: %w", err)
 	}
-	if err := writeFile(listPath, buf.Bytes()); err != nil {
+	if err := st.write(listRel, buf.Bytes()); err != nil {
 		return err
 	}
 	schema, err := json.Marshal(t.Schema.Iceberg)
