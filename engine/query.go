@@ -642,6 +642,25 @@ var notQueryHints = map[string]string{
 	"COPY":    " (to write a query's rows to a file, give the query with --format csv, tsv, json or jsonl and redirect its output)",
 }
 
+// Parse is a query's parse tree as DuckDB's parser gives it
+// (json_serialize_sql), cached per text as the trees of the queries run
+// are (shared: read it, never modify it); nil for a statement the parser
+// does not serialise.
+func (e *Engine) Parse(ctx context.Context, query string) (duckast.Tree, error) {
+	if tree, ok := e.trees.Get(query); ok {
+		return tree, nil
+	}
+	tree, err := e.serialize(ctx, query)
+	if errors.Is(err, duckast.ErrNotSerializable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.trees.Add(query, tree)
+	return tree, nil
+}
+
 // serialize parses a query with DuckDB's parser, on any connection: the
 // parse depends on the text alone.
 func (e *Engine) serialize(ctx context.Context, query string) (duckast.Tree, error) {

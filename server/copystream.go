@@ -344,7 +344,7 @@ func (ss *pgSession) streamCursor(ctx context.Context, done func(), q string) *r
 // format, its rows read back into values (textFields) and sent in formats
 // (nil where a column's type takes the row path).
 func (ss *pgSession) streamRows(ctx context.Context, done func(), q string, cols []engine.Column, formats []int16) *result {
-	fields, enc, err := columnsFor(cols, formats)
+	fields, enc, err := columnsFor(cols, ss.pgNames(q, cols), formats)
 	if err != nil {
 		return nil
 	}

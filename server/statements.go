@@ -245,7 +245,7 @@ func (ss *pgSession) query(q string, formats []int16, run func() (context.Contex
 		done()
 		return nil, err
 	}
-	return ss.rowsResult(ctx, done, rows, formats, start)
+	return ss.rowsResult(ctx, done, q, rows, formats, start)
 }
 
 // hasTable says whether the session's snapshot has a table of one of
@@ -265,8 +265,8 @@ func (ss *pgSession) hasTable(names []string) bool {
 
 // rowsResult is a result sending rows, which it closes, and done, when
 // it closes.
-func (ss *pgSession) rowsResult(ctx context.Context, done func(), rows *rocklake.Rows, formats []int16, start time.Time) (*result, error) {
-	fields, cols, err := columnsFor(rows.Columns(), formats)
+func (ss *pgSession) rowsResult(ctx context.Context, done func(), q string, rows *rocklake.Rows, formats []int16, start time.Time) (*result, error) {
+	fields, cols, err := columnsFor(rows.Columns(), ss.pgNames(q, rows.Columns()), formats)
 	if err != nil {
 		rows.Close()
 		done()
@@ -312,7 +312,7 @@ func (ss *pgSession) describeOnly(q string) (*result, error) {
 		return nil, ctxError(ctx, err)
 	}
 	defer rows.Close()
-	fields, cols, err := columnsFor(rows.Columns(), nil)
+	fields, cols, err := columnsFor(rows.Columns(), ss.pgNames(q, rows.Columns()), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -698,7 +698,7 @@ func (ss *pgSession) systemQuery(ctx context.Context, done func(), q string, for
 		done()
 		return nil, err
 	}
-	return ss.rowsResult(ctx, done, rows, formats, start)
+	return ss.rowsResult(ctx, done, q, rows, formats, start)
 }
 
 func (s *Server) latestSnapshot() (int64, error) {

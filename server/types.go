@@ -109,7 +109,9 @@ type column struct {
 	format int16 // 0 text, 1 binary
 }
 
-func columnsFor(cols []engine.Column, formats []int16) ([]pgproto3.FieldDescription, []column, error) {
+// columnsFor describes answer columns: named as names says where it says
+// (pgNames), else as DuckDB named them, and sent in formats.
+func columnsFor(cols []engine.Column, names []string, formats []int16) ([]pgproto3.FieldDescription, []column, error) {
 	fields := make([]pgproto3.FieldDescription, len(cols))
 	enc := make([]column, len(cols))
 	if len(formats) > 1 && len(formats) != len(cols) {
@@ -121,7 +123,11 @@ func columnsFor(cols []engine.Column, formats []int16) ([]pgproto3.FieldDescript
 		if f != 0 && f != 1 {
 			return nil, nil, &pgError{code: "08P01", msg: fmt.Sprintf("result format %d is neither text (0) nor binary (1)", f)}
 		}
-		fields[i] = pgproto3.FieldDescription{Name: []byte(pgColumnName(c.Name)), DataTypeOID: oid, DataTypeSize: typeSize(oid), TypeModifier: -1, Format: f}
+		name := pgColumnName(c.Name)
+		if i < len(names) && names[i] != "" {
+			name = names[i]
+		}
+		fields[i] = pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: oid, DataTypeSize: typeSize(oid), TypeModifier: -1, Format: f}
 		enc[i] = column{oid: oid, format: f}
 	}
 	return fields, enc, nil

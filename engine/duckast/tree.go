@@ -137,6 +137,10 @@ func location(m map[string]any) int {
 	return at
 }
 
+// Location is a node's query_location, a byte offset in the query text;
+// false where DuckDB gives none.
+func Location(m map[string]any) (int, bool) { return locationOK(m) }
+
 // locationOK is a node's query_location; false where DuckDB gives none (it
 // writes the largest uint64 then).
 func locationOK(m map[string]any) (int, bool) {

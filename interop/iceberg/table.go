@@ -183,27 +183,42 @@ func heldNames(r *catalog.Reader, tableID int64, cols []catalog.Column, files []
 			top = append(top, c)
 		}
 	}
+	if !m.Evolved() {
+		// Every file holds every column under its name: only the
+		// columns files brought that the table never took in remain.
+		claimed := map[string]bool{}
+		for _, c := range top {
+			add(c.Name, c.ID)
+			claimed[c.Name] = true
+		}
+		for _, f := range files {
+			if d, ok := dels[f.ID]; ok && d.DeleteCount >= f.RecordCount {
+				continue
+			}
+			for _, n := range f.IgnoredColumns {
+				if !claimed[n] {
+					add(n, 0)
+				}
+			}
+		}
+		return held, nil
+	}
 	for _, f := range files {
 		if d, ok := dels[f.ID]; ok && d.DeleteCount >= f.RecordCount {
 			continue
 		}
 		claimed := map[string]bool{}
 		for _, c := range top {
-			n := c.Name
-			if m.Evolved() {
-				var ok bool
-				if n, _, ok = m.Source(c, f); !ok {
-					continue
-				}
+			n, _, ok := m.Source(c, f)
+			if !ok {
+				continue
 			}
 			add(n, c.ID)
 			claimed[n] = true
 		}
-		if m.Evolved() {
-			for _, v := range m.Names(f) {
-				if !claimed[v.Name] {
-					add(v.Name, 0)
-				}
+		for _, v := range m.Names(f) {
+			if !claimed[v.Name] {
+				add(v.Name, 0)
 			}
 		}
 		for _, n := range f.IgnoredColumns {
