@@ -62,7 +62,7 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.Files(t.ID)
+	live, err := liveFiles(r, t.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +154,23 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, held: held, Schema: s, Files: all.KeptFiles, deletes: dels, begins: begins, columns: cols}
 	tb.Content = tb.contentHash()
 	return tb, nil
+}
+
+// liveFiles are a table's live files at the reader's snapshot, from the
+// catalog's cached file set (planning's): a plan request reads them
+// decoded once, not again per request.
+func liveFiles(r *catalog.Reader, tableID int64) ([]catalog.DataFile, error) {
+	fs, err := r.FileSet(tableID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]catalog.DataFile, fs.Len())
+	for i := range out {
+		if out[i], err = r.FileAt(fs, i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func unpromoted(fileType string) string {
