@@ -2,7 +2,10 @@ package kv_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rocklake/rocklake/kv"
@@ -51,5 +54,63 @@ func TestPebbleLockedTwice(t *testing.T) {
 	defer s.Close()
 	if _, err := kv.OpenPebble(dir, kv.PebbleOptions{}); !errors.Is(err, kv.ErrLocked) {
 		t.Fatalf("second open: want ErrLocked, got %v", err)
+	}
+}
+
+// TestLargeCommitLeavesNoLog commits one batch larger than Pebble's
+// memtable, as an add of many files does, and closes the store: no
+// write-ahead log of that size is left in its directory (Pebble would keep
+// it to recycle, until the next open for writing).
+func TestLargeCommitLeavesNoLog(t *testing.T) {
+	dir := t.TempDir()
+	s, err := kv.OpenPebble(dir, kv.PebbleOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	val := make([]byte, 1<<10)
+	for i := 0; i < 40<<10; i++ { // 40 MiB
+		if err := b.Set([]byte(fmt.Sprintf("k%08d", i)), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	// Writes after it, as the next commits: the large log is obsolete
+	// once its rows are in tables.
+	for i := 0; i < 3; i++ {
+		b := s.NewBatch()
+		if err := b.Set([]byte(fmt.Sprintf("after%d", i)), val); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logs, tables int64
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch filepath.Ext(e.Name()) {
+		case ".log":
+			logs += info.Size()
+		case ".sst":
+			tables += info.Size()
+		}
+	}
+	if tables == 0 || logs > 1<<20 {
+		t.Fatalf("after a 40 MiB commit: %d bytes of logs beside %d of tables", logs, tables)
 	}
 }

@@ -120,6 +120,7 @@ func openPebble(dir string, base vfs.FS, lock io.Closer, create, readOnly bool) 
 		ReadOnly:         readOnly,
 		Logger:           logger{s},
 		EventListener:    listener(s),
+		Cleaner:          noRecycleCleaner{},
 	}
 	if readOnly {
 		// A read-only store is a command's, which reads what it plans
@@ -144,6 +145,25 @@ func openPebble(dir string, base vfs.FS, lock io.Closer, create, readOnly bool) 
 	}
 	return &pebbleStore{db: db, dir: dir, base: base, s: s, lock: lock, readOnly: readOnly}, nil
 }
+
+// noRecycleCleaner deletes obsolete files, as Pebble's DeleteCleaner
+// does, and keeps Pebble from recycling write-ahead logs. Pebble keeps up
+// to three obsolete logs to write its next ones into, at the size they
+// reached: one large commit (an add of 10,000 files is a batch of about
+// 100 MB) would leave its log on disk for as long as the store lives,
+// beside tables of the same size. Pebble recycles no log when its cleaner
+// needs the files' contents, which it tells by a marker method that only
+// its ArchiveCleaner has; embedding one a level down brings the marker
+// along while DeleteCleaner's Clean and String, a level up, are the ones
+// used. TestLargeCommitLeavesNoLog checks the effect.
+type noRecycleCleaner struct {
+	pebble.DeleteCleaner
+	archiveMarker
+}
+
+type archiveMarker struct{ pebble.ArchiveCleaner }
+
+var _ pebble.Cleaner = noRecycleCleaner{}
 
 // openError names what a failed open found: a file the manifest lists
 // that is gone is damage, not a missing store.
