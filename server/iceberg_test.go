@@ -641,20 +641,8 @@ func TestIcebergTimeTravel(t *testing.T) {
 		defer r.Close()
 		return r.Snapshot()
 	}
-	alter := func(words ...string) {
-		a, err := rocklake.ParseAlteration(words)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.lake.AlterTable(ctx, "t", a); err != nil {
-			t.Fatalf("alter %v: %v", words, err)
-		}
-	}
-	exec := func(q string) {
-		if _, err := f.lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	alter := func(words ...string) { f.alter(t, "t", words...) }
+	exec := func(q string) { f.exec(t, q) }
 	created := latest().ID
 	steps := []func(){
 		func() { exec("INSERT INTO t SELECT " + tColumns + " FROM range(3000, 3100) r(i)") },
@@ -889,20 +877,8 @@ func TestIcebergTimeTravel(t *testing.T) {
 func TestIcebergColumnsByName(t *testing.T) {
 	f, cat := icebergFixture(t)
 	ctx := context.Background()
-	alter := func(words ...string) {
-		a, err := rocklake.ParseAlteration(words)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.lake.AlterTable(ctx, "t", a); err != nil {
-			t.Fatalf("alter %v: %v", words, err)
-		}
-	}
-	exec := func(q string) {
-		if _, err := f.lake.Exec(ctx, q, rocklake.ExecOptions{}); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	alter := func(words ...string) { f.alter(t, "t", words...) }
+	exec := func(q string) { f.exec(t, q) }
 	db := openDuck(t)
 	bonus := filepath.Join(f.data, "bonus.parquet")
 	// bonus.parquet fits t as the steps leave it before its add, with a
@@ -1057,7 +1033,7 @@ func TestIcebergTablesOfObjects(t *testing.T) {
 	if _, err := f.lake.Add(ctx, "obj", locs[:3], rocklake.AddOptions{Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	first := latestSnapshot(t, f)
+	first := f.latest(t)
 	if _, err := f.lake.Add(ctx, "obj", locs[3:], rocklake.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -1127,12 +1103,23 @@ func TestIcebergTablesOfObjects(t *testing.T) {
 	}
 }
 
-func latestSnapshot(t *testing.T, f *fixture) int64 {
+// alter alters a table of the fixture's lake as the words of `rocklake
+// alter` say.
+func (f *fixture) alter(t *testing.T, table string, words ...string) {
 	t.Helper()
-	r, err := f.lake.Catalog().Read(catalog.Latest)
+	a, err := rocklake.ParseAlteration(words)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	return r.Snapshot().ID
+	if _, err := f.lake.AlterTable(context.Background(), table, a); err != nil {
+		t.Fatalf("alter %v: %v", words, err)
+	}
+}
+
+// exec runs a write on the fixture's lake.
+func (f *fixture) exec(t *testing.T, q string) {
+	t.Helper()
+	if _, err := f.lake.Exec(context.Background(), q, rocklake.ExecOptions{}); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 }
