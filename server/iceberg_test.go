@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1122,4 +1123,248 @@ func (f *fixture) exec(t *testing.T, q string) {
 	if _, err := f.lake.Exec(context.Background(), q, rocklake.ExecOptions{}); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
+}
+
+// TestIcebergPartitionSpecs declares a layout on t (month(day), day(ts),
+// identity(even), and a bucket Iceberg cannot show), writes rows under it
+// (some either side of 1970, where transforms round down), and deletes
+// some with delete files. The metadata shows the layout's Iceberg fields
+// as its default spec; every file listed in a partition has, in every
+// row, the partition's values (DuckDB computing each transform), files
+// spanning partitions are listed unpartitioned, and delete files sit in
+// their data file's partition. Random filters over the partition columns
+// read the same rows through iceberg-go, in both planning modes, as
+// rocklake answers.
+func TestIcebergPartitionSpecs(t *testing.T) {
+	f, cat := icebergFixture(t)
+	ctx := context.Background()
+	f.alter(t, "t", "set", "partitioned", "by", "month(day),", "day(ts),", "even,", "bucket(4,", "id)")
+	f.alter(t, "t", "set", "option", "delete_mode", "=", "merge-on-read")
+	f.exec(t, "INSERT INTO t SELECT "+tColumns+" FROM range(3000, 3400) r(i)")
+	f.exec(t, "INSERT INTO t (id, ts, name, score, even, day) SELECT i, TIMESTAMPTZ '1970-01-01 00:00:00+00' + to_minutes(i * 7), 'n' || i, i / 4, i % 2 = 0, DATE '1970-01-01' + i::INTEGER FROM range(-400, 400) r(i)")
+	f.exec(t, "DELETE FROM t WHERE id % 4 = 1 AND (id >= 3000 OR id < 400)")
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatalf("loading t: %v", err)
+	}
+	md := tbl.Metadata()
+	spec := md.PartitionSpec()
+	var fields []string
+	for _, pf := range spec.Fields() {
+		fields = append(fields, pf.Transform.String()+"("+strconv.Itoa(pf.SourceID())+")")
+	}
+	if spec.ID() == 0 || len(fields) != 3 {
+		t.Fatalf("default spec %d has fields %v; want month(day), day(ts) and identity(even)", spec.ID(), fields)
+	}
+	schema := md.CurrentSchema()
+	colName := func(id int) string {
+		fld, ok := schema.FindFieldByID(id)
+		if !ok {
+			t.Fatalf("spec field's source %d is not in the schema", id)
+		}
+		return fld.Name
+	}
+	// transformSQL is what DuckDB computes for a field: Iceberg's
+	// transforms count from 1970-01-01 UTC, rounding down.
+	transformSQL := func(pf ig.PartitionField) string {
+		c := colName(pf.SourceID())
+		switch pf.Transform.String() {
+		case "identity":
+			return c
+		case "month":
+			return "((year(" + c + ") - 1970) * 12 + month(" + c + ") - 1)"
+		case "day":
+			return "floor(epoch_us(" + c + ") / 86400000000)::BIGINT"
+		}
+		t.Fatalf("no SQL for transform %s", pf.Transform)
+		return ""
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := md.CurrentSnapshot().Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	partOf := map[string]string{}
+	refs := map[string]string{}
+	db := openDuck(t)
+	for _, mf := range manifests {
+		entries, err := mf.FetchEntries(fs, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			df := e.DataFile()
+			kind := "data"
+			if df.ContentType() != ig.EntryContentData {
+				kind = "delete"
+				// Positional deletes name the data file in every row.
+				var ref string
+				if err := db.QueryRow("SELECT DISTINCT file_path FROM read_parquet('" + df.FilePath() + "')").Scan(&ref); err != nil {
+					t.Fatalf("delete file %s: %v", df.FilePath(), err)
+				}
+				refs[df.FilePath()] = ref
+			}
+			if mf.PartitionSpecID() == 0 {
+				counts[kind+" unpartitioned"]++
+				partOf[df.FilePath()+" "+kind] = "{}"
+				continue
+			}
+			if mf.PartitionSpecID() != int32(spec.ID()) {
+				t.Fatalf("manifest %s is under spec %d, which the metadata does not define", mf.FilePath(), mf.PartitionSpecID())
+			}
+			counts[kind+" partitioned"]++
+			part := df.Partition()
+			partOf[df.FilePath()+" "+kind] = fmt.Sprint(part)
+			if kind == "delete" {
+				continue
+			}
+			var conds []string
+			for _, pf := range spec.Fields() {
+				v, ok := part[pf.FieldID]
+				if !ok || v == nil {
+					t.Fatalf("%s: no value for %s", df.FilePath(), pf.Name)
+				}
+				var lit string
+				switch x := v.(type) {
+				case bool:
+					lit = strconv.FormatBool(x)
+				case int32:
+					lit = strconv.Itoa(int(x))
+				case ig.Date:
+					lit = strconv.Itoa(int(x))
+				default:
+					t.Fatalf("%s: partition value %v of %s is a %T", df.FilePath(), v, pf.Name, v)
+				}
+				conds = append(conds, fmt.Sprintf("%s IS NOT DISTINCT FROM %s", transformSQL(pf), lit))
+			}
+			var bad, all int
+			q := "SELECT count(*) FILTER (WHERE NOT (" + strings.Join(conds, " AND ") + ")), count(*) FROM read_parquet('" + df.FilePath() + "')"
+			if err := db.QueryRow(q).Scan(&bad, &all); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if bad != 0 || all == 0 {
+				t.Fatalf("%s listed in partition %v: %d of its %d rows are not (%s)", df.FilePath(), part, bad, all, strings.Join(conds, " AND "))
+			}
+		}
+	}
+	t.Logf("manifest entries: %v", counts)
+	for _, k := range []string{"data partitioned", "data unpartitioned", "delete partitioned"} {
+		if counts[k] == 0 {
+			t.Errorf("no %s entry: %v", k, counts)
+		}
+	}
+	// A delete file is in its data file's partition.
+	for key, part := range partOf {
+		path, isDelete := strings.CutSuffix(key, " delete")
+		if !isDelete {
+			continue
+		}
+		ref := refs[path]
+		if want, ok := partOf[ref+" data"]; !ok || want != part {
+			t.Errorf("delete file %s is in partition %s, its data file %s in %s", path, part, ref, want)
+		}
+	}
+	rows := func(where string) []int64 {
+		res, err := f.lake.Query(ctx, "SELECT id FROM t WHERE "+where+" ORDER BY id", rocklake.QueryOptions{})
+		if err != nil {
+			t.Fatalf("rocklake, WHERE %s: %v", where, err)
+		}
+		out := []int64{}
+		for _, row := range res.Rows {
+			var id int64
+			fmt.Sscan(*row[0], &id)
+			out = append(out, id)
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(39, 5))
+	for i := 0; i < 60; i++ {
+		c := genPartFilter(rng)
+		if i%3 == 0 {
+			o := genIcebergFilter(rng, 1)
+			c = iceCase{ig.NewAnd(c.e, o.e), "(" + c.sql + " AND " + o.sql + ")"}
+		}
+		want := rows(c.sql)
+		for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
+			got, _ := scanIDs(t, tbl, c.e, mode)
+			if !slices.Equal(got, want) {
+				t.Fatalf("case %d, %s, %s planning: %d rows, want %d", i, c.e, mode, len(got), len(want))
+			}
+		}
+	}
+	// A new layout is a new spec beside the old, which the versions
+	// written under it keep: reads of the older version still prune by
+	// the old one.
+	before := md.CurrentSnapshot().SnapshotID
+	f.alter(t, "t", "set", "partitioned", "by", "year(day)")
+	f.exec(t, "INSERT INTO t SELECT "+tColumns+" FROM range(3400, 3500) r(i)")
+	if tbl, err = cat.LoadTable(ctx, table.Identifier{"main", "t"}); err != nil {
+		t.Fatal(err)
+	}
+	md = tbl.Metadata()
+	if now := md.PartitionSpec(); len(md.PartitionSpecs()) != 3 || now.ID() == spec.ID() || now.NumFields() != 1 {
+		t.Fatalf("after a new layout: specs %v, default %v; want the unpartitioned, the old and the new", md.PartitionSpecs(), now)
+	}
+	for i := 0; i < 20; i++ {
+		c := genPartFilter(rng)
+		res, err := f.lake.Query(ctx, "SELECT id FROM t WHERE "+c.sql+" ORDER BY id", rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(before)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int64{}
+		for _, row := range res.Rows {
+			var id int64
+			fmt.Sscan(*row[0], &id)
+			want = append(want, id)
+		}
+		sc := tbl.Scan(table.WithSnapshotID(before), table.WithRowFilter(c.e), table.WithSelectedFields("id"))
+		at, err := sc.ToArrowTable(ctx)
+		if err != nil {
+			t.Fatalf("snapshot %d, %s: %v", before, c.e, err)
+		}
+		got := []int64{}
+		for _, ch := range at.Column(0).Data().Chunks() {
+			a := ch.(*array.Int64)
+			for j := 0; j < a.Len(); j++ {
+				got = append(got, a.Value(j))
+			}
+		}
+		at.Release()
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("snapshot %d, %s: %d rows, want %d", before, c.e, len(got), len(want))
+		}
+	}
+}
+
+// genPartFilter draws a comparison of day, ts or even, near 1970 or in
+// 2024, where t's partitions are.
+func genPartFilter(rng *rand.Rand) iceCase {
+	ops := []struct {
+		op  ig.Operation
+		sql string
+	}{{ig.OpEQ, "="}, {ig.OpLT, "<"}, {ig.OpLTEQ, "<="}, {ig.OpGT, ">"}, {ig.OpGTEQ, ">="}}
+	op := ops[rng.IntN(len(ops))]
+	switch rng.IntN(3) {
+	case 0:
+		d := rng.IntN(800) - 400
+		if rng.IntN(2) == 0 {
+			d = 19723 + rng.IntN(3400)
+		}
+		text := time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
+		return iceCase{lit(op.op, ig.Reference("day"), text), fmt.Sprintf("day %s DATE '%s'", op.sql, text)}
+	case 1:
+		m := rng.IntN(5600) - 2800
+		if rng.IntN(2) == 0 {
+			m = 28401120 + rng.IntN(3400)
+		}
+		micros := int64(m) * 60_000_000
+		return iceCase{lit(op.op, ig.Reference("ts"), ig.Timestamp(micros)), fmt.Sprintf("ts %s TIMESTAMPTZ '1970-01-01 00:00:00+00' + to_minutes(%d)", op.sql, m)}
+	}
+	b := rng.IntN(2) == 0
+	return iceCase{lit(ig.OpEQ, ig.Reference("even"), b), fmt.Sprintf("even = %v", b)}
 }

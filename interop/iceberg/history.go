@@ -111,8 +111,11 @@ type version struct {
 	Held         map[string][]int64 `json:"held,omitempty"`
 	Shown        []int              `json:"shown,omitempty"`
 	ManifestList string             `json:"manifest_list,omitempty"`
-	Operation    string             `json:"operation,omitempty"`
-	Summary      map[string]string  `json:"summary,omitempty"`
+	// Spec is the partition spec the version's partitioned files are
+	// listed under (none: every file is under the unpartitioned spec).
+	Spec      json.RawMessage   `json:"spec,omitempty"`
+	Operation string            `json:"operation,omitempty"`
+	Summary   map[string]string `json:"summary,omitempty"`
 }
 
 // Versions are the rocklake snapshots at which a table's content began,
@@ -188,7 +191,7 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 			break
 		}
 		merged := mergeMapping(mapping, v.Mapping)
-		if ambiguous(merged) != nil || !consistent(merged, append(slices.Clone(kept), v)) {
+		if ambiguous(merged) != nil || !consistent(merged, append(slices.Clone(kept), v)) || !specsAgree(kept, v) {
 			break
 		}
 		if len(kept) > 0 && kept[len(kept)-1].Content == v.Content {
@@ -329,7 +332,104 @@ func chain(tb catalog.Table, kept []*version, mapping ig.NameMapping) (table.Met
 		}
 		parent = &kept[i].Snapshot
 	}
-	return md, nil
+	return withSpecs(md, kept)
+}
+
+// withSpecs adds the versions' partition specs to the metadata, under the
+// ids their manifests were written with (partition.go): Iceberg's builder
+// numbers specs in the order it is given them, which a version written
+// once cannot follow.
+func withSpecs(md table.Metadata, kept []*version) (table.Metadata, error) {
+	specs := map[int]json.RawMessage{}
+	var ids []int
+	for _, v := range kept {
+		if id, ok := specID(v.Spec); ok {
+			if _, seen := specs[id]; !seen {
+				ids = append(ids, id)
+			}
+			specs[id] = v.Spec
+		}
+	}
+	if len(specs) == 0 {
+		return md, nil
+	}
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	list := []json.RawMessage{json.RawMessage(`{"spec-id":0,"fields":[]}`)}
+	last := ig.PartitionDataIDStart - 1
+	for _, id := range ids {
+		list = append(list, specs[id])
+		var spec ig.PartitionSpec
+		if err := json.Unmarshal(specs[id], &spec); err != nil {
+			return nil, fmt.Errorf("partition spec %d: %w", id, err)
+		}
+		last = max(last, spec.LastAssignedFieldID())
+	}
+	cur := 0
+	if id, ok := specID(kept[len(kept)-1].Spec); ok {
+		cur = id
+	}
+	for k, v := range map[string]any{"partition-specs": list, "default-spec-id": cur, "last-partition-id": last} {
+		if m[k], err = json.Marshal(v); err != nil {
+			return nil, err
+		}
+	}
+	if raw, err = json.Marshal(m); err != nil {
+		return nil, err
+	}
+	return table.ParseMetadataBytes(raw)
+}
+
+// specID is the id of a version's partition spec, if it has one.
+func specID(raw json.RawMessage) (int, bool) {
+	if len(raw) == 0 {
+		return 0, false
+	}
+	var s struct {
+		ID int `json:"spec-id"`
+	}
+	if json.Unmarshal(raw, &s) != nil || s.ID == 0 {
+		return 0, false
+	}
+	return s.ID, true
+}
+
+// specsAgree says whether a version's spec can be listed beside the newer
+// versions kept: its id means the same spec in all of them (ids are
+// hashes, and two layouts of one table may share one), and its source
+// columns are still in the current schema, in the same type (readers bind
+// every spec to the current schema; some fail on a spec whose column was
+// dropped).
+func specsAgree(kept []*version, v *version) bool {
+	id, ok := specID(v.Spec)
+	if !ok || len(kept) == 0 {
+		return true
+	}
+	for _, k := range kept {
+		if kid, ok := specID(k.Spec); ok && kid == id && !bytes.Equal(k.Spec, v.Spec) {
+			return false
+		}
+	}
+	var spec ig.PartitionSpec
+	var now, then ig.Schema
+	if json.Unmarshal(v.Spec, &spec) != nil || json.Unmarshal(kept[0].Schema, &now) != nil || json.Unmarshal(v.Schema, &then) != nil {
+		return false
+	}
+	for _, f := range spec.Fields() {
+		a, okA := now.FindFieldByID(f.SourceID())
+		b, okB := then.FindFieldByID(f.SourceID())
+		if !okA || !okB || !a.Type.Equals(b.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // readVersion reads a version's record, writing the version first when no
@@ -399,15 +499,20 @@ func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalo
 	if err != nil {
 		return err
 	}
-	spec := *ig.UnpartitionedSpec
+	// One manifest per spec and content: files in no one partition under
+	// the unpartitioned spec, the rest under the table's (partition.go).
+	specs := []ig.PartitionSpec{*ig.UnpartitionedSpec}
+	if t.part != nil {
+		specs = append(specs, t.part.spec)
+	}
 	var manifests []ig.ManifestFile
 	var added, rows, delRows int64
-	if len(files) > 0 {
-		manRel := rel(vdir, "manifest-data.avro")
-		manPath := st.loc(manRel)
-		var buf bytes.Buffer
-		entries := make([]ig.ManifestEntry, len(files))
+	for _, spec := range specs {
+		var entries []ig.ManifestEntry
 		for i, df := range files {
+			if int(df.SpecID()) != spec.ID() {
+				continue
+			}
 			f := t.Files[i]
 			begin := t.begins[f.FileID]
 			status := ig.EntryStatusEXISTING
@@ -415,9 +520,14 @@ func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalo
 				status, added = ig.EntryStatusADDED, added+1
 			}
 			rows += f.Rows
-			entries[i] = ig.NewManifestEntry(status, &begin, &begin, &begin, df)
+			entries = append(entries, ig.NewManifestEntry(status, &begin, &begin, &begin, df))
 		}
-		mf, err := ig.WriteManifest(manPath, &buf, 2, spec, t.Schema.Iceberg, snapID, entries)
+		if len(entries) == 0 {
+			continue
+		}
+		manRel := rel(vdir, manifestName("data", spec))
+		var buf bytes.Buffer
+		mf, err := ig.WriteManifest(st.loc(manRel), &buf, 2, spec, t.Schema.Iceberg, snapID, entries)
 		if err != nil {
 			return fmt.Errorf("writing the manifest: %w", err)
 		}
@@ -427,8 +537,17 @@ func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalo
 		manifests = append(manifests, mf)
 	}
 	dels := t.deleteFiles()
-	if len(dels) > 0 {
-		manRel := rel(vdir, "manifest-deletes.avro")
+	for _, spec := range specs {
+		var mine []deleteFile
+		for _, d := range dels {
+			if int(d.file.SpecID()) == spec.ID() {
+				mine = append(mine, d)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		manRel := rel(vdir, manifestName("deletes", spec))
 		manPath := st.loc(manRel)
 		var buf bytes.Buffer
 		cnt := &countingWriter{w: &buf}
@@ -436,7 +555,7 @@ func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalo
 		if err != nil {
 			return err
 		}
-		for _, d := range dels {
+		for _, d := range mine {
 			begin := d.begin
 			status := ig.EntryStatusEXISTING
 			if begin == snapID {
@@ -475,6 +594,7 @@ func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalo
 	}
 	v.Name, v.Content, v.Schema, v.Mapping, v.Left, v.ManifestList = t.Name, t.Content, schema, t.Schema.Mapping, t.Schema.Left, listPath
 	v.Held = t.held
+	v.Spec = t.part.specJSON()
 	for _, f := range t.Schema.Iceberg.Fields() {
 		v.Shown = append(v.Shown, f.ID)
 	}
@@ -489,6 +609,15 @@ func (t *Table) writeVersion(r *catalog.Reader, st *store, vdir string, s catalo
 		PropSnapshot:             strconv.FormatInt(snapID, 10),
 	}
 	return nil
+}
+
+// manifestName is the file a version's manifest of one content and spec
+// is written to.
+func manifestName(content string, spec ig.PartitionSpec) string {
+	if spec.ID() == 0 {
+		return "manifest-" + content + ".avro"
+	}
+	return fmt.Sprintf("manifest-%s-%d.avro", content, spec.ID())
 }
 
 // operation is what a version's snapshot did, as Iceberg names it: an

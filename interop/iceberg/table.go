@@ -42,6 +42,11 @@ type Table struct {
 	// not the table's now).
 	held    map[string][]int64
 	columns []catalog.Column
+	// part is the partition spec the declared layout shows as (nil:
+	// none), and partOf each data file's partition values under it, for
+	// the files proven to lie in one partition (see partition.go).
+	part   *partitioning
+	partOf map[int64]map[int]any
 }
 
 // Load reads a table at the reader's snapshot.
@@ -152,6 +157,7 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 		begins[f.ID] = f.Begin
 	}
 	tb := &Table{Name: t.Name, Table: t, Snapshot: r.Snapshot().ID, held: held, Schema: s, Files: all.KeptFiles, deletes: dels, begins: begins, columns: cols}
+	tb.part = partitioningOf(t, cols, s)
 	tb.Content = tb.contentHash()
 	return tb, nil
 }
@@ -276,6 +282,9 @@ func (t *Table) contentHash() string {
 	mapping, _ := json.Marshal(t.Schema.Mapping)
 	left, _ := json.Marshal(t.Schema.Left)
 	fmt.Fprintf(h, "rocklake-iceberg-1\x00%d\x00%s\x00%s\x00%s\x00%s\x00", t.Table.ID, t.Table.UUID, schema, mapping, left)
+	if t.part != nil {
+		fmt.Fprintf(h, "spec\x00%s\x00", t.part.specJSON())
+	}
 	var buf [16]byte
 	for _, f := range t.Files {
 		binary.BigEndian.PutUint64(buf[:8], uint64(f.FileID))
@@ -300,16 +309,27 @@ const (
 )
 
 // dataFiles are the manifest's entries: each live data file with its
-// counts and bounds in Iceberg's single-value serialization.
+// counts and bounds in Iceberg's single-value serialization, and, for the
+// files proven to lie in one partition of the table's spec, its values
+// (t.partOf).
 func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
 	type fileStats struct {
 		values, nulls map[int]int64
 		lower, upper  map[int][]byte
 		sizes         map[int]int64
+		// part are the file's partition values found so far, by field id.
+		part map[int]any
 	}
 	byFile := make(map[int64]*fileStats, len(t.Files))
 	for _, f := range t.Files {
-		byFile[f.FileID] = &fileStats{values: map[int]int64{}, nulls: map[int]int64{}, lower: map[int][]byte{}, upper: map[int][]byte{}, sizes: map[int]int64{}}
+		byFile[f.FileID] = &fileStats{values: map[int]int64{}, nulls: map[int]int64{}, lower: map[int][]byte{}, upper: map[int][]byte{}, sizes: map[int]int64{}, part: map[int]any{}}
+	}
+	var fields map[int64][]partField
+	if t.part != nil {
+		fields = map[int64][]partField{}
+		for _, pf := range t.part.fields {
+			fields[pf.column.ID] = append(fields[pf.column.ID], pf)
+		}
 	}
 	// Files that hold a column under another name or type get no bounds
 	// for it: their statistics are in the file's type.
@@ -363,6 +383,15 @@ func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
 					fs.upper[id] = b
 				}
 			}
+			if pfs := fields[c.ID]; len(pfs) > 0 && st.NullCount.Known && st.NullCount.V == 0 && st.Min.Known && st.Max.Known {
+				lo, okLo := icebergLiteral(codec, c.Type, st.Min.V, true)
+				hi, okHi := icebergLiteral(codec, c.Type, st.Max.V, false)
+				for _, pf := range pfs {
+					if v, ok := pf.value(lo, hi); okLo && okHi && ok {
+						fs.part[pf.fieldID] = v
+					}
+				}
+			}
 			return nil
 		})
 		if err != nil {
@@ -370,9 +399,15 @@ func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
 		}
 	}
 	out := make([]ig.DataFile, 0, len(t.Files))
+	t.partOf = map[int64]map[int]any{}
 	for _, f := range t.Files {
 		fs := byFile[f.FileID]
-		b, err := ig.NewDataFileBuilder(*ig.UnpartitionedSpec, ig.EntryContentData, f.Path, ig.ParquetFile, nil, nil, nil, f.Rows, f.Bytes)
+		spec, part := *ig.UnpartitionedSpec, map[int]any(nil)
+		if t.part != nil && len(fs.part) == len(t.part.fields) {
+			spec, part = t.part.spec, fs.part
+			t.partOf[f.FileID] = part
+		}
+		b, err := ig.NewDataFileBuilder(spec, ig.EntryContentData, f.Path, ig.ParquetFile, part, nil, nil, f.Rows, f.Bytes)
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", f.Path, err)
 		}
@@ -387,6 +422,13 @@ func (t *Table) dataFiles(r *catalog.Reader) ([]ig.DataFile, error) {
 // file_path being the data file's path as the manifest gives it, which is
 // what an Iceberg reader matches by name.
 func (t *Table) DeleteFile(fileID int64) (ig.DataFile, bool) {
+	return t.deleteFile(fileID, *ig.UnpartitionedSpec, nil)
+}
+
+// deleteFile is DeleteFile in a partition spec: its data file's, so that
+// a reader that matches delete files to data files by partition (Java's)
+// finds it.
+func (t *Table) deleteFile(fileID int64, spec ig.PartitionSpec, part map[int]any) (ig.DataFile, bool) {
 	d, ok := t.deletes[fileID]
 	if !ok {
 		return nil, false
@@ -397,7 +439,7 @@ func (t *Table) DeleteFile(fileID int64) (ig.DataFile, bool) {
 			path = f.Path
 		}
 	}
-	b, err := ig.NewDataFileBuilder(*ig.UnpartitionedSpec, ig.EntryContentPosDeletes, d.Location(t.Table), ig.ParquetFile, nil, nil, nil, d.DeleteCount, d.FileSizeBytes)
+	b, err := ig.NewDataFileBuilder(spec, ig.EntryContentPosDeletes, d.Location(t.Table), ig.ParquetFile, part, nil, nil, d.DeleteCount, d.FileSizeBytes)
 	if err != nil {
 		return nil, false
 	}
@@ -414,10 +456,16 @@ type deleteFile struct {
 	begin int64
 }
 
+// deleteFiles are the delete files' entries, each in its data file's
+// partition (t.partOf: call dataFiles first).
 func (t *Table) deleteFiles() []deleteFile {
 	var out []deleteFile
 	for _, f := range t.Files {
-		if d, ok := t.DeleteFile(f.FileID); ok {
+		spec, part := *ig.UnpartitionedSpec, t.partOf[f.FileID]
+		if part != nil {
+			spec = t.part.spec
+		}
+		if d, ok := t.deleteFile(f.FileID, spec, part); ok {
 			out = append(out, deleteFile{d, t.deletes[f.FileID].Begin})
 		}
 	}
@@ -441,6 +489,27 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // is written as -0.0 and an upper as +0.0: rocklake stores both zeros as
 // +0.0 (DuckDB holds them equal), Java's Iceberg orders -0.0 first.
 func bound(codec *types.Codec, t types.Type, typ ig.PrimitiveType, enc []byte, lower bool) ([]byte, bool) {
+	if t.Kind == types.KindDecimal {
+		v, err := codec.Decode(enc)
+		if err != nil {
+			return nil, false
+		}
+		return decimalBytes(v, t)
+	}
+	lit, ok := icebergLiteral(codec, t, enc, lower)
+	if !ok {
+		return nil, false
+	}
+	b, err := lit.MarshalBinary()
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// icebergLiteral is one rocklake value as an Iceberg literal of the type the
+// column is shown in, or ok false (see bound); decimals have none here.
+func icebergLiteral(codec *types.Codec, t types.Type, enc []byte, lower bool) (ig.Literal, bool) {
 	v, err := codec.Decode(enc)
 	if err != nil {
 		return nil, false
@@ -494,8 +563,6 @@ func bound(codec *types.Codec, t types.Type, typ ig.PrimitiveType, enc []byte, l
 			return nil, false
 		}
 		lit = ig.TimestampLiteral(ig.Timestamp(x * mul))
-	case types.KindDecimal:
-		return decimalBytes(v, t)
 	case types.KindUUID:
 		if len(v.B) != 16 {
 			return nil, false
@@ -510,11 +577,7 @@ func bound(codec *types.Codec, t types.Type, typ ig.PrimitiveType, enc []byte, l
 	default:
 		return nil, false
 	}
-	b, err := lit.MarshalBinary()
-	if err != nil {
-		return nil, false
-	}
-	return b, true
+	return lit, true
 }
 
 // decimalBytes is the unscaled value, big-endian two's complement in the
