@@ -197,6 +197,12 @@ func (w *copyOut) row(vals []any) ([]byte, error) {
 	if w.o.format == "binary" {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(vals)))
 		for i, v := range vals {
+			if t, ok := v.(pgText); ok && w.cols[i].format == 1 {
+				if nb, ok := appendBinary(b, w.cols[i].oid, string(t)); ok {
+					b = nb
+					continue
+				}
+			}
 			enc, err := encodeValue(w.tm, w.cols[i], v)
 			if err != nil {
 				return nil, w.fail(i, err)

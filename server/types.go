@@ -268,6 +268,15 @@ func encodeText(m *pgtype.Map, c column, s string) ([]byte, error) {
 	if c.format == 0 || c.oid == oidText || c.oid == oidVarchar || c.oid == oidJSON {
 		return []byte(s), nil
 	}
+	if b, ok := appendBinary(nil, c.oid, s); ok {
+		return b[4:], nil
+	}
+	return encodeTextPgx(m, c, s)
+}
+
+// encodeTextPgx is encodeText through pgx's codecs: its text read into a
+// Go value, written again in c's format.
+func encodeTextPgx(m *pgtype.Map, c column, s string) ([]byte, error) {
 	t, found := m.TypeForOID(c.oid)
 	if !found {
 		return []byte(s), nil

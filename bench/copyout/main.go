@@ -176,6 +176,10 @@ func main() {
 		cs = append(cs, &contender{name: "PostgreSQL 15 COPY TO STDOUT csv (psql)", pg: true, csvRows: true,
 			args:  []string{psql, "-X", "-q", pgURL, "-c", q},
 			shown: "-X -q postgres://(throwaway cluster)/copybench -c " + q}) // the URL holds the cluster's password
+		qb := "COPY (SELECT * FROM events) TO STDOUT (FORMAT binary)"
+		cs = append(cs, &contender{name: "PostgreSQL 15 COPY TO STDOUT binary (psql)", pg: true,
+			args:  []string{psql, "-X", "-q", pgURL, "-c", qb},
+			shown: "-X -q postgres://(throwaway cluster)/copybench -c " + qb})
 	}
 	for round := -1; round < *runs; round++ {
 		for i := range cs {
@@ -191,7 +195,7 @@ func main() {
 		}
 	}
 	out := Output{Files: *files, Rows: *rows, Total: total, Runs: *runs, MemoryLimit: *memLimit,
-		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. Text and CSV COPY are DuckDB's own COPY into a pipe (server/copystream.go), which keeps no order for a query without ORDER BY and so holds nothing back; binary COPY reads the rows through duckdb-go, which materialises the answer."}
+		Note: "peak_rss_kb: for COPY, the server process's (sampled every 10 ms while psql copies; rss_before_kb just before); for PostgreSQL, the sum over its processes (postmaster and backends, shared buffers they touched included); for the CLI, its own. Text and CSV COPY are DuckDB's own COPY into a pipe (server/copystream.go), which keeps no order for a query without ORDER BY and so holds nothing back; binary COPY takes the same pipe, in the text format, and the server writes each value's binary form from its text (server/binfast.go; pgx's codecs for the types it does not read)."}
 	if len(cs) == 0 || !cs[0].csvRows {
 		fatalf("-only must keep the CLI's CSV, the reference the others' rows are checked against")
 	}
