@@ -16,7 +16,6 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/internal/writesql"
-	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/prune"
 	"github.com/rocklake/rocklake/types"
 )
@@ -542,8 +541,8 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 			return err
 		}
 		out, err := rewrite(ctx, e, st, nil, sp)
-		if errors.Is(err, kv.ErrUnknownOutcome) {
-			// It may have landed, and then its snapshot applies the
+		if mayHaveLanded(err) {
+			// It landed or may have, and then its snapshot applies the
 			// delete files: they stay (cleanup --orphans removes them if
 			// it did not), as the new rows' files do.
 			committed = true
@@ -566,7 +565,7 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
 			continue // another writer changed the table: checked again on the new state
 		}
-		if errors.Is(err, kv.ErrUnknownOutcome) {
+		if mayHaveLanded(err) {
 			// It may have landed: the delete files stay (cleanup --orphans
 			// removes them if it did not).
 			committed = true
@@ -684,6 +683,9 @@ var mergeValue = regexp.MustCompile(`(source column )?__rocklake_m\d+_\d+`)
 // or dropped or altered its table: nothing was committed and the
 // statement may be run again.
 func changeRaced(cat *catalog.Catalog, st *tableState, err error) error {
+	if mayHaveLanded(err) {
+		return err
+	}
 	if rerr := raced(cat, st.t, st.cols, err); rerr != err {
 		return rerr
 	}

@@ -957,7 +957,7 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		// Cannot happen unless the writer's footers lie; the snapshot is
 		// made, so say so loudly (the previous snapshot still reads the
 		// old files).
-		return nil, fmt.Errorf("%s: wrote %d rows but registered %d at snapshot %d", what, w.rows, added.Rows, added.Snapshot.ID)
+		return nil, fmt.Errorf("%s: wrote %d rows but registered %d at snapshot %d: %w", what, w.rows, added.Rows, added.Snapshot.ID, errLanded)
 	}
 	return &RewriteResult{Snapshot: added.Snapshot, FilesBefore: len(w.files), FilesAfter: n, Rows: w.rows, Dir: dir,
 		BytesBefore: w.inputBytes, BytesAfter: w.outBytes}, nil

@@ -381,7 +381,7 @@ func registerStaged(ctx context.Context, cat *catalog.Catalog, batches []ingest.
 		got += r.Rows
 	}
 	if got != rows {
-		return snap, fmt.Errorf("commit: wrote %d rows but registered %d at snapshot %d", rows, got, snap.ID)
+		return snap, fmt.Errorf("commit: wrote %d rows but registered %d at snapshot %d: %w", rows, got, snap.ID, errLanded)
 	}
 	return snap, nil
 }

@@ -67,6 +67,11 @@ func TestUnknownOutcomeKeepsFiles(t *testing.T) {
 			_, err := Write(ctx, e, "DELETE FROM t WHERE x = 2", changeOpts())
 			return err
 		}, "2|4"},
+		{"update, merge-on-read", catalog.MergeOnRead, func(e *engine.Engine) error {
+			// Delete files and the new rows' files in one commit.
+			_, err := Write(ctx, e, "UPDATE t SET x = x * 10 WHERE x = 2", changeOpts())
+			return err
+		}, "3|24"},
 		{"transaction", "", func(e *engine.Engine) error {
 			tx := NewTxn(e)
 			if _, err := tx.Exec(ctx, "INSERT INTO t VALUES (5)", changeOpts()); err != nil {
@@ -106,5 +111,53 @@ func TestUnknownOutcomeKeepsFiles(t *testing.T) {
 				t.Fatalf("after the commit that landed: %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A write whose commit landed, or may have, is never reported as one
+// that committed nothing, even when its table changed meanwhile (which
+// makes other failures "run the statement again"): run again, it would
+// write its rows twice, and the caller would remove files the landed
+// snapshot reads.
+func TestLandedWritesAreNotRaced(t *testing.T) {
+	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{DataRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	mustWrite(t, e, "CREATE TABLE t (x BIGINT)")
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := r.Table("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := r.Columns(tb.ID)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alterTable(t, c, "t", "add", "column", "y", "INTEGER")
+	st := &tableState{t: tb, cols: cols}
+	for _, landed := range []error{
+		fmt.Errorf("insert: registering the new files: %w", kv.ErrUnknownOutcome),
+		fmt.Errorf("insert: wrote 3 rows but registered 2 at snapshot 9: %w", errLanded),
+	} {
+		for name, got := range map[string]error{"raced": raced(c, tb, cols, landed), "changeRaced": changeRaced(c, st, landed)} {
+			if got != landed {
+				t.Errorf("%s(%v) = %v, want the error as it was", name, landed, got)
+			}
+		}
+	}
+	// The same table change makes a failure that committed nothing one
+	// to run again.
+	if got := raced(c, tb, cols, catalog.ErrConflict); !errors.Is(got, ErrWriteRaced) {
+		t.Errorf("raced(a conflict, after an ALTER) = %v, want ErrWriteRaced", got)
 	}
 }

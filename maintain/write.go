@@ -16,6 +16,7 @@ import (
 	"github.com/rocklake/rocklake/internal/pathgate"
 	"github.com/rocklake/rocklake/internal/sqllex"
 	"github.com/rocklake/rocklake/internal/writesql"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -526,6 +527,9 @@ var ErrWriteRaced = fmt.Errorf("%w: the table changed while the write ran", cata
 // retry will write for the table as it is now. Any other failure is
 // returned as it was.
 func raced(cat *catalog.Catalog, t catalog.Table, cols []catalog.Column, err error) error {
+	if mayHaveLanded(err) {
+		return err // never "nothing was committed" of a commit that may have landed
+	}
 	r, rerr := cat.Read(catalog.Latest)
 	if rerr != nil {
 		return err
@@ -551,6 +555,17 @@ func raced(cat *catalog.Catalog, t catalog.Table, cols []catalog.Column, err err
 		return err
 	}
 	return fmt.Errorf("%w: table %q was %s while the write ran; nothing was committed, run the statement again (%v)", ErrWriteRaced, t.Name, how, err)
+}
+
+// errLanded marks an error a write returns after its commit landed: its
+// snapshot reads what the write wrote, which must stay.
+var errLanded = errors.New("the snapshot was made")
+
+// mayHaveLanded says whether err comes after a commit that landed or may
+// have (kv.ErrUnknownOutcome): the caller keeps every file the commit
+// names, and does not say that nothing was committed.
+func mayHaveLanded(err error) bool {
+	return errors.Is(err, kv.ErrUnknownOutcome) || errors.Is(err, errLanded)
 }
 
 func sameColumns(a, b []catalog.Column) bool {
