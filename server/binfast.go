@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/rocklake/rocklake/types"
 )
 
 // Binary values from their text, without pgx. A streamed answer (binary
@@ -118,16 +120,12 @@ func parseInt(s string) (int64, bool) {
 	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
 		neg, s = s[0] == '-', s[1:]
 	}
-	if len(s) == 0 || len(s) > 19 {
+	if len(s) > 19 { // 19 digits fit a uint64
 		return 0, false
 	}
-	var u uint64
-	for i := 0; i < len(s); i++ {
-		c := s[i] - '0'
-		if c > 9 {
-			return 0, false
-		}
-		u = u*10 + uint64(c)
+	u, ok := digits(s)
+	if !ok {
+		return 0, false
 	}
 	if neg {
 		if u > 1<<63 {
@@ -141,6 +139,9 @@ func parseInt(s string) (int64, bool) {
 	return int64(u), true
 }
 
+// pgEpochDays is 2000-01-01, PostgreSQL's epoch, in days from 1970-01-01.
+const pgEpochDays = 10957
+
 // parseDate reads YYYY-MM-DD (years 1 to 9999, a real day) as days from
 // 2000-01-01, PostgreSQL's epoch.
 func parseDate(s string) (int64, bool) {
@@ -150,10 +151,10 @@ func parseDate(s string) (int64, bool) {
 	y, ok1 := digits(s[0:4])
 	m, ok2 := digits(s[5:7])
 	d, ok3 := digits(s[8:10])
-	if !ok1 || !ok2 || !ok3 || y < 1 || m < 1 || m > 12 || d < 1 || d > monthDays(y, m) {
+	if !ok1 || !ok2 || !ok3 || y < 1 || m < 1 || m > 12 || d < 1 || d > uint64(types.DaysInMonth(int64(y), int(m))) {
 		return 0, false
 	}
-	return civilDays(y, m, d) - civilDays(2000, 1, 1), true
+	return types.DaysFromCivil(int64(y), int(m), int(d)) - pgEpochDays, true
 }
 
 // parseClock reads HH:MM:SS with up to six fraction digits as
@@ -168,7 +169,7 @@ func parseClock(s string) (int64, bool) {
 	if !ok1 || !ok2 || !ok3 || h > 24 || m > 59 || sec > 59 || h == 24 && (m > 0 || sec > 0 || len(s) > 8) {
 		return 0, false
 	}
-	var frac int64
+	var frac uint64
 	if len(s) > 8 {
 		f := s[9:]
 		if s[8] != '.' || len(f) == 0 || len(f) > 6 {
@@ -183,47 +184,21 @@ func parseClock(s string) (int64, bool) {
 		}
 		frac = v
 	}
-	return (h*3600+m*60+sec)*1_000_000 + frac, true
+	return int64((h*3600+m*60+sec)*1_000_000 + frac), true
 }
 
-// digits reads a run of decimal digits.
-func digits(s string) (int64, bool) {
-	var v int64
+// digits reads a run of decimal digits; its value wraps past 19 digits,
+// which callers that use it bound.
+func digits(s string) (uint64, bool) {
+	var v uint64
 	for i := 0; i < len(s); i++ {
 		c := s[i] - '0'
 		if c > 9 {
 			return 0, false
 		}
-		v = v*10 + int64(c)
+		v = v*10 + uint64(c)
 	}
 	return v, len(s) > 0
-}
-
-func monthDays(y, m int64) int64 {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// civilDays is the proleptic Gregorian day number of y-m-d (days from
-// 1970-01-01).
-func civilDays(y, m, d int64) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
 }
 
 func unhex(c byte) (byte, bool) {

@@ -65,6 +65,13 @@ func daysFromCivil(y int64, m, d int) int64 {
 	return era*146097 + doe - 719468
 }
 
+// DaysFromCivil is the proleptic Gregorian day number of y-m-d, counted
+// from 1970-01-01 (year 0 is 1 BC).
+func DaysFromCivil(y int64, m, d int) int64 { return daysFromCivil(y, m, d) }
+
+// DaysInMonth is the number of days of month m of year y.
+func DaysInMonth(y int64, m int) int { return daysInMonth(y, m) }
+
 func daysInMonth(y int64, m int) int {
 	switch m {
 	case 2:
