@@ -17,12 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ig "github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// for the client's FileIO
 	"github.com/apache/iceberg-go/table"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/rocklake/rocklake"
 	"github.com/rocklake/rocklake/catalog"
@@ -190,17 +192,50 @@ func scanIDs(t *testing.T, tbl *table.Table, e ig.BooleanExpression, mode table.
 	if err != nil {
 		t.Fatalf("%s scan of %s: %v", mode, e, err)
 	}
+	return arrowIDs(at, ""), files
+}
+
+// arrowIDs are the values of an Arrow table's id column, sorted, less the
+// rows where column notNull (when given) is NULL; the table is released.
+func arrowIDs(at arrow.Table, notNull string) []int64 {
 	defer at.Release()
-	var ids []int64
-	col := at.Column(at.Schema().FieldIndices("id")[0])
-	for _, ch := range col.Data().Chunks() {
+	ids := []int64{}
+	idCol := at.Column(at.Schema().FieldIndices("id")[0]).Data().Chunks()
+	var valCol []arrow.Array
+	if notNull != "" {
+		valCol = at.Column(at.Schema().FieldIndices(notNull)[0]).Data().Chunks()
+	}
+	for k, ch := range idCol {
 		a := ch.(*array.Int64)
 		for i := 0; i < a.Len(); i++ {
-			ids = append(ids, a.Value(i))
+			if valCol == nil || valCol[k].IsValid(i) {
+				ids = append(ids, a.Value(i))
+			}
 		}
 	}
 	slices.Sort(ids)
-	return ids, files
+	return ids
+}
+
+// lakeIDs are the ids rocklake's query q (its first column) returns at
+// snapshot snap (0: the latest).
+func (f *fixture) lakeIDs(t *testing.T, snap int64, q string) []int64 {
+	t.Helper()
+	o := rocklake.QueryOptions{}
+	if snap != 0 {
+		o.Snapshot = rocklake.AtSnapshot(snap)
+	}
+	res, err := f.lake.Query(context.Background(), q, o)
+	if err != nil {
+		t.Fatalf("rocklake at snapshot %d, %s: %v", snap, q, err)
+	}
+	ids := []int64{}
+	for _, row := range res.Rows {
+		var id int64
+		fmt.Sscan(*row[0], &id)
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // duckIDs are the ids DuckDB finds reading every file of t itself, with
@@ -761,17 +796,7 @@ func TestIcebergTimeTravel(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(39, 4))
 	rows := func(s int64, where string) []int64 {
-		res, err := f.lake.Query(ctx, "SELECT id FROM t WHERE "+where+" ORDER BY id", rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(s)})
-		if err != nil {
-			t.Fatalf("rocklake at snapshot %d, WHERE %s: %v", s, where, err)
-		}
-		out := []int64{}
-		for _, row := range res.Rows {
-			var id int64
-			fmt.Sscan(*row[0], &id)
-			out = append(out, id)
-		}
-		return out
+		return f.lakeIDs(t, s, "SELECT id FROM t WHERE "+where+" ORDER BY id")
 	}
 	scan := func(opt table.ScanOption, e ig.BooleanExpression, mode table.ScanPlanningMode) ([]int64, error) {
 		sc := tbl.Scan(opt, table.WithRowFilter(e), table.WithScanPlanningMode(mode), table.WithSelectedFields("id"))
@@ -779,16 +804,7 @@ func TestIcebergTimeTravel(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		defer at.Release()
-		ids := []int64{}
-		for _, ch := range at.Column(at.Schema().FieldIndices("id")[0]).Data().Chunks() {
-			a := ch.(*array.Int64)
-			for i := 0; i < a.Len(); i++ {
-				ids = append(ids, a.Value(i))
-			}
-		}
-		slices.Sort(ids)
-		return ids, nil
+		return arrowIDs(at, ""), nil
 	}
 	for i, s := range snaps {
 		c := covering(s.ID)
@@ -838,7 +854,24 @@ func TestIcebergTimeTravel(t *testing.T) {
 	}
 
 	// Expiry forgets the versions before the cutoff's snapshot: the
-	// metadata starts at the version covering it.
+	// metadata starts at the version covering it, and what was written
+	// for expired snapshots is removed.
+	home := filepath.Join(f.cfg.IcebergDir, tbl.Metadata().TableUUID().String())
+	written := func() map[string]int64 {
+		out := map[string]int64{}
+		entries, err := os.ReadDir(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			var snap int64
+			if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimPrefix(e.Name(), "metadata-"), "v2-"), "%d", &snap); err == nil {
+				out[e.Name()] = snap
+			}
+		}
+		return out
+	}
+	before := written()
 	cut := snaps[4]
 	if _, err := f.lake.Expire(ctx, cut.Time, rocklake.ExpireOptions{MinRetention: -1}); err != nil {
 		t.Fatal(err)
@@ -860,6 +893,22 @@ func TestIcebergTimeTravel(t *testing.T) {
 	}
 	if _, err := scan(table.WithSnapshotID(listed[0]), ig.AlwaysTrue{}, table.ScanPlanningRemote); err == nil {
 		t.Errorf("a scan of expired version %d succeeded", listed[0])
+	}
+	kept := map[int64]bool{}
+	for _, s := range all {
+		kept[s.ID] = true
+	}
+	removed := 0
+	for name, snap := range before {
+		if _, still := written()[name]; !still {
+			removed++
+		}
+		if _, still := written()[name]; still && !kept[snap] {
+			t.Errorf("%s, written for snapshot %d, stays after its expiry", name, snap)
+		}
+	}
+	if removed == 0 {
+		t.Errorf("nothing written for the expired snapshots was removed (%d entries before)", len(before))
 	}
 	want := rows(latest().ID, "true")
 	if got, err := scan(table.WithSnapshotID(after[len(after)-1]), ig.AlwaysTrue{}, table.ScanPlanningLocal); err != nil || !slices.Equal(got, want) {
@@ -920,20 +969,7 @@ func TestIcebergColumnsByName(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s planning, %s: %v", mode, col, err)
 			}
-			defer at.Release()
-			ids := []int64{}
-			idCol := at.Column(at.Schema().FieldIndices("id")[0]).Data().Chunks()
-			valCol := at.Column(at.Schema().FieldIndices(col)[0]).Data().Chunks()
-			for k, ch := range idCol {
-				a := ch.(*array.Int64)
-				for i := 0; i < a.Len(); i++ {
-					if valCol[k].IsValid(i) {
-						ids = append(ids, a.Value(i))
-					}
-				}
-			}
-			slices.Sort(ids)
-			return ids
+			return arrowIDs(at, col)
 		}
 		for _, snap := range md.Snapshots() {
 			schema := md.Schemas()[slices.IndexFunc(md.Schemas(), func(s *ig.Schema) bool { return s.ID == *snap.SchemaID })]
@@ -941,16 +977,7 @@ func TestIcebergColumnsByName(t *testing.T) {
 				if _, ok := field.Type.(ig.PrimitiveType); !ok || field.Name == "id" {
 					continue
 				}
-				res, err := f.lake.Query(ctx, `SELECT id FROM t WHERE "`+field.Name+`" IS NOT NULL ORDER BY id`, rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(snap.SnapshotID)})
-				if err != nil {
-					t.Fatalf("rocklake at %d, %s: %v", snap.SnapshotID, field.Name, err)
-				}
-				want := []int64{}
-				for _, row := range res.Rows {
-					var id int64
-					fmt.Sscan(*row[0], &id)
-					want = append(want, id)
-				}
+				want := f.lakeIDs(t, snap.SnapshotID, `SELECT id FROM t WHERE "`+field.Name+`" IS NOT NULL ORDER BY id`)
 				for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
 					if got := nonNull(table.WithSnapshotID(snap.SnapshotID), field.Name, mode); !slices.Equal(got, want) {
 						t.Fatalf("version %d, %s planning: %s holds a value in %d rows, rocklake says %d", snap.SnapshotID, mode, field.Name, len(got), len(want))
@@ -1087,20 +1114,34 @@ func TestIcebergTablesOfObjects(t *testing.T) {
 				if err != nil {
 					t.Fatalf("case %d, version %d, %s planning of %s: %v", i, at.snap, mode, c.e, err)
 				}
-				got := []int64{}
-				for _, ch := range res.Column(0).Data().Chunks() {
-					a := ch.(*array.Int64)
-					for k := 0; k < a.Len(); k++ {
-						got = append(got, a.Value(k))
-					}
-				}
-				res.Release()
-				slices.Sort(got)
-				if !slices.Equal(got, want) {
+				if got := arrowIDs(res, ""); !slices.Equal(got, want) {
 					t.Fatalf("case %d, version %d, %s planning of %s: %d rows, DuckDB %d", i, at.snap, mode, c.e, len(got), len(want))
 				}
 			}
 		}
+	}
+	// Once the first version's snapshot expires, its objects go, the
+	// current version's stay.
+	exists := func(loc string) bool {
+		bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+		_, err := s3srv.Client().HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+		return err == nil
+	}
+	old := md.SnapshotByID(first).ManifestList
+	if !exists(old) {
+		t.Fatalf("the first version's manifest list %s is not there", old)
+	}
+	if _, err := f.lake.Expire(ctx, time.Now(), rocklake.ExpireOptions{MinRetention: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = cat.LoadTable(ctx, table.Identifier{"main", "obj"}); err != nil {
+		t.Fatalf("loading obj after expiry: %v", err)
+	}
+	if exists(old) {
+		t.Errorf("the expired version's manifest list %s stays", old)
+	}
+	if cur := tbl.Metadata().CurrentSnapshot().ManifestList; !exists(cur) || !exists(tbl.MetadataLocation()) {
+		t.Errorf("the current version's metadata %s or manifest list %s is gone", tbl.MetadataLocation(), cur)
 	}
 }
 
@@ -1268,19 +1309,7 @@ func TestIcebergPartitionSpecs(t *testing.T) {
 			t.Errorf("delete file %s is in partition %s, its data file %s in %s", path, part, ref, want)
 		}
 	}
-	rows := func(where string) []int64 {
-		res, err := f.lake.Query(ctx, "SELECT id FROM t WHERE "+where+" ORDER BY id", rocklake.QueryOptions{})
-		if err != nil {
-			t.Fatalf("rocklake, WHERE %s: %v", where, err)
-		}
-		out := []int64{}
-		for _, row := range res.Rows {
-			var id int64
-			fmt.Sscan(*row[0], &id)
-			out = append(out, id)
-		}
-		return out
-	}
+	rows := func(where string) []int64 { return f.lakeIDs(t, 0, "SELECT id FROM t WHERE "+where+" ORDER BY id") }
 	rng := rand.New(rand.NewPCG(39, 5))
 	for i := 0; i < 60; i++ {
 		c := genPartFilter(rng)
@@ -1311,31 +1340,13 @@ func TestIcebergPartitionSpecs(t *testing.T) {
 	}
 	for i := 0; i < 20; i++ {
 		c := genPartFilter(rng)
-		res, err := f.lake.Query(ctx, "SELECT id FROM t WHERE "+c.sql+" ORDER BY id", rocklake.QueryOptions{Snapshot: rocklake.AtSnapshot(before)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []int64{}
-		for _, row := range res.Rows {
-			var id int64
-			fmt.Sscan(*row[0], &id)
-			want = append(want, id)
-		}
+		want := f.lakeIDs(t, before, "SELECT id FROM t WHERE "+c.sql+" ORDER BY id")
 		sc := tbl.Scan(table.WithSnapshotID(before), table.WithRowFilter(c.e), table.WithSelectedFields("id"))
 		at, err := sc.ToArrowTable(ctx)
 		if err != nil {
 			t.Fatalf("snapshot %d, %s: %v", before, c.e, err)
 		}
-		got := []int64{}
-		for _, ch := range at.Column(0).Data().Chunks() {
-			a := ch.(*array.Int64)
-			for j := 0; j < a.Len(); j++ {
-				got = append(got, a.Value(j))
-			}
-		}
-		at.Release()
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
+		if got := arrowIDs(at, ""); !slices.Equal(got, want) {
 			t.Fatalf("snapshot %d, %s: %d rows, want %d", before, c.e, len(got), len(want))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -225,6 +226,7 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 	if err != nil {
 		return nil, err
 	}
+	forget(st, snaps)
 	raw, err := json.Marshal(md)
 	if err != nil {
 		return nil, err
@@ -233,6 +235,41 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 		return nil, err
 	}
 	return &Metadata{Location: metaPath, Metadata: md, SnapshotID: cur.Snapshot, Versions: ids}, nil
+}
+
+// forget removes what was written for snapshots the catalog no longer
+// keeps: no metadata lists them again (Versions gives kept snapshots
+// only), and their files would otherwise stay for ever. It runs when a
+// new metadata file is written, the moment the history moves, and tries
+// again then whatever it failed to remove now.
+func forget(st *store, snaps []catalog.Snapshot) {
+	kept := make(map[int64]bool, len(snaps))
+	for _, s := range snaps {
+		kept[s.ID] = true
+	}
+	entries, err := os.ReadDir(st.local)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		var num string
+		switch {
+		case e.IsDir() && strings.HasPrefix(name, "v") && strings.Contains(name, "-"):
+			num = name[strings.IndexByte(name, '-')+1:]
+		case !e.IsDir() && strings.HasPrefix(name, "metadata-") && strings.HasSuffix(name, ".json"):
+			num, _, _ = strings.Cut(strings.TrimPrefix(name, "metadata-"), "-")
+		default:
+			continue
+		}
+		snap, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || kept[snap] {
+			continue
+		}
+		if err := st.remove(name); err != nil {
+			return
+		}
+	}
 }
 
 // chain builds the metadata as Iceberg's commits would have: one

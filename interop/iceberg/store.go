@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -101,6 +102,38 @@ func (s *store) write(rel string, data []byte) error {
 		os.Remove(name)
 	}
 	return err
+}
+
+// remove removes rel, a file or a directory of them: the objects first,
+// then the local copies, which say the objects are there.
+func (s *store) remove(rel string) error {
+	p := filepath.Join(s.local, filepath.FromSlash(rel))
+	if s.remote != "" {
+		var files []string
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".tmp-") {
+				r, rerr := filepath.Rel(s.local, path)
+				if rerr != nil {
+					return rerr
+				}
+				files = append(files, filepath.ToSlash(r))
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		st, err := s.s3()
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := st.Delete(s.ctx, s.loc(f)); err != nil {
+				return err
+			}
+		}
+	}
+	return os.RemoveAll(p)
 }
 
 // rel joins slash path elements.
