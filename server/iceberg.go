@@ -357,11 +357,38 @@ func (s *Server) icebergTable(r *http.Request, snap int64) (*catalog.Reader, *ic
 	if err := s.namespaceOf(r); err != nil {
 		return nil, nil, err
 	}
+	name := r.PathValue("table")
+	id := int64(-1)
+	if snap != catalog.Latest {
+		// The table the client loaded is the one of that name now; at an
+		// earlier snapshot it may have had another name, and the name
+		// another table.
+		latest, err := s.icebergReader(catalog.Latest)
+		if err != nil {
+			return nil, nil, err
+		}
+		tb, err := latest.Table(name)
+		latest.Close()
+		if err != nil {
+			if errors.Is(err, rocklake.ErrNoSuchTable) {
+				return nil, nil, noSuchTable(name, err)
+			}
+			return nil, nil, err
+		}
+		id = tb.ID
+	}
 	cr, err := s.icebergReader(snap)
 	if err != nil {
 		return nil, nil, err
 	}
-	name := r.PathValue("table")
+	if id >= 0 {
+		at, err := iceberg.NameAt(cr, id)
+		if err != nil {
+			cr.Close()
+			return nil, nil, &icebergError{http.StatusBadRequest, "BadRequestException", fmt.Sprintf("table %s has no version at snapshot %d: %v", name, snap, err)}
+		}
+		name = at
+	}
 	t, err := iceberg.Load(cr, name)
 	if err != nil {
 		cr.Close()
@@ -483,14 +510,16 @@ func (s *Server) icePlan(_ http.ResponseWriter, r *http.Request) (any, error) {
 			}, ReferencedDataFile: &ref})
 			task.DeleteFileReferences = []int{len(deletes) - 1}
 		}
-		if f.AllMatch {
-			task.ResidualFilter = json.RawMessage("true")
-		} else if residual != nil {
+		// The client's filter, even where rocklake finds every row of the
+		// file matches: its translation may keep more rows than the filter
+		// (terms it cannot say, NULLs kept by not-equal), so "true" would
+		// return those.
+		if residual != nil {
 			task.ResidualFilter = residual
 		}
 		tasks = append(tasks, task)
 	}
-	pl := &icebergPlan{table: t.Name, tasks: tasks, deletes: deletes, created: time.Now()}
+	pl := &icebergPlan{table: r.PathValue("table"), tasks: tasks, deletes: deletes, created: time.Now()}
 	id := s.icePlans.put(pl)
 	out := rest.PlanTableScanResponse{Status: rest.PlanStatusCompleted, PlanID: &id}
 	out.ScanTasks = pl.page(id, 0)

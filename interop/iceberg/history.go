@@ -489,7 +489,7 @@ func readVersion(c *catalog.Catalog, cur *catalog.Reader, st *store, tb catalog.
 		defer r.Close()
 	}
 	v := &version{Format: versionFormat, Snapshot: s.ID, TimeMs: s.Time.UnixMilli()}
-	name, err := nameAt(r, tb.ID)
+	name, err := NameAt(r, tb.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -514,8 +514,8 @@ func readVersion(c *catalog.Catalog, cur *catalog.Reader, st *store, tb catalog.
 	return v, nil
 }
 
-// nameAt is the name a table had at the reader's snapshot.
-func nameAt(r *catalog.Reader, id int64) (string, error) {
+// NameAt is the name table id had at the reader's snapshot.
+func NameAt(r *catalog.Reader, id int64) (string, error) {
 	tables, err := r.Tables()
 	if err != nil {
 		return "", err
