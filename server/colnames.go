@@ -61,6 +61,9 @@ func (ss *pgSession) pgNames(query string, cols []engine.Column) []string {
 func pgSelectNames(node map[string]any, n int, masked string) []string {
 	nm := namer{masked}
 	for node != nil && node["type"] == "SET_OPERATION_NODE" {
+		if t, _ := node["setop_type"].(string); strings.Contains(t, "BY_NAME") {
+			return nil // UNION BY NAME: columns the first SELECT lacks come after its own
+		}
 		node, _ = node["left"].(map[string]any)
 	}
 	if node == nil || node["type"] != "SELECT_NODE" {
@@ -80,6 +83,17 @@ func pgSelectNames(node map[string]any, n int, masked string) []string {
 			}
 			star = i
 			continue
+		}
+		// An item that may stand for several columns: a star within it
+		// (COLUMNS(...)::VARCHAR, s.*), or an unnest of a struct.
+		if duckast.Any(e, func(m map[string]any) bool {
+			if m["class"] == "STAR" {
+				return true
+			}
+			f, _ := m["function_name"].(string)
+			return m["class"] == "FUNCTION" && (strings.EqualFold(f, "unnest") || strings.EqualFold(f, "unlist"))
+		}) {
+			return nil
 		}
 		pos := i
 		if star >= 0 {

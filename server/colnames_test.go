@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,5 +164,46 @@ func TestColumnNamesArePostgres(t *testing.T) {
 	t.Logf("%d of %d select lists compared", compared, n)
 	if compared < n/2 {
 		t.Errorf("only %d of %d select lists ran on both", compared, n)
+	}
+}
+
+// Select items that stand for a number of columns the parse tree does not
+// say (a star inside an expression, an unnest of a struct) and UNION BY
+// NAME leave DuckDB's names: each name stays on its own column, the
+// marker 10 AS "K" naming the column that holds 10 and no other.
+func TestColumnNamesStayOnTheirColumns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, newConfig())
+	conn := f.connect(t, pgx.QueryExecModeExec)
+	for _, q := range []string{
+		`SELECT unnest({'x': 1, 'y': 2}), 10 AS "K", * FROM t LIMIT 1`,
+		`SELECT COLUMNS('^(id|name)$')::VARCHAR, 10 AS "K", * FROM t LIMIT 1`,
+		`SELECT *, upper(COLUMNS('^(name)$')), 10 AS "K" FROM t LIMIT 1`,
+		`SELECT *, 10 AS "K" FROM t UNION ALL BY NAME SELECT *, 20 AS extra, 10 AS "K" FROM t LIMIT 1`,
+		`SELECT * EXCLUDE (id), 10 AS "K", count(*) OVER () FROM t LIMIT 1`,
+		`SELECT unnest([1, 2]), 10 AS "K", count(*) OVER () FROM t LIMIT 1`,
+	} {
+		rows, err := conn.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var names []string
+		for _, fd := range rows.FieldDescriptions() {
+			names = append(names, fd.Name)
+		}
+		if !rows.Next() {
+			t.Fatalf("%s: no row", q)
+		}
+		vals, err := rows.Values()
+		rows.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vals) != len(names) {
+			t.Fatalf("%s: %d names for %d values", q, len(names), len(vals))
+		}
+		if k := slices.Index(names, "K"); k < 0 || fmt.Sprint(vals[k]) != "10" || slices.Index(names[k+1:], "K") >= 0 {
+			t.Errorf("%s: names %v over values %v", q, names, vals)
+		}
 	}
 }

@@ -177,3 +177,26 @@ func emptyList(x any) bool {
 	l, ok := x.([]any)
 	return ok && len(l) == 0
 }
+
+// Any says whether pred holds for x or any map below it, x being a
+// decoded parse tree (maps and slices of them).
+func Any(x any, pred func(map[string]any) bool) bool {
+	switch v := x.(type) {
+	case map[string]any:
+		if pred(v) {
+			return true
+		}
+		for _, c := range v {
+			if Any(c, pred) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range v {
+			if Any(c, pred) {
+				return true
+			}
+		}
+	}
+	return false
+}
