@@ -62,6 +62,8 @@ type Catalog struct {
 	dir      string
 	now      func() time.Time
 	dataRoot string
+	// uuid is the catalog's own, made when it was created.
+	uuid string
 
 	// location names a catalog in a database, without credentials.
 	location string
@@ -265,8 +267,8 @@ func CreateInStore(store kv.Store, opts Options) (*Catalog, error) {
 		}
 		root = abs
 	}
-	c.dataRoot = root
-	meta, err := encodeValue(&catalogpb.Meta{FormatVersion: formatVersion, CatalogUuid: uuid.NewString(), CreatedUnixMicros: now, DataRoot: root})
+	c.dataRoot, c.uuid = root, uuid.NewString()
+	meta, err := encodeValue(&catalogpb.Meta{FormatVersion: formatVersion, CatalogUuid: c.uuid, CreatedUnixMicros: now, DataRoot: root})
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +302,12 @@ func OpenStore(store kv.Store, opts Options) (*Catalog, error) {
 	if meta.FormatVersion > formatVersion {
 		return nil, fmt.Errorf("catalog format %d is newer than this rocklake reads (%d)", meta.FormatVersion, formatVersion)
 	}
-	return &Catalog{store: store, now: opts.now(), dataRoot: meta.DataRoot, plan: planCache{budget: opts.cacheBytes()}}, nil
+	return &Catalog{store: store, now: opts.now(), dataRoot: meta.DataRoot, uuid: meta.CatalogUuid, plan: planCache{budget: opts.cacheBytes()}}, nil
 }
+
+// UUID is the catalog's identity, made when it was created: what tells
+// two catalogs whose snapshots and tables share ids.
+func (c *Catalog) UUID() string { return c.uuid }
 
 // DataRoot is the directory data files must lie under ("" for none).
 func (c *Catalog) DataRoot() string { return c.dataRoot }

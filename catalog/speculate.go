@@ -43,7 +43,7 @@ func (c *Catalog) Speculate() (spec *Catalog, base Snapshot, err error) {
 		release()
 		return nil, Snapshot{}, fmt.Errorf("speculate: %w", err)
 	}
-	spec = &Catalog{store: kv.NewOverlay(kvs), dir: c.dir, location: c.location, now: c.now, dataRoot: c.dataRoot,
+	spec = &Catalog{store: kv.NewOverlay(kvs), dir: c.dir, location: c.location, now: c.now, dataRoot: c.dataRoot, uuid: c.uuid,
 		plan: planCache{budget: c.plan.budget}, speculative: true, specBase: base.ID, onClose: release}
 	return spec, base, nil
 }

@@ -28,9 +28,13 @@ import (
 // one. Under the metadata directory:
 //
 //	<table uuid>/
-//	  v2-<snapshot>/                one version, written once
+//	  v3-<snapshot>/                one version, written once (the tag:
+//	                                versionFormat)
 //	    manifest-data.avro          every data file live at <snapshot>
 //	    manifest-deletes.avro       their delete files (when there are any)
+//	    manifest-data-<spec>.avro   the same for the files in one partition
+//	    manifest-deletes-<spec>.avro  of the table's partition spec
+//	                                (partition.go)
 //	    snap-<snapshot>.avro        the manifest list
 //	    version.json                the version's record, written last
 //	  metadata-<snapshot>-<hash>.json
@@ -78,7 +82,10 @@ func (o Options) objects(ctx context.Context) func() (*storage.S3, error) {
 // counting the current one, unless told otherwise.
 const DefaultHistory = 100
 
-const versionFormat = "v2"
+// versionFormat tags what a version record means; a change to what a
+// record holds or how its version is shown takes a new tag, so that no
+// record an older rocklake wrote is read as this one's.
+const versionFormat = "v3"
 
 // Metadata is a materialized Iceberg table: its metadata, and where it is.
 type Metadata struct {
@@ -96,6 +103,13 @@ type version struct {
 	Format   string `json:"format"`
 	Snapshot int64  `json:"snapshot"`
 	TimeMs   int64  `json:"time_ms"`
+	// Catalog, Table and TimeUs say which catalog, table and commit the
+	// record is of: a catalog made again (an import keeps table uuids)
+	// or restored to an earlier point reuses snapshot ids for other
+	// content.
+	Catalog string `json:"catalog"`
+	Table   int64  `json:"table"`
+	TimeUs  int64  `json:"time_us"`
 	// NotShown says why the table at this version has no Iceberg form; it
 	// is then left out of the history.
 	NotShown string          `json:"not_shown,omitempty"`
@@ -207,7 +221,7 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 	slices.Reverse(kept)
 	cur := kept[len(kept)-1]
 	h := sha256.New()
-	fmt.Fprintf(h, "rocklake-iceberg-%s\x00%s\x00%s\x00", versionFormat, tb.Name, tb.Path)
+	fmt.Fprintf(h, "rocklake-iceberg-%s\x00%s\x00%s\x00%s\x00", versionFormat, c.UUID(), tb.Name, tb.Path)
 	ids := make([]int64, len(kept))
 	for i, v := range kept {
 		ids[i] = v.Snapshot
@@ -476,7 +490,8 @@ func readVersion(c *catalog.Catalog, cur *catalog.Reader, st *store, tb catalog.
 	rec := rel(vdir, "version.json")
 	if raw, err := st.read(rec); err == nil {
 		var v version
-		if err := json.Unmarshal(raw, &v); err == nil && v.Format == versionFormat && v.Snapshot == s.ID {
+		if err := json.Unmarshal(raw, &v); err == nil && v.Format == versionFormat && v.Snapshot == s.ID &&
+			v.Catalog == c.UUID() && v.Table == tb.ID && v.TimeUs == s.Time.UnixMicro() {
 			return &v, nil
 		}
 	}
@@ -488,7 +503,7 @@ func readVersion(c *catalog.Catalog, cur *catalog.Reader, st *store, tb catalog.
 		}
 		defer r.Close()
 	}
-	v := &version{Format: versionFormat, Snapshot: s.ID, TimeMs: s.Time.UnixMilli()}
+	v := &version{Format: versionFormat, Snapshot: s.ID, TimeMs: s.Time.UnixMilli(), Catalog: c.UUID(), Table: tb.ID, TimeUs: s.Time.UnixMicro()}
 	name, err := NameAt(r, tb.ID)
 	if err != nil {
 		return nil, err
