@@ -1517,3 +1517,41 @@ func TestIcebergVersionsAreTheCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// TestIcebergHistoryEndsAtAFileReplaced: a file whose bytes are replaced
+// in place and registered again (refresh with new statistics) ends the
+// history there: older versions listed its path with the old rows'
+// bounds, and an Iceberg reader would read the new rows as theirs.
+func TestIcebergHistoryEndsAtAFileReplaced(t *testing.T) {
+	f, cat := icebergFixture(t)
+	ctx := context.Background()
+	f.exec(t, "INSERT INTO t SELECT "+tColumns+" FROM range(3000, 3100) r(i)")
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n < 2 {
+		t.Fatalf("%d versions before the refresh, want 2 or more", n)
+	}
+	db := openDuck(t)
+	part0 := filepath.Join(f.data, "part0.parquet")
+	writeFile(t, db, part0, 5000, 5100)
+	if _, err := f.lake.Refresh(ctx, "t", []string{part0}, rocklake.RefreshOptions{Stats: true}); err != nil {
+		t.Fatal(err)
+	}
+	refreshed := f.latest(t)
+	if tbl, err = cat.LoadTable(ctx, table.Identifier{"main", "t"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.SnapshotID < refreshed {
+			t.Errorf("version %d, which listed part0.parquet's old rows, is listed after the refresh at %d", s.SnapshotID, refreshed)
+		}
+	}
+	want := f.lakeIDs(t, 0, "SELECT id FROM t WHERE id >= 5000 ORDER BY id")
+	for _, mode := range []table.ScanPlanningMode{table.ScanPlanningLocal, table.ScanPlanningRemote} {
+		if got, _ := scanIDs(t, tbl, ig.GreaterThanEqual(ig.Reference("id"), int64(5000)), mode); !slices.Equal(got, want) || len(want) != 100 {
+			t.Errorf("%s planning: %d rows of the new part0, rocklake %d", mode, len(got), len(want))
+		}
+	}
+}

@@ -191,10 +191,21 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 	if home := objectHome(c, live, tb); home != "" {
 		st.remote = home + "_rocklake/iceberg/" + tb.UUID
 	}
+	again, err := registeredAgain(r, tb.ID, vs)
+	if err != nil {
+		return nil, err
+	}
 	// Newest first, until the history is full or ends.
 	var kept []*version
 	var mapping ig.NameMapping
 	for i := len(vs) - 1; i >= 0 && len(kept) < history; i-- {
+		if slices.ContainsFunc(again, func(f catalog.DataFile) bool { return f.Begin <= vs[i].ID && vs[i].ID < f.End.V }) {
+			// It lists a file whose bytes were replaced in place since
+			// (registered again with new statistics): read now, they are
+			// not that version's rows, and its bounds and delete
+			// positions do not hold for them.
+			break
+		}
 		v, err := readVersion(c, r, st, tb, vs[i])
 		if err != nil {
 			return nil, err
@@ -217,6 +228,9 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 		}
 		mapping = merged
 		kept = append(kept, v)
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("%w: table %s: its current version cannot be listed", ErrNotShown, tb.Name)
 	}
 	slices.Reverse(kept)
 	cur := kept[len(kept)-1]
@@ -249,6 +263,23 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 		return nil, err
 	}
 	return &Metadata{Location: metaPath, Metadata: md, SnapshotID: cur.Snapshot, Versions: ids}, nil
+}
+
+// registeredAgain are the table's files retired by a commit that
+// registered the same file again (DataFile.RegisteredAgain: its bytes
+// changed in place), when some version but the newest could list one:
+// such a commit inserts into the table and deletes from it.
+func registeredAgain(r *catalog.Reader, tableID int64, vs []catalog.Snapshot) ([]catalog.DataFile, error) {
+	if !slices.ContainsFunc(vs[min(1, len(vs)):], func(s catalog.Snapshot) bool {
+		return slices.Contains(s.Changes.InsertedIntoTables, tableID) && slices.Contains(s.Changes.DeletedFromTables, tableID)
+	}) {
+		return nil, nil
+	}
+	files, err := r.FilesEver(tableID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(files, func(f catalog.DataFile) bool { return !f.RegisteredAgain || !f.End.Known }), nil
 }
 
 // forget removes what was written for snapshots the catalog no longer
