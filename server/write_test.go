@@ -766,6 +766,13 @@ func TestBlockReadsItsWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := r.read(tx)
+		if r.name == "copy table" {
+			// A table's COPY promises no order (DuckDB's COPY writes rows
+			// as its threads finish).
+			lines := strings.Split(got, "\n")
+			slices.Sort(lines)
+			got = strings.Join(lines, "\n")
+		}
 		if err != nil || strings.ReplaceAll(got, "\n", ",") != strings.ReplaceAll(r.want, "\n", ",") {
 			t.Errorf("%s in a block that wrote w: %q, %v; want %q", r.name, got, err, r.want)
 		}
