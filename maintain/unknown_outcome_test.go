@@ -120,31 +120,15 @@ func TestUnknownOutcomeKeepsFiles(t *testing.T) {
 // write its rows twice, and the caller would remove files the landed
 // snapshot reads.
 func TestLandedWritesAreNotRaced(t *testing.T) {
-	c, err := catalog.CreateInStore(kv.NewMemory(), catalog.Options{DataRoot: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	_, c, e := writeLake(t)
 	mustWrite(t, e, "CREATE TABLE t (x BIGINT)")
-	r, err := c.Read(catalog.Latest)
+	st, err := openTable(c, catalog.Latest, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := r.Table("t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := r.Columns(tb.ID)
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	st.r.Close()
+	tb, cols := st.t, st.cols
 	alterTable(t, c, "t", "add", "column", "y", "INTEGER")
-	st := &tableState{t: tb, cols: cols}
 	for _, landed := range []error{
 		fmt.Errorf("insert: registering the new files: %w", kv.ErrUnknownOutcome),
 		fmt.Errorf("insert: wrote 3 rows but registered 2 at snapshot 9: %w", errLanded),
