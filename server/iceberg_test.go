@@ -39,9 +39,7 @@ import (
 // grown to 11 files of 300 rows in row groups of 60, ids ascending.
 func icebergFixture(t *testing.T) (*fixture, *rest.Catalog) {
 	t.Helper()
-	cfg := newConfig()
-	cfg.IcebergDir = filepath.Join(t.TempDir(), "iceberg")
-	f := newFixture(t, cfg)
+	f, cat := icebergServer(t)
 	db, err := engine.Open("")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +58,17 @@ func icebergFixture(t *testing.T) (*fixture, *rest.Catalog) {
 	if _, err := f.lake.Add(ctx, "t", paths, rocklake.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := rest.NewCatalog(ctx, "rocklake", "http://"+f.srv.HTTPAddr().String()+"/iceberg")
+	return f, cat
+}
+
+// icebergServer is a fixture whose server writes Iceberg metadata, and
+// iceberg-go's REST catalog client of it.
+func icebergServer(t *testing.T) (*fixture, *rest.Catalog) {
+	t.Helper()
+	cfg := newConfig()
+	cfg.IcebergDir = filepath.Join(t.TempDir(), "iceberg")
+	f := newFixture(t, cfg)
+	cat, err := rest.NewCatalog(context.Background(), "rocklake", "http://"+f.srv.HTTPAddr().String()+"/iceberg")
 	if err != nil {
 		t.Fatalf("connecting iceberg-go's REST catalog: %v", err)
 	}
@@ -1387,9 +1395,7 @@ func genPartFilter(rng *rand.Rand) iceCase {
 // version of the new b (a's last insert) predates the rename.
 func TestIcebergRemotePlanFollowsTheTable(t *testing.T) {
 	ctx := context.Background()
-	cfg := newConfig()
-	cfg.IcebergDir = filepath.Join(t.TempDir(), "iceberg")
-	f := newFixture(t, cfg)
+	f, cat := icebergServer(t)
 	f.exec(t, "CREATE TABLE b (id BIGINT)")
 	f.exec(t, "INSERT INTO b VALUES (100)")
 	f.exec(t, "CREATE TABLE a (id BIGINT)")
@@ -1409,10 +1415,6 @@ func TestIcebergRemotePlanFollowsTheTable(t *testing.T) {
 		if _, err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	cat, err := rest.NewCatalog(ctx, "rocklake", "http://"+f.srv.HTTPAddr().String()+"/iceberg")
-	if err != nil {
-		t.Fatal(err)
 	}
 	for name, want := range map[string][]int64{"b": {1}, "d": {7}} {
 		tbl, err := cat.LoadTable(ctx, table.Identifier{"main", name})
@@ -1441,15 +1443,9 @@ func TestIcebergRemotePlanFollowsTheTable(t *testing.T) {
 // as its residual: remote planning returns what local planning does.
 func TestIcebergResidualIsTheFilter(t *testing.T) {
 	ctx := context.Background()
-	cfg := newConfig()
-	cfg.IcebergDir = filepath.Join(t.TempDir(), "iceberg")
-	f := newFixture(t, cfg)
+	f, cat := icebergServer(t)
 	f.exec(t, "CREATE TABLE z (id BIGINT, x DOUBLE, u UUID, n BIGINT, d DOUBLE)")
 	f.exec(t, "INSERT INTO z VALUES (1, 0.0, '00000000-0000-0000-0000-000000000001', NULL, 'NaN'::DOUBLE), (1, -0.0, 'ffffffff-0000-0000-0000-000000000001', NULL, 'NaN'::DOUBLE)")
-	cat, err := rest.NewCatalog(ctx, "rocklake", "http://"+f.srv.HTTPAddr().String()+"/iceberg")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tbl, err := cat.LoadTable(ctx, table.Identifier{"main", "z"})
 	if err != nil {
 		t.Fatal(err)
