@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,7 +251,7 @@ func Materialize(ctx context.Context, c *catalog.Catalog, r *catalog.Reader, tb 
 		}
 		return &Metadata{Location: metaPath, Metadata: md, SnapshotID: cur.Snapshot, Versions: ids}, nil
 	}
-	md, err := chain(tb, kept, mapping)
+	md, err := chain(tb, kept, unread(mapping, kept))
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +281,52 @@ func registeredAgain(r *catalog.Reader, tableID int64, vs []catalog.Snapshot) ([
 		return nil, err
 	}
 	return slices.DeleteFunc(files, func(f catalog.DataFile) bool { return !f.RegisteredAgain || !f.End.Known }), nil
+}
+
+// unread adds to a mapping, for each top-level name some kept version's
+// files hold that it does not map (a column hidden because two columns
+// share its name, one dropped, one the table never took in), a field no
+// schema shows: iceberg-go refuses to read a file holding a column the
+// mapping does not name, and a field no schema shows is read by no one.
+// The ids are from a range rocklake's column ids do not reach (a table
+// whose ids do gets none, and stays unreadable to iceberg-go as before).
+func unread(mapping ig.NameMapping, kept []*version) ig.NameMapping {
+	mapped := map[string]bool{}
+	var maxID int
+	for _, f := range mapping {
+		for _, n := range f.Names {
+			mapped[n] = true
+		}
+		if f.FieldID != nil {
+			maxID = max(maxID, *f.FieldID)
+		}
+	}
+	const base = 1 << 30
+	if maxID >= base {
+		return mapping
+	}
+	var names []string
+	for _, v := range kept {
+		for n := range v.Held {
+			if !mapped[n] && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	out := slices.Clone(mapping)
+	used := map[int]bool{}
+	for _, n := range names {
+		h := fnv.New32a()
+		h.Write([]byte(n))
+		id := base + int(h.Sum32()%(base-1))
+		for used[id] {
+			id = base + (id-base+1)%(base-1)
+		}
+		used[id] = true
+		out = append(out, ig.MappedField{Names: []string{n}, FieldID: &id})
+	}
+	return out
 }
 
 // forget removes what was written for snapshots the catalog no longer
