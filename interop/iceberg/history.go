@@ -771,9 +771,11 @@ func operation(ch catalog.Changes, tableID int64, added int64) table.Operation {
 	return table.OpReplace
 }
 
-// consistent says that in every version a reader of that version's
-// schema finds, under each top-level name the mapping gives to a field
-// the version shows, that field and nothing else.
+// consistent says that in every version a reader finds, under each
+// top-level name the mapping gives to a field the version shows or the
+// newest (vs[0]) shows, that field and nothing else: a reader of a
+// version reads it with that version's schema, and some (incremental
+// scans) with the current one.
 func consistent(mapping ig.NameMapping, vs []*version) bool {
 	field := map[string]int64{}
 	for _, f := range mapping {
@@ -786,7 +788,7 @@ func consistent(mapping ig.NameMapping, vs []*version) bool {
 	for _, v := range vs {
 		for n, ids := range v.Held {
 			y, ok := field[n]
-			if !ok || !slices.Contains(v.Shown, int(y)) {
+			if !ok || !slices.Contains(v.Shown, int(y)) && !slices.Contains(vs[0].Shown, int(y)) {
 				continue
 			}
 			if slices.ContainsFunc(ids, func(id int64) bool { return id != y }) {
