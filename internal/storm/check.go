@@ -68,6 +68,9 @@ type WriterCounts struct {
 	Table                                        string
 	Acknowledged, Refused, Failed, Unknown, Died int
 	FirstAck, LastAck                            time.Time
+	// LastRefused is when the writer's last commit was refused with a
+	// conflict: decided, as an acknowledgement is.
+	LastRefused time.Time
 }
 
 // CallError is a call a worker saw fail.
@@ -214,6 +217,7 @@ func Check(cfg Config) (Report, error) {
 				case evRefused:
 					rep.Refused++
 					wc.Refused++
+					wc.LastRefused = time.Unix(0, e.T)
 				case evFailed, evUnknown:
 					if e.Ev == evFailed {
 						rep.Failed++
