@@ -42,9 +42,12 @@ type DeleteFile struct {
 	DeleteCount       int64
 	FileSizeBytes     int64
 	ModifiedUnixNanos int64
-	Begin             int64
-	End               stats.Maybe[int64]
-	Owner             Ownership
+	// ETag is an object's, as the store sent it (quotes kept): readers
+	// fetch the object only while it still has it. Empty for local files.
+	ETag  string
+	Begin int64
+	End   stats.Maybe[int64]
+	Owner Ownership
 }
 
 // Location is where the file lives.
@@ -63,6 +66,8 @@ type NewDeleteFile struct {
 	DeleteCount       int64
 	FileSizeBytes     int64
 	ModifiedUnixNanos int64
+	// ETag is an object's (required for one), as the store sent it.
+	ETag string
 	// Replaces is the id of the data file's delete file the writer read
 	// and merged into this one (0: the data file had none). The commit
 	// fails with ErrConflict when another delete file became current
@@ -144,7 +149,7 @@ func (d DeleteFile) VisibleAt(s int64) bool {
 func deleteFileFromPB(p *catalogpb.DeleteFile) DeleteFile {
 	return DeleteFile{
 		ID: p.Id, TableID: p.TableId, DataFileID: p.DataFileId, Path: p.Path, PathIsRelative: p.PathIsRelative,
-		DeleteCount: p.DeleteCount, FileSizeBytes: p.FileSizeBytes, ModifiedUnixNanos: p.ModifiedUnixNanos,
+		DeleteCount: p.DeleteCount, FileSizeBytes: p.FileSizeBytes, ModifiedUnixNanos: p.ModifiedUnixNanos, ETag: p.Etag,
 		Begin: p.BeginSnapshot, End: maybeInt(p.EndSnapshot), Owner: Ownership(p.Ownership),
 	}
 }
@@ -152,7 +157,7 @@ func deleteFileFromPB(p *catalogpb.DeleteFile) DeleteFile {
 func deleteFileToPB(d DeleteFile, end *int64) *catalogpb.DeleteFile {
 	return &catalogpb.DeleteFile{
 		Id: d.ID, TableId: d.TableID, DataFileId: d.DataFileID, Path: d.Path, PathIsRelative: d.PathIsRelative,
-		DeleteCount: d.DeleteCount, FileSizeBytes: d.FileSizeBytes, ModifiedUnixNanos: d.ModifiedUnixNanos,
+		DeleteCount: d.DeleteCount, FileSizeBytes: d.FileSizeBytes, ModifiedUnixNanos: d.ModifiedUnixNanos, Etag: d.ETag,
 		BeginSnapshot: d.Begin, EndSnapshot: end, Ownership: catalogpb.Ownership(d.Owner),
 	}
 }
@@ -220,13 +225,18 @@ func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
 		if !filepath.IsAbs(nd.Path) && !IsObject(nd.Path) {
 			return fmt.Errorf("%w delete file path %q: not absolute", ErrInvalid, nd.Path)
 		}
+		if IsObject(nd.Path) && nd.ETag == "" {
+			// Without it a reader could not tell the object from another
+			// put under its key since.
+			return fmt.Errorf("%w delete file %s: an object needs its ETag", ErrInvalid, nd.Path)
+		}
 		if has {
 			s := w.next.ID
 			w.put(key(tagDeleteFile, ts.t.ID, f.ID, cur.Begin), deleteFileToPB(cur, &s))
 		}
 		d := DeleteFile{
 			ID: w.next.NextFileID, TableID: ts.t.ID, DataFileID: f.ID, Path: nd.Path,
-			DeleteCount: nd.DeleteCount, FileSizeBytes: nd.FileSizeBytes, ModifiedUnixNanos: nd.ModifiedUnixNanos,
+			DeleteCount: nd.DeleteCount, FileSizeBytes: nd.FileSizeBytes, ModifiedUnixNanos: nd.ModifiedUnixNanos, ETag: nd.ETag,
 			Begin: w.next.ID, Owner: OwnerRocklake,
 		}
 		w.next.NextFileID++

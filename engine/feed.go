@@ -146,7 +146,16 @@ func (e *Engine) ChangesSQL(ctx context.Context, table string, from, to int64) (
 			}
 			paths[i] = p
 		}
-		return e.ReadTableFilesWithSQL(r, t, cols, files, paths, deletesAt(asOf))
+		ids := make([]int64, len(files))
+		for i, f := range files {
+			ids[i] = f.ID
+		}
+		dels, rel, err := e.LocalDeleteFiles(ctx, t, deletesAt(asOf), ids)
+		if err != nil {
+			return "", err
+		}
+		unpin = append(unpin, rel)
+		return e.ReadTableFilesWithSQL(r, t, cols, files, paths, dels)
 	}
 	var ids []int64
 	for s := range added {

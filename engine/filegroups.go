@@ -680,7 +680,9 @@ func withDeletes(t catalog.Table, f catalog.DataFile, d catalog.DeleteFile, into
 		return nil, fmt.Errorf("table %q: file %s of %d rows has a delete file: deleted rows are applied in files of 1 to %d rows", t.Name, f.Location(t), f.RecordCount, math.MaxInt32)
 	}
 	if catalog.IsObject(loc) {
-		return nil, fmt.Errorf("table %q: delete file %s is an object: delete files are read from local disk only", t.Name, loc)
+		// A reader fetches them first (LocalDeleteFiles): reaching here
+		// is a reader that forgot to.
+		return nil, fmt.Errorf("table %q: delete file %s is an object not fetched to a local copy", t.Name, loc)
 	}
 	fi, err := os.Stat(loc)
 	if err != nil {
@@ -735,16 +737,12 @@ func mapColumns(m *catalog.ColumnMapping, f catalog.DataFile, cols []catalog.Col
 	}
 }
 
-// ReadFileRowsSQL is ReadTableFilesSQL of one file, path where DuckDB
+// ReadFileRowsSQL is ReadTableFilesWithSQL of one file, path where DuckDB
 // reads it, with each row's position in the file (read_parquet's
 // file_row_number, what a delete file records) as column pos: the rows its
-// delete file, if it has one, deletes are left out.
-func (e *Engine) ReadFileRowsSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, f catalog.DataFile, path, pos string) (string, error) {
+// delete file in dels, if it has one, deletes are left out.
+func (e *Engine) ReadFileRowsSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, f catalog.DataFile, path, pos string, dels map[int64]catalog.DeleteFile) (string, error) {
 	m, err := r.ColumnMapping(t.ID)
-	if err != nil {
-		return "", err
-	}
-	dels, err := r.DeleteFiles(t.ID)
 	if err != nil {
 		return "", err
 	}
@@ -782,7 +780,8 @@ func (e *Engine) ReadTableFilesSQL(r *catalog.Reader, t catalog.Table, cols []ca
 // ReadTableFilesWithSQL is ReadTableFilesSQL with the delete files dels
 // (by data file id) applied instead of those of r's snapshot: files as
 // another snapshot than the one whose columns they read through saw them
-// (a change feed's).
+// (a change feed's), or delete files that are objects where DuckDB reads
+// their local copies (LocalDeleteFiles).
 func (e *Engine) ReadTableFilesWithSQL(r *catalog.Reader, t catalog.Table, cols []catalog.Column, files []catalog.DataFile, paths []string, dels map[int64]catalog.DeleteFile) (string, error) {
 	m, err := r.ColumnMapping(t.ID)
 	if err != nil {

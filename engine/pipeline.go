@@ -495,8 +495,22 @@ func (q *queryRun) list() error {
 		if vr == nil {
 			vr = q.r // a table read whole under its own name, at the query's snapshot
 		}
-		var err error
-		if v.files, v.odd, v.parts, err = viewFiles(vr, v.t, v.cols, v.plan, q.stamps); err != nil {
+		dels, err := vr.DeleteFiles(v.t.ID)
+		if err != nil {
+			return err
+		}
+		if len(dels) > 0 {
+			ids := make([]int64, len(v.plan.KeptFiles))
+			for i, kf := range v.plan.KeptFiles {
+				ids[i] = kf.FileID
+			}
+			var release func()
+			if dels, release, err = q.e.LocalDeleteFiles(q.ctx, v.t, dels, ids); err != nil {
+				return err
+			}
+			q.unpins = append(q.unpins, release)
+		}
+		if v.files, v.odd, v.parts, err = viewFiles(vr, v.t, v.cols, v.plan, dels, q.stamps); err != nil {
 			return err
 		}
 	}

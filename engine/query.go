@@ -466,7 +466,7 @@ func usableConjuncts(ref *tableRef, opts QueryOptions) (b *expr.Bound, used int)
 // partition columns in each (and, for an altered table, how each holds its
 // columns: mapColumns), and (into stamps) what registration recorded of
 // each.
-func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *prune.Plan, stamps map[string]fileStamp) ([]string, map[string]bool, partConsts, error) {
+func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *prune.Plan, dels map[int64]catalog.DeleteFile, stamps map[string]fileStamp) ([]string, map[string]bool, partConsts, error) {
 	fs, err := r.FileSet(t.ID)
 	if err != nil {
 		return nil, nil, nil, err
@@ -478,10 +478,6 @@ func viewFiles(r *catalog.Reader, t catalog.Table, cols []catalog.Column, p *pru
 		}
 	}
 	m, err := r.ColumnMapping(t.ID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	dels, err := r.DeleteFiles(t.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -456,15 +456,39 @@ func positioned(st *tableState) bool {
 }
 
 // mergeOnRead says whether a change takes rows out by delete files: the
-// table does not ask for copy-on-write (catalog.WriteOptions.DeletesByFile), its files are
-// local (delete files are read from local disk only) and the catalog has
-// a rewrite root to put them under; else the change copies on write.
+// table does not ask for copy-on-write (catalog.WriteOptions.DeletesByFile)
+// and there is a place to put them: the catalog's rewrite root, or, for a
+// table of objects or a catalog whose data root is a bucket prefix, object
+// storage; else the change copies on write.
 func mergeOnRead(e *engine.Engine, st *tableState) bool {
-	if !st.t.WriteOptions.DeletesByFile() || !positioned(st) || e.Catalog().RewriteRoot() == "" {
+	if !st.t.WriteOptions.DeletesByFile() || !positioned(st) {
 		return false
 	}
-	return !slices.ContainsFunc(st.files, func(f catalog.DataFile) bool { return catalog.IsObject(f.Location(st.t)) }) &&
-		!catalog.IsObject(e.Catalog().DataRoot())
+	return e.Catalog().RewriteRoot() != "" || objectPlace(e, st, nil) != ""
+}
+
+// objectPlace is the object a change's delete files are put beside
+// (catalog.ObjectRewritePrefix; under the catalog's data root when that is
+// a bucket prefix): the first of affected that is an object, else the first
+// of the table's files, else the data root; "" when the delete files are
+// local: none of affected is an object, the data root is a directory, and
+// the catalog has a rewrite root.
+func objectPlace(e *engine.Engine, st *tableState, affected []catalog.DataFile) string {
+	isObj := func(f catalog.DataFile) bool { return catalog.IsObject(f.Location(st.t)) }
+	if i := slices.IndexFunc(affected, isObj); i >= 0 {
+		return affected[i].Location(st.t)
+	}
+	root := e.Catalog().DataRoot()
+	if !catalog.IsObject(root) && e.Catalog().RewriteRoot() != "" {
+		return ""
+	}
+	if i := slices.IndexFunc(st.files, isObj); i >= 0 {
+		return st.files[i].Location(st.t)
+	}
+	if catalog.IsObject(root) {
+		return root
+	}
+	return ""
 }
 
 // deleteByPosition commits a change under merge-on-read: for each file
@@ -475,29 +499,57 @@ func mergeOnRead(e *engine.Engine, st *tableState) bool {
 func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, affected []catalog.DataFile,
 	hit string, names []string, writes bool, res *WriteResult) error {
 	cat := e.Catalog()
-	root := cat.RewriteRoot()
-	dir := catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
-	lease, err := catalog.MakeRewriteDir(dir, root)
-	// Changes from other processes that read the same snapshot pick the
-	// same next name: the one that loses takes the one after.
-	for n := 0; errors.Is(err, fs.ErrExist) && n < 100; n++ {
-		dir = catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
-		lease, err = catalog.MakeRewriteDir(dir, root)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: the delete files' directory: %w", res.Statement, err)
-	}
 	committed := false
-	defer func() {
-		if !committed {
-			os.RemoveAll(dir)
+	var dir string
+	var lease *catalog.Lease
+	var out *objectOutput
+	if place := objectPlace(e, st, affected); place != "" {
+		// Written to a staging directory, checked there, then uploaded
+		// under a prefix of their own (removed unless committed).
+		var err error
+		if out, err = newObjectOutput(ctx, e, st, place, "delete", ""); err != nil {
+			return fmt.Errorf("%s: the delete files' prefix: %w", res.Statement, err)
 		}
-		lease.Release()
-	}()
+		dir = out.staging
+		defer func() {
+			out.committed = committed
+			out.close()
+		}()
+	} else {
+		root := cat.RewriteRoot()
+		dir = catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
+		var err error
+		lease, err = catalog.MakeRewriteDir(dir, root)
+		// Changes from other processes that read the same snapshot pick the
+		// same next name: the one that loses takes the one after.
+		for n := 0; errors.Is(err, fs.ErrExist) && n < 100; n++ {
+			dir = catalog.DefaultRewriteDir(root, st.t.ID, st.r.Snapshot().ID, "delete")
+			lease, err = catalog.MakeRewriteDir(dir, root)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: the delete files' directory: %w", res.Statement, err)
+		}
+		defer func() {
+			if !committed {
+				os.RemoveAll(dir)
+			}
+			lease.Release()
+		}()
+	}
 	dels, err := st.r.DeleteFiles(st.t.ID)
 	if err != nil {
 		return err
 	}
+	ids := make([]int64, len(affected))
+	for i, f := range affected {
+		ids[i] = f.ID
+	}
+	// The current delete files the new ones take in, where DuckDB reads them.
+	readable, release, err := e.LocalDeleteFiles(ctx, st.t, dels, ids)
+	if err != nil {
+		return fmt.Errorf("%s: %w", res.Statement, err)
+	}
+	defer release()
 	var nds []catalog.NewDeleteFile
 	for _, f := range affected {
 		p := filepath.Join(dir, fmt.Sprintf("delete-%d.parquet", f.ID))
@@ -506,7 +558,7 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		if had {
 			// The rows read were those left by the current delete file:
 			// the new one holds its positions too.
-			positions += " UNION SELECT pos FROM read_parquet(" + sqllex.QuoteString(e.DuckPath(old.Location(st.t))) + ")"
+			positions += " UNION SELECT pos FROM read_parquet(" + sqllex.QuoteString(e.DuckPath(readable[f.ID].Location(st.t))) + ")"
 		}
 		q := fmt.Sprintf("COPY (SELECT %s::VARCHAR AS file_path, pos FROM (%s) ORDER BY pos) TO %s (FORMAT parquet, COMPRESSION zstd)",
 			sqllex.QuoteString(f.Location(st.t)), positions, sqllex.QuoteString(p))
@@ -526,6 +578,19 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		}
 		nds = append(nds, catalog.NewDeleteFile{DataFileID: f.ID, Path: p, DeleteCount: n, FileSizeBytes: fi.Size(),
 			ModifiedUnixNanos: fi.ModTime().UnixNano(), Replaces: old.ID})
+	}
+	if out != nil {
+		staged := make([]string, len(nds))
+		for i, nd := range nds {
+			staged[i] = nd.Path
+		}
+		if err := out.upload(ctx, staged); err != nil {
+			return fmt.Errorf("%s: the delete files: %w; nothing committed, the objects uploaded deleted", res.Statement, err)
+		}
+		for i := range nds {
+			obj := out.put[nds[i].Path]
+			nds[i].Path, nds[i].FileSizeBytes, nds[i].ETag, nds[i].ModifiedUnixNanos = obj.Location, obj.Size, obj.ETag, 0
+		}
 	}
 	var added int64
 	if writes {
@@ -591,6 +656,19 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 			u()
 		}
 	}
+	dels, err := st.r.DeleteFiles(st.t.ID)
+	if err != nil {
+		return release, err
+	}
+	ids := make([]int64, len(files))
+	for i, f := range files {
+		ids[i] = f.ID
+	}
+	dels, rel, err := e.LocalDeleteFiles(ctx, st.t, dels, ids)
+	if err != nil {
+		return release, err
+	}
+	unpin = append(unpin, rel)
 	read := func(f catalog.DataFile) (string, error) {
 		path := f.Location(st.t)
 		if catalog.IsObject(path) {
@@ -604,9 +682,9 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 			return "", err
 		}
 		if pos {
-			return e.ReadFileRowsSQL(st.r, st.t, st.cols, f, path, posCol)
+			return e.ReadFileRowsSQL(st.r, st.t, st.cols, f, path, posCol, dels)
 		}
-		return e.ReadTableFilesSQL(st.r, st.t, st.cols, []catalog.DataFile{f}, []string{path})
+		return e.ReadTableFilesWithSQL(st.r, st.t, st.cols, []catalog.DataFile{f}, []string{path}, dels)
 	}
 	// An empty table of the right columns first; then the files, a few
 	// dozen per statement, each row numbered after the file's id by its

@@ -94,6 +94,11 @@ func CheckErased(ctx context.Context, e *engine.Engine, table, predicate string)
 	if err != nil {
 		return nil, err
 	}
+	dels, release, err := e.LocalDeleteFiles(ctx, t, dels, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	type candidate struct {
 		ErasureHolder
 		f *catalog.DataFile

@@ -43,17 +43,27 @@ func FoldDeletes(ctx context.Context, e *engine.Engine, table string) (*RewriteR
 	}
 	defer conn.Close()
 	paths := make([]string, len(files))
+	ids := make([]int64, len(files))
 	for i, f := range files {
-		paths[i] = f.Location(st.t)
+		paths[i], ids[i] = f.Location(st.t), f.ID
 		if catalog.IsObject(paths[i]) {
-			return nil, fmt.Errorf("fold %s: file %s is an object: delete files are written for local files only", st.t.Name, paths[i])
-		}
-		if err := engine.CheckFile(st.t, f); err != nil {
+			local, release, err := e.ObjectCopy(ctx, paths[i], f.FileSizeBytes, f.ETag)
+			if err != nil {
+				return nil, fmt.Errorf("fold %s: reading %s: %w", st.t.Name, paths[i], err)
+			}
+			defer release()
+			paths[i] = local
+		} else if err := engine.CheckFile(st.t, f); err != nil {
 			return nil, err
 		}
 	}
+	dels, release, err := e.LocalDeleteFiles(ctx, st.t, dels, ids)
+	if err != nil {
+		return nil, fmt.Errorf("fold %s: %w", st.t.Name, err)
+	}
+	defer release()
 	const staged = "__rocklake_fold"
-	if err := stageFiles(ctx, e, conn, st, files, paths, staged, groupCol); err != nil {
+	if err := stageFiles(ctx, e, conn, st, files, paths, dels, staged, groupCol); err != nil {
 		return nil, fmt.Errorf("fold %s: reading the files: %w", st.t.Name, err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS temp."+staged)

@@ -27,10 +27,12 @@ type objectStore interface {
 // commit that registers them. Unless that commit happens, close deletes
 // what was uploaded; the staging directory goes either way.
 type objectOutput struct {
-	store     objectStore
-	staging   string
-	prefix    string
-	uploaded  []string
+	store    objectStore
+	staging  string
+	prefix   string
+	uploaded []string
+	// put is each file uploaded, by the local path it was uploaded from.
+	put       map[string]storage.Object
 	committed bool
 }
 
@@ -96,6 +98,10 @@ func (o *objectOutput) upload(ctx context.Context, files []string) error {
 				}
 				mu.Lock()
 				o.uploaded = append(o.uploaded, obj.Location)
+				if o.put == nil {
+					o.put = map[string]storage.Object{}
+				}
+				o.put[files[i]] = obj
 				mu.Unlock()
 			}
 		}()

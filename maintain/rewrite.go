@@ -133,18 +133,20 @@ type rewriteSpec struct {
 // variable for tests).
 var stageBatch = 128
 
-// stageFiles reads files (DuckDB reading files[i] at paths[i]) as slot
+// stageFiles reads files (DuckDB reading files[i] at paths[i], and their
+// delete files in dels where it reads them) as slot
 // columns into the temporary table name on conn, stageBatch files per
 // statement, in their order: a file with deleted rows is a scan of its own
 // and of its delete file, and DuckDB keeps every scan of a statement open
 // at once, so ten thousand of them in one statement run out of file
 // descriptors. group, when set, adds each file's index in files as that
 // column, for a rewrite of each file into its own successor.
-func stageFiles(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, files []catalog.DataFile, paths []string, name, group string) error {
+func stageFiles(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, files []catalog.DataFile, paths []string,
+	dels map[int64]catalog.DeleteFile, name, group string) error {
 	for i := 0; i == 0 || i < len(files); i += stageBatch {
 		var parts []string
 		for j := i; j < min(i+stageBatch, len(files)); j++ {
-			read, err := e.ReadTableFilesSQL(st.r, st.t, st.cols, files[j:j+1], paths[j:j+1])
+			read, err := e.ReadTableFilesWithSQL(st.r, st.t, st.cols, files[j:j+1], paths[j:j+1], dels)
 			if err != nil {
 				return err
 			}
@@ -237,7 +239,10 @@ type rewriteRun struct {
 	undo  []func()
 
 	// read
-	paths      []string // where DuckDB reads each of files
+	paths []string // where DuckDB reads each of files
+	// dels are the delete files of files, objects among them where DuckDB
+	// reads their local copies (engine.LocalDeleteFiles).
+	dels       map[int64]catalog.DeleteFile
 	ids        []int64
 	inputBytes int64
 	out        *objectOutput // set when the table's files are objects: so is the output
@@ -331,6 +336,18 @@ func (w *rewriteRun) read() error {
 			// were the rows registered.
 			return fmt.Errorf("%s: %w", what, err)
 		}
+	}
+	if len(w.files) > 0 {
+		dels, err := w.st.r.DeleteFiles(t.ID)
+		if err != nil {
+			return err
+		}
+		dels, release, err := w.e.LocalDeleteFiles(ctx, t, dels, w.ids)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		w.later(release)
+		w.dels = dels
 	}
 	hive, err := newHiveLayout(w.st, w.files, w.paths)
 	if err != nil {
@@ -450,7 +467,7 @@ func (w *rewriteRun) order() error {
 	case src == "" && deleted:
 		// Each file with deleted rows is a scan of its own: read a batch
 		// at a time (stageFiles).
-		if err := stageFiles(ctx, w.e, conn, st, w.files, w.paths, rewriteStaged, ""); err != nil {
+		if err := stageFiles(ctx, w.e, conn, st, w.files, w.paths, w.dels, rewriteStaged, ""); err != nil {
 			return fmt.Errorf("%s: reading the files: %w", what, err)
 		}
 		w.dropLater(rewriteStaged)

@@ -72,10 +72,16 @@ func writeObjects(t *testing.T, sandboxed bool) {
 	if after := len(keysUnder(t, srv, "lake", "root/")); after != before {
 		t.Fatalf("a failed write left %d objects", after-before)
 	}
-	// Changes read the objects they touch through the cache and rewrite
-	// them as objects; a failed one uploads nothing.
-	if r := mustWrite(t, e, "DELETE FROM t WHERE id < 10"); r.Rows != 10 || r.FilesRemoved != 1 {
-		t.Fatalf("delete: %+v", r)
+	// Changes read the objects they touch through the cache and write
+	// delete files as objects (merge-on-read) or rewrite them as objects
+	// (copy-on-write); a failed one uploads nothing.
+	if r := mustWrite(t, e, "DELETE FROM t WHERE id < 5"); r.Rows != 5 || r.FilesRemoved != 0 || r.DeleteFiles != 1 {
+		t.Fatalf("delete, merge-on-read: %+v", r)
+	}
+	objectDeletes(t, c, "t")
+	alterTable(t, c, "t", "set", "option", "delete_mode", "=", catalog.CopyOnWrite)
+	if r := mustWrite(t, e, "DELETE FROM t WHERE id < 10"); r.Rows != 5 || r.FilesRemoved != 1 || r.DeleteFiles != 0 {
+		t.Fatalf("delete, copy-on-write: %+v", r)
 	}
 	if r := mustWrite(t, e, "UPDATE t SET s = upper(s) WHERE id BETWEEN 10 AND 19"); r.Rows != 10 {
 		t.Fatalf("update: %+v", r)

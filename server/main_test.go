@@ -18,6 +18,7 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/pgtest"
 	"github.com/rocklake/rocklake/server"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // fixture is a lake of one table, "t", of three files (ids 0-99, 100-199,
@@ -96,6 +97,10 @@ func newFixtureAt(t *testing.T, cfg server.Config, loc string) *fixture {
 	dirs := []string{f.data}
 	if root := lake.Catalog().RewriteRoot(); root != "" {
 		dirs = append(dirs, root)
+	}
+	// And the object cache, where changes of objects read them.
+	if c, err := storage.CacheFromEnv(); err == nil {
+		dirs = append(dirs, c.Dir)
 	}
 	lake.Close()
 	tmp := filepath.Join(f.dir, "tmp")

@@ -2789,8 +2789,11 @@ type DeleteFile struct {
 	// The file's modification time when it was registered (Unix nanoseconds):
 	// with its size, what a reader checks before it applies the file.
 	ModifiedUnixNanos int64 `protobuf:"varint,11,opt,name=modified_unix_nanos,json=modifiedUnixNanos,proto3" json:"modified_unix_nanos,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// An object's ETag as the store sent it, quotes kept: readers fetch it
+	// only as long as it still has this ETag. Empty for local files.
+	Etag          string `protobuf:"bytes,12,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteFile) Reset() {
@@ -2898,6 +2901,13 @@ func (x *DeleteFile) GetModifiedUnixNanos() int64 {
 		return x.ModifiedUnixNanos
 	}
 	return 0
+}
+
+func (x *DeleteFile) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
 }
 
 var File_catalog_proto protoreflect.FileDescriptor
@@ -3173,7 +3183,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\fRemovedFiles\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\x03R\x03ids\"\f\n" +
 	"\n" +
-	"FileBlocks\"\xb0\x03\n" +
+	"FileBlocks\"\xc4\x03\n" +
 	"\n" +
 	"DeleteFile\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
@@ -3188,7 +3198,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\fend_snapshot\x18\t \x01(\x03H\x00R\vendSnapshot\x88\x01\x01\x12<\n" +
 	"\townership\x18\n" +
 	" \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12.\n" +
-	"\x13modified_unix_nanos\x18\v \x01(\x03R\x11modifiedUnixNanosB\x0f\n" +
+	"\x13modified_unix_nanos\x18\v \x01(\x03R\x11modifiedUnixNanos\x12\x12\n" +
+	"\x04etag\x18\f \x01(\tR\x04etagB\x0f\n" +
 	"\r_end_snapshot*e\n" +
 	"\tOwnership\x12\x18\n" +
 	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +

@@ -71,11 +71,6 @@ func Load(r *catalog.Reader, name string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range dels {
-		if catalog.IsObject(d.Location(t)) {
-			return nil, fmt.Errorf("%w: table %s has delete files in object storage", ErrNotShown, t.Name)
-		}
-	}
 	// The names files hold columns under, for the name mapping; and the
 	// columns some file holds in a type Iceberg cannot promote to the
 	// table's.
