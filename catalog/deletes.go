@@ -61,6 +61,10 @@ func (d DeleteFile) Location(t Table) string {
 // NewDeleteFile describes a delete file to record for a live data file.
 type NewDeleteFile struct {
 	DataFileID int64
+	// DataFilePath names the data file instead of DataFileID (0): one
+	// live, or added earlier in the same commit (whose id is not known
+	// before it), by the path it was added under.
+	DataFilePath string
 	// Path is where the file was written (absolute, or an object).
 	Path              string
 	DeleteCount       int64
@@ -210,8 +214,29 @@ func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
 	if err := w.loadDeletes(ts); err != nil {
 		return err
 	}
+	var added map[int64]DataFile
 	for _, nd := range nds {
+		if nd.DataFileID == 0 && nd.DataFilePath != "" {
+			id, ok, err := w.livePathID(ts, nd.DataFilePath)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("%w %s in table %q (deleting rows of it)", ErrNoSuchFile, nd.DataFilePath, ts.t.Name)
+			}
+			nd.DataFileID = id
+		}
 		f, ok := ts.live[nd.DataFileID]
+		if !ok && len(ts.added) > 0 {
+			// Added by this commit.
+			if added == nil {
+				added = make(map[int64]DataFile, len(ts.added))
+				for _, a := range ts.added {
+					added[a.f.ID] = a.f
+				}
+			}
+			f, ok = added[nd.DataFileID]
+		}
 		if !ok || ts.removed[nd.DataFileID] {
 			return fmt.Errorf("%w %d in table %q at snapshot %d (deleting rows of it)", ErrNoSuchFile, nd.DataFileID, ts.t.Name, w.head.ID)
 		}

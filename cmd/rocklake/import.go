@@ -36,14 +36,17 @@ snapshot. Statistics are read again from every file's footer, which also gives
 what DuckLake does not store (row-group statistics, page-index and bloom
 locations, membership filters); DuckLake's own fill what a footer lacks. Rows
 inlined in the catalog are written as Parquet files (under the catalog's
-rewrite directory, or --inlined-dir) and registered as rocklake's own. With
---latest, a data file with rows deleted by position (a Parquet delete file)
-is imported as a Parquet file of rocklake's own holding its other rows,
-written into the same directory.
+rewrite directory, or --inlined-dir) and registered as rocklake's own. Rows
+deleted by position (Parquet delete files): with --latest, a data file with
+deleted rows is imported as a Parquet file of rocklake's own holding its other
+rows; without it (and in sync), each delete file is replayed at the snapshot
+that made it current, as a delete file of rocklake's own holding its data
+file's positions. Both are written into the same directory.
 
 Refused, with nothing changed: versions other than 1.0 (the message names the
-version found), delete files without --latest (and in sync), inlined
-deletes, delete files other than Parquet (deletion vectors), column
+version found), inlined deletes, delete files other than Parquet (deletion
+vectors) or whose positions disagree with delete_count, a delete file a
+history ends with nothing in its place (its rows would come back), column
 changes (ALTER TABLE), schemas other than "main", name mappings that read a
 column under another name or from a partition path, encrypted files, files
 neither local nor s3:// objects (read as add reads them), merged files
@@ -60,7 +63,7 @@ Views, macros, tags, partitioning and sort orders are left behind and listed.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "import the newest state only, as one snapshot")
-	cmd.Flags().StringVar(&opts.InlinedDir, "inlined-dir", "", "a new directory for the Parquet files of inlined rows (and, with --latest, of files with deleted rows folded out)")
+	cmd.Flags().StringVar(&opts.InlinedDir, "inlined-dir", "", "a new directory for the Parquet files of inlined rows (and of files with deleted rows folded out, or delete files)")
 	return cmd
 }
 
@@ -99,7 +102,8 @@ func runImport(cmd *cobra.Command, g *globals, src string, opts ducklake.ImportO
 		return writeJSON(cmd.OutOrStdout(), map[string]any{
 			"source": res.Source, "version": res.Version, "snapshot_id": last, "snapshots": snaps,
 			"ducklake_snapshot_id": res.Last, "followed_snapshot_id": from,
-			"file_count": res.Files, "inlined_file_count": res.InlinedFiles, "folded_file_count": res.FoldedFiles, "left_behind": left,
+			"file_count": res.Files, "inlined_file_count": res.InlinedFiles, "folded_file_count": res.FoldedFiles,
+			"delete_file_count": res.DeleteFiles, "left_behind": left,
 		})
 	}
 	w := cmd.OutOrStdout()
@@ -119,6 +123,9 @@ func runImport(cmd *cobra.Command, g *globals, src string, opts ducklake.ImportO
 		}
 		if res.FoldedFiles > 0 {
 			fmt.Fprintf(w, ", %s with deleted rows folded out written to %s", plural(res.FoldedFiles, "file", "files"), res.InlinedDir)
+		}
+		if res.DeleteFiles > 0 {
+			fmt.Fprintf(w, ", %s written to %s", plural(res.DeleteFiles, "delete file", "delete files"), res.InlinedDir)
 		}
 		fmt.Fprintln(w)
 	}

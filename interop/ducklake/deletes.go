@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 )
@@ -14,13 +15,13 @@ import (
 // is a Parquet file of (file_path VARCHAR, pos BIGINT) rows, each the
 // 0-based position of a deleted row in a data file; a data file has at
 // most one current delete file, which holds every position deleted so
-// far. rocklake deletes by rewriting files (copy-on-write), so an import
-// of the newest state reads each live data file that has a current delete
-// file into a Parquet file of rocklake's own, without the rows deleted,
-// under the data file's column names and types (the table's column
-// mapping still applies), and registers that file instead, owned by
-// rocklake as the files of inlined rows are. A history import or a sync
-// would need a file per delete file and snapshot: they refuse.
+// far. An import of the newest state (--latest) reads each live data file
+// that has a current delete file into a Parquet file of rocklake's own,
+// without the rows deleted, under the data file's column names and types
+// (the table's column mapping still applies), and registers that file
+// instead, owned by rocklake as the files of inlined rows are: the table
+// it makes has no delete file. A history import or a sync replays the
+// delete files instead (below).
 
 // foldPlan is one data file to fold with its current delete file.
 type foldPlan struct {
@@ -166,3 +167,144 @@ func isInteger(t string) bool {
 }
 
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Delete files in a history.
+//
+// A history import or a sync replays every delete file: the commit of the
+// DuckLake snapshot that made one current records a rocklake delete file
+// for the same data file (ending the one before, as DuckLake's replaces
+// its predecessor). rocklake applies every position a delete file holds,
+// and DuckLake's may name several data files, so each is copied into a
+// file of rocklake's own holding only its data file's positions (as
+// file_path, pos, ordered), checked (no NULL, none repeated or outside the
+// data file, as many as delete_count), in the directory inlined rows go
+// to, and recorded as rocklake's (cleanup deletes it once no kept
+// snapshot applies it; DuckLake's file is never touched).
+
+// histDelete is one DuckLake delete file a history import records.
+type histDelete struct {
+	del     *dlDelete
+	loc     string // DuckLake's file
+	dataLoc string // its data file's location
+	name    string // rocklake's copy, in the import's directory
+	path    string // rocklake's copy, once written
+	size    int64
+	mtime   int64
+}
+
+// findHistoryDeletes checks every delete file a history import or sync
+// may replay, refusing what cannot be replayed.
+func (p *planner) findHistoryDeletes(tableNames map[int64]string) error {
+	p.hist = map[int64]*histDelete{}
+	type key struct{ file, snap int64 }
+	begins := map[key]bool{}
+	for i := range p.l.deletes {
+		d := &p.l.deletes[i]
+		begins[key{d.dataFileID, d.begin}] = true
+	}
+	for i := range p.l.deletes {
+		d := &p.l.deletes[i]
+		name := tableNames[d.tableID]
+		td := p.tables[d.tableID]
+		if td == nil {
+			return fmt.Errorf("%w: delete file %d names table %d, which the catalog does not have", ErrNotDuckLake, d.id, d.tableID)
+		}
+		f := p.files[d.dataFileID]
+		if f == nil || f.tableID != d.tableID {
+			return fmt.Errorf("%w: table %q delete file %s names data file %d, which the table does not have", ErrNotDuckLake, name, d.path, d.dataFileID)
+		}
+		if d.format != "parquet" {
+			return fmt.Errorf("%w: table %q delete file %s is %s, not parquet: only Parquet delete files of (file_path, pos) are read (deletion vectors are not)",
+				ErrUnsupported, name, d.path, d.format)
+		}
+		if d.encryption.Valid && d.encryption.String != "" {
+			return fmt.Errorf("%w: table %q delete file %s is encrypted", ErrUnsupported, name, d.path)
+		}
+		if !d.count.Valid {
+			return fmt.Errorf("%w: table %q delete file %s has no delete_count", ErrNotDuckLake, name, d.path)
+		}
+		if d.end.Valid && !begins[key{d.dataFileID, d.end.Int64}] && !(f.end.Valid && f.end.Int64 == d.end.Int64) {
+			// DuckLake ends a delete file when another replaces it or its
+			// data file goes; ending it alone would bring rows back.
+			return fmt.Errorf("%w: table %q delete file %s ends at snapshot %d, where neither another delete file of data file %s begins nor the data file ends: its rows would come back",
+				ErrUnsupported, name, d.path, d.end.Int64, p.loc[f.id])
+		}
+		loc := d.path
+		if d.relative {
+			loc = joinPath(td.dir, d.path)
+		}
+		if strings.Contains(loc, "://") || f.inlined != "" || strings.Contains(p.loc[f.id], "://") {
+			return fmt.Errorf("%w: table %q: data file %s has delete file %s: a history with deletes is imported from local files only (import --latest folds them)", ErrUnsupported, name, p.loc[f.id], loc)
+		}
+		p.hist[d.id] = &histDelete{del: d, loc: loc, dataLoc: p.loc[f.id],
+			name: fmt.Sprintf("ducklake-deletes-t%d-f%d-d%d.parquet", d.tableID, f.id, d.id)}
+	}
+	return nil
+}
+
+// writeHistoryDelete copies the positions DuckLake's delete file holds of
+// its data file into rocklake's file at out, and checks them.
+func (p *planner) writeHistoryDelete(ctx context.Context, db *sql.DB, hd *histDelete, out string) error {
+	f := p.files[hd.del.dataFileID]
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: table %q: delete file %s of data file %s: %s",
+			ErrUnsupported, p.tableName(f.tableID), hd.loc, hd.dataLoc, fmt.Sprintf(format, args...))
+	}
+	del := sqlString(hd.loc)
+	rows, err := db.QueryContext(ctx, `SELECT * FROM read_parquet(`+del+`) LIMIT 0`)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cts, err := rows.ColumnTypes()
+	rows.Close()
+	if err != nil {
+		return fail("%v", err)
+	}
+	have := map[string]string{}
+	for _, ct := range cts {
+		have[strings.ToLower(ct.Name())] = ct.DatabaseTypeName()
+	}
+	if have["file_path"] != "VARCHAR" || !isInteger(have["pos"]) {
+		return fail("it has no columns file_path VARCHAR and pos BIGINT (found %v)", have)
+	}
+	var paths int64
+	if err := db.QueryRowContext(ctx, `SELECT count(DISTINCT file_path) FROM read_parquet(`+del+`)`).Scan(&paths); err != nil {
+		return fail("%v", err)
+	}
+	match := "true"
+	if paths > 1 {
+		names := map[string]bool{f.path: true, hd.dataLoc: true}
+		var list []string
+		for n := range names {
+			list = append(list, sqlString(n))
+		}
+		sort.Strings(list)
+		match = "file_path IN (" + strings.Join(list, ", ") + ")"
+	}
+	q := fmt.Sprintf(`COPY (SELECT %s::VARCHAR AS file_path, pos::BIGINT AS pos FROM read_parquet(%s) WHERE %s ORDER BY pos) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+		sqlString(hd.dataLoc), del, match, sqlString(out))
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		return fail("%v", err)
+	}
+	var n, distinct, bad int64
+	if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*), count(DISTINCT pos), count(*) FILTER (WHERE pos IS NULL OR pos < 0 OR pos >= %d) FROM read_parquet(%s)`, f.records, sqlString(out))).
+		Scan(&n, &distinct, &bad); err != nil {
+		return fail("%v", err)
+	}
+	switch {
+	case n == 0:
+		return fail("it names no row of the data file")
+	case bad > 0:
+		return fail("%d of its positions are NULL or outside the data file's %d rows", bad, f.records)
+	case n != distinct:
+		return fail("it names %d positions, %d distinct", n, distinct)
+	case n != hd.del.count.Int64:
+		return fail("DuckLake records %d rows deleted (delete_count), the delete file names %d positions", hd.del.count.Int64, n)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		return err
+	}
+	hd.path, hd.size, hd.mtime = out, st.Size(), st.ModTime().UnixNano()
+	return nil
+}

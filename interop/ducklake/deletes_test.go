@@ -49,7 +49,8 @@ func newWithDeletes(t *testing.T) *withDeletes {
 
 // deleteRows writes a delete file of (file_path, pos) rows for the data
 // file at data, as the ducklake extension does, and registers it in a new
-// snapshot: its id from next_file_id, current from that snapshot on.
+// snapshot: its id from next_file_id, current from that snapshot on,
+// ending the data file's current one (whose positions pos must hold).
 // others are more data file paths the file names (rows of other files).
 // count is the delete_count recorded (-1: the positions' number).
 func (s *withDeletes) deleteRows(t *testing.T, data string, pos []int, count int, format string, others ...string) string {
@@ -87,6 +88,7 @@ func (s *withDeletes) deleteRows(t *testing.T, data string, pos []int, count int
 	for _, q := range []string{
 		`INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, now(), schema_version, next_catalog_id, next_file_id + 1 FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1`,
 		fmt.Sprintf(`INSERT INTO ducklake_snapshot_changes SELECT max(snapshot_id), 'deleted_from_table:%d', NULL, NULL, NULL FROM ducklake_snapshot`, tableID),
+		fmt.Sprintf(`UPDATE ducklake_delete_file SET end_snapshot = (SELECT max(snapshot_id) FROM ducklake_snapshot) WHERE data_file_id = %d AND end_snapshot IS NULL`, fileID),
 		fmt.Sprintf(`INSERT INTO ducklake_delete_file SELECT next_file_id - 1, %d, snapshot_id, NULL, %d, '%s', false, '%s', %d, %d, %d, NULL, NULL
 			FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1`, tableID, fileID, del, format, count, st.Size(), footer),
 	} {
@@ -222,8 +224,8 @@ func TestImportLatestFoldsDeleteFiles(t *testing.T) {
 
 // TestImportDeleteFileRefusals: a delete_count the delete file does not
 // bear out, and a delete file not in Parquet, are refused with nothing
-// committed and no folded file left; history imports and sync refuse
-// delete files, pointing at import --latest.
+// committed and no folded file left, by import --latest, a history import
+// and sync alike.
 func TestImportDeleteFileRefusals(t *testing.T) {
 	s := newWithDeletes(t)
 	del := s.deleteRows(t, s.files[0], []int{0, 9}, 3, "parquet")
@@ -256,11 +258,13 @@ func TestImportDeleteFileRefusals(t *testing.T) {
 		}
 		defer c.Close()
 		err = tc.run(c)
-		if !errors.Is(err, ducklake.ErrUnsupported) || !strings.Contains(err.Error(), `table "t" has rows deleted by position (delete files): use import --latest`) ||
-			!strings.Contains(err.Error(), "a history with deletes") {
+		if !errors.Is(err, ducklake.ErrUnsupported) || !strings.Contains(err.Error(), "delete_count") || !strings.Contains(err.Error(), del) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 		unchanged(t, c)
+		if left, _ := filepath.Glob(filepath.Join(c.RewriteRoot(), "ducklake-*")); len(left) > 0 {
+			t.Errorf("%s: the refused import left %v", tc.name, left)
+		}
 	}
 
 	s = newWithDeletes(t)
@@ -292,4 +296,138 @@ func TestImportLatestEveryRowDeleted(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(res.InlinedDir, "*.parquet")); len(left) > 0 {
 		t.Errorf("files left in %s: %v", res.InlinedDir, left)
 	}
+}
+
+// TestImportHistoryWithDeleteFiles: a history import replays each delete
+// file at the snapshot that made it current (a second delete of a file
+// replacing the first, a delete file naming other files' rows too), so
+// that every DuckLake snapshot reads in rocklake as DuckDB reads its data
+// files less the positions then deleted; the delete files are rocklake's
+// own copies. Sync of a catalog imported before the deletes replays them
+// too, and finds the catalog up to date after; a delete file that ends
+// while its data file stays (its rows would come back) is refused.
+func TestImportHistoryWithDeleteFiles(t *testing.T) {
+	s := newWithDeletes(t)
+	early, _, err := importInto(t, s.dest, ducklake.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second, uPos := []int{1, 4}, []int{1, 4, 7}, []int{0, 3, 14}
+	var states []int64 // DuckLake snapshots, after each delete
+	last := func() int64 {
+		db, err := engine.Open(s.dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int64
+		if err := db.QueryRow(`SELECT max(snapshot_id) FROM ducklake_snapshot`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := last()
+	s.deleteRows(t, s.files[0], first, -1, "parquet")
+	states = append(states, last())
+	s.deleteRows(t, s.u, uPos, -1, "parquet", "/elsewhere/other.parquet", s.files[1])
+	states = append(states, last())
+	s.deleteRows(t, s.files[0], second, -1, "parquet")
+	states = append(states, last())
+	// What each table holds at each state.
+	rowsAt := func(i int) map[string]string {
+		tPos, u := first, s.u
+		if i < 0 {
+			tPos = nil
+		}
+		if i >= 2 {
+			tPos = second
+		}
+		if i >= 1 {
+			u = kept(s.u, uPos)
+		} else {
+			u = "read_parquet('" + s.u + "')"
+		}
+		t0 := "read_parquet('" + s.files[0] + "')"
+		if tPos != nil {
+			t0 = kept(s.files[0], tPos)
+		}
+		return map[string]string{
+			"t": fmt.Sprintf(`(SELECT * FROM %s UNION ALL SELECT * FROM read_parquet('%s'))`, t0, s.files[1]),
+			"u": u,
+		}
+	}
+	cols := map[string]string{"t": `concat_ws('/', id, s)`, "u": `concat_ws('/', id, coalesce(d::VARCHAR, 'NULL'), ts, s)`}
+	check := func(c *catalog.Catalog, snap int64, i int) {
+		t.Helper()
+		for table, from := range rowsAt(i) {
+			q := `SELECT count(*), string_agg(` + cols[table] + `, ';' ORDER BY id), min(id), max(id) FROM `
+			want := duckAnswer(t, q+from+" x")
+			if got := answer(t, c, snap, q+table); got != want {
+				t.Errorf("snapshot %d (state %d), table %s:\n%s\nwant\n%s", snap, i, table, got, want)
+			}
+			count := `SELECT count(*) FROM `
+			if got, want := answer(t, c, snap, count+table), duckAnswer(t, count+from+" x"); got != want {
+				t.Errorf("snapshot %d (state %d), count(*) of %s: %s, want %s", snap, i, table, got, want)
+			}
+		}
+	}
+
+	c, res, err := importInto(t, s.dest, ducklake.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DeleteFiles != 3 {
+		t.Errorf("result %+v: want 3 delete files", res)
+	}
+	bySrc := map[int64]int64{}
+	for _, sp := range res.Snapshots {
+		bySrc[sp.DuckLake] = sp.Rocklake
+	}
+	check(c, bySrc[before], -1)
+	for i, src := range states {
+		snap, ok := bySrc[src]
+		if !ok {
+			t.Fatalf("DuckLake snapshot %d (a delete) became no rocklake snapshot: %+v", src, res.Snapshots)
+		}
+		check(c, snap, i)
+	}
+	r, err := c.Read(catalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"t", "u"} {
+		tb, _ := r.Table(name)
+		dels, _ := r.DeleteFiles(tb.ID)
+		if len(dels) != 1 {
+			t.Errorf("table %s: %d current delete files, want 1", name, len(dels))
+		}
+		for _, d := range dels {
+			if d.Owner != catalog.OwnerRocklake || !strings.HasPrefix(d.Location(tb), res.InlinedDir+"/") {
+				t.Errorf("table %s delete file %s (owner %v) is not rocklake's own copy in %s", name, d.Location(tb), d.Owner, res.InlinedDir)
+			}
+		}
+	}
+	r.Close()
+
+	// Sync of the catalog imported before the deletes.
+	sres, err := ducklake.Sync(context.Background(), early, s.dest, ducklake.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sres.From != before || len(sres.Snapshots) != 3 || sres.DeleteFiles != 3 {
+		t.Errorf("sync: %+v", sres)
+	}
+	check(early, catalog.Latest, 2)
+	if again, err := ducklake.Sync(context.Background(), early, s.dest, ducklake.ImportOptions{}); err != nil || len(again.Snapshots) != 0 || again.From != states[2] {
+		t.Errorf("sync again: %+v, %v", again, err)
+	}
+
+	// A delete file ended with nothing in its place.
+	s.edit(t, `INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, now(), schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1`,
+		`UPDATE ducklake_delete_file SET end_snapshot = (SELECT max(snapshot_id) FROM ducklake_snapshot) WHERE end_snapshot IS NULL AND data_file_id = (SELECT min(data_file_id) FROM ducklake_delete_file)`)
+	c, _, err = importInto(t, s.dest, ducklake.ImportOptions{})
+	if !errors.Is(err, ducklake.ErrUnsupported) || !strings.Contains(err.Error(), "would come back") {
+		t.Fatalf("a delete file ended alone: %v", err)
+	}
+	unchanged(t, c)
 }

@@ -36,20 +36,21 @@
 // fill what a footer lacks. Inlined rows become Parquet files of
 // rocklake's own (decoded from SQLite's and PostgreSQL's encodings).
 //
-// Rows deleted by position (delete files) are folded into the newest
-// state only (Latest): rocklake deletes copy-on-write, so each live data
-// file with a current delete file, a Parquet file of (file_path, pos)
-// rows, is imported as a Parquet file of rocklake's own, written by DuckDB
-// beside the inlined rows' files, holding the data file's rows but those
-// positions under its own column names and types; its row count is
-// checked against record_count minus delete_count and the distinct
-// positions, and it is registered as rocklake's (cleanup may delete it),
-// with statistics from its footer. A history import and sync refuse delete
-// files, as they refuse inlined deletes and delete files in other formats
-// (deletion vectors).
+// Rows deleted by position (delete files, Parquet files of (file_path,
+// pos) rows) are folded into the newest state by Latest: each live data
+// file with a current delete file is imported as a Parquet file of
+// rocklake's own, written by DuckDB beside the inlined rows' files,
+// holding the data file's rows but those positions under its own column
+// names and types; its row count is checked against record_count minus
+// delete_count and the distinct positions, and it is registered as
+// rocklake's (cleanup may delete it), with statistics from its footer. A
+// history import and sync replay them instead, each as a rocklake delete
+// file recorded by the commit of the snapshot that made it current
+// (deletes.go). Both refuse inlined deletes and delete files in other
+// formats (deletion vectors).
 //
 // Everything is read and checked before the first commit, so refusals
-// (other versions, row deletes in a history, column changes, other
+// (other versions, delete files that cannot be replayed, column changes, other
 // schemas, name mappings rocklake cannot follow, merged files in a
 // history, missing or changed files) leave the catalog as it was, and no
 // file written for it behind.

@@ -13,9 +13,10 @@ import (
 
 // A table changed under merge-on-read exports its delete files as
 // ducklake_delete_file rows (each version, with its data file, count and
-// footer), and an import of the export's newest state folds them: the
-// imported table answers as the original at its newest snapshot, with
-// and without --copy.
+// footer); an import of the export's newest state folds them, and a
+// history import replays them: the imported table answers as the
+// original at its newest snapshot (and, replayed, at every snapshot),
+// with and without --copy.
 func TestExportDeleteFiles(t *testing.T) {
 	c, err := catalog.Create(filepath.Join(t.TempDir(), "lake"), catalog.Options{})
 	if err != nil {
@@ -55,6 +56,10 @@ func TestExportDeleteFiles(t *testing.T) {
 	}
 	q := "SELECT count(*), CAST(sum(hash(id, v)) AS VARCHAR) FROM t"
 	want := answer(t, c, catalog.Latest, q)
+	snaps, err := c.Snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, opts := range []ducklake.ExportOptions{{}, {CopyFiles: true}} {
 		dest, _ := export(t, c, opts)
 		db := openDuck(t, dest)
@@ -77,5 +82,25 @@ func TestExportDeleteFiles(t *testing.T) {
 			t.Errorf("%+v: imported %s, want %s", opts, got, want)
 		}
 		c2.Close()
+		c3, err := catalog.Create(filepath.Join(t.TempDir(), "lake3"), catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ducklake.Import(ctx, c3, dest, ducklake.ImportOptions{})
+		if err != nil {
+			t.Fatalf("%+v: history import: %v", opts, err)
+		}
+		if res.DeleteFiles != 4 {
+			t.Errorf("%+v: history import replayed %d delete files, want 4", opts, res.DeleteFiles)
+		}
+		for _, sp := range res.Snapshots {
+			if sp.DuckLake < snaps[0].ID {
+				continue
+			}
+			if got, want := answer(t, c3, sp.Rocklake, q), answer(t, c, sp.DuckLake, q); got != want {
+				t.Errorf("%+v: DuckLake snapshot %d, imported as %d: %s, want %s", opts, sp.DuckLake, sp.Rocklake, got, want)
+			}
+		}
+		c3.Close()
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -58,6 +60,9 @@ type ImportResult struct {
 	// FoldedFiles counts the data files imported with the rows their
 	// delete files name folded out (Latest), written into InlinedDir.
 	FoldedFiles int
+	// DeleteFiles counts the delete files a history replayed, each
+	// written, holding its data file's positions, into InlinedDir.
+	DeleteFiles int
 	InlinedDir  string
 	LeftBehind  []string
 }
@@ -210,6 +215,9 @@ type planner struct {
 	// deletes holds, by data file id, the delete file current at the
 	// newest snapshot; folded, the rows each folded file holds.
 	deletes map[int64]*foldPlan
+	// hist holds, by delete file id, the delete files a history import
+	// or sync replays (deletes.go).
+	hist map[int64]*histDelete
 }
 
 // step is the changes of one DuckLake snapshot (or of the state at one,
@@ -222,10 +230,11 @@ type step struct {
 	drops   []string         // names
 	adds    []int64          // file ids
 	removes []int64          // file ids
+	deletes []int64          // delete file ids made current
 }
 
 func (st *step) empty() bool {
-	return len(st.creates)+len(st.renames)+len(st.drops)+len(st.adds)+len(st.removes) == 0
+	return len(st.creates)+len(st.renames)+len(st.drops)+len(st.adds)+len(st.removes)+len(st.deletes) == 0
 }
 
 func nonEmpty(steps []*step) []*step {
@@ -288,20 +297,6 @@ func (p *planner) prepare() error {
 		return fmt.Errorf("%w: table %s %s rows deleted by position (inlined deletes, in ducklake_inlined_delete_<table>): not imported yet; flush them into delete files (ducklake_flush_inlined_data) and import the newest state with import --latest",
 			ErrUnsupported, strings.Join(deleted, ", "), hasHave(len(deleted)))
 	}
-	if !p.fold {
-		seen := map[int64]bool{}
-		for _, d := range l.deletes {
-			if !seen[d.tableID] {
-				seen[d.tableID] = true
-				deleted = append(deleted, fmt.Sprintf("%q", tableNames[d.tableID]))
-			}
-		}
-		if len(deleted) > 0 {
-			sort.Strings(deleted)
-			return fmt.Errorf("%w: table %s %s rows deleted by position (delete files): use import --latest, which imports the newest state with each data file's deleted rows folded out, into a file of rocklake's own (a history with deletes, import without --latest or sync, is not supported yet)",
-				ErrUnsupported, strings.Join(deleted, ", "), hasHave(len(deleted)))
-		}
-	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrUnsupported, strings.Join(errs, "; "))
 	}
@@ -346,7 +341,7 @@ func (p *planner) prepare() error {
 	if p.fold {
 		return p.findDeletes(tableNames)
 	}
-	return nil
+	return p.findHistoryDeletes(tableNames)
 }
 
 func joinPath(dir, rel string) string {
@@ -532,6 +527,21 @@ func (p *planner) tablesAt(s int64) map[int64]dlTable {
 	return out
 }
 
+// deletesAt is the delete files a history replays that are current at s
+// (none in an import of the newest state, which folds them), on data
+// files live at s, in id order.
+func (p *planner) deletesAt(s int64) []int64 {
+	var out []int64
+	for id, hd := range p.hist {
+		d, f := hd.del, p.files[hd.del.dataFileID]
+		if live(s, d.begin, d.end.Int64, d.end.Valid) && live(s, f.begin, f.end.Int64, f.end.Valid) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func (p *planner) filesAt(s int64) []int64 {
 	var out []int64
 	for _, f := range p.l.files {
@@ -555,6 +565,11 @@ func (p *planner) stateAt(s int64) *step {
 	for _, id := range p.filesAt(s) {
 		if _, ok := tables[p.files[id].tableID]; ok {
 			st.adds = append(st.adds, id)
+		}
+	}
+	for _, id := range p.deletesAt(s) {
+		if _, ok := tables[p.files[p.hist[id].del.dataFileID].tableID]; ok {
+			st.deletes = append(st.deletes, id)
 		}
 	}
 	return st
@@ -596,6 +611,22 @@ func (p *planner) history(from int64) []*step {
 			endAt[e] = append(endAt[e], f.id)
 		}
 	}
+	// A delete file is replayed at the first kept snapshot that shows
+	// it, unless its data file is gone by then.
+	delAt := map[int][]int64{}
+	for id, hd := range p.hist {
+		d, f := hd.del, p.files[hd.del.dataFileID]
+		a, e := pos(d.begin), len(ids)
+		if d.end.Valid {
+			e = pos(d.end.Int64)
+		}
+		if f.end.Valid {
+			e = min(e, pos(f.end.Int64))
+		}
+		if a < e {
+			delAt[a] = append(delAt[a], id)
+		}
+	}
 	for i := start; i < len(snaps); i++ {
 		// The first snapshot after from may follow expired ones: then
 		// everything it shows is new.
@@ -632,6 +663,12 @@ func (p *planner) history(from int64) []*step {
 				st.removes = append(st.removes, id)
 			}
 		}
+		for _, id := range delAt[i] {
+			if _, ok := after[p.files[p.hist[id].del.dataFileID].tableID]; ok {
+				st.deletes = append(st.deletes, id)
+			}
+		}
+		slices.Sort(st.deletes)
 		steps = append(steps, st)
 	}
 	return steps
@@ -829,60 +866,34 @@ func (p *planner) commit(c *catalog.Catalog, st *step) (catalog.Snapshot, error)
 	for _, id := range st.creates {
 		tx.CreateTableWithUUID(st.names[id], p.tables[id].uuid, p.tables[id].defs)
 	}
+	var base *catalog.Reader
+	if len(st.removes) > 0 || len(st.deletes) > 0 {
+		if base, err = c.Read(tx.Base()); err != nil {
+			return catalog.Snapshot{}, err
+		}
+		defer base.Close()
+	}
 	if len(st.removes) > 0 {
 		byTable := map[int64][]int64{}
 		for _, id := range st.removes {
 			byTable[p.files[id].tableID] = append(byTable[p.files[id].tableID], id)
 		}
-		r, err := c.Read(tx.Base())
-		if err != nil {
-			return catalog.Snapshot{}, err
-		}
 		for tid, ids := range byTable {
-			// The table's name before this step: renames apply in the same
-			// commit, and removal is by the name the commit starts from.
 			name := st.names[tid]
-			t, err := r.Table(name)
+			live, err := p.liveAtBase(base, st, name)
 			if err != nil {
-				for _, rn := range st.renames {
-					if rn[1] == name {
-						t, err = r.Table(rn[0])
-					}
-				}
-				if err != nil {
-					r.Close()
-					return catalog.Snapshot{}, err
-				}
-			}
-			files, err := r.Files(t.ID)
-			if err != nil {
-				r.Close()
 				return catalog.Snapshot{}, err
-			}
-			byLoc := map[string]int64{}
-			for _, f := range files {
-				byLoc[fileKey(f.Location(t))] = f.ID
 			}
 			var rm []int64
 			for _, id := range ids {
-				fid, ok := byLoc[fileKey(p.newFiles[id].Path)]
+				fid, ok := live.find(p, id)
 				if !ok {
-					fid, ok = byLoc[fileKey(p.loc[id])]
-				}
-				if !ok {
-					if real, err := filepath.EvalSymlinks(p.loc[id]); err == nil {
-						fid, ok = byLoc[real]
-					}
-				}
-				if !ok {
-					r.Close()
 					return catalog.Snapshot{}, fmt.Errorf("DuckLake file %s of table %q is not live in the catalog", p.loc[id], name)
 				}
 				rm = append(rm, fid)
 			}
 			tx.RemoveFiles(name, rm...)
 		}
-		r.Close()
 	}
 	byTable := map[int64][]catalog.NewFile{}
 	var order []int64
@@ -896,7 +907,96 @@ func (p *planner) commit(c *catalog.Catalog, st *step) (catalog.Snapshot, error)
 	for _, tid := range order {
 		tx.AddFiles(st.names[tid], byTable[tid]...)
 	}
+	if len(st.deletes) > 0 {
+		added := map[int64]bool{}
+		for _, id := range st.adds {
+			added[id] = true
+		}
+		byTable := map[int64][]catalog.NewDeleteFile{}
+		order = order[:0]
+		lives := map[int64]*baseFiles{}
+		for _, did := range st.deletes {
+			hd := p.hist[did]
+			id := hd.del.dataFileID
+			tid := p.files[id].tableID
+			nd := catalog.NewDeleteFile{Path: hd.path, DeleteCount: hd.del.count.Int64, FileSizeBytes: hd.size, ModifiedUnixNanos: hd.mtime}
+			if added[id] {
+				// Added by this commit: named by the path it is added under.
+				nd.DataFilePath = p.newFiles[id].Path
+			} else {
+				live := lives[tid]
+				if live == nil {
+					var err error
+					if live, err = p.liveAtBase(base, st, st.names[tid]); err != nil {
+						return catalog.Snapshot{}, err
+					}
+					lives[tid] = live
+				}
+				fid, ok := live.find(p, id)
+				if !ok {
+					return catalog.Snapshot{}, fmt.Errorf("DuckLake file %s of table %q, whose rows delete file %s deletes, is not live in the catalog", p.loc[id], st.names[tid], hd.loc)
+				}
+				nd.DataFileID, nd.Replaces = fid, live.deletes[fid].ID
+			}
+			if _, ok := byTable[tid]; !ok {
+				order = append(order, tid)
+			}
+			byTable[tid] = append(byTable[tid], nd)
+		}
+		for _, tid := range order {
+			tx.SetDeletes(st.names[tid], byTable[tid]...)
+		}
+	}
 	return tx.Commit()
+}
+
+// baseFiles is a table's live files at the snapshot a commit starts from,
+// by location, and their delete files.
+type baseFiles struct {
+	byLoc   map[string]int64
+	deletes map[int64]catalog.DeleteFile
+}
+
+// liveAtBase reads the live files of the table a step names name, at r:
+// by the name the commit starts from (renames apply in the same commit).
+func (p *planner) liveAtBase(r *catalog.Reader, st *step, name string) (*baseFiles, error) {
+	t, err := r.Table(name)
+	if err != nil {
+		for _, rn := range st.renames {
+			if rn[1] == name {
+				t, err = r.Table(rn[0])
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	files, err := r.Files(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := &baseFiles{byLoc: map[string]int64{}}
+	for _, f := range files {
+		b.byLoc[fileKey(f.Location(t))] = f.ID
+	}
+	if b.deletes, err = r.DeleteFiles(t.ID); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// find is the catalog's id of DuckLake file id.
+func (b *baseFiles) find(p *planner, id int64) (int64, bool) {
+	fid, ok := b.byLoc[fileKey(p.newFiles[id].Path)]
+	if !ok {
+		fid, ok = b.byLoc[fileKey(p.loc[id])]
+	}
+	if !ok {
+		if real, err := filepath.EvalSymlinks(p.loc[id]); err == nil {
+			fid, ok = b.byLoc[real]
+		}
+	}
+	return fid, ok
 }
 
 // matchHead finds the newest DuckLake snapshot whose tables and live files
@@ -917,9 +1017,16 @@ func (p *planner) matchHead(c *catalog.Catalog) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
+		dels, err := r.DeleteFiles(t.ID)
+		if err != nil {
+			return 0, err
+		}
 		set := map[string]bool{}
 		for _, f := range files {
 			set[fileKey(f.Location(t))] = true
+			if d, ok := dels[f.ID]; ok {
+				set[deletedKey(f.Location(t), d.DeleteCount)] = true
+			}
 		}
 		have[t.Name] = set
 	}
@@ -933,6 +1040,12 @@ func (p *planner) matchHead(c *catalog.Catalog) (int64, error) {
 		return -1, nil
 	}
 	return 0, fmt.Errorf("%w: the catalog's newest snapshot matches no snapshot of %s (its tables or files were changed by something other than sync)", ErrUnsupported, p.src.loc)
+}
+
+// deletedKey stands in a table's state for a data file with count rows
+// deleted: a snapshot that deletes rows changes no file, but the state.
+func deletedKey(loc string, count int64) string {
+	return "\x00deleted\x00" + fileKey(loc) + "\x00" + strconv.FormatInt(count, 10)
 }
 
 // fileKey identifies a file across imports: a materialised inlined file is
@@ -960,6 +1073,12 @@ func (p *planner) sameState(s int64, have map[string]map[string]bool) bool {
 		f := p.files[id]
 		if t, ok := tables[f.tableID]; ok {
 			want[t.name][fileKey(p.loc[id])] = true
+		}
+	}
+	for _, id := range p.deletesAt(s) {
+		d := p.hist[id].del
+		if t, ok := tables[d.tableID]; ok {
+			want[t.name][deletedKey(p.loc[d.dataFileID], d.count.Int64)] = true
 		}
 	}
 	for name, set := range want {

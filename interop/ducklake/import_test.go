@@ -272,7 +272,7 @@ func TestImportRefusals(t *testing.T) {
 		msg   string
 		files func(s *small)
 	}{
-		{name: "delete file", is: ducklake.ErrUnsupported, msg: `table "t" has rows deleted by position (delete files): use import --latest`,
+		{name: "missing delete file", is: ducklake.ErrUnsupported, msg: `main/t/del.parquet of data file`,
 			edit: []string{`INSERT INTO ducklake_snapshot VALUES (3, now(), 1, 2, 3)`,
 				`INSERT INTO ducklake_delete_file VALUES (2, 1, 3, NULL, 0, 'del.parquet', true, 'parquet', 1, 100, 10, NULL, NULL)`}},
 		{name: "inlined delete", is: ducklake.ErrUnsupported, msg: `table "t" has rows deleted by position`,

@@ -103,7 +103,11 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 			}
 		}
 	}
-	if len(need) == 0 {
+	var dels []int64
+	for _, st := range steps {
+		dels = append(dels, st.deletes...)
+	}
+	if len(need) == 0 && len(dels) == 0 {
 		return "", nil
 	}
 	root := c.RewriteRoot()
@@ -112,8 +116,11 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 			return "", errNoRoot
 		}
 		what := "folded"
-		if inlined {
+		switch {
+		case inlined:
 			what = "inlined"
+		case len(need) == 0:
+			what = "deletes"
 		}
 		dir = filepath.Join(root, fmt.Sprintf("ducklake-%s-%d", what, time.Now().UnixNano()))
 	}
@@ -180,6 +187,21 @@ func (p *planner) materialise(ctx context.Context, c *catalog.Catalog, steps []*
 		}
 		p.loc[id] = path
 		p.res.InlinedFiles++
+	}
+	for _, id := range dels {
+		hd := p.hist[id]
+		var err error
+		if folder == nil {
+			folder, err = engine.Open("")
+		}
+		if err == nil {
+			err = p.writeHistoryDelete(ctx, folder, hd, filepath.Join(dir, hd.name))
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+		p.res.DeleteFiles++
 	}
 	for _, st := range steps {
 		st.adds = slices.DeleteFunc(st.adds, func(id int64) bool { fp := p.deletes[id]; return fp != nil && fp.rows == 0 })
