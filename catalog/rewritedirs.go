@@ -176,8 +176,9 @@ func IsRewriteObject(loc string) bool {
 // a rewrite of table tableID at snapshot, given the location of one of the
 // table's objects: under the catalog's object data root when it has one,
 // else beside that object (beside the rewrite it came from, when it is
-// rocklake's), never nested in an earlier rewrite. A suffix (-2, -3, …)
-// is for a prefix a killed rewrite of the same snapshot left behind.
+// rocklake's), never nested in an earlier rewrite. suffix tells apart the
+// prefixes of writers that read the same snapshot (a random one: see
+// maintain's objectOutput).
 func (c *Catalog) ObjectRewritePrefix(object string, tableID, snapshot int64, what, suffix string) string {
 	root := c.dataRoot
 	if !IsObject(root) {

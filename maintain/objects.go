@@ -2,6 +2,8 @@ package maintain
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -51,15 +53,19 @@ func newObjectOutput(ctx context.Context, e *engine.Engine, st *tableState, obje
 	if !ok {
 		return nil, fmt.Errorf("%s: the object store cannot upload", what)
 	}
-	// A prefix that holds objects already is what a rewrite killed at the
-	// same snapshot left behind: the next suffix is taken instead.
+	// Each writer's prefix is its own: writers that read the same snapshot
+	// (in this process or another) would otherwise put the same keys, and
+	// the one whose commit loses would delete, with its uploads, the
+	// objects the winner committed. A bucket has no exclusive create
+	// that every S3-compatible store keeps, so the suffix is random; a
+	// prefix that holds objects anyway is passed over.
 	var prefix string
 	for n := 1; ; n++ {
-		suffix := ""
-		if n > 1 {
-			suffix = fmt.Sprintf("-%d", n)
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
 		}
-		prefix = e.Catalog().ObjectRewritePrefix(object, st.t.ID, st.r.Snapshot().ID, what, suffix)
+		prefix = e.Catalog().ObjectRewritePrefix(object, st.t.ID, st.r.Snapshot().ID, what, "-"+hex.EncodeToString(b[:]))
 		taken, err := store.Any(ctx, prefix)
 		if err != nil {
 			return nil, fmt.Errorf("%s: output prefix %s: %w", what, prefix, err)

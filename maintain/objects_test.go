@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -107,7 +108,7 @@ func TestRewriteObjectsInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Dir != "s3://lake/t/_rocklake/table-1/optimize-1/" || res.FilesAfter != 4 {
+	if !strings.HasPrefix(res.Dir, "s3://lake/t/_rocklake/table-1/optimize-1-") || res.FilesAfter != 4 {
 		t.Errorf("optimize: %+v", res)
 	}
 	if keys := keysUnder(t, srv, "lake", "t/_rocklake/"); len(keys) != 4 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/interop/ducklake"
+	"github.com/rocklake/rocklake/maintain"
 )
 
 // withDeletes is a rocklake catalog of two tables, exported: t (id, s),
@@ -420,6 +422,21 @@ func TestImportHistoryWithDeleteFiles(t *testing.T) {
 	check(early, catalog.Latest, 2)
 	if again, err := ducklake.Sync(context.Background(), early, s.dest, ducklake.ImportOptions{}); err != nil || len(again.Snapshots) != 0 || again.From != states[2] {
 		t.Errorf("sync again: %+v, %v", again, err)
+	}
+
+	// A delete of rocklake's own, then one in DuckLake of as many rows of
+	// the same file: the states differ, and sync says so.
+	e, err := engine.New(early)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := maintain.Write(context.Background(), e, "DELETE FROM t WHERE id = 2", maintain.WriteOptions{}); err != nil || r.DeleteFiles != 1 {
+		t.Fatalf("a delete in rocklake: %+v, %v", r, err)
+	}
+	e.Close()
+	s.deleteRows(t, s.files[0], append(slices.Clone(second), 8), -1, "parquet")
+	if res, err := ducklake.Sync(context.Background(), early, s.dest, ducklake.ImportOptions{}); !errors.Is(err, ducklake.ErrUnsupported) || !strings.Contains(err.Error(), "matches no snapshot") {
+		t.Errorf("sync after different deletes of as many rows: %+v, %v", res, err)
 	}
 
 	// A delete file ended with nothing in its place.

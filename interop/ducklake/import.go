@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -1025,7 +1026,7 @@ func (p *planner) matchHead(c *catalog.Catalog) (int64, error) {
 		for _, f := range files {
 			set[fileKey(f.Location(t))] = true
 			if d, ok := dels[f.ID]; ok {
-				set[deletedKey(f.Location(t), d.DeleteCount)] = true
+				set[deletedKey(f.Location(t), replayedID(d.Location(t)))] = true
 			}
 		}
 		have[t.Name] = set
@@ -1042,10 +1043,32 @@ func (p *planner) matchHead(c *catalog.Catalog) (int64, error) {
 	return 0, fmt.Errorf("%w: the catalog's newest snapshot matches no snapshot of %s (its tables or files were changed by something other than sync)", ErrUnsupported, p.src.loc)
 }
 
-// deletedKey stands in a table's state for a data file with count rows
-// deleted: a snapshot that deletes rows changes no file, but the state.
-func deletedKey(loc string, count int64) string {
-	return "\x00deleted\x00" + fileKey(loc) + "\x00" + strconv.FormatInt(count, 10)
+// deletedKey stands in a table's state for a data file whose rows the
+// DuckLake delete file of id deletes (-1: a delete file not replayed from
+// DuckLake, which no DuckLake state has): a snapshot that deletes rows
+// changes no data file, but the state. The delete file's identity, not
+// its count: another delete of as many rows is another state.
+func deletedKey(loc string, id int64) string {
+	return "\x00deleted\x00" + fileKey(loc) + "\x00" + strconv.FormatInt(id, 10)
+}
+
+// replayedName matches the names of the delete files a history import or
+// sync writes (histDelete.name), whose last number is DuckLake's id of the
+// delete file replayed.
+var replayedName = regexp.MustCompile(`^ducklake-deletes-t[0-9]+-f[0-9]+-d([0-9]+)\.parquet$`)
+
+// replayedID is the DuckLake id of the delete file a rocklake delete file
+// at loc replays, or -1 when it replays none.
+func replayedID(loc string) int64 {
+	m := replayedName.FindStringSubmatch(filepath.Base(loc))
+	if m == nil {
+		return -1
+	}
+	id, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return id
 }
 
 // fileKey identifies a file across imports: a materialised inlined file is
@@ -1078,7 +1101,7 @@ func (p *planner) sameState(s int64, have map[string]map[string]bool) bool {
 	for _, id := range p.deletesAt(s) {
 		d := p.hist[id].del
 		if t, ok := tables[d.tableID]; ok {
-			want[t.name][deletedKey(p.loc[d.dataFileID], d.count.Int64)] = true
+			want[t.name][deletedKey(p.loc[d.dataFileID], d.id)] = true
 		}
 	}
 	for name, set := range want {
