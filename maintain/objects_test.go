@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/ingest"
@@ -24,15 +22,7 @@ import (
 // keysUnder lists the keys of a bucket under a prefix.
 func keysUnder(t *testing.T, srv *s3test.Server, bucket, prefix string) []string {
 	t.Helper()
-	out, err := srv.Client().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, o := range out.Contents {
-		keys = append(keys, *o.Key)
-	}
-	return keys
+	return srv.Keys(t, bucket, prefix)
 }
 
 // A rewrite of objects interrupted after its uploads commits nothing and

@@ -860,22 +860,9 @@ func objectLake(t *testing.T, root string) (*catalog.Catalog, *engine.Engine) {
 // object recorded with its ETag.
 func objectDeletes(t *testing.T, c *catalog.Catalog, table string) {
 	t.Helper()
-	r, err := c.Read(catalog.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	tb, err := r.Table(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dels, err := r.DeleteFiles(tb.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dels {
-		if loc := d.Location(tb); !catalog.IsObject(loc) || d.ETag == "" {
-			t.Fatalf("delete file %s (ETag %q) of a table of objects is not an object with its ETag", loc, d.ETag)
+	for _, d := range deletesOf(t, c, table) {
+		if !catalog.IsObject(d.Path) || d.ETag == "" {
+			t.Fatalf("delete file %s (ETag %q) of a table of objects is not an object with its ETag", d.Path, d.ETag)
 		}
 	}
 }

@@ -369,20 +369,6 @@ func TestObjectSecretsStayOut(t *testing.T) {
 	}
 }
 
-// keysUnder lists the keys of bucket under prefix.
-func keysUnder(t *testing.T, srv *s3test.Server, bucket, prefix string) []string {
-	t.Helper()
-	out, err := srv.Client().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, o := range out.Contents {
-		keys = append(keys, *o.Key)
-	}
-	return keys
-}
-
 func objectExists(t *testing.T, srv *s3test.Server, loc string) bool {
 	t.Helper()
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
@@ -454,7 +440,7 @@ func TestRewriteObjects(t *testing.T) {
 	if after := mustRun(t, "--catalog", l.cat, "--format", "json", "snapshots"); after != before {
 		t.Error("a failed optimize changed the catalog")
 	}
-	if left := keysUnder(t, l.srv, "lake", "ev/_rocklake/"); len(left) > 0 {
+	if left := l.srv.Keys(t, "lake", "ev/_rocklake/"); len(left) > 0 {
 		t.Errorf("a failed optimize left %v behind", left)
 	}
 	l.fault = nil
@@ -494,7 +480,7 @@ func TestRewriteObjects(t *testing.T) {
 	}
 	mustRun(t, "--catalog", l.cat, "expire", "--older-than", "0s", "--allow-short-retention")
 	mustRun(t, "--catalog", l.cat, "cleanup", "--grace", "0s")
-	if left := keysUnder(t, l.srv, "lake", "ev/_rocklake/table-1/optimize-1-"); len(left) > 0 {
+	if left := l.srv.Keys(t, "lake", "ev/_rocklake/table-1/optimize-1-"); len(left) > 0 {
 		t.Errorf("cleanup left rocklake's %v", left)
 	}
 	for _, ob := range objects {

@@ -48,6 +48,20 @@ func (s *Server) Put(tb testing.TB, loc string, data []byte) {
 	}
 }
 
+// Keys lists the keys of bucket under prefix (up to 1,000).
+func (s *Server) Keys(tb testing.TB, bucket, prefix string) []string {
+	tb.Helper()
+	out, err := s.Client().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	if err != nil {
+		tb.Fatalf("s3test: list %s/%s: %v", bucket, prefix, err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, *o.Key)
+	}
+	return keys
+}
+
 // Delete removes an object.
 func (s *Server) Delete(tb testing.TB, loc string) {
 	tb.Helper()

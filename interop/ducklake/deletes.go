@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -93,39 +94,9 @@ func (p *planner) foldFile(ctx context.Context, db *sql.DB, id int64, out string
 			ErrUnsupported, name, fp.loc, fp.dataLoc, fmt.Sprintf(format, args...))
 	}
 	del, data := sqlString(fp.loc), sqlString(p.loc[id])
-
-	// The delete file's own schema: positional, (file_path, pos).
-	rows, err := db.QueryContext(ctx, `SELECT * FROM read_parquet(`+del+`) LIMIT 0`)
+	match, err := deleteMatch(ctx, db, del, f.path, fp.dataLoc, p.loc[id])
 	if err != nil {
 		return fail("%v", err)
-	}
-	cts, err := rows.ColumnTypes()
-	rows.Close()
-	if err != nil {
-		return fail("%v", err)
-	}
-	have := map[string]string{}
-	for _, ct := range cts {
-		have[strings.ToLower(ct.Name())] = ct.DatabaseTypeName()
-	}
-	if have["file_path"] != "VARCHAR" || !isInteger(have["pos"]) {
-		return fail("it has no columns file_path VARCHAR and pos BIGINT (found %v)", have)
-	}
-
-	// A delete file may name several data files: keep the rows of this one.
-	var paths int64
-	if err := db.QueryRowContext(ctx, `SELECT count(DISTINCT file_path) FROM read_parquet(`+del+`)`).Scan(&paths); err != nil {
-		return fail("%v", err)
-	}
-	match := "true"
-	if paths > 1 {
-		names := map[string]bool{f.path: true, fp.dataLoc: true, p.loc[id]: true}
-		var list []string
-		for n := range names {
-			list = append(list, sqlString(n))
-		}
-		sort.Strings(list)
-		match = "file_path IN (" + strings.Join(list, ", ") + ")"
 	}
 	var n, distinct, nulls int64
 	if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT pos), count(*) FILTER (WHERE pos IS NULL) FROM read_parquet(`+del+`) WHERE `+match).
@@ -156,6 +127,44 @@ func (p *planner) foldFile(ctx context.Context, db *sql.DB, id int64, out string
 	}
 	fp.rows = kept
 	return nil
+}
+
+// deleteMatch checks that the delete file del (a SQL literal) has
+// DuckLake's columns, (file_path VARCHAR, pos BIGINT), and is the
+// condition on its rows that keeps those of the data file names name: a
+// delete file may name several data files.
+func deleteMatch(ctx context.Context, db *sql.DB, del string, names ...string) (string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT * FROM read_parquet(`+del+`) LIMIT 0`)
+	if err != nil {
+		return "", err
+	}
+	cts, err := rows.ColumnTypes()
+	rows.Close()
+	if err != nil {
+		return "", err
+	}
+	have := map[string]string{}
+	for _, ct := range cts {
+		have[strings.ToLower(ct.Name())] = ct.DatabaseTypeName()
+	}
+	if have["file_path"] != "VARCHAR" || !isInteger(have["pos"]) {
+		return "", fmt.Errorf("it has no columns file_path VARCHAR and pos BIGINT (found %v)", have)
+	}
+	var paths int64
+	if err := db.QueryRowContext(ctx, `SELECT count(DISTINCT file_path) FROM read_parquet(`+del+`)`).Scan(&paths); err != nil {
+		return "", err
+	}
+	if paths <= 1 {
+		return "true", nil
+	}
+	var list []string
+	for _, n := range names {
+		if l := sqlString(n); !slices.Contains(list, l) {
+			list = append(list, l)
+		}
+	}
+	sort.Strings(list)
+	return "file_path IN (" + strings.Join(list, ", ") + ")", nil
 }
 
 func isInteger(t string) bool {
@@ -251,35 +260,9 @@ func (p *planner) writeHistoryDelete(ctx context.Context, db *sql.DB, hd *histDe
 			ErrUnsupported, p.tableName(f.tableID), hd.loc, hd.dataLoc, fmt.Sprintf(format, args...))
 	}
 	del := sqlString(hd.loc)
-	rows, err := db.QueryContext(ctx, `SELECT * FROM read_parquet(`+del+`) LIMIT 0`)
+	match, err := deleteMatch(ctx, db, del, f.path, hd.dataLoc)
 	if err != nil {
 		return fail("%v", err)
-	}
-	cts, err := rows.ColumnTypes()
-	rows.Close()
-	if err != nil {
-		return fail("%v", err)
-	}
-	have := map[string]string{}
-	for _, ct := range cts {
-		have[strings.ToLower(ct.Name())] = ct.DatabaseTypeName()
-	}
-	if have["file_path"] != "VARCHAR" || !isInteger(have["pos"]) {
-		return fail("it has no columns file_path VARCHAR and pos BIGINT (found %v)", have)
-	}
-	var paths int64
-	if err := db.QueryRowContext(ctx, `SELECT count(DISTINCT file_path) FROM read_parquet(`+del+`)`).Scan(&paths); err != nil {
-		return fail("%v", err)
-	}
-	match := "true"
-	if paths > 1 {
-		names := map[string]bool{f.path: true, hd.dataLoc: true}
-		var list []string
-		for n := range names {
-			list = append(list, sqlString(n))
-		}
-		sort.Strings(list)
-		match = "file_path IN (" + strings.Join(list, ", ") + ")"
 	}
 	q := fmt.Sprintf(`COPY (SELECT %s::VARCHAR AS file_path, pos::BIGINT AS pos FROM read_parquet(%s) WHERE %s ORDER BY pos) TO %s (FORMAT parquet, COMPRESSION zstd)`,
 		sqlString(hd.dataLoc), del, match, sqlString(out))
