@@ -643,6 +643,15 @@ func visibleAt(s, begin int64, end *int64) bool {
 	return begin <= s && (end == nil || s < *end)
 }
 
+// FileIDs is the ids of files, in order.
+func FileIDs(files []DataFile) []int64 {
+	ids := make([]int64, len(files))
+	for i, f := range files {
+		ids[i] = f.ID
+	}
+	return ids
+}
+
 // IsObject reports whether a location names an object in an S3-compatible
 // store (s3://bucket/key) rather than a local path. The catalog only
 // records such locations; package storage reads them.

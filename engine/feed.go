@@ -146,11 +146,7 @@ func (e *Engine) ChangesSQL(ctx context.Context, table string, from, to int64) (
 			}
 			paths[i] = p
 		}
-		ids := make([]int64, len(files))
-		for i, f := range files {
-			ids[i] = f.ID
-		}
-		dels, rel, err := e.LocalDeleteFiles(ctx, t, deletesAt(asOf), ids)
+		dels, rel, err := e.LocalDeleteFiles(ctx, t, deletesAt(asOf), catalog.FileIDs(files))
 		if err != nil {
 			return "", err
 		}

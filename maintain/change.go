@@ -540,12 +540,8 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(affected))
-	for i, f := range affected {
-		ids[i] = f.ID
-	}
 	// The current delete files the new ones take in, where DuckDB reads them.
-	readable, release, err := e.LocalDeleteFiles(ctx, st.t, dels, ids)
+	readable, release, err := e.LocalDeleteFiles(ctx, st.t, dels, catalog.FileIDs(affected))
 	if err != nil {
 		return fmt.Errorf("%s: %w", res.Statement, err)
 	}
@@ -660,11 +656,7 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 	if err != nil {
 		return release, err
 	}
-	ids := make([]int64, len(files))
-	for i, f := range files {
-		ids[i] = f.ID
-	}
-	dels, rel, err := e.LocalDeleteFiles(ctx, st.t, dels, ids)
+	dels, rel, err := e.LocalDeleteFiles(ctx, st.t, dels, catalog.FileIDs(files))
 	if err != nil {
 		return release, err
 	}

@@ -43,9 +43,8 @@ func FoldDeletes(ctx context.Context, e *engine.Engine, table string) (*RewriteR
 	}
 	defer conn.Close()
 	paths := make([]string, len(files))
-	ids := make([]int64, len(files))
 	for i, f := range files {
-		paths[i], ids[i] = f.Location(st.t), f.ID
+		paths[i] = f.Location(st.t)
 		if catalog.IsObject(paths[i]) {
 			local, release, err := e.ObjectCopy(ctx, paths[i], f.FileSizeBytes, f.ETag)
 			if err != nil {
@@ -57,7 +56,7 @@ func FoldDeletes(ctx context.Context, e *engine.Engine, table string) (*RewriteR
 			return nil, err
 		}
 	}
-	dels, release, err := e.LocalDeleteFiles(ctx, st.t, dels, ids)
+	dels, release, err := e.LocalDeleteFiles(ctx, st.t, dels, catalog.FileIDs(files))
 	if err != nil {
 		return nil, fmt.Errorf("fold %s: %w", st.t.Name, err)
 	}

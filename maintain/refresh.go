@@ -224,11 +224,7 @@ func refreshOnce(ctx context.Context, e *engine.Engine, table string, paths []st
 		if err != nil {
 			return nil, fmt.Errorf("registering changed files of table %s again: %w; nothing was changed", t.Name, err)
 		}
-		ids := make([]int64, len(again))
-		for i, f := range again {
-			ids[i] = f.ID
-		}
-		tx.RegisterAgain(t.Name, ids...)
+		tx.RegisterAgain(t.Name, catalog.FileIDs(again)...)
 		tx.AddFiles(t.Name, nfs...)
 	}
 	// The last point where a cancel leaves the catalog as it was.

@@ -337,7 +337,9 @@ func (w *rewriteRun) read() error {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	if len(w.files) > 0 {
+	if len(w.files) > 0 && w.sp.src == "" {
+		// Read with their deletes here (stageFiles); a rewrite given its
+		// rows (fold, a change) read them itself.
 		dels, err := w.st.r.DeleteFiles(t.ID)
 		if err != nil {
 			return err
