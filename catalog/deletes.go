@@ -1,10 +1,12 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
 )
 
@@ -99,20 +101,50 @@ func (w *commitWriter) expectDeletes(name string, read map[int64]int64) error {
 	if err != nil {
 		return err
 	}
-	if err := w.loadDeletes(ts); err != nil {
+	if err := w.prepareDeletes(ts, len(read)); err != nil {
 		return err
 	}
 	for id, want := range read {
-		if ts.deletes[id].ID != want {
+		cur, _, err := w.currentDelete(ts, id)
+		if err != nil {
+			return err
+		}
+		if cur.ID != want {
 			return fmt.Errorf("%w: rows of a file of table %q were deleted since it was read (file id %d); retry", ErrConflict, ts.t.Name, id)
 		}
 	}
 	return ErrUnchanged
 }
 
+// deleteFilesColumn is the plan cache's column for a table's current
+// delete files (FileSet's is -1).
+const deleteFilesColumn = -2
+
 // DeleteFiles returns the table's delete files visible at the reader's
-// snapshot, by data file id; an empty map when none.
+// snapshot, by data file id; an empty map when none. The result is shared
+// (a query asks for it several times, and a table of many delete files
+// decodes each row every time otherwise); do not modify it.
+//
+// It is cached under the state's next_file_id, as the file set is: every
+// commit that changes which delete files a table applies advances it (a
+// delete file takes its id from it; retiring a data file, which ends its
+// delete file, narrows the table's stats).
 func (r *Reader) DeleteFiles(tableID int64) (map[int64]DeleteFile, error) {
+	k := r.cacheKey(tableID, deleteFilesColumn)
+	if v, ok := r.c.plan.get(k).(map[int64]DeleteFile); ok {
+		return v, nil
+	}
+	out, err := r.readDeleteFiles(tableID)
+	if err == nil {
+		r.c.plan.put(k, out, 64+int64(len(out))*deleteFileBytes)
+	}
+	return out, err
+}
+
+// deleteFileBytes is about what one entry of DeleteFiles' map holds.
+const deleteFileBytes = 200
+
+func (r *Reader) readDeleteFiles(tableID int64) (map[int64]DeleteFile, error) {
 	out := map[int64]DeleteFile{}
 	var p catalogpb.DeleteFile
 	err := scanPrefix(r, key(tagDeleteFile, tableID), func(k, v []byte) error {
@@ -166,37 +198,140 @@ func deleteFileToPB(d DeleteFile, end *int64) *catalogpb.DeleteFile {
 	}
 }
 
+// peekLimit is the most files an operation of a commit looks up one by
+// one (a point read or a short scan each) before it reads all the table's
+// rows of their kind instead: a DELETE of one id among 10,000 files
+// touches a dozen, and reading the other rows cost it more than the rest
+// of its commit.
+const peekLimit = 64
+
 // loadDeletes reads the head's current delete files of a table, once per
-// commit, in one range scan.
+// commit, in one range scan; what this commit knows already (looked up or
+// changed, delKnown) stays as it is.
 func (w *commitWriter) loadDeletes(ts *tableState) error {
-	if ts.deletes != nil {
+	if ts.deletesAll {
 		return nil
 	}
+	if ts.deletes == nil {
+		ts.deletes, ts.delKnown = map[int64]DeleteFile{}, map[int64]bool{}
+	}
+	ts.deletesAll = true
 	if ts.created {
-		ts.deletes = map[int64]DeleteFile{}
 		return nil
 	}
 	ds, err := w.r.DeleteFiles(ts.t.ID)
 	if err != nil {
 		return err
 	}
-	ts.deletes = ds
+	for id, d := range ds {
+		if !ts.delKnown[id] {
+			ts.deletes[id] = d
+		}
+	}
 	return nil
+}
+
+// prepareDeletes readies the current delete files of n data files to be
+// looked up: all of the table's, in one scan, when n is more than a few.
+func (w *commitWriter) prepareDeletes(ts *tableState, n int) error {
+	if n > peekLimit {
+		return w.loadDeletes(ts)
+	}
+	return nil
+}
+
+// currentDelete is a data file's current delete file at the head, as this
+// commit has left it: from the table's loaded ones, or read alone.
+func (w *commitWriter) currentDelete(ts *tableState, fileID int64) (DeleteFile, bool, error) {
+	if ts.deletes == nil {
+		ts.deletes, ts.delKnown = map[int64]DeleteFile{}, map[int64]bool{}
+	}
+	if !ts.deletesAll && !ts.delKnown[fileID] && !ts.created {
+		var p catalogpb.DeleteFile
+		err := scanPrefix(w.r, key(tagDeleteFile, ts.t.ID, fileID), func(k, v []byte) error {
+			p.Reset()
+			if err := decodeValue(v, &p); err != nil {
+				return fmt.Errorf("delete file row %x: %w", k, err)
+			}
+			if p.DataFileId == fileID && visibleAt(w.head.ID, p.BeginSnapshot, p.EndSnapshot) {
+				ts.deletes[fileID] = deleteFileFromPB(&p)
+			}
+			return nil
+		})
+		if err != nil {
+			return DeleteFile{}, false, err
+		}
+	}
+	ts.delKnown[fileID] = true
+	d, ok := ts.deletes[fileID]
+	return d, ok, nil
 }
 
 // endDeletes ends the current delete file of a data file the commit
 // retires, if it has one: its rows go with it.
 func (w *commitWriter) endDeletes(ts *tableState, fileID int64) error {
-	if err := w.loadDeletes(ts); err != nil {
+	d, ok, err := w.currentDelete(ts, fileID)
+	if err != nil || !ok {
 		return err
-	}
-	d, ok := ts.deletes[fileID]
-	if !ok {
-		return nil
 	}
 	s := w.next.ID
 	w.put(key(tagDeleteFile, ts.t.ID, fileID, d.Begin), deleteFileToPB(d, &s))
 	delete(ts.deletes, fileID)
+	return nil
+}
+
+// peekFiles makes the head's live files among ids known to the commit
+// (ts.live) without reading the table's other files, when they are few;
+// else it loads them all.
+func (w *commitWriter) peekFiles(ts *tableState, ids []int64) error {
+	if ts.loaded || ts.created {
+		return nil
+	}
+	if len(ids) > peekLimit {
+		return w.loadFiles(ts)
+	}
+	var keys [][]byte
+	for _, id := range ids {
+		if _, ok := ts.live[id]; !ok {
+			keys = append(keys, key(tagDataFile, ts.t.ID, id))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var vals [][]byte
+	if mg, ok := w.r.kvs.(kv.MultiGetter); ok {
+		var err error
+		if vals, err = mg.GetMany(keys); err != nil {
+			return err
+		}
+	} else {
+		vals = make([][]byte, len(keys))
+		for i, k := range keys {
+			v, err := w.r.kvs.Get(k)
+			if errors.Is(err, kv.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			vals[i] = v
+		}
+	}
+	var p catalogpb.DataFile
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("data file row %x: %w", keys[i], err)
+		}
+		if visibleAt(w.head.ID, p.BeginSnapshot, p.EndSnapshot) && p.TableId == ts.t.ID {
+			f := dataFileFromPB(&p)
+			ts.live[f.ID] = f
+		}
+	}
 	return nil
 }
 
@@ -208,10 +343,14 @@ func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
 	if ts.altered {
 		return fmt.Errorf("%w: table %q: an alteration is a snapshot of its own", ErrInvalid, name)
 	}
-	if err := w.loadFiles(ts); err != nil {
+	ids := make([]int64, 0, len(nds))
+	for _, nd := range nds {
+		ids = append(ids, nd.DataFileID)
+	}
+	if err := w.peekFiles(ts, ids); err != nil {
 		return err
 	}
-	if err := w.loadDeletes(ts); err != nil {
+	if err := w.prepareDeletes(ts, len(nds)); err != nil {
 		return err
 	}
 	var added map[int64]DataFile
@@ -225,6 +364,9 @@ func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
 				return fmt.Errorf("%w %s in table %q (deleting rows of it)", ErrNoSuchFile, nd.DataFilePath, ts.t.Name)
 			}
 			nd.DataFileID = id
+			if err := w.peekFiles(ts, []int64{id}); err != nil {
+				return err
+			}
 		}
 		f, ok := ts.live[nd.DataFileID]
 		if !ok && len(ts.added) > 0 {
@@ -240,7 +382,10 @@ func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
 		if !ok || ts.removed[nd.DataFileID] {
 			return fmt.Errorf("%w %d in table %q at snapshot %d (deleting rows of it)", ErrNoSuchFile, nd.DataFileID, ts.t.Name, w.head.ID)
 		}
-		cur, has := ts.deletes[nd.DataFileID]
+		cur, has, err := w.currentDelete(ts, nd.DataFileID)
+		if err != nil {
+			return err
+		}
 		if (has && cur.ID != nd.Replaces) || (!has && nd.Replaces != 0) {
 			return fmt.Errorf("%w: the deleted rows of file %s of table %q changed since they were read; retry", ErrConflict, f.Location(ts.t), ts.t.Name)
 		}
@@ -267,6 +412,7 @@ func (w *commitWriter) setDeletes(name string, nds []NewDeleteFile) error {
 		w.next.NextFileID++
 		w.put(key(tagDeleteFile, ts.t.ID, f.ID, d.Begin), deleteFileToPB(d, nil))
 		ts.deletes[f.ID] = d
+		ts.delKnown[f.ID] = true
 	}
 	if !ts.deletesChanged {
 		ts.deletesChanged = true

@@ -412,10 +412,15 @@ type tableState struct {
 	// head does not hold yet.
 	altered bool
 	synth   map[int64]map[int64]*stats.Column
-	// deletes: the current delete files (deletes.go), by data file id,
-	// once loaded; deletesChanged: the commit records some.
+	// deletes: the current delete files (deletes.go) the commit knows, by
+	// data file id; deletesChanged: the commit records some.
 	deletes        map[int64]DeleteFile
 	deletesChanged bool
+	// delKnown: the data files whose current delete file the commit knows
+	// (deletes has it, or it has none), looked up alone or changed;
+	// deletesAll: every one of the table's is in deletes.
+	delKnown   map[int64]bool
+	deletesAll bool
 }
 
 type addedFile struct {

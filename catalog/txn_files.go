@@ -180,6 +180,9 @@ func (w *commitWriter) removeFiles(name string, ids []int64, again bool) error {
 	if err := w.loadFiles(ts); err != nil {
 		return err
 	}
+	if err := w.prepareDeletes(ts, len(ids)); err != nil {
+		return err
+	}
 	for _, id := range ids {
 		f, ok := ts.live[id]
 		if !ok || ts.removed[id] {

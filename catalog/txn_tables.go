@@ -71,6 +71,9 @@ func (w *commitWriter) dropTable(name string) error {
 	if err := w.loadFiles(ts); err != nil {
 		return err
 	}
+	if err := w.loadDeletes(ts); err != nil {
+		return err
+	}
 	for _, f := range ts.live {
 		w.endFile(f)
 		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {

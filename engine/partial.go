@@ -492,7 +492,7 @@ func tryPages(ctx context.Context, fp *filePlan, cols []catalog.Column, src parq
 	}
 	var deleted []int64
 	if p, ok := consts[deletesPathKey]; ok {
-		if deleted, err = deletedPositions(p); err != nil {
+		if deleted, err = DeletedPositions(p); err != nil {
 			return "", nil, fmt.Errorf("the delete file %s: %w", p, err)
 		}
 	}

@@ -63,9 +63,10 @@ type pageColumn struct {
 	msTS  bool // a TIMESTAMP(MILLIS) column: values × 1000
 }
 
-// deletedPositions reads a delete file's positions (its pos column),
-// sorted, for the page path.
-func deletedPositions(path string) (pos []int64, err error) {
+// DeletedPositions reads a delete file's positions (its pos column),
+// sorted: the page path applies them, and a change merges them into the
+// delete file that replaces it.
+func DeletedPositions(path string) (pos []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			pos, err = nil, fmt.Errorf("arrow-go: %v", r)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,9 +26,14 @@ import (
 // whose target reference is pruned by the condition as any query's is
 // (statistics, bloom and membership filters), and whose other tables read
 // through their views. The target's kept files are read into a temporary
-// table (targetTable), every row numbered (ridCol) and marked with its
-// file (fileCol); DuckDB evaluates the condition, and an UPDATE's
-// expressions, over it. The rows matched are the change. Each file holding
+// table (targetTable), every row numbered (ridCol, its file's id in the
+// high half) and marked with its file (fileCol); DuckDB evaluates the
+// condition, and an UPDATE's expressions, over it. (A DELETE or UPDATE that
+// writes delete files reads its few files through a view of that name
+// instead: it reads the target once, and the view reads only the columns
+// and row groups the condition needs.) The rows matched are the change.
+// Under merge-on-read each file holding one of them gets a delete file of
+// their positions (deletefile.go). Else each file holding
 // one of them is rewritten (rewrite.go) into a successor of its own, so
 // that no new file spans more than the file it replaces did: its other
 // rows, in the table's sort key order and cut by its layout, written,
@@ -202,7 +206,7 @@ func mergeQuery(stmt *writesql.Statement, st *tableState) (string, int, error) {
 func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o WriteOptions, stage *Staged) (*WriteResult, error) {
 	verb := stmt.Kind.Verb()
 	cat := e.Catalog()
-	st, err := openTable(cat, catalog.Latest, stmt.Table)
+	st, err := openTableLazy(cat, catalog.Latest, stmt.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -262,20 +266,37 @@ func change(ctx context.Context, e *engine.Engine, stmt *writesql.Statement, o W
 // delete mode, and leaves the commit to the transaction.
 func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, stmt *writesql.Statement, views, query string, kept []prune.KeptFile, res *WriteResult, stage *Staged) error {
 	cleanup := context.WithoutCancel(ctx)
-	defer conn.ExecContext(cleanup, "DROP TABLE IF EXISTS temp."+targetTable+"; DROP TABLE IF EXISTS temp."+changeHits+"; DROP TABLE IF EXISTS temp."+writeTable)
-	byID := map[int64]catalog.DataFile{}
-	for _, f := range st.files {
-		byID[f.ID] = f
-	}
-	files := make([]catalog.DataFile, 0, len(kept))
-	for _, k := range kept {
-		f, ok := byID[k.FileID]
-		if !ok {
-			return fmt.Errorf("%s: kept file %s is not a live file of table %q at snapshot %d", res.Statement, k.Path, st.t.Name, st.r.Snapshot().ID)
+	// A view and a table do not drop with each other's statement: one
+	// statement each, so that one failing leaves the others run.
+	defer func() {
+		for _, q := range []string{"DROP VIEW IF EXISTS temp." + targetTable, "DROP TABLE IF EXISTS temp." + targetTable,
+			"DROP TABLE IF EXISTS temp." + changeHits, "DROP TABLE IF EXISTS temp." + writeTable} {
+			conn.ExecContext(cleanup, q)
 		}
-		files = append(files, f)
+	}()
+	cat := e.Catalog()
+	if catalog.IsObject(cat.DataRoot()) || cat.RewriteRoot() == "" || stage != nil || st.t.WriteOptions.CopyOnWrite {
+		// Where the change's files go depends on the table's other files
+		// (objectPlace, writePlace); a rewrite reads them too.
+		if err := st.loadFiles(); err != nil {
+			return err
+		}
 	}
-	release, err := fillTarget(ctx, e, conn, st, files)
+	keptIDs := make([]int64, len(kept))
+	for i, k := range kept {
+		keptIDs[i] = k.FileID
+	}
+	files, err := st.filesByID(keptIDs)
+	if err != nil {
+		return fmt.Errorf("%s: a kept file: %w", res.Statement, err)
+	}
+	// Where positions are recorded, the change reads the target once, and
+	// a few files, a view reads only the columns and row groups the
+	// condition needs: a DELETE of one id among millions of rows reads
+	// one column of the files that may hold it.
+	byPosition := mergeOnRead(e, st) && stage == nil
+	view := byPosition && stmt.Kind != writesql.Merge && positioned(st) && len(files) <= viewFiles
+	release, err := fillTarget(ctx, e, conn, st, files, view)
 	defer release()
 	if err != nil {
 		return err
@@ -391,7 +412,8 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 		return nil
 	}
 	hit := removed
-	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT "+fileCol+" FROM temp."+targetTable+" WHERE "+ridCol+" IN ("+hit+") ORDER BY 1")
+	// A rid's high half is its file's id (fillTarget).
+	rows, err := conn.QueryContext(ctx, "SELECT DISTINCT "+ridCol+" >> 32 FROM ("+hit+") ORDER BY 1")
 	if err != nil {
 		return err
 	}
@@ -420,8 +442,11 @@ func runChange(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableS
 	for i, c := range top {
 		names[i] = sqllex.QuoteName(c.Name)
 	}
-	if mergeOnRead(e, st) && stage == nil {
+	if byPosition {
 		return deleteByPosition(ctx, e, conn, st, affected, hit, names, writes, res)
+	}
+	if err := st.loadFiles(); err != nil {
+		return err
 	}
 	// Each touched file's other rows become a file (or files) of their
 	// own, with no more than its range; new rows (UPDATE's, MERGE's) go
@@ -546,34 +571,9 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		return fmt.Errorf("%s: %w", res.Statement, err)
 	}
 	defer release()
-	var nds []catalog.NewDeleteFile
-	for _, f := range affected {
-		p := filepath.Join(dir, fmt.Sprintf("delete-%d.parquet", f.ID))
-		positions := fmt.Sprintf("SELECT (%s & 4294967295)::BIGINT AS pos FROM (%s) AS h WHERE %s >> 32 = %d", ridCol, hit, ridCol, f.ID)
-		old, had := dels[f.ID]
-		if had {
-			// The rows read were those left by the current delete file:
-			// the new one holds its positions too.
-			positions += " UNION SELECT pos FROM read_parquet(" + sqllex.QuoteString(e.DuckPath(readable[f.ID].Location(st.t))) + ")"
-		}
-		q := fmt.Sprintf("COPY (SELECT %s::VARCHAR AS file_path, pos FROM (%s) ORDER BY pos) TO %s (FORMAT parquet, COMPRESSION zstd)",
-			sqllex.QuoteString(f.Location(st.t)), positions, sqllex.QuoteString(p))
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: writing the delete file of %s: %w", res.Statement, f.Location(st.t), err)
-		}
-		var n, distinct, bad int64
-		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*), count(DISTINCT pos), count(*) FILTER (WHERE pos < 0 OR pos >= %d) FROM read_parquet(%s)", f.RecordCount, sqllex.QuoteString(p))).Scan(&n, &distinct, &bad); err != nil {
-			return fmt.Errorf("%s: reading back %s: %w", res.Statement, p, err)
-		}
-		if n != distinct || bad != 0 || (had && n <= old.DeleteCount) {
-			return fmt.Errorf("%s: the delete file written for %s holds %d positions, %d distinct, %d out of range (%d before); nothing committed", res.Statement, f.Location(st.t), n, distinct, bad, old.DeleteCount)
-		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		nds = append(nds, catalog.NewDeleteFile{DataFileID: f.ID, Path: p, DeleteCount: n, FileSizeBytes: fi.Size(),
-			ModifiedUnixNanos: fi.ModTime().UnixNano(), Replaces: old.ID})
+	nds, err := writeDeleteFiles(ctx, conn, st, res.Statement, hit, dir, affected, dels, readable)
+	if err != nil {
+		return err
 	}
 	if out != nil {
 		staged := make([]string, len(nds))
@@ -595,6 +595,9 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		}
 	}
 	if added > 0 {
+		if err := st.loadFiles(); err != nil {
+			return err
+		}
 		src := fmt.Sprintf("SELECT %s, -1 AS %s FROM temp.%s", strings.Join(names, ", "), groupCol, writeTable)
 		sp := rewriteSpec{conn: conn, what: strings.ToLower(res.Statement), src: slotsOf(st.cols, src), group: groupCol,
 			sizing: writeSizing(st.t.WriteOptions), place: writePlace(cat, st), bytesPerRow: liveBytesPerRow(st), deletes: nds, leases: []*catalog.Lease{lease}}
@@ -644,7 +647,7 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 // top-level columns as queries read them, each row's file id and a number
 // unique among the rows. The files are checked to be those registered;
 // release unpins the local copies of objects.
-func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, files []catalog.DataFile) (release func(), err error) {
+func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *tableState, files []catalog.DataFile, view bool) (release func(), err error) {
 	pos := positioned(st)
 	var unpin []func()
 	release = func() {
@@ -696,6 +699,18 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 	} else {
 		shape, cols = e.ReadFilesSQL(st.t, st.cols, nil), "src.*"
 	}
+	if view && len(files) > 0 {
+		parts := make([]string, len(files))
+		for i, f := range files {
+			if parts[i], err = targetPart(f, i, shape, cols, number, read); err != nil {
+				return release, err
+			}
+		}
+		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP VIEW "+targetTable+" AS "+strings.Join(parts, " UNION ALL ")); err != nil {
+			return release, fmt.Errorf("reading the files of table %q: %w", st.t.Name, err)
+		}
+		return release, nil
+	}
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT %s, 0::BIGINT AS %s, 0::BIGINT AS %s FROM (%s) AS src LIMIT 0",
 		targetTable, cols, fileCol, ridCol, shape)); err != nil {
 		return release, fmt.Errorf("reading table %q: %w", st.t.Name, err)
@@ -704,22 +719,38 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 	for i := 0; i < len(files); i += batch {
 		var parts []string
 		for j, f := range files[i:min(i+batch, len(files))] {
-			if f.RecordCount >= 1<<32 {
-				return release, fmt.Errorf("file %s holds %d rows, more than a change numbers", f.Location(st.t), f.RecordCount)
+			part, err := targetPart(f, i+j, shape, cols, number, read)
+			if err != nil {
+				return release, err
 			}
-			sel := shape
-			if i+j > 0 {
-				if sel, err = read(f); err != nil {
-					return release, err
-				}
-			}
-			parts = append(parts, fmt.Sprintf("SELECT %s, %d, %d + %s FROM (%s) AS src", cols, f.ID, f.ID<<32, number, sel))
+			parts = append(parts, part)
 		}
 		if _, err := conn.ExecContext(ctx, "INSERT INTO temp."+targetTable+" "+strings.Join(parts, " UNION ALL ")); err != nil {
 			return release, fmt.Errorf("reading the files of table %q: %w", st.t.Name, err)
 		}
 	}
 	return release, nil
+}
+
+// viewFiles is the most files a change reads through a view rather than
+// a table (fillTarget): a view of more is slow for DuckDB to bind, and
+// the reading outweighs the copy.
+const viewFiles = 64
+
+// targetPart is the read of the target's i-th file, each row numbered
+// (fillTarget); shape is the first file's read, already made.
+func targetPart(f catalog.DataFile, i int, shape, cols, number string, read func(catalog.DataFile) (string, error)) (string, error) {
+	if f.RecordCount >= 1<<32 {
+		return "", fmt.Errorf("file %s holds %d rows, more than a change numbers", f.Path, f.RecordCount)
+	}
+	sel := shape
+	if i > 0 {
+		var err error
+		if sel, err = read(f); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("SELECT %s, %d AS %s, %d + %s AS %s FROM (%s) AS src", cols, f.ID, fileCol, f.ID<<32, number, ridCol, sel), nil
 }
 
 // changeError is a DuckDB error of a change's statement in the user's

@@ -1037,24 +1037,95 @@ type tableState struct {
 	t     catalog.Table
 	cols  []catalog.Column
 	files []catalog.DataFile
+	// lazy: files are not read yet (openTableLazy); loadFiles reads them.
+	lazy bool
 }
 
 // openTable reads a table, its columns and its live files at a snapshot;
 // the caller closes st.r.
 func openTable(cat *catalog.Catalog, snapshot int64, table string) (*tableState, error) {
+	st, err := openTableLazy(cat, snapshot, table)
+	if err == nil {
+		if err = st.loadFiles(); err != nil {
+			st.r.Close()
+		}
+	}
+	return st, err
+}
+
+// openTableLazy is openTable leaving the live files unread (st.files nil
+// until loadFiles): a change of a few files of a large table finds them
+// through the reader's cached file set (filesByID) instead of decoding
+// every file's row.
+func openTableLazy(cat *catalog.Catalog, snapshot int64, table string) (*tableState, error) {
 	r, err := cat.Read(snapshot)
 	if err != nil {
 		return nil, err
 	}
-	st := &tableState{r: r}
+	st := &tableState{r: r, lazy: true}
 	if st.t, err = r.Table(table); err == nil {
-		if st.cols, err = r.Columns(st.t.ID); err == nil {
-			st.files, err = r.Files(st.t.ID)
-		}
+		st.cols, err = r.Columns(st.t.ID)
 	}
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	return st, nil
+}
+
+// loadFiles reads the live files of a table opened lazily.
+func (st *tableState) loadFiles() error {
+	if !st.lazy {
+		return nil
+	}
+	files, err := st.r.Files(st.t.ID)
+	if err != nil {
+		return err
+	}
+	st.files, st.lazy = files, false
+	return nil
+}
+
+// filesByID returns the live files of the ids, in their order; an id
+// that names none is an error.
+func (st *tableState) filesByID(ids []int64) ([]catalog.DataFile, error) {
+	out := make([]catalog.DataFile, 0, len(ids))
+	if !st.lazy {
+		byID := make(map[int64]catalog.DataFile, len(st.files))
+		for _, f := range st.files {
+			byID[f.ID] = f
+		}
+		for _, id := range ids {
+			f, ok := byID[id]
+			if !ok {
+				return nil, fmt.Errorf("file %d is not a live file of table %q at snapshot %d", id, st.t.Name, st.r.Snapshot().ID)
+			}
+			out = append(out, f)
+		}
+		return out, nil
+	}
+	fs, err := st.r.FileSet(st.t.ID)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[int64]int, len(ids))
+	for _, id := range ids {
+		at[id] = -1
+	}
+	for i, id := range fs.IDs {
+		if _, ok := at[id]; ok {
+			at[id] = i
+		}
+	}
+	for _, id := range ids {
+		if at[id] < 0 {
+			return nil, fmt.Errorf("file %d is not a live file of table %q at snapshot %d", id, st.t.Name, st.r.Snapshot().ID)
+		}
+		f, err := st.r.FileAt(fs, at[id])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }

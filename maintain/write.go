@@ -234,9 +234,10 @@ func write(ctx context.Context, e *engine.Engine, text string, o WriteOptions, s
 
 // mergeAfter merges small written files after a committed write (see
 // mergeWrites); a merge that fails leaves the write as committed and says
-// why in the result.
+// why in the result. A write that added no data file (a DELETE that wrote
+// delete files) left nothing new to merge.
 func mergeAfter(ctx context.Context, e *engine.Engine, res *WriteResult, stage *Staged, o WriteOptions) {
-	if stage != nil || o.NoMerge || res.Snapshot.ID == 0 || res.Rows == 0 || res.Statement == "CREATE TABLE AS" {
+	if stage != nil || o.NoMerge || res.Snapshot.ID == 0 || res.Rows == 0 || res.Files == 0 || res.Statement == "CREATE TABLE AS" {
 		return
 	}
 	n, err := mergeWrites(ctx, e, res.Table)

@@ -11,10 +11,13 @@
 //     u, with no catalog, statistics, filters or check.
 //
 // The table is -files files of -rows rows in all, in time order, user ids
-// random (so min/max cannot tell files apart). Each side deletes -runs
-// different ids, alternating; files opened, files rewritten (or, with
-// -mode merge-on-read, delete files written) and time are printed as
-// medians and written as JSON.
+// random (so min/max cannot tell files apart). rocklake and the oracle
+// delete the same -runs ids (the oracle from the files as written, into
+// files of its own), min/max only -runs others, alternating; files opened,
+// files rewritten (or, with -mode merge-on-read, delete files written) and
+// time are printed as medians, rocklake's time over the oracle's as the
+// median of the per-id ratios, and written as JSON. -cpuprofile profiles
+// -runs more of rocklake's deletes; -queryprofile the selective queries.
 //
 // With -mode merge-on-read it then deletes a tenth of every file's rows
 // (one delete file per data file) and times selective queries, median of
@@ -33,6 +36,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +58,17 @@ func main() {
 	queryRuns := flag.Int("query-runs", 3, "times each selective query runs on each side (merge-on-read), alternating")
 	mode := flag.String("mode", catalog.CopyOnWrite, "the table's delete_mode: copy-on-write or merge-on-read")
 	out := flag.String("json", "", "write the results to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of rocklake's one-id deletes to this file")
+	queryProfile := flag.String("queryprofile", "", "write a CPU profile of the selective queries with delete files (merge-on-read) to this file")
 	flag.Parse()
+	var prof *os.File
+	if *cpuProfile != "" {
+		var err error
+		if prof, err = os.Create(*cpuProfile); err != nil {
+			log.Fatal(err)
+		}
+		defer prof.Close()
+	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rocklake-bench-deletes-")
 	if err != nil {
@@ -104,12 +118,13 @@ func main() {
 	}
 	fmt.Printf("registered in %.1fs\n", time.Since(start).Seconds())
 	mor := *mode == catalog.MergeOnRead
-	if mor {
+	{
+		// Set either way: a table that asks for neither mode deletes by file.
 		tx, err := c.Begin()
 		if err != nil {
 			log.Fatal(err)
 		}
-		a, err := catalog.ParseAlteration([]string{"set", "option", "delete_mode", "=", catalog.MergeOnRead})
+		a, err := catalog.ParseAlteration([]string{"set", "option", "delete_mode", "=", *mode})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -124,9 +139,16 @@ func main() {
 	}
 	defer e.Close()
 
-	// Ids that exist, each deleted by one side only.
+	// Ids that exist: rocklake deletes ids[2*run], which the oracle also
+	// deletes (into files of its own, from the files as written: the same
+	// rows, the same files); min/max only deletes ids[2*run+1]. With
+	// -cpuprofile, rocklake then deletes -runs more under the profiler.
+	want := 2 * *runs
+	if *cpuProfile != "" {
+		want += *runs
+	}
 	var ids []int64
-	for k := 0; len(ids) < 3**runs; k++ {
+	for k := 0; len(ids) < want; k++ {
 		var n int64
 		u := int64((k*7919 + 13) % *users)
 		if err := duck.QueryRow(fmt.Sprintf("SELECT count(*) FROM read_parquet('%s/*.parquet') WHERE user_id = %d", src, u)).Scan(&n); err != nil {
@@ -176,11 +198,12 @@ func main() {
 	for _, u := range ids {
 		truth[u] = holders(u)
 	}
+	var perID []float64 // rocklake's time over the oracle's, for the same id
 	for run := range *runs {
-		del(ours, ids[3*run], prune.Options{})
-		del(minmax, ids[3*run+1], prune.Options{NoFilters: true, NoBloom: true})
-		ours.truth, minmax.truth = append(ours.truth, len(truth[ids[3*run]])), append(minmax.truth, len(truth[ids[3*run+1]]))
-		u := ids[3*run+2]
+		del(ours, ids[2*run], prune.Options{})
+		del(minmax, ids[2*run+1], prune.Options{NoFilters: true, NoBloom: true})
+		ours.truth, minmax.truth = append(ours.truth, len(truth[ids[2*run]])), append(minmax.truth, len(truth[ids[2*run+1]]))
+		u := ids[2*run]
 		hs := truth[u]
 		oracle.truth = append(oracle.truth, len(hs))
 		t0 := time.Now()
@@ -191,12 +214,24 @@ func main() {
 			}
 		}
 		oracle.times = append(oracle.times, time.Since(t0))
+		perID = append(perID, ms(ours.times[run])/ms(oracle.times[run]))
 		oracle.opened, oracle.wrote = append(oracle.opened, len(hs)), append(oracle.wrote, len(hs))
 		fmt.Printf("run %d: rocklake opened %d files (%d hold the id), rewrote %d, %.0f ms; min/max only opened %d (%d hold it), rewrote %d, %.0f ms; oracle %d files, %.0f ms\n", run+1,
 			ours.opened[run], ours.truth[run], ours.wrote[run], ms(ours.times[run]), minmax.opened[run], minmax.truth[run], minmax.wrote[run], ms(minmax.times[run]), oracle.opened[run], ms(oracle.times[run]))
 		if ours.wrote[run] != ours.truth[run] || minmax.wrote[run] != minmax.truth[run] {
 			log.Fatalf("a delete rewrote other files than those holding its id")
 		}
+	}
+	if *cpuProfile != "" {
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			log.Fatal(err)
+		}
+		profiled := &side{name: "profiled"}
+		for _, u := range ids[2**runs:] {
+			del(profiled, u, prune.Options{})
+		}
+		pprof.StopCPUProfile()
+		fmt.Printf("profiled %d more deletes (median %.0f ms) into %s\n", *runs, ms(median(profiled.times)), *cpuProfile)
 	}
 	res := map[string]any{"files": *files, "rows": *rows, "users": *users, "runs": *runs, "delete_mode": *mode}
 	for _, s := range []*side{ours, minmax, oracle} {
@@ -212,14 +247,15 @@ func main() {
 		ratios = append(ratios, float64(ours.opened[i])/float64(max(1, ours.truth[i])))
 	}
 	slices.Sort(ratios)
-	ro, rt := ratios[len(ratios)/2], ms(median(ours.times))/ms(median(oracle.times))
+	slices.Sort(perID)
+	ro, rt := ratios[len(ratios)/2], perID[len(perID)/2]
 	res["files_vs_oracle"], res["time_vs_oracle"] = ro, rt
 	res["minmax_files_vs_rocklake"] = float64(medianInt(minmax.opened)) / float64(max(1, medianInt(ours.opened)))
 	res["minmax_time_vs_rocklake"] = ms(median(minmax.times)) / ms(median(ours.times))
-	fmt.Printf("rocklake vs oracle: %.2fx the files that hold the id (median per id), %.2fx the time; min/max only vs rocklake: %.1fx the files, %.1fx the time\n",
+	fmt.Printf("rocklake vs oracle: %.2fx the files that hold the id, %.2fx the time (medians per id); min/max only vs rocklake: %.1fx the files, %.1fx the time\n",
 		ro, rt, res["minmax_files_vs_rocklake"], res["minmax_time_vs_rocklake"])
 	if mor {
-		res["selective_queries"] = deletedVsFolded(ctx, e, ids, *queryRuns)
+		res["selective_queries"] = deletedVsFolded(ctx, e, ids, *queryRuns, *queryProfile)
 	}
 	if *out != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
@@ -232,7 +268,7 @@ func main() {
 // deletedVsFolded deletes a tenth of every file's rows under
 // merge-on-read, then times selective queries with the delete files
 // applied and again after fold, alternating each query's runs.
-func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs int) map[string]any {
+func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs int, profile string) map[string]any {
 	t0 := time.Now()
 	r, err := maintain.Write(ctx, e, "DELETE FROM events WHERE hash(id, 7) % 10 = 0", maintain.WriteOptions{NoMerge: true})
 	if err != nil {
@@ -272,6 +308,23 @@ func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs in
 	fmt.Printf("folded %d files in %.1fs\n", fr.FilesBefore, time.Since(t0).Seconds())
 	folded := fr.Snapshot.ID
 	out := map[string]any{"rows_deleted": r.Rows, "delete_files": r.DeleteFiles}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		for range runs {
+			for _, q := range queries {
+				time1(q, deleted)
+			}
+		}
+		pprof.StopCPUProfile()
+		fmt.Printf("profiled %d runs of each query with delete files into %s\n", runs, profile)
+	}
 	var list []map[string]any
 	for _, q := range queries {
 		var withDeletes, after []time.Duration
