@@ -143,7 +143,11 @@ func main() {
 	// deletes (into files of its own, from the files as written: the same
 	// rows, the same files); min/max only deletes ids[2*run+1]. With
 	// -cpuprofile, rocklake then deletes -runs more under the profiler.
-	want := 2 * *runs
+	// The last id is no side's: the selective query's, so that it reads
+	// rows that are there (an id deleted by file keeps its files in the
+	// membership filters until folded, which would time pruning, not
+	// reading).
+	want := 2**runs + 1
 	if *cpuProfile != "" {
 		want += *runs
 	}
@@ -227,7 +231,7 @@ func main() {
 			log.Fatal(err)
 		}
 		profiled := &side{name: "profiled"}
-		for _, u := range ids[2**runs:] {
+		for _, u := range ids[2**runs : len(ids)-1] {
 			del(profiled, u, prune.Options{})
 		}
 		pprof.StopCPUProfile()
@@ -280,13 +284,24 @@ func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs in
 		"SELECT count(*), round(sum(v), 2) FROM events WHERE ts BETWEEN TIMESTAMP '2024-01-02' AND TIMESTAMP '2024-01-02 06:00:00'",
 		"SELECT kind, count(*) FROM events WHERE id BETWEEN 5000000 AND 5100000 GROUP BY kind ORDER BY kind",
 	}
-	time1 := func(q string, snap int64) (time.Duration, string) {
+	// phases collects each run's engine phases (parse, plan, bind,
+	// execute), by name, to tell where a side's time goes.
+	type phases map[string][]time.Duration
+	time1 := func(q string, snap int64, ph phases) (time.Duration, string) {
 		t0 := time.Now()
 		res, err := e.Query(ctx, q, engine.QueryOptions{Snapshot: snap})
 		if err != nil {
 			log.Fatalf("%s: %v", q, err)
 		}
 		d := time.Since(t0)
+		if ph != nil {
+			var sum time.Duration
+			for _, p := range res.Phases {
+				ph[p.Name] = append(ph[p.Name], p.Time)
+				sum += p.Time
+			}
+			ph["other"] = append(ph["other"], d-sum)
+		}
 		var text []string
 		for _, row := range res.Rows {
 			for _, v := range row {
@@ -319,7 +334,7 @@ func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs in
 		}
 		for range runs {
 			for _, q := range queries {
-				time1(q, deleted)
+				time1(q, deleted, nil)
 			}
 		}
 		pprof.StopCPUProfile()
@@ -328,9 +343,10 @@ func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs in
 	var list []map[string]any
 	for _, q := range queries {
 		var withDeletes, after []time.Duration
+		phD, phF := phases{}, phases{}
 		for range runs {
-			d, a := time1(q, deleted)
-			f, b := time1(q, folded)
+			d, a := time1(q, deleted, phD)
+			f, b := time1(q, folded, phF)
 			if a != b {
 				log.Fatalf("%s: %s with delete files, %s folded", q, a, b)
 			}
@@ -338,8 +354,24 @@ func deletedVsFolded(ctx context.Context, e *engine.Engine, ids []int64, runs in
 		}
 		ratio := ms(median(withDeletes)) / ms(median(after))
 		fmt.Printf("%s: %.1f ms with delete files, %.1f ms folded (%.2fx)\n", q, ms(median(withDeletes)), ms(median(after)), ratio)
+		medians := func(ph phases) map[string]float64 {
+			m := map[string]float64{}
+			var names []string
+			for name, ds := range ph {
+				m[name] = ms(median(ds))
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			var parts []string
+			for _, name := range names {
+				parts = append(parts, fmt.Sprintf("%s %.1f", name, m[name]))
+			}
+			fmt.Printf("  phases (medians, ms): %s\n", strings.Join(parts, ", "))
+			return m
+		}
 		list = append(list, map[string]any{"query": q, "with_delete_files_ms": msList(withDeletes), "folded_ms": msList(after),
-			"median_with_delete_files_ms": ms(median(withDeletes)), "median_folded_ms": ms(median(after)), "ratio": ratio})
+			"median_with_delete_files_ms": ms(median(withDeletes)), "median_folded_ms": ms(median(after)), "ratio": ratio,
+			"phases_with_delete_files_ms": medians(phD), "phases_folded_ms": medians(phF)})
 	}
 	out["queries"] = list
 	return out
