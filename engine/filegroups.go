@@ -445,6 +445,12 @@ func runVariable(i int) string { return fmt.Sprintf("__rocklake_run_deleted_%d",
 // with delete files); a longer run filters on its files' own bitstrings.
 const maxRunBits = 1 << 24
 
+// inlineRunBytes bounds the bits of a run set in the query's own round
+// trip (bind): 32 KiB is 262,144 rows, whose base64 text DuckDB decodes in
+// well under the cost of a statement of its own. A variable so that tests
+// take both ways.
+var inlineRunBytes = 32 << 10
+
 // runBits is the condition that leaves out the deleted rows of a run of
 // files read by one scan, over one bitstring of the run (its files'
 // bitstrings end to end, bitsOf by their delete files' literals, each

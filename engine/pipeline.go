@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -699,8 +700,16 @@ func (q *queryRun) bind() error {
 			return fmt.Errorf("applying delete files (%s, ...): %w", refs[0].lit, err)
 		}
 	}
+	// A run's bits of at most inlineRunBytes are set in the query's own
+	// round trip (execute), as base64 text: a round trip of its own costs
+	// more than DuckDB's decoding of that text, a longer one less.
+	var inline []string
 	for i, bits := range runVars {
 		q.cleanup = append(q.cleanup, fmt.Sprintf("RESET VARIABLE %s;", runVariable(i)))
+		if len(bits) <= inlineRunBytes {
+			inline = append(inline, fmt.Sprintf("SET VARIABLE %s = from_base64('%s')::BIT;\n", runVariable(i), base64.StdEncoding.EncodeToString(bits)))
+			continue
+		}
 		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE %s = ?::BLOB::BIT", runVariable(i)), bits); err != nil {
 			return fmt.Errorf("applying delete files of a run of files: %w", err)
 		}
@@ -716,7 +725,7 @@ func (q *queryRun) bind() error {
 	// The views are created in the same round trip as the query (DuckDB
 	// runs a multi-statement text in order and returns the last result),
 	// and dropped, with the variables, in one more.
-	var create []string
+	create := inline
 	for i, v := range q.views {
 		create = append(create, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s;\n", sqllex.QuoteName(v.name), sqls[i]))
 		q.cleanup = append(q.cleanup, "DROP VIEW IF EXISTS temp."+sqllex.QuoteName(v.name)+";")
