@@ -171,6 +171,13 @@ func (r *recordingStore) NewBatch() kv.Batch {
 	return &recordingBatch{Batch: r.Store.NewBatch(), h: r.h, top: -1}
 }
 
+// Reserve passes the hint on (kv.Reserver).
+func (b *recordingBatch) Reserve(bytes int) {
+	if r, ok := b.Batch.(kv.Reserver); ok {
+		r.Reserve(bytes)
+	}
+}
+
 func (r *recordingStore) Close() error {
 	err := r.Store.Close()
 	if cerr := r.h.close(); err == nil {

@@ -114,27 +114,76 @@ func IsRewriteDir(dir string) bool {
 // add uses it to refuse or skip such files rather than register them as
 // the user's.
 func (c *Catalog) WrittenByRocklake(path string) bool {
-	if IsObject(path) {
-		return IsRewriteObject(path)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return false
-	}
-	if IsRewriteDir(filepath.Dir(abs)) {
-		return true
-	}
+	return c.WrittenByRocklakeFunc()(path)
+}
+
+// WrittenByRocklakeFunc is WrittenByRocklake for many paths at once (an
+// add of ten thousand files): the rewrite root's links are resolved once,
+// and each directory's marker and links once per directory, not once per
+// file.
+func (c *Catalog) WrittenByRocklakeFunc() func(path string) bool {
 	root := c.RewriteRoot()
-	if root == "" {
-		return false
+	var realRoot string
+	var rootErr error
+	rootResolved := false
+	marked := map[string]bool{}     // by directory: IsRewriteDir
+	realDirs := map[string]string{} // by directory: its links resolved, "" when that failed
+	return func(path string) bool {
+		if IsObject(path) {
+			return IsRewriteObject(path)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return false
+		}
+		dir := filepath.Dir(abs)
+		m, ok := marked[dir]
+		if !ok {
+			m = IsRewriteDir(dir)
+			marked[dir] = m
+		}
+		if m {
+			return true
+		}
+		if root == "" {
+			return false
+		}
+		if within(root, abs) {
+			return true
+		}
+		// The same test with symbolic links resolved on both sides.
+		if !rootResolved {
+			realRoot, rootErr = filepath.EvalSymlinks(root)
+			rootResolved = true
+		}
+		if rootErr != nil {
+			return false
+		}
+		st, err := os.Lstat(abs)
+		if err != nil {
+			return false // EvalSymlinks would fail on it too
+		}
+		var realPath string
+		if st.Mode()&os.ModeSymlink != 0 {
+			if realPath, err = filepath.EvalSymlinks(abs); err != nil {
+				return false
+			}
+		} else {
+			// Not a link itself: it resolves to its directory resolved.
+			rd, ok := realDirs[dir]
+			if !ok {
+				if rd, err = filepath.EvalSymlinks(dir); err != nil {
+					rd = ""
+				}
+				realDirs[dir] = rd
+			}
+			if rd == "" {
+				return false
+			}
+			realPath = filepath.Join(rd, filepath.Base(abs))
+		}
+		return within(realRoot, realPath)
 	}
-	if within(root, abs) {
-		return true
-	}
-	// The same test with symbolic links resolved on both sides.
-	realRoot, err1 := filepath.EvalSymlinks(root)
-	realPath, err2 := filepath.EvalSymlinks(abs)
-	return err1 == nil && err2 == nil && within(realRoot, realPath)
 }
 
 // partName matches the names rewrites give their files.

@@ -254,6 +254,25 @@ func (t *Txn) Commit() (Snapshot, error) {
 	})
 }
 
+// estimateBytes is about what the commit of the transaction's added files
+// writes (file rows, column statistics, row-group statistics, filters);
+// an estimate for sizing the batch (kv.Reserver), 0 when it adds none.
+func (t *Txn) estimateBytes() int {
+	n := 0
+	for _, o := range t.ops {
+		for _, f := range o.files {
+			n += 256 + 2*len(f.Path)
+			for _, c := range f.Columns {
+				n += 96 + 64*len(c.RowGroups) + 64*len(c.Variants)
+				if c.Filter != nil {
+					n += 64 + len(c.Filter.Data) + 8*len(c.Filter.Signature)
+				}
+			}
+		}
+	}
+	return n
+}
+
 // commitOnce builds the commit on the newest snapshot and writes it, with
 // a batch from newBatch, on condition that no other writer wrote since it
 // read (the fence).
@@ -289,6 +308,9 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 		batch:  newBatch(),
 	}
 	defer w.batch.Close()
+	if r, ok := w.batch.(kv.Reserver); ok {
+		r.Reserve(t.estimateBytes())
+	}
 	if head.ID != t.base {
 		if err := w.checkConflicts(t); err != nil {
 			return Snapshot{}, err

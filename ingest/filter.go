@@ -55,7 +55,10 @@ func filterable(t types.Type) bool {
 // fileFilters reads flat leaves' values from one file (opened once) and
 // builds their filters; a nil filter where the leaf holds no value.
 // nonNull counts each leaf's values.
-func fileFilters(path string, id catalog.FileIdentity, leaves []*pqmeta.Leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
+// meta, when given, is the footer registration read from this path: the
+// reader takes it instead of parsing the footer again, while the open file
+// is the one it was read from (identity, size, modification time).
+func fileFilters(path string, id catalog.FileIdentity, meta *pqmeta.File, leaves []*pqmeta.Leaf, ts []types.Type) (fls []*catalog.Filter, nonNull []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fls, nonNull, err = nil, nil, fmt.Errorf("arrow-go: %v", r)
@@ -65,7 +68,13 @@ func fileFilters(path string, id catalog.FileIdentity, leaves []*pqmeta.Leaf, ts
 	if err != nil {
 		return nil, nil, err
 	}
-	rdr, err := file.NewParquetReader(f)
+	var opts []file.ReadOption
+	if meta != nil && meta.Parsed() != nil {
+		if st, err := f.Stat(); err == nil && st.Size() == meta.Size && st.ModTime().UnixNano() == meta.Modified {
+			opts = append(opts, file.WithMetadata(meta.Parsed()))
+		}
+	}
+	rdr, err := file.NewParquetReader(f, opts...)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -86,19 +95,27 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 	if !ok || l.Repeated || !l.Type.Equal(t) {
 		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.Path, "."))
 	}
-	var hashes []uint64
+	// One hash per value read: sized once, not grown by doubling.
+	hashes := make([]uint64, 0, rdr.NumRows())
 	var enc []byte
-	add := func(plain []byte) error {
-		v, ok := l.Value(plain)
-		if !ok {
-			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.Path, "."), types.DisplayName(t))
-		}
+	addValue := func(v types.Value) error {
 		if enc, err = codec.Append(enc[:0], v); err != nil {
 			return err
 		}
 		hashes = append(hashes, membership.Hash(enc))
 		return nil
 	}
+	add := func(plain []byte) error {
+		v, ok := l.Value(plain)
+		if !ok {
+			return fmt.Errorf("column %s: a value does not decode as %s", strings.Join(l.Path, "."), types.DisplayName(t))
+		}
+		return addValue(v)
+	}
+	// Integers as Value reads them (IntKind), straight from the reader's.
+	signed, ints := l.IntKind()
+	ints = ints && intFastPath
+	var buf [8]byte
 	for g := range rdr.NumRowGroups() {
 		cr, err := rdr.RowGroup(g).Column(l.Index)
 		if err != nil {
@@ -107,13 +124,27 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 		var n int64
 		switch cr := cr.(type) {
 		case *file.Int32ColumnChunkReader:
-			n, err = readPlain(cr, func(x int32, buf []byte) []byte { return binary.LittleEndian.AppendUint32(buf, uint32(x)) }, add)
+			switch {
+			case ints && signed:
+				n, err = readValues(cr, func(x int32) error { return addValue(types.IntValue(int64(x))) })
+			case ints:
+				n, err = readValues(cr, func(x int32) error { return addValue(types.UintValue(uint64(uint32(x)))) })
+			default:
+				n, err = readValues(cr, func(x int32) error { return add(binary.LittleEndian.AppendUint32(buf[:0], uint32(x))) })
+			}
 		case *file.Int64ColumnChunkReader:
-			n, err = readPlain(cr, func(x int64, buf []byte) []byte { return binary.LittleEndian.AppendUint64(buf, uint64(x)) }, add)
+			switch {
+			case ints && signed:
+				n, err = readValues(cr, func(x int64) error { return addValue(types.IntValue(x)) })
+			case ints:
+				n, err = readValues(cr, func(x int64) error { return addValue(types.UintValue(uint64(x))) })
+			default:
+				n, err = readValues(cr, func(x int64) error { return add(binary.LittleEndian.AppendUint64(buf[:0], uint64(x))) })
+			}
 		case *file.ByteArrayColumnChunkReader:
-			n, err = readPlain(cr, func(x parquet.ByteArray, _ []byte) []byte { return x }, add)
+			n, err = readValues(cr, func(x parquet.ByteArray) error { return add(x) })
 		case *file.FixedLenByteArrayColumnChunkReader:
-			n, err = readPlain(cr, func(x parquet.FixedLenByteArray, _ []byte) []byte { return x }, add)
+			n, err = readValues(cr, func(x parquet.FixedLenByteArray) error { return add(x) })
 		default:
 			return nil, 0, fmt.Errorf("column %s: physical type %T has no membership filter", strings.Join(l.Path, "."), cr)
 		}
@@ -139,12 +170,15 @@ type batchReader[T any] interface {
 	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (total int64, valuesRead int, err error)
 }
 
-// readPlain reads a column chunk's non-NULL values and hands each to add
-// in its PLAIN form; it returns how many it read.
-func readPlain[T any](cr batchReader[T], plain func(x T, buf []byte) []byte, add func([]byte) error) (int64, error) {
+// intFastPath lets leafFilter take integers from the reader's ints
+// (Leaf.IntKind); tests turn it off to compare with the plain bytes' way.
+var intFastPath = true
+
+// readValues reads a column chunk's non-NULL values and hands each to
+// each; it returns how many it read.
+func readValues[T any](cr batchReader[T], each func(T) error) (int64, error) {
 	const batch = 1024
 	vals, defs := make([]T, batch), make([]int16, batch)
-	var buf [8]byte
 	var read int64
 	for cr.HasNext() {
 		total, n, err := cr.ReadBatch(batch, vals, defs, nil)
@@ -155,7 +189,7 @@ func readPlain[T any](cr batchReader[T], plain func(x T, buf []byte) []byte, add
 			break // no progress: do not spin on a reader that says it has more
 		}
 		for _, x := range vals[:n] {
-			if err := add(plain(x, buf[:0])); err != nil {
+			if err := each(x); err != nil {
 				return read, err
 			}
 		}
@@ -196,7 +230,7 @@ func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 	if len(leaves) == 0 {
 		return out
 	}
-	fls, nonNull, err := fileFilters(fi.path, fi.id, leaves, ts)
+	fls, nonNull, err := fileFilters(fi.path, fi.id, fi.meta, leaves, ts)
 	if err != nil {
 		return out
 	}
@@ -217,6 +251,9 @@ func autoFilterColumns(fi *fileInfo, cols []catalog.Column) map[int64]bool {
 func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen, explicit map[int64]bool, workers int, objects storage.Store) ([]map[int64]*catalog.Filter, error) {
 	out := make([]map[int64]*catalog.Filter, len(infos))
 	if len(chosen) == 0 {
+		for _, fi := range infos {
+			fi.meta.Forget()
+		}
 		return out, nil
 	}
 	if workers <= 0 {
@@ -245,6 +282,7 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen, explicit map
 					}
 				}
 				if len(leaves) == 0 {
+					fi.meta.Forget()
 					continue
 				}
 				var fls []*catalog.Filter
@@ -252,8 +290,9 @@ func buildFilters(infos []*fileInfo, cols []catalog.Column, chosen, explicit map
 				if fi.obj != nil {
 					fls, err = objectFilters(objects, *fi.obj, leaves, ts)
 				} else {
-					fls, _, err = fileFilters(fi.path, fi.id, leaves, ts)
+					fls, _, err = fileFilters(fi.path, fi.id, fi.meta, leaves, ts)
 				}
+				fi.meta.Forget() // the File is all registration needs now
 				if err != nil {
 					errs[i] = &FileError{Path: fi.path, Err: fmt.Errorf("membership filter: %w", err)}
 					continue
@@ -292,7 +331,7 @@ func objectFilters(objects storage.Store, obj storage.Object, leaves []*pqmeta.L
 	if err != nil {
 		return nil, err
 	}
-	fls, _, err := fileFilters(tmp.Name(), catalog.FileIdentity{}, leaves, ts)
+	fls, _, err := fileFilters(tmp.Name(), catalog.FileIdentity{}, nil, leaves, ts)
 	return fls, err
 }
 

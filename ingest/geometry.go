@@ -51,7 +51,7 @@ func geometryExtents(path string, id catalog.FileIdentity, l *pqmeta.Leaf, rowGr
 			return nil, fmt.Errorf("a GEOMETRY column of physical type %T", cr)
 		}
 		ext, known := types.Extent{Empty: true}, true
-		_, err = readPlain(ba, func(x parquet.ByteArray, _ []byte) []byte { return x }, func(wkb []byte) error {
+		_, err = readValues(ba, func(wkb parquet.ByteArray) error {
 			if !known {
 				return nil
 			}

@@ -377,8 +377,9 @@ func targets(c *catalog.Catalog, paths []string, objects func() (storage.Store, 
 	// Written; any other add of a file a rewrite wrote would hand
 	// rocklake's file to the user.
 	if !own {
+		written := c.WrittenByRocklakeFunc()
 		for _, f := range files {
-			if c.WrittenByRocklake(f.path) {
+			if written(f.path) {
 				return nil, nil, fmt.Errorf("%s: written by rocklake's optimize or compact (%s); it is rocklake's, not a file to register", f.path, filepath.Dir(f.path))
 			}
 		}
@@ -626,6 +627,11 @@ type fileErrors struct {
 func (e *fileErrors) Error() string   { return e.msg }
 func (e *fileErrors) Unwrap() []error { return e.errs }
 
+// keptFootersBudget bounds the footers an add keeps parsed between reading
+// them and building filters, in bytes of footer (their parse takes a few
+// times that).
+const keptFootersBudget = 32 << 20
+
 // inspectAll reads every footer with a pool of workers, which stop taking
 // files once ctx is done.
 func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo, error) {
@@ -642,7 +648,8 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 	infos := make([]*fileInfo, len(files))
 	errs := make([]error, len(files))
 	var next, done int
-	down := false // a store cannot be reached: every file after would wait it out again
+	var kept int64 // bytes of footers kept parsed
+	down := false  // a store cannot be reached: every file after would wait it out again
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range workers {
@@ -663,6 +670,13 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 					errs[i] = &FileError{Path: files[i].path, Err: errs[i]}
 				}
 				mu.Lock()
+				if infos[i] != nil {
+					// Parsed footers are kept for the filters (fileFilters)
+					// up to a budget; past it the filters parse them again.
+					if kept += infos[i].meta.FooterSize; kept > keptFootersBudget {
+						infos[i].meta.Forget()
+					}
+				}
 				down = down || errors.Is(errs[i], storage.ErrUnreachable)
 				done++
 				d := done

@@ -414,6 +414,16 @@ type pebbleBatch struct {
 
 type expectation struct{ k, v []byte } // v nil: absent
 
+// Reserve starts an empty batch again with room for bytes of writes.
+func (p *pebbleBatch) Reserve(bytes int) {
+	if p.closed || !p.b.Empty() || bytes <= 0 {
+		return
+	}
+	old := p.b
+	p.b = p.st.db.NewBatchWithSize(bytes)
+	old.Close()
+}
+
 func (p *pebbleBatch) Set(key, value []byte) error { return p.b.Set(key, value, nil) }
 func (p *pebbleBatch) Delete(key []byte) error     { return p.b.Delete(key, nil) }
 func (p *pebbleBatch) Len() int                    { return int(p.b.Count()) }

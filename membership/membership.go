@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/FastFilter/xorfilter"
 	"github.com/cespare/xxhash/v2"
@@ -52,7 +53,9 @@ func Build(hashes []uint64) ([]byte, int, error) {
 	if len(hashes) == 0 {
 		return nil, 0, ErrEmpty
 	}
-	keys := radixSort(hashes)
+	w := workspaces.Get().(*workspace)
+	defer workspaces.Put(w)
+	keys := w.sort(hashes)
 	n := 0
 	for i, k := range keys {
 		if i == 0 || k != keys[n-1] {
@@ -60,10 +63,12 @@ func Build(hashes []uint64) ([]byte, int, error) {
 			n++
 		}
 	}
-	f, err := xorfilter.NewBinaryFuse[uint16](keys[:n])
+	f, err := xorfilter.BuildBinaryFuse[uint16](&w.fuse, keys[:n])
 	if err != nil {
 		return nil, 0, fmt.Errorf("membership: %w", err)
 	}
+	// f.Fingerprints is the workspace's: copied out here, before it goes
+	// back to the pool.
 	out := make([]byte, 0, 20+2*len(f.Fingerprints))
 	out = binary.LittleEndian.AppendUint64(out, f.Seed)
 	out = binary.LittleEndian.AppendUint32(out, f.SegmentLength)
@@ -73,6 +78,26 @@ func Build(hashes []uint64) ([]byte, int, error) {
 		out = binary.LittleEndian.AppendUint16(out, fp)
 	}
 	return out, n, nil
+}
+
+// workspace is the memory one Build works in: the sort's two buffers and
+// the fuse builder's arrays. A registration builds a filter per file, of
+// a few thousand keys each, and allocating them every time cost about as
+// much as the building (and the collector's work after).
+type workspace struct {
+	a, b []uint64
+	fuse xorfilter.BinaryFuseBuilder
+}
+
+var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+
+// sort is radixSort in the workspace's buffers; the keys it returns are
+// the workspace's.
+func (w *workspace) sort(keys []uint64) []uint64 {
+	if cap(w.a) < len(keys) {
+		w.a, w.b = make([]uint64, len(keys)), make([]uint64, len(keys))
+	}
+	return radixSortInto(append(w.a[:0], keys...), w.b[:len(keys)])
 }
 
 // Decode reads a stored filter.
@@ -113,12 +138,16 @@ func (f *Filter) Bytes() int { return 2*len(f.f.Fingerprints) + 32 }
 // hashes (uniform bits), a million per file column: it takes a tenth of
 // the time of slices.Sort, which a large write spent seconds in.
 func radixSort(keys []uint64) []uint64 {
-	a := append([]uint64(nil), keys...)
+	return radixSortInto(append([]uint64(nil), keys...), make([]uint64, len(keys)))
+}
+
+// radixSortInto sorts a, using b (as long as a) as the other buffer, and
+// returns whichever of the two holds the result.
+func radixSortInto(a, b []uint64) []uint64 {
 	if len(a) < 256 {
 		slices.Sort(a)
 		return a
 	}
-	b := make([]uint64, len(a))
 	var counts [8][256]int
 	for _, k := range a {
 		for d := range 8 {

@@ -1,10 +1,15 @@
 package membership
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+
+	"github.com/FastFilter/xorfilter"
 )
 
 func enc(x uint64) []byte { return binary.BigEndian.AppendUint64(nil, x) }
@@ -119,5 +124,59 @@ func TestRadixSort(t *testing.T) {
 				t.Fatalf("%s, %d keys: the input changed", name, n)
 			}
 		}
+	}
+}
+
+// Build in pooled workspaces writes the very bytes a build in fresh memory
+// writes (xorfilter.NewBinaryFuse over the sorted distinct keys), whatever
+// sizes came before it in the same workspace: filters stored before the
+// pool must still be probed as they were built, and a builder that kept a
+// previous build's state would change them. Builds run from several
+// goroutines, as registration's workers do.
+func TestPooledBuildIsFreshBuild(t *testing.T) {
+	fresh := func(hs []uint64) []byte {
+		keys := slices.Compact(slices.Sorted(slices.Values(hs)))
+		f, err := xorfilter.NewBinaryFuse[uint16](keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := binary.LittleEndian.AppendUint64(nil, f.Seed)
+		out = binary.LittleEndian.AppendUint32(out, f.SegmentLength)
+		out = binary.LittleEndian.AppendUint32(out, f.SegmentCount)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(f.Fingerprints)))
+		for _, fp := range f.Fingerprints {
+			out = binary.LittleEndian.AppendUint16(out, fp)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 150 {
+				n := 1 + r.IntN(3000)
+				if r.IntN(20) == 0 {
+					n = 1 + r.IntN(200_000)
+				}
+				hs := make([]uint64, n)
+				for i := range hs {
+					hs[i] = Hash(enc(uint64(r.IntN(2 * n)))) // duplicates too
+				}
+				got, distinct, err := Build(slices.Clone(hs))
+				want := fresh(hs)
+				if err != nil || !bytes.Equal(got, want) || distinct != len(slices.Compact(slices.Sorted(slices.Values(hs)))) {
+					errs <- fmt.Sprintf("%d keys: pooled build differs from a fresh one (%v)", n, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
 	}
 }

@@ -33,7 +33,8 @@ type File struct {
 	Leaves    []*Leaf
 	RowGroups []RowGroup
 
-	orders []columnOrder // by leaf; nil when the footer has none
+	orders []columnOrder          // by leaf; nil when the footer has none
+	parsed *metadata.FileMetaData // see Parsed
 	writer writer
 	byPath map[string]*Leaf // by Leaf.Path, folded (foldPath)
 }
@@ -87,8 +88,21 @@ func Read(path string, want FileIdentity) (*File, error) {
 	}
 	f.Size, f.FooterSize, f.Fingerprint = ft.fileSize, ft.footerLen, ft.fingerprint
 	f.Modified, f.Changed, f.Identity = ft.stamp.Modified, ft.stamp.Changed, ft.stamp.ID
+	if ft.full {
+		f.parsed = ft.md
+	}
 	return f, nil
 }
+
+// Parsed is arrow-go's parse of the footer Read read (nil after Forget,
+// for a footer arrow-go could not parse, and for ReadAt's), for opening
+// the same file with file.WithMetadata instead of parsing the footer
+// again: registration reads every file's column values for its filters
+// right after its footer, and the second parse cost a tenth of it.
+func (f *File) Parsed() *metadata.FileMetaData { return f.parsed }
+
+// Forget drops Parsed, which holds about as much memory as the File.
+func (f *File) Forget() { f.parsed = nil }
 
 // Stamp is the stamp of the file as its footer was read (the zero Stamp
 // but for the size for a footer read through ReadAt).

@@ -89,6 +89,7 @@ func open(path string, want FileIdentity) (*os.File, fs.FileInfo, error) {
 // nan_count, is_min/max_value_exact, unknown logical types).
 type footer struct {
 	md          *metadata.FileMetaData
+	full        bool // md is arrow-go's own parse, not the thrift struct alone
 	fileSize    int64
 	footerLen   int64
 	fingerprint uint64
@@ -150,11 +151,11 @@ func readFooterAt(r io.ReaderAt, size int64) (*footer, error) {
 	if _, err := r.ReadAt(buf, size-8-flen); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	md, err := decodeFooter(buf)
+	md, full, err := decodeFooter(buf)
 	if err != nil {
 		return nil, err
 	}
-	return &footer{md: md, fileSize: size, footerLen: flen, fingerprint: Fingerprint(buf)}, nil
+	return &footer{md: md, full: full, fileSize: size, footerLen: flen, fingerprint: Fingerprint(buf)}, nil
 }
 
 func hasMagicAt(r io.ReaderAt, off int64) bool {
@@ -167,16 +168,17 @@ func hasMagicAt(r io.ReaderAt, off int64) bool {
 // schema, which panics or fails on schemas it does not understand (an
 // unknown logical type); the footer itself may still be sound, so then the
 // thrift struct is decoded alone and the schema is interpreted here.
-func decodeFooter(buf []byte) (md *metadata.FileMetaData, err error) {
+// full says arrow-go itself parsed it (its readers can take md).
+func decodeFooter(buf []byte) (md *metadata.FileMetaData, full bool, err error) {
 	md, err = newFileMetaData(buf)
 	if err == nil {
-		return md, nil
+		return md, true, nil
 	}
 	raw, rawErr := decodeRawFooter(buf)
 	if rawErr != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorruptFooter, rawErr)
+		return nil, false, fmt.Errorf("%w: %v", ErrCorruptFooter, rawErr)
 	}
-	return raw, nil
+	return raw, false, nil
 }
 
 func newFileMetaData(buf []byte) (md *metadata.FileMetaData, err error) {

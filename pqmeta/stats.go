@@ -167,6 +167,24 @@ func (l *Leaf) Value(plain []byte) (types.Value, bool) {
 	return decodeValue(l, plain, lower)
 }
 
+// IntKind says how Value reads this leaf's 4- and 8-byte plain integers
+// when it reads them as integers: types.IntValue of the signed number
+// (signed), types.UintValue of the unsigned one; ok is false for any other
+// leaf. A reader of many values (registration's filters) takes them from
+// the column reader's ints, with no plain bytes to encode and decode.
+func (l *Leaf) IntKind() (signed, ok bool) {
+	if !l.ReadsExactly() {
+		return false, false
+	}
+	switch l.dec {
+	case decInt32, decInt64:
+		return true, true
+	case decUint32, decUint64:
+		return false, true
+	}
+	return false, false
+}
+
 func decodeValue(l *Leaf, b []byte, sd side) (types.Value, bool) {
 	le32 := func() (uint32, bool) {
 		if len(b) != 4 {

@@ -5,6 +5,13 @@
 //
 //	go run ./bench/ingest -files 1000 -rowgroups 4 -rows 400
 //	go run ./bench/ingest -files 100 -rowgroups 100 -rows 10000
+//
+// With -events it registers the benches' events table instead (DuckDB's
+// files, one per hour, -rows rows each; bench/internal/events) with
+// membership filters on user_id, and times beside each registration the
+// floor: every footer read by as many workers, and nothing else.
+//
+//	go run ./bench/ingest -events -files 10000 -rows 1000 -json bench/results/ingest-events.json
 package main
 
 import (
@@ -33,7 +40,15 @@ func main() {
 	runs := flag.Int("runs", 3, "timed registrations (each into a new catalog)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the registrations to this file")
 	filters := flag.String("filter-columns", "", "build membership filters for these columns (c0 is int64, c2 varchar, c7 uuid)")
+	eventsTable := flag.Bool("events", false, "register the events table (DuckDB's hourly files) with membership filters on user_id, beside the footer reading alone")
+	out := flag.String("json", "", "write the results (with -events) to this file")
 	flag.Parse()
+	if *eventsTable {
+		if err := eventsRuns(*files, *rows, *runs, *cpuprofile, *out); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 
 	dir, err := os.MkdirTemp("", "rocklake-bench-ingest-")
 	if err != nil {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/rocklake/rocklake/bench/internal/events"
+	"github.com/rocklake/rocklake/bench/internal/results"
+	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/ingest"
+	"github.com/rocklake/rocklake/pqmeta"
+)
+
+// eventsRuns writes the events table once, then alternates, runs times,
+// the floor (every footer read, by ingest's number of workers) and a
+// registration into a new catalog with membership filters on user_id.
+func eventsRuns(files, rows, runs int, cpuprofile, out string) error {
+	dir, err := os.MkdirTemp("", "rocklake-bench-ingest-events-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "data")
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := events.Generate(db, data, files, rows); err != nil {
+		db.Close()
+		return err
+	}
+	db.Close()
+	fmt.Printf("wrote %d events files of %d rows in %.1fs\n", files, rows, time.Since(start).Seconds())
+	paths := make([]string, files)
+	for h := range paths {
+		paths[h] = events.File(data, h)
+	}
+	stop, err := results.Profile(cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var floor, add []time.Duration
+	for run := range runs {
+		t := time.Now()
+		if err := readFooters(paths, 2*runtime.GOMAXPROCS(0)); err != nil {
+			return err
+		}
+		floor = append(floor, time.Since(t))
+		c, err := catalog.Create(filepath.Join(dir, fmt.Sprintf("lake%d", run)), catalog.Options{})
+		if err != nil {
+			return err
+		}
+		t = time.Now()
+		res, err := ingest.Add(c, "events", []string{data}, ingest.Options{Create: true, FilterColumns: []string{"user_id"}})
+		took := time.Since(t)
+		c.Close()
+		if err != nil {
+			return err
+		}
+		if res.Files != files {
+			return fmt.Errorf("registered %d files of %d", res.Files, files)
+		}
+		add = append(add, took)
+		fmt.Printf("run %d: footers alone %.0f files/s (%.2fs); add with filters %.0f files/s (%.2fs)\n", run+1,
+			float64(files)/floor[run].Seconds(), floor[run].Seconds(), float64(files)/took.Seconds(), took.Seconds())
+	}
+	median := func(ds []time.Duration) time.Duration {
+		s := append([]time.Duration(nil), ds...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[len(s)/2]
+	}
+	mf, ma := median(floor), median(add)
+	fmt.Printf("median: footers alone %.0f files/s, add with filters %.0f files/s (%.2fx the floor's time); the first add (a new process's) %.0f files/s\n",
+		float64(files)/mf.Seconds(), float64(files)/ma.Seconds(), ma.Seconds()/mf.Seconds(), float64(files)/add[0].Seconds())
+	if out == "" {
+		return nil
+	}
+	return results.WriteJSON(out, map[string]any{
+		"files": files, "rows_per_file": rows, "runs": runs, "filter_columns": []string{"user_id"},
+		"floor_ms": msList(floor), "add_ms": msList(add),
+		"floor_files_per_s": float64(files) / mf.Seconds(), "add_files_per_s": float64(files) / ma.Seconds(),
+		"add_vs_floor": ma.Seconds() / mf.Seconds(), "first_add_files_per_s": float64(files) / add[0].Seconds(),
+	})
+}
+
+func msList(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = results.MS(d)
+	}
+	return out
+}
+
+// readFooters reads every file's footer with workers goroutines, as
+// ingest's workers do, and nothing else.
+func readFooters(paths []string, workers int) error {
+	var mu sync.Mutex
+	var first error
+	next := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(paths) {
+					return
+				}
+				if _, err := pqmeta.Read(paths[i], pqmeta.FileIdentity{}); err != nil {
+					mu.Lock()
+					first = err
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
