@@ -737,11 +737,21 @@ func fillTarget(ctx context.Context, e *engine.Engine, conn *sql.Conn, st *table
 // the reading outweighs the copy.
 const viewFiles = 64
 
+// maxChangeFileID bounds the file ids a change reads: rid = id << 32 +
+// position is a BIGINT.
+const maxChangeFileID = 1 << 31
+
 // targetPart is the read of the target's i-th file, each row numbered
 // (fillTarget); shape is the first file's read, already made.
 func targetPart(f catalog.DataFile, i int, shape, cols, number string, read func(catalog.DataFile) (string, error)) (string, error) {
 	if f.RecordCount >= 1<<32 {
 		return "", fmt.Errorf("file %s holds %d rows, more than a change numbers", f.Path, f.RecordCount)
+	}
+	// id << 32 must stay a positive BIGINT: a larger id would wrap and
+	// number this file's rows as another file's, and a change would take
+	// rows out of the wrong file.
+	if f.ID < 0 || f.ID >= maxChangeFileID {
+		return "", fmt.Errorf("file %s has id %d, beyond the ids a change numbers rows by (below %d)", f.Path, f.ID, int64(maxChangeFileID))
 	}
 	sel := shape
 	if i > 0 {
