@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rocklake/rocklake/catalog"
 )
 
 // Delete files, folded.
@@ -242,13 +244,46 @@ func (p *planner) findHistoryDeletes(tableNames map[int64]string) error {
 		if d.relative {
 			loc = joinPath(td.dir, d.path)
 		}
-		if strings.Contains(loc, "://") || f.inlined != "" || strings.Contains(p.loc[f.id], "://") {
-			return fmt.Errorf("%w: table %q: data file %s has delete file %s: a history with deletes is imported from local files only (import --latest folds them)", ErrUnsupported, name, p.loc[f.id], loc)
+		// A delete file that is an object is fetched (writeHistoryDelete);
+		// its data file, local or an object, is not read.
+		if (strings.Contains(loc, "://") && !catalog.IsObject(loc)) || f.inlined != "" {
+			return fmt.Errorf("%w: table %q: data file %s has delete file %s: a history with deletes is imported from local files and s3:// objects only, of data files that are not inlined rows", ErrUnsupported, name, p.loc[f.id], loc)
 		}
 		p.hist[d.id] = &histDelete{del: d, loc: loc, dataLoc: p.loc[f.id],
 			name: fmt.Sprintf("ducklake-deletes-t%d-f%d-d%d.parquet", d.tableID, f.id, d.id)}
 	}
 	return nil
+}
+
+// fetchDelete copies a delete file that is an object to the local file
+// at path, for DuckDB (which reads local files only here) to read, and
+// returns path. The object must be as large as DuckLake recorded it; the
+// copy is of the object as it was when stated (its ETag).
+func (p *planner) fetchDelete(ctx context.Context, hd *histDelete, path string) (string, error) {
+	store, err := p.objects()
+	if err != nil {
+		return "", err
+	}
+	obj, err := store.Stat(ctx, hd.loc)
+	if err != nil {
+		return "", err
+	}
+	if hd.del.size.Valid && obj.Size != hd.del.size.Int64 {
+		return "", fmt.Errorf("the object is %d bytes, DuckLake recorded %d (file_size_bytes)", obj.Size, hd.del.size.Int64)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	_, err = store.Fetch(ctx, obj, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
 }
 
 // writeHistoryDelete copies the positions DuckLake's delete file holds of
@@ -259,7 +294,16 @@ func (p *planner) writeHistoryDelete(ctx context.Context, db *sql.DB, hd *histDe
 		return fmt.Errorf("%w: table %q: delete file %s of data file %s: %s",
 			ErrUnsupported, p.tableName(f.tableID), hd.loc, hd.dataLoc, fmt.Sprintf(format, args...))
 	}
-	del := sqlString(hd.loc)
+	read := hd.loc
+	if catalog.IsObject(hd.loc) {
+		local, err := p.fetchDelete(ctx, hd, out+".fetched")
+		if err != nil {
+			return fail("%v", err)
+		}
+		defer os.Remove(local)
+		read = local
+	}
+	del := sqlString(read)
 	match, err := deleteMatch(ctx, db, del, f.path, hd.dataLoc)
 	if err != nil {
 		return fail("%v", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/storage"
 	"github.com/rocklake/rocklake/types"
 )
 
@@ -40,6 +41,9 @@ type ExportOptions struct {
 	// files (and CopyFiles puts the copies). Default: DEST + ".files/",
 	// the extension's own default.
 	DataPath string
+	// Objects reads the footers of delete files that are s3:// objects;
+	// nil makes an S3 store from the environment when one is needed.
+	Objects storage.Store
 }
 
 // ExportResult says what an export wrote and what it left behind.
@@ -117,6 +121,30 @@ func Export(ctx context.Context, c *catalog.Catalog, dest string, opts ExportOpt
 		db.Close()
 		return res, err
 	}
+	objects := opts.Objects
+	m.deleteFooter = func(path string, d catalog.DeleteFile) (int64, error) {
+		if !catalog.IsObject(path) {
+			return footerSize(path)
+		}
+		if objects == nil {
+			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
+			if err != nil {
+				return 0, err
+			}
+			objects = s3
+		}
+		// The object as the delete recorded it (size, ETag): one changed
+		// since is refused, not exported with another's footer.
+		obj := storage.Object{Location: path, Size: d.FileSizeBytes, ETag: d.ETag}
+		if obj.Size < 12 {
+			return 0, fmt.Errorf("%d bytes: not a Parquet file", obj.Size)
+		}
+		tail, err := objects.ReadRange(ctx, obj, obj.Size-8, 8)
+		if err != nil {
+			return 0, err
+		}
+		return footerLength(tail)
+	}
 	err = m.write(w, dataPath, opts.CopyFiles, &copied)
 	if err == nil {
 		err = w.commit()
@@ -143,6 +171,10 @@ func Export(ctx context.Context, c *catalog.Catalog, dest string, opts ExportOpt
 // model is the part of a rocklake catalog an export writes, read at the
 // snapshots that show it.
 type model struct {
+	// deleteFooter is a delete file's footer length, read from the file
+	// or, for an object, from the store.
+	deleteFooter func(path string, d catalog.DeleteFile) (int64, error)
+
 	snaps      []catalog.Snapshot
 	versions   []catalog.Table // every table row, by id then begin
 	tableIDs   []int64
@@ -682,11 +714,14 @@ func (m *model) writeTable(w *writer, tid int64, dataPath string, copyFiles bool
 	// (file_path, pos), one current per data file.
 	for _, d := range m.deletes[tid] {
 		path, rel := d.Location(catalog.Table{Path: tablePath}), false
-		footer, err := footerSize(path)
+		footer, err := m.deleteFooter(path, d)
 		if err != nil {
 			return fmt.Errorf("delete file %s: %w", path, err)
 		}
 		if copyFiles {
+			if catalog.IsObject(path) {
+				return fmt.Errorf("--copy: delete file %s is an object; copy it yourself", path)
+			}
 			name := fmt.Sprintf("ducklake-%d-%s", d.ID, filepath.Base(path))
 			target := filepath.Join(dataPath, "main", tablePath, name)
 			if err := copyFile(path, target); err != nil {
@@ -769,7 +804,13 @@ func footerSize(path string) (int64, error) {
 	if _, err := f.ReadAt(tail[:], fi.Size()-8); err != nil {
 		return 0, err
 	}
-	if string(tail[4:]) != "PAR1" {
+	return footerLength(tail[:])
+}
+
+// footerLength reads a Parquet file's last 8 bytes: the footer's length
+// and the magic.
+func footerLength(tail []byte) (int64, error) {
+	if len(tail) != 8 || string(tail[4:]) != "PAR1" {
 		return 0, fmt.Errorf("no Parquet footer")
 	}
 	return int64(binary.LittleEndian.Uint32(tail[:4])), nil

@@ -103,6 +103,16 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 	res.Version = l.version
 	res.Last = l.snapshots[len(l.snapshots)-1].id
 	p := &planner{l: l, src: s, res: &res, fold: opts.Latest && !sync}
+	p.objects = func() (storage.Store, error) {
+		if opts.Objects == nil {
+			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
+			if err != nil {
+				return nil, err
+			}
+			opts.Objects = s3
+		}
+		return opts.Objects, nil
+	}
 	if err := p.prepare(); err != nil {
 		return res, err
 	}
@@ -219,6 +229,8 @@ type planner struct {
 	// hist holds, by delete file id, the delete files a history import
 	// or sync replays (deletes.go).
 	hist map[int64]*histDelete
+	// objects is the store s3:// delete files are fetched from.
+	objects func() (storage.Store, error)
 }
 
 // step is the changes of one DuckLake snapshot (or of the state at one,

@@ -56,7 +56,7 @@ type dlFile struct {
 // file's rows deleted, in a file of their own.
 type dlDelete struct {
 	id, tableID, begin, dataFileID int64
-	end, count                     sql.NullInt64
+	end, count, size               sql.NullInt64
 	path, format                   string
 	relative                       bool
 	encryption                     sql.NullString
@@ -227,9 +227,9 @@ func load(ctx context.Context, s *source) (*lake, error) {
 		return nil
 	})
 	q(`SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id, path, COALESCE(path_is_relative, true), COALESCE(format, 'parquet'),
-		delete_count, encryption_key FROM ducklake_delete_file ORDER BY delete_file_id`, func(scan func(...any) error) error {
+		delete_count, encryption_key, file_size_bytes FROM ducklake_delete_file ORDER BY delete_file_id`, func(scan func(...any) error) error {
 		var x dlDelete
-		if err := scan(&x.id, &x.tableID, &x.begin, &x.end, &x.dataFileID, &x.path, &x.relative, &x.format, &x.count, &x.encryption); err != nil {
+		if err := scan(&x.id, &x.tableID, &x.begin, &x.end, &x.dataFileID, &x.path, &x.relative, &x.format, &x.count, &x.encryption, &x.size); err != nil {
 			return err
 		}
 		l.deletes = append(l.deletes, x)
