@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
@@ -17,6 +16,7 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/ingest"
 	"github.com/rocklake/rocklake/pqmeta"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // eventsRuns writes the events table once, then alternates, runs times,
@@ -104,30 +104,8 @@ func msList(ds []time.Duration) []float64 {
 // readFooters reads every file's footer with workers goroutines, as
 // ingest's workers do, and nothing else.
 func readFooters(paths []string, workers int) error {
-	var mu sync.Mutex
-	var first error
-	next := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(paths) {
-					return
-				}
-				if _, err := pqmeta.Read(paths[i], pqmeta.FileIdentity{}); err != nil {
-					mu.Lock()
-					first = err
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return storage.ForEach(len(paths), workers, func(i int) error {
+		_, err := pqmeta.Read(paths[i], pqmeta.FileIdentity{})
+		return err
+	})
 }

@@ -121,17 +121,14 @@ func Export(ctx context.Context, c *catalog.Catalog, dest string, opts ExportOpt
 		db.Close()
 		return res, err
 	}
-	objects := opts.Objects
+	objects := lazyStore(ctx, opts.Objects)
 	m.deleteFooter = func(path string, d catalog.DeleteFile) (int64, error) {
 		if !catalog.IsObject(path) {
 			return footerSize(path)
 		}
-		if objects == nil {
-			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
-			if err != nil {
-				return 0, err
-			}
-			objects = s3
+		store, err := objects()
+		if err != nil {
+			return 0, err
 		}
 		// The object as the delete recorded it (size, ETag): one changed
 		// since is refused, not exported with another's footer.
@@ -139,7 +136,7 @@ func Export(ctx context.Context, c *catalog.Catalog, dest string, opts ExportOpt
 		if obj.Size < 12 {
 			return 0, fmt.Errorf("%d bytes: not a Parquet file", obj.Size)
 		}
-		tail, err := objects.ReadRange(ctx, obj, obj.Size-8, 8)
+		tail, err := store.ReadRange(ctx, obj, obj.Size-8, 8)
 		if err != nil {
 			return 0, err
 		}

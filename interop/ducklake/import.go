@@ -103,16 +103,7 @@ func run(ctx context.Context, c *catalog.Catalog, src string, opts ImportOptions
 	res.Version = l.version
 	res.Last = l.snapshots[len(l.snapshots)-1].id
 	p := &planner{l: l, src: s, res: &res, fold: opts.Latest && !sync}
-	p.objects = func() (storage.Store, error) {
-		if opts.Objects == nil {
-			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
-			if err != nil {
-				return nil, err
-			}
-			opts.Objects = s3
-		}
-		return opts.Objects, nil
-	}
+	p.objects = lazyStore(ctx, opts.Objects)
 	if err := p.prepare(); err != nil {
 		return res, err
 	}
@@ -206,6 +197,21 @@ type tableDef struct {
 	uuid    string             // DuckLake's table_uuid, kept
 	filters map[int64]bool     // membership filter columns chosen so far
 	created bool               // filters chosen from its first file
+}
+
+// lazyStore returns s, or, when s is nil, an S3 store from the
+// environment, made the first time one is needed.
+func lazyStore(ctx context.Context, s storage.Store) func() (storage.Store, error) {
+	return func() (storage.Store, error) {
+		if s == nil {
+			s3, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
+			if err != nil {
+				return nil, err
+			}
+			s = s3
+		}
+		return s, nil
+	}
 }
 
 type planner struct {
