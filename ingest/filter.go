@@ -95,8 +95,9 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 	if !ok || l.Repeated || !l.Type.Equal(t) {
 		return nil, 0, fmt.Errorf("column %s cannot have a membership filter", strings.Join(l.Path, "."))
 	}
-	// One hash per value read: sized once, not grown by doubling.
-	hashes := make([]uint64, 0, rdr.NumRows())
+	// One hash per value read: sized once, not grown by doubling; the
+	// footer's count is only a hint (a corrupt one must not allocate).
+	hashes := make([]uint64, 0, min(max(rdr.NumRows(), 0), 1<<20))
 	var enc []byte
 	addValue := func(v types.Value) error {
 		if enc, err = codec.Append(enc[:0], v); err != nil {
