@@ -632,6 +632,15 @@ func (e *fileErrors) Unwrap() []error { return e.errs }
 // times that).
 const keptFootersBudget = 32 << 20
 
+// storeConnections is the requests a store keeps in flight, where it says
+// (storage.S3 does), else 16.
+func storeConnections(st storage.Store) int {
+	if c, ok := st.(interface{ Connections() int }); ok && c.Connections() > 0 {
+		return c.Connections()
+	}
+	return 16
+}
+
 // inspectAll reads every footer with a pool of workers, which stop taking
 // files once ctx is done.
 func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo, error) {
@@ -641,7 +650,7 @@ func inspectAll(ctx context.Context, files []target, opts Options) ([]*fileInfo,
 		if len(files) > 0 && files[0].obj != nil {
 			// An object's footer is a request's latency, not CPU: as many
 			// in flight as the store keeps connections.
-			workers = max(workers, 16)
+			workers = max(workers, storeConnections(opts.Objects))
 		}
 	}
 	workers = min(workers, len(files))

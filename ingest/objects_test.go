@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -462,5 +463,58 @@ func TestAddObjectsWithoutETag(t *testing.T) {
 	proxy.StripETags.Store(false)
 	if res, err := Add(c, "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st}); err != nil || res.Files != 3 {
 		t.Fatalf("add with ETags: %+v, %v", res, err)
+	}
+}
+
+// slowStore holds every footer read a moment, counting how many are in
+// flight at once, and says how many connections it keeps.
+type slowStore struct {
+	storage.Store
+	conns          int
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+func (s *slowStore) Connections() int { return s.conns }
+
+func (s *slowStore) ReadRange(ctx context.Context, obj storage.Object, off, n int64) ([]byte, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.most = max(s.most, s.inFlight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	time.Sleep(30 * time.Millisecond)
+	return s.Store.ReadRange(ctx, obj, off, n)
+}
+
+// Footers of objects are read as many at a time as the store keeps
+// connections (a request mostly waits out a round trip), never more.
+func TestAddObjectsUsesTheStoresConnections(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	dir := t.TempDir()
+	const files = 90
+	for i := range int64(files) {
+		name := fmt.Sprintf("part-%02d.parquet", i)
+		srv.Put(t, "s3://lake/ev/"+name, writeEvents(t, filepath.Join(dir, name), i*100, 50, 50))
+	}
+	for _, conns := range []int{3, 40} {
+		st := &slowStore{Store: objectStore(t, srv), conns: conns}
+		res, err := Add(memCatalog(t), "ev", []string{"s3://lake/ev/"}, Options{Create: true, Objects: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Files != files {
+			t.Fatalf("added %d objects, want %d", res.Files, files)
+		}
+		// 3 is below the floor of 2 per CPU: that many run.
+		want := max(conns, min(2*runtime.GOMAXPROCS(0), files))
+		if st.most > want || (conns > 16 && st.most <= 16) {
+			t.Errorf("store of %d connections: %d footer reads in flight at most, want %d", conns, st.most, want)
+		}
 	}
 }

@@ -358,3 +358,21 @@ func TestS3PutDelete(t *testing.T) {
 		}
 	}
 }
+
+// ROCKLAKE_S3_CONNECTIONS sets the requests in flight; a value that is
+// not a positive number leaves the default.
+func TestS3ConnectionsFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want int
+	}{{"", 64}, {"8", 8}, {"200", 200}, {"0", 64}, {"-3", 64}, {"many", 64}} {
+		t.Setenv("ROCKLAKE_S3_CONNECTIONS", c.env)
+		st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Connections(); got != c.want {
+			t.Errorf("ROCKLAKE_S3_CONNECTIONS=%q: %d connections, want %d", c.env, got, c.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func main() {
 	n := flag.Int("objects", 10000, "objects to write and register")
 	rows := flag.Int("rows", 100, "rows per object")
 	delay := flag.Duration("delay", 0, "hold every request this long in a proxy before the server (0: no proxy)")
-	workers := flag.Int("workers", 16, "requests in flight (registration, and the footer scan beside it)")
+	workers := flag.Int("workers", 64, "requests in flight (registration, and the footer scan beside it): the store's connections")
 	runs := flag.Int("runs", 5, "selective queries, cold and warm (medians)")
 	jsonOut := flag.String("json", "", "write the figures here")
 	big := flag.Int("big", 0, "also look one id up in one object of this many rows (0: not)")
