@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -216,6 +217,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		}
 		var p catalogpb.DataFile
 		live := map[int64]bool{} // files whose rows stay
+		var forgotIDs []int64    // files whose rows go, ascending (the scan's order)
 		err = scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
 			p.Reset()
 			if err := decodeValue(v, &p); err != nil {
@@ -240,16 +242,22 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 						return err
 					}
 				}
-				for _, tag := range []byte{tagRowGroupStats, tagFileVariantStats} {
-					if err := scanRange(kvs, key(tag, t.Id, col, f.ID), func(k, _ []byte) error { return del(k) }); err != nil {
-						return err
-					}
-				}
 			}
+			forgotIDs = append(forgotIDs, f.ID)
 			return nil
 		})
 		if err != nil {
 			return nil, err
+		}
+		if len(forgotIDs) > 0 {
+			dense := len(forgotIDs)*16 >= len(forgotIDs)+len(live)
+			for _, col := range colIDs {
+				for _, tag := range []byte{tagRowGroupStats, tagFileVariantStats} {
+					if err := deleteFileKeys(kvs, key(tag, t.Id, col), forgotIDs, dense, del); err != nil {
+						return nil, err
+					}
+				}
+			}
 		}
 		err = scanRange(kvs, key(tagDeleteFile, t.Id), func(k, v []byte) error {
 			var p catalogpb.DeleteFile
@@ -371,6 +379,53 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		return nil, fmt.Errorf("expire snapshots: %w", err)
 	}
 	return res, nil
+}
+
+// deleteFileKeys deletes every key under prefix+id for the ids given
+// (ascending): a file's row-group or variant stats in one column. Seeking
+// to each file costs a read per file (a round trip on a networked store),
+// so where the files are a sixteenth of the table or more (dense) the
+// whole range is read once instead; elsewhere one iterator seeks forward
+// from file to file, which keeps the blocks it read.
+func deleteFileKeys(r kv.Reader, prefix []byte, ids []int64, dense bool, del func([]byte) error) error {
+	it, err := r.NewIter(prefix, kv.PrefixEnd(prefix))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	fileOf := func(k []byte) int64 {
+		if len(k) < len(prefix)+8 {
+			return -1
+		}
+		return int64(binary.BigEndian.Uint64(k[len(prefix):]))
+	}
+	i := 0 // the first id not yet passed
+	if dense {
+		for ok := it.First(); ok && i < len(ids); ok = it.Next() {
+			f := fileOf(it.Key())
+			for i < len(ids) && ids[i] < f {
+				i++
+			}
+			if i < len(ids) && ids[i] == f {
+				if err := del(it.Key()); err != nil {
+					return err
+				}
+			}
+		}
+		return it.Error()
+	}
+	for _, id := range ids {
+		k := binary.BigEndian.AppendUint64(slices.Clip(prefix), uint64(id))
+		for ok := it.SeekGE(k); ok && fileOf(it.Key()) == id; ok = it.Next() {
+			if err := del(it.Key()); err != nil {
+				return err
+			}
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forgottenDeletes is a delete file no kept snapshot applies.

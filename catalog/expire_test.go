@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +58,8 @@ func snapshotView(t *testing.T, c *Catalog, id int64) string {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&sb, " table stats %d rows %d files\n", ts.RecordCount, ts.FileCount)
-		for id, cs := range ts.Columns {
+		for _, id := range slices.Sorted(maps.Keys(ts.Columns)) {
+			cs := ts.Columns[id]
 			fmt.Fprintf(&sb, " col %d %s..%s\n", id, decodeInt(t, cs.Min), decodeInt(t, cs.Max))
 		}
 	}
@@ -243,5 +246,96 @@ func TestCleanupReportsFailures(t *testing.T) {
 	}
 	if sched, _ := c.ScheduledFiles(); len(sched) != 1 {
 		t.Errorf("a failed removal was unscheduled: %v", sched)
+	}
+}
+
+// Expiry deletes exactly the row-group stats of the files it forgets,
+// whether they are a few of the table (one seek each) or most of it (one
+// read of the range): random tables, row groups per file and shares of
+// files removed, checked key by key against what was there before.
+func TestExpireDeletesExactlyTheForgottenRowGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 7))
+	for round := range 12 {
+		c := newMemCatalog(t)
+		defs := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "y", Type: "bigint"}}
+		commit(t, c, func(tx *Txn) { tx.CreateTable("t", defs); tx.CreateTable("u", defs) })
+		file := func(table string, i int) NewFile {
+			nf := intFile(t, fmt.Sprintf("/d/%s/%d-%d.parquet", table, round, i), int64(i), int64(i)+9, 0)
+			y := nf.Columns[0]
+			y.Path = []string{"y"}
+			y.RowGroups = nil
+			for g := range rng.IntN(4) { // 0 to 3 row groups of stats
+				rg := nf.Columns[0].RowGroups[0]
+				rg.Index, rg.FirstRow = int32(g), int64(g)
+				y.RowGroups = append(y.RowGroups, rg)
+			}
+			nf.Columns = append(nf.Columns, y)
+			return nf
+		}
+		n := 1 + rng.IntN(80)
+		commit(t, c, func(tx *Txn) {
+			for i := range n {
+				tx.AddFiles("t", file("t", i))
+				tx.AddFiles("u", file("u", i))
+			}
+		})
+		r, err := c.Read(Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, _ := r.Table("t")
+		files, _ := r.Files(tb.ID)
+		r.Close()
+		share := []int{50, 10, 3, 1}[rng.IntN(4)] // remove about 1 in share
+		gone := map[int64]bool{}
+		var ids []int64
+		for _, f := range files {
+			if rng.IntN(share) == 0 {
+				gone[f.ID] = true
+				ids = append(ids, f.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", ids...) })
+		rowGroupKeys := func() (keys []string) {
+			err := scanRange(c.store, []byte{tagRowGroupStats}, func(k, _ []byte) error {
+				keys = append(keys, string(k))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return keys
+		}
+		var want []string
+		for _, k := range rowGroupKeys() {
+			table, _ := idAt([]byte(k), 0)
+			file, _ := idAt([]byte(k), 2)
+			if table != tb.ID || !gone[file] {
+				want = append(want, k)
+			}
+		}
+		latest := snapshotView(t, c, Latest)
+		res, err := c.ExpireSnapshots(time.Now().Add(time.Hour), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FilesForgotten != len(ids) {
+			t.Errorf("round %d: forgot %d files, want %d", round, res.FilesForgotten, len(ids))
+		}
+		if got := rowGroupKeys(); !slices.Equal(got, want) {
+			t.Errorf("round %d (%d files, %d removed): %d row-group stats rows left, want %d", round, n, len(ids), len(got), len(want))
+		}
+		if got := snapshotView(t, c, Latest); got != latest {
+			g, w := strings.Split(got, "\n"), strings.Split(latest, "\n")
+			for i := range min(len(g), len(w)) {
+				if g[i] != w[i] {
+					t.Errorf("round %d: the newest snapshot reads differently after expiry, line %d:\n%s\nwant\n%s", round, i, g[i], w[i])
+					break
+				}
+			}
+		}
 	}
 }
