@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/stats"
@@ -194,5 +195,72 @@ func checkFileSetAgainstRows(t *testing.T, c *Catalog, snap int64, live map[stri
 				}
 			}
 		}
+	}
+}
+
+// A FileSet built from blocks keeps at most blockRowsKept rows, so that a
+// table of millions of files still fits the plan cache: the set is cached
+// under a budget its rows would exceed, and every row a plan asks for is
+// still the file's row, kept or read again.
+func TestBlockFileSetKeepsBoundedRows(t *testing.T) {
+	defer func(n int) { blockRowsKept = n }(blockRowsKept)
+	blockRowsKept = 16
+	const files = 2000
+	row := int64(unsafe.Sizeof(DataFile{}))
+	// Room for the arrays and 16 rows, far from a row per file.
+	budget := files*(8+8+4+8+4) + 16*(row+64) + 1024
+	if budget > files*row/2 {
+		t.Fatalf("budget %d would hold half the rows: the test proves nothing", budget)
+	}
+	c, err := CreateInStore(kvtest.Store(t), Options{Now: fixedNow(), CacheBytes: int64(budget)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}}) })
+	for b := range 4 {
+		commit(t, c, func(tx *Txn) {
+			for i := range files / 4 {
+				n := b*files/4 + i
+				tx.AddFiles("t", intFile(t, fmt.Sprintf("/d/f%05d.parquet", n), int64(n), int64(n)+5, 0))
+			}
+		})
+	}
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, _ := r.Table("t")
+	want, err := r.Files(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := r.FileSet(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fs.fromBlocks || len(fs.IDs) != files {
+		t.Fatalf("file set of %d files, from blocks %v", len(fs.IDs), fs.fromBlocks)
+	}
+	for pass := range 2 {
+		for i := range fs.IDs {
+			f, err := r.FileAt(fs, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Path != want[i].Path || f.ID != want[i].ID || f.RecordCount != want[i].RecordCount {
+				t.Fatalf("pass %d: file %d is %s (%d), want %s (%d)", pass, i, f.Path, f.ID, want[i].Path, want[i].ID)
+			}
+		}
+	}
+	if read, _ := fs.files.sizes(); read > 16 {
+		t.Errorf("%d rows kept, want at most 16", read)
+	}
+	again, err := r.FileSet(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != fs {
+		t.Error("the file set was not cached: its estimate does not fit a budget that holds it")
 	}
 }

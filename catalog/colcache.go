@@ -83,10 +83,24 @@ func (s *FileSet) Len() int { return len(s.IDs) }
 // memory counts the rows FileAt may keep as if all were read: an entry's
 // size is charged once, when it is cached.
 func (s *FileSet) memory() int64 {
-	n := int64(len(s.IDs)) * int64(unsafe.Sizeof(DataFile{})+8+8+4+8+4)
+	row := int64(unsafe.Sizeof(DataFile{}))
+	if s.files.max > 0 {
+		// Built from blocks: the arrays, a slot and a block position per
+		// file, and at most max rows read later (64: a path).
+		n := int64(len(s.IDs))
+		return n*(8+8+4+8+4) + int64(min(s.files.n, s.files.max))*(row+64)
+	}
+	n := int64(len(s.IDs)) * (row + 8 + 8 + 4 + 8 + 4)
 	read, paths := s.files.sizes()
 	return n + paths + 64*int64(len(s.IDs)-read) // 64: a path, when it is read
 }
+
+// blockRowsKept bounds the rows a FileSet built from blocks keeps once
+// read: a cached set is accounted at put with room for them all, and a
+// row per file (some 300 bytes) would put a set of millions of files over
+// the cache's budget, so that no plan found it cached. Rows past the bound
+// are read again by each plan that keeps their file.
+var blockRowsKept = 1 << 18
 
 // fileRows holds a FileSet's DataFile rows as far as they were read. A
 // plan over a million files built from blocks reads the rows of the few it
@@ -99,6 +113,9 @@ type fileRows struct {
 	all  atomic.Pointer[[]atomic.Pointer[DataFile]]
 	mu   sync.Mutex // guards some, and the move to all
 	some map[int]*DataFile
+	// max, when above 0, is the most rows kept; kept counts them.
+	max  int
+	kept atomic.Int64
 }
 
 // fullRows is rows with every file's row read.
@@ -125,18 +142,28 @@ func (f *fileRows) load(i int) *DataFile {
 }
 
 func (f *fileRows) store(i int, d *DataFile) {
+	if f.max > 0 && f.kept.Load() >= int64(f.max) {
+		return
+	}
 	if all := f.all.Load(); all != nil {
-		(*all)[i].Store(d)
+		if (*all)[i].Swap(d) == nil {
+			f.kept.Add(1)
+		}
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if all := f.all.Load(); all != nil {
-		(*all)[i].Store(d)
+		if (*all)[i].Swap(d) == nil {
+			f.kept.Add(1)
+		}
 		return
 	}
 	if f.some == nil {
 		f.some = map[int]*DataFile{}
+	}
+	if _, ok := f.some[i]; !ok {
+		f.kept.Add(1)
 	}
 	f.some[i] = d
 	if len(f.some) > 256 && len(f.some)*16 > f.n {
@@ -155,7 +182,10 @@ func (f *fileRows) copyFrom(base *fileRows) {
 	if all := base.all.Load(); all != nil {
 		mine := make([]atomic.Pointer[DataFile], f.n)
 		for j := range *all {
-			mine[j].Store((*all)[j].Load())
+			if d := (*all)[j].Load(); d != nil {
+				mine[j].Store(d)
+				f.kept.Add(1)
+			}
 		}
 		f.all.Store(&mine)
 		return
