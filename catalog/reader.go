@@ -376,6 +376,33 @@ func (r *Reader) FileColumnStats(tableID, columnID int64, fn func(fileID int64, 
 	})
 }
 
+// fileColumnStatsOf is FileColumnStats for the files ids names (sorted
+// ascending, each live), matched against the rows' file id order instead
+// of looked up: a commit that removes files from a table of millions folds
+// every survivor's stats, and a map lookup per row was most of its time.
+func (r *Reader) fileColumnStatsOf(tableID, columnID int64, ids []int64, fn func(fileID int64, st *stats.Column) error) error {
+	next := 0
+	var p catalogpb.ColumnStats
+	return scanPrefix(r, key(tagFileColumnStats, tableID, columnID), func(k, v []byte) error {
+		fileID, err := idAt(k, 2)
+		if err != nil {
+			return err
+		}
+		for next < len(ids) && ids[next] < fileID {
+			next++
+		}
+		if next == len(ids) || ids[next] != fileID {
+			return nil
+		}
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+		}
+		st := columnStatsFromPB(&p)
+		return fn(fileID, &st)
+	})
+}
+
 // RowGroupStats returns one column's per-row-group statistics in a file.
 func (r *Reader) RowGroupStats(tableID, columnID, fileID int64) ([]RowGroupStats, error) {
 	var out []RowGroupStats

@@ -1,6 +1,10 @@
 package catalog
 
-import "github.com/rocklake/rocklake/stats"
+import (
+	"slices"
+
+	"github.com/rocklake/rocklake/stats"
+)
 
 // seedStats loads the table's stats as of the head, to widen on append.
 func (w *commitWriter) seedStats(ts *tableState) error {
@@ -45,10 +49,14 @@ func (w *commitWriter) recompute(ts *tableState) error {
 	for _, af := range ts.added {
 		st.addFile(af.f)
 	}
-	keep := map[int64]bool{}
-	for _, f := range survivors {
-		keep[f.ID] = true
+	// Stats rows come in file id order: the survivors' ids, sorted, are
+	// walked beside them (a map of millions of ids costs a cache miss a
+	// row).
+	keep := make([]int64, len(survivors))
+	for i, f := range survivors {
+		keep[i] = f.ID
 	}
+	slices.Sort(keep)
 	ts.accs = map[int64]*colAcc{}
 	for _, c := range ts.cols {
 		acc := newColAcc(c.Type)
@@ -60,11 +68,9 @@ func (w *commitWriter) recompute(ts *tableState) error {
 			continue
 		}
 		var n int
-		err := w.r.FileColumnStats(ts.t.ID, c.ID, func(fileID int64, cs *stats.Column) error {
-			if keep[fileID] {
-				acc.add(cs)
-				n++
-			}
+		err := w.r.fileColumnStatsOf(ts.t.ID, c.ID, keep, func(_ int64, cs *stats.Column) error {
+			acc.add(cs)
+			n++
 			return nil
 		})
 		if err != nil {
