@@ -91,7 +91,8 @@ glob matches (*, ? and [...] within one "/"-separated segment). The store is
 configured as for other S3 tools (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
 AWS_REGION, AWS_ENDPOINT_URL, AWS_S3_FORCE_PATH_STYLE=true). After one
 listing, each footer is read with one ranged request for the object's last
-64 KiB (a second when the footer is larger), 16 at a time; each object's size
+64 KiB (a second when the footer is larger), as many at a time as the store
+keeps connections (ROCKLAKE_S3_CONNECTIONS, default 64); each object's size
 and ETag are registered, and queries refuse an object whose ETag changed.
 Objects get membership filters only for the columns --filter-columns names
 (each object is then fetched whole once more, to read the column). With
