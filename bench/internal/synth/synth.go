@@ -56,6 +56,12 @@ func File(path string, i int) catalog.NewFile {
 // Build creates Table in c and registers nfiles files in it, hours 0 to
 // nfiles-1 at /data/h%07d.parquet, commitEvery files per commit.
 func Build(c *catalog.Catalog, nfiles, commitEvery int) error {
+	return BuildProgress(c, nfiles, commitEvery, nil)
+}
+
+// BuildProgress is Build, calling progress (when set) with the files
+// registered so far after each commit.
+func BuildProgress(c *catalog.Catalog, nfiles, commitEvery int, progress func(done int)) error {
 	tx, err := c.Begin()
 	if err != nil {
 		return err
@@ -77,6 +83,9 @@ func Build(c *catalog.Catalog, nfiles, commitEvery int) error {
 		tx.AddFiles(Table, nfs...)
 		if _, err := tx.Commit(); err != nil {
 			return err
+		}
+		if progress != nil {
+			progress(done)
 		}
 	}
 	return nil
