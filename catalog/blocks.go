@@ -282,7 +282,7 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 		}
 		fs.blocks = append(fs.blocks, b)
 	}
-	fs.files = &fileRows{n: len(fs.IDs), max: blockRowsKept}
+	fs.files = &fileRows{n: len(fs.IDs), max: r.c.plan.rowsKept(len(fs.IDs))}
 	if base != nil {
 		fs.files.copyFrom(base.files)
 	}

@@ -264,3 +264,25 @@ func TestBlockFileSetKeepsBoundedRows(t *testing.T) {
 		t.Error("the file set was not cached: its estimate does not fit a budget that holds it")
 	}
 }
+
+// Under the default budget a set of a million files keeps every row (broad
+// plans read none twice); one of ten million keeps what fits half the
+// budget, and its estimate leaves the other half to column bounds.
+func TestRowsKeptFitHalfTheBudget(t *testing.T) {
+	c := &planCache{budget: DefaultCacheBytes}
+	if got := c.rowsKept(1_000_000); got != 1_000_000 {
+		t.Errorf("a million files keep %d rows, want all", got)
+	}
+	n := 10_000_000
+	kept := c.rowsKept(n)
+	if kept < blockRowsKept || kept >= n {
+		t.Fatalf("ten million files keep %d rows, want between %d and all", kept, blockRowsKept)
+	}
+	fs := &FileSet{IDs: make([]int64, n), files: &fileRows{n: n, max: kept}}
+	if m := fs.memory(); m > DefaultCacheBytes/2+int64(unsafe.Sizeof(DataFile{}))+64 {
+		t.Errorf("a set of ten million files is estimated at %d bytes, over half the budget", m)
+	}
+	if c := (&planCache{budget: 1 << 20}); c.rowsKept(1_000_000) != blockRowsKept {
+		t.Errorf("a small budget keeps %d rows, want the floor %d", c.rowsKept(1_000_000), blockRowsKept)
+	}
+}

@@ -95,12 +95,23 @@ func (s *FileSet) memory() int64 {
 	return n + paths + 64*int64(len(s.IDs)-read) // 64: a path, when it is read
 }
 
-// blockRowsKept bounds the rows a FileSet built from blocks keeps once
-// read: a cached set is accounted at put with room for them all, and a
-// row per file (some 300 bytes) would put a set of millions of files over
-// the cache's budget, so that no plan found it cached. Rows past the bound
-// are read again by each plan that keeps their file.
+// blockRowsKept is the fewest rows a FileSet built from blocks keeps once
+// read (rowsKept). A cached set is accounted at put with room for every
+// row it may keep, and a row per file (some 300 bytes) would put a set of
+// millions of files over the cache's budget, so that no plan found it
+// cached. Rows past the bound are read again by each plan that keeps
+// their file.
 var blockRowsKept = 1 << 18
+
+// rowsKept is the most rows a FileSet of n files built from blocks keeps:
+// all of them while the set fits half the budget (a million files under
+// the default), else what room half the budget leaves beside its arrays,
+// and never fewer than blockRowsKept.
+func (c *planCache) rowsKept(n int) int {
+	row := int64(unsafe.Sizeof(DataFile{})) + 64
+	room := (c.budget/2 - int64(n)*(8+8+4+8+4)) / row
+	return int(min(int64(n), max(room, int64(blockRowsKept))))
+}
 
 // fileRows holds a FileSet's DataFile rows as far as they were read. A
 // plan over a million files built from blocks reads the rows of the few it
