@@ -448,6 +448,9 @@ func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
 	if p := fs.files.load(i); p != nil {
 		return *p, nil
 	}
+	if p := r.spilled(fs, i); p != nil {
+		return *p, nil
+	}
 	raw, err := r.kvs.Get(key(tagDataFile, fs.table, fs.IDs[i]))
 	if err != nil {
 		return DataFile{}, fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, err)
@@ -462,7 +465,7 @@ func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
 	// restamp changes it in place too, and advances next_file_id: a set
 	// cached before holds the older identity, which can only make a
 	// reader refuse the file, never read another.)
-	fs.files.store(i, &f)
+	r.keep(fs, i, &f)
 	return f, nil
 }
 
@@ -568,7 +571,7 @@ const prefetchScan = 16
 func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
 	var missing []int
 	for _, i := range positions {
-		if fs.files.load(i) == nil {
+		if fs.files.load(i) == nil && r.spilled(fs, i) == nil {
 			missing = append(missing, i)
 		}
 	}
@@ -581,12 +584,17 @@ func (r *Reader) PrefetchFiles(fs *FileSet, positions []int) error {
 			return fmt.Errorf("data file %d of table %d: %w", fs.IDs[i], fs.table, err)
 		}
 		f := dataFileFromPB(&p)
-		fs.files.store(i, &f)
+		r.keep(fs, i, &f)
 		return nil
 	}
 	if len(missing) > 256 && len(missing)*prefetchScan > fs.Len() {
+		// Only the rows asked for: a reader keeps what its set cannot.
+		want := make([]bool, fs.Len())
+		for _, i := range missing {
+			want[i] = true
+		}
 		return scanAligned(r, fs, key(tagDataFile, fs.table), 0, func(i int, _ int64, v []byte) error {
-			if fs.files.load(i) != nil {
+			if !want[i] {
 				return nil
 			}
 			return store(i, v)

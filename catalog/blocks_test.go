@@ -242,7 +242,20 @@ func TestBlockFileSetKeepsBoundedRows(t *testing.T) {
 	if !fs.fromBlocks || len(fs.IDs) != files {
 		t.Fatalf("file set of %d files, from blocks %v", len(fs.IDs), fs.fromBlocks)
 	}
-	for pass := range 2 {
+	for pass := range 3 {
+		// Pass 1 prefetches a few (by key), pass 2 all (one scan): rows
+		// past the set's bound are kept by the reader.
+		if pass > 0 {
+			var pos []int
+			for i := range fs.IDs {
+				if pass == 2 || i%97 == 3 {
+					pos = append(pos, i)
+				}
+			}
+			if err := r.PrefetchFiles(fs, pos); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for i := range fs.IDs {
 			f, err := r.FileAt(fs, i)
 			if err != nil {

@@ -152,15 +152,16 @@ func (f *fileRows) load(i int) *DataFile {
 	return f.some[i]
 }
 
-func (f *fileRows) store(i int, d *DataFile) {
+// store keeps row i, unless max rows are kept already (it says so).
+func (f *fileRows) store(i int, d *DataFile) bool {
 	if f.max > 0 && f.kept.Load() >= int64(f.max) {
-		return
+		return false
 	}
 	if all := f.all.Load(); all != nil {
 		if (*all)[i].Swap(d) == nil {
 			f.kept.Add(1)
 		}
-		return
+		return true
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -168,7 +169,7 @@ func (f *fileRows) store(i int, d *DataFile) {
 		if (*all)[i].Swap(d) == nil {
 			f.kept.Add(1)
 		}
-		return
+		return true
 	}
 	if f.some == nil {
 		f.some = map[int]*DataFile{}
@@ -185,6 +186,7 @@ func (f *fileRows) store(i int, d *DataFile) {
 		f.all.Store(&all)
 		f.some = nil
 	}
+	return true
 }
 
 // copyFrom takes the rows base has read (of base's files, the first of

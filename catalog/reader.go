@@ -31,6 +31,41 @@ type Reader struct {
 
 	liveMu sync.Mutex
 	live   map[int64]map[int64]bool // table → live file ids, filled lazily
+
+	// spill holds rows PrefetchFiles read that a shared FileSet had no
+	// room to keep (fileRows.max), for this reader's FileAt: a broad plan
+	// over millions of files reads each row once, not once more by key.
+	spillMu sync.Mutex
+	spill   map[*FileSet][]*DataFile
+}
+
+// spilled is the row of file i of fs that this reader read and fs did not
+// keep, or nil.
+func (r *Reader) spilled(fs *FileSet, i int) *DataFile {
+	r.spillMu.Lock()
+	defer r.spillMu.Unlock()
+	if rows := r.spill[fs]; rows != nil {
+		return rows[i]
+	}
+	return nil
+}
+
+// keep stores a row read for fs in fs, or where fs is full in the reader.
+func (r *Reader) keep(fs *FileSet, i int, d *DataFile) {
+	if fs.files.store(i, d) {
+		return
+	}
+	r.spillMu.Lock()
+	defer r.spillMu.Unlock()
+	if r.spill == nil {
+		r.spill = map[*FileSet][]*DataFile{}
+	}
+	rows := r.spill[fs]
+	if rows == nil {
+		rows = make([]*DataFile, fs.files.n)
+		r.spill[fs] = rows
+	}
+	rows[i] = d
 }
 
 // Read opens a Reader at snapshot id, or at the newest with Latest.
