@@ -35,7 +35,12 @@
 // seconds on PostgreSQL alone: 4 writer processes on one table, 4 on
 // tables of their own, 4 reader processes (this program, run again as
 // workers), and the catalog is checked against every writer's log; a lost,
-// doubled or torn commit fails the command.
+// doubled or torn commit fails the command. -storm-shared, -storm-solo and
+// -storm-readers set the counts; the report gives each group's spread of
+// commits per writer (a writer under a third of its group's median is
+// starved) and p99 over p50 of commit latency. -files none runs only the
+// storm. -durable starts the private cluster with fsync and
+// full_page_writes on, as a production server runs.
 //
 // PostgreSQL is a private cluster the command starts and removes
 // (internal/pgtest: 127.0.0.1, fsync off, so its commits skip the disk
@@ -43,6 +48,7 @@
 // where each size gets a schema of its own, dropped at the end.
 //
 //	go run ./bench/pgcatalog -files 10000,100000 -storm 60 -json bench/results/pgcatalog.json
+//	go run ./bench/pgcatalog -files none -durable -storm 600 -storm-shared 8 -storm-solo 8 -storm-readers 16 -json bench/results/storm-16x16.json
 package main
 
 import (
@@ -134,13 +140,34 @@ type StormResult struct {
 	MaxMS         float64 `json:"commit_max_ms"`
 	ReadsChecked  int64   `json:"snapshots_checked_by_readers"`
 	Violations    int     `json:"violations"`
+	// P99OverP50 is commit latency's p99 / p50 (the issue asks ≤ 10).
+	P99OverP50 float64 `json:"commit_p99_over_p50"`
+	// Commits per writer in each group: min, median, max, and the writers
+	// under a third of their group's median.
+	SharedSpread Spread `json:"shared_table_commits_per_writer"`
+	SoloSpread   Spread `json:"own_table_commits_per_writer"`
+	// PerWriter is each writer's acknowledged commits, by writer id.
+	PerWriter []int `json:"commits_by_writer"`
+}
+
+// Spread is storm.Spread as JSON.
+type Spread struct {
+	Writers int   `json:"writers"`
+	Min     int   `json:"min"`
+	Median  int   `json:"median"`
+	Max     int   `json:"max"`
+	Starved []int `json:"starved"`
 }
 
 func main() {
 	// The storm's writer and reader processes are this program again.
 	storm.MaybeWorker()
-	stormSecs := flag.Int("storm", 0, "after the sizes, run the many-process storm for this many seconds (4 writers on one table, 4 on tables of their own, 4 readers, each an OS process) and check the catalog; 0 skips it")
-	sizes := flag.String("files", "10000,100000", "files in the table; several sizes comma-separated")
+	stormSecs := flag.Int("storm", 0, "after the sizes, run the many-process storm for this many seconds (writers on one table, writers on tables of their own, readers, each an OS process) and check the catalog; 0 skips it")
+	stormShared := flag.Int("storm-shared", 4, "storm writers committing to one table")
+	stormSolo := flag.Int("storm-solo", 4, "storm writers each committing to a table of its own")
+	stormReaders := flag.Int("storm-readers", 4, "storm readers checking snapshots")
+	durable := flag.Bool("durable", false, "start the private PostgreSQL cluster with fsync and full_page_writes on (default off, as tests run it)")
+	sizes := flag.String("files", "10000,100000", "files in the table; several sizes comma-separated, or none (with -storm: the storm alone)")
 	runs := flag.Int("runs", 5, "cold plans per backend")
 	warm := flag.Int("warm", 50, "warm plans per backend")
 	commits := flag.Int("commits", 200, "one-file commits per backend")
@@ -153,9 +180,17 @@ func main() {
 	cluster := flag.Bool("cluster", true, "after the cold plans, CLUSTER the PostgreSQL table on its key and time them again (the later figures run on the clustered table)")
 	jsonOut := flag.String("json", "", "write the results here as JSON")
 	flag.Parse()
-	ns, err := results.Sizes(*sizes, 2)
-	if err != nil {
-		fatalf("-files: %v", err)
+	var ns []int
+	if *sizes != "none" {
+		var err error
+		if ns, err = results.Sizes(*sizes, 2); err != nil {
+			fatalf("-files: %v", err)
+		}
+	} else if *stormSecs <= 0 {
+		fatal("-files none leaves nothing to run without -storm")
+	}
+	if *stormShared < 0 || *stormSolo < 0 || *stormReaders < 0 || *stormShared+*stormSolo == 0 {
+		fatal("-storm-shared, -storm-solo and -storm-readers must be at least 0, and the writers at least 1")
 	}
 	if *runs < 1 || *warm < 1 || *commits < 1 || *writers < 1 || *seconds < 2 || *batch < 1 {
 		fatal("-runs, -warm, -commits, -writers and -batch must be at least 1, -seconds at least 2")
@@ -168,7 +203,11 @@ func main() {
 	}
 	base := *pgURL
 	if base == "" {
-		cl, err := pgtest.Launch()
+		launch, how := pgtest.Launch, "fsync off"
+		if *durable {
+			launch, how = pgtest.LaunchDurable, "fsync and full_page_writes on"
+		}
+		cl, err := launch()
 		if err != nil {
 			fatal(err)
 		}
@@ -177,7 +216,7 @@ func main() {
 		if base, err = cl.CreateDatabase("pgcatalog"); err != nil {
 			fatal(err)
 		}
-		rep.Postgres = "private cluster on 127.0.0.1 started by the bench (internal/pgtest: fsync off, synchronous_commit on)"
+		rep.Postgres = "private cluster on 127.0.0.1 started by the bench (internal/pgtest: " + how + ", synchronous_commit on)"
 	} else {
 		rep.Postgres = "-postgres " + pgkv.Redact(base)
 	}
@@ -189,7 +228,7 @@ func main() {
 		"PostgreSQL round trips count the statements pgkv's reads send (snapshots, pages, gets), not a commit's writes",
 		"cold plan = catalog.Open + Read + prune.PlanTable (FilesOnly) of the one-column ts range; warm plan = PlanTable on an open catalog, as bench/plan times it",
 	}
-	if *pgURL == "" {
+	if *pgURL == "" && !*durable {
 		rep.Notes = append(rep.Notes, "the private PostgreSQL cluster runs with fsync off: its commits skip the flush Pebble's make (see fsync p50)")
 	}
 	if *cluster {
@@ -210,7 +249,10 @@ func main() {
 	fmt.Printf("fsync of a 4 KiB write in %s: p50 %.2f ms (Pebble pays one per commit; the private PostgreSQL cluster none)\n", os.TempDir(), results.MS(fsync))
 
 	b := bench{runs: *runs, warm: *warm, commits: *commits, writers: *writers, seconds: *seconds, batch: *batch, breakdown: *breakdown, cluster: *cluster}
-	largest := slices.Max(ns)
+	largest := 0
+	if len(ns) > 0 {
+		largest = slices.Max(ns)
+	}
 	for _, n := range ns {
 		b.cpuprofile = ""
 		if n == largest {
@@ -219,7 +261,7 @@ func main() {
 		rep.Sizes = append(rep.Sizes, b.size(n, base, work))
 	}
 	if *stormSecs > 0 {
-		rep.Storm = runStorm(base, work, *stormSecs)
+		rep.Storm = runStorm(base, work, *stormSecs, *stormShared, *stormSolo, *stormReaders)
 	}
 	rep.LoadEnd = results.LoadAverage()
 	fmt.Printf("\nload average at the end %s\n", rep.LoadEnd)
@@ -741,7 +783,7 @@ func fatalf(format string, v ...any) {
 
 // runStorm runs the storm on a schema of its own and fails loudly when
 // the check finds a lost, doubled or torn commit.
-func runStorm(base, work string, secs int) *StormResult {
+func runStorm(base, work string, secs, shared, solo, readers int) *StormResult {
 	u, err := url.Parse(base)
 	if err != nil {
 		fatal(err)
@@ -753,14 +795,40 @@ func runStorm(base, work string, secs int) *StormResult {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fatal(err)
 	}
-	fmt.Printf("\n== storm: 4 writers on one table, 4 on tables of their own, 4 readers, %d s (each an OS process)\n", secs)
-	r, err := storm.Run(storm.Config{Catalog: u.String(), Dir: dir, Duration: time.Duration(secs) * time.Second})
+	fmt.Printf("\n== storm: %d writers on one table, %d on tables of their own, %d readers, %d s (each an OS process)\n", shared, solo, readers, secs)
+	// storm.Config reads 0 as its default and a negative count as none.
+	none := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	r, err := storm.Run(storm.Config{Catalog: u.String(), Dir: dir, Duration: time.Duration(secs) * time.Second,
+		SharedWriters: none(shared), SoloWriters: none(solo), Readers: none(readers)})
 	fmt.Println(r.String())
 	if err != nil {
 		fatalf("storm: %v", err)
 	}
+	sh, so := r.Spreads()
+	spread := func(s storm.Spread) Spread {
+		return Spread{Writers: s.Writers, Min: s.Min, Median: s.Median, Max: s.Max, Starved: append([]int{}, s.Starved...)}
+	}
+	var per []int
+	for id := range shared + solo {
+		if w, ok := r.ByWriter[id]; ok {
+			per = append(per, w.Acknowledged)
+		} else {
+			per = append(per, 0)
+		}
+	}
+	ratio := 0.0
+	if r.CommitP50 > 0 {
+		ratio = float64(r.CommitP99) / float64(r.CommitP50)
+	}
+	fmt.Printf("commit latency p99 / p50: %.1f\n", ratio)
 	return &StormResult{
-		SharedWriters: 4, SoloWriters: 4, Readers: r.Readers, Seconds: r.Elapsed.Seconds(),
+		SharedWriters: shared, SoloWriters: solo, Readers: r.Readers,
+		P99OverP50: ratio, SharedSpread: spread(sh), SoloSpread: spread(so), PerWriter: per, Seconds: r.Elapsed.Seconds(),
 		Acknowledged: r.Acknowledged, Refused: r.Refused, Failed: r.Failed, Unknown: r.Unknown,
 		FenceRetries: r.Retries, CommitsPerSec: r.CommitsPerSec,
 		P50MS: results.MS(r.CommitP50), P99MS: results.MS(r.CommitP99), MaxMS: results.MS(r.CommitMax),

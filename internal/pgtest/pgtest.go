@@ -48,7 +48,8 @@
 //	url, err := c.CreateDatabase("bench")
 //
 // Launch starts a private cluster like Start (same binaries, same
-// settings, so fsync is off) and ignores ROCKLAKE_TEST_POSTGRES.
+// settings, so fsync is off) and ignores ROCKLAKE_TEST_POSTGRES;
+// LaunchDurable starts one with fsync and full_page_writes on.
 package pgtest
 
 import (
@@ -99,6 +100,7 @@ type Cluster struct {
 	logPath  string
 	password string
 	port     int
+	durable  bool // fsync and full_page_writes on (LaunchDurable)
 
 	mu   sync.Mutex
 	srv  *server // the running postmaster, nil while stopped
@@ -140,6 +142,18 @@ func Launch() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newCluster(env)
+}
+
+// LaunchDurable is Launch with fsync and full_page_writes on, as a
+// production server runs: for benchmarks that measure commits as users
+// would see them (every commit waits for its WAL flush).
+func LaunchDurable() (*Cluster, error) {
+	env, err := environment()
+	if err != nil {
+		return nil, err
+	}
+	env.durable = true
 	return newCluster(env)
 }
 
@@ -348,8 +362,9 @@ func need(tb testing.TB, err error) {
 // env is what every cluster of the process shares: where the binaries are
 // and whom they run as.
 type env struct {
-	bin  string
-	cred *syscall.Credential
+	bin     string
+	cred    *syscall.Credential
+	durable bool
 }
 
 var envOnce struct {
@@ -504,6 +519,7 @@ func newCluster(e env) (_ *Cluster, err error) {
 		data:    filepath.Join(dir, "data"),
 		sock:    filepath.Join(dir, "sock"),
 		logPath: filepath.Join(dir, "postgres.log"),
+		durable: e.durable,
 	}
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, fmt.Errorf("pgtest: %v", err)
@@ -586,11 +602,15 @@ func (c *Cluster) launch() (*server, error) {
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, 2)
+	flush := "off"
+	if c.durable {
+		flush = "on"
+	}
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"),
 		"-D", c.data, "-p", strconv.Itoa(c.port), "-k", c.sock,
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off",
-		"-c", "full_page_writes=off",
+		"-c", "fsync="+flush,
+		"-c", "full_page_writes="+flush,
 		"-c", "max_connections=600",
 		"-c", "shared_buffers=64MB")
 	cmd.Dir = c.dir

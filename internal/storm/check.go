@@ -106,7 +106,8 @@ func (r Report) String() string {
 			w := r.ByWriter[id]
 			fmt.Fprintf(&b, " %d %s %d (%d);", id, w.Table, w.Acknowledged, w.Refused)
 		}
-		b.WriteString("\n")
+		shared, solo := r.Spreads()
+		fmt.Fprintf(&b, "\nshared table: %s; tables of their own: %s\n", shared, solo)
 	}
 	fmt.Fprintf(&b, "%d snapshots checked by readers (%d failed reads); head %d with %d files; %d violations", r.ReadsChecked, r.ReadErrors, r.Head, r.Files, len(r.Violations))
 	for i, v := range r.Violations {
@@ -490,4 +491,63 @@ func commitFilesAt(c *catalog.Catalog, snap, tableID int64, cr *commitRec) (int,
 		}
 	}
 	return n, nil
+}
+
+// Spread is how evenly a group of writers committed: the fewest, median
+// and most commits acknowledged to one writer of the group. A writer is
+// starved when its count is under a third of the median (Starved lists
+// them by id), the measure of fairness: a writer may be slower
+// than its peers, not shut out by them.
+type Spread struct {
+	Writers          int
+	Min, Median, Max int
+	Starved          []int
+}
+
+// Spreads groups the writers as the storm does, those of the shared table
+// and those with a table of their own, since writers of one table refuse
+// each other by design and solo writers never conflict.
+func (r Report) Spreads() (shared, solo Spread) {
+	var sh, so []int
+	for _, id := range slices.Sorted(maps.Keys(r.ByWriter)) {
+		if r.ByWriter[id].Table == SharedTable {
+			sh = append(sh, id)
+		} else {
+			so = append(so, id)
+		}
+	}
+	return r.spread(sh), r.spread(so)
+}
+
+func (r Report) spread(ids []int) Spread {
+	s := Spread{Writers: len(ids)}
+	if len(ids) == 0 {
+		return s
+	}
+	counts := make([]int, len(ids))
+	for i, id := range ids {
+		counts[i] = r.ByWriter[id].Acknowledged
+	}
+	sorted := slices.Sorted(slices.Values(counts))
+	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
+	// The lower median: with an even count, the smaller middle value, so
+	// a starved writer is judged against what half the group reached.
+	s.Median = sorted[(len(sorted)-1)/2]
+	for i, c := range counts {
+		if 3*c < s.Median {
+			s.Starved = append(s.Starved, ids[i])
+		}
+	}
+	return s
+}
+
+func (s Spread) String() string {
+	if s.Writers == 0 {
+		return "none"
+	}
+	starved := "none starved"
+	if len(s.Starved) > 0 {
+		starved = fmt.Sprintf("starved (under a third of the median): %v", s.Starved)
+	}
+	return fmt.Sprintf("%d writers, commits min %d / median %d / max %d, %s", s.Writers, s.Min, s.Median, s.Max, starved)
 }
