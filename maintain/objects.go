@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/rocklake/rocklake/engine"
@@ -26,7 +27,9 @@ type objectStore interface {
 // objectOutput is where a rewrite of a table's objects puts its files:
 // written to a local staging directory as for local files, checked there,
 // then uploaded under a new prefix (catalog.ObjectRewritePrefix) before the
-// commit that registers them. Unless that commit happens, close deletes
+// commit that registers them, each at its path below the staging directory
+// (a Hive-partitioned table's key=value directories become the same
+// prefixes, from which registration reads the partition values). Unless that commit happens, close deletes
 // what was uploaded; the staging directory goes either way.
 type objectOutput struct {
 	store    objectStore
@@ -97,7 +100,12 @@ func (o *objectOutput) upload(ctx context.Context, files []string) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				obj, err := o.store.Put(ctx, o.prefix+filepath.Base(files[i]), files[i])
+				rel, err := filepath.Rel(o.staging, files[i])
+				if err != nil || !filepath.IsLocal(rel) {
+					errs[i] = fmt.Errorf("uploading %s: not a file of the staging directory %s", files[i], o.staging)
+					continue
+				}
+				obj, err := o.store.Put(ctx, o.prefix+filepath.ToSlash(rel), files[i])
 				if err != nil {
 					errs[i] = fmt.Errorf("uploading: %w", err) // err names the object
 					continue
@@ -129,4 +137,39 @@ func (o *objectOutput) close() {
 		}
 	}
 	os.RemoveAll(o.staging)
+}
+
+// aboveKeyValues moves an object location above the key=value prefixes
+// its name ends in (a Hive-partitioned file's), as a local rewrite goes
+// above a partitioned file's key=value directories: a write's prefix made
+// beside it must not sit inside one partition's, or registration would
+// read that partition's value for every file written.
+func aboveKeyValues(loc string) string {
+	slash := strings.LastIndexByte(loc, '/')
+	if slash < 0 {
+		return loc
+	}
+	dir, name := loc[:slash], loc[slash:]
+	for {
+		i := strings.LastIndexByte(dir, '/')
+		if i < 0 {
+			break
+		}
+		if k, _, ok := strings.Cut(dir[i+1:], "="); !ok || k == "" {
+			break
+		}
+		dir = dir[:i]
+	}
+	return dir + name
+}
+
+// noKeyValuePrefix refuses an output prefix that registration would read
+// as a partition (a data root such as s3://lake/year=2024/).
+func noKeyValuePrefix(prefix string) error {
+	for _, seg := range strings.Split(strings.TrimPrefix(prefix, "s3://"), "/") {
+		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+			return fmt.Errorf("the output prefix %s is below %q, which registration would read as a partition: choose a data root without '=' in its path", prefix, seg)
+		}
+	}
+	return nil
 }

@@ -122,9 +122,6 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 	}
 	seen := map[string]bool{}
 	for i, f := range files {
-		if catalog.IsObject(f.Location(st.t)) {
-			return nil, fmt.Errorf("table %q has partition column %q, and a rewrite of partitioned objects is not supported yet (their key=value prefixes would be lost)", st.t.Name, top[hl.slots[0]].Name)
-		}
 		var key strings.Builder
 		g := hiveGroup{}
 		for _, s := range hl.slots {
@@ -140,9 +137,15 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 			continue
 		}
 		seen[key.String()] = true
-		dirs, err := ingest.HiveDirs(paths[i])
+		// An object is read from a cached copy whose path has no
+		// key=value directories: its key has them.
+		src := paths[i]
+		if loc := f.Location(st.t); catalog.IsObject(loc) {
+			src = loc
+		}
+		dirs, err := ingest.HiveDirs(src)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", paths[i], err)
+			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 		for _, s := range hl.slots {
 			c := top[s]
@@ -155,7 +158,7 @@ func newHiveLayout(st *tableState, files []catalog.DataFile, paths []string) (*h
 				return types.SameIdent(k, held)
 			})
 			if at < 0 {
-				return nil, fmt.Errorf("%s: no %s= directory in the path, for partition column %q", paths[i], held, c.Name)
+				return nil, fmt.Errorf("%s: no %s= directory in the path, for partition column %q", src, held, c.Name)
 			}
 			_, raw, _ := strings.Cut(dirs[at], "=")
 			g.dirs = append(g.dirs, c.Name+"="+raw)

@@ -368,14 +368,20 @@ func (w *rewriteRun) read() error {
 func (w *rewriteRun) output() error {
 	t, what, hive, sp := w.st.t, w.what, w.hive, w.sp
 	if sp.src != "" {
-		if hive != nil && (catalog.IsObject(w.place) || catalog.IsObject(w.e.Catalog().DataRoot())) {
-			return fmt.Errorf("%s: table %q has Hive partition column %q and its files are objects: writing partitioned objects is not supported yet (their key=value prefixes would be lost)",
-				what, t.Name, catalog.TopLevel(w.st.cols)[hive.slots[0]].Name)
-		}
 		if catalog.IsObject(w.place) {
-			out, err := newObjectOutput(w.ctx, w.e, w.st, w.place, what, w.dir)
+			place := w.place
+			if hive != nil {
+				place = aboveKeyValues(place)
+			}
+			out, err := newObjectOutput(w.ctx, w.e, w.st, place, what, w.dir)
 			if err != nil {
 				return err
+			}
+			if hive != nil {
+				if err := noKeyValuePrefix(out.prefix); err != nil {
+					out.close()
+					return fmt.Errorf("%s: table %q is partitioned: %w", what, t.Name, err)
+				}
 			}
 			w.out = out
 			w.later(out.close)

@@ -480,8 +480,8 @@ func mergeWrites(ctx context.Context, e *engine.Engine, table string) (int, erro
 	small := smallFileRows(st.t.WriteOptions)
 	groups := map[string][][]catalog.DataFile{} // by layout values, then tier
 	for _, f := range st.files {
-		if f.Owner != catalog.OwnerRocklake || f.RecordCount >= small || catalog.IsObject(f.Location(st.t)) && len(f.PartitionValues) > 0 {
-			continue // (a rewrite of partitioned objects is not supported)
+		if f.Owner != catalog.OwnerRocklake || f.RecordCount >= small {
+			continue
 		}
 		key := fmt.Sprint(f.LayoutValues, f.PartitionValues)
 		k := tierOf(f.RecordCount)

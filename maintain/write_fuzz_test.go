@@ -162,7 +162,7 @@ func TestWriteDifferential(t *testing.T) {
 				}
 				defs = append(defs, d)
 			}
-			hive := r.IntN(4) == 0 && !objects // partitioned objects are not written yet
+			hive := r.IntN(4) == 0
 			if hive {
 				// A Hive partition column, last: its values are the files'
 				// key=value directories.

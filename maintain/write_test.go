@@ -353,7 +353,7 @@ func TestWriteHivePartitions(t *testing.T) {
 
 // A value no directory holds as the catalog keeps it (NaN; -0.0, which
 // registration cannot keep apart from 0.0) is refused, saying so, and the
-// write leaves nothing behind; so is a write of partitioned objects.
+// write leaves nothing behind.
 func TestWriteHiveRefusals(t *testing.T) {
 	for _, tc := range []struct{ typ, val, says string }{
 		{"DOUBLE", "'NaN'::DOUBLE", "a NaN partition value is not supported"},
