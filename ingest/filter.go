@@ -113,10 +113,34 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 		}
 		return addValue(v)
 	}
+	// Integers encoded straight from the reader's (Codec.AppendInt: the
+	// bytes Append makes of the Value), a batch per call.
+	addInts := func(xs []int64) error {
+		for _, x := range xs {
+			if enc, err = codec.AppendInt(enc[:0], x); err != nil {
+				return err
+			}
+			hashes = append(hashes, membership.Hash(enc))
+		}
+		return nil
+	}
+	addUints := func(xs []int64) error {
+		for _, x := range xs {
+			if enc, err = codec.AppendUint(enc[:0], uint64(x)); err != nil {
+				return err
+			}
+			hashes = append(hashes, membership.Hash(enc))
+		}
+		return nil
+	}
 	// Integers as Value reads them (IntKind), straight from the reader's.
 	signed, ints := l.IntKind()
 	ints = ints && intFastPath
 	var buf [8]byte
+	var wide []int64
+	if ints {
+		wide = make([]int64, 0, valueBatch)
+	}
 	for g := range rdr.NumRowGroups() {
 		cr, err := rdr.RowGroup(g).Column(l.Index)
 		if err != nil {
@@ -127,18 +151,18 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 		case *file.Int32ColumnChunkReader:
 			switch {
 			case ints && signed:
-				n, err = readValues(cr, func(x int32) error { return addValue(types.IntValue(int64(x))) })
+				n, err = readBatches(cr, func(xs []int32) error { return addInts(widen(wide[:0], xs, false)) })
 			case ints:
-				n, err = readValues(cr, func(x int32) error { return addValue(types.UintValue(uint64(uint32(x)))) })
+				n, err = readBatches(cr, func(xs []int32) error { return addUints(widen(wide[:0], xs, true)) })
 			default:
 				n, err = readValues(cr, func(x int32) error { return add(binary.LittleEndian.AppendUint32(buf[:0], uint32(x))) })
 			}
 		case *file.Int64ColumnChunkReader:
 			switch {
 			case ints && signed:
-				n, err = readValues(cr, func(x int64) error { return addValue(types.IntValue(x)) })
+				n, err = readBatches(cr, addInts)
 			case ints:
-				n, err = readValues(cr, func(x int64) error { return addValue(types.UintValue(uint64(x))) })
+				n, err = readBatches(cr, addUints)
 			default:
 				n, err = readValues(cr, func(x int64) error { return add(binary.LittleEndian.AppendUint64(buf[:0], uint64(x))) })
 			}
@@ -175,28 +199,53 @@ type batchReader[T any] interface {
 // (Leaf.IntKind); tests turn it off to compare with the plain bytes' way.
 var intFastPath = true
 
+// valueBatch is the values a column chunk reader is asked for at once.
+const valueBatch = 1024
+
 // readValues reads a column chunk's non-NULL values and hands each to
 // each; it returns how many it read.
 func readValues[T any](cr batchReader[T], each func(T) error) (int64, error) {
-	const batch = 1024
-	vals, defs := make([]T, batch), make([]int16, batch)
+	return readBatches(cr, func(xs []T) error {
+		for _, x := range xs {
+			if err := each(x); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// readBatches is readValues handing over a batch of values per call.
+func readBatches[T any](cr batchReader[T], each func([]T) error) (int64, error) {
+	vals, defs := make([]T, valueBatch), make([]int16, valueBatch)
 	var read int64
 	for cr.HasNext() {
-		total, n, err := cr.ReadBatch(batch, vals, defs, nil)
+		total, n, err := cr.ReadBatch(valueBatch, vals, defs, nil)
 		if err != nil {
 			return read, err
 		}
 		if total == 0 {
 			break // no progress: do not spin on a reader that says it has more
 		}
-		for _, x := range vals[:n] {
-			if err := each(x); err != nil {
-				return read, err
-			}
+		if err := each(vals[:n]); err != nil {
+			return read, err
 		}
 		read += int64(n)
 	}
 	return read, nil
+}
+
+// widen appends int32s to dst as int64s: sign-extended, or (unsigned) as
+// the uint32 their bits spell.
+func widen(dst []int64, xs []int32, unsigned bool) []int64 {
+	for _, x := range xs {
+		if unsigned {
+			dst = append(dst, int64(uint32(x)))
+		} else {
+			dst = append(dst, int64(x))
+		}
+	}
+	return dst
 }
 
 // filterLeaf is the flat leaf of a top-level column in a file, when the

@@ -46,8 +46,11 @@ type Codec struct {
 	width   int // encoded width in bytes; 0 for variable width
 	ordered bool
 
-	enc    func(dst []byte, v Value) ([]byte, error)
-	dec    func(b []byte) (Value, error)
+	enc func(dst []byte, v Value) ([]byte, error)
+	dec func(b []byte) (Value, error)
+	// ints is the range of an integer type's codec (AppendInt,
+	// AppendUint); its zero value marks every other codec.
+	ints   intRange
 	format func(v Value) string
 	parse  func(s string, r Rounding) (v Value, exact bool, err error)
 }

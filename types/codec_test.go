@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -312,6 +313,43 @@ func TestDecimalRangeEdges(t *testing.T) {
 				if _, err := c.Decode(appendInt128(nil, x)); !errors.Is(err, ErrOutOfRange) {
 					t.Errorf("decimal(%d,0) decode %s: %v", p, tc.z, err)
 				}
+			}
+		}
+	}
+}
+
+// AppendInt and AppendUint write exactly Append's bytes and fail exactly
+// where it fails, for every integer type and a few others, over edges of
+// each width and random values.
+func TestAppendIntIsAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 29))
+	var xs []int64
+	for _, w := range []uint{7, 8, 15, 16, 31, 32, 63} {
+		e := int64(1) << w
+		xs = append(xs, e, e-1, -e, -e-1, -e+1)
+	}
+	xs = append(xs, 0, 1, -1, math.MinInt64, math.MaxInt64)
+	for range 2000 {
+		xs = append(xs, int64(rng.Uint64())>>rng.IntN(64))
+	}
+	kinds := []Kind{KindTinyInt, KindSmallInt, KindInteger, KindBigInt, KindUTinyInt, KindUSmallInt, KindUInteger, KindUBigInt, KindHugeInt, KindDate, KindDouble}
+	for _, k := range kinds {
+		c, ok := CodecFor(Simple(k))
+		if !ok {
+			t.Fatalf("%v: no codec", k)
+		}
+		for _, x := range xs {
+			prefix := []byte{0xAB}
+			want, werr := c.Append(prefix, IntValue(x))
+			got, gerr := c.AppendInt(prefix, x)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() || !bytes.Equal(got, want) {
+				t.Fatalf("%s AppendInt(%d) = %x, %v; Append = %x, %v", c.Type(), x, got, gerr, want, werr)
+			}
+			u := uint64(x)
+			want, werr = c.Append(prefix, UintValue(u))
+			got, gerr = c.AppendUint(prefix, u)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() || !bytes.Equal(got, want) {
+				t.Fatalf("%s AppendUint(%d) = %x, %v; Append = %x, %v", c.Type(), u, got, gerr, want, werr)
 			}
 		}
 	}

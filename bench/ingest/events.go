@@ -22,13 +22,18 @@ import (
 // eventsRuns writes the events table once, then alternates, runs times,
 // the floor (every footer read, by ingest's number of workers) and a
 // registration into a new catalog with membership filters on user_id.
-func eventsRuns(files, rows, runs int, cpuprofile, out string) error {
+// keep, when set, holds the data across runs of the bench (written once
+// per size); the catalogs go with a temporary directory either way.
+func eventsRuns(files, rows, runs int, cpuprofile, out, keep string) error {
 	dir, err := os.MkdirTemp("", "rocklake-bench-ingest-events-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data")
+	if keep != "" {
+		data = filepath.Join(keep, fmt.Sprintf("events-%d-%d", files, rows))
+	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return err

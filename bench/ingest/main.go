@@ -42,9 +42,10 @@ func main() {
 	filters := flag.String("filter-columns", "", "build membership filters for these columns (c0 is int64, c2 varchar, c7 uuid)")
 	eventsTable := flag.Bool("events", false, "register the events table (DuckDB's hourly files) with membership filters on user_id, beside the footer reading alone")
 	out := flag.String("json", "", "write the results (with -events) to this file")
+	keep := flag.String("dir", "", "with -events: keep the written files under this directory and reuse them in later runs (default: written anew in a temporary directory)")
 	flag.Parse()
 	if *eventsTable {
-		if err := eventsRuns(*files, *rows, *runs, *cpuprofile, *out); err != nil {
+		if err := eventsRuns(*files, *rows, *runs, *cpuprofile, *out, *keep); err != nil {
 			log.Fatal(err)
 		}
 		return
