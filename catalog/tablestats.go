@@ -297,9 +297,11 @@ func (a *colAcc) add(st *stats.Column) {
 		e, ok := types.ParseExtentStats(st.ExtraStats)
 		a.ext, a.extOK = a.ext.Add(e), a.extOK && ok
 	}
-	u := TableColumnStats{MinIsExact: st.MinIsExact, MaxIsExact: st.MaxIsExact}
+	// A type without an order keeps no bounds, and no exactness of bounds
+	// it does not keep (which one unit's flags would otherwise set).
+	var u TableColumnStats
 	if a.ordered {
-		u.Min, u.Max = st.Min, st.Max
+		u.Min, u.Max, u.MinIsExact, u.MaxIsExact = st.Min, st.Max, st.MinIsExact, st.MaxIsExact
 	}
 	if !a.hasBounds {
 		a.hasBounds = true

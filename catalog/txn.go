@@ -723,8 +723,17 @@ func (w *commitWriter) finish(token []byte) error {
 					return err
 				}
 			}
-			if err := w.recompute(ts); err != nil {
-				return err
+			kept := false
+			if !ts.altered {
+				var err error
+				if kept, err = w.removalKeepsStats(ts); err != nil {
+					return err
+				}
+			}
+			if !kept {
+				if err := w.recompute(ts); err != nil {
+					return err
+				}
 			}
 			narrowed = true
 		}

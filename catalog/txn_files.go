@@ -177,7 +177,9 @@ func (w *commitWriter) removeFiles(name string, ids []int64, again bool) error {
 	if ts.altered {
 		return fmt.Errorf("%w: table %q: an alteration is a snapshot of its own", ErrInvalid, name)
 	}
-	if err := w.loadFiles(ts); err != nil {
+	// Only the files removed, when they are few: a commit that retires a
+	// file or two of a table of millions must not read every file row.
+	if err := w.peekFiles(ts, ids); err != nil {
 		return err
 	}
 	if err := w.prepareDeletes(ts, len(ids)); err != nil {

@@ -1,9 +1,16 @@
 package catalog
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
+	"github.com/rocklake/rocklake/types"
 )
 
 // seedStats loads the table's stats as of the head, to widen on append.
@@ -30,6 +37,184 @@ func (w *commitWriter) seedStats(ts *tableState) error {
 		ts.accs[c.ID] = acc
 	}
 	return nil
+}
+
+// removalKeepsStats updates a table's stats for the files this commit
+// removes without reading the files that stay, where the stats read alone
+// prove that no removed file gave the table a bound or a flag that no
+// surviving file gives it too: then every column's stats are the head's
+// widened by the files added (as addFiles left them), and only the counts
+// lose the removed files. It reads the removed files' stats, one row per
+// file and column. Where that proof fails (a removed file held the
+// table's minimum, or its only NULL as far as the stats say), or the
+// removal is a large share of the table, it reports false and the caller
+// folds every survivor again (recompute): the stored stats must be the
+// exact fold of the live files', which readers and exports rely on.
+func (w *commitWriter) removalKeepsStats(ts *tableState) (bool, error) {
+	if ts.restamped || len(ts.synth) > 0 || !ts.seeded {
+		return false, nil
+	}
+	head, err := w.r.fileTableStats(ts.t.ID)
+	if err != nil {
+		return false, err
+	}
+	removed := make([]int64, 0, len(ts.removed))
+	for id := range ts.removed {
+		removed = append(removed, id)
+	}
+	slices.Sort(removed)
+	// Every file gone, or a share a fold of the rest costs about as much
+	// as the reads below.
+	if int64(len(removed)) >= head.FileCount || 16*int64(len(removed)) > head.FileCount {
+		return false, nil
+	}
+	for _, id := range removed {
+		if _, ok := ts.live[id]; !ok {
+			return false, nil
+		}
+	}
+	keys := make([][]byte, 0, len(removed)*len(ts.cols))
+	for _, c := range ts.cols {
+		if c.Type.Kind == types.KindGeometry || head.Columns[c.ID] == nil {
+			return false, nil // an extent is a union: no bound to compare with
+		}
+		for _, id := range removed {
+			keys = append(keys, key(tagFileColumnStats, ts.t.ID, c.ID, id))
+		}
+	}
+	vals, err := w.getMany(keys)
+	if err != nil {
+		return false, err
+	}
+	var p catalogpb.ColumnStats
+	for i, c := range ts.cols {
+		ordered := newColAcc(c.Type).ordered
+		table := head.Columns[c.ID]
+		// What the files this commit adds give the column alone: what a
+		// removed file gave the table may come from them too.
+		added := newColAcc(c.Type)
+		for _, af := range ts.added {
+			if fc := af.fc[c.ID]; fc != nil {
+				added.add(&fc.Stats)
+			} else {
+				added.add(nil)
+			}
+		}
+		for j := range removed {
+			st := &stats.Column{} // no stats row: all unknown, as the fold takes it
+			if v := vals[i*len(removed)+j]; v != nil {
+				p.Reset()
+				if err := decodeValue(v, &p); err != nil {
+					return false, fmt.Errorf("stats of column %d in file %d: %w", c.ID, removed[j], err)
+				}
+				s := columnStatsFromPB(&p)
+				st = &s
+			}
+			if !unitLeavesTable(table, st, ordered, added) {
+				return false, nil
+			}
+		}
+	}
+	removalsKept.Add(1)
+	for _, id := range removed {
+		f := ts.live[id]
+		ts.stats.RecordCount -= f.RecordCount
+		ts.stats.FileSizeBytes -= f.FileSizeBytes
+		ts.stats.FileCount--
+	}
+	return true, nil
+}
+
+// removalsKept counts the removals removalKeepsStats settled, for tests.
+var removalsKept atomic.Int64
+
+// unitLeavesTable reports whether the table column stats table, a fold
+// that includes the unit st, stay what they are when st leaves the fold
+// and the units folded in added come in, as far as the stats tell. Each
+// part of the fold is settled by one of: st gave nothing the table shows
+// (a false flag; a flag unlike the table's, whose true or unknown then
+// comes from another unit; a bound strictly inside the table's, whose
+// extreme another unit holds with the exactness shown; a known bound where
+// the table's is unknown), or the added units give the same to the result
+// whatever the survivors hold (a true flag; a lower minimum; an equal one,
+// exact or where the table's is not; an unknown bound). A type without an
+// order keeps no bounds at table level, only whether any unit holds a
+// value.
+func unitLeavesTable(table *TableColumnStats, st *stats.Column, ordered bool, added *colAcc) bool {
+	// The added units' fold, as flags and bounds (none added: no unit,
+	// which makes no flag true and no bound).
+	addNull, addNaN := stats.Known(false), stats.Known(false)
+	if added.seen {
+		addNull, addNaN = added.cs.ContainsNull, added.cs.ContainsNaN
+	}
+	flag := func(t, u, a stats.Maybe[bool]) bool {
+		switch {
+		case u.Known && !u.V, u != t:
+			return true
+		case u.Known: // the table's true may be st's alone
+			return a == stats.Known(true)
+		default: // the table's unknown may be st's alone
+			return a != stats.Known(false)
+		}
+	}
+	empty := stats.HoldsNoValue(st)
+	nan := st.ContainsNaN
+	if empty {
+		nan = stats.Known(false) // as colAcc.add takes it
+	}
+	if !flag(table.ContainsNull, stats.ContainsNull(st), addNull) || !flag(table.ContainsNaN, nan, addNaN) {
+		return false
+	}
+	if empty {
+		return true // no bound of its own to give
+	}
+	if !ordered {
+		return added.hasBounds
+	}
+	bound := func(t stats.Maybe[[]byte], tExact bool, u stats.Maybe[[]byte], a stats.Maybe[[]byte], aExact bool, want int) bool {
+		if u.Known && (!t.Known || bytes.Compare(u.V, t.V)*want < 0) {
+			return true
+		}
+		if !added.hasBounds {
+			return false
+		}
+		if !a.Known {
+			return true // the result is unknown either way
+		}
+		if !u.Known {
+			return false // the table's unknown may be st's alone
+		}
+		// st holds the table's extreme: the added units must give it.
+		switch c := bytes.Compare(a.V, t.V) * want; {
+		case c > 0:
+			return true
+		case c == 0:
+			return aExact || !tExact
+		}
+		return false
+	}
+	return bound(table.Min, table.MinIsExact, st.Min, added.cs.Min, added.cs.MinIsExact, stats.Lower) &&
+		bound(table.Max, table.MaxIsExact, st.Max, added.cs.Max, added.cs.MaxIsExact, stats.Higher)
+}
+
+// getMany reads keys of the head in one round trip where the store can;
+// a missing key is a nil value.
+func (w *commitWriter) getMany(keys [][]byte) ([][]byte, error) {
+	if mg, ok := w.r.kvs.(kv.MultiGetter); ok {
+		return mg.GetMany(keys)
+	}
+	vals := make([][]byte, len(keys))
+	for i, k := range keys {
+		v, err := w.r.kvs.Get(k)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, nil
 }
 
 // recompute rebuilds a table's stats exactly from the files that survive

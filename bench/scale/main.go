@@ -11,6 +11,8 @@
 //     (medians of -procs processes per predicate);
 //   - the warm plan: later plans on an open catalog, from its cache (median
 //     of -runs);
+//   - two rewrites of four files into one (one commit each: four removed,
+//     their merge added, as optimize or a copy-on-write DELETE commits);
 //   - expiring a tenth of the files: one commit removes every tenth file,
 //     then ExpireSnapshots forgets every older snapshot and Cleanup settles
 //     the files it scheduled (the synthetic files are the user's: cleanup
@@ -241,6 +243,21 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// An optimize of four files: four removed, one added in their place
+	// (the commit a copy-on-write DELETE or a compaction makes), twice:
+	// from the table's start and from its middle.
+	for _, at := range []int{0, len(fset.IDs) / 2} {
+		step(fmt.Sprintf("rewrite 4 files into 1 at %d", at), func() error {
+			tx, err := c.Begin()
+			if err != nil {
+				return err
+			}
+			tx.RemoveFiles(synth.Table, fset.IDs[at+1:at+5]...)
+			tx.AddFiles(synth.Table, synth.Rewrite(fmt.Sprintf("/data/rewrite-%d.parquet", at), at+1, 4))
+			_, err = tx.Commit()
+			return err
+		})
+	}
 	step("remove a tenth (one commit)", func() error {
 		tx, err := c.Begin()
 		if err != nil {
@@ -266,8 +283,9 @@ func main() {
 		}
 		return err
 	})
-	if scheduled != len(gone) || forgotten != len(gone) {
-		log.Fatalf("expire scheduled %d files and cleanup settled %d; %d were removed", scheduled, forgotten, len(gone))
+	// The tenth, and the eight files the two rewrites replaced.
+	if removed := len(gone) + 8; scheduled != removed || forgotten != removed {
+		log.Fatalf("expire scheduled %d files and cleanup settled %d; %d were removed", scheduled, forgotten, removed)
 	}
 	stopProfile()
 	step("compact", c.CompactStore)

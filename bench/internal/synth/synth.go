@@ -53,6 +53,22 @@ func File(path string, i int) catalog.NewFile {
 	return nf
 }
 
+// Rewrite is the file at path that holds the rows of the files of hours
+// first to first+n-1, as optimize writes it: their stats merged.
+func Rewrite(path string, first, n int) catalog.NewFile {
+	nf := File(path, first)
+	nf.RecordCount *= int64(n)
+	nf.FileSizeBytes *= int64(n)
+	for i := range nf.Columns {
+		st := &nf.Columns[i].Stats
+		st.RowCount *= int64(n)
+		if i == 0 {
+			st.Max = stats.Known(encode(tsCodec, base+int64(first+n)*hour-1))
+		}
+	}
+	return nf
+}
+
 // Build creates Table in c and registers nfiles files in it, hours 0 to
 // nfiles-1 at /data/h%07d.parquet, commitEvery files per commit.
 func Build(c *catalog.Catalog, nfiles, commitEvery int) error {
