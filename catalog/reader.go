@@ -32,9 +32,11 @@ type Reader struct {
 	liveMu sync.Mutex
 	live   map[int64]map[int64]bool // table → live file ids, filled lazily
 
-	// spill holds rows PrefetchFiles read that a shared FileSet had no
-	// room to keep (fileRows.max), for this reader's FileAt: a broad plan
-	// over millions of files reads each row once, not once more by key.
+	// spill holds rows this reader read (PrefetchFiles, FileAt) that a
+	// shared FileSet had no room to keep (fileRows.max), for its later
+	// FileAt: a broad plan over millions of files reads each row once,
+	// not once more by key. They go with the reader, so a long-lived one
+	// that plans broad queries holds them until it is closed.
 	spillMu sync.Mutex
 	spill   map[*FileSet][]*DataFile
 }
@@ -403,12 +405,22 @@ func (r *Reader) FileColumnStats(tableID, columnID int64, fn func(fileID int64, 
 			return nil
 		}
 		var p catalogpb.ColumnStats
-		if err := decodeValue(v, &p); err != nil {
-			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+		st, err := decodeFileColumnStats(v, &p, columnID, fileID)
+		if err != nil {
+			return err
 		}
-		st := columnStatsFromPB(&p)
 		return fn(fileID, &st)
 	})
+}
+
+// decodeFileColumnStats decodes a file's stats row of one column, with p
+// as scratch.
+func decodeFileColumnStats(v []byte, p *catalogpb.ColumnStats, columnID, fileID int64) (stats.Column, error) {
+	p.Reset()
+	if err := decodeValue(v, p); err != nil {
+		return stats.Column{}, fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+	}
+	return columnStatsFromPB(p), nil
 }
 
 // fileColumnStatsOf is FileColumnStats for the files ids names (sorted
@@ -429,11 +441,10 @@ func (r *Reader) fileColumnStatsOf(tableID, columnID int64, ids []int64, fn func
 		if next == len(ids) || ids[next] != fileID {
 			return nil
 		}
-		p.Reset()
-		if err := decodeValue(v, &p); err != nil {
-			return fmt.Errorf("stats of column %d in file %d: %w", columnID, fileID, err)
+		st, err := decodeFileColumnStats(v, &p, columnID, fileID)
+		if err != nil {
+			return err
 		}
-		st := columnStatsFromPB(&p)
 		return fn(fileID, &st)
 	})
 }

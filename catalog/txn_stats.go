@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -103,11 +102,10 @@ func (w *commitWriter) removalKeepsStats(ts *tableState) (bool, error) {
 		for j := range removed {
 			st := &stats.Column{} // no stats row: all unknown, as the fold takes it
 			if v := vals[i*len(removed)+j]; v != nil {
-				p.Reset()
-				if err := decodeValue(v, &p); err != nil {
-					return false, fmt.Errorf("stats of column %d in file %d: %w", c.ID, removed[j], err)
+				s, err := decodeFileColumnStats(v, &p, c.ID, removed[j])
+				if err != nil {
+					return false, err
 				}
-				s := columnStatsFromPB(&p)
 				st = &s
 			}
 			if !unitLeavesTable(table, st, ordered, added) {
