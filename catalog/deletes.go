@@ -1,12 +1,10 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
-	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
 )
 
@@ -299,24 +297,9 @@ func (w *commitWriter) peekFiles(ts *tableState, ids []int64) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	var vals [][]byte
-	if mg, ok := w.r.kvs.(kv.MultiGetter); ok {
-		var err error
-		if vals, err = mg.GetMany(keys); err != nil {
-			return err
-		}
-	} else {
-		vals = make([][]byte, len(keys))
-		for i, k := range keys {
-			v, err := w.r.kvs.Get(k)
-			if errors.Is(err, kv.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			vals[i] = v
-		}
+	vals, err := w.getMany(keys)
+	if err != nil {
+		return err
 	}
 	var p catalogpb.DataFile
 	for i, v := range vals {

@@ -62,9 +62,9 @@ func (w *commitWriter) removalKeepsStats(ts *tableState) (bool, error) {
 		removed = append(removed, id)
 	}
 	slices.Sort(removed)
-	// Every file gone, or a share a fold of the rest costs about as much
-	// as the reads below.
-	if int64(len(removed)) >= head.FileCount || 16*int64(len(removed)) > head.FileCount {
+	// More than a sixteenth of the table (every file gone among them): a
+	// fold of the rest costs about as much as the reads below.
+	if 16*int64(len(removed)) > head.FileCount {
 		return false, nil
 	}
 	for _, id := range removed {
@@ -87,7 +87,6 @@ func (w *commitWriter) removalKeepsStats(ts *tableState) (bool, error) {
 	}
 	var p catalogpb.ColumnStats
 	for i, c := range ts.cols {
-		ordered := newColAcc(c.Type).ordered
 		table := head.Columns[c.ID]
 		// What the files this commit adds give the column alone: what a
 		// removed file gave the table may come from them too.
@@ -108,7 +107,7 @@ func (w *commitWriter) removalKeepsStats(ts *tableState) (bool, error) {
 				}
 				st = &s
 			}
-			if !unitLeavesTable(table, st, ordered, added) {
+			if !unitLeavesTable(table, st, added.ordered, added) {
 				return false, nil
 			}
 		}

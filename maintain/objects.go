@@ -155,7 +155,7 @@ func aboveKeyValues(loc string) string {
 		if i < 0 {
 			break
 		}
-		if k, _, ok := strings.Cut(dir[i+1:], "="); !ok || k == "" {
+		if !isKeyValue(dir[i+1:]) {
 			break
 		}
 		dir = dir[:i]
@@ -167,7 +167,7 @@ func aboveKeyValues(loc string) string {
 // as a partition (a data root such as s3://lake/year=2024/).
 func noKeyValuePrefix(prefix string) error {
 	for _, seg := range strings.Split(strings.TrimPrefix(prefix, "s3://"), "/") {
-		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+		if isKeyValue(seg) {
 			return fmt.Errorf("the output prefix %s is below %q, which registration would read as a partition: choose a data root without '=' in its path", prefix, seg)
 		}
 	}

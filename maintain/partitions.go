@@ -341,6 +341,13 @@ func (hl *hiveLayout) groupOf(ctx context.Context, conn *sql.Conn, groups, from,
 // column.
 func (hl *hiveLayout) held(i int) bool { return hl == nil || !slices.Contains(hl.slots, i) }
 
+// isKeyValue says whether a path segment reads as a partition's key=value
+// directory (or object key prefix) to registration.
+func isKeyValue(seg string) bool {
+	k, _, ok := strings.Cut(seg, "=")
+	return ok && k != ""
+}
+
 // noKeyValueDirs refuses an output directory a key=value directory of
 // which registration would read as one more partition key.
 func noKeyValueDirs(dir string) error {
@@ -349,7 +356,7 @@ func noKeyValueDirs(dir string) error {
 		return err
 	}
 	for _, seg := range strings.Split(filepath.ToSlash(abs), "/") {
-		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+		if isKeyValue(seg) {
 			return fmt.Errorf("the output directory %s is below %q, which registration would read as a partition directory: choose one without '=' in its path", dir, seg)
 		}
 	}
