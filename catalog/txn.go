@@ -474,6 +474,13 @@ func (w *commitWriter) put(k []byte, m proto.Message) {
 	w.writeErr = err
 }
 
+// putEncoded writes a value encodeValue made.
+func (w *commitWriter) putEncoded(k, v []byte) {
+	if w.writeErr == nil {
+		w.writeErr = w.batch.Set(k, v)
+	}
+}
+
 // table resolves a live table by name, from this commit's own changes first.
 func (w *commitWriter) table(name string) (*tableState, error) {
 	lname := strings.ToLower(name)

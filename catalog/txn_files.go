@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/membership"
 	"github.com/rocklake/rocklake/types"
@@ -102,52 +104,33 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 			w.put(identityKey(ts.t.ID, f.Identity), &catalogpb.DataFile{Id: f.ID})
 		}
 		af := addedFile{f: f, fc: map[int64]*FileColumn{}}
+		ncs := ts.encodeColumns(&nf)
 		for i := range nf.Columns {
-			fc := &nf.Columns[i]
-			col, ok := ts.byPath[pathKey(fc.Path)]
-			if !ok {
-				return fmt.Errorf("file %s: stats for %w %q in table %q", nf.Path, ErrNoSuchColumn, strings.Join(fc.Path, "."), ts.t.Name)
+			fc, nc := &nf.Columns[i], &ncs[i]
+			if !nc.found {
+				return nc.err
 			}
-			if af.fc[col.ID] != nil {
+			if af.fc[nc.col.ID] != nil {
 				return fmt.Errorf("%w file %s: two stats entries for column %q", ErrInvalid, nf.Path, strings.Join(fc.Path, "."))
 			}
-			if err := checkStats(col, &fc.Stats); err != nil {
-				return fmt.Errorf("file %s column %q: %w", nf.Path, strings.Join(fc.Path, "."), err)
+			if nc.err != nil {
+				return nc.err
 			}
-			for j := range fc.Variants {
-				if err := checkVariant(&fc.Variants[j]); err != nil {
-					return fmt.Errorf("file %s column %q variant %s: %w", nf.Path, strings.Join(fc.Path, "."), fc.Variants[j].Path, err)
-				}
+			af.fc[nc.col.ID] = fc
+			w.putEncoded(key(tagFileColumnStats, ts.t.ID, nc.col.ID, f.ID), nc.stats)
+			for j, rg := range fc.RowGroups {
+				w.putEncoded(rowGroupKey(ts.t.ID, nc.col.ID, f.ID, rg.Index), nc.rowGroups[j])
 			}
-			for j := range fc.RowGroups {
-				if err := checkStats(col, &fc.RowGroups[j].Stats); err != nil {
-					return fmt.Errorf("file %s column %q row group %d: %w", nf.Path, strings.Join(fc.Path, "."), fc.RowGroups[j].Index, err)
-				}
-			}
-			af.fc[col.ID] = fc
-			w.put(key(tagFileColumnStats, ts.t.ID, col.ID, f.ID), columnStatsToPB(&fc.Stats))
-			for _, rg := range fc.RowGroups {
-				w.put(rowGroupKey(ts.t.ID, col.ID, f.ID, rg.Index), &catalogpb.RowGroupStats{
-					Stats: columnStatsToPB(&rg.Stats), FirstRow: rg.FirstRow, ColumnIndex: locToPB(rg.ColumnIndex),
-					OffsetIndex: locToPB(rg.OffsetIndex), BloomFilter: locToPB(rg.BloomFilter),
-				})
-			}
-			for _, v := range fc.Variants {
-				w.put(keyWithString(tagFileVariantStats, v.Path, ts.t.ID, col.ID, f.ID), v.toPB())
+			for j, v := range fc.Variants {
+				w.putEncoded(keyWithString(tagFileVariantStats, v.Path, ts.t.ID, nc.col.ID, f.ID), nc.variants[j])
 			}
 			if fl := fc.Filter; fl != nil {
-				if _, err := membership.Decode(fl.Data); err != nil || fl.Kind != membership.Kind {
-					return fmt.Errorf("%w file %s column %q: membership filter of kind %q: %v", ErrInvalid, nf.Path, strings.Join(fc.Path, "."), fl.Kind, err)
-				}
-				w.put(key(tagFileFilter, ts.t.ID, col.ID, f.ID), &catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
+				w.putEncoded(key(tagFileFilter, ts.t.ID, nc.col.ID, f.ID), nc.filter)
 				if fl.Signature != nil {
-					if err := membership.CheckSignature(fl.Signature); err != nil {
-						return fmt.Errorf("%w file %s column %q: %v", ErrInvalid, nf.Path, strings.Join(fc.Path, "."), err)
-					}
 					if ts.sigs == nil {
 						ts.sigs = map[int64][]fileSig{}
 					}
-					ts.sigs[col.ID] = append(ts.sigs[col.ID], fileSig{f.ID, fl.Signature})
+					ts.sigs[nc.col.ID] = append(ts.sigs[nc.col.ID], fileSig{f.ID, fl.Signature})
 				}
 			}
 		}
@@ -165,6 +148,95 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 		w.changes.InsertedIntoTables = append(w.changes.InsertedIntoTables, ts.t.ID)
 	}
 	return w.writeErr
+}
+
+// newColumn is one stats entry of a new file as its commit writes it:
+// the column it names, checked, and its values encoded. None of it
+// depends on the commit's state (file ids, the other files).
+type newColumn struct {
+	col   Column
+	found bool  // the entry names a column of the table (else err says so)
+	err   error // the entry's first problem
+	// Encoded values: the stats, each row group's and variant sub-field's
+	// (in the entry's order), and the filter.
+	stats     []byte
+	rowGroups [][]byte
+	variants  [][]byte
+	filter    []byte
+}
+
+// encodeColumns resolves, checks and encodes every stats entry of nf.
+func (ts *tableState) encodeColumns(nf *NewFile) []newColumn {
+	out := make([]newColumn, len(nf.Columns))
+	for i := range nf.Columns {
+		out[i] = ts.encodeColumn(nf.Path, &nf.Columns[i])
+	}
+	return out
+}
+
+func (ts *tableState) encodeColumn(path string, fc *FileColumn) (nc newColumn) {
+	name := strings.Join(fc.Path, ".")
+	nc.col, nc.found = ts.byPath[pathKey(fc.Path)]
+	if !nc.found {
+		nc.err = fmt.Errorf("file %s: stats for %w %q in table %q", path, ErrNoSuchColumn, name, ts.t.Name)
+		return nc
+	}
+	fail := func(err error) newColumn {
+		nc.err = err
+		return nc
+	}
+	if err := checkStats(nc.col, &fc.Stats); err != nil {
+		return fail(fmt.Errorf("file %s column %q: %w", path, name, err))
+	}
+	for j := range fc.Variants {
+		if err := checkVariant(&fc.Variants[j]); err != nil {
+			return fail(fmt.Errorf("file %s column %q variant %s: %w", path, name, fc.Variants[j].Path, err))
+		}
+	}
+	for j := range fc.RowGroups {
+		if err := checkStats(nc.col, &fc.RowGroups[j].Stats); err != nil {
+			return fail(fmt.Errorf("file %s column %q row group %d: %w", path, name, fc.RowGroups[j].Index, err))
+		}
+	}
+	var err error
+	enc := func(m proto.Message) []byte {
+		b, e := encodeValue(m)
+		if err == nil {
+			err = e
+		}
+		return b
+	}
+	nc.stats = enc(columnStatsToPB(&fc.Stats))
+	if len(fc.RowGroups) > 0 {
+		nc.rowGroups = make([][]byte, len(fc.RowGroups))
+	}
+	for j, rg := range fc.RowGroups {
+		nc.rowGroups[j] = enc(&catalogpb.RowGroupStats{
+			Stats: columnStatsToPB(&rg.Stats), FirstRow: rg.FirstRow, ColumnIndex: locToPB(rg.ColumnIndex),
+			OffsetIndex: locToPB(rg.OffsetIndex), BloomFilter: locToPB(rg.BloomFilter),
+		})
+	}
+	if len(fc.Variants) > 0 {
+		nc.variants = make([][]byte, len(fc.Variants))
+	}
+	for j := range fc.Variants {
+		nc.variants[j] = enc(fc.Variants[j].toPB())
+	}
+	if fl := fc.Filter; fl != nil {
+		if err := membership.Check(fl.Data); err != nil || fl.Kind != membership.Kind {
+			return fail(fmt.Errorf("%w file %s column %q: membership filter of kind %q: %v", ErrInvalid, path, name, fl.Kind, err))
+		}
+		nc.filter = enc(&catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
+		if fl.Signature != nil {
+			if err := membership.CheckSignature(fl.Signature); err != nil {
+				return fail(fmt.Errorf("%w file %s column %q: %v", ErrInvalid, path, name, err))
+			}
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nc
 }
 
 // removeFiles retires files; again marks them registered again by this

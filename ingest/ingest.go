@@ -170,9 +170,20 @@ type Result struct {
 	// left out (rocklake's files, not the user's).
 	SkippedDirs []string
 	Elapsed     time.Duration
+	// Steps splits Elapsed by step.
+	Steps Steps
 	// Fetched counts the requests and bytes of object storage the add
 	// made (listing and footers), when the store counts them.
 	Fetched storage.Counts
+}
+
+// Steps are the wall times of an add's steps; a commit tried again after
+// a conflict adds its filters and commit times again.
+type Steps struct {
+	List    time.Duration // finding the files (directory walks, globs, listings)
+	Footers time.Duration // reading every footer
+	Filters time.Duration // building membership filters (reading their columns)
+	Commit  time.Duration // checking the files against the table and committing
 }
 
 // counter is a store that counts its requests (storage.S3 does).
@@ -223,6 +234,8 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 	if err != nil {
 		return Result{}, err
 	}
+	var steps Steps
+	steps.List = time.Since(start)
 	skipped := 0
 	if opts.SkipExisting {
 		if files, skipped, err = leaveOutRegistered(c, table, files); err != nil {
@@ -232,12 +245,14 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 			return Result{Skipped: skipped, SkippedDirs: skippedDirs, Elapsed: time.Since(start)}, nil
 		}
 	}
+	t0 := time.Now()
 	infos, err := inspectAll(ctx, files, opts)
 	if err != nil {
 		return Result{}, err
 	}
+	steps.Footers = time.Since(t0)
 	for attempt := 0; ; attempt++ {
-		res, err = commitFiles(ctx, c, table, infos, opts)
+		res, err = commitFiles(ctx, c, table, infos, opts, &steps)
 		if errors.Is(err, catalog.ErrConflict) && attempt < 3 {
 			continue // another writer changed the table: check again on the new state
 		}
@@ -249,6 +264,7 @@ func AddContext(ctx context.Context, c *catalog.Catalog, table string, paths []s
 	res.Skipped = skipped
 	res.SkippedDirs = skippedDirs
 	res.Elapsed = time.Since(start)
+	res.Steps = steps
 	return res, nil
 }
 
@@ -339,7 +355,13 @@ type rewrittenError string
 func (e rewrittenError) Error() string { return string(e) }
 func (e rewrittenError) Unwrap() error { return catalog.ErrDuplicate }
 
-func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []*fileInfo, opts Options) (Result, error) {
+func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []*fileInfo, opts Options, steps *Steps) (Result, error) {
+	t0 := time.Now()
+	var filters time.Duration
+	defer func() {
+		steps.Filters += filters
+		steps.Commit += time.Since(t0) - filters
+	}()
 	tx, err := c.Begin()
 	if err != nil {
 		return Result{}, err
@@ -349,7 +371,7 @@ func commitFiles(ctx context.Context, c *catalog.Catalog, table string, infos []
 		return Result{}, err
 	}
 	defer r.Close()
-	res, err := stageFiles(tx, r, table, infos, opts)
+	res, err := stageFiles(tx, r, table, infos, opts, &filters)
 	if err != nil {
 		return Result{}, err
 	}
@@ -464,7 +486,7 @@ func addAllOnce(ctx context.Context, c *catalog.Catalog, batches []Batch, infos 
 	out := make([]Result, len(batches))
 	var all []*fileInfo
 	for i, b := range batches {
-		if out[i], err = stageFiles(tx, r, b.Table, infos[i], b.Options); err != nil {
+		if out[i], err = stageFiles(tx, r, b.Table, infos[i], b.Options, nil); err != nil {
 			return catalog.Snapshot{}, nil, err
 		}
 		all = append(all, infos[i]...)
@@ -484,7 +506,8 @@ func addAllOnce(ctx context.Context, c *catalog.Catalog, batches []Batch, infos 
 
 // stageFiles puts the registration of infos in table into tx, read at r
 // (tx's base), without committing it.
-func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileInfo, opts Options) (Result, error) {
+// filtersTook, when set, gets the time the membership filters took.
+func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileInfo, opts Options, filtersTook *time.Duration) (Result, error) {
 	var res Result
 	tx.Hold(opts.Leases...)
 	var cols []catalog.Column
@@ -548,7 +571,11 @@ func stageFiles(tx *catalog.Txn, r *catalog.Reader, table string, infos []*fileI
 	if err != nil {
 		return Result{}, err
 	}
+	t0 := time.Now()
 	filters, err := buildFilters(infos, cols, chosen, explicit, opts.Workers, opts.Objects)
+	if filtersTook != nil {
+		*filtersTook = time.Since(t0)
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -100,21 +100,37 @@ func (w *workspace) sort(keys []uint64) []uint64 {
 	return radixSortInto(append(w.a[:0], keys...), w.b[:len(keys)])
 }
 
-// Decode reads a stored filter.
-func Decode(b []byte) (*Filter, error) {
+// Check says whether b is a stored filter Decode reads, without copying
+// its fingerprints out.
+func Check(b []byte) error {
+	_, _, _, _, err := header(b)
+	return err
+}
+
+// header reads and checks a stored filter's header against its length.
+func header(b []byte) (seed uint64, segLen, segCount, n uint32, err error) {
 	if len(b) < 20 {
-		return nil, fmt.Errorf("membership: filter of %d bytes is too short", len(b))
+		return 0, 0, 0, 0, fmt.Errorf("membership: filter of %d bytes is too short", len(b))
 	}
-	seed := binary.LittleEndian.Uint64(b)
-	segLen := binary.LittleEndian.Uint32(b[8:])
-	segCount := binary.LittleEndian.Uint32(b[12:])
-	n := binary.LittleEndian.Uint32(b[16:])
+	seed = binary.LittleEndian.Uint64(b)
+	segLen = binary.LittleEndian.Uint32(b[8:])
+	segCount = binary.LittleEndian.Uint32(b[12:])
+	n = binary.LittleEndian.Uint32(b[16:])
 	if segLen == 0 || bits.OnesCount32(segLen) != 1 || segCount == 0 || segCount > 1<<30/segLen {
-		return nil, fmt.Errorf("membership: bad segments (%d of length %d)", segCount, segLen)
+		return 0, 0, 0, 0, fmt.Errorf("membership: bad segments (%d of length %d)", segCount, segLen)
 	}
 	// Contains reads up to index segCount·segLen - 1 + 2·segLen.
 	if uint64(n) != uint64(segCount+2)*uint64(segLen) || uint64(len(b)) != 20+2*uint64(n) {
-		return nil, fmt.Errorf("membership: %d fingerprints in %d bytes do not fit %d segments of %d", n, len(b), segCount, segLen)
+		return 0, 0, 0, 0, fmt.Errorf("membership: %d fingerprints in %d bytes do not fit %d segments of %d", n, len(b), segCount, segLen)
+	}
+	return seed, segLen, segCount, n, nil
+}
+
+// Decode reads a stored filter.
+func Decode(b []byte) (*Filter, error) {
+	seed, segLen, segCount, n, err := header(b)
+	if err != nil {
+		return nil, err
 	}
 	fps := make([]uint16, n)
 	for i := range fps {

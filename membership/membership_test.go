@@ -79,6 +79,12 @@ func TestDecodeRejectsDamage(t *testing.T) {
 		if _, err := Decode(c); err == nil {
 			t.Errorf("damaged filter %d decoded", i)
 		}
+		if err := Check(c); err == nil {
+			t.Errorf("damaged filter %d passed the check", i)
+		}
+	}
+	if err := Check(b); err != nil {
+		t.Errorf("a built filter fails the check: %v", err)
 	}
 }
 
@@ -87,6 +93,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		flt, err := Decode(data)
+		if cerr := Check(data); (cerr == nil) != (err == nil) {
+			t.Fatalf("Check says %v, Decode %v", cerr, err)
+		}
 		if err != nil {
 			return
 		}

@@ -149,6 +149,8 @@ already (--skip-existing leaves such files out).`,
 					"bytes": res.Bytes, "seconds": res.Elapsed.Seconds(), "created_table": res.CreatedTable,
 					"owner": owner(take).String(), "snapshot_id": nil, "skipped_rewrite_dirs": nonNil(res.SkippedDirs),
 					"object_storage": map[string]any{"request_count": res.Fetched.Requests, "bytes": res.Fetched.Bytes},
+					"step_seconds": map[string]any{"list": res.Steps.List.Seconds(), "footers": res.Steps.Footers.Seconds(),
+						"filters": res.Steps.Filters.Seconds(), "commit": res.Steps.Commit.Seconds()},
 				}
 				if res.Files > 0 { // no snapshot is made when nothing is new
 					out["snapshot_id"] = res.Snapshot.ID
