@@ -215,6 +215,23 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if err != nil {
 			return nil, err
 		}
+		// Filter rows are deleted only in columns that have any: a delete
+		// of an absent key still costs a tombstone (Pebble) or an index
+		// probe (PostgreSQL), and most columns have none.
+		var filtered []int64
+		for _, col := range colIDs {
+			has := false
+			err := scanRange(kvs, key(tagFileFilter, t.Id, col), func(_, _ []byte) error {
+				has = true
+				return errStopScan
+			})
+			if err != nil && err != errStopScan {
+				return nil, err
+			}
+			if has {
+				filtered = append(filtered, col)
+			}
+		}
 		var p catalogpb.DataFile
 		live := map[int64]bool{} // files whose rows stay
 		var forgotIDs []int64    // files whose rows go, ascending (the scan's order)
@@ -237,10 +254,13 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 				return err
 			}
 			for _, col := range colIDs {
-				for _, tag := range []byte{tagFileColumnStats, tagFileFilter} {
-					if err := del(key(tag, t.Id, col, f.ID)); err != nil {
-						return err
-					}
+				if err := del(key(tagFileColumnStats, t.Id, col, f.ID)); err != nil {
+					return err
+				}
+			}
+			for _, col := range filtered {
+				if err := del(key(tagFileFilter, t.Id, col, f.ID)); err != nil {
+					return err
 				}
 			}
 			forgotIDs = append(forgotIDs, f.ID)
