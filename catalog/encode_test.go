@@ -13,8 +13,9 @@ import (
 
 // In a commit of thousands of files every file's stats entries (stats,
 // row groups, filter) land under that file's id, and a bad entry deep in
-// it is refused with the error a commit of that file alone gives, naming
-// it, with nothing committed.
+// it (a bound, a filter, a row group the file does not have) is refused
+// with the error a commit of that file alone gives, naming it, with
+// nothing committed.
 func TestLargeCommitKeepsEachFilesEntries(t *testing.T) {
 	n := 4400
 	bigint := types.MustParseType("bigint")
@@ -60,6 +61,10 @@ func TestLargeCommitKeepsEachFilesEntries(t *testing.T) {
 		"row group":      func(nf *NewFile) { nf.Columns[0].RowGroups[0].Stats.Min = stats.Known([]byte{1}) },
 		"filter":         func(nf *NewFile) { nf.Columns[0].Filter.Data = nf.Columns[0].Filter.Data[:19] },
 		"twice":          func(nf *NewFile) { nf.Columns[1].Path = []string{"A"} },
+		"row group index": func(nf *NewFile) {
+			nf.Columns[0].RowGroups[len(nf.Columns[0].RowGroups)-1].Index = nf.RowGroupCount
+		},
+		"negative row group index": func(nf *NewFile) { nf.Columns[0].RowGroups[0].Index = -1 },
 	}
 	for name, damage := range bad {
 		at := 2050 // i%5 == 0: it has a filter

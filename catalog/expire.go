@@ -257,6 +257,15 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 				if err := del(key(tagFileColumnStats, t.Id, col, f.ID)); err != nil {
 					return err
 				}
+				// A file's row-group stats have indexes below its count
+				// (a commit refuses others): deleted without reading the
+				// column's row-group rows, which a store over the network
+				// sends whole.
+				for rg := range f.RowGroupCount {
+					if err := del(rowGroupKey(t.Id, col, f.ID, rg)); err != nil {
+						return err
+					}
+				}
 			}
 			for _, col := range filtered {
 				if err := del(key(tagFileFilter, t.Id, col, f.ID)); err != nil {
@@ -272,10 +281,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if len(forgotIDs) > 0 {
 			dense := len(forgotIDs)*16 >= len(forgotIDs)+len(live)
 			for _, col := range colIDs {
-				for _, tag := range []byte{tagRowGroupStats, tagFileVariantStats} {
-					if err := deleteFileKeys(kvs, key(tag, t.Id, col), forgotIDs, dense, del); err != nil {
-						return nil, err
-					}
+				if err := deleteFileKeys(kvs, key(tagFileVariantStats, t.Id, col), forgotIDs, dense, del); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -402,7 +409,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 }
 
 // deleteFileKeys deletes every key under prefix+id for the ids given
-// (ascending): a file's row-group or variant stats in one column. Seeking
+// (ascending): a file's variant stats in one column. Seeking
 // to each file costs a read per file (a round trip on a networked store),
 // so where the files are a sixteenth of the table or more (dense) the
 // whole range is read once instead; elsewhere one iterator seeks forward

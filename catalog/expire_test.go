@@ -261,6 +261,7 @@ func TestExpireDeletesExactlyTheForgottenRowGroups(t *testing.T) {
 		commit(t, c, func(tx *Txn) { tx.CreateTable("t", defs); tx.CreateTable("u", defs) })
 		file := func(table string, i int) NewFile {
 			nf := intFile(t, fmt.Sprintf("/d/%s/%d-%d.parquet", table, round, i), int64(i), int64(i)+9, 0)
+			nf.RowGroupCount = 3
 			y := nf.Columns[0]
 			y.Path = []string{"y"}
 			y.RowGroups = nil

@@ -169,12 +169,12 @@ type newColumn struct {
 func (ts *tableState) encodeColumns(nf *NewFile) []newColumn {
 	out := make([]newColumn, len(nf.Columns))
 	for i := range nf.Columns {
-		out[i] = ts.encodeColumn(nf.Path, &nf.Columns[i])
+		out[i] = ts.encodeColumn(nf.Path, nf.RowGroupCount, &nf.Columns[i])
 	}
 	return out
 }
 
-func (ts *tableState) encodeColumn(path string, fc *FileColumn) (nc newColumn) {
+func (ts *tableState) encodeColumn(path string, rowGroups int32, fc *FileColumn) (nc newColumn) {
 	name := strings.Join(fc.Path, ".")
 	nc.col, nc.found = ts.byPath[pathKey(fc.Path)]
 	if !nc.found {
@@ -194,6 +194,11 @@ func (ts *tableState) encodeColumn(path string, fc *FileColumn) (nc newColumn) {
 		}
 	}
 	for j := range fc.RowGroups {
+		// Expiry deletes a file's row-group stats by index below its count,
+		// without reading them.
+		if ix := fc.RowGroups[j].Index; ix < 0 || ix >= rowGroups {
+			return fail(fmt.Errorf("%w file %s column %q: stats for row group %d of a file of %d", ErrInvalid, path, name, ix, rowGroups))
+		}
 		if err := checkStats(nc.col, &fc.RowGroups[j].Stats); err != nil {
 			return fail(fmt.Errorf("file %s column %q row group %d: %w", path, name, fc.RowGroups[j].Index, err))
 		}
