@@ -141,6 +141,11 @@ func (l *Lake) DeleteOrphans(ctx context.Context, o OrphanOptions) (*OrphanResul
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if o.Objects == nil {
+		// Made only if the catalog names objects: a local lake needs no
+		// S3 settings.
+		o.Objects = storage.NewEnvStore(ctx)
+	}
 	return l.cat.DeleteOrphans(o)
 }
 

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -66,6 +67,9 @@ var ErrLeaseLost = errors.New("the lease on the written files' directory was los
 // its own until Release.
 type Lease struct {
 	path string
+	// obj is set on a lease on an object prefix (objectlease.go); path is
+	// then its lease object's location.
+	obj  *objectLease
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -102,6 +106,10 @@ func (l *Lease) renew(every time.Duration) {
 		case <-l.stop:
 			return
 		case now := <-tick.C:
+			if l.obj != nil {
+				_ = l.obj.put()
+				continue
+			}
 			// Chtimes, never a write: a lease cleanup deleted stays
 			// deleted, and the holder's commit finds it gone.
 			_ = os.Chtimes(l.path, now, now)
@@ -118,6 +126,12 @@ func (l *Lease) Release() {
 	l.once.Do(func() {
 		close(l.stop)
 		<-l.done
+		if l.obj != nil {
+			ctx, cancel := context.WithTimeout(l.obj.ctx, objectTimeout)
+			defer cancel()
+			_ = l.obj.store.Delete(ctx, l.path)
+			return
+		}
 		os.Remove(l.path)
 	})
 }
@@ -127,6 +141,9 @@ func (l *Lease) Release() {
 func (l *Lease) Check() error {
 	if l == nil {
 		return nil
+	}
+	if l.obj != nil {
+		return l.obj.check()
 	}
 	// Opened, not only looked up: on a shared file system, opening asks
 	// the server again where a lookup may answer from a cache.
@@ -220,14 +237,18 @@ func (h holder) sameProcessSpace(o holder) bool {
 	return h.pidns == "" || o.pidns == "" || h.pidns == o.pidns
 }
 
-// leaseHolder reads the process a lease names.
+// leaseHolder reads the process a lease file names.
 func leaseHolder(p string) (holder, bool) {
-	f, err := os.Open(p)
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return holder{}, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return parseHolder(string(b))
+}
+
+// parseHolder reads the process a lease's text names.
+func parseHolder(text string) (holder, bool) {
+	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		var h holder
 		pid := ""

@@ -26,6 +26,11 @@ type OrphanOptions struct {
 	Grace time.Duration
 	// Context, when set, stops DeleteOrphans between two deletions.
 	Context context.Context
+	// Objects, when set, is the store of the catalog's objects: the
+	// prefixes writes to objects upload under are looked at too (below
+	// "_rocklake/" beside the object data root and every registered
+	// object; see objectlease.go). Unset, only local files are.
+	Objects ObjectStore
 }
 
 // OrphanResult says what DeleteOrphans did (or, in a dry run, would do).
@@ -136,7 +141,32 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 			res.Expired = append(res.Expired, filepath.Join(d, LeaseFile))
 		}
 	}
-	if len(res.Expired) > 0 && !o.DryRun {
+	// Object prefixes: a write gone or stalled gets its tombstone before
+	// the fence moves (objectlease.go).
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var groups []*objectGroup
+	tombstoned := false
+	if o.Objects != nil {
+		if groups, err = objectGroups(ctx, o.Objects, c.objectRoots(known), known, due); err != nil {
+			return nil, err
+		}
+		for _, g := range groups {
+			if liveObjectLease(ctx, o.Objects, g, c.now()) {
+				g.inUse = true
+				continue
+			}
+			if len(g.due) > 0 && !o.DryRun {
+				if err := o.Objects.PutBytes(ctx, g.prefix+LostFile, []byte("rocklake cleanup --orphans is deleting the files of the write under this prefix\n")); err != nil {
+					return nil, fmt.Errorf("orphan cleanup: %w", err)
+				}
+				g.lost, tombstoned = true, true
+			}
+		}
+	}
+	if (len(res.Expired) > 0 || tombstoned) && !o.DryRun {
 		for _, p := range res.Expired {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("orphan cleanup: removing the expired lease %s: %w", p, err)
@@ -219,10 +249,62 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		}
 		res.Dirs = append(res.Dirs, removeEmptied(d, root)...)
 	}
+	if stopped == nil {
+		stopped = deleteObjectOrphans(ctx, o, groups, res)
+	}
 	if stopped != nil {
 		return res, fmt.Errorf("orphan cleanup stopped: %w", stopped)
 	}
 	return res, nil
+}
+
+// deleteObjectOrphans deletes the orphans of the object prefixes no live
+// lease keeps, past the tombstones and the fence moved: then each
+// prefix's lease, and its tombstone once nothing of the write is left
+// (objectlease.go). It returns the cause when o.Context stopped it.
+func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectGroup, res *OrphanResult) error {
+	for _, g := range groups {
+		if g.inUse {
+			res.InUse = append(res.InUse, g.prefix)
+			continue
+		}
+		res.Waiting = append(res.Waiting, g.orphans...)
+		if g.lease != "" {
+			res.Expired = append(res.Expired, g.lease)
+		}
+		if o.DryRun {
+			res.Deleted = append(res.Deleted, g.due...)
+			continue
+		}
+		failed := false
+		for _, loc := range g.due {
+			if err := ctx.Err(); err != nil {
+				return context.Cause(ctx)
+			}
+			if err := o.Objects.Delete(ctx, loc); err != nil {
+				res.Failed[loc], failed = err, true
+				continue
+			}
+			res.Deleted = append(res.Deleted, loc)
+		}
+		if failed {
+			// The tombstone stays: a late commit of the write must not
+			// register what may be half deleted.
+			continue
+		}
+		if g.lease != "" {
+			if err := o.Objects.Delete(ctx, g.lease); err != nil {
+				res.Failed[g.lease] = err
+				continue
+			}
+		}
+		if g.lost && len(g.orphans) == 0 {
+			if err := o.Objects.Delete(ctx, g.prefix+LostFile); err != nil {
+				res.Failed[g.prefix+LostFile] = err
+			}
+		}
+	}
+	return nil
 }
 
 // knownFiles is every location a data-file or delete-file row of any

@@ -535,7 +535,7 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 		if out, err = newObjectOutput(ctx, e, st, place, "delete", ""); err != nil {
 			return fmt.Errorf("%s: the delete files' prefix: %w", res.Statement, err)
 		}
-		dir = out.staging
+		dir, lease = out.staging, out.lease
 		defer func() {
 			out.committed = committed
 			out.close()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/storage"
 )
@@ -22,6 +23,8 @@ type objectStore interface {
 	Put(ctx context.Context, loc, path string) (storage.Object, error)
 	Delete(ctx context.Context, loc string) error
 	Any(ctx context.Context, loc string) (bool, error)
+	// The lease on the prefix uploaded under (catalog.TakeObjectLease).
+	catalog.ObjectStore
 }
 
 // objectOutput is where a rewrite of a table's objects puts its files:
@@ -39,6 +42,10 @@ type objectOutput struct {
 	// put is each file uploaded, by the local path it was uploaded from.
 	put       map[string]storage.Object
 	committed bool
+	// lease keeps the prefix from orphan cleanup until close, unless
+	// handed to a transaction (set to nil then); each upload is covered
+	// by it, so that a commit fails if cleanup took the prefix.
+	lease *catalog.Lease
 }
 
 // uploadWorkers bounds the files uploaded at once.
@@ -80,13 +87,20 @@ func newObjectOutput(ctx context.Context, e *engine.Engine, st *tableState, obje
 			return nil, fmt.Errorf("%s: 100 output prefixes like %s are taken", what, prefix)
 		}
 	}
+	// Taken before the first upload: a write killed at any point after
+	// leaves a prefix orphan cleanup finds and judges by its lease.
+	lease, err := catalog.TakeObjectLease(ctx, store, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	// DuckDB reads the staged files back for the check: under a sandbox,
 	// from the one directory of its own it may read.
 	staging, err := os.MkdirTemp(e.StagingDir(), "rocklake-rewrite-")
 	if err != nil {
+		lease.Release()
 		return nil, err
 	}
-	return &objectOutput{store: store, staging: staging, prefix: prefix}, nil
+	return &objectOutput{store: store, staging: staging, prefix: prefix, lease: lease}, nil
 }
 
 // upload puts every written file under the prefix, a few at a time.
@@ -110,6 +124,7 @@ func (o *objectOutput) upload(ctx context.Context, files []string) error {
 					errs[i] = fmt.Errorf("uploading: %w", err) // err names the object
 					continue
 				}
+				o.lease.Cover(obj.Location)
 				mu.Lock()
 				o.uploaded = append(o.uploaded, obj.Location)
 				if o.put == nil {
@@ -136,6 +151,9 @@ func (o *objectOutput) close() {
 			_ = o.store.Delete(context.Background(), loc)
 		}
 	}
+	// After the deletions: a prefix whose lease went first would be
+	// cleanup's to judge while they run.
+	o.lease.Release()
 	os.RemoveAll(o.staging)
 }
 
@@ -173,3 +191,9 @@ func noKeyValuePrefix(prefix string) error {
 	}
 	return nil
 }
+
+// The stores a write to objects uploads with keep its lease.
+var (
+	_ catalog.ObjectStore = (*storage.S3)(nil)
+	_ catalog.ObjectStore = (*storage.EnvStore)(nil)
+)

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
@@ -106,5 +109,92 @@ func TestRewriteObjectsInterrupted(t *testing.T) {
 	}
 	if got := answer(); got != want {
 		t.Errorf("after optimize %s, before %s", got, want)
+	}
+}
+
+// An INSERT into a table of objects that stalls after its uploads past
+// its lease's expiry loses them to cleanup --orphans, and its commit then
+// fails (ErrLeaseLost) instead of registering objects that are gone: the
+// table keeps its rows, and nothing of the write is left in the bucket.
+// One whose lease is live keeps its uploads and commits.
+func TestObjectWriteStalledPastItsLease(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	srv.SetEnv(t)
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ahead atomic.Int64 // how far the catalog's clock runs ahead
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{DataRoot: "s3://lake/root/",
+		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.UseObjects(st, &storage.Cache{Dir: t.TempDir()})
+	ctx := context.Background()
+	opts := WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}}
+	if _, err := Write(ctx, e, "CREATE TABLE t AS SELECT i AS x FROM range(100) r(i)", opts); err != nil {
+		t.Fatal(err)
+	}
+	count := func() string {
+		res, err := e.Query(ctx, "SELECT count(*) FROM t", engine.QueryOptions{Snapshot: catalog.Latest, NoMetadataAnswers: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(*res.Rows[0][0])
+	}
+	for _, stalled := range []bool{true, false} {
+		before := count()
+		reached, resume := make(chan []string), make(chan struct{})
+		afterUpload = func(up []string) { reached <- up; <-resume }
+		done := make(chan error)
+		go func() {
+			_, err := Write(ctx, e, "INSERT INTO t SELECT i AS x FROM range(50) r(i)", opts)
+			done <- err
+		}()
+		up := <-reached
+		if stalled {
+			ahead.Store(int64(catalog.LeaseExpiry + time.Minute))
+		}
+		res, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1, Objects: st})
+		ahead.Store(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(resume)
+		err = <-done
+		afterUpload = nil
+		if !stalled {
+			if err != nil || len(res.Deleted) != 0 || len(res.InUse) != 1 {
+				t.Fatalf("a live write: %v; cleanup %+v", err, res)
+			}
+			if got := count(); got == before {
+				t.Fatalf("a live write committed nothing: %s rows", got)
+			}
+			continue
+		}
+		if !slices.Equal(res.Deleted, up) || len(res.Expired) != 1 {
+			t.Fatalf("cleanup of a stalled write's uploads %v: %+v", up, res)
+		}
+		if !errors.Is(err, catalog.ErrLeaseLost) {
+			t.Fatalf("the stalled write: %v", err)
+		}
+		if got := count(); got != before {
+			t.Fatalf("%s rows after a write that failed, %s before", got, before)
+		}
+		prefix := strings.TrimPrefix(up[0][:strings.LastIndexByte(up[0], '/')+1], "s3://lake/")
+		if left := keysUnder(t, srv, "lake", prefix); len(left) > 0 {
+			t.Fatalf("the failed write left %v", left)
+		}
+	}
+	rep, err := Verify(ctx, e, "t", catalog.Latest, false)
+	if err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("verify: %v %+v", err, rep)
 	}
 }

@@ -322,7 +322,7 @@ func (w *rewriteRun) read() error {
 				if err != nil {
 					return err
 				}
-				w.out = out
+				w.out, w.lease = out, out.lease
 				w.later(out.close)
 			}
 			local, release, err := w.e.ObjectCopy(ctx, w.paths[i], f.FileSizeBytes, f.ETag)
@@ -383,7 +383,7 @@ func (w *rewriteRun) output() error {
 					return fmt.Errorf("%s: table %q is partitioned: %w", what, t.Name, err)
 				}
 			}
-			w.out = out
+			w.out, w.lease = out, out.lease
 			w.later(out.close)
 		}
 	}
@@ -925,6 +925,9 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 		w.committed = true
 		local, prefix, root, lease := w.dir, "", w.root, w.lease
 		w.lease = nil // the transaction's now: released at its end
+		if out != nil {
+			out.lease = nil
+		}
 		var store objectStore
 		var uploaded []string
 		if out != nil {

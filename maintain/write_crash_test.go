@@ -18,6 +18,8 @@ import (
 	"github.com/rocklake/rocklake/catalog"
 	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/internal/s3test"
+	"github.com/rocklake/rocklake/storage"
 )
 
 // batchRows is how many rows batch b inserts: every reader can tell a
@@ -200,9 +202,74 @@ func TestWriteKilled(t *testing.T) {
 	if s := os.Getenv("ROCKLAKE_CRASH_KILLS"); s != "" {
 		kills, _ = strconv.Atoi(s)
 	}
+	killWriters(t, kills, "", nil)
+}
+
+// The same, with the table's files in an object store (versitygw): a killed
+// writer's uploads are found under their prefix's expired lease and
+// deleted, and no lease or tombstone is left; every object left under
+// _rocklake/ is one a snapshot registered.
+func TestWriteKilledObjects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	srv.SetEnv(t)
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kills := 20
+	if s := os.Getenv("ROCKLAKE_CRASH_KILLS"); s != "" {
+		kills, _ = strconv.Atoi(s)
+	}
+	c := killWriters(t, kills, "s3://lake/root/", st)
+	registered := map[string]bool{}
+	snaps, err := c.Snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sn := range snaps {
+		r, err := c.Read(sn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb, err := r.Table("t"); err == nil {
+			files, err := r.Files(tb.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				registered[f.Location(tb)] = true
+			}
+			dels, err := r.DeleteFiles(tb.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dels {
+				registered[d.Location(tb)] = true
+			}
+		}
+		r.Close()
+	}
+	keys := srv.Keys(t, "lake", "root/_rocklake/")
+	for _, k := range keys {
+		if !registered["s3://lake/"+k] {
+			t.Errorf("left under _rocklake/ and registered by no snapshot: %s", k)
+		}
+	}
+	t.Logf("%d objects left under _rocklake/, all registered", len(keys))
+}
+
+// killWriters kills writers of a table in a catalog with the data root
+// root ("" for none) kills times, at random moments, then checks the
+// table and cleans up their orphans (objects through store); it returns
+// the catalog, open until the test ends.
+func killWriters(t *testing.T, kills int, root string, store catalog.ObjectStore) *catalog.Catalog {
 	dir := t.TempDir()
 	loc := filepath.Join(dir, "lake")
-	c, err := catalog.Create(loc, catalog.Options{})
+	c, err := catalog.Create(loc, catalog.Options{DataRoot: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,14 +305,14 @@ func TestWriteKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	e, err := engine.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	held := checkBatches(t, e, log)
-	orph, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1})
+	orph, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1, Objects: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +328,15 @@ func TestWriteKilled(t *testing.T) {
 	if len(orph.InUse) > 0 {
 		t.Fatalf("directories of killed writers kept as in use: %v", orph.InUse)
 	}
-	if again, err := c.DeleteOrphans(catalog.OrphanOptions{DryRun: true, Grace: -1}); err != nil ||
+	if len(orph.Expired) == 0 {
+		t.Fatalf("%d writers killed, and not one left a lease behind: %+v", kills, orph)
+	}
+	if again, err := c.DeleteOrphans(catalog.OrphanOptions{DryRun: true, Grace: -1, Objects: store}); err != nil ||
 		len(again.Deleted)+len(again.InUse)+len(again.Expired)+len(again.Waiting) > 0 {
 		t.Fatalf("a second cleanup --orphans: %+v %v", again, err)
 	}
 	t.Logf("%d kills: %d batches committed; cleanup --orphans found %+v", kills, len(held), *orph)
+	return c
 }
 
 // Writers in 8 processes appending to one table of a PostgreSQL catalog,

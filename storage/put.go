@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -103,15 +106,130 @@ func (s *S3) Any(ctx context.Context, loc string) (bool, error) {
 // EnvDeleter deletes objects through an S3 store made from the environment
 // when first needed (catalog.CleanupOptions.DeleteObject).
 func EnvDeleter(ctx context.Context) func(loc string) error {
-	var st *S3
-	var err error
-	return func(loc string) error {
-		if st == nil && err == nil {
-			st, err = NewS3(ctx, S3OptionsFromEnv())
-		}
-		if err != nil {
+	e := NewEnvStore(ctx)
+	return func(loc string) error { return e.Delete(ctx, loc) }
+}
+
+// PutBytes writes body as the object at loc (a lease, a tombstone: small
+// objects rocklake keeps beside a write's files).
+func (s *S3) PutBytes(ctx context.Context, loc string, body []byte) error {
+	bucket, key, err := ParseS3(loc)
+	if err != nil {
+		return err
+	}
+	if key == "" || hasGlob(key) {
+		return fmt.Errorf("%s: %w: not a single object", loc, ErrBadLocation)
+	}
+	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+	if err != nil {
+		return s.fail(loc, "PUT", "", err)
+	}
+	return nil
+}
+
+// Exists reports whether the object at loc exists: one HEAD request.
+func (s *S3) Exists(ctx context.Context, loc string) (bool, error) {
+	_, err := s.Stat(ctx, loc)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ReadSmall reads the whole object at loc, refusing one of more than max
+// bytes.
+func (s *S3) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
+	obj, err := s.Stat(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	if obj.Size > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d expected", loc, obj.Size, max)
+	}
+	if obj.Size == 0 {
+		return nil, nil
+	}
+	return s.ReadRange(ctx, obj, 0, obj.Size)
+}
+
+// Walk calls fn for every object whose location starts with the prefix
+// loc (s3://bucket/prefix), in key order, with its last modification
+// time: one LIST request per 1,000 keys.
+func (s *S3) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) error {
+	bucket, prefix, err := ParseS3(loc)
+	if err != nil {
+		return err
+	}
+	objs, err := s.listPrefix(ctx, bucket, prefix)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := fn(o.Location, o.Modified); err != nil {
 			return err
 		}
-		return st.Delete(ctx, loc)
 	}
+	return nil
+}
+
+// EnvStore is an S3 store made from the environment (S3OptionsFromEnv)
+// when first used: what cleanup needs only once it meets an object.
+type EnvStore struct {
+	ctx  context.Context
+	once sync.Once
+	s3   *S3
+	err  error
+}
+
+// NewEnvStore makes an EnvStore; ctx is the one the store is made with.
+func NewEnvStore(ctx context.Context) *EnvStore { return &EnvStore{ctx: ctx} }
+
+func (e *EnvStore) get() (*S3, error) {
+	e.once.Do(func() { e.s3, e.err = NewS3(e.ctx, S3OptionsFromEnv()) })
+	return e.s3, e.err
+}
+
+// PutBytes is S3.PutBytes.
+func (e *EnvStore) PutBytes(ctx context.Context, loc string, body []byte) error {
+	s, err := e.get()
+	if err != nil {
+		return err
+	}
+	return s.PutBytes(ctx, loc, body)
+}
+
+// Exists is S3.Exists.
+func (e *EnvStore) Exists(ctx context.Context, loc string) (bool, error) {
+	s, err := e.get()
+	if err != nil {
+		return false, err
+	}
+	return s.Exists(ctx, loc)
+}
+
+// ReadSmall is S3.ReadSmall.
+func (e *EnvStore) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
+	s, err := e.get()
+	if err != nil {
+		return nil, err
+	}
+	return s.ReadSmall(ctx, loc, max)
+}
+
+// Delete is S3.Delete.
+func (e *EnvStore) Delete(ctx context.Context, loc string) error {
+	s, err := e.get()
+	if err != nil {
+		return err
+	}
+	return s.Delete(ctx, loc)
+}
+
+// Walk is S3.Walk.
+func (e *EnvStore) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) error {
+	s, err := e.get()
+	if err != nil {
+		return err
+	}
+	return s.Walk(ctx, loc, fn)
 }

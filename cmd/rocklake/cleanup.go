@@ -76,6 +76,14 @@ transaction, a long optimize) is left alone however old its files: the writer
 keeps a lease file (.rocklake-in-use) in it, renewed while it runs; a lease
 whose process died on this host, or not renewed for 5 minutes, is removed.
 
+Writes to an object store (an s3:// data root, or a table of objects) upload
+under a prefix of their own, s3://…/_rocklake/table-<id>/<what>-<snapshot>-<random>/,
+below the data root and beside the table's objects; cleanup --orphans lists
+those prefixes (S3 settings from the environment, as everywhere) and judges
+each by its lease object (.rocklake-in-use) the same way. Before it deletes a
+write's objects it puts a tombstone (.rocklake-lost) that makes the write's
+commit fail, and removes the tombstone once they are gone.
+
 Nothing else is ever deleted. A file that cannot be removed is reported, stays
 scheduled, and makes the command fail. --dry-run says what would happen and
 changes nothing. An interrupt (Ctrl-C) stops between two deletions: the files
@@ -105,7 +113,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 			stopped := err
 			var orph *catalog.OrphanResult
 			if orphans && stopped == nil {
-				orph, err = c.DeleteOrphans(catalog.OrphanOptions{DryRun: dryRun, Grace: opts.Grace, Context: cmd.Context()})
+				orph, err = c.DeleteOrphans(catalog.OrphanOptions{DryRun: dryRun, Grace: opts.Grace, Context: cmd.Context(), Objects: storage.NewEnvStore(cmd.Context())})
 				if err != nil && orph == nil {
 					return err
 				}

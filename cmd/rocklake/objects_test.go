@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -503,6 +504,32 @@ func TestRewriteObjects(t *testing.T) {
 	for _, q := range queries {
 		l.same(q)
 	}
+	// What a writer killed after its uploads leaves: its lease (naming a
+	// process that is gone) and its files. cleanup --orphans deletes both,
+	// and nothing registered.
+	killed := "s3://lake/ev/_rocklake/table-1/optimize-9-0123456789ab/"
+	l.srv.Put(t, killed+".rocklake-in-use", []byte("host=elsewhere.example pid=7\n"))
+	l.srv.Put(t, killed+"part-00000.parquet", []byte("PAR1"))
+	out = mustRun(t, "--catalog", l.cat, "cleanup", "--orphans", "--grace", "0s")
+	if !strings.Contains(out, "in use") || !objectExists(t, l.srv, killed+"part-00000.parquet") {
+		t.Errorf("a fresh lease of another host's: %s", out)
+	}
+	l.srv.Put(t, killed+".rocklake-in-use", []byte(fmt.Sprintf("host=%s pid=%d\n", hostname(t), deadPID(t))))
+	out = mustRun(t, "--catalog", l.cat, "cleanup", "--orphans", "--grace", "0s")
+	if !strings.Contains(out, "deleted orphan "+killed+"part-00000.parquet") {
+		t.Errorf("cleanup --orphans of a killed write's objects: %s", out)
+	}
+	if left := l.srv.Keys(t, "lake", strings.TrimPrefix(killed, "s3://lake/")); len(left) > 0 {
+		t.Errorf("cleanup --orphans left %v", left)
+	}
+	for _, f := range liveFiles(t, l.cat, "ev") {
+		if !objectExists(t, l.srv, f) {
+			t.Errorf("cleanup --orphans deleted the live %s", f)
+		}
+	}
+	for _, q := range queries {
+		l.same(q)
+	}
 }
 
 // Plans read objects' page indexes and bloom filters through ranged
@@ -630,4 +657,24 @@ func TestQueryObjectInPart(t *testing.T) {
 	if !strings.Contains(out, "1 read in part (kept pages only)") {
 		t.Errorf("last line does not say the object was read in part:\n%s", out)
 	}
+}
+
+// hostname is this host's name, as a lease names it.
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Skip("no host name")
+	}
+	return h
+}
+
+// deadPID is the id of a process that ran on this host and has ended.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run a process to get a dead one's id: %v", err)
+	}
+	return cmd.Process.Pid
 }
