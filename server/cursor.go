@@ -175,6 +175,9 @@ func (ss *pgSession) declare(lx *copyLexer) (*result, error) {
 		return nil, &pgError{code: "25P01", msg: "DECLARE CURSOR can only be used in transaction blocks",
 			hint: "BEGIN first, or DECLARE the cursor WITH HOLD"}
 	}
+	if err := ss.roomForAnswer(nil); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancelCause(context.WithValue(ss.s.ctx, sessionKey{}, ss))
 	c.cancel = cancel
 	end := ss.cursorStatement(c)
@@ -370,4 +373,23 @@ func identOf(t copyToken) (string, bool) {
 		return t.text, true
 	}
 	return "", false
+}
+
+// roomForAnswer refuses to leave one more answer open (a cursor, or a
+// portal suspended part-way: except is the portal asking, not counted)
+// when the session holds Config.MaxCursors: each is a DuckDB query under
+// way, and a client that never closes them would hold the server's memory
+// and threads for as long as it stays connected.
+func (ss *pgSession) roomForAnswer(except *portal) error {
+	open := len(ss.cursors)
+	for _, p := range ss.portals {
+		if p != except && p.res != nil && p.res.suspended && !p.done {
+			open++
+		}
+	}
+	if limit := ss.s.cfg.MaxCursors; open >= limit {
+		return &pgError{code: "54000", msg: fmt.Sprintf("this session holds %d open cursors and suspended portals, the server's limit (--max-cursors %d)", open, limit),
+			hint: "CLOSE the cursors no longer read (CLOSE ALL closes every one), or read portals to their end"}
+	}
+	return nil
 }

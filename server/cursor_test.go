@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // execTag runs one statement and returns its command tag.
@@ -363,5 +364,87 @@ func TestParseOfATakenName(t *testing.T) {
 	}
 	if res := c.ExecPrepared(ctx, "", nil, nil, nil).Read(); res.Err != nil || string(res.Rows[0][0]) != "2" {
 		t.Errorf("the unnamed statement: %v %q", res.Err, res.Rows)
+	}
+}
+
+// A session holds at most Config.MaxCursors answers open: cursors in a
+// block and WITH HOLD, and portals an Execute with a row limit left
+// suspended. One more fails with 54000 naming the limit; closing one
+// makes room; queries that run to their end are not held back; other
+// sessions are not affected.
+func TestCursorLimit(t *testing.T) {
+	cfg := newConfig()
+	cfg.MaxCursors = 3
+	f := newFixture(t, cfg)
+	ctx := context.Background()
+	c := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	over := func(what string, err error) {
+		t.Helper()
+		if sqlstate(err) != "54000" || !strings.Contains(err.Error(), "--max-cursors 3") {
+			t.Fatalf("%s past the limit: %v", what, err)
+		}
+	}
+	execTag(t, c, "BEGIN")
+	for i := range 3 {
+		execTag(t, c, fmt.Sprintf("DECLARE c%d CURSOR FOR SELECT id FROM t", i))
+	}
+	_, err := c.Exec(ctx, "DECLARE c3 CURSOR FOR SELECT id FROM t")
+	over("DECLARE in a block", err)
+	execTag(t, c, "ROLLBACK")
+	for i := range 3 {
+		execTag(t, c, fmt.Sprintf("DECLARE h%d CURSOR WITH HOLD FOR SELECT id FROM t ORDER BY id", i))
+	}
+	_, err = c.Exec(ctx, "DECLARE h3 CURSOR WITH HOLD FOR SELECT id FROM t ORDER BY id")
+	over("DECLARE WITH HOLD", err)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec, pgx.QueryExecModeCacheStatement} {
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM t", mode).Scan(&n); err != nil || n == 0 {
+			t.Fatalf("%v: a query at the limit: %d %v", mode, n, err)
+		}
+	}
+	execTag(t, c, "CLOSE h0")
+	execTag(t, c, "DECLARE h3 CURSOR WITH HOLD FOR SELECT id FROM t ORDER BY id")
+	var first int64
+	if err := c.QueryRow(ctx, "FETCH 1 FROM h3").Scan(&first); err != nil {
+		t.Fatalf("FETCH from the cursor declared after a CLOSE: %v", err)
+	}
+	other := f.connect(t, pgx.QueryExecModeSimpleProtocol)
+	execTag(t, other, "BEGIN")
+	for i := range 3 {
+		execTag(t, other, fmt.Sprintf("DECLARE c%d CURSOR FOR SELECT id FROM t", i))
+	}
+	execTag(t, other, "ROLLBACK")
+
+	// Named portals, each left suspended after one row, in one pipeline.
+	p := f.connect(t, pgx.QueryExecModeSimpleProtocol).PgConn()
+	fe := p.Frontend()
+	fe.Send(&pgproto3.Parse{Name: "s", Query: "SELECT id FROM t"})
+	for k := range 4 {
+		name := fmt.Sprintf("p%d", k)
+		fe.Send(&pgproto3.Bind{DestinationPortal: name, PreparedStatement: "s"})
+		fe.Send(&pgproto3.Execute{Portal: name, MaxRows: 1})
+	}
+	fe.Send(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	suspended, code, msg := 0, "", ""
+	for {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := m.(type) {
+		case *pgproto3.PortalSuspended:
+			suspended++
+		case *pgproto3.ErrorResponse:
+			code, msg = m.Code, m.Message
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	if suspended != 3 || code != "54000" || !strings.Contains(msg, "--max-cursors 3") {
+		t.Fatalf("four portals left suspended: %d suspended, then %s %q", suspended, code, msg)
 	}
 }

@@ -449,6 +449,13 @@ func (ss *pgSession) execute(m *pgproto3.Execute) {
 		ss.fail(&pgError{code: "34000", msg: fmt.Sprintf("portal %q has already returned its rows", m.Portal)})
 		return
 	}
+	if m.MaxRows > 0 && (p.res == nil || !p.res.suspended) {
+		// This Execute may leave the portal's answer open.
+		if err := ss.roomForAnswer(p); err != nil {
+			ss.fail(err)
+			return
+		}
+	}
 	if err := ss.startPortal(p); err != nil {
 		ss.fail(err)
 		return

@@ -47,6 +47,12 @@ type Config struct {
 	// over either fails with SQLSTATE 54000 rather than stream without end.
 	MaxResultRows  int64
 	MaxResultBytes int64
+	// MaxCursors bounds the answers one PostgreSQL session holds open at
+	// once (default 64): its cursors (DECLARE) and its portals started
+	// and not run to their end (the extended protocol's Execute with a
+	// row limit). Each is a DuckDB query under way; one more fails with
+	// SQLSTATE 54000, and the session keeps what it holds.
+	MaxCursors int
 	// MaxMessageBytes bounds the body of one message a client sends
 	// (default 64 MiB; PostgreSQL's own limit is 1 GB, most drivers send
 	// far less). A message over it ends the connection with SQLSTATE
@@ -131,6 +137,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = 256 << 20
+	}
+	if c.MaxCursors <= 0 {
+		c.MaxCursors = 64
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 64 << 20

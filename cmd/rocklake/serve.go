@@ -68,7 +68,9 @@ text, CSV or binary format; cursors (DECLARE name CURSOR [WITH HOLD] FOR query,
 FETCH n, MOVE, CLOSE), which read forward only; and PREPARE, EXECUTE and
 DEALLOCATE. Rows are sent as the query hands them over, so a session holds a
 batch, not the answer; every way of reading an answer counts against
---max-result-rows and --max-result-bytes.
+--max-result-rows and --max-result-bytes. A session holds at most --max-cursors
+answers open at once (cursors, and portals an Execute with a row limit left
+suspended): one more fails with SQLSTATE 54000 until it closes some.
 
 --memory-limit bounds the server's memory for clients: DuckDB gets it less
 --max-buffered-bytes (an eighth by default), the most the PostgreSQL sessions
@@ -196,6 +198,7 @@ For example:
 	f.DurationVar(&cfg.StatementTimeout, "statement-timeout", 5*time.Minute, "longest a query may run")
 	f.Int64Var(&cfg.MaxResultRows, "max-result-rows", 1_000_000, "most rows one query may return (through a cursor or COPY ... TO STDOUT too)")
 	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return (through a cursor or COPY ... TO STDOUT too)")
+	f.IntVar(&cfg.MaxCursors, "max-cursors", 64, "most cursors (DECLARE) and suspended portals one session may hold open at once")
 	f.StringVar(&memoryLimit, "memory-limit", "", "the server's memory for all clients together, such as 4GB: DuckDB's limit and --max-buffered-bytes come out of it (default: DuckDB's default, 80% of memory)")
 	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages and answers, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
