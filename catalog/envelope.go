@@ -26,6 +26,9 @@ const (
 // ErrCorrupt reports a stored value that cannot be read.
 var ErrCorrupt = errors.New("catalog: corrupt value")
 
+// envelopeLen is the envelope's length before the message.
+const envelopeLen = 3
+
 func encodeValue(m proto.Message) ([]byte, error) {
 	buf := []byte{envelopeVersion, magic0, magic1}
 	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(buf, m)

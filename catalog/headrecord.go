@@ -223,6 +223,16 @@ func (b *recordingBatch) Set(k, v []byte) error {
 	return b.Batch.Set(k, v)
 }
 
+// SetInPlace passes through (kv.InPlaceSetter); Set's snapshot rows are
+// small and never written in place.
+func (b *recordingBatch) SetInPlace(key []byte, n int) ([]byte, func() error) {
+	if s, ok := b.Batch.(kv.InPlaceSetter); ok && !(len(key) == 9 && key[0] == tagSnapshot) {
+		return s.SetInPlace(key, n)
+	}
+	v := make([]byte, n)
+	return v, func() error { return b.Set(key, v) }
+}
+
 func (b *recordingBatch) Commit() error {
 	if err := b.Batch.Commit(); err != nil {
 		return err

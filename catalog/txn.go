@@ -467,6 +467,24 @@ func (w *commitWriter) put(k []byte, m proto.Message) {
 	if w.writeErr != nil {
 		return
 	}
+	if s, ok := w.batch.(kv.InPlaceSetter); ok {
+		// Encoded into the batch itself: the same bytes encodeValue makes.
+		n := proto.MarshalOptions{Deterministic: true}.Size(m)
+		v, done := s.SetInPlace(k, envelopeLen+n)
+		v = append(v[:0], envelopeVersion, magic0, magic1)
+		out, err := proto.MarshalOptions{Deterministic: true, UseCachedSize: true}.MarshalAppend(v, m)
+		if err == nil && len(out) != envelopeLen+n {
+			err = fmt.Errorf("catalog: a value encoded to %d bytes, %d expected", len(out), envelopeLen+n)
+		}
+		if err == nil && &out[0] != &v[0] {
+			err = errors.New("catalog: a value outgrew its place in the batch")
+		}
+		if err == nil {
+			err = done()
+		}
+		w.writeErr = err
+		return
+	}
 	v, err := encodeValue(m)
 	if err == nil {
 		err = w.batch.Set(k, v)

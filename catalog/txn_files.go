@@ -125,7 +125,9 @@ func (w *commitWriter) addFiles(name string, files []NewFile) error {
 				w.putEncoded(keyWithString(tagFileVariantStats, v.Path, ts.t.ID, nc.col.ID, f.ID), nc.variants[j])
 			}
 			if fl := fc.Filter; fl != nil {
-				w.putEncoded(key(tagFileFilter, ts.t.ID, nc.col.ID, f.ID), nc.filter)
+				// The largest values of a commit: encoded straight into
+				// the batch (put), checked in encodeColumn.
+				w.put(key(tagFileFilter, ts.t.ID, nc.col.ID, f.ID), &catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
 				if fl.Signature != nil {
 					if ts.sigs == nil {
 						ts.sigs = map[int64][]fileSig{}
@@ -157,12 +159,11 @@ type newColumn struct {
 	col   Column
 	found bool  // the entry names a column of the table (else err says so)
 	err   error // the entry's first problem
-	// Encoded values: the stats, each row group's and variant sub-field's
-	// (in the entry's order), and the filter.
+	// Encoded values: the stats, and each row group's and variant
+	// sub-field's (in the entry's order). The filter is encoded at its put.
 	stats     []byte
 	rowGroups [][]byte
 	variants  [][]byte
-	filter    []byte
 }
 
 // encodeColumns resolves, checks and encodes every stats entry of nf.
@@ -231,7 +232,6 @@ func (ts *tableState) encodeColumn(path string, rowGroups int32, fc *FileColumn)
 		if err := membership.Check(fl.Data); err != nil || fl.Kind != membership.Kind {
 			return fail(fmt.Errorf("%w file %s column %q: membership filter of kind %q: %v", ErrInvalid, path, name, fl.Kind, err))
 		}
-		nc.filter = enc(&catalogpb.MembershipFilter{Kind: fl.Kind, Data: fl.Data, DistinctCount: fl.Distinct})
 		if fl.Signature != nil {
 			if err := membership.CheckSignature(fl.Signature); err != nil {
 				return fail(fmt.Errorf("%w file %s column %q: %v", ErrInvalid, path, name, err))

@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -112,5 +113,63 @@ func TestLargeCommitLeavesNoLog(t *testing.T) {
 	}
 	if tables == 0 || logs > 1<<20 {
 		t.Fatalf("after a 40 MiB commit: %d bytes of logs beside %d of tables", logs, tables)
+	}
+}
+
+// Values written in place land whole beside ordinary sets and deletes,
+// in the batch's order (a later write of a key wins), and a batch whose
+// condition fails writes none of them.
+func TestPebbleSetInPlace(t *testing.T) {
+	s, err := kv.OpenPebble(t.TempDir(), kv.PebbleOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func(b kv.Batch, k string, n int, fill byte) {
+		v, done := b.(kv.InPlaceSetter).SetInPlace([]byte(k), n)
+		if len(v) != n {
+			t.Fatalf("%s: %d bytes to fill, want %d", k, len(v), n)
+		}
+		for i := range v {
+			v[i] = fill + byte(i)
+		}
+		if err := done(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(k string, n int, fill byte) []byte {
+		v := make([]byte, n)
+		for i := range v {
+			v[i] = fill + byte(i)
+		}
+		return v
+	}
+	b := s.NewBatch()
+	write(b, "a", 3<<20, 1)
+	b.Set([]byte("b"), []byte("plain"))
+	write(b, "c", 0, 0)
+	write(b, "b", 10, 7)
+	b.Delete([]byte("d"))
+	write(b, "d", 5, 9)
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		k    string
+		want []byte
+	}{{"a", want("a", 3<<20, 1)}, {"b", want("b", 10, 7)}, {"c", []byte{}}, {"d", want("d", 5, 9)}} {
+		got, err := s.Get([]byte(c.k))
+		if err != nil || !bytes.Equal(got, c.want) {
+			t.Errorf("%s: %d bytes, %v; want %d", c.k, len(got), err, len(c.want))
+		}
+	}
+	b = s.NewBatch()
+	b.Expect([]byte("b"), []byte("not this"))
+	write(b, "e", 100, 3)
+	if err := b.Commit(); !errors.Is(err, kv.ErrConditionFailed) {
+		t.Fatalf("a batch whose condition fails: %v", err)
+	}
+	if _, err := s.Get([]byte("e")); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("a failed batch wrote in place: %v", err)
 	}
 }

@@ -425,8 +425,16 @@ func (p *pebbleBatch) Reserve(bytes int) {
 }
 
 func (p *pebbleBatch) Set(key, value []byte) error { return p.b.Set(key, value, nil) }
-func (p *pebbleBatch) Delete(key []byte) error     { return p.b.Delete(key, nil) }
-func (p *pebbleBatch) Len() int                    { return int(p.b.Count()) }
+
+// SetInPlace is Pebble's deferred set (kv.InPlaceSetter).
+func (p *pebbleBatch) SetInPlace(key []byte, n int) ([]byte, func() error) {
+	op := p.b.SetDeferred(len(key), n)
+	copy(op.Key, key)
+	return op.Value, op.Finish
+}
+
+func (p *pebbleBatch) Delete(key []byte) error { return p.b.Delete(key, nil) }
+func (p *pebbleBatch) Len() int                { return int(p.b.Count()) }
 
 func (p *pebbleBatch) Expect(key, value []byte) error {
 	if p.closed {
