@@ -118,26 +118,9 @@ func TestRewriteObjectsInterrupted(t *testing.T) {
 // table keeps its rows, and nothing of the write is left in the bucket.
 // One whose lease is live keeps its uploads and commits.
 func TestObjectWriteStalledPastItsLease(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
-	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ahead atomic.Int64 // how far the catalog's clock runs ahead
-	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{DataRoot: "s3://lake/root/",
-		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	e.UseObjects(st, &storage.Cache{Dir: t.TempDir()})
+	srv, st, c, e, ahead := objectWriteLake(t)
 	ctx := context.Background()
+	var err error
 	opts := WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}}
 	if _, err := Write(ctx, e, "CREATE TABLE t AS SELECT i AS x FROM range(100) r(i)", opts); err != nil {
 		t.Fatal(err)
@@ -196,5 +179,104 @@ func TestObjectWriteStalledPastItsLease(t *testing.T) {
 	rep, err := Verify(ctx, e, "t", catalog.Latest, false)
 	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("verify: %v %+v", err, rep)
+	}
+}
+
+// objectWriteLake is a catalog whose data root is s3://lake/root/ on a
+// versitygw of the test's, with an engine writing there, and the amount
+// the catalog's clock runs ahead of this machine's (to age leases).
+func objectWriteLake(t *testing.T) (*s3test.Server, *storage.S3, *catalog.Catalog, *engine.Engine, *atomic.Int64) {
+	t.Helper()
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	srv.SetEnv(t)
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := new(atomic.Int64)
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{DataRoot: "s3://lake/root/",
+		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	e.UseObjects(st, &storage.Cache{Dir: t.TempDir()})
+	return srv, st, c, e, ahead
+}
+
+// A transaction's statements writing objects hold their prefixes' leases
+// until it ends: cleanup --orphans leaves them alone while they are live,
+// and the COMMIT lands; a ROLLBACK leaves nothing in the bucket; a
+// transaction held past its leases' expiry loses its objects to cleanup,
+// and its COMMIT then fails (ErrLeaseLost) with nothing committed.
+func TestObjectTxnHoldsItsLeases(t *testing.T) {
+	ctx := context.Background()
+	for _, end := range []string{"COMMIT", "ROLLBACK", "stalled"} {
+		t.Run(end, func(t *testing.T) {
+			srv, st, c, e, ahead := objectWriteLake(t)
+			mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
+			mustWrite(t, e, "INSERT INTO t SELECT i, 'a' FROM range(10) r(i)")
+			before := srv.Keys(t, "lake", "root/_rocklake/")
+			tx := NewTxn(e)
+			defer tx.Rollback()
+			o := WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}}
+			for _, q := range []string{"INSERT INTO t SELECT i, 'b' FROM range(100) r(i)", "UPDATE t SET v = 'c' WHERE id < 5",
+				"INSERT INTO t VALUES (1000, 'd')"} {
+				if _, err := tx.Exec(ctx, q, o); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			if end == "stalled" {
+				ahead.Store(int64(catalog.LeaseExpiry + time.Minute))
+			}
+			res, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1, Objects: st})
+			ahead.Store(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end == "stalled" {
+				if len(res.Deleted) == 0 || len(res.InUse) != 0 {
+					t.Fatalf("cleanup --orphans of a stalled transaction's objects: %+v", res)
+				}
+			} else if len(res.Deleted) != 0 || len(res.InUse) != 3 {
+				t.Fatalf("cleanup --orphans during an open transaction: %+v", res)
+			}
+			want := "111|1|10"
+			switch end {
+			case "COMMIT":
+				if _, err := tx.Commit(ctx); err != nil {
+					t.Fatalf("COMMIT after cleanup: %v", err)
+				}
+			case "ROLLBACK":
+				tx.Rollback()
+				want = "10|0|0"
+			case "stalled":
+				if _, err := tx.Commit(ctx); !errors.Is(err, catalog.ErrLeaseLost) {
+					t.Fatalf("COMMIT of objects cleanup took: %v", err)
+				}
+				want = "10|0|0"
+			}
+			q := "SELECT count(*), count(*) FILTER (WHERE v = 'd'), count(*) FILTER (WHERE v = 'c') FROM t"
+			if got := answerOf(t, e, catalog.Latest, q); got != want {
+				t.Fatalf("after %s: %s, want %s", end, got, want)
+			}
+			after := srv.Keys(t, "lake", "root/_rocklake/")
+			for _, k := range after {
+				if strings.HasSuffix(k, catalog.LeaseFile) || strings.HasSuffix(k, catalog.LostFile) {
+					t.Errorf("after %s: %s left", end, k)
+				}
+			}
+			if end != "COMMIT" && !slices.Equal(after, before) {
+				t.Errorf("after %s the bucket holds\n%v\nnot\n%v", end, after, before)
+			}
+			if res, err := c.DeleteOrphans(catalog.OrphanOptions{DryRun: true, Grace: -1, Objects: st}); err != nil || len(res.Deleted)+len(res.InUse)+len(res.Expired) != 0 {
+				t.Fatalf("after %s, orphans: %+v %v", end, res, err)
+			}
+		})
 	}
 }
