@@ -2,9 +2,12 @@ package rocklake
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rocklake/rocklake/catalog"
+	"github.com/rocklake/rocklake/engine"
 	"github.com/rocklake/rocklake/maintain"
 	"github.com/rocklake/rocklake/storage"
 )
@@ -142,9 +145,7 @@ func (l *Lake) DeleteOrphans(ctx context.Context, o OrphanOptions) (*OrphanResul
 		return nil, err
 	}
 	if o.Objects == nil {
-		// Made only if the catalog names objects: a local lake needs no
-		// S3 settings.
-		o.Objects = storage.NewEnvStore(ctx)
+		o.Objects = &lakeObjects{e: l.eng}
 	}
 	return l.cat.DeleteOrphans(o)
 }
@@ -226,4 +227,69 @@ func (l *Lake) Refresh(ctx context.Context, table string, paths []string, o Refr
 		return nil, err
 	}
 	return maintain.Refresh(ctx, l.eng, table, paths, maintain.RefreshOptions{Deep: o.Deep, Stats: o.Stats, Remove: o.Remove, All: o.All, ReadDirs: l.ReadDirs()})
+}
+
+// lakeObjects is the engine's object store (engine.UseObjects', or the one
+// the environment describes), taken when orphan cleanup first meets an
+// object: a lake of local files needs no S3 settings.
+type lakeObjects struct {
+	e    *engine.Engine
+	once sync.Once
+	st   catalog.ObjectStore
+	err  error
+}
+
+func (l *lakeObjects) get() (catalog.ObjectStore, error) {
+	l.once.Do(func() {
+		st, _, err := l.e.Objects()
+		if err != nil {
+			l.err = err
+			return
+		}
+		var ok bool
+		if l.st, ok = st.(catalog.ObjectStore); !ok {
+			l.err = fmt.Errorf("the lake's object store (%T) cannot list, write and delete objects", st)
+		}
+	})
+	return l.st, l.err
+}
+
+func (l *lakeObjects) PutBytes(ctx context.Context, loc string, body []byte) error {
+	st, err := l.get()
+	if err != nil {
+		return err
+	}
+	return st.PutBytes(ctx, loc, body)
+}
+
+func (l *lakeObjects) Exists(ctx context.Context, loc string) (bool, error) {
+	st, err := l.get()
+	if err != nil {
+		return false, err
+	}
+	return st.Exists(ctx, loc)
+}
+
+func (l *lakeObjects) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return st.ReadSmall(ctx, loc, max)
+}
+
+func (l *lakeObjects) Delete(ctx context.Context, loc string) error {
+	st, err := l.get()
+	if err != nil {
+		return err
+	}
+	return st.Delete(ctx, loc)
+}
+
+func (l *lakeObjects) Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) (time.Time, error) {
+	st, err := l.get()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return st.Walk(ctx, prefix, fn)
 }

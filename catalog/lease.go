@@ -107,7 +107,7 @@ func (l *Lease) renew(every time.Duration) {
 			return
 		case now := <-tick.C:
 			if l.obj != nil {
-				_ = l.obj.put()
+				l.obj.renewed(l.obj.put())
 				continue
 			}
 			// Chtimes, never a write: a lease cleanup deleted stays

@@ -16,27 +16,35 @@ import (
 // before the commit that registers them (ObjectRewritePrefix):
 //
 //	s3://bucket/root/_rocklake/table-<id>/<what>-<snapshot>-<random>/
-//	    .rocklake-in-use     the lease: "host=<name> pid=<n> …", put
-//	                         again every LeaseRefresh
+//	    .rocklake-in-use     the lease: "host=<name> pid=<n> …" and
+//	                         "catalog=<uuid>", put again every LeaseRefresh
 //	    .rocklake-lost       the tombstone: orphan cleanup gave up on the
-//	                         write (present only while its files go)
+//	                         write ("catalog=<uuid>"; there only while its
+//	                         files go)
 //	    part-00000.parquet
 //	    year=2024/part-00001.parquet
 //
 // The lease keeps the prefix from orphan cleanup as a rewrite directory's
-// does (lease.go): while it was put within LeaseExpiry and its holder, if
-// it runs on this host, is alive. A bucket cannot do what lease.go does
-// with a file: renewing is a PUT, which puts back a lease that cleanup
-// deleted, and no conditional write is kept by every S3-compatible store.
-// So cleanup never takes a write's files by deleting its lease. It puts
-// the tombstone, then moves the fence, then deletes the files, then the
-// lease and last the tombstone. A commit holding the lease reads the head,
-// then looks for the tombstone, then for each file it uploaded (in that
-// order), and fails (ErrLeaseLost) on a tombstone or a missing file:
+// does (lease.go): while it was put within LeaseExpiry, by the store's
+// clock (the time its listing answered with), and its holder, if it runs
+// on this host, is alive. A prefix is a catalog's to clean only while its
+// lease (or, once the lease is gone, its tombstone) names that catalog:
+// writes of every catalog that registers objects in a directory put their
+// prefixes beside them, and a write that committed lets its lease go, so
+// a prefix without either holds registered files, never orphans.
+//
+// A bucket cannot do what lease.go does with a file: renewing is a PUT,
+// which puts back a lease that cleanup deleted, and no conditional write
+// is kept by every S3-compatible store. So cleanup never takes a write's
+// files by deleting its lease. It puts the tombstone, then moves the
+// fence, then deletes the files, then the lease and last the tombstone. A
+// commit holding the lease reads the head, then looks for the tombstone
+// (HEAD), then, once that answered, lists the prefix for each file it
+// uploaded, and fails (ErrLeaseLost) on a tombstone or a missing file:
 //
 //   - a commit that read the head before the fence moved loses the fence;
 //   - one that read it after finds the tombstone, or, if cleanup deleted
-//     the tombstone since, finds the files it deleted before it gone.
+//     the tombstone since, finds gone the files it deleted before.
 //
 // Cleanup holds the catalog's write lock throughout, so no commit lands
 // between its reading which files are registered and its deletions.
@@ -56,8 +64,9 @@ type ObjectStore interface {
 	// Delete removes the object at loc; a missing one is no error.
 	Delete(ctx context.Context, loc string) error
 	// Walk calls fn for every object whose location starts with prefix,
-	// with the time it was last written.
-	Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) error
+	// with the time it was last written, and returns the store's own time
+	// at the listing (zero when it does not say).
+	Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) (time.Time, error)
 }
 
 // objectLease is a Lease on an object prefix.
@@ -65,30 +74,32 @@ type objectLease struct {
 	store  ObjectStore
 	ctx    context.Context
 	prefix string
+	body   []byte
 	mu     sync.Mutex
 	// covered are the objects the holder uploaded, each checked by a
 	// commit (Cover).
 	covered []string
-}
-
-// leaseBody is what a lease says: who holds it, for a person reading it
-// and for cleanup's liveness check.
-func leaseBody() []byte {
-	return []byte("rocklake is writing under this prefix; cleanup --orphans leaves it alone while this object is renewed\n" + self().String() + "\n")
+	// renewErr is why the last renewal failed ("" once one succeeds): a
+	// lease that cleanup took for want of renewals says so.
+	renewErr string
 }
 
 // objectTimeout bounds one request of a lease's.
 const objectTimeout = time.Minute
 
 // TakeObjectLease puts the lease of the object prefix (ending in "/") a
-// write uploads under, before any upload, and renews it until Release.
+// write of this catalog uploads under, before any upload, and renews it
+// until Release. The lease names the catalog: orphan cleanup of another
+// catalog whose files lie beside the same objects leaves the prefix alone.
 // ctx's values are kept for every request the lease makes; its end is not
 // (a lease handed to a transaction outlives the statement that took it).
-func TakeObjectLease(ctx context.Context, store ObjectStore, prefix string) (*Lease, error) {
+func (c *Catalog) TakeObjectLease(ctx context.Context, store ObjectStore, prefix string) (*Lease, error) {
 	if !strings.HasSuffix(prefix, "/") {
 		return nil, fmt.Errorf("lease on %s: not a prefix ending in /", prefix)
 	}
-	o := &objectLease{store: store, ctx: context.WithoutCancel(ctx), prefix: prefix}
+	body := "rocklake is writing under this prefix; cleanup --orphans leaves it alone while this object is renewed\n" +
+		self().String() + "\n" + catalogField + c.uuid + "\n"
+	o := &objectLease{store: store, ctx: context.WithoutCancel(ctx), prefix: prefix, body: []byte(body)}
 	if err := o.put(); err != nil {
 		return nil, fmt.Errorf("lease on %s: %w", prefix, err)
 	}
@@ -97,10 +108,34 @@ func TakeObjectLease(ctx context.Context, store ObjectStore, prefix string) (*Le
 	return l, nil
 }
 
+// catalogField starts the line of a lease or tombstone object that names
+// the catalog it belongs to (by its UUID).
+const catalogField = "catalog="
+
+// catalogOf is the catalog a lease's or tombstone's text names ("" none).
+func catalogOf(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), catalogField); ok {
+			return id
+		}
+	}
+	return ""
+}
+
 func (o *objectLease) put() error {
 	ctx, cancel := context.WithTimeout(o.ctx, objectTimeout)
 	defer cancel()
-	return o.store.PutBytes(ctx, o.prefix+LeaseFile, leaseBody())
+	return o.store.PutBytes(ctx, o.prefix+LeaseFile, o.body)
+}
+
+// renewed records how the last renewal went.
+func (o *objectLease) renewed(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.renewErr = ""
+	if err != nil {
+		o.renewErr = err.Error()
+	}
 }
 
 // Cover adds objects the holder uploaded under the lease's prefix: a
@@ -116,50 +151,45 @@ func (l *Lease) Cover(locs ...string) {
 	l.obj.mu.Unlock()
 }
 
-// check looks for the tombstone, then for every object covered: in this
-// order, see the top of the file.
+// check looks for the tombstone, then, once that answer is in, lists the
+// prefix for every object covered: in this order (see the top of the
+// file). A request that fails is an error of its own, not a lost lease:
+// the commit fails, as it cannot know.
 func (o *objectLease) check() error {
+	o.mu.Lock()
+	covered := append([]string(nil), o.covered...)
+	renewErr := o.renewErr
+	o.mu.Unlock()
+	lostHow := func() string {
+		if renewErr != "" {
+			return fmt.Sprintf(" (its renewal failed: %s)", renewErr)
+		}
+		return fmt.Sprintf(" (its lease was not renewed for %s)", LeaseExpiry)
+	}
 	ctx, cancel := context.WithTimeout(o.ctx, objectTimeout)
-	defer cancel()
 	lost, err := o.store.Exists(ctx, o.prefix+LostFile)
+	cancel()
 	if err != nil {
-		return fmt.Errorf("%w: looking for %s: %v", ErrLeaseLost, o.prefix+LostFile, err)
+		return fmt.Errorf("checking the lease on %s: %w", o.prefix, err)
 	}
 	if lost {
-		return fmt.Errorf("%w: cleanup --orphans gave up on the write under %s (its lease was not renewed for %s): nothing was committed, run the write again", ErrLeaseLost, o.prefix, LeaseExpiry)
+		return fmt.Errorf("%w: cleanup --orphans gave up on the write under %s%s: nothing was committed, run the write again", ErrLeaseLost, o.prefix, lostHow())
 	}
-	o.mu.Lock()
-	locs := append([]string(nil), o.covered...)
-	o.mu.Unlock()
-	missing := make([]string, len(locs))
-	errs := make([]error, len(locs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(8, len(locs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				ok, err := o.store.Exists(ctx, locs[i])
-				if err != nil {
-					errs[i] = err
-				} else if !ok {
-					missing[i] = locs[i]
-				}
-			}
-		}()
+	if len(covered) == 0 {
+		return nil
 	}
-	for i := range locs {
-		next <- i
+	present := map[string]bool{}
+	ctx, cancel = context.WithTimeout(o.ctx, objectTimeout+time.Duration(len(covered)/1000)*objectTimeout)
+	defer cancel()
+	if _, err := o.store.Walk(ctx, o.prefix, func(loc string, _ time.Time) error {
+		present[loc] = true
+		return nil
+	}); err != nil {
+		return fmt.Errorf("checking the lease on %s: %w", o.prefix, err)
 	}
-	close(next)
-	wg.Wait()
-	for i := range locs {
-		if errs[i] != nil {
-			return fmt.Errorf("%w: looking for %s: %v", ErrLeaseLost, locs[i], errs[i])
-		}
-		if missing[i] != "" {
-			return fmt.Errorf("%w: %s was deleted (cleanup --orphans found its lease older than %s): nothing was committed, run the write again", ErrLeaseLost, missing[i], LeaseExpiry)
+	for _, loc := range covered {
+		if !present[loc] {
+			return fmt.Errorf("%w: %s was deleted: cleanup --orphans took the write's objects%s; nothing was committed, run the write again", ErrLeaseLost, loc, lostHow())
 		}
 	}
 	return nil
@@ -173,12 +203,18 @@ var objectGroupName = regexp.MustCompile(`^table-[0-9]+/[a-z]+-[0-9]+-[0-9a-f]{1
 // objectGroup is one write's prefix as orphan cleanup finds it.
 type objectGroup struct {
 	prefix        string
+	now           time.Time // the store's time when it was listed
 	lease         string    // the lease's location, "" when there is none
 	leaseModified time.Time // when it was last put
-	lost          bool      // the tombstone is there
-	inUse         bool      // a live lease keeps it
-	orphans       []OrphanFile
-	due           []string // orphans past the grace period
+	lost          bool      // the tombstone is there (or was put by this run)
+	// waiting are the orphans (objects named as a write names its files
+	// that no snapshot names) modified within the grace period; due, the
+	// others.
+	waiting []OrphanFile
+	due     []string
+	ours    bool // its lease or tombstone names this catalog
+	inUse   bool // a live lease keeps it
+	skip    bool // it could not be judged or marked: left alone
 }
 
 // objectRoots are the prefixes whose "_rocklake/" holds the prefixes of
@@ -220,12 +256,15 @@ func (c *Catalog) objectRoots(known map[string]bool) []string {
 
 // objectGroups lists the write prefixes under each root's "_rocklake/",
 // with their leases, tombstones and orphans: objects named as writes name
-// theirs that no kept snapshot registers.
-func objectGroups(ctx context.Context, store ObjectStore, roots []string, known map[string]bool, due time.Time) ([]*objectGroup, error) {
+// theirs that no kept snapshot registers. A root that cannot be listed is
+// returned in failed, and the others are listed still.
+func objectGroups(ctx context.Context, store ObjectStore, roots []string, known map[string]bool, grace time.Duration) ([]*objectGroup, map[string]error) {
 	groups := map[string]*objectGroup{}
+	failed := map[string]error{}
 	for _, root := range roots {
 		base := root + "_rocklake/"
-		err := store.Walk(ctx, base, func(loc string, modified time.Time) error {
+		var here []*objectGroup
+		now, err := store.Walk(ctx, base, func(loc string, modified time.Time) error {
 			m := objectGroupName.FindString(loc[len(base):])
 			if m == "" {
 				return nil
@@ -235,6 +274,7 @@ func objectGroups(ctx context.Context, store ObjectStore, roots []string, known 
 			if g == nil {
 				g = &objectGroup{prefix: prefix}
 				groups[prefix] = g
+				here = append(here, g)
 			}
 			rest := loc[len(prefix):]
 			switch {
@@ -243,15 +283,39 @@ func objectGroups(ctx context.Context, store ObjectStore, roots []string, known 
 			case rest == LostFile:
 				g.lost = true
 			case known[loc] || !orphanObjectName(rest):
-			case modified.After(due):
-				g.orphans = append(g.orphans, OrphanFile{Path: loc, Modified: modified})
+				// Registered, or not a file a write makes: never deleted.
 			default:
-				g.due = append(g.due, loc)
+				g.waiting = append(g.waiting, OrphanFile{Path: loc, Modified: modified})
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("orphan cleanup: listing %s: %w", base, err)
+			failed[base] = err
+			for _, g := range here {
+				delete(groups, g.prefix)
+			}
+			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
+		} else {
+			// An HTTP date counts whole seconds; modification times may
+			// not. The end of its second: an object written just before
+			// the listing is never younger than it.
+			now = now.Add(time.Second)
+		}
+		for _, g := range here {
+			g.now = now
+			// Aged by the store's clock, as the modification times are.
+			kept := g.waiting[:0]
+			for _, f := range g.waiting {
+				if f.Modified.After(now.Add(-max(grace, 0))) {
+					kept = append(kept, f)
+				} else {
+					g.due = append(g.due, f.Path)
+				}
+			}
+			g.waiting = kept
 		}
 	}
 	out := make([]*objectGroup, 0, len(groups))
@@ -259,7 +323,7 @@ func objectGroups(ctx context.Context, store ObjectStore, roots []string, known 
 		out = append(out, g)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].prefix < out[j].prefix })
-	return out, nil
+	return out, failed
 }
 
 // orphanObjectName reports whether rest, a key below a write's prefix, is
@@ -276,22 +340,32 @@ func orphanObjectName(rest string) bool {
 	return partName.MatchString(name) || deleteName.MatchString(name)
 }
 
-// liveObjectLease reports whether a group's lease keeps it: put within
-// LeaseExpiry (by this machine's clock against the store's), and, when it
-// names a process of this host, that process is alive.
-func liveObjectLease(ctx context.Context, store ObjectStore, g *objectGroup, now time.Time) bool {
-	if g.lease == "" || g.lost || now.Sub(g.leaseModified) > LeaseExpiry {
-		return false
+// judge decides whether a group is this catalog's (its lease, or without
+// one its tombstone, names the catalog: a prefix without either is a write
+// that committed and let go, or another catalog's) and whether a live
+// lease keeps it: put within LeaseExpiry by the store's clock, and, when
+// it names a process of this host, that process is alive. It returns an
+// error when the lease or tombstone cannot be read (the group is then
+// left alone).
+func (c *Catalog) judge(ctx context.Context, store ObjectStore, g *objectGroup) error {
+	loc := g.lease
+	if loc == "" {
+		if !g.lost {
+			return nil
+		}
+		loc = g.prefix + LostFile
 	}
-	body, err := store.ReadSmall(ctx, g.lease, 4096)
+	body, err := store.ReadSmall(ctx, loc, 4096)
 	if err != nil {
-		// Not readable (gone since the listing, or too large to be
-		// ours): it lasts until its expiry.
-		return true
+		return err
+	}
+	if g.ours = catalogOf(string(body)) == c.uuid; !g.ours || g.lease == "" || g.lost {
+		return nil
+	}
+	if g.now.Sub(g.leaseModified) > LeaseExpiry {
+		return nil
 	}
 	h, ok := parseHolder(string(body))
-	if !ok || !self().sameProcessSpace(h) {
-		return true
-	}
-	return processAlive(h.pid, h.start)
+	g.inUse = !ok || !self().sameProcessSpace(h) || processAlive(h.pid, h.start)
+	return nil
 }

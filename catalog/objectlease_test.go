@@ -58,12 +58,14 @@ func without(keys []string, locs []string) []string {
 }
 
 // Every state a write's prefix can be in, in dry runs and real ones:
-// cleanup deletes a part or delete file of a prefix exactly when no kept
-// snapshot names it, it is past the grace period, and no live lease keeps
-// its prefix (none; put longer ago than LeaseExpiry; naming a process of
-// this host that has died); it removes the leases that are not live, and
-// leaves no tombstone once a prefix's orphans are gone. Nothing else in
-// the bucket is touched.
+// cleanup deletes a part or delete file of a prefix exactly when the
+// prefix is this catalog's (its lease or tombstone names it), no kept
+// snapshot names the file, it is past the grace period, and no live lease
+// keeps the prefix (put longer ago than LeaseExpiry, or naming a process
+// of this host that has died); it removes this catalog's leases that are
+// not live once their prefix holds no orphan, and leaves no tombstone
+// once a prefix's orphans are gone. Nothing else in the bucket is
+// touched: not another catalog's prefix, not a prefix without a lease.
 func TestObjectOrphanCleanup(t *testing.T) {
 	host, err := os.Hostname()
 	if err != nil {
@@ -73,34 +75,38 @@ func TestObjectOrphanCleanup(t *testing.T) {
 		t.Skip("no /proc/self/stat: process start times are unknown here")
 	}
 	dead := deadPID(t)
-	srv, st, c, _, now := objectLake(t)
+	srv, st, c, _, _ := objectLake(t)
 	ctx := context.Background()
 	w := "s3://lake/root/_rocklake/table-1/"
 	put := func(loc, body string) { srv.Put(t, loc, []byte(body)) }
+	ours := "\n" + catalogField + c.UUID() + "\n"
 	// A registered file of a write whose process died after its commit.
 	known := w + "insert-1-aaaaaaaaaaaa/part-00000.parquet"
 	put(known, "PAR1")
-	put(w+"insert-1-aaaaaaaaaaaa/"+LeaseFile, fmt.Sprintf("host=%s pid=%d\n", host, dead))
+	put(w+"insert-1-aaaaaaaaaaaa/"+LeaseFile, fmt.Sprintf("host=%s pid=%d", host, dead)+ours)
 	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, known, 1, 10, 0)) })
-	mine, err := TakeObjectLease(ctx, st, w+"insert-2-bbbbbbbbbbbb/")
+	mine, err := c.TakeObjectLease(ctx, st, w+"insert-2-bbbbbbbbbbbb/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mine.Release()
 	put(w+"insert-2-bbbbbbbbbbbb/part-00000.parquet", "PAR1")
-	put(w+"update-2-cccccccccccc/"+LeaseFile, fmt.Sprintf("host=%s pid=%d start=1\n", host, dead))
+	put(w+"update-2-cccccccccccc/"+LeaseFile, fmt.Sprintf("host=%s pid=%d start=1", host, dead)+ours)
 	put(w+"update-2-cccccccccccc/part-00000.parquet", "PAR1")
 	put(w+"update-2-cccccccccccc/delete-3.parquet", "PAR1")
 	put(w+"update-2-cccccccccccc/year=2024/part-00001.parquet", "PAR1")
-	put(w+"optimize-2-dddddddddddd/"+LeaseFile, "host=elsewhere.example pid=7\n")
+	put(w+"optimize-2-dddddddddddd/"+LeaseFile, "host=elsewhere.example pid=7"+ours)
 	put(w+"optimize-2-dddddddddddd/part-00000.parquet", "PAR1")
-	put(w+"compact-2-eeeeeeeeeeee/part-00000.parquet", "PAR1") // no lease
-	put(w+"merge-2-ffffffffffff/"+LostFile, "")                // an interrupted cleanup's
+	put(w+"merge-2-ffffffffffff/"+LostFile, ours) // an interrupted cleanup's
 	put(w+"merge-2-ffffffffffff/part-00000.parquet", "PAR1")
-	// Not named as a write names its files, or not in a write's prefix.
+	// Never this catalog's to delete: a prefix without a lease (a write
+	// that committed and let go), another catalog's, files not named as
+	// a write names its files or not in a write's prefix.
 	others := []string{
-		w + "compact-2-eeeeeeeeeeee/notes.txt",
-		w + "compact-2-eeeeeeeeeeee/sub/part-00000.parquet",
+		w + "compact-2-eeeeeeeeeeee/part-00000.parquet",
+		w + "merge-3-abcdefabcdef/part-00000.parquet",
+		w + "update-2-cccccccccccc/notes.txt",
+		w + "update-2-cccccccccccc/sub/part-00000.parquet",
 		w + "compact-2/part-00000.parquet",
 		"s3://lake/root/_rocklake/other/part-00000.parquet",
 		"s3://lake/root/a/part-00000.parquet",
@@ -109,38 +115,37 @@ func TestObjectOrphanCleanup(t *testing.T) {
 	for _, o := range others {
 		put(o, "x")
 	}
+	put(w+"merge-3-abcdefabcdef/"+LeaseFile, fmt.Sprintf("host=%s pid=%d\n%sanother-catalog\n", host, dead, catalogField))
 	wantInUse := []string{w + "insert-2-bbbbbbbbbbbb/", w + "optimize-2-dddddddddddd/"}
-	wantExpired := []string{w + "insert-1-aaaaaaaaaaaa/" + LeaseFile, w + "update-2-cccccccccccc/" + LeaseFile}
-	// Within the grace period: every orphan waits, whatever its lease;
-	// the leases that are not live go.
+	// Within the grace period: every orphan waits, whatever its lease; a
+	// lease that is not live goes where its prefix holds no orphan.
 	before := keys(t, srv, "lake")
 	res, err := c.DeleteOrphans(OrphanOptions{Objects: st})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(res.Expired)
-	if len(res.Deleted) != 0 || len(res.Waiting) != 5 || !slices.Equal(res.InUse, wantInUse) || !slices.Equal(res.Expired, wantExpired) {
+	if len(res.Deleted) != 0 || len(res.Waiting) != 4 || !slices.Equal(res.InUse, wantInUse) ||
+		!slices.Equal(res.Expired, []string{w + "insert-1-aaaaaaaaaaaa/" + LeaseFile}) || len(res.Failed) != 0 {
 		t.Fatalf("within the grace period: %+v", res)
 	}
-	all := without(before, wantExpired)
+	all := without(before, res.Expired)
 	if got := keys(t, srv, "lake"); !slices.Equal(got, all) {
 		t.Fatalf("within the grace period:\n got  %v\n want %v", got, all)
 	}
 	wantDeleted := []string{
-		w + "compact-2-eeeeeeeeeeee/part-00000.parquet",
 		w + "merge-2-ffffffffffff/part-00000.parquet",
 		w + "update-2-cccccccccccc/delete-3.parquet",
 		w + "update-2-cccccccccccc/part-00000.parquet",
 		w + "update-2-cccccccccccc/year=2024/part-00001.parquet",
 	}
+	wantExpired := []string{w + "update-2-cccccccccccc/" + LeaseFile}
 	for _, dry := range []bool{true, false} {
 		res, err := c.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1, DryRun: dry})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sort.Strings(res.Deleted)
-		sort.Strings(res.Expired)
-		if !slices.Equal(res.Deleted, wantDeleted) || !slices.Equal(res.InUse, wantInUse) || len(res.Expired) != 0 ||
+		if !slices.Equal(res.Deleted, wantDeleted) || !slices.Equal(res.InUse, wantInUse) || !slices.Equal(res.Expired, wantExpired) ||
 			len(res.Waiting) != 0 || len(res.Failed) != 0 {
 			t.Fatalf("dry run %v:\n deleted %v\n in use %v\n expired %v\n%+v", dry, res.Deleted, res.InUse, res.Expired, res)
 		}
@@ -150,13 +155,14 @@ func TestObjectOrphanCleanup(t *testing.T) {
 			}
 		}
 	}
-	want := without(all, append(wantDeleted, w+"merge-2-ffffffffffff/"+LostFile))
+	want := without(all, append(append(wantDeleted, wantExpired...), w+"merge-2-ffffffffffff/"+LostFile))
 	if got := keys(t, srv, "lake"); !slices.Equal(got, want) {
 		t.Fatalf("after cleanup:\n got  %v\n want %v", got, want)
 	}
 	// Past the expiry, a lease keeps nothing, whoever put it: this
 	// process's (a writer stalled) and another host's.
-	*now = now.Add(LeaseExpiry + time.Minute)
+	defer func(e time.Duration) { LeaseExpiry = e }(LeaseExpiry)
+	LeaseExpiry = -time.Minute
 	res, err = c.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -166,18 +172,23 @@ func TestObjectOrphanCleanup(t *testing.T) {
 		len(res.InUse) != 0 || len(res.Expired) != 2 {
 		t.Fatalf("past the expiry: %+v", res)
 	}
-	for _, k := range keys(t, srv, "lake") {
-		if strings.HasSuffix(k, LostFile) || strings.HasSuffix(k, LeaseFile) {
+	left := keys(t, srv, "lake")
+	for _, k := range left {
+		if (strings.HasSuffix(k, LostFile) || strings.HasSuffix(k, LeaseFile)) && !strings.Contains(k, "merge-3-") {
 			t.Errorf("left behind: %s", k)
 		}
 	}
-	if !slices.Contains(keys(t, srv, "lake"), strings.TrimPrefix(known, "s3://lake/")) {
-		t.Errorf("the registered %s was deleted", known)
+	for _, o := range append(others, known) {
+		if !slices.Contains(left, strings.TrimPrefix(o, "s3://lake/")) {
+			t.Errorf("%s was deleted", o)
+		}
 	}
 }
 
 // Without an object data root, a write's prefix lies beside the objects
-// it rewrote (above their key=value segments): cleanup looks there.
+// it rewrote (above their key=value segments): cleanup looks there, and
+// takes only its own catalog's orphans, never what another catalog that
+// registers the same objects wrote beside them.
 func TestObjectOrphansBesideRegisteredObjects(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "lake")
@@ -186,29 +197,50 @@ func TestObjectOrphansBesideRegisteredObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := CreateInStore(kvtest.Store(t), Options{})
+	host, err := os.Hostname()
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("no host name")
 	}
-	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "BIGINT"}}) })
+	dead := deadPID(t)
 	user := "s3://lake/ev/year=2024/a.parquet"
 	srv.Put(t, user, []byte("PAR1"))
-	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, user, 1, 10, 0)) })
+	var cats []*Catalog
+	for range 2 {
+		c, err := CreateInStore(kvtest.Store(t), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "BIGINT"}}) })
+		commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, user, 1, 10, 0)) })
+		cats = append(cats, c)
+	}
+	a, b := cats[0], cats[1]
+	// a's writes killed after their uploads.
 	orphans := []string{
 		"s3://lake/ev/_rocklake/table-1/optimize-1-0123456789ab/year=2024/part-00000.parquet",
 		"s3://lake/ev/year=2024/_rocklake/table-1/compact-1-0123456789ab/part-00000.parquet",
 	}
 	for _, o := range orphans {
 		srv.Put(t, o, []byte("PAR1"))
+		prefix := o[:strings.Index(o, "0123456789ab/")+len("0123456789ab/")]
+		srv.Put(t, prefix+LeaseFile, []byte(fmt.Sprintf("host=%s pid=%d\n%s%s\n", host, dead, catalogField, a.UUID())))
 	}
-	res, err := c.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1})
+	// b's write, committed (its lease let go) beside the same objects.
+	bs := "s3://lake/ev/_rocklake/table-1/optimize-1-ba9876543210/part-00000.parquet"
+	srv.Put(t, bs, []byte("PAR1"))
+	commit(t, b, func(tx *Txn) { tx.AddFiles("t", intFile(t, bs, 1, 10, 0)) })
+	res, err := b.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1})
+	if err != nil || len(res.Deleted)+len(res.Expired)+len(res.InUse) != 0 {
+		t.Fatalf("b's cleanup of a's prefixes: %+v %v", res, err)
+	}
+	res, err = a.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sort.Strings(res.Deleted); !slices.Equal(res.Deleted, orphans) {
-		t.Fatalf("deleted %v, want %v", res.Deleted, orphans)
+	if sort.Strings(res.Deleted); !slices.Equal(res.Deleted, orphans) || len(res.Expired) != 2 {
+		t.Fatalf("a's cleanup: deleted %v, want %v; %+v", res.Deleted, orphans, res)
 	}
-	if got := keys(t, srv, "lake"); !slices.Equal(got, []string{"ev/year=2024/a.parquet"}) {
+	if got := keys(t, srv, "lake"); !slices.Equal(got, []string{strings.TrimPrefix(bs, "s3://lake/"), "ev/year=2024/a.parquet"}) {
 		t.Fatalf("left %v", got)
 	}
 }
@@ -228,7 +260,7 @@ func TestObjectCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
 			}
 			ctx := context.Background()
 			prefix := "s3://lake/root/_rocklake/table-1/insert-1-0123456789ab/"
-			l, err := TakeObjectLease(ctx, st, prefix)
+			l, err := c.TakeObjectLease(ctx, st, prefix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +270,8 @@ func TestObjectCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
 			l.Cover(part)
 			if when != "live" {
 				// The writer stalled: its lease is past its expiry.
-				*now = now.Add(LeaseExpiry + time.Minute)
+				defer func(e time.Duration) { LeaseExpiry = e }(LeaseExpiry)
+				LeaseExpiry = -time.Minute
 			}
 			cleanup := func() {
 				res, err := other.DeleteOrphans(OrphanOptions{Grace: -1, Objects: st})

@@ -42,11 +42,12 @@ type OrphanResult struct {
 	Waiting []OrphanFile
 	// Dirs are rewrite directories the deletions left empty, removed.
 	Dirs []string
-	// InUse are rewrite directories a running write holds (a live lease,
-	// see lease.go): nothing in them was looked at, whatever its age.
+	// InUse are rewrite directories and object prefixes a running write
+	// holds (a live lease, see lease.go and objectlease.go): nothing in
+	// them was deleted, whatever its age.
 	InUse []string
-	// Expired are the leases of writes that died or stalled (not live),
-	// removed, so that their files could go.
+	// Expired are the leases (files or objects) of writes that died or
+	// stalled (not live), removed, so that their files could go.
 	Expired []string
 	// Failed maps an orphan to why it could not be removed.
 	Failed map[string]error
@@ -150,20 +151,27 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	var groups []*objectGroup
 	tombstoned := false
 	if o.Objects != nil {
-		if groups, err = objectGroups(ctx, o.Objects, c.objectRoots(known), known, due); err != nil {
-			return nil, err
+		var failed map[string]error
+		groups, failed = objectGroups(ctx, o.Objects, c.objectRoots(known), known, grace)
+		for root, err := range failed {
+			res.Failed[root] = fmt.Errorf("listing: %w", err)
 		}
 		for _, g := range groups {
-			if liveObjectLease(ctx, o.Objects, g, c.now()) {
-				g.inUse = true
+			if err := c.judge(ctx, o.Objects, g); err != nil {
+				res.Failed[g.prefix] = fmt.Errorf("reading its lease: %w", err)
+				g.skip = true
 				continue
 			}
-			if len(g.due) > 0 && !o.DryRun {
-				if err := o.Objects.PutBytes(ctx, g.prefix+LostFile, []byte("rocklake cleanup --orphans is deleting the files of the write under this prefix\n")); err != nil {
-					return nil, fmt.Errorf("orphan cleanup: %w", err)
-				}
-				g.lost, tombstoned = true, true
+			if !g.ours || g.inUse || len(g.due) == 0 || o.DryRun {
+				continue
 			}
+			body := "rocklake cleanup --orphans is deleting the files of the write under this prefix\n" + catalogField + c.uuid + "\n"
+			if err := o.Objects.PutBytes(ctx, g.prefix+LostFile, []byte(body)); err != nil {
+				res.Failed[g.prefix+LostFile] = err
+				g.skip = true
+				continue
+			}
+			g.lost, tombstoned = true, true
 		}
 	}
 	if (len(res.Expired) > 0 || tombstoned) && !o.DryRun {
@@ -258,22 +266,27 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	return res, nil
 }
 
-// deleteObjectOrphans deletes the orphans of the object prefixes no live
-// lease keeps, past the tombstones and the fence moved: then each
-// prefix's lease, and its tombstone once nothing of the write is left
-// (objectlease.go). It returns the cause when o.Context stopped it.
+// deleteObjectOrphans deletes the orphans of this catalog's object
+// prefixes that no live lease keeps, past the tombstones and the fence
+// moved: then, once nothing of the write is left to delete, its lease
+// and last its tombstone (objectlease.go). A prefix with orphans still
+// in their grace period keeps its lease, so that a later run finds it. It
+// returns the cause when o.Context stopped it.
 func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectGroup, res *OrphanResult) error {
 	for _, g := range groups {
-		if g.inUse {
+		switch {
+		case !g.ours || g.skip:
+			continue
+		case g.inUse:
 			res.InUse = append(res.InUse, g.prefix)
 			continue
 		}
-		res.Waiting = append(res.Waiting, g.orphans...)
-		if g.lease != "" {
-			res.Expired = append(res.Expired, g.lease)
-		}
+		res.Waiting = append(res.Waiting, g.waiting...)
 		if o.DryRun {
 			res.Deleted = append(res.Deleted, g.due...)
+			if g.lease != "" && len(g.waiting) == 0 {
+				res.Expired = append(res.Expired, g.lease)
+			}
 			continue
 		}
 		failed := false
@@ -287,8 +300,9 @@ func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectG
 			}
 			res.Deleted = append(res.Deleted, loc)
 		}
-		if failed {
-			// The tombstone stays: a late commit of the write must not
+		if failed || len(g.waiting) > 0 {
+			// The lease and tombstone stay: a later run finds the
+			// prefix by them, and a late commit of the write must not
 			// register what may be half deleted.
 			continue
 		}
@@ -297,8 +311,9 @@ func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectG
 				res.Failed[g.lease] = err
 				continue
 			}
+			res.Expired = append(res.Expired, g.lease)
 		}
-		if g.lost && len(g.orphans) == 0 {
+		if g.lost {
 			if err := o.Objects.Delete(ctx, g.prefix+LostFile); err != nil {
 				res.Failed[g.prefix+LostFile] = err
 			}

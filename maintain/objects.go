@@ -89,7 +89,7 @@ func newObjectOutput(ctx context.Context, e *engine.Engine, st *tableState, obje
 	}
 	// Taken before the first upload: a write killed at any point after
 	// leaves a prefix orphan cleanup finds and judges by its lease.
-	lease, err := catalog.TakeObjectLease(ctx, store, prefix)
+	lease, err := e.Catalog().TakeObjectLease(ctx, store, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,7 +117,7 @@ func TestRewriteObjectsInterrupted(t *testing.T) {
 // table keeps its rows, and nothing of the write is left in the bucket.
 // One whose lease is live keeps its uploads and commits.
 func TestObjectWriteStalledPastItsLease(t *testing.T) {
-	srv, st, c, e, ahead := objectWriteLake(t)
+	srv, st, c, e := objectWriteLake(t)
 	ctx := context.Background()
 	var err error
 	opts := WriteOptions{Query: engine.QueryOptions{Snapshot: catalog.Latest}}
@@ -142,11 +141,7 @@ func TestObjectWriteStalledPastItsLease(t *testing.T) {
 			done <- err
 		}()
 		up := <-reached
-		if stalled {
-			ahead.Store(int64(catalog.LeaseExpiry + time.Minute))
-		}
-		res, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1, Objects: st})
-		ahead.Store(0)
+		res, err := orphanCleanup(c, st, stalled)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,9 +178,8 @@ func TestObjectWriteStalledPastItsLease(t *testing.T) {
 }
 
 // objectWriteLake is a catalog whose data root is s3://lake/root/ on a
-// versitygw of the test's, with an engine writing there, and the amount
-// the catalog's clock runs ahead of this machine's (to age leases).
-func objectWriteLake(t *testing.T) (*s3test.Server, *storage.S3, *catalog.Catalog, *engine.Engine, *atomic.Int64) {
+// versitygw of the test's, with an engine writing there.
+func objectWriteLake(t *testing.T) (*s3test.Server, *storage.S3, *catalog.Catalog, *engine.Engine) {
 	t.Helper()
 	srv := s3test.Start(t)
 	srv.Bucket(t, "lake")
@@ -194,9 +188,7 @@ func objectWriteLake(t *testing.T) (*s3test.Server, *storage.S3, *catalog.Catalo
 	if err != nil {
 		t.Fatal(err)
 	}
-	ahead := new(atomic.Int64)
-	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{DataRoot: "s3://lake/root/",
-		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	c, err := catalog.CreateInStore(kvtest.Store(t), catalog.Options{DataRoot: "s3://lake/root/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +198,17 @@ func objectWriteLake(t *testing.T) (*s3test.Server, *storage.S3, *catalog.Catalo
 	}
 	t.Cleanup(func() { e.Close() })
 	e.UseObjects(st, &storage.Cache{Dir: t.TempDir()})
-	return srv, st, c, e, ahead
+	return srv, st, c, e
+}
+
+// orphanCleanup runs cleanup --orphans with no grace period; stalled, as
+// if every lease were past its expiry (a writer that stopped renewing).
+func orphanCleanup(c *catalog.Catalog, st *storage.S3, stalled bool) (*catalog.OrphanResult, error) {
+	if stalled {
+		defer func(e time.Duration) { catalog.LeaseExpiry = e }(catalog.LeaseExpiry)
+		catalog.LeaseExpiry = -time.Minute
+	}
+	return c.DeleteOrphans(catalog.OrphanOptions{Grace: -1, Objects: st})
 }
 
 // A transaction's statements writing objects hold their prefixes' leases
@@ -218,7 +220,7 @@ func TestObjectTxnHoldsItsLeases(t *testing.T) {
 	ctx := context.Background()
 	for _, end := range []string{"COMMIT", "ROLLBACK", "stalled"} {
 		t.Run(end, func(t *testing.T) {
-			srv, st, c, e, ahead := objectWriteLake(t)
+			srv, st, c, e := objectWriteLake(t)
 			mustWrite(t, e, "CREATE TABLE t (id BIGINT, v VARCHAR)")
 			mustWrite(t, e, "INSERT INTO t SELECT i, 'a' FROM range(10) r(i)")
 			before := srv.Keys(t, "lake", "root/_rocklake/")
@@ -231,11 +233,7 @@ func TestObjectTxnHoldsItsLeases(t *testing.T) {
 					t.Fatalf("%s: %v", q, err)
 				}
 			}
-			if end == "stalled" {
-				ahead.Store(int64(catalog.LeaseExpiry + time.Minute))
-			}
-			res, err := c.DeleteOrphans(catalog.OrphanOptions{Grace: -1, Objects: st})
-			ahead.Store(0)
+			res, err := orphanCleanup(c, st, end == "stalled")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // PartSize is the part size of a multipart upload, and the size from
@@ -154,22 +157,34 @@ func (s *S3) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, erro
 
 // Walk calls fn for every object whose location starts with the prefix
 // loc (s3://bucket/prefix), in key order, with its last modification
-// time: one LIST request per 1,000 keys.
-func (s *S3) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) error {
+// time: one LIST request per 1,000 keys. It returns the store's own time
+// when the listing began (its first answer's Date header; zero when the
+// answer has none), against which modification times are compared
+// without trusting this machine's clock.
+func (s *S3) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) (time.Time, error) {
 	bucket, prefix, err := ParseS3(loc)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
-	objs, err := s.listPrefix(ctx, bucket, prefix)
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		if err := fn(o.Location, o.Modified); err != nil {
-			return err
+	var now time.Time
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	for first := true; p.HasMorePages(); first = false {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return time.Time{}, s.fail(loc, "LIST", "", err)
+		}
+		if first {
+			if raw, ok := awsmiddleware.GetRawResponse(page.ResultMetadata).(*smithyhttp.Response); ok {
+				now, _ = http.ParseTime(raw.Header.Get("Date"))
+			}
+		}
+		for _, o := range page.Contents {
+			if err := fn(S3Scheme+bucket+"/"+aws.ToString(o.Key), aws.ToTime(o.LastModified)); err != nil {
+				return time.Time{}, err
+			}
 		}
 	}
-	return nil
+	return now, nil
 }
 
 // EnvStore is an S3 store made from the environment (S3OptionsFromEnv)
@@ -226,10 +241,10 @@ func (e *EnvStore) Delete(ctx context.Context, loc string) error {
 }
 
 // Walk is S3.Walk.
-func (e *EnvStore) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) error {
+func (e *EnvStore) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) (time.Time, error) {
 	s, err := e.get()
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	return s.Walk(ctx, loc, fn)
 }

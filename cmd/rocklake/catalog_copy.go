@@ -47,7 +47,9 @@ rocklake_kv, and copy again. Once written, the copy is opened and compared
 with SRC key by key.
 
 Data files are not copied: the new catalog names the same files, and keeps
-SRC's data root. Progress goes to stderr when it is a terminal, or always
+SRC's data root. Write to one of the two afterwards, and run cleanup there
+only: cleanup (or cleanup --orphans) of the other would delete files the
+first still reads. Progress goes to stderr when it is a terminal, or always
 with --progress.`,
 		Example: `  rocklake catalog copy ./lake 'postgres://rocklake@db.internal/lakes'      # password from PGPASSWORD or ~/.pgpass
   rocklake catalog copy 'postgres://rocklake@db.internal/lakes?search_path=sales' ./sales-backup

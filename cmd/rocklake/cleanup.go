@@ -80,9 +80,11 @@ Writes to an object store (an s3:// data root, or a table of objects) upload
 under a prefix of their own, s3://…/_rocklake/table-<id>/<what>-<snapshot>-<random>/,
 below the data root and beside the table's objects; cleanup --orphans lists
 those prefixes (S3 settings from the environment, as everywhere) and judges
-each by its lease object (.rocklake-in-use) the same way. Before it deletes a
-write's objects it puts a tombstone (.rocklake-lost) that makes the write's
-commit fail, and removes the tombstone once they are gone.
+each by its lease object (.rocklake-in-use) the same way, by the store's clock.
+Only prefixes whose lease names this catalog are touched: never another
+catalog's writes beside the same objects, nor a write that committed. Before
+it deletes a write's objects it puts a tombstone (.rocklake-lost) that makes
+the write's commit fail, and removes the tombstone once they are gone.
 
 Nothing else is ever deleted. A file that cannot be removed is reported, stays
 scheduled, and makes the command fail. --dry-run says what would happen and

@@ -508,13 +508,19 @@ func TestRewriteObjects(t *testing.T) {
 	// process that is gone) and its files. cleanup --orphans deletes both,
 	// and nothing registered.
 	killed := "s3://lake/ev/_rocklake/table-1/optimize-9-0123456789ab/"
-	l.srv.Put(t, killed+".rocklake-in-use", []byte("host=elsewhere.example pid=7\n"))
+	c, err := catalog.Open(l.cat, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := "\ncatalog=" + c.UUID() + "\n"
+	c.Close()
+	l.srv.Put(t, killed+".rocklake-in-use", []byte("host=elsewhere.example pid=7"+ours))
 	l.srv.Put(t, killed+"part-00000.parquet", []byte("PAR1"))
 	out = mustRun(t, "--catalog", l.cat, "cleanup", "--orphans", "--grace", "0s")
 	if !strings.Contains(out, "in use") || !objectExists(t, l.srv, killed+"part-00000.parquet") {
 		t.Errorf("a fresh lease of another host's: %s", out)
 	}
-	l.srv.Put(t, killed+".rocklake-in-use", []byte(fmt.Sprintf("host=%s pid=%d\n", hostname(t), deadPID(t))))
+	l.srv.Put(t, killed+".rocklake-in-use", []byte(fmt.Sprintf("host=%s pid=%d", hostname(t), deadPID(t))+ours))
 	out = mustRun(t, "--catalog", l.cat, "cleanup", "--orphans", "--grace", "0s")
 	if !strings.Contains(out, "deleted orphan "+killed+"part-00000.parquet") {
 		t.Errorf("cleanup --orphans of a killed write's objects: %s", out)
