@@ -656,8 +656,8 @@ func (w *commitWriter) synthesize(ts *tableState, c Column, fn func(DataFile) (*
 		for j := range bv.n {
 			sb.add(got[bv.ids.at(j)]) // nil for a file no longer live
 		}
-		w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb.encode())
-		return nil
+		w.putStatsBlock(ts.t.ID, c.ID, first, sb, false)
+		return w.writeErr
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
+	"google.golang.org/protobuf/proto"
 )
 
 // File blocks: a plan's file list and one column's bounds, read as a few
@@ -113,7 +114,7 @@ func (w *commitWriter) writeBlocks(ts *tableState) error {
 				}
 			}
 			if sb != nil {
-				w.put(key(tagStatsBlock, ts.t.ID, c.ID, first), sb.encode())
+				w.putStatsBlock(ts.t.ID, c.ID, first, sb, true)
 			}
 		}
 	}
@@ -326,41 +327,7 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if !ok {
 			return nil // a block the snapshot does not see
 		}
-		if err := decodeStatsBlockInPlace(v, &sb); err != nil {
-			return fmt.Errorf("stats block %x: %w", k, err)
-		}
-		sv, err := viewStats(&sb)
-		if err != nil {
-			return fmt.Errorf("stats block %x: %w", k, err)
-		}
-		blk := &fs.blocks[bi]
-		if sv.n != blk.len() {
-			return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, k, sv.n, blk.len())
-		}
-		// Counts start at 0 in any form, so a block without nulls (the
-		// common one) need not set them.
-		noNulls := sv.nulls.w == 0 && sv.nulls.base == 0
-		for j := range sv.n {
-			p := blk.at(j)
-			f := sv.flag(j)
-			if p < 0 || f&cbHasStats == 0 {
-				continue
-			}
-			i := int(p)
-			cb.flags[i] = f
-			if !noNulls {
-				cb.nulls.set(i, sv.nulls.at(j))
-			}
-			cb.values.set(i, sv.values.at(j))
-			cb.rows.set(i, sv.rows.at(j))
-			if f&cbHasMin != 0 {
-				mins.set(i, sv.min(j))
-			}
-			if f&cbHasMax != 0 {
-				maxs.set(i, sv.max(j))
-			}
-		}
-		return nil
+		return fillFromStatsBlock(k, v, &sb, &fs.blocks[bi], cb, mins, maxs, 0)
 	})
 	if err != nil {
 		return err
@@ -370,6 +337,50 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 	}
 	cb.max, err = maxs.finish()
 	return err
+}
+
+// fillFromStatsBlock copies the stats of a block's files (blk, as its
+// FileSet holds it) from the stored stats block k, v into cb: the file at
+// FileSet position p goes to unit p+delta.
+func fillFromStatsBlock(k, v []byte, sb *catalogpb.StatsBlock, blk *fsBlock, cb *ColumnBounds, mins, maxs *boundBuilder, delta int) error {
+	if err := decodeStatsBlockInPlace(v, sb); err != nil {
+		return fmt.Errorf("stats block %x: %w", k, err)
+	}
+	sv, err := viewStats(sb)
+	if err != nil {
+		return fmt.Errorf("stats block %x: %w", k, err)
+	}
+	if sv.n != blk.len() {
+		// Expiry rewrote the block after this FileSet was read (by another
+		// process: this one forgets what it cached when it expires): its
+		// files are left without stats here, kept by every plan, until a
+		// commit makes a new FileSet.
+		return nil
+	}
+	// Counts start at 0 in any form, so a block without nulls (the
+	// common one) need not set them.
+	noNulls := sv.nulls.w == 0 && sv.nulls.base == 0
+	for j := range sv.n {
+		p := blk.at(j)
+		f := sv.flag(j)
+		if p < 0 || f&cbHasStats == 0 {
+			continue
+		}
+		i := int(p) + delta
+		cb.flags[i] = f
+		if !noNulls {
+			cb.nulls.set(i, sv.nulls.at(j))
+		}
+		cb.values.set(i, sv.values.at(j))
+		cb.rows.set(i, sv.rows.at(j))
+		if f&cbHasMin != 0 {
+			mins.set(i, sv.min(j))
+		}
+		if f&cbHasMax != 0 {
+			maxs.set(i, sv.max(j))
+		}
+	}
+	return nil
 }
 
 // boundBuilder packs one side's bounds as they arrive in position order:
@@ -473,7 +484,7 @@ func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
 // (ids, whose removal records end at or before oldest) and deletes those
 // records.
 func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, forgotten map[int64]bool,
-	put func(k []byte, m *catalogpb.FileBlock) error, putStats func(k []byte, m *catalogpb.StatsBlock) error, del func(k []byte) error) error {
+	put func(k []byte, m *catalogpb.FileBlock) error, putStats func(k []byte, m proto.Message) error, del func(k []byte) error) error {
 	if _, err := kvs.Get(key(tagBlocksMarker, tableID)); errors.Is(err, kv.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -546,14 +557,14 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 				return fmt.Errorf("%w: stats block %x holds %d files, its file block %d", ErrCorrupt, sk, sv.n, bv.n)
 			}
 			if nfirst != first {
-				if err := del(sk); err != nil {
+				if err := deleteStatsBlock(del, tableID, col, first); err != nil {
 					return err
 				}
 			}
 			if nfirst < 0 {
 				continue
 			}
-			if err := putStats(key(tagStatsBlock, tableID, col, nfirst), sv.keep(keep).encode()); err != nil {
+			if err := putStatsBlock(putStats, del, tableID, col, nfirst, sv.keep(keep)); err != nil {
 				return err
 			}
 		}

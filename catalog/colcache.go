@@ -407,9 +407,16 @@ func (cb *ColumnBounds) memory() int64 {
 	return n + 8*int64(len(cb.min.off)+len(cb.max.off))
 }
 
+// cacheKey names a plan cache entry. Its column says what the entry is:
+//
+//	column id (≥ 0)          the column's ColumnBounds
+//	-1                       the FileSet
+//	-2 - id                  the column's FilterSet (Filters)
+//	-(1<<40) - id            the column's slab views (membership.go)
+//	-(1<<41) - id            the column's BlockSummaries (blocksummary.go)
 type cacheKey struct {
 	statsKey
-	column int64 // -1: the FileSet
+	column int64
 }
 
 type cacheEntry struct {
@@ -487,6 +494,29 @@ func (c *planCache) dropFileSets(table int64) {
 	}
 	c.order = kept
 	delete(c.latest, [2]int64{table, -1})
+}
+
+// dropTable forgets everything cached of a table: expiry rewrote its
+// blocks without changing its cache keys (it makes no snapshot), and a
+// FileSet read before holds their old shapes.
+func (c *planCache) dropTable(table int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.order[:0]
+	for _, k := range c.order {
+		if k.table == table {
+			c.used -= c.m[k].size
+			delete(c.m, k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	c.order = kept
+	for lk := range c.latest {
+		if lk[0] == table {
+			delete(c.latest, lk)
+		}
+	}
 }
 
 // base is the newest cached entry for k's table and column under the same

@@ -32,6 +32,7 @@
 //	17 table                                 FileBlocks        the table's files are all in blocks
 //	18 table   file                          ForgottenFile     a user's file expire forgot
 //	19 table   file   begin                  DeleteFile        positions of a data file's deleted rows
+//	1A table   column  first                 ColumnStats       block 15's files folded into one unit
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -57,7 +58,8 @@
 //
 // Rows 14 to 17 are the same files and stats again, column-major, one
 // value per commit instead of one row per file: what planning reads
-// (blocks.go draws it).
+// (blocks.go draws it). Row 1A summarises a stats block, so that a plan
+// skips a block's files without decoding them (blocksummary.go).
 //
 // Row 18 outlives a data file row: the user's files stay on disk after
 // expire forgets them, and add must not take their rows in twice

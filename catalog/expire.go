@@ -171,6 +171,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	res := &ExpireResult{OldestKept: oldest}
 	b := c.store.NewBatch()
+	var rewritten []int64 // tables whose blocks lose files
 	defer b.Close()
 	del := func(k []byte) error {
 		if dryRun {
@@ -322,9 +323,12 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 				}
 				return b.Set(k, v)
 			}
+			if len(forgot) > 0 {
+				rewritten = append(rewritten, t.Id)
+			}
 			err := expireBlocks(kvs, t.Id, colIDs, oldest.ID, forgot,
 				func(k []byte, m *catalogpb.FileBlock) error { return put(k, m) },
-				func(k []byte, m *catalogpb.StatsBlock) error { return put(k, m) }, del)
+				func(k []byte, m proto.Message) error { return put(k, m) }, del)
 			if err != nil {
 				return nil, err
 			}
@@ -336,7 +340,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			res.TablesForgotten++
 			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
 				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
-				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagRemovedFiles, tagBlocksMarker, tagForgottenFile, tagDeleteFile} {
+				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagBlockSummary, tagRemovedFiles, tagBlocksMarker, tagForgottenFile, tagDeleteFile} {
 				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}
@@ -404,6 +408,9 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	if err := b.Commit(); err != nil {
 		return nil, fmt.Errorf("expire snapshots: %w", err)
+	}
+	for _, id := range rewritten {
+		c.plan.dropTable(id)
 	}
 	return res, nil
 }

@@ -33,6 +33,7 @@ const (
 	tagBlocksMarker      byte = 0x17 // 17 table                        → FileBlocks: the blocks are complete
 	tagForgottenFile     byte = 0x18 // 18 table file                   → ForgottenFile (a user's file expire forgot)
 	tagDeleteFile        byte = 0x19 // 19 table file begin             → DeleteFile (positional deletes of data file "file")
+	tagBlockSummary      byte = 0x1A // 1A table column first           → ColumnStats: stats block 15's files folded (blocksummary.go)
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -62,6 +63,7 @@ var allTags = map[string]byte{
 	"blocks_marker":       tagBlocksMarker,
 	"forgotten_file":      tagForgottenFile,
 	"delete_file":         tagDeleteFile,
+	"block_summary":       tagBlockSummary,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

@@ -238,6 +238,10 @@ type Options struct {
 	NoBloom bool
 	// NoFilters ignores the catalog's membership filters.
 	NoFilters bool
+	// NoBlocks evaluates every file's statistics without first deciding
+	// whole blocks of files by their summaries (blocks.go): a baseline for
+	// tests and benches.
+	NoBlocks bool
 	// IndexMinRows is the cost rule: a row group with fewer rows is read
 	// whole instead of first reading its bloom filters or page index (one
 	// extra small read each, at their stored offsets). 0 means 1024; a
@@ -366,22 +370,19 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	plan := &Plan{Table: t.Name, Snapshot: r.Snapshot().ID, Predicate: b.Text, Bound: b.Pred.String(), KeptFiles: []KeptFile{}, SubFields: []SubField{}}
 	plan.Files.Total, plan.RowGroups.Total, plan.Bytes.Total = fs.Len(), int(fs.TotalRowGroups), fs.TotalBytes
 	prog := compile(b.Pred)
-	files, err := fileStatistics(r, t.ID, fs, b, opts)
+	fr, err := planFiles(r, t.ID, fs, prog, b, opts)
 	if err != nil {
 		return nil, err
 	}
-	plan.SubFields = append(plan.SubFields, files.subFields...)
-	var rows []int64 // an empty file is skipped: there is nothing to read
-	if fs.EmptyFiles > 0 {
-		rows = fs.RecordCounts
-	}
-	results := evalFiles(prog, files, rows)
-	var kept []int
+	plan.SubFields = append(plan.SubFields, fr.subFields...)
+	var kept []int       // FileSet positions
+	var keptRes []Result // their results
 	var d *deferredFiles
 	if opts.DeferWhole {
 		d = &deferredFiles{t: t, fs: fs}
 	}
-	for i, res := range results {
+	for k, res := range fr.res {
+		i := fr.position(k)
 		switch {
 		case res == Skip:
 		case res == AllMatch && d != nil:
@@ -391,7 +392,7 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 			plan.RowGroups.Kept += int(fs.RowGroupCount[i])
 			plan.RowGroups.AllMatch += int(fs.RowGroupCount[i])
 		default:
-			kept = append(kept, i)
+			kept, keptRes = append(kept, i), append(keptRes, res)
 		}
 	}
 	if d != nil && len(d.positions) > 0 {
@@ -407,8 +408,8 @@ func PlanBound(r *catalog.Reader, t catalog.Table, b *expr.Bound, opts Options) 
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range kept {
-		res := results[i]
+	for ki, i := range kept {
+		res := keptRes[ki]
 		f, err := r.FileAt(fs, i)
 		if err != nil {
 			return nil, err

@@ -437,7 +437,13 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int, holdBack bool) 
 	}
 	var files [][]*rcol
 	var paths []string
+	// Files registered one commit each are as many blocks, each with its
+	// summary (blocks.go).
+	split := r.IntN(2) == 0
 	nfiles := 1 + r.IntN(3)
+	if split {
+		nfiles = 1 + r.IntN(5)
+	}
 	for f := range nfiles {
 		n := []int{0, 1, 7, 64, 300}[r.IntN(5)]
 		var cols []*rcol
@@ -493,8 +499,17 @@ func genTable(t *testing.T, r *rand.Rand, dir string, round int, holdBack bool) 
 			t.Fatal(err)
 		}
 	}
-	if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: !holdBack, IgnoreExtraColumns: holdBack}); err != nil {
-		t.Fatal(err)
+	batches := [][]string{paths}
+	if split {
+		batches = nil
+		for _, p := range paths {
+			batches = append(batches, []string{p})
+		}
+	}
+	for i, batch := range batches {
+		if _, err := ingest.Add(c, "t", batch, ingest.Options{Create: !holdBack && i == 0, IgnoreExtraColumns: holdBack}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return c, files
 }
@@ -533,12 +548,17 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 	// Plans evaluate files in parallel chunks here, as on large tables.
 	defer func(n int) { parallelFiles = n }(parallelFiles)
 	parallelFiles = 2
+	defer func(share int) { subsetShare = share }(subsetShare)
+	subsetBefore := subsetPlans.Load()
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	dir := t.TempDir()
 	var ck evalChecks
 	byLevel := map[string]int{}
 	for round := 0; byLevel["file"]+byLevel["row_group"]+byLevel["plan"] < target; round++ {
 		holdBack := evolve && r.IntN(2) == 0
+		// Plans take either path after the blocks: only the kept blocks'
+		// files, or every file less the skipped blocks'.
+		subsetShare = []int{1, 1 << 20}[round%2]
 		c, files := genTable(t, r, dir, round, holdBack)
 		if evolve {
 			files = evolveTable(t, r, c, files, holdBack)
@@ -584,6 +604,8 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 				checkUnits(t, &ck, b, s, func(i int) (refPred, int, int) { return fps[i], 0, int(dfiles[i].RecordCount) }, text, where(level))
 				byLevel[level] += s.n
 			}
+			byLevel["block skip"] += checkBlocks(t, rd, fs, b, dfiles, fps, text, where("block"))
+			byLevel["block"] += fs.Blocks()
 			rgr.eqCols = equalityColumns(b.Pred)
 			for fi, df := range dfiles {
 				rgs, err := rgr.read(df, b)
@@ -681,11 +703,48 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 		rd.Close()
 	}
 	checks := ck.agree + ck.oneUnit + ck.reference + byLevel["plan"]
+	byLevel["plans of kept blocks' files"] = int(subsetPlans.Load() - subsetBefore)
 	t.Logf("%d checks: %d units x predicates %v, each a word/bytes/scalar agreement, a one-unit agreement and a reference check (%d skipped, %d all-match; comparisons decided: %d from words, %d from bytes), and %d plan checks",
 		checks, ck.units, byLevel, ck.skips, ck.allMatch, ck.wordUnits, ck.byteUnits, byLevel["plan"])
-	if ck.wordUnits == 0 || ck.byteUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 || byLevel["all-match range"] == 0 {
+	if ck.wordUnits == 0 || ck.byteUnits == 0 || byLevel["bloom"] == 0 || byLevel["page"] == 0 || byLevel["all-match range"] == 0 ||
+		byLevel["block skip"] == 0 || byLevel["plans of kept blocks' files"] == 0 {
 		t.Errorf("a level or path went unchecked: %v, comparisons from words %d, from bytes %d", byLevel, ck.wordUnits, ck.byteUnits)
 	}
+}
+
+// checkBlocks checks the block level: a block the summaries skip holds
+// no row of its files for which the predicate is TRUE, and one they find
+// all-matching no row for which it is not.
+func checkBlocks(t *testing.T, rd *catalog.Reader, fs *catalog.FileSet, b *expr.Bound, dfiles []catalog.DataFile, fps []refPred, text, where string) (skips int) {
+	t.Helper()
+	if fs.Blocks() == 0 {
+		return 0
+	}
+	bs, err := blockStatistics(rd, fs, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range evalFiles(compile(b.Pred), bs, nil) {
+		if res == Maybe {
+			continue
+		}
+		if res == Skip {
+			skips++
+		}
+		start, end := fs.BlockFiles(i)
+		for p := start; p < end; p++ {
+			for row := range int(dfiles[p].RecordCount) {
+				got := fps[p].eval(row)
+				if res == Skip && got == tTrue {
+					t.Fatalf("UNSOUND BLOCK SKIP (%s) block %d file %d row %d matches\n  predicate: %s\n  bound: %s", where, i, p, row, text, b.Pred)
+				}
+				if res == AllMatch && got != tTrue {
+					t.Fatalf("WRONG BLOCK ALL-MATCH (%s) block %d file %d row %d\n  predicate: %s\n  bound: %s", where, i, p, row, text, b.Pred)
+				}
+			}
+		}
+	}
+	return skips
 }
 
 // rebind points a reference predicate built on one file's columns at

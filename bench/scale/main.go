@@ -103,9 +103,15 @@ func main() {
 	maintProfile := flag.String("cpuprofile", "", "write a CPU profile of the expiry steps (removal, expire, cleanup) here")
 	child := flag.String("child", "", "internal: open this catalog, plan -pred, print the times")
 	pred := flag.Int("pred", 0, "internal: the predicate -child plans")
+	childProfile := flag.String("child-cpuprofile", "", "with -child: write a CPU profile of the new process's open and plan here")
 	flag.Parse()
 	if *child != "" {
+		stop, err := results.Profile(*childProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
 		childPlan(*child, *n, *pred)
+		stop()
 		return
 	}
 	rep := Report{Files: *n, Batch: *batch, LoadStart: results.LoadAverage(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
