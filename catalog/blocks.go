@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/internal/hugemem"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
 	"google.golang.org/protobuf/proto"
@@ -181,8 +182,6 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	removed := map[int64]bool{}
 	lower := key(tagFileBlock, tableID)
 	if base != nil {
-		fs.IDs, fs.RecordCounts = slices.Clone(base.IDs), slices.Clone(base.RecordCounts)
-		fs.RowGroupCount = slices.Clone(base.RowGroupCount)
 		fs.TotalRowGroups, fs.TotalBytes, fs.EmptyFiles = base.TotalRowGroups, base.TotalBytes, base.EmptyFiles
 		fs.blocks = slices.Clone(base.blocks)
 		lower = key(tagFileBlock, tableID, base.nextFileID)
@@ -207,7 +206,10 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	}
 	// Decode the visible blocks first, then size the arrays once.
 	var blocks []fileBlockView
-	total := len(fs.IDs)
+	total := 0
+	if base != nil {
+		total = len(base.IDs)
+	}
 	err = r.scan(lower, kv.PrefixEnd(key(tagFileBlock, tableID)), func(k, v []byte) error {
 		fb := &catalogpb.FileBlock{}
 		if err := decodeValue(v, fb); err != nil {
@@ -225,8 +227,13 @@ func (r *Reader) blocksFileSet(tableID int64, base *FileSet) (*FileSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs.IDs, fs.RecordCounts = slices.Grow(fs.IDs, total-len(fs.IDs)), slices.Grow(fs.RecordCounts, total-len(fs.RecordCounts))
-	fs.RowGroupCount = slices.Grow(fs.RowGroupCount, total-len(fs.RowGroupCount))
+	// The arrays are sized once, fresh (hugemem: a new process's plan of
+	// millions of files spends most of its time faulting them in).
+	fs.IDs, fs.RecordCounts, fs.RowGroupCount = hugemem.Slice[int64](total), hugemem.Slice[int64](total), hugemem.Slice[int32](total)
+	if base != nil {
+		fs.IDs, fs.RecordCounts = append(fs.IDs, base.IDs...), append(fs.RecordCounts, base.RecordCounts...)
+		fs.RowGroupCount = append(fs.RowGroupCount, base.RowGroupCount...)
+	}
 	for _, bv := range blocks {
 		n := bv.n
 		b := fsBlock{first: bv.ids.at(0), start: int32(len(fs.IDs)), n: int32(n)}
@@ -405,7 +412,7 @@ func (b *boundBuilder) set(i int, v []byte) {
 	if b.off == nil {
 		switch {
 		case b.w == -1 && len(v) < 1<<16:
-			b.w, b.data = len(v), make([]byte, b.n*len(v))
+			b.w, b.data = len(v), hugemem.Zeroed[byte](b.n*len(v))
 			fallthrough
 		case b.w == len(v):
 			copy(b.data[i*b.w:], v)

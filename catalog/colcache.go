@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/internal/hugemem"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/membership"
 	"github.com/rocklake/rocklake/stats"
@@ -664,7 +665,7 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 		return nil, err
 	}
 	n := fs.Len()
-	cb := &ColumnBounds{flags: make([]uint16, n),
+	cb := &ColumnBounds{flags: hugemem.Zeroed[uint16](n),
 		built: built{snap: r.snap.ID, nextFileID: r.snap.NextFileID}}
 	if fs.fromBlocks {
 		// A column's row counts are its files' record counts, which the
@@ -675,7 +676,7 @@ func (r *Reader) ColumnBounds(tableID, columnID int64) (*ColumnBounds, error) {
 	} else {
 		cb.rows, cb.values, cb.nulls = newCounts(n), newCounts(n), newCounts(n)
 	}
-	cb.facts = make([]stats.Facts, n)
+	cb.facts = hugemem.Zeroed[stats.Facts](n)
 	from, fresh := int64(0), 0 // files from index fresh on are read here
 	base, _ := r.c.plan.base(k).(*ColumnBounds)
 	if base != nil {
