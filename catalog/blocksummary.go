@@ -25,9 +25,9 @@ import (
 // holding a value, counts summed, flags or-ed, distinct counts dropped. It
 // is written in the same batch as its stats block, by every writer of one
 // (a commit, expiry's rewrite, an ALTER's stats for the files it maps), and
-// deleted with it. A block with a file without stats has no summary, nor
-// has a block written before summaries existed: a plan evaluates such a
-// block's files one by one. Expiry only takes files out of a block, so a
+// deleted with it. A block of one file, or with a file without stats, has
+// no summary, nor has a block written before summaries existed: a plan
+// evaluates such a block's files one by one. Expiry only takes files out of a block, so a
 // summary is never narrower than its block even between the two writes.
 
 // putStatsBlock writes a stats block and its summary, deleting a summary
@@ -75,8 +75,14 @@ func deleteStatsBlock(del func(k []byte) error, tableID, columnID, first int64) 
 	return del(key(tagBlockSummary, tableID, columnID, first))
 }
 
-// summary folds the block's files, nil when one of them has no stats.
+// summary folds the block's files, nil when one of them has no stats or
+// when the block holds one file (its summary would be its stats again: a
+// stream of one-row INSERTs would pay a key per column per commit for
+// nothing a plan of its few files needs).
 func (b *statsBlock) summary() *catalogpb.ColumnStats {
+	if len(b.flags) < 2 {
+		return nil
+	}
 	units := make([]stats.Column, len(b.flags))
 	var mo, xo int
 	for j := range b.flags {
@@ -113,9 +119,6 @@ func (b *statsBlock) summary() *catalogpb.ColumnStats {
 			st.RowCount, st.NullCount, st.ValueCount = 0, stats.Maybe[int64]{}, stats.Maybe[int64]{}
 		}
 		units[j] = st
-	}
-	if len(units) == 0 {
-		return nil
 	}
 	m := stats.Merge(units)
 	m.DistinctCount, m.ColumnSizeBytes, m.ExtraStats = stats.Maybe[int64]{}, 0, ""
