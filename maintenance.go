@@ -3,7 +3,6 @@ package rocklake
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rocklake/rocklake/catalog"
@@ -145,7 +144,7 @@ func (l *Lake) DeleteOrphans(ctx context.Context, o OrphanOptions) (*OrphanResul
 		return nil, err
 	}
 	if o.Objects == nil {
-		o.Objects = &lakeObjects{e: l.eng}
+		o.Objects = lakeObjects(l.eng)
 	}
 	return l.cat.DeleteOrphans(o)
 }
@@ -232,64 +231,16 @@ func (l *Lake) Refresh(ctx context.Context, table string, paths []string, o Refr
 // lakeObjects is the engine's object store (engine.UseObjects', or the one
 // the environment describes), taken when orphan cleanup first meets an
 // object: a lake of local files needs no S3 settings.
-type lakeObjects struct {
-	e    *engine.Engine
-	once sync.Once
-	st   catalog.ObjectStore
-	err  error
-}
-
-func (l *lakeObjects) get() (catalog.ObjectStore, error) {
-	l.once.Do(func() {
-		st, _, err := l.e.Objects()
+func lakeObjects(e *engine.Engine) *storage.LazyStore {
+	return storage.NewLazyStore(func() (storage.ObjectStore, error) {
+		st, _, err := e.Objects()
 		if err != nil {
-			l.err = err
-			return
+			return nil, err
 		}
-		var ok bool
-		if l.st, ok = st.(catalog.ObjectStore); !ok {
-			l.err = fmt.Errorf("the lake's object store (%T) cannot list, write and delete objects", st)
+		objs, ok := st.(storage.ObjectStore)
+		if !ok {
+			return nil, fmt.Errorf("the lake's object store (%T) cannot list, write and delete objects", st)
 		}
+		return objs, nil
 	})
-	return l.st, l.err
-}
-
-func (l *lakeObjects) PutBytes(ctx context.Context, loc string, body []byte) error {
-	st, err := l.get()
-	if err != nil {
-		return err
-	}
-	return st.PutBytes(ctx, loc, body)
-}
-
-func (l *lakeObjects) Exists(ctx context.Context, loc string) (bool, error) {
-	st, err := l.get()
-	if err != nil {
-		return false, err
-	}
-	return st.Exists(ctx, loc)
-}
-
-func (l *lakeObjects) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
-	st, err := l.get()
-	if err != nil {
-		return nil, err
-	}
-	return st.ReadSmall(ctx, loc, max)
-}
-
-func (l *lakeObjects) Delete(ctx context.Context, loc string) error {
-	st, err := l.get()
-	if err != nil {
-		return err
-	}
-	return st.Delete(ctx, loc)
-}
-
-func (l *lakeObjects) Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) (time.Time, error) {
-	st, err := l.get()
-	if err != nil {
-		return time.Time{}, err
-	}
-	return st.Walk(ctx, prefix, fn)
 }

@@ -21,9 +21,7 @@ import (
 // catalog whose data root is s3://lake/root/ and whose clock is now.
 func objectLake(t *testing.T) (*s3test.Server, *storage.S3, *Catalog, kv.Store, *time.Time) {
 	t.Helper()
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
 	if err != nil {
 		t.Fatal(err)
@@ -190,9 +188,7 @@ func TestObjectOrphanCleanup(t *testing.T) {
 // takes only its own catalog's orphans, never what another catalog that
 // registers the same objects wrote beside them.
 func TestObjectOrphansBesideRegisteredObjects(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
 	if err != nil {
 		t.Fatal(err)

@@ -38,9 +38,7 @@ type objectTable struct {
 
 func newObjectTable(t *testing.T, files []string, wrap func(storage.Store) storage.Store) *objectTable {
 	t.Helper()
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
 	if err != nil {
 		t.Fatal(err)

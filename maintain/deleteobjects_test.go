@@ -29,9 +29,7 @@ import (
 // the file into a new object, and after expire and cleanup no object under
 // the data root holds the id, in any page, and no delete object is left.
 func TestDeleteFilesOfObjects(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	ctx := context.Background()
 	c, e := objectLake(t, "s3://lake/root/")
 	mustWrite(t, e, "CREATE TABLE events (user_id VARCHAR, n BIGINT)")
@@ -201,9 +199,7 @@ func download(t *testing.T, srv *s3test.Server, bucket, key, to string) {
 // round two DELETEs race on rows of one file, and after it the table
 // holds exactly the rows no acknowledged DELETE took.
 func TestRacingChangesOfObjects(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	s3test.StartWithEnv(t, "lake")
 	ctx := context.Background()
 	for _, mode := range []string{"merge-on-read", catalog.CopyOnWrite} {
 		t.Run(mode, func(t *testing.T) {

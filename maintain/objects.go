@@ -195,5 +195,5 @@ func noKeyValuePrefix(prefix string) error {
 // The stores a write to objects uploads with keep its lease.
 var (
 	_ catalog.ObjectStore = (*storage.S3)(nil)
-	_ catalog.ObjectStore = (*storage.EnvStore)(nil)
+	_ catalog.ObjectStore = (*storage.LazyStore)(nil)
 )

@@ -31,9 +31,7 @@ func keysUnder(t *testing.T, srv *s3test.Server, bucket, prefix string) []string
 // deletes every object it uploaded; run again, it rewrites the table with
 // the same rows.
 func TestRewriteObjectsInterrupted(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	dir := t.TempDir()
 	for f := range 3 {
 		vals := make([]*types.Value, 500)
@@ -181,9 +179,7 @@ func TestObjectWriteStalledPastItsLease(t *testing.T) {
 // versitygw of the test's, with an engine writing there.
 func objectWriteLake(t *testing.T) (*s3test.Server, *storage.S3, *catalog.Catalog, *engine.Engine) {
 	t.Helper()
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
 	if err != nil {
 		t.Fatal(err)

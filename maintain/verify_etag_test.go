@@ -21,9 +21,7 @@ import (
 // cannot be told from one overwritten at the same size: verify names it,
 // beside an object registered with its ETag, which it passes.
 func TestVerifyNamesObjectsWithoutETag(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	dir := t.TempDir()
 	for _, name := range []string{"a", "b"} {
 		v := types.IntValue(1)

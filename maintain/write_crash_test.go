@@ -213,9 +213,7 @@ func TestWriteKilledObjects(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
 	if err != nil {
 		t.Fatal(err)

@@ -29,9 +29,7 @@ func TestWriteObjects(t *testing.T) {
 }
 
 func writeObjects(t *testing.T, sandboxed bool) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	ctx := context.Background()
 	st, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
 	if err != nil {
@@ -114,9 +112,7 @@ func writeObjects(t *testing.T, sandboxed bool) {
 // rewrote again are deleted, the rest registered; ROLLBACK deletes every
 // object it uploaded.
 func TestTxnObjects(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	ctx := context.Background()
 	st, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
 	if err != nil {
@@ -200,9 +196,7 @@ func TestTxnObjects(t *testing.T) {
 // a data root whose path a partition would be read from is refused with
 // nothing uploaded.
 func TestWriteHiveObjects(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	ctx := context.Background()
 	c, e := objectLake(t, "s3://lake/root/")
 	hiveTable(t, c, "t", "id BIGINT, p VARCHAR, q INTEGER", "p", "q")

@@ -142,17 +142,34 @@ func (s *S3) Exists(ctx context.Context, loc string) (bool, error) {
 // ReadSmall reads the whole object at loc, refusing one of more than max
 // bytes.
 func (s *S3) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
-	obj, err := s.Stat(ctx, loc)
+	bucket, key, err := ParseS3(loc)
 	if err != nil {
 		return nil, err
 	}
-	if obj.Size > max {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d expected", loc, obj.Size, max)
+	if key == "" || hasGlob(key) {
+		return nil, fmt.Errorf("%s: %w: not a single object", loc, ErrBadLocation)
 	}
-	if obj.Size == 0 {
+	// One GET, read up to one byte past max: a larger object is refused
+	// without reading it all.
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		return nil, s.fail(loc, "GET", "", err)
+	}
+	defer out.Body.Close()
+	if n := aws.ToInt64(out.ContentLength); n > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d expected", loc, n, max)
+	}
+	body, err := io.ReadAll(io.LimitReader(out.Body, max+1))
+	if err != nil {
+		return nil, s.fail(loc, "GET", "", err)
+	}
+	if int64(len(body)) > max {
+		return nil, fmt.Errorf("%s: more than the %d bytes expected", loc, max)
+	}
+	if len(body) == 0 {
 		return nil, nil
 	}
-	return s.ReadRange(ctx, obj, 0, obj.Size)
+	return body, nil
 }
 
 // Walk calls fn for every object whose location starts with the prefix
@@ -187,64 +204,88 @@ func (s *S3) Walk(ctx context.Context, loc string, fn func(loc string, modified 
 	return now, nil
 }
 
-// EnvStore is an S3 store made from the environment (S3OptionsFromEnv)
-// when first used: what cleanup needs only once it meets an object.
-type EnvStore struct {
-	ctx  context.Context
+// ObjectStore is what a write's lease and orphan cleanup need of a bucket
+// (catalog.ObjectStore): small objects put, tested, read and deleted, and
+// a prefix listed with the store's own clock.
+type ObjectStore interface {
+	PutBytes(ctx context.Context, loc string, body []byte) error
+	Exists(ctx context.Context, loc string) (bool, error)
+	ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error)
+	Delete(ctx context.Context, loc string) error
+	Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) (time.Time, error)
+}
+
+// LazyStore is an ObjectStore made by its constructor when first used:
+// cleanup of a lake of local files never meets an object, and needs no S3
+// settings.
+type LazyStore struct {
+	make func() (ObjectStore, error)
 	once sync.Once
-	s3   *S3
+	st   ObjectStore
 	err  error
 }
 
-// NewEnvStore makes an EnvStore; ctx is the one the store is made with.
-func NewEnvStore(ctx context.Context) *EnvStore { return &EnvStore{ctx: ctx} }
+// NewLazyStore returns a store made by make when first used.
+func NewLazyStore(make func() (ObjectStore, error)) *LazyStore { return &LazyStore{make: make} }
 
-func (e *EnvStore) get() (*S3, error) {
-	e.once.Do(func() { e.s3, e.err = NewS3(e.ctx, S3OptionsFromEnv()) })
-	return e.s3, e.err
+// NewEnvStore is the S3 store the environment describes
+// (S3OptionsFromEnv), made with ctx when first used.
+func NewEnvStore(ctx context.Context) *LazyStore {
+	return NewLazyStore(func() (ObjectStore, error) {
+		s, err := NewS3(ctx, S3OptionsFromEnv())
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	})
 }
 
-// PutBytes is S3.PutBytes.
-func (e *EnvStore) PutBytes(ctx context.Context, loc string, body []byte) error {
-	s, err := e.get()
+func (l *LazyStore) get() (ObjectStore, error) {
+	l.once.Do(func() { l.st, l.err = l.make() })
+	return l.st, l.err
+}
+
+// PutBytes is the store's PutBytes.
+func (l *LazyStore) PutBytes(ctx context.Context, loc string, body []byte) error {
+	st, err := l.get()
 	if err != nil {
 		return err
 	}
-	return s.PutBytes(ctx, loc, body)
+	return st.PutBytes(ctx, loc, body)
 }
 
-// Exists is S3.Exists.
-func (e *EnvStore) Exists(ctx context.Context, loc string) (bool, error) {
-	s, err := e.get()
+// Exists is the store's Exists.
+func (l *LazyStore) Exists(ctx context.Context, loc string) (bool, error) {
+	st, err := l.get()
 	if err != nil {
 		return false, err
 	}
-	return s.Exists(ctx, loc)
+	return st.Exists(ctx, loc)
 }
 
-// ReadSmall is S3.ReadSmall.
-func (e *EnvStore) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
-	s, err := e.get()
+// ReadSmall is the store's ReadSmall.
+func (l *LazyStore) ReadSmall(ctx context.Context, loc string, max int64) ([]byte, error) {
+	st, err := l.get()
 	if err != nil {
 		return nil, err
 	}
-	return s.ReadSmall(ctx, loc, max)
+	return st.ReadSmall(ctx, loc, max)
 }
 
-// Delete is S3.Delete.
-func (e *EnvStore) Delete(ctx context.Context, loc string) error {
-	s, err := e.get()
+// Delete is the store's Delete.
+func (l *LazyStore) Delete(ctx context.Context, loc string) error {
+	st, err := l.get()
 	if err != nil {
 		return err
 	}
-	return s.Delete(ctx, loc)
+	return st.Delete(ctx, loc)
 }
 
-// Walk is S3.Walk.
-func (e *EnvStore) Walk(ctx context.Context, loc string, fn func(loc string, modified time.Time) error) (time.Time, error) {
-	s, err := e.get()
+// Walk is the store's Walk.
+func (l *LazyStore) Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) (time.Time, error) {
+	st, err := l.get()
 	if err != nil {
 		return time.Time{}, err
 	}
-	return s.Walk(ctx, loc, fn)
+	return st.Walk(ctx, prefix, fn)
 }

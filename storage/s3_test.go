@@ -376,3 +376,58 @@ func TestS3ConnectionsFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// ReadSmall reads an object in one GET, up to max bytes: one byte more is
+// refused, a missing object is ErrNotFound, an empty one is no bytes. A
+// LazyStore makes its store on first use, once, and reports its error
+// to every call.
+func TestS3ReadSmallAndLazyStore(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "lake")
+	st := newStore(t, srv, srv.Endpoint, storage.S3Options{})
+	ctx := context.Background()
+	for _, n := range []int{0, 1, 100} {
+		loc := fmt.Sprintf("s3://lake/small/%d", n)
+		data := payload(n, byte(n+1))
+		if err := st.PutBytes(ctx, loc, data); err != nil {
+			t.Fatal(err)
+		}
+		before := st.Counts()
+		got, err := st.ReadSmall(ctx, loc, 100)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: %q, %v", n, got, err)
+		}
+		if reqs := st.Counts().Sub(before).Requests; reqs != 1 {
+			t.Errorf("%d bytes: %d requests, want one GET", n, reqs)
+		}
+		if n > 0 {
+			if _, err := st.ReadSmall(ctx, loc, int64(n-1)); err == nil || !strings.Contains(err.Error(), "more than the") {
+				t.Errorf("%d bytes read with a limit of %d: %v", n, n-1, err)
+			}
+		}
+	}
+	if _, err := st.ReadSmall(ctx, "s3://lake/small/none", 10); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("a missing object: %v", err)
+	}
+
+	made := 0
+	lazy := storage.NewLazyStore(func() (storage.ObjectStore, error) { made++; return st, nil })
+	if made != 0 {
+		t.Fatal("made before use")
+	}
+	for range 2 {
+		if got, err := lazy.ReadSmall(ctx, "s3://lake/small/1", 10); err != nil || len(got) != 1 {
+			t.Fatalf("through the lazy store: %q, %v", got, err)
+		}
+	}
+	if made != 1 {
+		t.Errorf("made %d times", made)
+	}
+	bad := storage.NewLazyStore(func() (storage.ObjectStore, error) { return nil, errors.New("no settings") })
+	if err := bad.Delete(ctx, "s3://lake/x"); err == nil || err.Error() != "no settings" {
+		t.Errorf("a store that cannot be made: %v", err)
+	}
+	if _, err := bad.Walk(ctx, "s3://lake/", nil); err == nil {
+		t.Error("a store that cannot be made walked")
+	}
+}

@@ -110,6 +110,19 @@ func Start(tb testing.TB) *Server {
 	return s
 }
 
+// StartWithEnv is Start, then the buckets made and the environment set to
+// reach the server (SetEnv), as a test of code that makes its own store
+// from the environment begins.
+func StartWithEnv(tb testing.TB, buckets ...string) *Server {
+	tb.Helper()
+	s := Start(tb)
+	for _, b := range buckets {
+		s.Bucket(tb, b)
+	}
+	s.SetEnv(tb)
+	return s
+}
+
 // Launch starts a server for a program with no testing.TB; Close stops it.
 func Launch() (*Server, error) {
 	bin, err := Binary()

@@ -50,9 +50,7 @@ func filesAndStats(t *testing.T, c *catalog.Catalog, table string) string {
 // exports with its s3:// locations and imports back with the same files,
 // ETags and statistics, the footers read again from the store.
 func TestObjectsCrossDuckLake(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	srv := s3test.StartWithEnv(t, "lake")
 	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
 	if err != nil {
 		t.Fatal(err)
@@ -106,9 +104,7 @@ func TestObjectsCrossDuckLake(t *testing.T) {
 // original did at the same point. (import --latest, which folds the
 // deletes into new files, still reads local files only.)
 func TestObjectDeleteFilesImportWithHistory(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "lake")
-	srv.SetEnv(t)
+	s3test.StartWithEnv(t, "lake")
 	ctx := context.Background()
 	st, err := storage.NewS3(ctx, storage.S3OptionsFromEnv())
 	if err != nil {
