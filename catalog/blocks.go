@@ -155,6 +155,19 @@ type fsBlock struct {
 
 func (b *fsBlock) len() int { return int(b.n) }
 
+// blockOf is the index in s.blocks of the block whose first file is first.
+func (s *FileSet) blockOf(first int64) (int, bool) {
+	return slices.BinarySearchFunc(s.blocks, first, func(b fsBlock, id int64) int {
+		switch {
+		case b.first < id:
+			return -1
+		case b.first > id:
+			return 1
+		}
+		return 0
+	})
+}
+
 func (b *fsBlock) at(j int) int32 {
 	if b.pos == nil {
 		return b.start + int32(j)
@@ -322,15 +335,7 @@ func (r *Reader) blocksColumnBounds(fs *FileSet, tableID, columnID, from int64, 
 		if err != nil {
 			return err
 		}
-		bi, ok := slices.BinarySearchFunc(fs.blocks, first, func(b fsBlock, id int64) int {
-			switch {
-			case b.first < id:
-				return -1
-			case b.first > id:
-				return 1
-			}
-			return 0
-		})
+		bi, ok := fs.blockOf(first)
 		if !ok {
 			return nil // a block the snapshot does not see
 		}

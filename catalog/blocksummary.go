@@ -3,7 +3,6 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
@@ -182,15 +181,7 @@ func (r *Reader) BlockSummaries(fs *FileSet, columnID int64) (*BlockSummaries, e
 		if err != nil {
 			return err
 		}
-		bi, ok := slices.BinarySearchFunc(fs.blocks, first, func(b fsBlock, id int64) int {
-			switch {
-			case b.first < id:
-				return -1
-			case b.first > id:
-				return 1
-			}
-			return 0
-		})
+		bi, ok := fs.blockOf(first)
 		if !ok {
 			return nil // a block the snapshot does not see
 		}

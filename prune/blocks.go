@@ -151,14 +151,12 @@ func planBlockFiles(r *catalog.Reader, tableID int64, fs *catalog.FileSet, prog 
 			return nil, err
 		}
 		var col ColumnStats = cb
-		if eq[c.ID] && !opts.NoFilters {
-			mi, err := r.MemberIndex(tableID, c.ID)
-			if err != nil {
-				return nil, err
-			}
-			if mi != nil {
-				col = filteredSubset{cb, mi, pos}
-			}
+		mi, err := probedIndex(r, tableID, c.ID, eq, opts)
+		if err != nil {
+			return nil, err
+		}
+		if mi != nil {
+			col = filteredSubset{cb, mi, pos}
 		}
 		s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
 	}

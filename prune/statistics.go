@@ -55,14 +55,12 @@ func fileStatistics(r *catalog.Reader, tableID int64, fs *catalog.FileSet, b *ex
 			return nil, err
 		}
 		var col ColumnStats = cb
-		if eq[c.ID] && !opts.NoFilters {
-			mi, err := r.MemberIndex(tableID, c.ID)
-			if err != nil {
-				return nil, err
-			}
-			if mi != nil {
-				col = filteredFiles{cb, mi}
-			}
+		mi, err := probedIndex(r, tableID, c.ID, eq, opts)
+		if err != nil {
+			return nil, err
+		}
+		if mi != nil {
+			col = filteredFiles{cb, mi}
 		}
 		s.ids, s.cols = append(s.ids, c.ID), append(s.cols, col)
 	}
@@ -76,6 +74,15 @@ func (s *fileStats) Column(id int64) ColumnStats {
 		return s.cols[k]
 	}
 	return nil
+}
+
+// probedIndex is the column's membership index where a plan probes it (a
+// column under =, filters not turned off), else nil.
+func probedIndex(r *catalog.Reader, tableID, columnID int64, eq map[int64]bool, opts Options) (*catalog.MemberIndex, error) {
+	if !eq[columnID] || opts.NoFilters {
+		return nil, nil
+	}
+	return r.MemberIndex(tableID, columnID)
 }
 
 // filteredFiles is a column's file stats with its membership index (the
