@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/stats"
@@ -279,41 +280,90 @@ func (w *commitWriter) endDeletes(ts *tableState, fileID int64) error {
 }
 
 // peekFiles makes the head's live files among ids known to the commit
-// (ts.live) without reading the table's other files, when they are few;
-// else it loads them all.
+// (ts.live) without reading the table's other rows into it: a commit that
+// retires a file or two of a table of millions reads those alone, and one
+// that retires a million keeps a million, not the table (a removal of a
+// tenth of ten million files held every row and went past 19 GB). Up to
+// an eighth of the table it reads the rows by key; past that, one scan of
+// the table's rows costs less than the lookups, and keeps only these.
 func (w *commitWriter) peekFiles(ts *tableState, ids []int64) error {
 	if ts.loaded || ts.created {
 		return nil
 	}
-	if len(ids) > peekLimit {
-		return w.loadFiles(ts)
-	}
-	var keys [][]byte
+	var want []int64
 	for _, id := range ids {
 		if _, ok := ts.live[id]; !ok {
-			keys = append(keys, key(tagDataFile, ts.t.ID, id))
+			want = append(want, id)
 		}
 	}
-	if len(keys) == 0 {
+	if len(want) == 0 {
 		return nil
 	}
-	vals, err := w.getMany(keys)
-	if err != nil {
-		return err
+	if len(want) > peekLimit {
+		head, err := w.r.fileTableStats(ts.t.ID)
+		if err != nil {
+			return err
+		}
+		if 8*int64(len(want)) > head.FileCount {
+			return w.scanFiles(ts, want)
+		}
 	}
+	// In chunks: a networked store's reply to a million keys at once is
+	// held whole.
+	const chunk = 1 << 16
+	keys := make([][]byte, 0, min(len(want), chunk))
 	var p catalogpb.DataFile
-	for i, v := range vals {
-		if v == nil {
-			continue
+	for lo := 0; lo < len(want); lo += chunk {
+		keys = keys[:0]
+		for _, id := range want[lo:min(lo+chunk, len(want))] {
+			keys = append(keys, key(tagDataFile, ts.t.ID, id))
 		}
-		p.Reset()
-		if err := decodeValue(v, &p); err != nil {
-			return fmt.Errorf("data file row %x: %w", keys[i], err)
+		vals, err := w.getMany(keys)
+		if err != nil {
+			return err
 		}
-		if visibleAt(w.head.ID, p.BeginSnapshot, p.EndSnapshot) && p.TableId == ts.t.ID {
-			f := dataFileFromPB(&p)
-			ts.live[f.ID] = f
+		for i, v := range vals {
+			if v == nil {
+				continue
+			}
+			if err := w.peekRow(ts, keys[i], v, &p); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// scanFiles reads the table's file rows in one scan and keeps those of
+// want (which it sorts) that the head sees.
+func (w *commitWriter) scanFiles(ts *tableState, want []int64) error {
+	slices.Sort(want)
+	next := 0
+	var p catalogpb.DataFile
+	return scanPrefix(w.r, key(tagDataFile, ts.t.ID), func(k, v []byte) error {
+		id, err := idAt(k, 1)
+		if err != nil {
+			return err
+		}
+		for next < len(want) && want[next] < id {
+			next++
+		}
+		if next == len(want) || want[next] != id {
+			return nil
+		}
+		return w.peekRow(ts, k, v, &p)
+	})
+}
+
+// peekRow decodes a file row into ts.live when the head sees it.
+func (w *commitWriter) peekRow(ts *tableState, k, v []byte, p *catalogpb.DataFile) error {
+	p.Reset()
+	if err := decodeValue(v, p); err != nil {
+		return fmt.Errorf("data file row %x: %w", k, err)
+	}
+	if visibleAt(w.head.ID, p.BeginSnapshot, p.EndSnapshot) && p.TableId == ts.t.ID {
+		f := dataFileFromPB(p)
+		ts.live[f.ID] = f
 	}
 	return nil
 }

@@ -93,9 +93,17 @@ func TestRemovalStatsAreTheFold(t *testing.T) {
 				live, livePaths = append(live, f.ID), append(livePaths, f.Path)
 			}
 		}
+		// One table in eight is large enough that a removal reads more than
+		// peekLimit rows: by key up to an eighth of the table, by one scan
+		// past it.
+		large := seed%8 == 7
 		for range 1 + rng.IntN(3) {
 			var nfs []NewFile
-			for range 3 + rng.IntN(20) {
+			count := 3 + rng.IntN(20)
+			if large {
+				count += 600
+			}
+			for range count {
 				nfs = append(nfs, file())
 			}
 			commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
@@ -103,8 +111,13 @@ func TestRemovalStatsAreTheFold(t *testing.T) {
 		for step := range 25 {
 			refresh()
 			k := 1 + rng.IntN(3)
-			if rng.IntN(8) == 0 {
+			switch rng.IntN(8) {
+			case 0:
 				k = len(live) / 3 // a large share: folded again
+			case 1:
+				if large && len(live)/8 > peekLimit+1 {
+					k = peekLimit + 1 + rng.IntN(len(live)/8-peekLimit-1)
+				}
 			}
 			rng.Shuffle(len(live), func(i, j int) {
 				live[i], live[j] = live[j], live[i]

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -216,29 +217,39 @@ func (w *commitWriter) getMany(keys [][]byte) ([][]byte, error) {
 
 // recompute rebuilds a table's stats exactly from the files that survive
 // this commit: the head's live files less the removed ones, plus the added.
+//
+// The survivors come from the head's FileSet (ids and row counts in
+// arrays) unless the commit has read every file row anyway (a drop, an
+// alteration, a restamp): a removal of a tenth of ten million files held
+// every survivor's row as a DataFile, twice, and went past 19 GB.
 func (w *commitWriter) recompute(ts *tableState) error {
-	if err := w.loadFiles(ts); err != nil {
-		return err
-	}
 	st := &TableStats{Columns: map[int64]*TableColumnStats{}}
+	var keep []int64 // the survivors' ids, sorted
 	var survivors []DataFile
-	for id, f := range ts.live {
-		if !ts.removed[id] {
-			survivors = append(survivors, f)
-			st.addFile(f)
+	if ts.loaded || len(ts.synth) > 0 {
+		if err := w.loadFiles(ts); err != nil {
+			return err
+		}
+		for id, f := range ts.live {
+			if !ts.removed[id] {
+				survivors = append(survivors, f)
+				st.addFile(f)
+				keep = append(keep, id)
+			}
+		}
+		// Stats rows come in file id order: the survivors' ids, sorted,
+		// are walked beside them (a map of millions of ids costs a cache
+		// miss a row).
+		slices.Sort(keep)
+	} else {
+		var err error
+		if keep, err = w.survivorsOf(ts, st); err != nil {
+			return err
 		}
 	}
 	for _, af := range ts.added {
 		st.addFile(af.f)
 	}
-	// Stats rows come in file id order: the survivors' ids, sorted, are
-	// walked beside them (a map of millions of ids costs a cache miss a
-	// row).
-	keep := make([]int64, len(survivors))
-	for i, f := range survivors {
-		keep[i] = f.ID
-	}
-	slices.Sort(keep)
 	ts.accs = map[int64]*colAcc{}
 	for _, c := range ts.cols {
 		acc := newColAcc(c.Type)
@@ -258,7 +269,7 @@ func (w *commitWriter) recompute(ts *tableState) error {
 		if err != nil {
 			return err
 		}
-		if n < len(survivors) {
+		if n < len(keep) {
 			acc.add(nil)
 		}
 		for _, af := range ts.added {
@@ -274,6 +285,43 @@ func (w *commitWriter) recompute(ts *tableState) error {
 	st.NextRowID = max(st.NextRowID, ts.stats.NextRowID)
 	ts.stats = st
 	return nil
+}
+
+// survivorsOf returns the sorted ids of the head's live files that this
+// commit does not remove, from the head's FileSet, and adds their counts
+// to st. Every removed file is live at the head (removeFiles checked it),
+// so the FileSet holds each of them.
+func (w *commitWriter) survivorsOf(ts *tableState, st *TableStats) ([]int64, error) {
+	fs, err := w.r.FileSet(ts.t.ID)
+	if err != nil {
+		return nil, err
+	}
+	gone := make([]int64, 0, len(ts.removed))
+	for id := range ts.removed {
+		gone = append(gone, id)
+	}
+	slices.Sort(gone)
+	keep := make([]int64, 0, max(fs.Len()-len(gone), 0))
+	st.FileSizeBytes = fs.TotalBytes
+	next := 0
+	for i, id := range fs.IDs {
+		if next < len(gone) && gone[next] == id {
+			next++
+			f, ok := ts.live[id]
+			if !ok {
+				return nil, fmt.Errorf("%w: removed file %d of table %q has no row in this commit", ErrCorrupt, id, ts.t.Name)
+			}
+			st.FileSizeBytes -= f.FileSizeBytes
+			continue
+		}
+		keep = append(keep, id)
+		st.RecordCount += fs.RecordCounts[i]
+	}
+	if next != len(gone) {
+		return nil, fmt.Errorf("%w: table %q's file set at snapshot %d lacks %d of the files this commit removes", ErrCorrupt, ts.t.Name, w.head.ID, len(gone)-next)
+	}
+	st.FileCount = int64(len(keep))
+	return keep, nil
 }
 
 // variants returns the table-level variant stats of a VARIANT column over

@@ -150,7 +150,7 @@ func run(clients, rounds, rows, width int, writeTimeout time.Duration, probes in
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		rss, hwm := procStatus("VmRSS"), procStatus("VmHWM")
+		rss, hwm := results.ProcStatusMiB("VmRSS"), results.ProcStatusMiB("VmHWM")
 		s := Step{Name: name, RSSMB: rss, PeakRSSMB: hwm, HeapInuseMB: float64(ms.HeapInuse) / (1 << 20),
 			BufferedBytes: m["rocklake_pg_buffered_bytes"], Connections: m["rocklake_pg_connections"], AtS: time.Since(start).Seconds()}
 		rep.Steps = append(rep.Steps, s)
@@ -363,23 +363,4 @@ func waitFor(url string, ok func(map[string]float64) bool, limit time.Duration) 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// procStatus is a /proc/self/status field in kB, as MB (0 where there is
-// no /proc).
-func procStatus(field string) float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseFloat(f[0], 64)
-				return kb / 1024
-			}
-		}
-	}
-	return 0
 }

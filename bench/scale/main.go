@@ -16,7 +16,9 @@
 //   - expiring a tenth of the files: one commit removes every tenth file,
 //     then ExpireSnapshots forgets every older snapshot and Cleanup settles
 //     the files it scheduled (the synthetic files are the user's: cleanup
-//     forgets them and deletes nothing), each timed, with the size after.
+//     forgets them and deletes nothing), each timed, with the size after,
+//     and each with the process's peak resident memory during that step
+//     (VmHWM, reset before it: the whole process, open catalog included).
 //
 // The catalog is a Pebble directory, or with -postgres a PostgreSQL
 // database (the URL's, or with -postgres private a cluster the command
@@ -37,6 +39,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -83,6 +86,7 @@ type Report struct {
 	Sizes        []Size             `json:"sizes"`
 	Plans        []Plan             `json:"plans"`
 	Maintenance  map[string]float64 `json:"maintenance_ms"`
+	MaintPeak    map[string]float64 `json:"maintenance_peak_rss_mib"`
 	Removed      int                `json:"files_removed"`
 	LoadStart    string             `json:"load_average_start"`
 	LoadEnd      string             `json:"load_average_end"`
@@ -101,6 +105,7 @@ func main() {
 	keep := flag.String("keep", "", "build the Pebble catalog here and keep it (default: a temporary directory, removed)")
 	jsonOut := flag.String("json", "", "write the figures here")
 	maintProfile := flag.String("cpuprofile", "", "write a CPU profile of the expiry steps (removal, expire, cleanup) here")
+	memProfile := flag.String("memprofile", "", "write heap profiles of each expiry step at its peak to this prefix (prefix-remove.pb.gz, ...)")
 	child := flag.String("child", "", "internal: open this catalog, plan -pred, print the times")
 	pred := flag.Int("pred", 0, "internal: the predicate -child plans")
 	childProfile := flag.String("child-cpuprofile", "", "with -child: write a CPU profile of the new process's open and plan here")
@@ -237,13 +242,21 @@ func main() {
 	}
 	r.Close()
 	rep.Removed = len(gone)
+	rep.MaintPeak = map[string]float64{}
 	step := func(name string, fn func() error) {
+		debug.FreeOSMemory() // what the last step freed leaves the count
+		results.ResetPeakRSS()
+		stopHeap := results.PeakHeapProfile(stepProfile(*memProfile, name))
 		t := time.Now()
 		if err := fn(); err != nil {
 			log.Fatalf("%s: %v", name, err)
 		}
+		if err := stopHeap(); err != nil {
+			log.Fatal(err)
+		}
 		rep.Maintenance[name] = results.MS(time.Since(t))
-		fmt.Printf("%-34s %10.1f ms\n", name, rep.Maintenance[name])
+		rep.MaintPeak[name] = results.ProcStatusMiB("VmHWM")
+		fmt.Printf("%-34s %10.1f ms   peak %7.1f MiB\n", name, rep.Maintenance[name], rep.MaintPeak[name])
 	}
 	stopProfile, err := results.Profile(*maintProfile)
 	if err != nil {
@@ -346,6 +359,18 @@ func childPlan(loc string, n, pred int) {
 }
 
 // runChild plans predicate pred in a new process of this program.
+// stepProfile names a step's heap profile after prefix ("" : none).
+func stepProfile(prefix, step string) string {
+	if prefix == "" {
+		return ""
+	}
+	word, _, _ := strings.Cut(step, " ")
+	if word == "rewrite" {
+		return "" // a few milliseconds: nothing to see
+	}
+	return prefix + "-" + word + ".pb.gz"
+}
+
 func runChild(loc string, n, pred int) (wall, open, plan time.Duration, peakMiB float64, kept int) {
 	self, err := os.Executable()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -105,4 +106,73 @@ func ReadBytes() int64 {
 		}
 	}
 	return 0
+}
+
+// ProcStatusMiB reads a memory field of /proc/self/status (VmRSS, VmHWM:
+// kiB there) in MiB; 0 where the file or the field is absent.
+func ProcStatusMiB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// ResetPeakRSS starts the process's peak resident memory (VmHWM) again
+// from what it holds now, so that a step's own peak can be read after it
+// (Linux: clear_refs 5; elsewhere, or refused, the peak stays the
+// process's).
+func ResetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// PeakHeapProfile samples the live heap every 100 ms until stop is called
+// and writes to path ("" does nothing) the heap profile taken when it was
+// largest: what held the memory at a step's peak, which a profile taken
+// after the step no longer shows. The profile is as of the last garbage
+// collection before each sample.
+func PeakHeapProfile(path string) (stop func() error) {
+	if path == "" {
+		return func() error { return nil }
+	}
+	done := make(chan struct{})
+	finished := make(chan []byte)
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		var best []byte
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				finished <- best
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak+peak/20 {
+				var buf bytes.Buffer
+				if pprof.Lookup("heap").WriteTo(&buf, 0) == nil {
+					peak, best = v, buf.Bytes()
+				}
+			}
+		}
+	}()
+	return func() error {
+		close(done)
+		best := <-finished
+		if best == nil {
+			return nil
+		}
+		return os.WriteFile(path, best, 0o644)
+	}
 }
