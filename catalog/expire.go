@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -201,7 +202,19 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	var files []forgotten
 	var deletes []forgottenDeletes
-	kept := map[string]bool{} // locations kept rows name
+	// kept is a hash of each location a kept row names (sorted before it
+	// is read), not the string: ten million live files' locations held as
+	// strings in a map were a gigabyte. Two locations with one hash (odds
+	// near one in 10^12 at these counts) make a forgotten file look kept:
+	// it is not scheduled, and stays on disk for cleanup --orphans to find;
+	// a kept file is never scheduled.
+	seed := maphash.MakeSeed()
+	var kept []uint64
+	keep := func(loc string) { kept = append(kept, maphash.String(seed, loc)) }
+	isKept := func(loc string) bool {
+		_, ok := slices.BinarySearch(kept, maphash.String(seed, loc))
+		return ok
+	}
 	for _, t := range tables {
 		tb := tableFromPB(t)
 		tableGone := gone(t.EndSnapshot)
@@ -234,8 +247,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			}
 		}
 		var p catalogpb.DataFile
-		live := map[int64]bool{} // files whose rows stay
-		var forgotIDs []int64    // files whose rows go, ascending (the scan's order)
+		var live []int64      // files whose rows stay, ascending (the scan's order)
+		var forgotIDs []int64 // files whose rows go, ascending
 		err = scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
 			p.Reset()
 			if err := decodeValue(v, &p); err != nil {
@@ -243,8 +256,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			}
 			f := dataFileFromPB(&p)
 			if !tableGone && !gone(p.EndSnapshot) {
-				kept[f.Location(tb)] = true
-				live[f.ID] = true
+				keep(f.Location(tb))
+				live = append(live, f.ID)
 				return nil
 			}
 			files = append(files, forgotten{f, f.Location(tb), tableGone})
@@ -294,7 +307,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			}
 			d := deleteFileFromPB(&p)
 			if !tableGone && !gone(p.EndSnapshot) {
-				kept[d.Location(tb)] = true
+				keep(d.Location(tb))
 				return nil
 			}
 			deletes = append(deletes, forgottenDeletes{d, d.Location(tb)})
@@ -355,6 +368,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		inserted[s.ID] = s.Changes.InsertedIntoTables
 	}
 	now := c.now().UTC().UnixMicro()
+	slices.Sort(kept)
 	// schedule records a file no kept snapshot reads for cleanup.
 	schedule := func(tableID, fileID int64, loc string, end int64, owner Ownership) error {
 		res.Scheduled = append(res.Scheduled, loc)
@@ -375,7 +389,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	for _, f := range files {
 		res.FilesForgotten++
-		if kept[f.loc] {
+		if isKept(f.loc) {
 			continue
 		}
 		if rec := rememberForgotten(f.f, f.loc, slices.Contains(inserted[f.f.End.V], f.f.TableID) && !f.f.RegisteredAgain); rec != nil && !f.tableGone && !dryRun {
@@ -393,7 +407,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	for _, d := range deletes {
 		// A delete file is rocklake's own and no other row names it.
-		if kept[d.loc] {
+		if isKept(d.loc) {
 			continue
 		}
 		if err := schedule(d.d.TableID, d.d.ID, d.loc, d.d.End.V, d.d.Owner); err != nil {
@@ -475,7 +489,9 @@ type forgottenDeletes struct {
 // (probes skip them): rewriting it would mean reading every group.
 // Deleting a slab a live file were in would only make that file's probes
 // read its own filter (membership.go), never lose a row.
-func expireSlabs(r kv.Reader, table int64, cols []int64, live map[int64]bool, del func([]byte) error) error {
+//
+// live is the ids of the files whose rows stay, ascending.
+func expireSlabs(r kv.Reader, table int64, cols []int64, live []int64, del func([]byte) error) error {
 	for _, col := range cols {
 		var dead [][]byte // slab keys
 		err := scanRange(r, key(tagMemberSlab, table, col), func(k, v []byte) error {
@@ -484,7 +500,7 @@ func expireSlabs(r kv.Reader, table int64, cols []int64, live map[int64]bool, de
 				return nil // not understood: left as it is, as probes leave it
 			}
 			for _, id := range p.FileIds {
-				if live[id] {
+				if _, ok := slices.BinarySearch(live, id); ok {
 					return nil
 				}
 			}
