@@ -89,22 +89,8 @@ func (b *statsBlock) summary() *catalogpb.ColumnStats {
 		if f&cbHasStats == 0 {
 			return nil
 		}
-		st := stats.Column{
-			RowCount:     b.rows[j],
-			NullCount:    stats.Maybe[int64]{V: b.nulls[j], Known: f&cbHasNulls != 0},
-			ValueCount:   stats.Maybe[int64]{V: b.values[j], Known: f&cbHasValues != 0},
-			ContainsNull: stats.Maybe[bool]{V: f&cbContainsNull != 0, Known: f&cbHasContainsNull != 0},
-			ContainsNaN:  stats.Maybe[bool]{V: f&cbContainsNaN != 0, Known: f&cbHasContainsNaN != 0},
-			MinIsExact:   f&cbMinExact != 0,
-			MaxIsExact:   f&cbMaxExact != 0,
-		}
 		ml, xl := int(b.minLens[j]), int(b.maxLens[j])
-		if f&cbHasMin != 0 {
-			st.Min = stats.Known(b.mins[mo : mo+ml : mo+ml])
-		}
-		if f&cbHasMax != 0 {
-			st.Max = stats.Known(b.maxs[xo : xo+xl : xo+xl])
-		}
+		st := blockUnit(f, b.rows[j], b.nulls[j], b.values[j], b.mins[mo:mo+ml:mo+ml], b.maxs[xo:xo+xl:xo+xl])
 		mo, xo = mo+ml, xo+xl
 		// A count outside 0..rows proves nothing in a sum: the fold could
 		// otherwise read a block as all NULL.
@@ -122,6 +108,28 @@ func (b *statsBlock) summary() *catalogpb.ColumnStats {
 	m := stats.Merge(units)
 	m.DistinctCount, m.ColumnSizeBytes, m.ExtraStats = stats.Maybe[int64]{}, 0, ""
 	return columnStatsToPB(&m)
+}
+
+// blockUnit is one file's stats as a stats block holds them: flags,
+// counts and bounds (min and max are read only where the flags say they
+// are known); no distinct count, size or extra stats.
+func blockUnit(f uint16, rows, nulls, values int64, min, max []byte) stats.Column {
+	st := stats.Column{
+		RowCount:     rows,
+		NullCount:    stats.Maybe[int64]{V: nulls, Known: f&cbHasNulls != 0},
+		ValueCount:   stats.Maybe[int64]{V: values, Known: f&cbHasValues != 0},
+		ContainsNull: stats.Maybe[bool]{V: f&cbContainsNull != 0, Known: f&cbHasContainsNull != 0},
+		ContainsNaN:  stats.Maybe[bool]{V: f&cbContainsNaN != 0, Known: f&cbHasContainsNaN != 0},
+		MinIsExact:   f&cbMinExact != 0,
+		MaxIsExact:   f&cbMaxExact != 0,
+	}
+	if f&cbHasMin != 0 {
+		st.Min = stats.Known(min)
+	}
+	if f&cbHasMax != 0 {
+		st.Max = stats.Known(max)
+	}
+	return st
 }
 
 // Blocks is the number of file blocks fs was built from: 0 when it was

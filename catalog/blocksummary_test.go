@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -276,5 +277,77 @@ func TestBoundsAfterAnotherProcessExpired(t *testing.T) {
 			}
 		}
 		r.Close()
+	}
+}
+
+// A commit that folds a table's stats again (recompute) from stats blocks
+// its process cached the FileSet of before another process's expiry
+// rewrote them: the stored stats must still be the fold of the live
+// files. The victim is a block's first file (the block moves to another
+// key) or another (the block keeps its key and loses a file).
+func TestRecomputeAfterAnotherProcessExpired(t *testing.T) {
+	for _, victimAt := range []int{4, 6} {
+		store := kvtest.Store(t)
+		c, err := CreateInStore(store, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}}
+		commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols) })
+		for b := range 3 {
+			var nfs []NewFile
+			for i := range 4 {
+				nf := NewFile{Path: fmt.Sprintf("f%d-%d.parquet", b, i), RecordCount: 10, FileSizeBytes: 100, FooterSize: 10, RowGroupCount: 1}
+				v := fmt.Sprint(b*10 + i)
+				nf.Columns = append(nf.Columns,
+					FileColumn{Path: []string{"x"}, Stats: stats.Column{RowCount: 10, Min: stats.Known(enc(t, "bigint", v)), Max: stats.Known(enc(t, "bigint", v)), MinIsExact: true, MaxIsExact: true,
+						NullCount: stats.Known(int64(0)), ValueCount: stats.Known(int64(10))}},
+					FileColumn{Path: []string{"s"}, Stats: stats.Column{RowCount: 10, Min: stats.Known([]byte("a" + v)), Max: stats.Known([]byte("z" + v)),
+						NullCount: stats.Known(int64(i % 2)), ValueCount: stats.Known(int64(10 - i%2))}})
+				nfs = append(nfs, nf)
+			}
+			commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
+		}
+		other, err := OpenStore(store, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := c.Read(Latest)
+		tb, _ := r.Table("t")
+		fs, _ := r.FileSet(tb.ID)
+		ids := slices.Clone(fs.IDs)
+		r.Close()
+		commit(t, other, func(tx *Txn) { tx.RemoveFiles("t", ids[victimAt]) })
+		r, _ = c.Read(Latest)
+		if _, err := r.FileSet(tb.ID); err != nil { // cached as the removal left it
+			t.Fatal(err)
+		}
+		r.Close()
+		if _, err := other.ExpireSnapshots(time.Now().Add(time.Hour), false); err != nil {
+			t.Fatal(err)
+		}
+		// The last file holds the table's maxima: its removal folds again.
+		commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", ids[11]) })
+		r, _ = c.Read(Latest)
+		stored, _, err := r.storedTableStats(tb.ID)
+		if err != nil || stored == nil {
+			t.Fatalf("victim %d: stored stats %v, %v", victimAt, stored, err)
+		}
+		fold, err := r.computeTableStats(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if stored.FileCount != 10 || stored.FileCount != fold.FileCount || stored.RecordCount != fold.RecordCount || stored.FileSizeBytes != fold.FileSizeBytes {
+			t.Fatalf("victim %d: counts %+v, the fold's %+v", victimAt, stored, fold)
+		}
+		for id, f := range fold.Columns {
+			if s := stored.Columns[id]; s == nil || fmt.Sprint(*s) != fmt.Sprint(*f) {
+				t.Errorf("victim %d column %d: stored %+v, the fold's %+v", victimAt, id, s, f)
+			}
+			if !f.Max.Known {
+				t.Errorf("victim %d column %d: the fold has no max", victimAt, id)
+			}
+		}
 	}
 }

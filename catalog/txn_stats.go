@@ -226,6 +226,11 @@ func (w *commitWriter) recompute(ts *tableState) error {
 	st := &TableStats{Columns: map[int64]*TableColumnStats{}}
 	var keep []int64 // the survivors' ids, sorted
 	var survivors []DataFile
+	// Where the head's FileSet was read from blocks, each column is folded
+	// from its stats blocks, a key per block, instead of a stats row per
+	// file (gone: the removed ids, sorted).
+	var fs *FileSet
+	var gone []int64
 	if ts.loaded || len(ts.synth) > 0 {
 		if err := w.loadFiles(ts); err != nil {
 			return err
@@ -243,8 +248,11 @@ func (w *commitWriter) recompute(ts *tableState) error {
 		slices.Sort(keep)
 	} else {
 		var err error
-		if keep, err = w.survivorsOf(ts, st); err != nil {
+		if fs, gone, keep, err = w.survivorsOf(ts, st); err != nil {
 			return err
+		}
+		if !fs.fromBlocks {
+			fs = nil
 		}
 	}
 	for _, af := range ts.added {
@@ -259,6 +267,24 @@ func (w *commitWriter) recompute(ts *tableState) error {
 			}
 			ts.accs[c.ID] = acc
 			continue
+		}
+		if fs != nil && c.Type.Kind != types.KindGeometry {
+			folded, err := w.foldStatsBlocks(fs, c.ID, gone, acc)
+			if err != nil {
+				return err
+			}
+			if folded {
+				for _, af := range ts.added {
+					if fc := af.fc[c.ID]; fc != nil {
+						acc.add(&fc.Stats)
+					} else {
+						acc.add(nil)
+					}
+				}
+				ts.accs[c.ID] = acc
+				continue
+			}
+			acc = newColAcc(c.Type)
 		}
 		var n int
 		err := w.r.fileColumnStatsOf(ts.t.ID, c.ID, keep, func(_ int64, cs *stats.Column) error {
@@ -291,17 +317,16 @@ func (w *commitWriter) recompute(ts *tableState) error {
 // commit does not remove, from the head's FileSet, and adds their counts
 // to st. Every removed file is live at the head (removeFiles checked it),
 // so the FileSet holds each of them.
-func (w *commitWriter) survivorsOf(ts *tableState, st *TableStats) ([]int64, error) {
-	fs, err := w.r.FileSet(ts.t.ID)
-	if err != nil {
-		return nil, err
+func (w *commitWriter) survivorsOf(ts *tableState, st *TableStats) (fs *FileSet, gone, keep []int64, err error) {
+	if fs, err = w.r.FileSet(ts.t.ID); err != nil {
+		return nil, nil, nil, err
 	}
-	gone := make([]int64, 0, len(ts.removed))
+	gone = make([]int64, 0, len(ts.removed))
 	for id := range ts.removed {
 		gone = append(gone, id)
 	}
 	slices.Sort(gone)
-	keep := make([]int64, 0, max(fs.Len()-len(gone), 0))
+	keep = make([]int64, 0, max(fs.Len()-len(gone), 0))
 	st.FileSizeBytes = fs.TotalBytes
 	next := 0
 	for i, id := range fs.IDs {
@@ -309,7 +334,7 @@ func (w *commitWriter) survivorsOf(ts *tableState, st *TableStats) ([]int64, err
 			next++
 			f, ok := ts.live[id]
 			if !ok {
-				return nil, fmt.Errorf("%w: removed file %d of table %q has no row in this commit", ErrCorrupt, id, ts.t.Name)
+				return nil, nil, nil, fmt.Errorf("%w: removed file %d of table %q has no row in this commit", ErrCorrupt, id, ts.t.Name)
 			}
 			st.FileSizeBytes -= f.FileSizeBytes
 			continue
@@ -318,10 +343,78 @@ func (w *commitWriter) survivorsOf(ts *tableState, st *TableStats) ([]int64, err
 		st.RecordCount += fs.RecordCounts[i]
 	}
 	if next != len(gone) {
-		return nil, fmt.Errorf("%w: table %q's file set at snapshot %d lacks %d of the files this commit removes", ErrCorrupt, ts.t.Name, w.head.ID, len(gone)-next)
+		return nil, nil, nil, fmt.Errorf("%w: table %q's file set at snapshot %d lacks %d of the files this commit removes", ErrCorrupt, ts.t.Name, w.head.ID, len(gone)-next)
 	}
 	st.FileCount = int64(len(keep))
-	return keep, nil
+	return fs, gone, keep, nil
+}
+
+// foldStatsBlocks folds into acc one column's stats of the files of fs
+// that gone (sorted) does not name, from the column's stats blocks: what
+// a stats row per file gives the fold, for a key per block. A block
+// without a stats block has no stats of the column (a column added
+// later). It reports false, having folded part of them, where a block's
+// stats block does not match the FileSet's: another process's expiry
+// rewrote the block since the FileSet was cached (expiry makes no
+// snapshot, so the cache key did not change), which only drops files, so
+// the count differs, or the block moved to the key of its new first file.
+// The caller folds the rows instead.
+func (w *commitWriter) foldStatsBlocks(fs *FileSet, col int64, gone []int64, acc *colAcc) (bool, error) {
+	// In chunks of blocks: a block's stats are up to blockFiles files'.
+	const chunk = 256
+	keys := make([][]byte, 0, min(len(fs.blocks), chunk))
+	var sb catalogpb.StatsBlock
+	next := 0 // in gone
+	for lo := 0; lo < len(fs.blocks); lo += chunk {
+		blocks := fs.blocks[lo:min(lo+chunk, len(fs.blocks))]
+		keys = keys[:0]
+		for _, b := range blocks {
+			keys = append(keys, key(tagStatsBlock, fs.table, col, b.first))
+		}
+		vals, err := w.getMany(keys)
+		if err != nil {
+			return false, err
+		}
+		for k := range blocks {
+			blk := &blocks[k]
+			var sv *statsView
+			if vals[k] != nil {
+				if err := decodeStatsBlockInPlace(vals[k], &sb); err != nil {
+					return false, fmt.Errorf("stats block %x: %w", keys[k], err)
+				}
+				if sv, err = viewStats(&sb); err != nil {
+					return false, fmt.Errorf("stats block %x: %w", keys[k], err)
+				}
+				if sv.n != blk.len() {
+					return false, nil
+				}
+			} else if _, err := w.r.kvs.Get(key(tagFileBlock, fs.table, blk.first)); errors.Is(err, kv.ErrNotFound) {
+				return false, nil // the block is gone, rewritten under another key
+			} else if err != nil {
+				return false, err
+			}
+			for j := range blk.len() {
+				p := blk.at(j)
+				if p < 0 {
+					continue // not live at the head
+				}
+				id := fs.IDs[p]
+				for next < len(gone) && gone[next] < id {
+					next++
+				}
+				if next < len(gone) && gone[next] == id {
+					continue
+				}
+				if sv == nil || sv.flag(j)&cbHasStats == 0 {
+					acc.add(nil)
+					continue
+				}
+				u := blockUnit(sv.flag(j), sv.rows.at(j), sv.nulls.at(j), sv.values.at(j), sv.min(j), sv.max(j))
+				acc.add(&u)
+			}
+		}
+	}
+	return true, nil
 }
 
 // variants returns the table-level variant stats of a VARIANT column over
