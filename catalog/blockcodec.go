@@ -311,7 +311,15 @@ func decodeStatsBlockInPlace(value []byte, p *catalogpb.StatsBlock) error {
 
 // keep is the block of files keep (indexes) only.
 func (v *statsView) keep(keep []int) *statsBlock {
-	b := &statsBlock{}
+	// Sized once: expiry rewrites every block a removal touched, and
+	// growing each array by appends was most of that.
+	n := len(keep)
+	var ml, xl int
+	for _, j := range keep {
+		ml, xl = ml+len(v.min(j)), xl+len(v.max(j))
+	}
+	b := &statsBlock{flags: make([]int64, 0, n), nulls: make([]int64, 0, n), values: make([]int64, 0, n), rows: make([]int64, 0, n),
+		minLens: make([]int64, 0, n), maxLens: make([]int64, 0, n), mins: make([]byte, 0, ml), maxs: make([]byte, 0, xl)}
 	for _, j := range keep {
 		b.flags, b.nulls, b.values, b.rows = append(b.flags, v.flags.at(j)), append(b.nulls, v.nulls.at(j)), append(b.values, v.values.at(j)), append(b.rows, v.rows.at(j))
 		b.minLens, b.maxLens = append(b.minLens, v.minLens.at(j)), append(b.maxLens, v.maxLens.at(j))
