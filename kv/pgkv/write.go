@@ -111,17 +111,28 @@ func (b *batch) Commit() error {
 
 // attempt runs one transaction; sent says COMMIT went out, so that a
 // failure leaves the outcome unknown.
+//
+// Each statement has the store's timeout of its own: a large commit (an
+// expiry of a million files of ten million sends dozens of statements of
+// 8 MB) takes as long as its statements together, and one deadline for
+// all of them failed such a commit however healthy the server.
 func (b *batch) attempt() (sent bool, err error) {
 	s := b.s
-	ctx, cancel := s.ctx()
-	defer cancel()
 	conn := b.conn
 	if conn == nil {
+		ctx, cancel := s.ctx()
 		conn, err = s.acquire(ctx)
+		cancel()
 		if err != nil {
 			return false, err
 		}
 		defer conn.Release()
+	}
+	exec := func(sql string, args ...any) error {
+		ctx, cancel := s.ctx()
+		defer cancel()
+		_, err := conn.Exec(ctx, sql, args...)
+		return err
 	}
 	// Every statement of a batch names its rows by key. Given a large
 	// array of keys (an expiry deletes hundreds of thousands), the planner
@@ -131,15 +142,15 @@ func (b *batch) attempt() (sent bool, err error) {
 	if b.conn == nil {
 		begin += fmt.Sprintf(`; SELECT pg_advisory_xact_lock(%d)`, s.lockKey)
 	}
-	if _, err := conn.Exec(ctx, begin); err != nil {
+	if err := exec(begin); err != nil {
 		rollback(conn)
 		return false, err
 	}
-	if err := b.apply(ctx, conn); err != nil {
+	if err := b.apply(conn, exec); err != nil {
 		rollback(conn)
 		return false, err
 	}
-	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
+	if err := exec(`COMMIT`); err != nil {
 		return commitSent(err), err
 	}
 	return false, nil
@@ -170,10 +181,12 @@ func rollback(conn *pgxpool.Conn) {
 	_, _ = conn.Exec(ctx, `ROLLBACK`)
 }
 
-func (b *batch) apply(ctx context.Context, conn *pgxpool.Conn) error {
+func (b *batch) apply(conn *pgxpool.Conn, exec func(sql string, args ...any) error) error {
 	s := b.s
 	for _, e := range b.expect {
+		ctx, cancel := s.ctx()
 		v, err := get(ctx, conn, s, e.k)
+		cancel()
 		absent := errors.Is(err, kv.ErrNotFound)
 		if err != nil && !absent {
 			return err
@@ -186,12 +199,12 @@ func (b *batch) apply(ctx context.Context, conn *pgxpool.Conn) error {
 	size := 0
 	flush := func() error {
 		if len(dels) > 0 {
-			if _, err := conn.Exec(ctx, `DELETE FROM `+s.table+` WHERE k = ANY($1::bytea[])`, dels); err != nil {
+			if err := exec(`DELETE FROM `+s.table+` WHERE k = ANY($1::bytea[])`, dels); err != nil {
 				return err
 			}
 		}
 		if len(setK) > 0 {
-			if _, err := conn.Exec(ctx, `INSERT INTO `+s.table+` (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+			if err := exec(`INSERT INTO `+s.table+` (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])
 				ON CONFLICT (k) DO UPDATE SET v = excluded.v`, setK, setV); err != nil {
 				return err
 			}

@@ -1,0 +1,70 @@
+package pgkv_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv/pgkv"
+)
+
+// A batch of many statements commits when each statement is within the
+// store's timeout, however long they take together: the timeout bounds a
+// statement, and a large commit (an expiry of a million files) is many.
+// A trigger makes every write statement take 300 ms; the batch sends five
+// (8 MB each) against a 1 s timeout. A single statement past the timeout
+// still fails.
+func TestTimeoutIsPerStatement(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	s, err := pgkv.Init(ctx, url, pgkv.Options{Timeout: time.Second, RetryFor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	slow := func(sleep string) {
+		t.Helper()
+		_, err := conn.Exec(ctx, fmt.Sprintf(`CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN PERFORM pg_sleep(%s); RETURN NULL; END $$;
+			CREATE OR REPLACE TRIGGER slow_write BEFORE INSERT OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION slow_write()`, sleep, pgx.Identifier{pgkv.TableName}.Sanitize()))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow("0.3")
+	b := s.NewBatch()
+	val := make([]byte, 1<<20)
+	for i := range 40 { // 40 MB: five statements of 8 MB
+		if err := b.Set(fmt.Appendf(nil, "k%03d", i), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := b.Commit(); err != nil {
+		t.Fatalf("a commit of statements each within the timeout: %v (after %v)", err, time.Since(start))
+	}
+	if took := time.Since(start); took < 1200*time.Millisecond {
+		t.Fatalf("the commit took %v: fewer slow statements than it should have sent", took)
+	}
+	if v, err := s.Get([]byte("k039")); err != nil || len(v) != len(val) {
+		t.Fatalf("after the commit: %d bytes, %v", len(v), err)
+	}
+	slow("1.5")
+	b = s.NewBatch()
+	_ = b.Set([]byte("late"), []byte("x"))
+	if err := b.Commit(); err == nil {
+		t.Fatal("a statement past the timeout committed")
+	}
+	if _, err := s.Get([]byte("late")); err == nil {
+		t.Fatal("a timed-out commit left its row")
+	}
+}
