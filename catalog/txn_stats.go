@@ -268,35 +268,29 @@ func (w *commitWriter) recompute(ts *tableState) error {
 			ts.accs[c.ID] = acc
 			continue
 		}
+		folded := false
 		if fs != nil && c.Type.Kind != types.KindGeometry {
-			folded, err := w.foldStatsBlocks(fs, c.ID, gone, acc)
+			var err error
+			if folded, err = w.foldStatsBlocks(fs, c.ID, gone, acc); err != nil {
+				return err
+			}
+			if !folded {
+				acc = newColAcc(c.Type) // the rows, from the start
+			}
+		}
+		if !folded {
+			var n int
+			err := w.r.fileColumnStatsOf(ts.t.ID, c.ID, keep, func(_ int64, cs *stats.Column) error {
+				acc.add(cs)
+				n++
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			if folded {
-				for _, af := range ts.added {
-					if fc := af.fc[c.ID]; fc != nil {
-						acc.add(&fc.Stats)
-					} else {
-						acc.add(nil)
-					}
-				}
-				ts.accs[c.ID] = acc
-				continue
+			if n < len(keep) {
+				acc.add(nil)
 			}
-			acc = newColAcc(c.Type)
-		}
-		var n int
-		err := w.r.fileColumnStatsOf(ts.t.ID, c.ID, keep, func(_ int64, cs *stats.Column) error {
-			acc.add(cs)
-			n++
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if n < len(keep) {
-			acc.add(nil)
 		}
 		for _, af := range ts.added {
 			if fc := af.fc[c.ID]; fc != nil {
