@@ -21,6 +21,9 @@
 // pages of rows through the index, small at first (a point lookup costs a
 // short page) and four times larger each time up to pageMax, so that a
 // scan of n rows costs O(log n) round trips at first and n/pageMax after.
+// After a full page (up to 64 MB) it reads the next one while the caller
+// walks this one, so that the server's time and the caller's overlap; the
+// snapshot's connection still serves one query at a time.
 // A store-level iterator gets a snapshot of its own, closed with it.
 //
 // # Writes
@@ -29,7 +32,9 @@
 // exclusive transaction-level advisory lock for the schema, then checks
 // the batch's conditions, then deletes and upserts (in chunks, as arrays).
 // The lock serialises the writers of one catalog across every process, so
-// the conditions are exact; readers never wait for it. Failures that
+// the conditions are exact; readers never wait for it. Options.Timeout
+// bounds each statement, not the whole transaction (a large commit is
+// many statements). Failures that
 // leave nothing written — serialization failures, deadlocks, unique
 // violations (SQLSTATE 40001, 40P01, 23505), lock timeouts, and
 // connections lost before COMMIT was sent — are retried with backoff for
