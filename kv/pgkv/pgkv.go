@@ -21,8 +21,9 @@
 // pages of rows through the index, small at first (a point lookup costs a
 // short page) and four times larger each time up to pageMax, so that a
 // scan of n rows costs O(log n) round trips at first and n/pageMax after.
-// After a full page (up to 64 MB) it reads the next one while the caller
-// walks this one, so that the server's time and the caller's overlap; the
+// From the second full page (up to 64 MB) on, it reads the next one while
+// the caller walks this one (a short scan never pays for a page it does
+// not read), so that the server's time and the caller's overlap; the
 // snapshot's connection still serves one query at a time.
 // A store-level iterator gets a snapshot of its own, closed with it.
 //

@@ -228,8 +228,8 @@ func (sn *snapshot) page(forward bool, from []byte, inclusive bool, lower, upper
 // direction it was read (ascending forward, descending backward); moving
 // against that direction reads a new page from the current key.
 //
-// While the caller walks a full page, the next one in the same direction
-// is already being read (ahead): the server finds and sends a page while
+// From the second page of a walk on, while the caller walks a full page,
+// the next one in the same direction is already being read (ahead): the server finds and sends a page while
 // the caller decodes the one before, where one after the other a scan of
 // large values cost the sum of both (a new process's plan over ten
 // million files read 20 MB of blocks in pages, most of its wait).
@@ -274,7 +274,12 @@ func (it *iter) load(forward bool, from []byte, inclusive, fresh bool) bool {
 		it.rows, it.pos = nil, -1
 		return false
 	}
-	if fresh || forward != it.forward {
+	// The first page of a walk is not read past: a short scan (a "has any
+	// row" check, a seek that stops at its first key) would pay for a page
+	// it never reads, and a Get on the snapshot would wait behind it. Only
+	// a caller that walked a whole page is likely to walk the next.
+	first := fresh || forward != it.forward
+	if first {
 		it.next = pageMin
 	}
 	var rows []pair
@@ -298,7 +303,7 @@ func (it *iter) load(forward bool, from []byte, inclusive, fresh bool) bool {
 		return false
 	}
 	it.pos = 0
-	if it.more {
+	if it.more && !first {
 		it.readAhead(rows)
 	}
 	return true
