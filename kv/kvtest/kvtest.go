@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +32,7 @@ func Run(t *testing.T, b Backend) {
 		{"EmptyValueIsNotMissing", testEmptyValue},
 		{"BatchIsAtomic", testBatchAtomic},
 		{"BatchLastWriteWins", testBatchLastWriteWins},
+		{"RandomBatches", testRandomBatches},
 		{"ClosedBatch", testClosedBatch},
 		{"UnsignedOrder", testUnsignedOrder},
 		{"Bounds", testBounds},
@@ -177,6 +180,77 @@ func testBatchLastWriteWins(t *testing.T, b Backend) {
 	}
 	if _, err := s.Get([]byte("j")); !errors.Is(err, kv.ErrNotFound) {
 		t.Fatal("a delete after a set in one batch must win")
+	}
+}
+
+// testRandomBatches commits random batches over a small key space (the
+// empty key and empty values included, keys written many times in one
+// batch, values past a megabyte now and then, callers reusing their
+// buffers) and compares the store with a map after each.
+func testRandomBatches(t *testing.T, b Backend) {
+	s := b.Open(t)
+	rng := rand.New(rand.NewPCG(36, 41))
+	model := map[string]string{}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 80_000)
+	buf := make([]byte, 0, 64)
+	for round := range 12 {
+		bt := s.NewBatch()
+		want := maps.Clone(model)
+		for range rng.IntN(3000) {
+			buf = fmt.Appendf(buf[:0], "%s", []string{"", "\x00", "k", "k\x00", "\xff"}[rng.IntN(5)])
+			buf = fmt.Appendf(buf, "%d", rng.IntN(400))
+			if rng.IntN(40) == 0 {
+				buf = buf[:rng.IntN(2)] // "" and one-byte keys too
+			}
+			k := string(buf)
+			switch r := rng.IntN(10); {
+			case r < 3:
+				if err := bt.Delete(buf); err != nil {
+					t.Fatal(err)
+				}
+				delete(want, k)
+			default:
+				var v []byte
+				switch {
+				case r == 3:
+					v = []byte{}
+				case r == 4 && rng.IntN(50) == 0:
+					v = big[:len(big)-rng.IntN(100)]
+				default:
+					v = fmt.Appendf(nil, "v%d.%d", round, rng.IntN(1000))
+				}
+				if err := bt.Set(buf, v); err != nil {
+					t.Fatal(err)
+				}
+				want[k] = string(v)
+				clear(v) // the batch copied it
+			}
+			clear(buf)
+		}
+		if err := bt.Commit(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		model = want
+		got := map[string]string{}
+		it, err := s.NewIter(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			got[string(it.Key())] = string(it.Value())
+		}
+		if err := it.Error(); err != nil {
+			t.Fatal(err)
+		}
+		_ = it.Close()
+		if len(got) != len(model) {
+			t.Fatalf("round %d: %d keys, want %d", round, len(got), len(model))
+		}
+		for k, v := range model {
+			if g, ok := got[k]; !ok || g != v {
+				t.Fatalf("round %d: key %q holds %d bytes (present %v), want %d", round, k, len(g), ok, len(v))
+			}
+		}
 	}
 }
 
