@@ -29,7 +29,9 @@
 //
 // # Writes
 //
-// A batch commits as one READ COMMITTED transaction that first takes an
+// A batch collects its writes in an append-only log (the last write of a
+// key wins at commit, when the log is sorted by key) and commits as one
+// READ COMMITTED transaction that first takes an
 // exclusive transaction-level advisory lock for the schema, then checks
 // the batch's conditions, then deletes and upserts (in chunks, as arrays).
 // The lock serialises the writers of one catalog across every process, so
