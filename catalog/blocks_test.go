@@ -142,6 +142,9 @@ func checkFileSetAgainstRows(t *testing.T, c *Catalog, snap int64, live map[stri
 		if !slices.Equal(got, want) {
 			t.Fatalf("snapshot %d table %s: retired files %v, rows say %v", snap, tb.Name, got, want)
 		}
+		if probs, err := rd.CheckDerived(tb.ID); err != nil || len(probs) > 0 {
+			t.Fatalf("snapshot %d table %s: CheckDerived found %v, %v", snap, tb.Name, probs, err)
+		}
 		fs, err := rd.FileSet(tb.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -14,14 +14,7 @@ import (
 
 // planFields is what ColumnBounds.Fill carries: every field the planner
 // reads.
-func planFields(st *stats.Column) string {
-	if st == nil {
-		return "none"
-	}
-	return fmt.Sprintf("min=%v/%x max=%v/%x exact=%v/%v nulls=%v values=%v cnull=%v cnan=%v rows=%d",
-		st.Min.Known, st.Min.V, st.Max.Known, st.Max.V, st.MinIsExact, st.MaxIsExact,
-		st.NullCount, st.ValueCount, st.ContainsNull, st.ContainsNaN, st.RowCount)
-}
+func planFields(st *stats.Column) string { return planView(st) }
 
 // randomStats gives a unit random, partly unknown statistics; strings get
 // bounds of varying width, int64 fixed 8 bytes.

@@ -19,7 +19,10 @@ func newVerifyCmd(g *globals) *cobra.Command {
 		Use:   "verify TABLE",
 		Short: "Check a table's files against the catalog (--deep: every stored bound against the data)",
 		Long: `verify checks that each of the table's files exists with its registered size
-(a missing, resized or replaced file is reported). With --deep it also reads
+(a missing, resized or replaced file is reported), and that what plans read
+(the file and stats blocks, the table's statistics) agrees with the catalog's
+rows of those files (a problem there starts with "catalog:"). With --deep it
+also reads
 every column of every row group through DuckDB and reports each stored bound
 that excludes a value present in the data, each wrong NULL count, each
 contains_nan=false over a NaN and each membership filter that rules out a value

@@ -1,0 +1,143 @@
+package catalog
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv/kvtest"
+	"github.com/rocklake/rocklake/stats"
+)
+
+// CheckDerived finds each kind of divergence between what plans read and
+// the rows: a file's stats row and its stats block, a file's row and its
+// file block, a file row gone from under its block, and the table's
+// stats against the fold of its files. Each is made by rewriting one
+// stored row behind the catalog's back; a catalog opened afresh (no
+// cache) must report it, naming the file, and must report nothing once
+// the row is put back. (BlocksEqualRows checks that histories of real
+// commits and expiries report nothing.)
+func TestCheckDerivedFindsDivergence(t *testing.T) {
+	store := kvtest.Store(t)
+	c, err := CreateInStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols) })
+	for b := range 3 {
+		var nfs []NewFile
+		for i := range 4 {
+			nf := NewFile{Path: fmt.Sprintf("f%d-%d.parquet", b, i), RecordCount: 10, FileSizeBytes: 100, FooterSize: 10, RowGroupCount: 1}
+			v := fmt.Sprint(b*10 + i)
+			nf.Columns = append(nf.Columns,
+				FileColumn{Path: []string{"x"}, Stats: stats.Column{RowCount: 10, Min: stats.Known(enc(t, "bigint", v)), Max: stats.Known(enc(t, "bigint", v)), MinIsExact: true, MaxIsExact: true,
+					NullCount: stats.Known(int64(0)), ValueCount: stats.Known(int64(10))}},
+				FileColumn{Path: []string{"s"}, Stats: stats.Column{RowCount: 10, Min: stats.Known([]byte("a" + v)), Max: stats.Known([]byte("z" + v)),
+					NullCount: stats.Known(int64(i % 2)), ValueCount: stats.Known(int64(10 - i%2))}})
+			nfs = append(nfs, nf)
+		}
+		commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
+	}
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", 3) }) // a block with a gap
+	r, _ := c.Read(Latest)
+	tb, _ := r.Table("t")
+	fs, _ := r.FileSet(tb.ID)
+	ids := slices.Clone(fs.IDs)
+	colList, _ := r.Columns(tb.ID)
+	r.Close()
+	x := colList[0].ID
+
+	check := func() []DerivedProblem {
+		t.Helper()
+		fresh, err := OpenStore(store, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Not closed: closing a catalog closes its store.
+		r, err := fresh.Read(Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		probs, err := r.CheckDerived(tb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return probs
+	}
+	if probs := check(); len(probs) > 0 {
+		t.Fatalf("a consistent catalog: %v", probs)
+	}
+	rewrite := func(k []byte, m proto.Message, change func()) (undo func()) {
+		t.Helper()
+		raw, err := store.Get(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeValue(raw, m); err != nil {
+			t.Fatal(err)
+		}
+		b := store.NewBatch()
+		if change == nil {
+			err = b.Delete(k)
+		} else {
+			change()
+			v, err2 := encodeValue(m)
+			if err2 != nil {
+				t.Fatal(err2)
+			}
+			err = b.Set(k, v)
+		}
+		if err != nil || b.Commit() != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			b := store.NewBatch()
+			if err := b.Set(k, raw); err != nil || b.Commit() != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		file   int64
+		want   string
+		break_ func() (undo func())
+	}{
+		{"a stats row's minimum", ids[5], "column x", func() func() {
+			var p catalogpb.ColumnStats
+			return rewrite(key(tagFileColumnStats, tb.ID, x, ids[5]), &p, func() { p.Min = enc(t, "bigint", "-7") })
+		}},
+		{"a file row's record count", ids[2], "rows", func() func() {
+			var p catalogpb.DataFile
+			return rewrite(key(tagDataFile, tb.ID, ids[2]), &p, func() { p.RecordCount = 11 })
+		}},
+		{"a file row gone", ids[7], "no live row", func() func() {
+			var p catalogpb.DataFile
+			return rewrite(key(tagDataFile, tb.ID, ids[7]), &p, nil)
+		}},
+		{"the table's maximum", 0, "table stats", func() func() {
+			var p catalogpb.TableColumnStats
+			return rewrite(key(tagTableColumnStats, tb.ID, x), &p, func() { p.Max = enc(t, "bigint", "5") })
+		}},
+	} {
+		undo := tc.break_()
+		probs := check()
+		found := false
+		for _, p := range probs {
+			found = found || p.FileID == tc.file && strings.Contains(p.What, tc.want)
+		}
+		if !found {
+			t.Errorf("%s: found %v, want a problem of file %d about %q", tc.name, probs, tc.file, tc.want)
+		}
+		undo()
+		if probs := check(); len(probs) > 0 {
+			t.Fatalf("%s put back: %v", tc.name, probs)
+		}
+	}
+}
