@@ -18,6 +18,7 @@ import (
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/stats"
 )
 
 // Ownership says whether cleanup may delete a data file from disk once no
@@ -195,10 +196,15 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	if err != nil {
 		return nil, err
 	}
+	// forgotten is what scheduling needs of a forgotten file (a whole
+	// DataFile with its path and partition values was about 400 bytes a
+	// file, held for every forgotten file until the commit).
 	type forgotten struct {
-		f         DataFile
-		loc       string
-		tableGone bool
+		table, id, end, size, modified int64
+		identity                       FileIdentity
+		loc, etag                      string
+		owner                          Ownership
+		registeredAgain, tableGone     bool
 	}
 	var files []forgotten
 	var deletes []forgottenDeletes
@@ -260,7 +266,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 				live = append(live, f.ID)
 				return nil
 			}
-			files = append(files, forgotten{f, f.Location(tb), tableGone})
+			files = append(files, forgotten{table: f.TableID, id: f.ID, end: f.End.V, size: f.FileSizeBytes, modified: f.ModifiedUnixNanos,
+				identity: f.Identity, loc: f.Location(tb), etag: f.ETag, owner: f.Owner, registeredAgain: f.RegisteredAgain, tableGone: tableGone})
 			if tableGone {
 				return nil // the whole table's key ranges go below
 			}
@@ -322,8 +329,8 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if !tableGone {
 			forgot := map[int64]bool{}
 			for _, f := range files {
-				if f.f.TableID == t.Id {
-					forgot[f.f.ID] = true
+				if f.table == t.Id {
+					forgot[f.id] = true
 				}
 			}
 			put := func(k []byte, m proto.Message) error {
@@ -351,10 +358,20 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		}
 		if tableGone {
 			res.TablesForgotten++
-			for _, tag := range []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
-				tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
-				tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagBlockSummary, tagRemovedFiles, tagBlocksMarker, tagForgottenFile, tagDeleteFile} {
-				if err := scanRange(kvs, key(tag, t.Id), func(k, _ []byte) error { return del(k) }); err != nil {
+			for _, tag := range tableTags {
+				// One range delete where the store has them: a delete per
+				// key held every key of the table in the batch at once.
+				prefix := key(tag, t.Id)
+				if rd, ok := b.(kv.RangeDeleter); ok {
+					if dryRun {
+						continue
+					}
+					if err := rd.DeleteRange(prefix, kv.PrefixEnd(prefix)); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				if err := scanRange(kvs, prefix, func(k, _ []byte) error { return del(k) }); err != nil {
 					return nil, err
 				}
 			}
@@ -392,16 +409,18 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if isKept(f.loc) {
 			continue
 		}
-		if rec := rememberForgotten(f.f, f.loc, slices.Contains(inserted[f.f.End.V], f.f.TableID) && !f.f.RegisteredAgain); rec != nil && !f.tableGone && !dryRun {
+		df := DataFile{ID: f.id, TableID: f.table, End: stats.Known(f.end), Owner: f.owner, FileSizeBytes: f.size,
+			ModifiedUnixNanos: f.modified, Identity: f.identity, ETag: f.etag}
+		if rec := rememberForgotten(df, f.loc, slices.Contains(inserted[f.end], f.table) && !f.registeredAgain); rec != nil && !f.tableGone && !dryRun {
 			v, err := encodeValue(rec)
 			if err == nil {
-				err = b.Set(key(tagForgottenFile, f.f.TableID, f.f.ID), v)
+				err = b.Set(key(tagForgottenFile, f.table, f.id), v)
 			}
 			if err != nil {
 				return nil, err
 			}
 		}
-		if err := schedule(f.f.TableID, f.f.ID, f.loc, f.f.End.V, f.f.Owner); err != nil {
+		if err := schedule(f.table, f.id, f.loc, f.end, f.owner); err != nil {
 			return nil, err
 		}
 	}
@@ -428,6 +447,12 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	return res, nil
 }
+
+// tableTags are the tags whose keys begin with a table's id: everything
+// of a table but its scheduled files (which cleanup settles).
+var tableTags = []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileColumnStats,
+	tagRowGroupStats, tagFileVariantStats, tagTableStats, tagTableColumnStats, tagTableVariantStats, tagFileFilter,
+	tagMemberSlab, tagMemberGroup, tagFileBlock, tagStatsBlock, tagBlockSummary, tagRemovedFiles, tagBlocksMarker, tagForgottenFile, tagDeleteFile}
 
 // deleteFileKeys deletes every key under prefix+id for the ids given
 // (ascending): a file's variant stats in one column. Seeking

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocklake/rocklake/kv"
+	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/membership"
 	"github.com/rocklake/rocklake/stats"
 )
@@ -99,8 +101,35 @@ func fileID(t *testing.T, c *Catalog, table, path string) int64 {
 	return 0
 }
 
+// plainBatches hides the optional extras of a store's batches (range
+// deletes among them), so that a test takes the path a store without
+// them takes.
+type plainBatches struct{ kv.Store }
+
+func (s plainBatches) NewBatch() kv.Batch { return struct{ kv.Batch }{s.Store.NewBatch()} }
+
+// The expiry of a dropped table deletes every key under its id, by range
+// where the store's batches delete ranges and key by key where not.
 func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
-	c := newMemCatalog(t)
+	for _, ranges := range []bool{true, false} {
+		t.Run(fmt.Sprint("ranges=", ranges), func(t *testing.T) {
+			var store kv.Store = kvtest.Store(t)
+			if _, ok := store.NewBatch().(kv.RangeDeleter); ok != ranges {
+				if ranges {
+					t.Skip("the test store's batches have no range deletes")
+				}
+				store = plainBatches{store}
+			}
+			c, err := CreateInStore(store, Options{Now: fixedNow()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			testExpireKeepsWhatKeptSnapshotsRead(t, c)
+		})
+	}
+}
+
+func testExpireKeepsWhatKeptSnapshotsRead(t *testing.T, c *Catalog) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	for _, n := range []string{"a", "b", "c", "u1"} {
@@ -120,6 +149,10 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 		tx.AddFiles("u", u1)
 	})
 	aOld := fileID(t, c, "t", p("a"))
+	rd, _ := c.Read(Latest)
+	u, _ := rd.Table("u")
+	uID := u.ID
+	rd.Close()
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", aOld) })
 	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, p("c"), 20, 29, 0)); tx.DropTable("u") })
 	stale, err := c.Begin() // begins at s4, commits after s4 is expired
@@ -171,6 +204,15 @@ func TestExpireKeepsWhatKeptSnapshotsRead(t *testing.T) {
 	}
 	if got := countKeys(t, c, tagFileFilter); got != 0 {
 		t.Errorf("%d membership filter rows left, want 0 (the forgotten file's)", got)
+	}
+	for _, tag := range tableTags {
+		n := 0
+		if err := scanRange(c.store, key(tag, uID), func(_, _ []byte) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			t.Errorf("%d keys of the dropped table left under tag %#x", n, tag)
+		}
 	}
 	if got := countKeys(t, c, tagRowGroupStats); got != rowGroupsBefore-2 {
 		t.Errorf("row-group stats rows: %d, want %d (the two forgotten files' rows deleted)", got, rowGroupsBefore-2)

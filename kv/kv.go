@@ -89,6 +89,16 @@ type Reserver interface {
 	Reserve(bytes int)
 }
 
+// RangeDeleter is implemented by batches that delete every key in
+// [start, end) as one write, at its place in the batch: writes made
+// before it to keys in the range are undone, writes after it stand. end
+// must be above start. The expiry of a dropped table deletes each of its
+// key ranges so; a delete per key held every key of the table in the
+// batch at once (hundreds of millions at ten million files).
+type RangeDeleter interface {
+	DeleteRange(start, end []byte) error
+}
+
 // InPlaceSetter is implemented by batches that let a value be written
 // into the batch's own memory: SetInPlace adds a write of key with an
 // n-byte value and returns those n bytes, which the caller fills before

@@ -155,6 +155,7 @@ func (it *memIter) Close() error {
 type memOp struct {
 	k, v []byte
 	del  bool
+	end  []byte // a range delete of [k, end) (memory batches only)
 }
 
 // opBatch collects a batch's writes and conditions in memory, for the
@@ -201,6 +202,18 @@ type memBatch struct {
 	m *memStore
 }
 
+// DeleteRange is kv.RangeDeleter.
+func (b *memBatch) DeleteRange(start, end []byte) error {
+	if b.closed {
+		return errors.New("kv: write to a closed batch")
+	}
+	if end == nil || bytes.Compare(start, end) >= 0 {
+		return fmt.Errorf("kv: range delete of [%x, %x): the end must be above the start", start, end)
+	}
+	b.ops = append(b.ops, memOp{k: bytes.Clone(start), end: bytes.Clone(end), del: true})
+	return nil
+}
+
 func (b *memBatch) Commit() error {
 	if b.closed {
 		return errors.New("kv: commit of a closed batch")
@@ -218,6 +231,17 @@ func (b *memBatch) Commit() error {
 		}
 	}
 	for _, op := range b.ops {
+		if op.end != nil {
+			var gone []memItem
+			b.m.tree.AscendRange(memItem{k: op.k}, memItem{k: op.end}, func(it memItem) bool {
+				gone = append(gone, it)
+				return true
+			})
+			for _, it := range gone {
+				b.m.tree.Delete(it)
+			}
+			continue
+		}
 		if op.del {
 			b.m.tree.Delete(memItem{k: op.k})
 		} else {

@@ -434,7 +434,15 @@ func (p *pebbleBatch) SetInPlace(key []byte, n int) ([]byte, func() error) {
 }
 
 func (p *pebbleBatch) Delete(key []byte) error { return p.b.Delete(key, nil) }
-func (p *pebbleBatch) Len() int                { return int(p.b.Count()) }
+
+// DeleteRange is kv.RangeDeleter: one range tombstone.
+func (p *pebbleBatch) DeleteRange(start, end []byte) error {
+	if end == nil || bytes.Compare(start, end) >= 0 {
+		return fmt.Errorf("kv: range delete of [%x, %x): the end must be above the start", start, end)
+	}
+	return p.b.DeleteRange(start, end, nil)
+}
+func (p *pebbleBatch) Len() int { return int(p.b.Count()) }
 
 func (p *pebbleBatch) Expect(key, value []byte) error {
 	if p.closed {

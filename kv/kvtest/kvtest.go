@@ -33,6 +33,7 @@ func Run(t *testing.T, b Backend) {
 		{"BatchIsAtomic", testBatchAtomic},
 		{"BatchLastWriteWins", testBatchLastWriteWins},
 		{"RandomBatches", testRandomBatches},
+		{"LargeRangeDelete", testLargeRangeDelete},
 		{"ClosedBatch", testClosedBatch},
 		{"UnsignedOrder", testUnsignedOrder},
 		{"Bounds", testBounds},
@@ -186,7 +187,8 @@ func testBatchLastWriteWins(t *testing.T, b Backend) {
 // testRandomBatches commits random batches over a small key space (the
 // empty key and empty values included, keys written many times in one
 // batch, values past a megabyte now and then, callers reusing their
-// buffers) and compares the store with a map after each.
+// buffers, range deletes among the writes where the backend's batches
+// have them) and compares the store with a map after each.
 func testRandomBatches(t *testing.T, b Backend) {
 	s := b.Open(t)
 	rng := rand.New(rand.NewPCG(36, 41))
@@ -195,6 +197,7 @@ func testRandomBatches(t *testing.T, b Backend) {
 	buf := make([]byte, 0, 64)
 	for round := range 12 {
 		bt := s.NewBatch()
+		rd, _ := bt.(kv.RangeDeleter)
 		want := maps.Clone(model)
 		for range rng.IntN(3000) {
 			buf = fmt.Appendf(buf[:0], "%s", []string{"", "\x00", "k", "k\x00", "\xff"}[rng.IntN(5)])
@@ -204,6 +207,21 @@ func testRandomBatches(t *testing.T, b Backend) {
 			}
 			k := string(buf)
 			switch r := rng.IntN(10); {
+			case r == 9 && rd != nil && rng.IntN(8) == 0:
+				// A range from this key to another: writes before it in
+				// the batch are undone, writes after it stand.
+				end := fmt.Sprintf("%s%d", []string{"", "\x00", "k", "k\x00", "\xff"}[rng.IntN(5)], rng.IntN(400))
+				if k >= end {
+					continue
+				}
+				if err := rd.DeleteRange(buf, []byte(end)); err != nil {
+					t.Fatal(err)
+				}
+				for mk := range want {
+					if mk >= k && mk < end {
+						delete(want, mk)
+					}
+				}
 			case r < 3:
 				if err := bt.Delete(buf); err != nil {
 					t.Fatal(err)
@@ -251,6 +269,47 @@ func testRandomBatches(t *testing.T, b Backend) {
 				t.Fatalf("round %d: key %q holds %d bytes (present %v), want %d", round, k, len(g), ok, len(v))
 			}
 		}
+	}
+}
+
+// testLargeRangeDelete deletes a range of more keys than a networked
+// backend deletes in one statement, beside keys just outside it, and
+// rejects an empty or inverted range.
+func testLargeRangeDelete(t *testing.T, b Backend) {
+	s := b.Open(t)
+	if _, ok := s.NewBatch().(kv.RangeDeleter); !ok {
+		t.Skip("the backend's batches have no DeleteRange")
+	}
+	const n = 120_000
+	bt := s.NewBatch()
+	for i := range n {
+		_ = bt.Set(fmt.Appendf(nil, "r/%06d", i), []byte("v"))
+	}
+	_ = bt.Set([]byte("r"), []byte("before"))
+	_ = bt.Set([]byte("r0"), []byte("after"))
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	bt = s.NewBatch()
+	rd := bt.(kv.RangeDeleter)
+	for _, r := range [][2]string{{"r/1", "r/1"}, {"r/2", "r/1"}} {
+		if err := rd.DeleteRange([]byte(r[0]), []byte(r[1])); err == nil {
+			t.Errorf("a range delete of [%q, %q) was taken", r[0], r[1])
+		}
+	}
+	_ = bt.Set([]byte("r/000007"), []byte("undone"))
+	if err := rd.DeleteRange([]byte("r/"), []byte("r0")); err != nil {
+		t.Fatal(err)
+	}
+	_ = bt.Set([]byte("r/000009"), []byte("stands"))
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, s, []byte("r"), []byte("r1")); len(got) != 3 || got[0] != "r" || got[1] != "r/000009" || got[2] != "r0" {
+		t.Fatalf("%d keys left of the range and its neighbours (%q ...), want r, r/000009, r0", len(got), got[:min(len(got), 4)])
+	}
+	if mustGet(t, s, "r/000009") != "stands" {
+		t.Fatal("a write after a range delete must stand")
 	}
 }
 

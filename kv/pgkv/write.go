@@ -33,11 +33,19 @@ type batch struct {
 	// 160 bytes a write, 4 GB.
 	log    [][]byte
 	ops    []uint64
+	ranges []rangeDelete
 	expect []pair // v nil: absent
 	// conn, when set, is the write lock's connection: the batch runs
 	// there and needs no lock of its own.
 	conn   *pgxpool.Conn
 	closed bool
+}
+
+// rangeDelete is a DeleteRange: it undoes the writes made before it
+// (ops below at) to keys in [start, end).
+type rangeDelete struct {
+	start, end []byte
+	at         uint64
 }
 
 // slabBytes is the size of the log's slabs; a larger write gets a slab
@@ -95,6 +103,25 @@ func (b *batch) Set(key, value []byte) error {
 
 func (b *batch) Delete(key []byte) error { return b.put(key, nil) }
 
+// DeleteRange is kv.RangeDeleter. Commit sends range deletes first, then
+// the writes no later range delete undoes.
+func (b *batch) DeleteRange(start, end []byte) error {
+	if b.closed {
+		return errors.New("kv: write to a closed batch")
+	}
+	if end == nil || bytes.Compare(start, end) >= 0 {
+		return fmt.Errorf("kv: range delete of [%x, %x): the end must be above the start", start, end)
+	}
+	// at is where the next write will be: every write before this one
+	// is below it, every later one at or above it.
+	at := uint64(0)
+	if last := len(b.log) - 1; last >= 0 {
+		at = uint64(last)<<32 | uint64(len(b.log[last]))
+	}
+	b.ranges = append(b.ranges, rangeDelete{start: append([]byte{}, start...), end: bytes.Clone(end), at: at}) // a nil start would go out as NULL
+	return nil
+}
+
 func (b *batch) Expect(key, value []byte) error {
 	if b.closed {
 		return errors.New("kv: condition on a closed batch")
@@ -107,11 +134,11 @@ func (b *batch) Expect(key, value []byte) error {
 	return nil
 }
 
-func (b *batch) Len() int { return len(b.ops) }
+func (b *batch) Len() int { return len(b.ops) + len(b.ranges) }
 
 func (b *batch) Close() error {
 	b.closed = true
-	b.log, b.ops = nil, nil
+	b.log, b.ops, b.ranges = nil, nil, nil
 	return nil
 }
 
@@ -122,7 +149,7 @@ func (b *batch) Commit() error {
 		return errors.New("kv: commit of a closed batch")
 	}
 	b.closed = true
-	defer func() { b.log, b.ops = nil, nil }()
+	defer func() { b.log, b.ops, b.ranges = nil, nil, nil }()
 	s := b.s
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
@@ -252,6 +279,26 @@ func (b *batch) apply(conn *pgxpool.Conn, exec func(sql string, args ...any) err
 		dels, setK, setV, size = dels[:0], setK[:0], setV[:0], 0
 		return nil
 	}
+	if err := b.deleteRanges(conn); err != nil {
+		return err
+	}
+	// Ranges by start, swept with the sorted writes below: a write is
+	// dropped when a range delete made after it covers its key.
+	ranges := slices.Clone(b.ranges)
+	slices.SortFunc(ranges, func(x, y rangeDelete) int { return bytes.Compare(x.start, y.start) })
+	var active []rangeDelete
+	undone := func(k []byte, op uint64) bool {
+		for len(ranges) > 0 && bytes.Compare(ranges[0].start, k) <= 0 {
+			active, ranges = append(active, ranges[0]), ranges[1:]
+		}
+		active = slices.DeleteFunc(active, func(r rangeDelete) bool { return bytes.Compare(r.end, k) <= 0 })
+		for _, r := range active {
+			if op < r.at {
+				return true
+			}
+		}
+		return false
+	}
 	// In key order: the heap then holds a large commit's rows in the
 	// order range scans read them (one column's stats across its files
 	// together), so a cold plan visits few pages instead of one per file.
@@ -273,6 +320,9 @@ func (b *batch) apply(conn *pgxpool.Conn, exec func(sql string, args ...any) err
 				continue
 			}
 		}
+		if len(b.ranges) > 0 && undone(k, op) {
+			continue
+		}
 		// The driver sends an empty slice as an empty bytea, a nil one as
 		// NULL.
 		if k == nil {
@@ -291,6 +341,43 @@ func (b *batch) apply(conn *pgxpool.Conn, exec func(sql string, args ...any) err
 		}
 	}
 	return flush()
+}
+
+// rangeChunk is the most rows one statement of a range delete removes:
+// each statement stays far within the store's timeout however large the
+// range (every key of a dropped table of millions of files).
+const rangeChunk = 50_000
+
+// deleteRanges sends the batch's range deletes, each in statements of at
+// most rangeChunk rows, each starting after the last key the one before
+// deleted (a scan from the range's start would walk the index entries it
+// already deleted, which this transaction still holds).
+func (b *batch) deleteRanges(conn *pgxpool.Conn) error {
+	s := b.s
+	for _, r := range b.ranges {
+		from, inclusive := r.start, true
+		for {
+			op := ">="
+			if !inclusive {
+				op = ">"
+			}
+			var n int
+			var last []byte
+			ctx, cancel := s.ctx()
+			err := conn.QueryRow(ctx, `WITH d AS (DELETE FROM `+s.table+` WHERE k IN (
+					SELECT k FROM `+s.table+` WHERE k `+op+` $1 AND k < $2 ORDER BY k LIMIT `+fmt.Sprint(rangeChunk)+`) RETURNING k)
+				SELECT (SELECT count(*) FROM d), (SELECT k FROM d ORDER BY k DESC LIMIT 1)`, from, r.end).Scan(&n, &last)
+			cancel()
+			if err != nil {
+				return err
+			}
+			if n < rangeChunk {
+				break
+			}
+			from, inclusive = last, false
+		}
+	}
+	return nil
 }
 
 // LockWrites takes the write lock on a connection of its own. Batches
