@@ -18,7 +18,9 @@
 //     the files it scheduled (the synthetic files are the user's: cleanup
 //     forgets them and deletes nothing), each timed, with the size after,
 //     and each with the process's peak resident memory during that step
-//     (VmHWM, reset before it: the whole process, open catalog included).
+//     (VmHWM, reset before it: the whole process, open catalog included);
+//   - dropping the table, then expiring and cleaning it up: every key of
+//     the table deleted, each of its files scheduled and settled.
 //
 // The catalog is a Pebble directory, or with -postgres a PostgreSQL
 // database (the URL's, or with -postgres private a cluster the command
@@ -312,6 +314,39 @@ func main() {
 	fmt.Printf("first plan after expiry: %.1f ms, kept %d\n", results.MS(d), kept)
 	c.Close()
 	size("expired and compacted")
+
+	// Drop the table and expire it: every key of the table goes, and
+	// each of its files is scheduled.
+	if c, err = catalog.Open(loc, catalog.Options{}); err != nil {
+		log.Fatal(err)
+	}
+	live := len(fset.IDs) - len(gone) - 8 + 2
+	step("drop the table", func() error {
+		tx, err := c.Begin()
+		if err != nil {
+			return err
+		}
+		tx.DropTable(synth.Table)
+		_, err = tx.Commit()
+		return err
+	})
+	step("expire the dropped table", func() error {
+		res, err := c.ExpireSnapshots(time.Now(), false)
+		if err == nil && (res.TablesForgotten != 1 || len(res.Scheduled) != live) {
+			err = fmt.Errorf("forgot %d tables and scheduled %d files; the table had %d", res.TablesForgotten, len(res.Scheduled), live)
+		}
+		return err
+	})
+	step("cleanup the dropped table", func() error {
+		res, err := c.Cleanup(catalog.CleanupOptions{Grace: -1})
+		if err == nil && len(res.Forgotten)+len(res.Deleted) != live {
+			err = fmt.Errorf("cleanup settled %d files of %d", len(res.Forgotten)+len(res.Deleted), live)
+		}
+		return err
+	})
+	step("compact after the drop", c.CompactStore)
+	c.Close()
+	size("dropped, expired and compacted")
 
 	rep.LoadEnd = results.LoadAverage()
 	if *jsonOut != "" {
