@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rocklake/rocklake/stats"
@@ -17,8 +18,8 @@ type DerivedProblem struct {
 // snapshot with the rows every other reader uses, from which it is
 // derived: the file set (file blocks, or the cache built from them) with
 // the visible data-file rows, each column's cached bounds (stats blocks)
-// with each file's stats row, and the table's stats with a fresh fold of
-// the file stats. A planner that reads a bound the rows do not hold can
+// with each file's stats row, each block summary with its files' stats
+// rows, and the table's stats with a fresh fold of the file stats. A planner that reads a bound the rows do not hold can
 // skip a file holding matching rows; this finds such a divergence without
 // reading the data. It reads every visible file's rows and every
 // column's stats rows: O(table).
@@ -89,6 +90,11 @@ func (r *Reader) CheckDerived(tableID int64) ([]DerivedProblem, error) {
 		if err != nil {
 			return nil, err
 		}
+		if fs.fromBlocks {
+			if err := r.checkSummaries(fs, col, files, want, bad); err != nil {
+				return nil, err
+			}
+		}
 		_, _, facts := cb.BoundArrays()
 		var st stats.Column
 		for i, f := range files {
@@ -125,6 +131,58 @@ func (r *Reader) CheckDerived(tableID int64) ([]DerivedProblem, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkSummaries checks that each block summary of the column holds what
+// the stats rows say of each file of its block the snapshot sees: a plan
+// skips every file of a block whose summary rules a predicate out. A
+// summary may be wider than its visible files (it also covers files
+// retired since), so only a claim a file's row contradicts is a problem:
+// a bound the file's bound lies beyond (for a file holding a value), no
+// NULL or NaN where the file's flags say it has some, fewer NULLs or rows
+// than the file alone. (Each check compares a field with the same field:
+// the fold keeps the flags and counts as the rows give them, consistent
+// or not.)
+func (r *Reader) checkSummaries(fs *FileSet, col Column, files []DataFile, rows []*stats.Column, bad func(int64, string, ...any)) error {
+	sums, err := r.BlockSummaries(fs, col.ID)
+	if err != nil {
+		return err
+	}
+	var sum stats.Column
+	for b := range fs.Blocks() {
+		if !sums.Fill(b, &sum) {
+			continue
+		}
+		start, end := fs.BlockFiles(b)
+		for i := start; i < end; i++ {
+			st := rows[i]
+			if st == nil {
+				continue
+			}
+			// A file holding no value has no bounds to keep, whatever
+			// its row says of them (a plan skips it for any comparison).
+			bounded := !stats.HoldsNoValue(st)
+			var what string
+			switch {
+			case bounded && sum.Min.Known && st.Min.Known && bytes.Compare(st.Min.V, sum.Min.V) < 0:
+				what = fmt.Sprintf("minimum %x is below its block summary's %x", st.Min.V, sum.Min.V)
+			case bounded && sum.Max.Known && st.Max.Known && bytes.Compare(st.Max.V, sum.Max.V) > 0:
+				what = fmt.Sprintf("maximum %x is above its block summary's %x", st.Max.V, sum.Max.V)
+			case sum.ContainsNull.Known && !sum.ContainsNull.V && st.ContainsNull.Known && st.ContainsNull.V:
+				what = "holds NULLs; its block summary says none"
+			case sum.ContainsNaN.Known && !sum.ContainsNaN.V && st.ContainsNaN.Known && st.ContainsNaN.V:
+				what = "holds NaN; its block summary says none"
+			case sum.NullCount.Known && st.NullCount.Known && st.NullCount.V > sum.NullCount.V:
+				what = fmt.Sprintf("holds %d NULLs; its block summary %d", st.NullCount.V, sum.NullCount.V)
+			case st.RowCount > sum.RowCount:
+				what = fmt.Sprintf("holds %d rows; its block summary %d", st.RowCount, sum.RowCount)
+			default:
+				continue
+			}
+			bad(files[i].ID, "column %s: the file's %s", col.Name, what)
+		}
+	}
+	return nil
 }
 
 // planView prints the fields of a unit's stats a plan reads.

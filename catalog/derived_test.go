@@ -48,6 +48,8 @@ func TestCheckDerivedFindsDivergence(t *testing.T) {
 	tb, _ := r.Table("t")
 	fs, _ := r.FileSet(tb.ID)
 	ids := slices.Clone(fs.IDs)
+	second := fs.blocks[1].first // a block of four files, with a summary
+	secondStart, _ := fs.BlockFiles(1)
 	colList, _ := r.Columns(tb.ID)
 	r.Close()
 	x := colList[0].ID
@@ -120,6 +122,15 @@ func TestCheckDerivedFindsDivergence(t *testing.T) {
 		{"a file row gone", ids[7], "no live row", func() func() {
 			var p catalogpb.DataFile
 			return rewrite(key(tagDataFile, tb.ID, ids[7]), &p, nil)
+		}},
+		{"a block summary's maximum", ids[secondStart], "block summary", func() func() {
+			var p catalogpb.ColumnStats
+			return rewrite(key(tagBlockSummary, tb.ID, x, second), &p, func() { p.Max = enc(t, "bigint", "-100") })
+		}},
+		{"a block summary's NULL count", ids[secondStart+1], "NULLs", func() func() {
+			var p catalogpb.ColumnStats
+			s := colList[1].ID
+			return rewrite(key(tagBlockSummary, tb.ID, s, second), &p, func() { zero := int64(0); p.NullCount = &zero })
 		}},
 		{"the table's maximum", 0, "table stats", func() func() {
 			var p catalogpb.TableColumnStats
