@@ -107,7 +107,7 @@ func main() {
 	keep := flag.String("keep", "", "build the Pebble catalog here and keep it (default: a temporary directory, removed)")
 	jsonOut := flag.String("json", "", "write the figures here")
 	maintProfile := flag.String("cpuprofile", "", "write a CPU profile of the expiry steps (removal, expire, cleanup) here")
-	memProfile := flag.String("memprofile", "", "write heap profiles of each expiry step at its peak to this prefix (prefix-remove.pb.gz, ...)")
+	memProfile := flag.String("memprofile", "", "write heap profiles of each maintenance step at its peak to this prefix (prefix-remove-a-tenth.pb.gz, prefix-expire.pb.gz, ...)")
 	child := flag.String("child", "", "internal: open this catalog, plan -pred, print the times")
 	pred := flag.Int("pred", 0, "internal: the predicate -child plans")
 	childProfile := flag.String("child-cpuprofile", "", "with -child: write a CPU profile of the new process's open and plan here")
@@ -399,11 +399,11 @@ func stepProfile(prefix, step string) string {
 	if prefix == "" {
 		return ""
 	}
-	word, _, _ := strings.Cut(step, " ")
-	if word == "rewrite" {
+	if strings.HasPrefix(step, "rewrite") {
 		return "" // a few milliseconds: nothing to see
 	}
-	return prefix + "-" + word + ".pb.gz"
+	name, _, _ := strings.Cut(step, " (")
+	return prefix + "-" + strings.ReplaceAll(name, " ", "-") + ".pb.gz"
 }
 
 func runChild(loc string, n, pred int) (wall, open, plan time.Duration, peakMiB float64, kept int) {
