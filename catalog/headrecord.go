@@ -168,7 +168,21 @@ type recordingStore struct {
 }
 
 func (r *recordingStore) NewBatch() kv.Batch {
-	return &recordingBatch{Batch: r.Store.NewBatch(), h: r.h, top: -1}
+	b := &recordingBatch{Batch: r.Store.NewBatch(), h: r.h, top: -1}
+	if _, ok := b.Batch.(kv.RangeDeleter); ok {
+		return rangeRecordingBatch{b}
+	}
+	return b
+}
+
+// rangeRecordingBatch is a recordingBatch over a batch that deletes
+// ranges (kv.RangeDeleter), which it passes through: only a batch that
+// has them may say so, since callers fall back to deleting key by key
+// where it does not. A range delete sets no snapshot row.
+type rangeRecordingBatch struct{ *recordingBatch }
+
+func (b rangeRecordingBatch) DeleteRange(start, end []byte) error {
+	return b.Batch.(kv.RangeDeleter).DeleteRange(start, end)
 }
 
 // Reserve passes the hint on (kv.Reserver).
