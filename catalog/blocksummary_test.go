@@ -292,22 +292,7 @@ func TestRecomputeAfterAnotherProcessExpired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cols := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}}
-		commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols) })
-		for b := range 3 {
-			var nfs []NewFile
-			for i := range 4 {
-				nf := NewFile{Path: fmt.Sprintf("f%d-%d.parquet", b, i), RecordCount: 10, FileSizeBytes: 100, FooterSize: 10, RowGroupCount: 1}
-				v := fmt.Sprint(b*10 + i)
-				nf.Columns = append(nf.Columns,
-					FileColumn{Path: []string{"x"}, Stats: stats.Column{RowCount: 10, Min: stats.Known(enc(t, "bigint", v)), Max: stats.Known(enc(t, "bigint", v)), MinIsExact: true, MaxIsExact: true,
-						NullCount: stats.Known(int64(0)), ValueCount: stats.Known(int64(10))}},
-					FileColumn{Path: []string{"s"}, Stats: stats.Column{RowCount: 10, Min: stats.Known([]byte("a" + v)), Max: stats.Known([]byte("z" + v)),
-						NullCount: stats.Known(int64(i % 2)), ValueCount: stats.Known(int64(10 - i%2))}})
-				nfs = append(nfs, nf)
-			}
-			commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
-		}
+		threeBlocks(t, c)
 		other, err := OpenStore(store, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -349,5 +334,28 @@ func TestRecomputeAfterAnotherProcessExpired(t *testing.T) {
 				t.Errorf("victim %d column %d: the fold has no max", victimAt, id)
 			}
 		}
+	}
+}
+
+// threeBlocks creates table t (x bigint, s varchar) and adds three
+// commits of four files: three blocks, each with a summary; file i of
+// commit b holds x = b*10+i, s from "a…" to "z…", and i%2 NULLs in s.
+func threeBlocks(t *testing.T, c *Catalog) {
+	t.Helper()
+	cols := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols) })
+	for b := range 3 {
+		var nfs []NewFile
+		for i := range 4 {
+			nf := NewFile{Path: fmt.Sprintf("f%d-%d.parquet", b, i), RecordCount: 10, FileSizeBytes: 100, FooterSize: 10, RowGroupCount: 1}
+			v := fmt.Sprint(b*10 + i)
+			nf.Columns = append(nf.Columns,
+				FileColumn{Path: []string{"x"}, Stats: stats.Column{RowCount: 10, Min: stats.Known(enc(t, "bigint", v)), Max: stats.Known(enc(t, "bigint", v)), MinIsExact: true, MaxIsExact: true,
+					NullCount: stats.Known(int64(0)), ValueCount: stats.Known(int64(10))}},
+				FileColumn{Path: []string{"s"}, Stats: stats.Column{RowCount: 10, Min: stats.Known([]byte("a" + v)), Max: stats.Known([]byte("z" + v)),
+					NullCount: stats.Known(int64(i % 2)), ValueCount: stats.Known(int64(10 - i%2))}})
+			nfs = append(nfs, nf)
+		}
+		commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
 	}
 }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv/kvtest"
-	"github.com/rocklake/rocklake/stats"
 )
 
 // CheckDerived finds each kind of divergence between what plans read and
@@ -27,22 +25,7 @@ func TestCheckDerivedFindsDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "s", Type: "varchar"}}
-	commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols) })
-	for b := range 3 {
-		var nfs []NewFile
-		for i := range 4 {
-			nf := NewFile{Path: fmt.Sprintf("f%d-%d.parquet", b, i), RecordCount: 10, FileSizeBytes: 100, FooterSize: 10, RowGroupCount: 1}
-			v := fmt.Sprint(b*10 + i)
-			nf.Columns = append(nf.Columns,
-				FileColumn{Path: []string{"x"}, Stats: stats.Column{RowCount: 10, Min: stats.Known(enc(t, "bigint", v)), Max: stats.Known(enc(t, "bigint", v)), MinIsExact: true, MaxIsExact: true,
-					NullCount: stats.Known(int64(0)), ValueCount: stats.Known(int64(10))}},
-				FileColumn{Path: []string{"s"}, Stats: stats.Column{RowCount: 10, Min: stats.Known([]byte("a" + v)), Max: stats.Known([]byte("z" + v)),
-					NullCount: stats.Known(int64(i % 2)), ValueCount: stats.Known(int64(10 - i%2))}})
-			nfs = append(nfs, nf)
-		}
-		commit(t, c, func(tx *Txn) { tx.AddFiles("t", nfs...) })
-	}
+	threeBlocks(t, c)
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", 3) }) // a block with a gap
 	r, _ := c.Read(Latest)
 	tb, _ := r.Table("t")
