@@ -435,13 +435,12 @@ func (p *pebbleBatch) SetInPlace(key []byte, n int) ([]byte, func() error) {
 
 func (p *pebbleBatch) Delete(key []byte) error { return p.b.Delete(key, nil) }
 
-// DeleteRange is kv.RangeDeleter: one range tombstone.
-func (p *pebbleBatch) DeleteRange(start, end []byte) error {
-	if end == nil || bytes.Compare(start, end) >= 0 {
-		return fmt.Errorf("kv: range delete of [%x, %x): the end must be above the start", start, end)
-	}
-	return p.b.DeleteRange(start, end, nil)
-}
+// Pebble batches do not offer kv.RangeDeleter: with Pebble's invariant
+// checks on (a -race build), the conformance suite's random batches left
+// keys a range delete in the same batch should have removed, and range
+// deletes in batches of their own made Close report outstanding
+// references. Until that is understood, callers delete key by key here.
+
 func (p *pebbleBatch) Len() int { return int(p.b.Count()) }
 
 func (p *pebbleBatch) Expect(key, value []byte) error {
