@@ -435,11 +435,15 @@ func (p *pebbleBatch) SetInPlace(key []byte, n int) ([]byte, func() error) {
 
 func (p *pebbleBatch) Delete(key []byte) error { return p.b.Delete(key, nil) }
 
-// Pebble batches do not offer kv.RangeDeleter: with Pebble's invariant
-// checks on (a -race build), the conformance suite's random batches left
-// keys a range delete in the same batch should have removed, and range
-// deletes in batches of their own made Close report outstanding
-// references. Until that is understood, callers delete key by key here.
+// Pebble batches do not offer kv.RangeDeleter. The conformance suite's
+// random batches, replayed into a bare Pebble v2.1.7 built with its
+// invariant checks (-race or -tags invariants), bring back keys an earlier
+// range delete removed: a compaction into L6 after a large batch's flush
+// keeps the covered SETs and drops the tombstone. The failure needs
+// Pebble's invariant-mode buffer invalidation (always with it forced on,
+// never in 120 plain runs), so it may be Pebble reading a span after its
+// iterator moved; until a Pebble release passes the suite under -race,
+// callers delete key by key here.
 
 func (p *pebbleBatch) Len() int { return int(p.b.Count()) }
 
