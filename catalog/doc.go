@@ -33,6 +33,7 @@
 //	18 table   file                          ForgottenFile     a user's file expire forgot
 //	19 table   file   begin                  DeleteFile        positions of a data file's deleted rows
 //	1A table   column  first                 ColumnStats       block 15's files folded into one unit
+//	1B location                              ObjectRoot        a prefix writes to objects upload under
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's

@@ -34,6 +34,7 @@ const (
 	tagForgottenFile     byte = 0x18 // 18 table file                   → ForgottenFile (a user's file expire forgot)
 	tagDeleteFile        byte = 0x19 // 19 table file begin             → DeleteFile (positional deletes of data file "file")
 	tagBlockSummary      byte = 0x1A // 1A table column first           → ColumnStats: stats block 15's files folded (blocksummary.go)
+	tagObjectRoot        byte = 0x1B // 1B location                     → ObjectRoot: a prefix writes to objects upload under (objectlease.go)
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -64,6 +65,7 @@ var allTags = map[string]byte{
 	"forgotten_file":      tagForgottenFile,
 	"delete_file":         tagDeleteFile,
 	"block_summary":       tagBlockSummary,
+	"object_root":         tagObjectRoot,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort

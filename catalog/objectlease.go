@@ -2,12 +2,16 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 )
 
 // Leases on object prefixes.
@@ -69,6 +73,15 @@ type ObjectStore interface {
 	Walk(ctx context.Context, prefix string, fn func(loc string, modified time.Time) error) (time.Time, error)
 }
 
+// UploadAborter is an ObjectStore that can list and abort unfinished
+// multipart uploads (storage.S3 can): orphan cleanup aborts those of the
+// writes it gives up on. AbortUploads aborts (with dryRun, lists) the
+// uploads under the prefix started before the time given, and counts
+// the younger ones it left.
+type UploadAborter interface {
+	AbortUploads(ctx context.Context, prefix string, before time.Time, dryRun bool) (aborted []string, younger int, err error)
+}
+
 // objectLease is a Lease on an object prefix.
 type objectLease struct {
 	store  ObjectStore
@@ -97,6 +110,9 @@ func (c *Catalog) TakeObjectLease(ctx context.Context, store ObjectStore, prefix
 	if !strings.HasSuffix(prefix, "/") {
 		return nil, fmt.Errorf("lease on %s: not a prefix ending in /", prefix)
 	}
+	if err := c.recordObjectRoot(prefix); err != nil {
+		return nil, fmt.Errorf("lease on %s: recording its root in the catalog: %w", prefix, err)
+	}
 	body := "rocklake is writing under this prefix; cleanup --orphans leaves it alone while this object is renewed\n" +
 		self().String() + "\n" + catalogField + c.uuid + "\n"
 	o := &objectLease{store: store, ctx: context.WithoutCancel(ctx), prefix: prefix, body: []byte(body)}
@@ -106,6 +122,62 @@ func (c *Catalog) TakeObjectLease(ctx context.Context, store ObjectStore, prefix
 	l := &Lease{path: prefix + LeaseFile, obj: o, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.renew(LeaseRefresh)
 	return l, nil
+}
+
+// recordObjectRoot records the prefix above a write prefix's "_rocklake/"
+// in the catalog (row 1B), before the write's first upload, so that
+// orphan cleanup lists it whatever happens to the objects beside it. The
+// object data root is always listed and is not recorded; nor is a root
+// already there. Records are never removed: a catalog has a few, one per
+// directory its tables' objects lie in.
+func (c *Catalog) recordObjectRoot(prefix string) error {
+	i := strings.Index(prefix, RewriteObjectSegment)
+	if i < 0 {
+		return nil
+	}
+	root := prefix[:i+1]
+	if root == c.dataRoot {
+		return nil
+	}
+	k := keyWithString(tagObjectRoot, root)
+	switch _, err := c.store.Get(k); {
+	case err == nil:
+		return nil
+	case !errors.Is(err, kv.ErrNotFound):
+		return err
+	}
+	v, err := encodeValue(&catalogpb.ObjectRoot{RecordedUnixNanos: c.now().UnixNano()})
+	if err != nil {
+		return err
+	}
+	// A batch of its own, not under the write lock: the key is no other
+	// writer's, and a cleanup that listed the roots before it finds the
+	// write's lease live anyway.
+	b := c.store.NewBatch()
+	defer b.Close()
+	if err := b.Set(k, v); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
+// recordedObjectRoots are the roots recordObjectRoot recorded.
+func (c *Catalog) recordedObjectRoots() ([]string, error) {
+	kvs, err := c.store.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer kvs.Close()
+	var roots []string
+	err = scanRange(kvs, []byte{tagObjectRoot}, func(k, v []byte) error {
+		var r catalogpb.ObjectRoot
+		if err := decodeValue(v, &r); err != nil {
+			return fmt.Errorf("object root row %q: %w", k[1:], err)
+		}
+		roots = append(roots, string(k[1:]))
+		return nil
+	})
+	return roots, err
 }
 
 // catalogField starts the line of a lease or tombstone object that names
@@ -221,11 +293,15 @@ type objectGroup struct {
 // object writes: the catalog's data root when it is one, and beside every
 // registered object (above its key=value segments, above an earlier
 // write's prefix), which is where ObjectRewritePrefix puts a write's
-// output without an object data root.
-func (c *Catalog) objectRoots(known map[string]bool) []string {
+// output without an object data root, and the roots writes recorded
+// (recordObjectRoot), where no registered object may be left.
+func (c *Catalog) objectRoots(known map[string]bool, recorded []string) []string {
 	roots := map[string]bool{}
 	if IsObject(c.dataRoot) {
 		roots[c.dataRoot] = true
+	}
+	for _, r := range recorded {
+		roots[r] = true
 	}
 	for loc := range known {
 		if !IsObject(loc) {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/rocklake/rocklake/internal/s3test"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/kvtest"
@@ -321,5 +323,101 @@ func TestObjectCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
 				t.Fatalf("files registered: %v %v", files, err)
 			}
 		})
+	}
+}
+
+// A write killed beside a table's objects (no object data root: its
+// prefix lies beside them) is found by cleanup --orphans even once nothing
+// registered lies beside it any more (the table dropped and expired),
+// because the write recorded the prefix's root in the catalog before its
+// first upload; and the multipart upload it left unfinished is aborted
+// (listed in a dry run, left alone while younger than the grace period,
+// and the prefix's lease kept until then).
+func TestObjectOrphansOfAGoneTable(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip("no host name")
+	}
+	dead := deadPID(t)
+	srv := s3test.StartWithEnv(t, "lake")
+	st, err := storage.NewS3(context.Background(), storage.S3OptionsFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := CreateInStore(kvtest.Store(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := "s3://lake/ev/a.parquet"
+	srv.Put(t, user, []byte("PAR1"))
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "BIGINT"}}) })
+	snap := commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, user, 1, 10, 0)) })
+	prefix := c.ObjectRewritePrefix(user, 1, snap.ID, "insert", "-0123456789ab")
+	if want := "s3://lake/ev/_rocklake/table-1/insert-" + fmt.Sprint(snap.ID) + "-0123456789ab/"; prefix != want {
+		t.Fatalf("prefix %s, want %s", prefix, want)
+	}
+	lease, err := c.TakeObjectLease(ctx, st, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := prefix + "part-00000.parquet"
+	srv.Put(t, part, []byte("PAR1"))
+	bucket, key := "lake", strings.TrimPrefix(prefix+"part-00001.parquet", "s3://lake/")
+	up, err := srv.Client().CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploads := func() int {
+		out, err := srv.Client().ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Uploads)
+	}
+	// The writer dies: its lease stays, naming a process that is gone.
+	lease.Release()
+	srv.Put(t, prefix+LeaseFile, []byte(fmt.Sprintf("host=%s pid=%d\n%s%s\n", host, dead, catalogField, c.UUID())))
+	commit(t, c, func(tx *Txn) { tx.DropTable("t") })
+	if _, err := c.ExpireSnapshots(time.Now().Add(time.Hour), false); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanup forgets the user's file: no row names anything beside the
+	// write's prefix now.
+	if res, err := c.Cleanup(CleanupOptions{Grace: -1}); err != nil || !slices.Equal(res.Forgotten, []string{user}) {
+		t.Fatalf("cleanup: %+v %v", res, err)
+	}
+	// A young upload waits, and so does the lease that finds it again.
+	res, err := c.DeleteOrphans(OrphanOptions{Objects: st, Grace: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Aborted) != 0 || len(res.Expired) != 0 || uploads() != 1 || !slices.Contains(srv.Keys(t, "lake", ""), strings.TrimPrefix(prefix+LeaseFile, "s3://lake/")) {
+		t.Fatalf("within the grace period: %+v, %d uploads", res, uploads())
+	}
+	res, err = c.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Deleted, []string{part}) || len(res.Aborted) != 1 || !strings.Contains(res.Aborted[0], key) || uploads() != 1 {
+		t.Fatalf("dry run: %+v, %d uploads left", res, uploads())
+	}
+	res, err = c.DeleteOrphans(OrphanOptions{Objects: st, Grace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("s3://lake/%s (upload %s)", key, *up.UploadId)
+	if !slices.Equal(res.Deleted, []string{part}) || !slices.Equal(res.Aborted, []string{want}) || len(res.Expired) != 1 {
+		t.Fatalf("cleanup: %+v", res)
+	}
+	if n := uploads(); n != 0 {
+		t.Fatalf("%d unfinished uploads left", n)
+	}
+	if got := keys(t, srv, "lake"); !slices.Equal(got, []string{"ev/a.parquet"}) {
+		t.Fatalf("left %v", got)
+	}
+	// The root stays recorded.
+	if roots, err := c.recordedObjectRoots(); err != nil || !slices.Equal(roots, []string{"s3://lake/ev/"}) {
+		t.Fatalf("recorded roots %v %v", roots, err)
 	}
 }

@@ -49,6 +49,11 @@ type OrphanResult struct {
 	// Expired are the leases (files or objects) of writes that died or
 	// stalled (not live), removed, so that their files could go.
 	Expired []string
+	// Aborted are the unfinished multipart uploads of object writes
+	// that died or stalled (a large file's upload killed part-way),
+	// aborted so that their parts stop taking space: "s3://bucket/key
+	// (upload <id>)". Uploads started within the grace period wait.
+	Aborted []string
 	// Failed maps an orphan to why it could not be removed.
 	Failed map[string]error
 }
@@ -152,7 +157,11 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 	tombstoned := false
 	if o.Objects != nil {
 		var failed map[string]error
-		groups, failed = objectGroups(ctx, o.Objects, c.objectRoots(known), known, grace)
+		recorded, err := c.recordedObjectRoots()
+		if err != nil {
+			return nil, err
+		}
+		groups, failed = objectGroups(ctx, o.Objects, c.objectRoots(known, recorded), known, grace)
 		for root, err := range failed {
 			res.Failed[root] = fmt.Errorf("listing: %w", err)
 		}
@@ -282,14 +291,19 @@ func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectG
 			continue
 		}
 		res.Waiting = append(res.Waiting, g.waiting...)
+		aborted, young, err := abortUploads(ctx, o.Objects, g, o.Grace, o.DryRun)
+		res.Aborted = append(res.Aborted, aborted...)
+		if err != nil {
+			res.Failed[g.prefix] = fmt.Errorf("aborting its unfinished uploads: %w", err)
+		}
 		if o.DryRun {
 			res.Deleted = append(res.Deleted, g.due...)
-			if g.lease != "" && len(g.waiting) == 0 {
+			if g.lease != "" && len(g.waiting) == 0 && !young && err == nil {
 				res.Expired = append(res.Expired, g.lease)
 			}
 			continue
 		}
-		failed := false
+		failed := err != nil || young
 		for _, loc := range g.due {
 			if err := ctx.Err(); err != nil {
 				return context.Cause(ctx)
@@ -320,6 +334,22 @@ func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectG
 		}
 	}
 	return nil
+}
+
+// abortUploads aborts the unfinished multipart uploads under a group's
+// prefix started before the grace period (by the store's clock), where
+// the store can (UploadAborter). young says some were left for being
+// younger: the prefix's lease stays, so that a later run finds them.
+func abortUploads(ctx context.Context, store ObjectStore, g *objectGroup, grace time.Duration, dryRun bool) (aborted []string, young bool, err error) {
+	a, ok := store.(UploadAborter)
+	if !ok {
+		return nil, false, nil
+	}
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	aborted, younger, err := a.AbortUploads(ctx, g.prefix, g.now.Add(-max(grace, 0)), dryRun)
+	return aborted, younger > 0, err
 }
 
 // knownFiles is every location a data-file or delete-file row of any

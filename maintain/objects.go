@@ -196,4 +196,7 @@ func noKeyValuePrefix(prefix string) error {
 var (
 	_ catalog.ObjectStore = (*storage.S3)(nil)
 	_ catalog.ObjectStore = (*storage.LazyStore)(nil)
+	// Orphan cleanup aborts the unfinished uploads of dead writes.
+	_ catalog.UploadAborter = (*storage.S3)(nil)
+	_ catalog.UploadAborter = (*storage.LazyStore)(nil)
 )

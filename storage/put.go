@@ -15,6 +15,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
@@ -204,6 +205,50 @@ func (s *S3) Walk(ctx context.Context, loc string, fn func(loc string, modified 
 	return now, nil
 }
 
+// AbortUploads aborts the unfinished multipart uploads under the prefix of
+// loc (s3://bucket/prefix) that were started before the time given, and
+// returns each as "s3://bucket/key (upload <id>)", and how many younger
+// ones it left; with dryRun it only lists them. A writer killed during
+// a large upload leaves its parts stored, and billed, but listed nowhere
+// else: orphan cleanup aborts those of writes it has given up on. An
+// upload already gone (finished or aborted since the listing) is no
+// error.
+func (s *S3) AbortUploads(ctx context.Context, loc string, before time.Time, dryRun bool) (aborted []string, younger int, err error) {
+	bucket, prefix, err := ParseS3(loc)
+	if err != nil {
+		return nil, 0, err
+	}
+	p := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{Bucket: &bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return aborted, younger, s.fail(loc, "list multipart uploads", "", err)
+		}
+		for _, u := range page.Uploads {
+			if u.Initiated != nil && !u.Initiated.Before(before) {
+				younger++
+				continue
+			}
+			key := aws.ToString(u.Key)
+			name := fmt.Sprintf("%s%s/%s (upload %s)", S3Scheme, bucket, key, aws.ToString(u.UploadId))
+			if dryRun {
+				aborted = append(aborted, name)
+				continue
+			}
+			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: u.UploadId})
+			if err != nil {
+				var ae smithy.APIError
+				if errors.As(err, &ae) && ae.ErrorCode() == "NoSuchUpload" {
+					continue
+				}
+				return aborted, younger, s.fail(S3Scheme+bucket+"/"+key, "abort multipart upload", "", err)
+			}
+			aborted = append(aborted, name)
+		}
+	}
+	return aborted, younger, nil
+}
+
 // ObjectStore is what a write's lease and orphan cleanup need of a bucket
 // (catalog.ObjectStore): small objects put, tested, read and deleted, and
 // a prefix listed with the store's own clock.
@@ -279,6 +324,22 @@ func (l *LazyStore) Delete(ctx context.Context, loc string) error {
 		return err
 	}
 	return st.Delete(ctx, loc)
+}
+
+// AbortUploads is the store's AbortUploads; a store without it aborts
+// nothing.
+func (l *LazyStore) AbortUploads(ctx context.Context, prefix string, before time.Time, dryRun bool) ([]string, int, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, 0, err
+	}
+	a, ok := st.(interface {
+		AbortUploads(ctx context.Context, prefix string, before time.Time, dryRun bool) ([]string, int, error)
+	})
+	if !ok {
+		return nil, 0, nil
+	}
+	return a.AbortUploads(ctx, prefix, before, dryRun)
 }
 
 // Walk is the store's Walk.

@@ -423,6 +423,22 @@ func TestS3ReadSmallAndLazyStore(t *testing.T) {
 	if made != 1 {
 		t.Errorf("made %d times", made)
 	}
+	// Unfinished multipart uploads, through the lazy store: listed in a
+	// dry run, those started before the time given aborted, others left.
+	bucket, key := "lake", "up/part-00001.parquet"
+	if _, err := srv.Client().CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		before        time.Time
+		dry           bool
+		done, younger int
+	}{{time.Now().Add(-time.Hour), false, 0, 1}, {time.Now().Add(time.Hour), true, 1, 0}, {time.Now().Add(time.Hour), false, 1, 0}, {time.Now().Add(time.Hour), false, 0, 0}} {
+		done, younger, err := lazy.AbortUploads(ctx, "s3://lake/up/", c.before, c.dry)
+		if err != nil || len(done) != c.done || younger != c.younger || (len(done) == 1 && !strings.HasPrefix(done[0], "s3://lake/"+key+" (upload ")) {
+			t.Fatalf("abort uploads before %s (dry run %v): %v, %d younger, %v; want %d and %d", c.before, c.dry, done, younger, err, c.done, c.younger)
+		}
+	}
 	bad := storage.NewLazyStore(func() (storage.ObjectStore, error) { return nil, errors.New("no settings") })
 	if err := bad.Delete(ctx, "s3://lake/x"); err == nil || err.Error() != "no settings" {
 		t.Errorf("a store that cannot be made: %v", err)

@@ -2910,6 +2910,55 @@ func (x *DeleteFile) GetEtag() string {
 	return ""
 }
 
+// ObjectRoot is a prefix (its location is the key) whose "_rocklake/"
+// writes to objects upload under, recorded before a write's first upload
+// there: orphan cleanup lists it even once no registered object lies
+// beside it (the table dropped and expired after a killed write).
+type ObjectRoot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When it was first recorded (Unix nanoseconds).
+	RecordedUnixNanos int64 `protobuf:"varint,1,opt,name=recorded_unix_nanos,json=recordedUnixNanos,proto3" json:"recorded_unix_nanos,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ObjectRoot) Reset() {
+	*x = ObjectRoot{}
+	mi := &file_catalog_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectRoot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectRoot) ProtoMessage() {}
+
+func (x *ObjectRoot) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectRoot.ProtoReflect.Descriptor instead.
+func (*ObjectRoot) Descriptor() ([]byte, []int) {
+	return file_catalog_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ObjectRoot) GetRecordedUnixNanos() int64 {
+	if x != nil {
+		return x.RecordedUnixNanos
+	}
+	return 0
+}
+
 var File_catalog_proto protoreflect.FileDescriptor
 
 const file_catalog_proto_rawDesc = "" +
@@ -3200,7 +3249,10 @@ const file_catalog_proto_rawDesc = "" +
 	" \x01(\x0e2\x1e.rocklake.catalog.v1.OwnershipR\townership\x12.\n" +
 	"\x13modified_unix_nanos\x18\v \x01(\x03R\x11modifiedUnixNanos\x12\x12\n" +
 	"\x04etag\x18\f \x01(\tR\x04etagB\x0f\n" +
-	"\r_end_snapshot*e\n" +
+	"\r_end_snapshot\"<\n" +
+	"\n" +
+	"ObjectRoot\x12.\n" +
+	"\x13recorded_unix_nanos\x18\x01 \x01(\x03R\x11recordedUnixNanos*e\n" +
 	"\tOwnership\x12\x18\n" +
 	"\x14OWNERSHIP_UNRECORDED\x10\x00\x12\x12\n" +
 	"\x0eOWNERSHIP_USER\x10\x01\x12\x13\n" +
@@ -3220,7 +3272,7 @@ func file_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_catalog_proto_goTypes = []any{
 	(Ownership)(0),           // 0: rocklake.catalog.v1.Ownership
 	(*Meta)(nil),             // 1: rocklake.catalog.v1.Meta
@@ -3254,6 +3306,7 @@ var file_catalog_proto_goTypes = []any{
 	(*RemovedFiles)(nil),     // 29: rocklake.catalog.v1.RemovedFiles
 	(*FileBlocks)(nil),       // 30: rocklake.catalog.v1.FileBlocks
 	(*DeleteFile)(nil),       // 31: rocklake.catalog.v1.DeleteFile
+	(*ObjectRoot)(nil),       // 32: rocklake.catalog.v1.ObjectRoot
 }
 var file_catalog_proto_depIdxs = []int32{
 	3,  // 0: rocklake.catalog.v1.Snapshot.changes:type_name -> rocklake.catalog.v1.Changes
@@ -3302,7 +3355,7 @@ func file_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_proto_rawDesc), len(file_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

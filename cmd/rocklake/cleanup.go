@@ -33,6 +33,8 @@ type orphansOutput struct {
 	// of writes that are gone, removed.
 	InUse   []string `json:"in_use_dirs"`
 	Expired []string `json:"expired_leases"`
+	// Aborted are the unfinished multipart uploads of dead object writes.
+	Aborted []string `json:"aborted_uploads"`
 }
 
 type waitingFile struct {
@@ -84,7 +86,12 @@ each by its lease object (.rocklake-in-use) the same way, by the store's clock.
 Only prefixes whose lease names this catalog are touched: never another
 catalog's writes beside the same objects, nor a write that committed. Before
 it deletes a write's objects it puts a tombstone (.rocklake-lost) that makes
-the write's commit fail, and removes the tombstone once they are gone.
+the write's commit fail, and removes the tombstone once they are gone. The
+multipart uploads such a write left unfinished (a large file's upload killed
+part-way) are aborted too, once started at least --grace ago. A write records
+the place of its prefix in the catalog before its first upload, so that its
+prefix is found even once nothing registered lies beside it (its table dropped
+and expired).
 
 Nothing else is ever deleted. A file that cannot be removed is reported, stays
 scheduled, and makes the command fail. --dry-run says what would happen and
@@ -133,7 +140,7 @@ deleted so far leave the catalog, the others stay scheduled.`,
 			}
 			if orph != nil {
 				out.Orphans = &orphansOutput{Deleted: nonNil(orph.Deleted), Waiting: []waitingFile{}, Dirs: nonNil(orph.Dirs), Failed: map[string]string{},
-					InUse: nonNil(orph.InUse), Expired: nonNil(orph.Expired)}
+					InUse: nonNil(orph.InUse), Expired: nonNil(orph.Expired), Aborted: nonNil(orph.Aborted)}
 				for _, f := range orph.Waiting {
 					out.Orphans.Waiting = append(out.Orphans.Waiting, waitingFile{Path: f.Path, Scheduled: f.Modified, Due: f.Modified.Add(grace)})
 				}
@@ -150,9 +157,9 @@ deleted so far leave the catalog, the others stay scheduled.`,
 					return err
 				}
 			} else {
-				del, forget, keep, rmdir := "deleted", "forgot", "kept", "removed empty directory"
+				del, forget, keep, rmdir, abort := "deleted", "forgot", "kept", "removed empty directory", "aborted"
 				if dryRun {
-					del, forget, keep, rmdir = "would delete", "would forget", "would keep", "would remove empty directory"
+					del, forget, keep, rmdir, abort = "would delete", "would forget", "would keep", "would remove empty directory", "would abort"
 				}
 				for _, p := range res.Deleted {
 					fmt.Fprintf(w, "%s %s\n", del, p)
@@ -185,6 +192,9 @@ deleted so far leave the catalog, the others stay scheduled.`,
 					}
 					for _, d := range orph.InUse {
 						fmt.Fprintf(w, "in use %s (a running write holds it: left alone)\n", d)
+					}
+					for _, p := range orph.Aborted {
+						fmt.Fprintf(w, "%s unfinished upload %s (its write is gone)\n", abort, p)
 					}
 					for _, p := range orph.Expired {
 						fmt.Fprintf(w, "%s expired lease %s (its write is gone)\n", del, p)
