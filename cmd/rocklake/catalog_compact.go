@@ -25,6 +25,11 @@ catalog to itself, as every writing command does. A catalog in PostgreSQL
 runs VACUUM (ANALYZE) on its table: readers and writers go on meanwhile
 (it takes no lock they wait for; the space becomes reusable rather than
 returned to the file system), and it needs the role that owns the table.
+When the table's indexes are more than twice what its live keys need (after
+a large table was dropped and expired), it also rebuilds them with REINDEX
+TABLE CONCURRENTLY, which gives their space back and which readers and
+writers do not wait for either; a transaction left open for over a minute
+puts the rebuild off to a later compact.
 
 It prints the store's size before and after.`,
 		Example: `  rocklake catalog compact

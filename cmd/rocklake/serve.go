@@ -202,7 +202,7 @@ For example:
 	f.StringVar(&memoryLimit, "memory-limit", "", "the server's memory for all clients together, such as 4GB: DuckDB's limit and --max-buffered-bytes come out of it (default: DuckDB's default, 80% of memory)")
 	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages and answers, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
-	f.DurationVar(&cfg.CompactEvery, "compact-catalog-every", 0, "compact the catalog's store this often (VACUUM on PostgreSQL, which readers and writers do not wait for); 0 leaves it to the store's own")
+	f.DurationVar(&cfg.CompactEvery, "compact-catalog-every", 0, "compact the catalog's store this often (VACUUM on PostgreSQL, and REINDEX CONCURRENTLY of bloated indexes, which readers and writers do not wait for); 0 leaves it to the store's own")
 	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", 64<<20, "largest message a PostgreSQL client may send after login")
 	f.Int64Var(&cfg.MaxCopyBytes, "max-copy-bytes", 1<<30, "most data one COPY ... FROM STDIN may send (staged on disk until it commits)")
 	f.DurationVar(&cfg.WriteTimeout, "write-timeout", 60*time.Second, "how long a client may take none of its answer before its session ends (after a cancel request for it, a second)")

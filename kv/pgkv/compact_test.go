@@ -116,3 +116,119 @@ func TestCompactVacuumsWithoutBlocking(t *testing.T) {
 		t.Fatalf("Compact by a role that does not own the table: %v", err)
 	}
 }
+
+// After most keys are deleted, Compact rebuilds the primary key (VACUUM
+// alone keeps its pages), and the keys left are all there; it does not
+// rebuild indexes that are not bloated; a reader holding a transaction
+// open past the rebuild's wait keeps the old index in use (and reads on;
+// the rebuild's half-built copy may stay until it is gone), and the next
+// Compact, once it is gone, drops what rebuilds left half built (and an
+// index whose building failed) and rebuilds.
+func TestCompactRebuildsBloatedIndexes(t *testing.T) {
+	ctx := context.Background()
+	admin := pgtest.URL(t)
+	s, err := pgkv.Init(ctx, admin, pgkv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	index := func() (node, size int64) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT pg_relation_filenode(i.indexrelid)::int8, pg_relation_size(i.indexrelid)
+			FROM pg_index i WHERE i.indrelid = 'rocklake_kv'::regclass AND i.indisprimary`).Scan(&node, &size); err != nil {
+			t.Fatal(err)
+		}
+		return node, size
+	}
+	key := func(i int) []byte { return []byte(fmt.Sprintf("t/%08d/column/%08d", i%97, i)) }
+	// fill writes n keys and deletes all but every 300th.
+	fill := func(n int) {
+		t.Helper()
+		b := s.NewBatch()
+		for i := range n {
+			b.Set(key(i), []byte(strings.Repeat("v", 50)))
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b = s.NewBatch()
+		for i := range n {
+			if i%300 != 0 {
+				b.Delete(key(i))
+			}
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 300_000
+	fill(n)
+	before, bloated := index()
+	if err := s.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, size := index()
+	if after == before || size > bloated/10 {
+		t.Fatalf("index after Compact: file %d (was %d), %d bytes (was %d)", after, before, size, bloated)
+	}
+	for i := 0; i < n; i += 300 {
+		if _, err := s.Get(key(i)); err != nil {
+			t.Fatalf("key %d after the rebuild: %v", i, err)
+		}
+	}
+	if err := s.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := index(); again != after {
+		t.Fatal("an index that is not bloated was rebuilt")
+	}
+
+	// A reader's transaction open throughout.
+	fill(n)
+	sn, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sn.Get(key(300)); err != nil {
+		t.Fatal(err)
+	}
+	restore := pgkv.SetReindexLockWait(time.Second)
+	defer restore()
+	held, _ := index()
+	if err := s.Compact(nil, nil); err != nil {
+		t.Fatalf("Compact behind an open reader: %v", err)
+	}
+	if now, _ := index(); now != held {
+		t.Fatal("the index was rebuilt while a reader's transaction was open")
+	}
+	var invalid int
+	count := func() int {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_index WHERE NOT indisvalid`).Scan(&invalid); err != nil {
+			t.Fatal(err)
+		}
+		return invalid
+	}
+	if _, err := sn.Get(key(600)); err != nil {
+		t.Fatalf("the reader after Compact: %v", err)
+	}
+	sn.Close()
+	// An interrupted rebuild's half-built index.
+	if _, err := conn.Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY rl_half_built ON rocklake_kv ((1))`); err == nil {
+		t.Fatal("a unique index on a constant was built")
+	}
+	if count() == 0 {
+		t.Fatal("no invalid index after a failed CREATE INDEX CONCURRENTLY")
+	}
+	if err := s.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := index(); now == held || count() != 0 {
+		t.Fatalf("after the reader: rebuilt %v, %d invalid indexes left", now != held, invalid)
+	}
+}

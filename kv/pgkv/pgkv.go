@@ -411,8 +411,19 @@ func (s *Store) Close() error {
 // they rewrite the table under an exclusive lock), and an open reader only
 // keeps the rows it may still read. VACUUM needs the table's owner; a
 // role that only reads and writes the table is told so.
+//
+// VACUUM gives an index's emptied pages back for reuse by the index, never
+// to the disk: after a large table is dropped and expired, its keys' share
+// of the primary key stays. So when the indexes (the primary key and the
+// TOAST table's) take more than twice what the live keys need
+// (indexBloated), Compact rebuilds them with REINDEX TABLE CONCURRENTLY,
+// which readers and writers do not wait for. It waits for transactions
+// open when it starts, at most reindexLockWait; one that outlasts that
+// leaves the indexes as they were (and the rebuild for a later Compact),
+// as does an interrupted rebuild, whose half-built index the next Compact
+// drops first.
 func (s *Store) Compact(lower, upper []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), max(s.timeout, 10*time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.timeout, time.Hour))
 	defer cancel()
 	var may bool
 	if err := s.pool.QueryRow(ctx, `SELECT r.rolsuper OR pg_has_role(current_user, c.relowner, 'MEMBER')
@@ -422,8 +433,140 @@ func (s *Store) Compact(lower, upper []byte) error {
 	if !may {
 		return s.wrap(fmt.Errorf("compacting the catalog's table %s runs VACUUM, which needs its owner: connect as the role that ran init (or a member of it)", s.table))
 	}
-	_, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) `+s.table)
-	return s.wrap(err)
+	held, err := s.dropInvalidIndexes(ctx)
+	if err != nil {
+		return s.wrap(err)
+	}
+	if _, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) `+s.table); err != nil {
+		return s.wrap(err)
+	}
+	if held {
+		return nil // an old transaction is still open: rebuild later
+	}
+	bloated, err := s.indexBloated(ctx)
+	if err != nil || !bloated {
+		return s.wrap(err)
+	}
+	held, err = s.execUnheld(ctx, `REINDEX TABLE CONCURRENTLY `+s.table)
+	if err != nil || held {
+		// What it left half built goes now or at a later Compact.
+		_, derr := s.dropInvalidIndexes(context.WithoutCancel(ctx))
+		if err != nil {
+			return s.wrap(fmt.Errorf("rebuilding the table's indexes: %w", err))
+		}
+		return s.wrap(derr)
+	}
+	return nil
+}
+
+// execUnheld runs a statement that waits for older transactions (REINDEX
+// or DROP INDEX CONCURRENTLY) on a connection of its own, and cancels it
+// once it has waited for them for reindexLockWait: held says it did. Those
+// waits are on virtual transaction ids, which lock_timeout does not bound.
+func (s *Store) execUnheld(ctx context.Context, sql string) (held bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	pid := conn.Conn().PgConn().PID()
+	stop, canceled := make(chan struct{}), make(chan bool, 1)
+	go func() { canceled <- s.cancelLongWait(ctx, pid, stop) }()
+	_, err = conn.Exec(ctx, sql)
+	close(stop)
+	if <-canceled {
+		// Closed, not pooled: a cancel that came as the statement ended
+		// must not reach the next one on this connection.
+		_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		return true, nil
+	}
+	return false, err
+}
+
+// cancelLongWait watches backend pid until stop is closed, cancels its
+// statement once it has waited for other transactions (a virtualxid
+// lock) for reindexLockWait without a break, and says whether it did.
+func (s *Store) cancelLongWait(ctx context.Context, pid uint32, stop <-chan struct{}) bool {
+	tick := time.NewTicker(max(reindexLockWait/10, 10*time.Millisecond))
+	defer tick.Stop()
+	var since time.Time
+	for {
+		select {
+		case <-stop:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+		var waiting bool
+		if err := s.pool.QueryRow(ctx, `SELECT coalesce(bool_or(wait_event_type = 'Lock' AND wait_event = 'virtualxid'), false)
+			FROM pg_stat_activity WHERE pid = $1`, int64(pid)).Scan(&waiting); err != nil {
+			continue
+		}
+		switch {
+		case !waiting:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= reindexLockWait:
+			var ok bool
+			if err := s.pool.QueryRow(ctx, `SELECT pg_cancel_backend($1)`, int64(pid)).Scan(&ok); err == nil && ok {
+				return true
+			}
+		}
+	}
+}
+
+// reindexLockWait bounds how long Compact's index rebuild waits for
+// transactions open when it started (a variable for tests).
+var reindexLockWait = time.Minute
+
+// indexBloated says whether the table's indexes (its own and its TOAST
+// table's) take more than twice, and 8 MB more than, what its live keys
+// need by the statistics VACUUM (ANALYZE) just renewed: each key's average
+// width plus an index tuple's header and line pointer, per row, at the
+// B-tree's 90% fill; TOAST's index holds about 20 bytes a chunk of 2 kB.
+func (s *Store) indexBloated(ctx context.Context) (bool, error) {
+	var rows, indexBytes, toastBytes float64
+	var keyWidth *float64
+	err := s.pool.QueryRow(ctx, `SELECT greatest(c.reltuples, 0)::float8, pg_indexes_size(c.oid)::float8,
+			coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)::float8,
+			(SELECT avg_width::float8 FROM pg_stats st WHERE st.schemaname = n.nspname AND st.tablename = c.relname AND st.attname = 'k')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass`, s.table).Scan(&rows, &indexBytes, &toastBytes, &keyWidth)
+	if err != nil {
+		return false, err
+	}
+	width := 32.0
+	if keyWidth != nil {
+		width = *keyWidth
+	}
+	need := rows*(width+12)/0.9 + toastBytes/2048*20
+	return indexBytes > 2*need+8<<20, nil
+}
+
+// dropInvalidIndexes drops what an interrupted REINDEX CONCURRENTLY left
+// of the table's (and its TOAST table's) indexes: the half-built copies,
+// marked invalid, that writers would go on updating. held says an old
+// transaction kept one from going (it stays for a later Compact).
+func (s *Store) dropInvalidIndexes(ctx context.Context) (held bool, err error) {
+	rows, err := s.pool.Query(ctx, `SELECT i.indexrelid::regclass::text FROM pg_index i
+		WHERE NOT i.indisvalid AND i.indrelid IN (SELECT c.oid FROM pg_class c WHERE c.oid = $1::regclass
+			UNION SELECT c.reltoastrelid FROM pg_class c WHERE c.oid = $1::regclass)`, s.table)
+	if err != nil {
+		return false, err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false, err
+	}
+	for _, n := range names {
+		h, err := s.execUnheld(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+n)
+		if err != nil {
+			return false, fmt.Errorf("dropping %s, left by an interrupted index rebuild: %w", n, err)
+		}
+		held = held || h
+	}
+	return held, nil
 }
 
 // DiskSize is the table's size with its index and TOAST data.
