@@ -267,6 +267,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		res.Dirs = append(res.Dirs, removeEmptied(d, root)...)
 	}
 	if stopped == nil {
+		o.Grace = grace // the default resolved once, for the uploads' ages too
 		stopped = deleteObjectOrphans(ctx, o, groups, res)
 	}
 	if stopped != nil {
@@ -337,16 +338,14 @@ func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectG
 }
 
 // abortUploads aborts the unfinished multipart uploads under a group's
-// prefix started before the grace period (by the store's clock), where
-// the store can (UploadAborter). young says some were left for being
-// younger: the prefix's lease stays, so that a later run finds them.
+// prefix started before the grace period (by the store's clock; a
+// negative grace is none), where the store can (UploadAborter). young
+// says some were left for being younger: the prefix's lease stays, so
+// that a later run finds them.
 func abortUploads(ctx context.Context, store ObjectStore, g *objectGroup, grace time.Duration, dryRun bool) (aborted []string, young bool, err error) {
 	a, ok := store.(UploadAborter)
 	if !ok {
 		return nil, false, nil
-	}
-	if grace == 0 {
-		grace = DefaultGrace
 	}
 	aborted, younger, err := a.AbortUploads(ctx, g.prefix, g.now.Add(-max(grace, 0)), dryRun)
 	return aborted, younger > 0, err
