@@ -694,7 +694,7 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 		}
 	}
 	res := &CleanupResult{Failed: map[string]error{}}
-	due := c.now().Add(-max(grace, 0))
+	due := graceCutoff(c.now(), grace)
 	b := newBatch()
 	defer b.Close()
 	dirs := map[string]bool{} // directories of deleted rewrite outputs

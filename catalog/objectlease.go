@@ -385,7 +385,7 @@ func objectGroups(ctx context.Context, store ObjectStore, roots []string, known 
 			// Aged by the store's clock, as the modification times are.
 			kept := g.waiting[:0]
 			for _, f := range g.waiting {
-				if f.Modified.After(now.Add(-max(grace, 0))) {
+				if f.Modified.After(graceCutoff(now, grace)) {
 					kept = append(kept, f)
 				} else {
 					g.due = append(g.due, f.Path)

@@ -125,7 +125,7 @@ func (c *Catalog) DeleteOrphans(o OrphanOptions) (*OrphanResult, error) {
 		}
 	}
 	res := &OrphanResult{Failed: map[string]error{}}
-	due := c.now().Add(-max(grace, 0))
+	due := graceCutoff(c.now(), grace)
 	var stopped error
 	sorted := make([]string, 0, len(dirs))
 	for d := range dirs {
@@ -337,6 +337,18 @@ func deleteObjectOrphans(ctx context.Context, o OrphanOptions, groups []*objectG
 	return nil
 }
 
+// graceCutoff is the time before which an orphan is old enough to go: a
+// grace period before now, or with none (a negative grace) any time at
+// all. With none nothing may wait on a clock: a store's clock (its Date
+// header, which some servers cache and renew only every second or so)
+// can lag the modification times it reports.
+func graceCutoff(now time.Time, grace time.Duration) time.Time {
+	if grace < 0 {
+		return time.Unix(1<<62, 0)
+	}
+	return now.Add(-grace)
+}
+
 // abortUploads aborts the unfinished multipart uploads under a group's
 // prefix started before the grace period (by the store's clock; a
 // negative grace is none), where the store can (UploadAborter). young
@@ -347,7 +359,7 @@ func abortUploads(ctx context.Context, store ObjectStore, g *objectGroup, grace 
 	if !ok {
 		return nil, false, nil
 	}
-	aborted, younger, err := a.AbortUploads(ctx, g.prefix, g.now.Add(-max(grace, 0)), dryRun)
+	aborted, younger, err := a.AbortUploads(ctx, g.prefix, graceCutoff(g.now, grace), dryRun)
 	return aborted, younger > 0, err
 }
 
