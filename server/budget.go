@@ -68,6 +68,7 @@ type hold struct {
 	starting          bool // holds a startup floor
 	read, write, room int64
 	taken             int64 // of the pool
+	kept              int64 // of the pool, for what the session keeps (keep)
 }
 
 // set makes the connection's counts these. Growing past the floor takes
@@ -122,10 +123,37 @@ func (h *hold) endStartup() {
 	}
 }
 
+// keep takes n more bytes (gives back -n) for what a session keeps from
+// one message to the next: its prepared statements and portals. A client
+// could otherwise make the server hold any amount, a statement at a time,
+// beyond every limit. They come from the pool alone: the floor is for
+// messages and rows in flight, and must stay free for them. When the pool
+// lacks n nothing changes and keep says no. Only the session's goroutine
+// keeps; the pool's count is shared, hence atomic.
+func (h *hold) keep(n int64) bool {
+	if n > 0 {
+		for {
+			u := h.b.used.Load()
+			if u+n > h.b.pool {
+				return false
+			}
+			if h.b.used.CompareAndSwap(u, u+n) {
+				break
+			}
+		}
+	} else {
+		h.b.used.Add(n)
+	}
+	h.kept += n
+	h.b.held.Add(n)
+	return true
+}
+
 // release gives back everything, when the connection ends; it must come
 // before the slot is given back, or one floor too many would be out.
 func (h *hold) release() {
 	h.set(0, 0, 0)
+	h.keep(-h.kept)
 	h.floor = 0
 	h.endStartup()
 }
@@ -137,4 +165,13 @@ func (h *hold) outOfBuffers(what string) *pgError {
 		msg: fmt.Sprintf("out of memory: %s does not fit in the %d bytes left of the server's limit of %d bytes for what all clients' sessions hold (--max-buffered-bytes, by default an eighth of --memory-limit)",
 			what, h.free(), h.b.limit),
 		hint: "try again once other clients have taken their answers, send or select less at a time, or raise --max-buffered-bytes or --memory-limit"}
+}
+
+// outOfKept is the error of a session whose prepared statement or portal
+// (what, with its size) does not fit in what is left of the pool.
+func (h *hold) outOfKept(what string) *pgError {
+	return &pgError{code: "53200",
+		msg: fmt.Sprintf("out of memory: %s does not fit in the %d bytes left of the server's limit of %d bytes for what all clients' sessions hold (--max-buffered-bytes, by default an eighth of --memory-limit); this session's prepared statements and portals hold %d bytes",
+			what, max(0, h.b.pool-h.b.used.Load()), h.b.limit, h.kept),
+		hint: "close the prepared statements this session no longer needs (DEALLOCATE, or the driver's Close), or raise --max-buffered-bytes or --memory-limit"}
 }

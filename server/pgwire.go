@@ -179,10 +179,9 @@ func (ss *pgSession) handle(msg pgproto3.FrontendMessage) bool {
 			return false
 		}
 		if m.ObjectType == 'S' {
-			delete(ss.stmts, m.Name)
-		} else if p := ss.portals[m.Name]; p != nil {
-			p.close()
-			delete(ss.portals, m.Name)
+			ss.delStmt(m.Name)
+		} else {
+			ss.delPortal(m.Name)
 		}
 		ss.be.Send(&pgproto3.CloseComplete{})
 	case *pgproto3.Sync:
@@ -208,9 +207,8 @@ func (ss *pgSession) handle(msg pgproto3.FrontendMessage) bool {
 }
 
 func (ss *pgSession) closePortals() {
-	for name, p := range ss.portals {
-		p.close()
-		delete(ss.portals, name)
+	for name := range ss.portals {
+		ss.delPortal(name)
 	}
 }
 
@@ -281,6 +279,7 @@ type prepared struct {
 	sql       string
 	paramOIDs []uint32 // as many as the highest $n
 	described *result  // fields, once Describe ran the statement
+	kept      int64    // its bytes counted in the session's hold (kept.go)
 }
 
 // portal is a bound statement: its text with the parameters in, and its
@@ -323,7 +322,10 @@ func (ss *pgSession) parse(m *pgproto3.Parse) {
 	if slices.Contains(oids, 0) {
 		ss.inferParams(m.Query, oids)
 	}
-	ss.stmts[m.Name] = &prepared{sql: m.Query, paramOIDs: oids}
+	if err := ss.putStmt(m.Name, &prepared{sql: m.Query, paramOIDs: oids}); err != nil {
+		ss.fail(err)
+		return
+	}
 	ss.be.Send(&pgproto3.ParseComplete{})
 }
 
@@ -364,10 +366,10 @@ func (ss *pgSession) bind(m *pgproto3.Bind) {
 		ss.fail(err)
 		return
 	}
-	if old := ss.portals[m.DestinationPortal]; old != nil {
-		old.close()
+	if err := ss.putPortal(m.DestinationPortal, &portal{stmt: st, sql: text, formats: append([]int16(nil), m.ResultFormatCodes...)}); err != nil {
+		ss.fail(err)
+		return
 	}
-	ss.portals[m.DestinationPortal] = &portal{stmt: st, sql: text, formats: append([]int16(nil), m.ResultFormatCodes...)}
 	ss.be.Send(&pgproto3.BindComplete{})
 }
 
@@ -378,7 +380,8 @@ func (ss *pgSession) describe(m *pgproto3.Describe) {
 			ss.fail(&pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
 			return
 		}
-		if st.described == nil {
+		described := st.described
+		if described == nil {
 			// The answer's columns, from the query with a value of its
 			// type for every parameter and no row asked for (LIMIT 0:
 			// DuckDB binds the query and reads nothing).
@@ -389,18 +392,19 @@ func (ss *pgSession) describe(m *pgproto3.Describe) {
 			text, err := substituteParams(st.sql, samples)
 			if err == nil {
 				ss.src = clientText{script: st.sql, stmt: st.sql}
-				st.described, err = ss.describeOnly(text)
+				described, err = ss.describeOnly(text)
 			}
 			if err != nil {
 				ss.fail(err)
 				return
 			}
+			ss.setDescribed(m.Name, st, described)
 		}
 		ss.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
-		if st.described.fields == nil {
+		if described.fields == nil {
 			ss.be.Send(&pgproto3.NoData{})
 		} else {
-			ss.be.Send(&pgproto3.RowDescription{Fields: st.described.fields})
+			ss.be.Send(&pgproto3.RowDescription{Fields: described.fields})
 		}
 		return
 	}

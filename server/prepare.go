@@ -43,7 +43,7 @@ func (ss *pgSession) preparedCommand(kw, q string, formats []int16) (*result, er
 		return nil, lx.syntax(e, "the end of the statement")
 	}
 	if t.isWord("ALL") {
-		clear(ss.stmts)
+		ss.clearStmts()
 		return &result{tag: "DEALLOCATE ALL", s: ss.s}, nil
 	}
 	name, ok := identOf(t)
@@ -53,7 +53,7 @@ func (ss *pgSession) preparedCommand(kw, q string, formats []int16) (*result, er
 	if _, ok := ss.stmts[name]; !ok {
 		return nil, noStatement(name)
 	}
-	delete(ss.stmts, name)
+	ss.delStmt(name)
 	return &result{tag: "DEALLOCATE", s: ss.s}, nil
 }
 
@@ -118,7 +118,9 @@ func (ss *pgSession) prepare(q string) (*result, error) {
 	if slices.Contains(oids, 0) {
 		ss.inferParams(stmt, oids)
 	}
-	ss.stmts[name] = &prepared{sql: stmt, paramOIDs: oids}
+	if err := ss.putStmt(name, &prepared{sql: stmt, paramOIDs: oids}); err != nil {
+		return nil, err
+	}
 	return &result{tag: "PREPARE", s: ss.s}, nil
 }
 

@@ -393,7 +393,7 @@ func (ss *pgSession) command(kw, q string, formats []int16) (*result, bool, erro
 		return tag("ROLLBACK")
 	case "DISCARD":
 		ss.snapshot = rocklake.SnapshotRef{}
-		ss.stmts = map[string]*prepared{}
+		ss.clearStmts()
 		ss.closePortals()
 		ss.closeCursors(func(*cursor) bool { return true })
 		return tag("DISCARD ALL")

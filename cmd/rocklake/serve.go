@@ -74,7 +74,8 @@ suspended): one more fails with SQLSTATE 54000 until it closes some.
 
 --memory-limit bounds the server's memory for clients: DuckDB gets it less
 --max-buffered-bytes (an eighth by default), the most the PostgreSQL sessions
-hold together of their clients' messages and answers. Each connection has a
+hold together of their clients' messages and answers, and of the named
+prepared statements and portals they keep. Each connection has a
 share of that set aside (up to 128 KiB), so a client that reads answers of
 rows smaller than that is served whatever the others hold; a session whose client is slow stops taking rows
 from DuckDB until the client takes what it was sent, and a row or message
@@ -200,7 +201,7 @@ For example:
 	f.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", 256<<20, "most bytes one query may return (through a cursor or COPY ... TO STDOUT too)")
 	f.IntVar(&cfg.MaxCursors, "max-cursors", 64, "most cursors (DECLARE) and suspended portals one session may hold open at once")
 	f.StringVar(&memoryLimit, "memory-limit", "", "the server's memory for all clients together, such as 4GB: DuckDB's limit and --max-buffered-bytes come out of it (default: DuckDB's default, 80% of memory)")
-	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages and answers, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
+	f.StringVar(&maxBuffered, "max-buffered-bytes", "", "most memory the PostgreSQL sessions together hold of their clients' messages, answers and prepared statements, such as 512MB; taken out of --memory-limit (default: an eighth of it)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for running queries")
 	f.DurationVar(&cfg.CompactEvery, "compact-catalog-every", 0, "compact the catalog's store this often (VACUUM on PostgreSQL, and REINDEX CONCURRENTLY of bloated indexes, which readers and writers do not wait for); 0 leaves it to the store's own")
 	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", 64<<20, "largest message a PostgreSQL client may send after login")
