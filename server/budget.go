@@ -71,22 +71,30 @@ type hold struct {
 	kept              int64 // of the pool, for what the session keeps (keep)
 }
 
+// take takes d bytes of the pool (gives back -d); it says no, taking
+// nothing, when the pool lacks them.
+func (b *budget) take(d int64) bool {
+	if d <= 0 {
+		b.used.Add(d)
+		return true
+	}
+	for {
+		u := b.used.Load()
+		if u+d > b.pool {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+d) {
+			return true
+		}
+	}
+}
+
 // set makes the connection's counts these. Growing past the floor takes
 // from the pool; when the pool lacks it nothing changes and set says no.
 func (h *hold) set(read, write, room int64) bool {
 	taken := max(0, read+write+room-h.floor)
-	if d := taken - h.taken; d > 0 {
-		for {
-			u := h.b.used.Load()
-			if u+d > h.b.pool {
-				return false
-			}
-			if h.b.used.CompareAndSwap(u, u+d) {
-				break
-			}
-		}
-	} else if d < 0 {
-		h.b.used.Add(d)
+	if !h.b.take(taken - h.taken) {
+		return false
 	}
 	h.taken = taken
 	h.b.held.Add(read + write - h.read - h.write)
@@ -131,18 +139,8 @@ func (h *hold) endStartup() {
 // lacks n nothing changes and keep says no. Only the session's goroutine
 // keeps; the pool's count is shared, hence atomic.
 func (h *hold) keep(n int64) bool {
-	if n > 0 {
-		for {
-			u := h.b.used.Load()
-			if u+n > h.b.pool {
-				return false
-			}
-			if h.b.used.CompareAndSwap(u, u+n) {
-				break
-			}
-		}
-	} else {
-		h.b.used.Add(n)
+	if !h.b.take(n) {
+		return false
 	}
 	h.kept += n
 	h.b.held.Add(n)
