@@ -22,12 +22,7 @@ import (
 // nothing done.
 func TestCompactVacuumsWithoutBlocking(t *testing.T) {
 	ctx := context.Background()
-	admin := pgtest.URL(t)
-	s, err := pgkv.Init(ctx, admin, pgkv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, admin := initAdminStore(t)
 	b := s.NewBatch()
 	for i := range 2000 {
 		b.Set([]byte(fmt.Sprintf("k%05d", i)), []byte(strings.Repeat("v", 100)))
@@ -126,12 +121,7 @@ func TestCompactVacuumsWithoutBlocking(t *testing.T) {
 // index whose building failed) and rebuilds.
 func TestCompactRebuildsBloatedIndexes(t *testing.T) {
 	ctx := context.Background()
-	admin := pgtest.URL(t)
-	s, err := pgkv.Init(ctx, admin, pgkv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, admin := initAdminStore(t)
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		t.Fatal(err)
@@ -231,4 +221,17 @@ func TestCompactRebuildsBloatedIndexes(t *testing.T) {
 	if now, _ := index(); now == held || count() != 0 {
 		t.Fatalf("after the reader: rebuilt %v, %d invalid indexes left", now != held, invalid)
 	}
+}
+
+// initAdminStore is a store in a new database of the test cluster, made
+// by its superuser, whose URL it also gives.
+func initAdminStore(t *testing.T) (*pgkv.Store, string) {
+	t.Helper()
+	admin := pgtest.URL(t)
+	s, err := pgkv.Init(context.Background(), admin, pgkv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, admin
 }
