@@ -127,6 +127,9 @@ type ExpireResult struct {
 	// wrote them, or was handed them); it forgets the others and leaves
 	// them on disk.
 	Deletable []string
+	// sweep are the forgotten tables whose keys go after the commit
+	// (sweepTable).
+	sweep []int64
 }
 
 // ExpireSnapshots forgets every snapshot committed before olderThan, except
@@ -143,9 +146,22 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	// Expiring again after a lost attempt is harmless: no token needed.
-	return retryWrites("expire snapshots", func(attempt) (*ExpireResult, error) {
+	res, err := retryWrites("expire snapshots", func(attempt) (*ExpireResult, error) {
 		return c.expireOnce(olderThan, dryRun)
 	})
+	if err != nil {
+		return nil, err
+	}
+	// After expireOnce has let go of its store snapshot: while one is
+	// open, Pebble's compactions keep every key it sees, and the deleted
+	// keys with their tombstones stayed on disk after a compaction.
+	for _, id := range res.sweep {
+		if err := c.sweepTable(id); err != nil {
+			return nil, fmt.Errorf("expire snapshots: the expiry is committed, but deleting the keys of dropped table %d failed (expire again to finish): %w", id, err)
+		}
+	}
+	res.sweep = nil
+	return res, nil
 }
 
 func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, error) {
@@ -208,6 +224,10 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	var files []forgotten
 	var deletes []forgottenDeletes
+	// sweep are the forgotten tables whose keys go after the commit, in
+	// batches of their own (sweepTable), where the store has no range
+	// delete.
+	var sweep []int64
 	// kept is a hash of each location a kept row names (sorted before it
 	// is read), not the string: ten million live files' locations held as
 	// strings in a map were a gigabyte. Two locations with one hash (odds
@@ -371,9 +391,9 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 					}
 					continue
 				}
-				if err := scanRange(kvs, prefix, func(k, _ []byte) error { return del(k) }); err != nil {
-					return nil, err
-				}
+			}
+			if _, ok := b.(kv.RangeDeleter); !ok && !dryRun {
+				sweep = append(sweep, t.Id)
 			}
 		}
 	}
@@ -433,7 +453,7 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			return nil, err
 		}
 	}
-	if dryRun || b.Len() == 0 {
+	if dryRun || (b.Len() == 0 && len(sweep) == 0) {
 		return res, nil
 	}
 	if err := fence(kvs, b); err != nil {
@@ -445,7 +465,68 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	for _, id := range rewritten {
 		c.plan.dropTable(id)
 	}
+	res.sweep = sweep
 	return res, nil
+}
+
+// sweepKeys is the most deletes one batch of sweepTable holds.
+var sweepKeys = 1 << 20
+
+// sweepTable deletes every key of a table that expiry forgot, in batches
+// of at most sweepKeys deletes, each committed alone, the table's own row
+// last. Deleted key by key in expiry's one batch (a store without range
+// deletes), the keys of a dropped table of a million files were 25
+// million deletes and 1.5 GB held at once.
+//
+// This is safe outside expiry's commit: no kept snapshot reads the table
+// (it ended at or before the oldest kept one, and the snapshots before
+// that are deleted by then), no commit writes to it, and its files were
+// scheduled in expiry's commit. A sweep cut off part-way leaves the
+// table's row, so the next expiry finds the table forgotten again and
+// sweeps what is left; the files it schedules again are the same rows
+// (cleanup settles a missing file as deleted).
+func (c *Catalog) sweepTable(id int64) error {
+	var tags []byte
+	for _, tag := range tableTags {
+		if tag != tagTable {
+			tags = append(tags, tag)
+		}
+	}
+	tags = append(tags, tagTable)
+	b := c.store.NewBatch()
+	defer func() { b.Close() }()
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+		b.Close()
+		b = c.store.NewBatch()
+		return nil
+	}
+	for _, tag := range tags {
+		if tag == tagTable {
+			// The row goes in a batch after every other key's.
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		err := scanRange(c.store, key(tag, id), func(k, _ []byte) error {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+			if b.Len() >= sweepKeys {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return flush()
 }
 
 // tableTags are the tags whose keys begin with a table's id: everything

@@ -33,6 +33,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -450,6 +451,9 @@ func measure(loc, dir, when string, n int) Size {
 				return err
 			}
 			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // an obsolete file Pebble deleted while the walk went by
+			}
 			if err != nil {
 				return err
 			}
