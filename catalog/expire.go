@@ -228,19 +228,10 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	// batches of their own (sweepTable), where the store has no range
 	// delete.
 	var sweep []int64
-	// kept is a hash of each location a kept row names (sorted before it
-	// is read), not the string: ten million live files' locations held as
-	// strings in a map were a gigabyte. Two locations with one hash (odds
-	// near one in 10^12 at these counts) make a forgotten file look kept:
-	// it is not scheduled, and stays on disk for cleanup --orphans to find;
-	// a kept file is never scheduled.
-	seed := maphash.MakeSeed()
-	var kept []uint64
-	keep := func(loc string) { kept = append(kept, maphash.String(seed, loc)) }
-	isKept := func(loc string) bool {
-		_, ok := slices.BinarySearch(kept, maphash.String(seed, loc))
-		return ok
-	}
+	// kept holds each location a kept row names. A forgotten file whose
+	// location it holds is not scheduled.
+	kept := newLocationSet()
+	keep, isKept := kept.add, kept.has
 	for _, t := range tables {
 		tb := tableFromPB(t)
 		tableGone := gone(t.EndSnapshot)
@@ -405,7 +396,6 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		inserted[s.ID] = s.Changes.InsertedIntoTables
 	}
 	now := c.now().UTC().UnixMicro()
-	slices.Sort(kept)
 	// schedule records a file no kept snapshot reads for cleanup.
 	schedule := func(tableID, fileID int64, loc string, end int64, owner Ownership) error {
 		res.Scheduled = append(res.Scheduled, loc)
@@ -580,6 +570,34 @@ func deleteFileKeys(r kv.Reader, prefix []byte, ids []int64, dense bool, del fun
 		}
 	}
 	return nil
+}
+
+// locationSet holds file locations as 64-bit hashes, not strings: ten
+// million live files' locations held as strings in a map were a gigabyte.
+// Two locations with one hash (odds near one in 10^12 at these counts)
+// make a location it does not hold look held, so it serves only where
+// held means the file stays: a file is never deleted or scheduled for
+// it, at worst kept for cleanup --orphans to find.
+type locationSet struct {
+	seed   maphash.Seed
+	hashes []uint64
+	sorted bool
+}
+
+func newLocationSet() *locationSet { return &locationSet{seed: maphash.MakeSeed()} }
+
+func (s *locationSet) add(loc string) {
+	s.hashes = append(s.hashes, maphash.String(s.seed, loc))
+	s.sorted = false
+}
+
+func (s *locationSet) has(loc string) bool {
+	if !s.sorted {
+		slices.Sort(s.hashes)
+		s.sorted = true
+	}
+	_, ok := slices.BinarySearch(s.hashes, maphash.String(s.seed, loc))
+	return ok
 }
 
 // forgottenDeletes is a delete file no kept snapshot applies.
@@ -758,7 +776,8 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	named := map[string]bool{}
+	// named holds every location a row names: cleanup keeps those files.
+	named := newLocationSet()
 	for _, t := range tables {
 		tb := tableFromPB(t)
 		var p catalogpb.DataFile
@@ -767,7 +786,7 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 			if err := decodeValue(v, &p); err != nil {
 				return fmt.Errorf("data file row %x: %w", k, err)
 			}
-			named[dataFileFromPB(&p).Location(tb)] = true
+			named.add(dataFileFromPB(&p).Location(tb))
 			return nil
 		})
 		if err != nil {
@@ -786,7 +805,7 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 			break
 		}
 		switch {
-		case named[s.Location]:
+		case named.has(s.Location):
 			res.Kept = append(res.Kept, s.Location)
 		case !s.Owner.Deletable():
 			// Forgetting touches no file: no reader can be hurt, so no
@@ -815,7 +834,7 @@ func (c *Catalog) Cleanup(o CleanupOptions) (*CleanupResult, error) {
 			}
 			res.Deleted = append(res.Deleted, s.Location)
 		}
-		if s.Owner == OwnerRocklake && !named[s.Location] && !IsObject(s.Location) {
+		if s.Owner == OwnerRocklake && !named.has(s.Location) && !IsObject(s.Location) {
 			dirs[filepath.Dir(s.Location)] = true
 		}
 		if !dryRun {
