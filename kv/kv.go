@@ -105,7 +105,9 @@ type RangeDeleter interface {
 // calling done and before any other call on the batch. A large value
 // (a commit's filters) is then written once, not built and copied: on a
 // machine where fresh memory is slow to fault in, each copy of a
-// hundred-megabyte commit costs a third of a second.
+// hundred-megabyte commit costs a third of a second. A write the batch
+// cannot take returns fewer than n bytes (none) and a done that says why:
+// fill the value by appending to value[:0], and check done's error.
 type InPlaceSetter interface {
 	SetInPlace(key []byte, n int) (value []byte, done func() error)
 }

@@ -173,3 +173,48 @@ func TestPebbleSetInPlace(t *testing.T) {
 		t.Errorf("a failed batch wrote in place: %v", err)
 	}
 }
+
+// A batch refuses, with ErrBatchTooLarge, each write that would take it
+// past its limit (Pebble itself panics at 4 GB), whichever kind of write it
+// is; the writes it took before stand, and nothing reaches the store
+// unless it commits.
+func TestPebbleBatchLimit(t *testing.T) {
+	defer kv.SetPebbleBatchLimit(64 << 10)()
+	s, err := kv.OpenPebble(t.TempDir(), kv.PebbleOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	value := bytes.Repeat([]byte("v"), 1000)
+	for _, kind := range []string{"set", "in place", "delete"} {
+		b := s.NewBatch()
+		took := 0
+		var err error
+		for i := 0; err == nil; i++ {
+			k := fmt.Appendf(nil, "%s-%05d", kind, i)
+			switch kind {
+			case "set":
+				err = b.Set(k, value)
+			case "in place":
+				v, done := b.(kv.InPlaceSetter).SetInPlace(k, len(value))
+				v = append(v[:0], value...)
+				err = done()
+			case "delete":
+				err = b.Delete(append(k, value[:200]...))
+			}
+			if err == nil {
+				took++
+			}
+			if i > 100_000 {
+				t.Fatalf("%s: no refusal after %d writes", kind, i)
+			}
+		}
+		if !errors.Is(err, kv.ErrBatchTooLarge) || took < 30 || b.Len() != took {
+			t.Fatalf("%s: refused after %d writes (batch holds %d) with %v", kind, took, b.Len(), err)
+		}
+		if _, gerr := s.Get(fmt.Appendf(nil, "%s-%05d", kind, 0)); !errors.Is(gerr, kv.ErrNotFound) {
+			t.Fatalf("%s: a refused batch reached the store: %v", kind, gerr)
+		}
+		b.Close()
+	}
+}

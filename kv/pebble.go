@@ -416,7 +416,7 @@ type expectation struct{ k, v []byte } // v nil: absent
 
 // Reserve starts an empty batch again with room for bytes of writes.
 func (p *pebbleBatch) Reserve(bytes int) {
-	if p.closed || !p.b.Empty() || bytes <= 0 {
+	if p.closed || !p.b.Empty() || bytes <= 0 || uint64(bytes) > pebbleBatchLimit {
 		return
 	}
 	old := p.b
@@ -424,16 +424,48 @@ func (p *pebbleBatch) Reserve(bytes int) {
 	old.Close()
 }
 
-func (p *pebbleBatch) Set(key, value []byte) error { return p.b.Set(key, value, nil) }
+// pebbleBatchLimit is the most bytes a batch may hold: Pebble panics on
+// a write that would take a batch to 4 GB (ErrBatchTooLarge), which would
+// end the process. A variable so that tests can reach it.
+var pebbleBatchLimit = uint64(4<<30 - 1<<20)
 
-// SetInPlace is Pebble's deferred set (kv.InPlaceSetter).
+// ErrBatchTooLarge reports a commit larger than the store can take in one
+// batch.
+var ErrBatchTooLarge = errors.New("kv: the commit is larger than one Pebble batch can hold (4 GB)")
+
+// fits refuses a write of a key and value of these lengths that would take
+// the batch past pebbleBatchLimit (with room for the record's header).
+func (p *pebbleBatch) fits(k, v int) error {
+	if uint64(p.b.Len())+uint64(k)+uint64(v)+32 > pebbleBatchLimit {
+		return fmt.Errorf("%w: it holds %d writes in %d bytes; nothing of it was written", ErrBatchTooLarge, p.b.Count(), p.b.Len())
+	}
+	return nil
+}
+
+func (p *pebbleBatch) Set(key, value []byte) error {
+	if err := p.fits(len(key), len(value)); err != nil {
+		return err
+	}
+	return p.b.Set(key, value, nil)
+}
+
+// SetInPlace is Pebble's deferred set (kv.InPlaceSetter). A write past the
+// batch's limit gets no bytes of the batch to fill, and done says why.
 func (p *pebbleBatch) SetInPlace(key []byte, n int) ([]byte, func() error) {
+	if err := p.fits(len(key), n); err != nil {
+		return nil, func() error { return err }
+	}
 	op := p.b.SetDeferred(len(key), n)
 	copy(op.Key, key)
 	return op.Value, op.Finish
 }
 
-func (p *pebbleBatch) Delete(key []byte) error { return p.b.Delete(key, nil) }
+func (p *pebbleBatch) Delete(key []byte) error {
+	if err := p.fits(len(key), 0); err != nil {
+		return err
+	}
+	return p.b.Delete(key, nil)
+}
 
 // Pebble batches do not offer kv.RangeDeleter. The conformance suite's
 // random batches, replayed into a bare Pebble v2.1.7 built with its
