@@ -76,25 +76,8 @@ func (w *commitWriter) dropTable(name string) error {
 		if err := w.endAllFiles(ts); err != nil {
 			return err
 		}
-		ts.dropped = true
-		w.ddl = true
-		w.changes.DroppedTables = append(w.changes.DroppedTables, ts.t.ID)
-		return w.writeErr
-	}
-	if err := w.loadFiles(ts); err != nil {
+	} else if err := w.endLoadedFiles(ts); err != nil {
 		return err
-	}
-	for _, f := range ts.live {
-		w.endFile(f)
-		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
-			return err
-		}
-		if err := w.forgetIdentity(ts, f); err != nil {
-			return err
-		}
-		if err := w.endDeletes(ts, f.ID); err != nil {
-			return err
-		}
 	}
 	ts.dropped = true
 	w.ddl = true
@@ -150,6 +133,27 @@ func (w *commitWriter) endAllFiles(ts *tableState) error {
 		return rd.DeleteRange(index, kv.PrefixEnd(index))
 	}
 	return scanPrefix(w.r, index, func(k, _ []byte) error { return w.batch.Delete(k) })
+}
+
+// endLoadedFiles ends every live file of a table the commit drops from
+// the files loaded whole: the head's as this commit has changed them.
+func (w *commitWriter) endLoadedFiles(ts *tableState) error {
+	if err := w.loadFiles(ts); err != nil {
+		return err
+	}
+	for _, f := range ts.live {
+		w.endFile(f)
+		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
+			return err
+		}
+		if err := w.forgetIdentity(ts, f); err != nil {
+			return err
+		}
+		if err := w.endDeletes(ts, f.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *commitWriter) renameTable(name, newName string) error {
