@@ -157,7 +157,16 @@ func dropHistory(t *testing.T, c *Catalog, rng *rand.Rand, cols []ColumnDef) (al
 	}
 	alone = rng.IntN(4) != 0
 	live, _ := files("t")
-	commit(t, c, func(tx *Txn) {
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := r.Table("t")
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := commit(t, c, func(tx *Txn) {
 		if !alone {
 			switch {
 			case len(live) > 0 && rng.IntN(2) == 0:
@@ -168,6 +177,29 @@ func dropHistory(t *testing.T, c *Catalog, rng *rand.Rand, cols []ColumnDef) (al
 		}
 		tx.DropTable("t")
 	})
+	// Either way, every file row of the table has ended by the drop (a
+	// file the drop's own commit added as well), and no index entry is
+	// left.
+	var p catalogpb.DataFile
+	err = scanBetween(c.Store(), key(tagDataFile, tb.ID), kv.PrefixEnd(key(tagDataFile, tb.ID)), func(k, v []byte) error {
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return err
+		}
+		if p.EndSnapshot == nil || *p.EndSnapshot > drop.ID {
+			return fmt.Errorf("file %d (%s) of the dropped table has end %v, want at most %d", p.Id, p.Path, p.EndSnapshot, drop.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("drop alone %v: %v", alone, err)
+	}
+	err = scanBetween(c.Store(), key(tagFilePath, tb.ID), kv.PrefixEnd(key(tagFilePath, tb.ID)), func(k, _ []byte) error {
+		return fmt.Errorf("index entry %q of the dropped table left", k)
+	})
+	if err != nil {
+		t.Fatalf("drop alone %v: %v", alone, err)
+	}
 	return alone
 }
 

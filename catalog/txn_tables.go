@@ -153,6 +153,20 @@ func (w *commitWriter) endLoadedFiles(ts *tableState) error {
 			return err
 		}
 	}
+	// Files this commit added end in it too (begin = end: no snapshot
+	// sees them), with their index entries.
+	for _, af := range ts.added {
+		f := af.f
+		w.endFile(f)
+		if err := w.batch.Delete(keyWithString(tagFilePath, f.Path, ts.t.ID)); err != nil {
+			return err
+		}
+		if f.Identity.Known() {
+			if err := w.batch.Delete(identityKey(ts.t.ID, f.Identity)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
