@@ -79,19 +79,12 @@ func dropHistory(t *testing.T, c *Catalog, rng *rand.Rand, cols []ColumnDef) (al
 	}
 	// files are a table's live files and their current delete files.
 	files := func(table string) ([]DataFile, map[int64]DeleteFile) {
+		tb, fs := headFiles(t, c, table)
 		r, err := c.Read(Latest)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		tb, err := r.Table(table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := r.Files(tb.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
 		ds, err := r.DeleteFiles(tb.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -156,16 +149,7 @@ func dropHistory(t *testing.T, c *Catalog, rng *rand.Rand, cols []ColumnDef) (al
 		}
 	}
 	alone = rng.IntN(4) != 0
-	live, _ := files("t")
-	r, err := c.Read(Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := r.Table("t")
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb, live := headFiles(t, c, "t")
 	drop := commit(t, c, func(tx *Txn) {
 		if !alone {
 			switch {
@@ -181,7 +165,7 @@ func dropHistory(t *testing.T, c *Catalog, rng *rand.Rand, cols []ColumnDef) (al
 	// file the drop's own commit added as well), and no index entry is
 	// left.
 	var p catalogpb.DataFile
-	err = scanBetween(c.Store(), key(tagDataFile, tb.ID), kv.PrefixEnd(key(tagDataFile, tb.ID)), func(k, v []byte) error {
+	err := scanBetween(c.Store(), key(tagDataFile, tb.ID), kv.PrefixEnd(key(tagDataFile, tb.ID)), func(k, v []byte) error {
 		p.Reset()
 		if err := decodeValue(v, &p); err != nil {
 			return err

@@ -79,6 +79,19 @@ func countKeys(t *testing.T, c *Catalog, tag byte) int {
 
 func fileID(t *testing.T, c *Catalog, table, path string) int64 {
 	t.Helper()
+	_, files := headFiles(t, c, table)
+	for _, f := range files {
+		if f.Path == path {
+			return f.ID
+		}
+	}
+	t.Fatalf("no live file %s in %s", path, table)
+	return 0
+}
+
+// headFiles is a table at the head and its live files.
+func headFiles(t *testing.T, c *Catalog, table string) (Table, []DataFile) {
+	t.Helper()
 	r, err := c.Read(Latest)
 	if err != nil {
 		t.Fatal(err)
@@ -92,13 +105,7 @@ func fileID(t *testing.T, c *Catalog, table, path string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		if f.Path == path {
-			return f.ID
-		}
-	}
-	t.Fatalf("no live file %s in %s", path, table)
-	return 0
+	return tb, files
 }
 
 // plainBatches hides the optional extras of a store's batches (range

@@ -87,16 +87,7 @@ func newUnknownCatalog(t *testing.T) (*Catalog, *unknownStore) {
 
 func liveFiles(t *testing.T, c *Catalog) int {
 	t.Helper()
-	r, err := c.Read(Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	tb, _ := r.Table("a")
-	files, err := r.Files(tb.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, files := headFiles(t, c, "a")
 	return len(files)
 }
 

@@ -102,15 +102,7 @@ func sweepHistory(t *testing.T, c *Catalog) (int64, []string) {
 		tx.SetDeletes("u", NewDeleteFile{DataFileID: fileID(t, c, "u", locations[1]), Path: d, DeleteCount: 1, FileSizeBytes: 10})
 	})
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("u", u0) })
-	r, err := c.Read(Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := r.Table("u")
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	u, _ := headFiles(t, c, "u")
 	commit(t, c, func(tx *Txn) { tx.DropTable("u") })
 	slices.Sort(locations)
 	return u.ID, locations
