@@ -33,5 +33,15 @@ func Slice[T any](n int) []T {
 	return s
 }
 
+// Advise marks the capacity of b, made by someone else and not yet
+// written past its length (a Pebble batch sized for a large commit), as
+// Slice marks what it makes. Only the huge pages wholly inside it are
+// marked: the ones already written stay as they are.
+func Advise(b []byte) {
+	if cap(b) >= Min {
+		advise(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)))
+	}
+}
+
 // Zeroed returns make([]T, n), marked as Slice marks it.
 func Zeroed[T any](n int) []T { return Slice[T](n)[:n] }

@@ -63,3 +63,25 @@ func TestSliceMarksLargeArrays(t *testing.T) {
 		t.Errorf("the middle of a %d MiB array is not marked for huge pages: %s", n*8>>20, flags)
 	}
 }
+
+// Advise marks an array it did not make, from its length to its capacity,
+// and leaves what it holds as it was.
+func TestAdviseMarksAnArrayMadeElsewhere(t *testing.T) {
+	const n = 3 * Min
+	b := make([]byte, 16, n)
+	copy(b, "written already.")
+	Advise(b)
+	b = b[:n]
+	for i := 16; i < n; i += 4096 {
+		b[i] = byte(i)
+	}
+	if half := n / 2; string(b[:16]) != "written already." || b[half] != byte(half) {
+		t.Fatalf("the array changed: %q, %d", b[:16], b[half])
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if flags := vmFlags(t, uintptr(unsafe.Pointer(&b[n/2]))); !strings.Contains(flags, " hg") {
+		t.Errorf("the middle of a %d MiB array is not marked for huge pages: %s", n>>20, flags)
+	}
+}
