@@ -3,9 +3,13 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,5 +357,101 @@ func TestNonRegularFilesAreRefused(t *testing.T) {
 	// named *.parquet holds a file.
 	if res, err := Add(c, "t", []string{filepath.Join(dir, "g")}, Options{}); err != nil || res.Files != 1 {
 		t.Fatalf("add of a directory holding a directory named *.parquet: %+v %v", res, err)
+	}
+}
+
+// A directory's walk registers each file by its resolved path, which it
+// takes without resolving again where no link leads to the file: over
+// random trees of directories, files, links to files elsewhere (absolute,
+// relative, through another link) and links to directories (not walked),
+// reached through a linked alias, the paths listed are exactly the
+// resolutions of the .parquet entries a walk meets, each its own
+// resolution.
+func TestWalkedPathsAreResolved(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for round := range 8 {
+		dir := realDir(t)
+		tree, outside := filepath.Join(dir, "tree"), filepath.Join(dir, "outside")
+		var targets []string
+		for i := range 4 {
+			targets = append(targets, writeInts(t, filepath.Join(outside, fmt.Sprintf("sub%d", i%2), fmt.Sprintf("o%d.parquet", i)), "x", 2))
+		}
+		hop := filepath.Join(outside, "hop.parquet") // a link to a link
+		if err := os.Symlink(targets[0], hop); err != nil {
+			t.Fatal(err)
+		}
+		dirs := []string{tree}
+		for i := range 12 {
+			parent := dirs[r.IntN(len(dirs))]
+			name := filepath.Join(parent, fmt.Sprintf("e%d", i))
+			var err error
+			switch r.IntN(5) {
+			case 0:
+				err = os.MkdirAll(name, 0o755)
+				dirs = append(dirs, name)
+			case 1, 2:
+				writeInts(t, name+".parquet", "x", 1+r.IntN(3))
+			case 3: // a link to a file outside, absolute or relative
+				target := targets[r.IntN(len(targets))]
+				if r.IntN(2) == 0 {
+					if target, err = filepath.Rel(parent, target); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err = os.MkdirAll(parent, 0o755)
+				if err == nil {
+					err = os.Symlink(target, name+".parquet")
+				}
+			case 4: // a link to a directory, which a walk does not follow
+				err = os.MkdirAll(parent, 0o755)
+				if err == nil {
+					err = os.Symlink(filepath.Join(outside, "sub1"), name)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeInts(t, filepath.Join(tree, "last.parquet"), "x", 1)
+		if r.IntN(2) == 0 {
+			if err := os.Symlink(hop, filepath.Join(tree, "hop.parquet")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alias := filepath.Join(dir, "alias")
+		if err := os.Symlink(tree, alias); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
+				return err
+			}
+			real, err := filepath.EvalSymlinks(p)
+			want = append(want, real)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(want)
+		got, err := ExpandPaths([]string{alias})
+		if dup := len(slices.Compact(slices.Clone(want))) != len(want); dup {
+			if err == nil || !strings.Contains(err.Error(), "named twice") {
+				t.Fatalf("round %d: a file reached twice: %v, %v", round, got, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: listed %v, want %v", round, got, want)
+		}
+		for _, p := range got {
+			if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+				t.Fatalf("round %d: %s listed, which resolves to %s (%v)", round, p, real, err)
+			}
+		}
 	}
 }
