@@ -111,7 +111,8 @@ type abbreviated struct{ v, op uint64 }
 // from d on, then by op.
 func (b *batch) orderFrom(a []abbreviated, d int) {
 	for i := range a {
-		a[i].v = abbreviate(b.keyAt(a[i].op), d)
+		k, _ := b.entry(a[i].op)
+		a[i].v = abbreviate(k, d)
 	}
 	slices.SortFunc(a, func(x, y abbreviated) int {
 		if c := cmp.Compare(x.v, y.v); c != 0 {
@@ -136,8 +137,9 @@ const abbrevBytes = 7
 
 // abbreviate is key's bytes d to d+7 (zeros past its end) in the top 56
 // bits and how many bytes it has from d on (at most 8) in the low 8, so
-// that abbreviations compare as the keys do: where the bytes agree, the
-// key that ends first, a prefix of the other, is the smaller. A count of 8
+// that abbreviations compare as the keys do, bytewise as bytea compares:
+// where the bytes agree, the key that ends first, a prefix of the other,
+// is the smaller. A count of 8
 // says there is more to compare.
 func abbreviate(key []byte, d int) uint64 {
 	rest := key[d:]
@@ -148,23 +150,22 @@ func abbreviate(key []byte, d int) uint64 {
 	return v | uint64(min(len(rest), abbrevBytes+1))
 }
 
-// keyAt is at's key alone.
-func (b *batch) keyAt(op uint64) []byte {
+// entry splits the write op locates into its key and what follows the
+// key (the value's length, then the value). The key aliases the log.
+func (b *batch) entry(op uint64) (key, rest []byte) {
 	e := b.log[op>>32][uint32(op):]
-	if e[0] < 0x80 { // a key under 128 bytes: its length is one byte
-		return e[1 : 1+e[0]]
+	kl, n := uint64(e[0]), 1
+	if kl >= 0x80 { // a key of 128 bytes or more: its length takes more bytes
+		kl, n = binary.Uvarint(e)
 	}
-	kl, n := binary.Uvarint(e)
-	return e[n : n+int(kl)]
+	end := n + int(kl)
+	return e[n:end:end], e[end:]
 }
 
 // at decodes the write op locates; value is nil for a delete. Both alias
 // the log.
 func (b *batch) at(op uint64) (key, value []byte) {
-	e := b.log[op>>32][uint32(op):]
-	kl, n := binary.Uvarint(e)
-	e = e[n:]
-	key, e = e[:kl:kl], e[kl:]
+	key, e := b.entry(op)
 	vl, n := binary.Uvarint(e)
 	if vl == 0 {
 		return key, nil
