@@ -27,9 +27,7 @@ const Min = 4 << 20
 func Slice[T any](n int) []T {
 	s := make([]T, 0, n)
 	var zero T
-	if size := uintptr(n) * unsafe.Sizeof(zero); size >= Min {
-		advise(unsafe.Pointer(unsafe.SliceData(s)), size)
-	}
+	mark(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n)*unsafe.Sizeof(zero))
 	return s
 }
 
@@ -37,9 +35,12 @@ func Slice[T any](n int) []T {
 // written past its length (a Pebble batch sized for a large commit), as
 // Slice marks what it makes. Only the huge pages wholly inside it are
 // marked: the ones already written stay as they are.
-func Advise(b []byte) {
-	if cap(b) >= Min {
-		advise(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)))
+func Advise(b []byte) { mark(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b))) }
+
+// mark advises size bytes at p when they are at least Min.
+func mark(p unsafe.Pointer, size uintptr) {
+	if size >= Min {
+		advise(p, size)
 	}
 }
 
