@@ -37,8 +37,9 @@ import (
 // marker is never read from rows by a planner.
 //
 // Expiry forgets files whose end is at or before the oldest kept snapshot:
-// it deletes their removal records and rewrites the blocks that hold them
-// without them, in the same batch as the rows it deletes.
+// it rewrites the blocks that hold them without them, then deletes their
+// rows, then their removal records, possibly over several commits
+// (expirewrites.go).
 //
 // A FileSet built from blocks holds no DataFile rows: FileAt reads a file's
 // row when a plan keeps it (and keeps it for the next reader).
@@ -493,19 +494,17 @@ func (r *Reader) FileAt(fs *FileSet, i int) (DataFile, error) {
 }
 
 // expireBlocks rewrites a table's blocks without the files expiry forgets
-// (ids, whose removal records end at or before oldest) and deletes those
-// records.
-func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, forgotten map[int64]bool,
-	put func(k []byte, m *catalogpb.FileBlock) error, putStats func(k []byte, m proto.Message) error, del func(k []byte) error) error {
+// (ids), calling boundary after each block. Their removal records go after
+// (expirewrites.go): until then they hide the files in the blocks not yet
+// rewritten.
+func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, forgotten map[int64]bool,
+	put func(k []byte, m proto.Message) error, del func(k []byte) error, boundary func() error) error {
+	if len(forgotten) == 0 {
+		return nil
+	}
 	if _, err := kvs.Get(key(tagBlocksMarker, tableID)); errors.Is(err, kv.ErrNotFound) {
 		return nil
 	} else if err != nil {
-		return err
-	}
-	err := scanBetween(kvs, key(tagRemovedFiles, tableID), key(tagRemovedFiles, tableID, oldest+1), func(k, _ []byte) error {
-		return del(k)
-	})
-	if err != nil || len(forgotten) == 0 {
 		return err
 	}
 	return scanRange(kvs, key(tagFileBlock, tableID), func(k, v []byte) error {
@@ -576,11 +575,12 @@ func expireBlocks(kvs kv.Reader, tableID int64, colIDs []int64, oldest int64, fo
 			if nfirst < 0 {
 				continue
 			}
-			if err := putStatsBlock(putStats, del, tableID, col, nfirst, sv.keep(keep)); err != nil {
+			if err := putStatsBlock(put, del, tableID, col, nfirst, sv.keep(keep)); err != nil {
 				return err
 			}
 		}
-		return nil
+		// The block and its columns' stats blocks are whole again.
+		return boundary()
 	})
 }
 

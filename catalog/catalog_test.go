@@ -28,7 +28,7 @@ func TestTagsAreDistinct(t *testing.T) {
 	if tagFileColumnStats != 0x09 {
 		t.Fatal("file column stats keep DuckLake's tag 0x09")
 	}
-	if len(allTags) != 26 {
+	if len(allTags) != 27 {
 		t.Fatalf("allTags lists %d tags; update it with every new tag", len(allTags))
 	}
 }

@@ -34,6 +34,7 @@
 //	19 table   file   begin                  DeleteFile        positions of a data file's deleted rows
 //	1A table   column  first                 ColumnStats       block 15's files folded into one unit
 //	1B location                              ObjectRoot        a prefix writes to objects upload under
+//	1C snapshot                              Snapshot          what an unfinished expiry needs of one it expired
 //
 // File column stats keep DuckLake's tag 0x09, but the key is ordered
 // table | column | file, not file | column: planning evaluates a predicate's
@@ -65,6 +66,10 @@
 // Row 18 outlives a data file row: the user's files stay on disk after
 // expire forgets them, and add must not take their rows in twice
 // (forgotten.go).
+//
+// Row 1C lives only while an expiry is unfinished: expiry commits in
+// several batches, the expired snapshots' rows first, and keeps of those
+// what forgetting their files still needs (expirewrites.go).
 //
 // Row 19 is merge-on-read (deletes.go): a delete of some rows of a data
 // file writes a Parquet file of their positions instead of rewriting the

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/stats"
@@ -137,21 +135,32 @@ type ExpireResult struct {
 // does). Files retired and tables dropped at or
 // before the oldest kept snapshot are invisible to every kept snapshot:
 // their rows and statistics are deleted and their files scheduled for
-// Cleanup. Snapshots kept read exactly what they read before. With dryRun
-// nothing is written.
+// Cleanup. Snapshots kept read exactly what they read before, between any
+// two of its commits too (expirewrites.go). With dryRun nothing is
+// written.
 //
 // A transaction that began at a forgotten snapshot fails at Commit with
 // ErrConflict (its conflict check cannot read what happened since).
 func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResult, error) {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
+	// What attempts cut off after some of their commits did: the attempt
+	// that finishes finds only the rest.
+	var earlier ExpireResult
 	// Expiring again after a lost attempt is harmless: no token needed.
 	res, err := retryWrites("expire snapshots", func(attempt) (*ExpireResult, error) {
-		return c.expireOnce(olderThan, dryRun)
+		res, err := c.expireOnce(olderThan, dryRun)
+		if err != nil && res != nil {
+			earlier.add(res)
+		}
+		return res, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	earlier.OldestKept, earlier.sweep = res.OldestKept, res.sweep
+	earlier.add(res)
+	res = &earlier
 	// After expireOnce has let go of its store snapshot: while one is
 	// open, Pebble's compactions keep every key it sees, and the deleted
 	// keys with their tombstones stayed on disk after a compaction.
@@ -164,6 +173,45 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 	return res, nil
 }
 
+// add appends what o did to what r says.
+func (r *ExpireResult) add(o *ExpireResult) {
+	r.Expired = append(r.Expired, o.Expired...)
+	r.FilesForgotten += o.FilesForgotten
+	r.TablesForgotten += o.TablesForgotten
+	r.Scheduled = append(r.Scheduled, o.Scheduled...)
+	r.Deletable = append(r.Deletable, o.Deletable...)
+}
+
+// forgottenFile is what expiry needs of a file it forgets (a whole
+// DataFile with its path and partition values was about 400 bytes a file,
+// held for every forgotten file).
+type forgottenFile struct {
+	id, end, size, modified int64
+	rowGroups               int32
+	identity                FileIdentity
+	loc, etag               string
+	owner                   Ownership
+	registeredAgain         bool
+}
+
+// expiringTable is what expiry read of one table before writing.
+type expiringTable struct {
+	t              *catalogpb.Table
+	gone           bool    // dropped at or before the oldest kept snapshot
+	cols, filtered []int64 // its columns; those with membership filters
+	live           []int64 // files whose rows stay, ascending
+	files          []forgottenFile
+	deletes        []forgottenDeletes
+}
+
+// expireGroup is how many forgotten files expiry deletes between two
+// points where it may commit: their variant statistics are deleted
+// together, by one pass over the range they span. (A variable for tests.)
+var expireGroup = 1024
+
+// expireOnce reads everything it will change from one store snapshot,
+// then writes in the order expirewrites.go gives. Cut off after some of
+// its commits, it returns what they did with the error.
 func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, error) {
 	kvs, err := c.store.NewSnapshot()
 	if err != nil {
@@ -188,213 +236,97 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		}
 	}
 	res := &ExpireResult{OldestKept: oldest}
-	b := c.store.NewBatch()
+	w, err := newChunkedWrites(c.store, kvs, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
 	var rewritten []int64 // tables whose blocks lose files
-	defer b.Close()
-	del := func(k []byte) error {
-		if dryRun {
-			return nil
+	var done ExpireResult // what the commits so far hold
+	w.committed = func() {
+		for _, id := range rewritten {
+			c.plan.dropTable(id)
 		}
-		return b.Delete(append([]byte(nil), k...))
+		done = ExpireResult{Expired: res.Expired, FilesForgotten: res.FilesForgotten, TablesForgotten: res.TablesForgotten,
+			Scheduled: res.Scheduled, Deletable: res.Deletable}
+	}
+	// partial returns what the commits so far did, with err: the caller
+	// tries again, and what is committed stays done.
+	partial := func(err error) (*ExpireResult, error) {
+		if w.commits > 0 {
+			return &done, err
+		}
+		return nil, err
+	}
+
+	// What forgetting needs of the expired snapshots: those an expiry cut
+	// off before left (1C), and those this one expires.
+	inserted := map[int64][]int64{}
+	var copies [][]byte
+	err = scanRange(kvs, key(tagExpiredSnapshot), func(k, v []byte) error {
+		var p catalogpb.Snapshot
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("expired snapshot row %x: %w", k, err)
+		}
+		inserted[p.Id] = p.Changes.GetInsertedIntoTables()
+		copies = append(copies, append([]byte(nil), k...))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range snaps {
+		inserted[s.ID] = s.Changes.InsertedIntoTables
+	}
+	gone := func(end *int64) bool { return end != nil && *end <= oldest.ID }
+
+	// Reading: every table's rows, the kept locations, and what goes.
+	tableRows, err := latestTableRows(kvs, gone, w.del)
+	if err != nil {
+		return nil, err
+	}
+	// kept holds each location a kept row names. A forgotten file whose
+	// location it holds is not scheduled.
+	kept := newLocationSet()
+	var tables []*expiringTable
+	for _, t := range tableRows {
+		et, err := readExpiring(kvs, t, gone, kept.add)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, et)
+	}
+
+	// 1. The expired snapshots, with a copy of what forgetting their
+	// files needs where it has files to forget.
+	ends := map[int64]bool{}
+	for _, et := range tables {
+		for _, f := range et.files {
+			ends[f.end] = true
+		}
 	}
 	for _, s := range snaps {
 		if s.ID >= oldest.ID {
 			break
 		}
 		res.Expired = append(res.Expired, s.ID)
-		if err := del(key(tagSnapshot, s.ID)); err != nil {
+		if err := w.del(key(tagSnapshot, s.ID)); err != nil {
 			return nil, err
 		}
-	}
-	gone := func(end *int64) bool { return end != nil && *end <= oldest.ID }
-
-	tables, err := latestTableRows(kvs, gone, del)
-	if err != nil {
-		return nil, err
-	}
-	// forgotten is what scheduling needs of a forgotten file (a whole
-	// DataFile with its path and partition values was about 400 bytes a
-	// file, held for every forgotten file until the commit).
-	type forgotten struct {
-		table, id, end, size, modified int64
-		identity                       FileIdentity
-		loc, etag                      string
-		owner                          Ownership
-		registeredAgain, tableGone     bool
-	}
-	var files []forgotten
-	var deletes []forgottenDeletes
-	// sweep are the forgotten tables whose keys go after the commit, in
-	// batches of their own (sweepTable), where the store has no range
-	// delete.
-	var sweep []int64
-	// kept holds each location a kept row names. A forgotten file whose
-	// location it holds is not scheduled.
-	kept := newLocationSet()
-	keep, isKept := kept.add, kept.has
-	for _, t := range tables {
-		tb := tableFromPB(t)
-		tableGone := gone(t.EndSnapshot)
-		var colIDs []int64
-		err := scanRange(kvs, key(tagColumn, t.Id), func(k, _ []byte) error {
-			id, err := idAt(k, 1)
-			if len(colIDs) == 0 || colIDs[len(colIDs)-1] != id {
-				colIDs = append(colIDs, id)
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		// Filter rows are deleted only in columns that have any: a delete
-		// of an absent key still costs a tombstone (Pebble) or an index
-		// probe (PostgreSQL), and most columns have none.
-		var filtered []int64
-		for _, col := range colIDs {
-			has := false
-			err := scanRange(kvs, key(tagFileFilter, t.Id, col), func(_, _ []byte) error {
-				has = true
-				return errStopScan
-			})
-			if err != nil && err != errStopScan {
-				return nil, err
-			}
-			if has {
-				filtered = append(filtered, col)
-			}
-		}
-		var p catalogpb.DataFile
-		var live []int64      // files whose rows stay, ascending (the scan's order)
-		var forgotIDs []int64 // files whose rows go, ascending
-		err = scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
-			p.Reset()
-			if err := decodeValue(v, &p); err != nil {
-				return fmt.Errorf("data file row %x: %w", k, err)
-			}
-			f := dataFileFromPB(&p)
-			if !tableGone && !gone(p.EndSnapshot) {
-				keep(f.Location(tb))
-				live = append(live, f.ID)
-				return nil
-			}
-			files = append(files, forgotten{table: f.TableID, id: f.ID, end: f.End.V, size: f.FileSizeBytes, modified: f.ModifiedUnixNanos,
-				identity: f.Identity, loc: f.Location(tb), etag: f.ETag, owner: f.Owner, registeredAgain: f.RegisteredAgain, tableGone: tableGone})
-			if tableGone {
-				return nil // the whole table's key ranges go below
-			}
-			if err := del(k); err != nil {
-				return err
-			}
-			for _, col := range colIDs {
-				if err := del(key(tagFileColumnStats, t.Id, col, f.ID)); err != nil {
-					return err
-				}
-				// A file's row-group stats have indexes below its count
-				// (a commit refuses others): deleted without reading the
-				// column's row-group rows, which a store over the network
-				// sends whole.
-				for rg := range f.RowGroupCount {
-					if err := del(rowGroupKey(t.Id, col, f.ID, rg)); err != nil {
-						return err
-					}
-				}
-			}
-			for _, col := range filtered {
-				if err := del(key(tagFileFilter, t.Id, col, f.ID)); err != nil {
-					return err
-				}
-			}
-			forgotIDs = append(forgotIDs, f.ID)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if len(forgotIDs) > 0 {
-			dense := len(forgotIDs)*16 >= len(forgotIDs)+len(live)
-			for _, col := range colIDs {
-				if err := deleteFileKeys(kvs, key(tagFileVariantStats, t.Id, col), forgotIDs, dense, del); err != nil {
-					return nil, err
-				}
-			}
-		}
-		err = scanRange(kvs, key(tagDeleteFile, t.Id), func(k, v []byte) error {
-			var p catalogpb.DeleteFile
-			if err := decodeValue(v, &p); err != nil {
-				return fmt.Errorf("delete file row %x: %w", k, err)
-			}
-			d := deleteFileFromPB(&p)
-			if !tableGone && !gone(p.EndSnapshot) {
-				keep(d.Location(tb))
-				return nil
-			}
-			deletes = append(deletes, forgottenDeletes{d, d.Location(tb)})
-			if tableGone {
-				return nil
-			}
-			return del(k)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !tableGone {
-			forgot := map[int64]bool{}
-			for _, f := range files {
-				if f.table == t.Id {
-					forgot[f.id] = true
-				}
-			}
-			put := func(k []byte, m proto.Message) error {
-				if dryRun {
-					return nil
-				}
-				v, err := encodeValue(m)
-				if err != nil {
-					return err
-				}
-				return b.Set(k, v)
-			}
-			if len(forgot) > 0 {
-				rewritten = append(rewritten, t.Id)
-			}
-			err := expireBlocks(kvs, t.Id, colIDs, oldest.ID, forgot,
-				func(k []byte, m *catalogpb.FileBlock) error { return put(k, m) },
-				func(k []byte, m proto.Message) error { return put(k, m) }, del)
+		if ends[s.ID] && len(s.Changes.InsertedIntoTables) > 0 {
+			k := key(tagExpiredSnapshot, s.ID)
+			copies = append(copies, k)
+			err := w.put(k, &catalogpb.Snapshot{Id: s.ID, TimeUnixMicros: s.Time.UnixMicro(),
+				Changes: &catalogpb.Changes{InsertedIntoTables: s.Changes.InsertedIntoTables}})
 			if err != nil {
 				return nil, err
 			}
-			if err := expireSlabs(kvs, t.Id, colIDs, live, del); err != nil {
-				return nil, err
-			}
-		}
-		if tableGone {
-			res.TablesForgotten++
-			for _, tag := range tableTags {
-				// One range delete where the store has them: a delete per
-				// key held every key of the table in the batch at once.
-				prefix := key(tag, t.Id)
-				if rd, ok := b.(kv.RangeDeleter); ok {
-					if dryRun {
-						continue
-					}
-					if err := rd.DeleteRange(prefix, kv.PrefixEnd(prefix)); err != nil {
-						return nil, err
-					}
-					continue
-				}
-			}
-			if _, ok := b.(kv.RangeDeleter); !ok && !dryRun {
-				sweep = append(sweep, t.Id)
-			}
 		}
 	}
-	// A snapshot that retired files and registered others in the same
-	// table rewrote them: their rows live on (but for a file it
-	// registered again, whose rows went to itself).
-	inserted := map[int64][]int64{}
-	for _, s := range snaps {
-		inserted[s.ID] = s.Changes.InsertedIntoTables
+	if err := w.boundary(); err != nil {
+		return partial(err)
 	}
+
 	now := c.now().UTC().UnixMicro()
 	// schedule records a file no kept snapshot reads for cleanup.
 	schedule := func(tableID, fileID int64, loc string, end int64, owner Ownership) error {
@@ -402,61 +334,250 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		if owner.Deletable() {
 			res.Deletable = append(res.Deletable, loc)
 		}
-		if dryRun {
-			return nil
-		}
-		v, err := encodeValue(&catalogpb.FileToDelete{
+		return w.put(key(tagFileToDelete, tableID, fileID), &catalogpb.FileToDelete{
 			TableId: tableID, FileId: fileID, Location: loc, ScheduledUnixMicros: now,
 			EndSnapshot: end, Ownership: catalogpb.Ownership(owner),
 		})
-		if err != nil {
-			return err
-		}
-		return b.Set(key(tagFileToDelete, tableID, fileID), v)
 	}
-	for _, f := range files {
-		res.FilesForgotten++
-		if isKept(f.loc) {
-			continue
+	var sweep []int64
+	for _, et := range tables {
+		id := et.t.Id
+		if len(et.files) > 0 && !et.gone {
+			rewritten = append(rewritten, id)
 		}
-		df := DataFile{ID: f.id, TableID: f.table, End: stats.Known(f.end), Owner: f.owner, FileSizeBytes: f.size,
-			ModifiedUnixNanos: f.modified, Identity: f.identity, ETag: f.etag}
-		if rec := rememberForgotten(df, f.loc, slices.Contains(inserted[f.end], f.table) && !f.registeredAgain); rec != nil && !f.tableGone && !dryRun {
-			v, err := encodeValue(rec)
+		if !et.gone {
+			// 2. The blocks without the forgotten files.
+			forgot := make(map[int64]bool, len(et.files))
+			for _, f := range et.files {
+				forgot[f.id] = true
+			}
+			if err := expireBlocks(kvs, id, et.cols, forgot, w.put, w.del, w.boundary); err != nil {
+				return partial(err)
+			}
+		}
+		// 3. The forgotten files, a group at a time.
+		dense := len(et.files)*16 >= len(et.files)+len(et.live)
+		for start := 0; start < len(et.files); start += expireGroup {
+			group := et.files[start:min(start+expireGroup, len(et.files))]
+			if !et.gone {
+				if err := deleteFileStats(kvs, id, et.cols, et.filtered, group, dense, w.del); err != nil {
+					return partial(err)
+				}
+			}
+			for _, f := range group {
+				res.FilesForgotten++
+				if !et.gone {
+					if err := w.del(key(tagDataFile, id, f.id)); err != nil {
+						return partial(err)
+					}
+				}
+				if kept.has(f.loc) {
+					continue
+				}
+				df := DataFile{ID: f.id, TableID: id, End: stats.Known(f.end), Owner: f.owner, FileSizeBytes: f.size,
+					ModifiedUnixNanos: f.modified, Identity: f.identity, ETag: f.etag}
+				rewrote := slices.Contains(inserted[f.end], id) && !f.registeredAgain
+				if rec := rememberForgotten(df, f.loc, rewrote); rec != nil && !et.gone {
+					if err := w.put(key(tagForgottenFile, id, f.id), rec); err != nil {
+						return partial(err)
+					}
+				}
+				if err := schedule(id, f.id, f.loc, f.end, f.owner); err != nil {
+					return partial(err)
+				}
+			}
+			if err := w.boundary(); err != nil {
+				return partial(err)
+			}
+		}
+		for _, d := range et.deletes {
+			if !et.gone {
+				if err := w.del(d.k); err != nil {
+					return partial(err)
+				}
+			}
+			// A delete file is rocklake's own and no other row names it.
+			if !kept.has(d.loc) {
+				if err := schedule(id, d.d.ID, d.loc, d.d.End.V, d.d.Owner); err != nil {
+					return partial(err)
+				}
+			}
+		}
+		// 4. What named the forgotten files last.
+		if !et.gone {
+			err := scanBetween(kvs, key(tagRemovedFiles, id), key(tagRemovedFiles, id, oldest.ID+1), func(k, _ []byte) error {
+				return w.del(k)
+			})
 			if err == nil {
-				err = b.Set(key(tagForgottenFile, f.table, f.id), v)
+				err = expireSlabs(kvs, id, et.cols, et.live, w.del)
+			}
+			if err == nil {
+				err = w.boundary()
 			}
 			if err != nil {
-				return nil, err
+				return partial(err)
 			}
-		}
-		if err := schedule(f.table, f.id, f.loc, f.end, f.owner); err != nil {
-			return nil, err
-		}
-	}
-	for _, d := range deletes {
-		// A delete file is rocklake's own and no other row names it.
-		if isKept(d.loc) {
 			continue
 		}
-		if err := schedule(d.d.TableID, d.d.ID, d.loc, d.d.End.V, d.d.Owner); err != nil {
-			return nil, err
+		res.TablesForgotten++
+		rd, ranges := w.b.(kv.RangeDeleter)
+		if !ranges {
+			if !dryRun {
+				sweep = append(sweep, id)
+			}
+			continue
+		}
+		for _, tag := range tableTags {
+			if dryRun {
+				break
+			}
+			// One range delete: a delete per key held every key of the
+			// table in the batch at once.
+			prefix := key(tag, id)
+			if err := rd.DeleteRange(prefix, kv.PrefixEnd(prefix)); err != nil {
+				return partial(err)
+			}
+		}
+		if err := w.boundary(); err != nil {
+			return partial(err)
 		}
 	}
-	if dryRun || (b.Len() == 0 && len(sweep) == 0) {
-		return res, nil
+	// 5. Every file is forgotten: the snapshot copies have served.
+	for _, k := range copies {
+		if err := w.del(k); err != nil {
+			return partial(err)
+		}
 	}
-	if err := fence(kvs, b); err != nil {
-		return nil, err
-	}
-	if err := b.Commit(); err != nil {
-		return nil, fmt.Errorf("expire snapshots: %w", err)
-	}
-	for _, id := range rewritten {
-		c.plan.dropTable(id)
+	if err := w.commit(); err != nil {
+		return partial(fmt.Errorf("expire snapshots: %w", err))
 	}
 	res.sweep = sweep
 	return res, nil
+}
+
+// readExpiring reads what expiry changes in one table: its columns, which
+// have filters, its live files (each location handed to keep) and the
+// files and delete files that go.
+func readExpiring(kvs kv.Reader, t *catalogpb.Table, gone func(*int64) bool, keep func(string)) (*expiringTable, error) {
+	tb := tableFromPB(t)
+	et := &expiringTable{t: t, gone: gone(t.EndSnapshot)}
+	err := scanRange(kvs, key(tagColumn, t.Id), func(k, _ []byte) error {
+		id, err := idAt(k, 1)
+		if len(et.cols) == 0 || et.cols[len(et.cols)-1] != id {
+			et.cols = append(et.cols, id)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Filter rows are deleted only in columns that have any: a delete
+	// of an absent key still costs a tombstone (Pebble) or an index
+	// probe (PostgreSQL), and most columns have none.
+	for _, col := range et.cols {
+		has := false
+		err := scanRange(kvs, key(tagFileFilter, t.Id, col), func(_, _ []byte) error {
+			has = true
+			return errStopScan
+		})
+		if err != nil && err != errStopScan {
+			return nil, err
+		}
+		if has {
+			et.filtered = append(et.filtered, col)
+		}
+	}
+	// A dropped table's files are scheduled in commits before the one
+	// that deletes its keys: those an expiry cut off after them scheduled
+	// are not scheduled, nor counted, again.
+	var scheduled map[int64]bool
+	if et.gone {
+		scheduled = map[int64]bool{}
+		err := scanRange(kvs, key(tagFileToDelete, t.Id), func(k, _ []byte) error {
+			id, err := idAt(k, 1)
+			scheduled[id] = true
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var p catalogpb.DataFile
+	err = scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
+		p.Reset()
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("data file row %x: %w", k, err)
+		}
+		f := dataFileFromPB(&p)
+		if !et.gone && !gone(p.EndSnapshot) {
+			keep(f.Location(tb))
+			et.live = append(et.live, f.ID)
+			return nil
+		}
+		if scheduled[f.ID] {
+			return nil
+		}
+		et.files = append(et.files, forgottenFile{id: f.ID, end: f.End.V, size: f.FileSizeBytes, modified: f.ModifiedUnixNanos,
+			rowGroups: f.RowGroupCount, identity: f.Identity, loc: f.Location(tb), etag: f.ETag, owner: f.Owner,
+			registeredAgain: f.RegisteredAgain})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = scanRange(kvs, key(tagDeleteFile, t.Id), func(k, v []byte) error {
+		var p catalogpb.DeleteFile
+		if err := decodeValue(v, &p); err != nil {
+			return fmt.Errorf("delete file row %x: %w", k, err)
+		}
+		d := deleteFileFromPB(&p)
+		if !et.gone && !gone(p.EndSnapshot) {
+			keep(d.Location(tb))
+			return nil
+		}
+		if scheduled[d.ID] {
+			return nil
+		}
+		et.deletes = append(et.deletes, forgottenDeletes{d, d.Location(tb), append([]byte(nil), k...)})
+		return nil
+	})
+	return et, err
+}
+
+// deleteFileStats deletes every statistics key of a group of forgotten
+// files (ascending ids): per column, file stats, row-group stats (their
+// indexes are below the file's count: a commit refuses others, so they
+// are deleted without reading the column's row-group rows, which a store
+// over the network sends whole), membership filters where the column
+// has any, and variant statistics.
+func deleteFileStats(kvs kv.Reader, table int64, cols, filtered []int64, group []forgottenFile, dense bool, del func([]byte) error) error {
+	for _, f := range group {
+		for _, col := range cols {
+			if err := del(key(tagFileColumnStats, table, col, f.id)); err != nil {
+				return err
+			}
+			for rg := range f.rowGroups {
+				if err := del(rowGroupKey(table, col, f.id, rg)); err != nil {
+					return err
+				}
+			}
+		}
+		for _, col := range filtered {
+			if err := del(key(tagFileFilter, table, col, f.id)); err != nil {
+				return err
+			}
+		}
+	}
+	ids := make([]int64, len(group))
+	for i, f := range group {
+		ids[i] = f.id
+	}
+	for _, col := range cols {
+		if err := deleteFileKeys(kvs, key(tagFileVariantStats, table, col), ids, dense, del); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sweepKeys is the most deletes one batch of sweepTable holds.
@@ -529,7 +650,7 @@ var tableTags = []byte{tagTable, tagColumn, tagDataFile, tagFilePath, tagFileCol
 // (ascending): a file's variant stats in one column. Seeking
 // to each file costs a read per file (a round trip on a networked store),
 // so where the files are a sixteenth of the table or more (dense) the
-// whole range is read once instead; elsewhere one iterator seeks forward
+// range from the first id to the last is read once instead; elsewhere one iterator seeks forward
 // from file to file, which keeps the blocks it read.
 func deleteFileKeys(r kv.Reader, prefix []byte, ids []int64, dense bool, del func([]byte) error) error {
 	it, err := r.NewIter(prefix, kv.PrefixEnd(prefix))
@@ -543,9 +664,13 @@ func deleteFileKeys(r kv.Reader, prefix []byte, ids []int64, dense bool, del fun
 		}
 		return int64(binary.BigEndian.Uint64(k[len(prefix):]))
 	}
+	if len(ids) == 0 {
+		return nil
+	}
 	i := 0 // the first id not yet passed
 	if dense {
-		for ok := it.First(); ok && i < len(ids); ok = it.Next() {
+		first := binary.BigEndian.AppendUint64(slices.Clip(prefix), uint64(ids[0]))
+		for ok := it.SeekGE(first); ok && i < len(ids); ok = it.Next() {
 			f := fileOf(it.Key())
 			for i < len(ids) && ids[i] < f {
 				i++
@@ -604,6 +729,7 @@ func (s *locationSet) has(loc string) bool {
 type forgottenDeletes struct {
 	d   DeleteFile
 	loc string
+	k   []byte // its row's key
 }
 
 // expireSlabs deletes the membership slabs (header and groups) of the

@@ -70,11 +70,11 @@ func (r *Reader) RetiredFiles(t Table) ([]RetiredFile, error) {
 	for _, f := range files {
 		rw, ok := rewrote[f.End.V]
 		if !ok {
-			s, err := readSnapshot(r.kvs, f.End.V)
+			ins, err := insertedAt(r.kvs, f.End.V)
 			if err != nil {
 				return nil, err
 			}
-			rw = slices.Contains(s.Changes.InsertedIntoTables, tableID)
+			rw = slices.Contains(ins, tableID)
 			rewrote[f.End.V] = rw
 		}
 		out = append(out, RetiredFile{TableID: tableID, FileID: f.ID, Location: f.Location(t), EndSnapshot: f.End.V,
@@ -120,6 +120,12 @@ func (r *Reader) retiredRows(tableID int64) ([]DataFile, error) {
 	var p catalogpb.DataFile
 	for _, id := range ids {
 		raw, err := r.kvs.Get(key(tagDataFile, tableID, id))
+		if errors.Is(err, kv.ErrNotFound) {
+			// An expiry cut off between its commits forgot the file and
+			// had yet to delete its removal record (expirewrites.go): its
+			// ForgottenFile record, if it is the user's, is read below.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("data file %d of table %d, named by a removal record: %w", id, tableID, err)
 		}
@@ -132,6 +138,35 @@ func (r *Reader) retiredRows(tableID int64) ([]DataFile, error) {
 		}
 	}
 	return out, nil
+}
+
+// insertedAt is the tables snapshot id inserted into, read from its row
+// or, where an expiry cut off between its commits deleted that row, from
+// the copy it kept for the files it had yet to forget (expirewrites.go).
+// A copy is kept only of a snapshot that inserted into some table.
+func insertedAt(r kv.Reader, id int64) ([]int64, error) {
+	s, err := readSnapshot(r, id)
+	if err == nil {
+		return s.Changes.InsertedIntoTables, nil
+	}
+	if !errors.Is(err, ErrNoSuchSnapshot) {
+		return nil, err
+	}
+	raw, gerr := r.Get(key(tagExpiredSnapshot, id))
+	if errors.Is(gerr, kv.ErrNotFound) {
+		if first, ferr := firstSnapshotID(r); ferr == nil && id < first {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if gerr != nil {
+		return nil, gerr
+	}
+	var p catalogpb.Snapshot
+	if err := decodeValue(raw, &p); err != nil {
+		return nil, fmt.Errorf("expired snapshot %d: %w", id, err)
+	}
+	return p.Changes.GetInsertedIntoTables(), nil
 }
 
 func forgottenFromPB(p *catalogpb.ForgottenFile) RetiredFile {

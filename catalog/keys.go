@@ -35,6 +35,7 @@ const (
 	tagDeleteFile        byte = 0x19 // 19 table file begin             → DeleteFile (positional deletes of data file "file")
 	tagBlockSummary      byte = 0x1A // 1A table column first           → ColumnStats: stats block 15's files folded (blocksummary.go)
 	tagObjectRoot        byte = 0x1B // 1B location                     → ObjectRoot: a prefix writes to objects upload under (objectlease.go)
+	tagExpiredSnapshot   byte = 0x1C // 1C snap                         → Snapshot: what an expiry not yet finished needs of one it expired (expirewrites.go)
 )
 
 // allTags lists every tag with its name, for the collision test and for
@@ -66,6 +67,7 @@ var allTags = map[string]byte{
 	"delete_file":         tagDeleteFile,
 	"block_summary":       tagBlockSummary,
 	"object_root":         tagObjectRoot,
+	"expired_snapshot":    tagExpiredSnapshot,
 }
 
 // key builds tag | ids..., each id as 8 big-endian bytes so that keys sort
