@@ -339,13 +339,85 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			EndSnapshot: end, Ownership: catalogpb.Ownership(owner),
 		})
 	}
+	// forget deletes a group of a table's forgotten files, each with every
+	// key of its own and its row last, and schedules them.
+	forget := func(et *expiringTable, group []forgottenFile, dense bool) error {
+		id := et.t.Id
+		if !et.gone {
+			if err := deleteFileStats(kvs, id, et.cols, et.filtered, group, dense, w.del); err != nil {
+				return err
+			}
+		}
+		for _, f := range group {
+			res.FilesForgotten++
+			if !et.gone {
+				if err := w.del(key(tagDataFile, id, f.id)); err != nil {
+					return err
+				}
+			}
+			if kept.has(f.loc) {
+				continue
+			}
+			df := DataFile{ID: f.id, TableID: id, End: stats.Known(f.end), Owner: f.owner, FileSizeBytes: f.size,
+				ModifiedUnixNanos: f.modified, Identity: f.identity, ETag: f.etag}
+			rewrote := slices.Contains(inserted[f.end], id) && !f.registeredAgain
+			if rec := rememberForgotten(df, f.loc, rewrote); rec != nil && !et.gone {
+				if err := w.put(key(tagForgottenFile, id, f.id), rec); err != nil {
+					return err
+				}
+			}
+			if err := schedule(id, f.id, f.loc, f.end, f.owner); err != nil {
+				return err
+			}
+		}
+		return w.boundary()
+	}
+	forgetDeletes := func(et *expiringTable, d forgottenDeletes) error {
+		if !et.gone {
+			if err := w.del(d.k); err != nil {
+				return err
+			}
+		}
+		// A delete file is rocklake's own and no other row names it.
+		if kept.has(d.loc) {
+			return nil
+		}
+		return schedule(et.t.Id, d.d.ID, d.loc, d.d.End.V, d.d.Owner)
+	}
 	var sweep []int64
 	for _, et := range tables {
 		id := et.t.Id
-		if len(et.files) > 0 && !et.gone {
-			rewritten = append(rewritten, id)
-		}
-		if !et.gone {
+		if et.gone {
+			// 3. A dropped table's files, as they are read. Those an
+			// expiry cut off after scheduling them scheduled are not
+			// scheduled, nor counted, again.
+			scheduled := map[int64]bool{}
+			err := scanRange(kvs, key(tagFileToDelete, id), func(k, _ []byte) error {
+				fid, err := idAt(k, 1)
+				scheduled[fid] = true
+				return err
+			})
+			group := make([]forgottenFile, 0, expireGroup)
+			if err == nil {
+				err = forgottenRows(kvs, et, gone, scheduled, nil, func(f forgottenFile) error {
+					if group = append(group, f); len(group) < expireGroup {
+						return nil
+					}
+					err := forget(et, group, false)
+					group = group[:0]
+					return err
+				}, func(d forgottenDeletes) error { return forgetDeletes(et, d) })
+			}
+			if err == nil {
+				err = forget(et, group, false)
+			}
+			if err != nil {
+				return partial(err)
+			}
+		} else {
+			if len(et.files) > 0 {
+				rewritten = append(rewritten, id)
+			}
 			// 2. The blocks without the forgotten files.
 			forgot := make(map[int64]bool, len(et.files))
 			for _, f := range et.files {
@@ -354,51 +426,15 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			if err := expireBlocks(kvs, id, et.cols, forgot, w.put, w.del, w.boundary); err != nil {
 				return partial(err)
 			}
-		}
-		// 3. The forgotten files, a group at a time.
-		dense := len(et.files)*16 >= len(et.files)+len(et.live)
-		for start := 0; start < len(et.files); start += expireGroup {
-			group := et.files[start:min(start+expireGroup, len(et.files))]
-			if !et.gone {
-				if err := deleteFileStats(kvs, id, et.cols, et.filtered, group, dense, w.del); err != nil {
+			// 3. The forgotten files, a group at a time.
+			dense := len(et.files)*16 >= len(et.files)+len(et.live)
+			for start := 0; start < len(et.files); start += expireGroup {
+				if err := forget(et, et.files[start:min(start+expireGroup, len(et.files))], dense); err != nil {
 					return partial(err)
 				}
 			}
-			for _, f := range group {
-				res.FilesForgotten++
-				if !et.gone {
-					if err := w.del(key(tagDataFile, id, f.id)); err != nil {
-						return partial(err)
-					}
-				}
-				if kept.has(f.loc) {
-					continue
-				}
-				df := DataFile{ID: f.id, TableID: id, End: stats.Known(f.end), Owner: f.owner, FileSizeBytes: f.size,
-					ModifiedUnixNanos: f.modified, Identity: f.identity, ETag: f.etag}
-				rewrote := slices.Contains(inserted[f.end], id) && !f.registeredAgain
-				if rec := rememberForgotten(df, f.loc, rewrote); rec != nil && !et.gone {
-					if err := w.put(key(tagForgottenFile, id, f.id), rec); err != nil {
-						return partial(err)
-					}
-				}
-				if err := schedule(id, f.id, f.loc, f.end, f.owner); err != nil {
-					return partial(err)
-				}
-			}
-			if err := w.boundary(); err != nil {
-				return partial(err)
-			}
-		}
-		for _, d := range et.deletes {
-			if !et.gone {
-				if err := w.del(d.k); err != nil {
-					return partial(err)
-				}
-			}
-			// A delete file is rocklake's own and no other row names it.
-			if !kept.has(d.loc) {
-				if err := schedule(id, d.d.ID, d.loc, d.d.End.V, d.d.Owner); err != nil {
+			for _, d := range et.deletes {
+				if err := forgetDeletes(et, d); err != nil {
 					return partial(err)
 				}
 			}
@@ -457,9 +493,10 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 
 // readExpiring reads what expiry changes in one table: its columns, which
 // have filters, its live files (each location handed to keep) and the
-// files and delete files that go.
+// files and delete files that go. Of a dropped table it reads only the
+// columns: its files are read as they are forgotten (forgottenRows), as
+// a dropped table of ten million files held as a list was gigabytes.
 func readExpiring(kvs kv.Reader, t *catalogpb.Table, gone func(*int64) bool, keep func(string)) (*expiringTable, error) {
-	tb := tableFromPB(t)
 	et := &expiringTable{t: t, gone: gone(t.EndSnapshot)}
 	err := scanRange(kvs, key(tagColumn, t.Id), func(k, _ []byte) error {
 		id, err := idAt(k, 1)
@@ -468,8 +505,8 @@ func readExpiring(kvs kv.Reader, t *catalogpb.Table, gone func(*int64) bool, kee
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || et.gone {
+		return et, err
 	}
 	// Filter rows are deleted only in columns that have any: a delete
 	// of an absent key still costs a tombstone (Pebble) or an index
@@ -487,61 +524,65 @@ func readExpiring(kvs kv.Reader, t *catalogpb.Table, gone func(*int64) bool, kee
 			et.filtered = append(et.filtered, col)
 		}
 	}
-	// A dropped table's files are scheduled in commits before the one
-	// that deletes its keys: those an expiry cut off after them scheduled
-	// are not scheduled, nor counted, again.
-	var scheduled map[int64]bool
-	if et.gone {
-		scheduled = map[int64]bool{}
-		err := scanRange(kvs, key(tagFileToDelete, t.Id), func(k, _ []byte) error {
-			id, err := idAt(k, 1)
-			scheduled[id] = true
-			return err
-		})
-		if err != nil {
-			return nil, err
+	err = forgottenRows(kvs, et, gone, nil, func(loc string, id int64) {
+		keep(loc)
+		if id >= 0 {
+			et.live = append(et.live, id)
 		}
-	}
+	}, func(f forgottenFile) error {
+		et.files = append(et.files, f)
+		return nil
+	}, func(d forgottenDeletes) error {
+		et.deletes = append(et.deletes, d)
+		return nil
+	})
+	return et, err
+}
+
+// forgottenRows reads the table's data file and delete file rows in key
+// order: it calls live with the location and id of each that stays (-1
+// for a delete file), file and deletes with each that goes, but those
+// whose id skip holds.
+func forgottenRows(kvs kv.Reader, et *expiringTable, gone func(*int64) bool, skip map[int64]bool,
+	live func(loc string, id int64), file func(forgottenFile) error, deletes func(forgottenDeletes) error) error {
+	tb := tableFromPB(et.t)
 	var p catalogpb.DataFile
-	err = scanRange(kvs, key(tagDataFile, t.Id), func(k, v []byte) error {
+	err := scanRange(kvs, key(tagDataFile, et.t.Id), func(k, v []byte) error {
 		p.Reset()
 		if err := decodeValue(v, &p); err != nil {
 			return fmt.Errorf("data file row %x: %w", k, err)
 		}
 		f := dataFileFromPB(&p)
 		if !et.gone && !gone(p.EndSnapshot) {
-			keep(f.Location(tb))
-			et.live = append(et.live, f.ID)
+			live(f.Location(tb), f.ID)
 			return nil
 		}
-		if scheduled[f.ID] {
+		if skip[f.ID] {
 			return nil
 		}
-		et.files = append(et.files, forgottenFile{id: f.ID, end: f.End.V, size: f.FileSizeBytes, modified: f.ModifiedUnixNanos,
+		return file(forgottenFile{id: f.ID, end: f.End.V, size: f.FileSizeBytes, modified: f.ModifiedUnixNanos,
 			rowGroups: f.RowGroupCount, identity: f.Identity, loc: f.Location(tb), etag: f.ETag, owner: f.Owner,
 			registeredAgain: f.RegisteredAgain})
-		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = scanRange(kvs, key(tagDeleteFile, t.Id), func(k, v []byte) error {
-		var p catalogpb.DeleteFile
-		if err := decodeValue(v, &p); err != nil {
+	var dp catalogpb.DeleteFile
+	return scanRange(kvs, key(tagDeleteFile, et.t.Id), func(k, v []byte) error {
+		dp.Reset()
+		if err := decodeValue(v, &dp); err != nil {
 			return fmt.Errorf("delete file row %x: %w", k, err)
 		}
-		d := deleteFileFromPB(&p)
-		if !et.gone && !gone(p.EndSnapshot) {
-			keep(d.Location(tb))
+		d := deleteFileFromPB(&dp)
+		if !et.gone && !gone(dp.EndSnapshot) {
+			live(d.Location(tb), -1)
 			return nil
 		}
-		if scheduled[d.ID] {
+		if skip[d.ID] {
 			return nil
 		}
-		et.deletes = append(et.deletes, forgottenDeletes{d, d.Location(tb), append([]byte(nil), k...)})
-		return nil
+		return deletes(forgottenDeletes{d, d.Location(tb), append([]byte(nil), k...)})
 	})
-	return et, err
 }
 
 // deleteFileStats deletes every statistics key of a group of forgotten
