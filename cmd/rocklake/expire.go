@@ -42,6 +42,10 @@ Cleanup deletes only the scheduled files rocklake owns (written by optimize or
 compact, or added with --take-ownership); the files a user registered in place
 leave the catalog and stay on disk.
 
+A large expiry commits in batches of about 16 MB, in an order that keeps every
+snapshot it keeps readable between them. If it is cut off, it fails and says
+so; run it again to finish (nothing is forgotten or scheduled twice).
+
 Retention floor: --older-than under 7d is refused, because a query that began
 at an older snapshot, or a user about to time-travel to one, still needs its
 files. --allow-short-retention lifts the floor for one run (as Delta's
