@@ -621,8 +621,10 @@ func deleteFileStats(kvs kv.Reader, table int64, cols, filtered []int64, group [
 	return nil
 }
 
-// sweepKeys is the most deletes one batch of sweepTable holds.
-var sweepKeys = 1 << 20
+// sweepKeys is the most deletes one batch of sweepTable holds: about
+// 8 MB of keys, 32 MB of batch as Pebble grows it (a million deletes were
+// 128 MB, held beside the flushable batch Pebble makes of it).
+var sweepKeys = 1 << 18
 
 // sweepTable deletes every key of a table that expiry forgot, in batches
 // of at most sweepKeys deletes, each committed alone, the table's own row
