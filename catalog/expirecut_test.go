@@ -199,19 +199,7 @@ func makeExpireHistory(t *testing.T, c *Catalog, store kv.Store, dir string, see
 	}
 	live := map[string][]int64{}
 	ids := func(table string) {
-		rd, err := c.Read(Latest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rd.Close()
-		tb, err := rd.Table(table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := rd.Files(tb.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, files := headFiles(t, c, table)
 		live[table] = live[table][:0]
 		for _, f := range files {
 			live[table] = append(live[table], f.ID)
