@@ -125,7 +125,7 @@ type ExpireResult struct {
 	// wrote them, or was handed them); it forgets the others and leaves
 	// them on disk.
 	Deletable []string
-	// sweep are the forgotten tables whose keys go after the commit
+	// sweep are the forgotten tables whose keys go after the commits
 	// (sweepTable).
 	sweep []int64
 }
@@ -156,6 +156,10 @@ func (c *Catalog) ExpireSnapshots(olderThan time.Time, dryRun bool) (*ExpireResu
 		return res, err
 	})
 	if err != nil {
+		if n := len(earlier.Expired) + earlier.FilesForgotten + len(earlier.Scheduled); n > 0 {
+			return nil, fmt.Errorf("%w (commits before it expired %d snapshots, forgot %d files and scheduled %d; expire again to finish)",
+				err, len(earlier.Expired), earlier.FilesForgotten, len(earlier.Scheduled))
+		}
 		return nil, err
 	}
 	earlier.OldestKept, earlier.sweep = res.OldestKept, res.sweep
@@ -200,13 +204,15 @@ type expiringTable struct {
 	gone           bool    // dropped at or before the oldest kept snapshot
 	cols, filtered []int64 // its columns; those with membership filters
 	live           []int64 // files whose rows stay, ascending
+	dropped        int     // of a dropped table: its files, as read
 	files          []forgottenFile
 	deletes        []forgottenDeletes
 }
 
 // expireGroup is how many forgotten files expiry deletes between two
 // points where it may commit: their variant statistics are deleted
-// together, by one pass over the range they span. (A variable for tests.)
+// together (by one pass over the range they span, where the forgotten
+// files are many). A variable for tests.
 var expireGroup = 1024
 
 // expireOnce reads everything it will change from one store snapshot,
@@ -349,8 +355,9 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			}
 		}
 		for _, f := range group {
-			res.FilesForgotten++
 			if !et.gone {
+				// A dropped table's files are counted where its keys go.
+				res.FilesForgotten++
 				if err := w.del(key(tagDataFile, id, f.id)); err != nil {
 					return err
 				}
@@ -385,28 +392,42 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 		return schedule(et.t.Id, d.d.ID, d.loc, d.d.End.V, d.d.Owner)
 	}
 	var sweep []int64
+	var swept []*expiringTable // dropped tables whose keys go after
 	for _, et := range tables {
 		id := et.t.Id
 		if et.gone {
 			// 3. A dropped table's files, as they are read. Those an
 			// expiry cut off after scheduling them scheduled are not
-			// scheduled, nor counted, again.
-			scheduled := map[int64]bool{}
+			// scheduled again (ascending: keys order them by id).
+			var scheduled []int64
 			err := scanRange(kvs, key(tagFileToDelete, id), func(k, _ []byte) error {
 				fid, err := idAt(k, 1)
-				scheduled[fid] = true
+				scheduled = append(scheduled, fid)
 				return err
 			})
+			isScheduled := func(id int64) bool {
+				_, ok := slices.BinarySearch(scheduled, id)
+				return ok
+			}
 			group := make([]forgottenFile, 0, expireGroup)
 			if err == nil {
-				err = forgottenRows(kvs, et, gone, scheduled, nil, func(f forgottenFile) error {
+				err = forgottenRows(kvs, et, gone, nil, func(f forgottenFile) error {
+					et.dropped++
+					if isScheduled(f.id) {
+						return nil
+					}
 					if group = append(group, f); len(group) < expireGroup {
 						return nil
 					}
 					err := forget(et, group, false)
 					group = group[:0]
 					return err
-				}, func(d forgottenDeletes) error { return forgetDeletes(et, d) })
+				}, func(d forgottenDeletes) error {
+					if isScheduled(d.d.ID) {
+						return nil
+					}
+					return forgetDeletes(et, d)
+				})
 			}
 			if err == nil {
 				err = forget(et, group, false)
@@ -455,14 +476,19 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 			}
 			continue
 		}
-		res.TablesForgotten++
 		rd, ranges := w.b.(kv.RangeDeleter)
 		if !ranges {
+			// Counted after the last commit: a retry after a later
+			// commit lost finds the table again.
 			if !dryRun {
 				sweep = append(sweep, id)
 			}
+			swept = append(swept, et)
 			continue
 		}
+		// Counted in the commit that deletes its keys.
+		res.TablesForgotten++
+		res.FilesForgotten += et.dropped
 		for _, tag := range tableTags {
 			if dryRun {
 				break
@@ -486,6 +512,10 @@ func (c *Catalog) expireOnce(olderThan time.Time, dryRun bool) (*ExpireResult, e
 	}
 	if err := w.commit(); err != nil {
 		return partial(fmt.Errorf("expire snapshots: %w", err))
+	}
+	for _, et := range swept {
+		res.TablesForgotten++
+		res.FilesForgotten += et.dropped
 	}
 	res.sweep = sweep
 	return res, nil
@@ -524,7 +554,7 @@ func readExpiring(kvs kv.Reader, t *catalogpb.Table, gone func(*int64) bool, kee
 			et.filtered = append(et.filtered, col)
 		}
 	}
-	err = forgottenRows(kvs, et, gone, nil, func(loc string, id int64) {
+	err = forgottenRows(kvs, et, gone, func(loc string, id int64) {
 		keep(loc)
 		if id >= 0 {
 			et.live = append(et.live, id)
@@ -541,9 +571,8 @@ func readExpiring(kvs kv.Reader, t *catalogpb.Table, gone func(*int64) bool, kee
 
 // forgottenRows reads the table's data file and delete file rows in key
 // order: it calls live with the location and id of each that stays (-1
-// for a delete file), file and deletes with each that goes, but those
-// whose id skip holds.
-func forgottenRows(kvs kv.Reader, et *expiringTable, gone func(*int64) bool, skip map[int64]bool,
+// for a delete file), file and deletes with each that goes.
+func forgottenRows(kvs kv.Reader, et *expiringTable, gone func(*int64) bool,
 	live func(loc string, id int64), file func(forgottenFile) error, deletes func(forgottenDeletes) error) error {
 	tb := tableFromPB(et.t)
 	var p catalogpb.DataFile
@@ -555,9 +584,6 @@ func forgottenRows(kvs kv.Reader, et *expiringTable, gone func(*int64) bool, ski
 		f := dataFileFromPB(&p)
 		if !et.gone && !gone(p.EndSnapshot) {
 			live(f.Location(tb), f.ID)
-			return nil
-		}
-		if skip[f.ID] {
 			return nil
 		}
 		return file(forgottenFile{id: f.ID, end: f.End.V, size: f.FileSizeBytes, modified: f.ModifiedUnixNanos,
@@ -576,9 +602,6 @@ func forgottenRows(kvs kv.Reader, et *expiringTable, gone func(*int64) bool, ski
 		d := deleteFileFromPB(&dp)
 		if !et.gone && !gone(dp.EndSnapshot) {
 			live(d.Location(tb), -1)
-			return nil
-		}
-		if skip[d.ID] {
 			return nil
 		}
 		return deletes(forgottenDeletes{d, d.Location(tb), append([]byte(nil), k...)})
@@ -628,17 +651,16 @@ var sweepKeys = 1 << 18
 
 // sweepTable deletes every key of a table that expiry forgot, in batches
 // of at most sweepKeys deletes, each committed alone, the table's own row
-// last. Deleted key by key in expiry's one batch (a store without range
-// deletes), the keys of a dropped table of a million files were 25
-// million deletes and 1.5 GB held at once.
+// last. Deleted key by key in one batch (a store without range deletes),
+// the keys of a dropped table of a million files were 25 million deletes
+// and 1.5 GB held at once.
 //
-// This is safe outside expiry's commit: no kept snapshot reads the table
+// This is safe after expiry's commits: no kept snapshot reads the table
 // (it ended at or before the oldest kept one, and the snapshots before
 // that are deleted by then), no commit writes to it, and its files were
-// scheduled in expiry's commit. A sweep cut off part-way leaves the
+// scheduled in expiry's commits. A sweep cut off part-way leaves the
 // table's row, so the next expiry finds the table forgotten again and
-// sweeps what is left; the files it schedules again are the same rows
-// (cleanup settles a missing file as deleted).
+// sweeps what is left, without scheduling its files again.
 func (c *Catalog) sweepTable(id int64) error {
 	var tags []byte
 	for _, tag := range tableTags {

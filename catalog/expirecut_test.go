@@ -149,12 +149,15 @@ type expireHistory struct {
 func makeExpireHistory(t *testing.T, c *Catalog, store kv.Store, dir string, seed uint64) *expireHistory {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 41))
-	h := &expireHistory{owner: map[string]Ownership{}, tables: []string{"t", "old", "u"}}
+	// z comes after the dropped table u, so that expiry commits after
+	// it: u's counts must survive a commit lost after them.
+	h := &expireHistory{owner: map[string]Ownership{}, tables: []string{"t", "old", "u", "z"}}
 	defs := []ColumnDef{{Name: "x", Type: "bigint"}, {Name: "y", Type: "bigint"}, {Name: "v", Type: "variant"}}
 	commit(t, c, func(tx *Txn) {
 		tx.CreateTable("t", defs)
 		tx.CreateTable("old", defs)
 		tx.CreateTable("u", defs)
+		tx.CreateTable("z", defs)
 	})
 	// "old" stands for a table made before blocks: no marker.
 	rd, _ := c.Read(Latest)
@@ -220,7 +223,7 @@ func makeExpireHistory(t *testing.T, c *Catalog, store kv.Store, dir string, see
 	for step := range steps {
 		if step == steps/2 {
 			commit(t, c, func(tx *Txn) { tx.DropTable("u") })
-			h.tables = h.tables[:2]
+			h.tables = slices.DeleteFunc(h.tables, func(n string) bool { return n == "u" })
 		}
 		for _, table := range h.tables {
 			var s Snapshot

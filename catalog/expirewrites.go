@@ -36,15 +36,17 @@ import (
 //  4. per table, the removal records (a removal record may name a file
 //     whose row is already gone: retiredRows skips it), the membership
 //     slabs no live file is in, and for a dropped table every key under
-//     its id;
+//     its id, by range where the store's batches delete ranges (else
+//     after the last commit, in sweepTable's batches);
 //  5. last, the copies of step 1.
 //
 // Every commit expects the fence value the commit before it set, so that
 // the chain fails, as one batch would, if another writer committed in
 // between; the expiry then starts again on the newer state, and what its
-// earlier commits did is not done twice (their snapshots and rows are
-// gone). Within a process commitMu keeps other writers out; the fence
-// chain is for processes sharing a PostgreSQL catalog.
+// earlier commits did is not done twice: their snapshots and rows are
+// gone, and a dropped table's files they scheduled are skipped. Within a
+// process commitMu keeps other writers out; the fence chain is for
+// processes sharing a PostgreSQL catalog.
 
 // expireChunkBytes is about the most bytes of keys and values one of
 // expiry's commits carries (a variable so that tests can cut expiry into
