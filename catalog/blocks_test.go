@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/kvtest"
 	"github.com/rocklake/rocklake/stats"
 )
@@ -17,6 +18,29 @@ import (
 // removals and expiries, with the plan cache on (extending entries after
 // appends) and off; and a table made before blocks existed (no marker) is
 // read from its rows.
+// dropBlocksMarker makes table stand for one made before blocks existed:
+// it has no marker, so its files are read from their rows.
+func dropBlocksMarker(t *testing.T, c *Catalog, store kv.Store, table string) {
+	t.Helper()
+	rd, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := rd.Table(table)
+	rd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.NewBatch()
+	defer b.Close()
+	if err := b.Delete(key(tagBlocksMarker, tb.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestBlocksEqualRows(t *testing.T) {
 	for _, budget := range []int64{0, -1} {
 		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
@@ -31,17 +55,7 @@ func TestBlocksEqualRows(t *testing.T) {
 				tx.CreateTable("old", []ColumnDef{{Name: "x", Type: "bigint"}})
 			})
 			// "old" stands for a table made before blocks: no marker.
-			rd, _ := c.Read(Latest)
-			old, _ := rd.Table("old")
-			rd.Close()
-			b := store.NewBatch()
-			if err := b.Delete(key(tagBlocksMarker, old.ID)); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Commit(); err != nil {
-				t.Fatal(err)
-			}
-			b.Close()
+			dropBlocksMarker(t, c, store, "old")
 			var live map[string][]int64 = map[string][]int64{}
 			path := 0
 			for step := range 60 {

@@ -167,17 +167,7 @@ func makeExpireHistory(t *testing.T, c *Catalog, store kv.Store, dir string, see
 		tx.CreateTable("z", defs)
 	})
 	// "old" stands for a table made before blocks: no marker.
-	rd, _ := c.Read(Latest)
-	oldT, _ := rd.Table("old")
-	rd.Close()
-	b := store.NewBatch()
-	if err := b.Delete(key(tagBlocksMarker, oldT.ID)); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
+	dropBlocksMarker(t, c, store, "old")
 	fdata, _, _ := membership.Build([]uint64{1, 2, 3})
 	n := 0
 	file := func() NewFile {
