@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,6 +69,14 @@ var ErrLeaseLost = errors.New("the lease on the written files' directory was los
 // its own until Release.
 type Lease struct {
 	path string
+	// body is what a lease file holds, with a token no other lease has:
+	// Release deletes the file only while it still holds it. A write that
+	// removes its directory before releasing leaves the name free, and
+	// another write that read the same snapshot takes the same name and
+	// puts its own lease there; deleting that one by its path would make
+	// the other write's commit fail for a lease it never lost. (Not the
+	// file's identity: a freed inode number is given again at once.)
+	body []byte
 	// obj is set on a lease on an object prefix (objectlease.go); path is
 	// then its lease object's location.
 	obj  *objectLease
@@ -78,7 +88,10 @@ type Lease struct {
 // TakeLease writes dir's lease and keeps it until Release.
 func TakeLease(dir string) (*Lease, error) {
 	p := filepath.Join(dir, LeaseFile)
-	body := "rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\n" + self().String() + "\n"
+	var token [12]byte
+	rand.Read(token[:])
+	body := "rocklake is writing into this directory; cleanup --orphans leaves it alone while this file is renewed\n" +
+		self().String() + " token=" + hex.EncodeToString(token[:]) + "\n"
 	// Written whole under another name, then renamed: a writer killed
 	// while writing leaves no lease that names nobody (which would keep
 	// its directory until the expiry), only a temporary file, an orphan
@@ -92,7 +105,7 @@ func TakeLease(dir string) (*Lease, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("lease on %s: %w", dir, err)
 	}
-	l := &Lease{path: p, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &Lease{path: p, body: []byte(body), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.renew(LeaseRefresh)
 	return l, nil
 }
@@ -132,7 +145,9 @@ func (l *Lease) Release() {
 			_ = l.obj.store.Delete(ctx, l.path)
 			return
 		}
-		os.Remove(l.path)
+		if b, err := os.ReadFile(l.path); err == nil && bytes.Equal(b, l.body) {
+			os.Remove(l.path)
+		}
 	})
 }
 
@@ -145,16 +160,15 @@ func (l *Lease) Check() error {
 	if l.obj != nil {
 		return l.obj.check()
 	}
-	// Opened, not only looked up: on a shared file system, opening asks
-	// the server again where a lookup may answer from a cache.
-	f, err := os.Open(l.path)
-	if err == nil {
-		f.Close()
-	}
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: %s was deleted (cleanup --orphans found it older than %s): nothing was committed, run the write again", ErrLeaseLost, filepath.Dir(l.path), LeaseExpiry)
-		}
+	// Read, not only looked up: on a shared file system, opening asks the
+	// server again where a lookup may answer from a cache. And a lease of
+	// another write in its place is not this one's: cleanup took this
+	// write's directory, and another write made one of the same name.
+	b, err := os.ReadFile(l.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || (err == nil && !bytes.Equal(b, l.body)):
+		return fmt.Errorf("%w: %s was deleted (cleanup --orphans found it older than %s): nothing was committed, run the write again", ErrLeaseLost, filepath.Dir(l.path), LeaseExpiry)
+	case err != nil:
 		return fmt.Errorf("%w: %v", ErrLeaseLost, err)
 	}
 	return nil

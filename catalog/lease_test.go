@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,7 +191,7 @@ func TestLeaseRenewedUntilReleased(t *testing.T) {
 // cleanup of another process, here another catalog over the same store,
 // moves the fence so that the commit reads again).
 func TestCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
-	for _, when := range []string{"before", "during"} {
+	for _, when := range []string{"before", "during", "name taken again"} {
 		t.Run(when, func(t *testing.T) {
 			store := kvtest.Store(t)
 			data := t.TempDir()
@@ -221,9 +222,20 @@ func TestCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
 					t.Errorf("cleanup: %+v %v", res, err)
 				}
 			}
-			if when == "before" {
+			switch when {
+			case "before":
 				cleanup()
-			} else {
+			case "name taken again":
+				// Another write that read the same snapshot makes the
+				// directory of the same name, with a lease of its own.
+				cleanup()
+				os.RemoveAll(dir)
+				l2, err := MakeRewriteDir(dir, root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l2.Release()
+			default:
 				leasesChecked = func() { leasesChecked = nil; cleanup() }
 				defer func() { leasesChecked = nil }()
 			}
@@ -237,7 +249,7 @@ func TestCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
 			if _, err := tx.Commit(); !errors.Is(err, ErrLeaseLost) {
 				t.Fatalf("commit of files cleanup deleted: %v", err)
 			}
-			if when == "before" && dump(t, c) != before {
+			if when != "during" && dump(t, c) != before {
 				t.Fatal("a failed commit changed the catalog")
 			}
 			r, err := c.Read(Latest)
@@ -250,5 +262,90 @@ func TestCommitFailsWhenItsLeaseWasTaken(t *testing.T) {
 				t.Fatalf("files registered: %v %v", files, err)
 			}
 		})
+	}
+}
+
+// Writes that read the same snapshot name their directories alike, and a
+// write that commits nothing removes its directory and lets its lease go,
+// in either order: another write may make the directory of that name in
+// between, and so also see its table's directory removed while it makes
+// one in it. Neither write's lease is then the other's to delete, and
+// making the directory does not fail.
+func TestRewriteDirNamesReusedAcrossWriters(t *testing.T) {
+	_, root := lakeCatalog(t)
+	const writers, rounds = 4, 250
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				var l *Lease
+				var dir string
+				var err error
+				for range 100 {
+					dir = DefaultRewriteDir(root, 1, 58, "update")
+					if l, err = MakeRewriteDir(dir, root); !errors.Is(err, fs.ErrExist) {
+						break
+					}
+				}
+				if err != nil {
+					errs <- fmt.Errorf("writer %d round %d: making %s: %w", w, i, dir, err)
+					return
+				}
+				// The write's work, and the time a write takes between
+				// removing its directory and releasing: where the other
+				// writes come in.
+				pause := func() { time.Sleep(time.Duration(i%3) * 200 * time.Microsecond) }
+				pause()
+				if err := l.Check(); err != nil {
+					errs <- fmt.Errorf("writer %d round %d: a lease nobody took: %w", w, i, err)
+					l.Release()
+					return
+				}
+				if i%2 == 0 {
+					l.Release()
+					os.RemoveAll(dir)
+				} else {
+					os.RemoveAll(dir)
+					pause()
+					l.Release()
+				}
+				os.Remove(filepath.Dir(dir))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// A lease released after its directory was removed and made again by
+// another write leaves the other write's lease, which still holds.
+func TestReleaseLeavesAnotherWritersLease(t *testing.T) {
+	_, root := lakeCatalog(t)
+	dir := filepath.Join(root, "table-1", "update-58")
+	first, err := MakeRewriteDir(dir, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(dir)
+	second, err := MakeRewriteDir(dir, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Check(); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("a lease whose directory was made again by another write: %v", err)
+	}
+	first.Release()
+	if err := second.Check(); err != nil {
+		t.Fatalf("the other write's lease after the first was released: %v", err)
+	}
+	second.Release()
+	if _, err := os.Stat(filepath.Join(dir, LeaseFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("released lease still there: %v", err)
 	}
 }

@@ -80,13 +80,23 @@ func DefaultRewriteDir(root string, tableID, snapshot int64, what string) string
 // and dir lies under it. A failure leaves nothing created behind but
 // parents under root.
 func MakeRewriteDir(dir, root string) (*Lease, error) {
-	if root != "" && within(root, dir) {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	under := root != "" && within(root, dir)
+	for try := 0; ; try++ {
+		if under {
+			if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		// The table's directory under the root goes when a write that
+		// committed nothing or cleanup leaves it empty, and may go
+		// between the two calls above: made again, not a failed write.
+		if !under || !errors.Is(err, fs.ErrNotExist) || try == 10 {
 			return nil, err
 		}
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
 	}
 	err := os.WriteFile(filepath.Join(dir, RewriteMarker),
 		[]byte("rocklake wrote this directory for rewritten files; rocklake cleanup removes it once no snapshot reads them\n"), 0o644)

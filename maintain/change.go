@@ -555,10 +555,12 @@ func deleteByPosition(ctx context.Context, e *engine.Engine, conn *sql.Conn, st 
 			return fmt.Errorf("%s: the delete files' directory: %w", res.Statement, err)
 		}
 		defer func() {
+			// The lease first: once the directory is gone its name is free
+			// for another write's.
+			lease.Release()
 			if !committed {
 				os.RemoveAll(dir)
 			}
-			lease.Release()
 		}()
 	}
 	dels, err := st.r.DeleteFiles(st.t.ID)

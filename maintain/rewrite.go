@@ -435,7 +435,10 @@ func (w *rewriteRun) output() error {
 	w.later(func() {
 		if !w.committed {
 			// Nothing refers to the new files. The table's directory
-			// under the root goes too when it held nothing else.
+			// under the root goes too when it held nothing else. The
+			// lease goes first: once the directory is gone its name is
+			// free for another write's.
+			w.lease.Release()
 			os.RemoveAll(dir)
 			if w.root != "" {
 				os.Remove(filepath.Dir(dir))
@@ -946,6 +949,7 @@ func (w *rewriteRun) commit() (*RewriteResult, error) {
 					_ = store.Delete(context.Background(), loc)
 				}
 				if local != "" {
+					lease.Release() // before the name is free for another write's
 					os.RemoveAll(local)
 					if root != "" {
 						os.Remove(filepath.Dir(local))
