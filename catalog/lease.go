@@ -29,8 +29,11 @@ import (
 //
 //	<rewrite dir>/
 //	    .rocklake-rewrite    the marker: rocklake made this directory
-//	    .rocklake-in-use     the lease: "host=<name> pid=<n>", its
-//	                         modification time refreshed every LeaseRefresh
+//	    .rocklake-in-use     the lease: "host=<name> pid=<n> … token=<hex>",
+//	                         its modification time refreshed every
+//	                         LeaseRefresh; the token tells it from the
+//	                         lease of another write that later makes a
+//	                         directory of the same name
 //	    part-00000.parquet
 //
 // DeleteOrphans leaves a directory alone while its lease is live: modified
