@@ -148,6 +148,18 @@ type StormResult struct {
 	SoloSpread   Spread `json:"own_table_commits_per_writer"`
 	// PerWriter is each writer's acknowledged commits, by writer id.
 	PerWriter []int `json:"commits_by_writer"`
+	// Latency splits commit latency by writer group, then by fences lost
+	// inside the commit (storm.Report.Latency).
+	Latency []LatencyGroup `json:"commit_latency_by_group"`
+}
+
+// LatencyGroup is storm.LatencyGroup as JSON.
+type LatencyGroup struct {
+	Group   string  `json:"group"`
+	Commits int     `json:"commits"`
+	P50MS   float64 `json:"p50_ms"`
+	P99MS   float64 `json:"p99_ms"`
+	MaxMS   float64 `json:"max_ms"`
 }
 
 // Spread is storm.Spread as JSON.
@@ -826,7 +838,13 @@ func runStorm(base, work string, secs, shared, solo, readers int) *StormResult {
 		ratio = float64(r.CommitP99) / float64(r.CommitP50)
 	}
 	fmt.Printf("commit latency p99 / p50: %.1f\n", ratio)
+	var groups []LatencyGroup
+	for _, g := range r.Latency {
+		groups = append(groups, LatencyGroup{Group: g.Group, Commits: g.Commits,
+			P50MS: results.MS(g.P50), P99MS: results.MS(g.P99), MaxMS: results.MS(g.Max)})
+	}
 	return &StormResult{
+		Latency:       groups,
 		SharedWriters: shared, SoloWriters: solo, Readers: r.Readers,
 		P99OverP50: ratio, SharedSpread: spread(sh), SoloSpread: spread(so), PerWriter: per, Seconds: r.Elapsed.Seconds(),
 		Acknowledged: r.Acknowledged, Refused: r.Refused, Failed: r.Failed, Unknown: r.Unknown,

@@ -45,6 +45,13 @@ type Report struct {
 	// Latency of acknowledged commits (the Commit call).
 	CommitP50, CommitP99, CommitMax time.Duration
 	CommitsPerSec                   float64
+	// Latency splits the acknowledged commits' latency by the writers'
+	// group (the shared table, tables of their own), then by how many
+	// times each commit lost the fence before it landed: where the tail
+	// comes from. A commit that conflicts with nothing still loses the
+	// fence to every commit that lands while it reads, and builds itself
+	// again each time.
+	Latency []LatencyGroup
 
 	Head  int64 // the newest snapshot
 	Files int   // live files at the head
@@ -61,6 +68,29 @@ type Report struct {
 	// Violations lists every inconsistency found: in the catalog, between
 	// it and the writers' logs, and those the readers logged.
 	Violations []string
+}
+
+// LatencyGroup is the latency of a group of acknowledged commits.
+type LatencyGroup struct {
+	Group         string
+	Commits       int
+	P50, P99, Max time.Duration
+}
+
+// latencyOf is the percentiles of lat, which it sorts.
+func latencyOf(group string, lat []time.Duration) LatencyGroup {
+	slices.Sort(lat)
+	n := len(lat)
+	g := LatencyGroup{Group: group, Commits: n}
+	if n > 0 {
+		g.P50, g.P99, g.Max = lat[(n-1)*50/100], lat[(n-1)*99/100], lat[n-1]
+	}
+	return g
+}
+
+func (g LatencyGroup) String() string {
+	return fmt.Sprintf("%s: %d, p50 %s p99 %s max %s", g.Group, g.Commits,
+		g.P50.Round(time.Millisecond), g.P99.Round(time.Millisecond), g.Max.Round(time.Millisecond))
 }
 
 // WriterCounts are one writer's outcomes.
@@ -100,6 +130,13 @@ func (r Report) String() string {
 		r.Writers, r.Readers, r.Elapsed.Round(time.Millisecond), r.Acknowledged, r.CommitsPerSec, r.Refused, r.Failed, r.Unknown+r.Died, r.Died, r.UnknownLanded)
 	fmt.Fprintf(&b, "fence retries %d, unknown store outcomes resolved %d, failed begins/opens %d; commit latency p50 %s, p99 %s, max %s\n",
 		r.Retries, r.StoreUnknown, r.BeginErrors, r.CommitP50.Round(time.Microsecond), r.CommitP99.Round(time.Microsecond), r.CommitMax.Round(time.Microsecond))
+	if len(r.Latency) > 0 {
+		b.WriteString("commit latency by group:")
+		for _, g := range r.Latency {
+			b.WriteString(" " + g.String() + ";")
+		}
+		b.WriteString("\n")
+	}
 	if len(r.ByWriter) > 0 {
 		b.WriteString("commits acknowledged (refused) by writer:")
 		for _, id := range slices.Sorted(maps.Keys(r.ByWriter)) {
@@ -157,6 +194,8 @@ func Check(cfg Config) (Report, error) {
 	commits := map[commitKey]*commitRec{}
 	var first, last int64
 	var latencies []time.Duration
+	byGroup := map[bool][]time.Duration{} // by shared
+	byLost := map[int][]time.Duration{}   // by fence retries
 	for _, path := range writerLogs {
 		entries, err := readLog(path)
 		if err != nil {
@@ -211,6 +250,8 @@ func Check(cfg Config) (Report, error) {
 					rep.Acknowledged++
 					wc.Acknowledged++
 					latencies = append(latencies, time.Duration(e.Ns))
+					byGroup[table == SharedTable] = append(byGroup[table == SharedTable], time.Duration(e.Ns))
+					byLost[e.Retries] = append(byLost[e.Retries], time.Duration(e.Ns))
 					if wc.FirstAck.IsZero() {
 						wc.FirstAck = time.Unix(0, e.T)
 					}
@@ -239,6 +280,14 @@ func Check(cfg Config) (Report, error) {
 	}
 	if first > 0 {
 		rep.Elapsed = time.Duration(last - first)
+	}
+	for _, shared := range []bool{true, false} {
+		if lat := byGroup[shared]; len(lat) > 0 {
+			rep.Latency = append(rep.Latency, latencyOf(map[bool]string{true: "shared table", false: "own tables"}[shared], lat))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(byLost)) {
+		rep.Latency = append(rep.Latency, latencyOf(fmt.Sprintf("fence lost %d %s", k, map[bool]string{true: "time", false: "times"}[k == 1]), byLost[k]))
 	}
 	if n := len(latencies); n > 0 {
 		slices.Sort(latencies)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,28 @@ func TestStorm(t *testing.T) {
 		t.Error("no reader checked a snapshot")
 	}
 	writersCameBack(t, rep)
+	latencyGroupsCover(t, rep)
+}
+
+// latencyGroupsCover fails unless the report's latency groups split the
+// acknowledged commits twice, by writer group and by fences lost, each
+// commit counted once in each split, with ordered percentiles.
+func latencyGroupsCover(t *testing.T, rep storm.Report) {
+	t.Helper()
+	byGroup, byLost := 0, 0
+	for _, g := range rep.Latency {
+		if g.Commits == 0 || g.P50 > g.P99 || g.P99 > g.Max || g.Max > rep.CommitMax {
+			t.Errorf("latency group %s", g)
+		}
+		if strings.HasPrefix(g.Group, "fence lost") {
+			byLost += g.Commits
+		} else {
+			byGroup += g.Commits
+		}
+	}
+	if byGroup != rep.Acknowledged || byLost != rep.Acknowledged {
+		t.Errorf("latency groups count %d commits by writer group and %d by fences lost, of %d acknowledged: %v", byGroup, byLost, rep.Acknowledged, rep.Latency)
+	}
 }
 
 // writersCameBack fails a writer none of whose commits came back. A
