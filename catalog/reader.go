@@ -566,17 +566,17 @@ func (r *Reader) VariantPathStats(fs *FileSet, columnID int64, path string) ([]*
 
 // storedTableStats reads the table stats rows as written by the last commit
 // that changed the table, with the catalog state they describe.
-func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) {
+func (r *Reader) storedTableStats(tableID int64) (*TableStats, storedAt, error) {
 	raw, err := r.kvs.Get(key(tagTableStats, tableID))
 	if errors.Is(err, kv.ErrNotFound) {
-		return nil, statsKey{}, nil
+		return nil, storedAt{}, nil
 	}
 	if err != nil {
-		return nil, statsKey{}, err
+		return nil, storedAt{}, err
 	}
 	var p catalogpb.TableStats
 	if err := decodeValue(raw, &p); err != nil {
-		return nil, statsKey{}, fmt.Errorf("table stats of %d: %w", tableID, err)
+		return nil, storedAt{}, fmt.Errorf("table stats of %d: %w", tableID, err)
 	}
 	ts := &TableStats{
 		RecordCount: p.RecordCount, NextRowID: p.NextRowId, FileSizeBytes: p.FileSizeBytes,
@@ -599,7 +599,7 @@ func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, statsKey{}, err
+		return nil, storedAt{}, err
 	}
 	err = scanPrefix(r, key(tagTableVariantStats, tableID), func(k, v []byte) error {
 		colID, err := idAt(k, 1)
@@ -615,7 +615,8 @@ func (r *Reader) storedTableStats(tableID int64) (*TableStats, statsKey, error) 
 		}
 		return nil
 	})
-	return ts, statsKey{table: tableID, nextFileID: p.NextFileId, schemaVersion: p.SchemaVersion}, err
+	return ts, storedAt{statsKey: statsKey{table: tableID, nextFileID: p.NextFileId, schemaVersion: p.SchemaVersion},
+		asOf: p.AsOfSnapshot, untilChanged: p.UntilChanged}, err
 }
 
 // ColumnStatsOf returns one column's statistics for the given files (as

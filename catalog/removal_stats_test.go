@@ -152,7 +152,7 @@ func TestRemovalStatsAreTheFold(t *testing.T) {
 			}
 			tb, _ := r.Table("t")
 			stored, sk, err := r.storedTableStats(tb.ID)
-			if err != nil || stored == nil || sk != (statsKey{table: tb.ID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}) {
+			if err != nil || stored == nil || sk.statsKey != (statsKey{table: tb.ID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}) {
 				t.Fatalf("seed %d step %d: stored stats %v for another state (%+v), %v", seed, step, stored != nil, sk, err)
 			}
 			fold, err := r.computeTableStats(tb.ID)

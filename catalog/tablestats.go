@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/stats"
@@ -15,6 +16,35 @@ import (
 type statsKey struct {
 	table, nextFileID, schemaVersion int64
 }
+
+// storedAt is the state a table's stored stats rows were written for.
+//
+// Its statsKey alone would make them good for the very state that wrote
+// them, and next_file_id and schema_version are the catalog's: a commit to
+// any other table moves them. Tables appended to in turn (two loads, a
+// storm of writers) would then fold every file of the table again at each
+// commit and each new reader, reading all its file rows and stats. So a
+// commit that changes a table's files or columns always writes its rows
+// (commitWriter.finish), and says so (untilChanged): the rows then hold
+// the table's stats at every snapshot from asOf until the next commit
+// that changes it, which would have replaced them. A snapshot before asOf
+// (time travel) is folded as before; so is a row written before the
+// promise was made.
+type storedAt struct {
+	statsKey
+	asOf         int64
+	untilChanged bool
+}
+
+// describes reports whether stored rows written for s hold the table's
+// stats at the snapshot k and id name.
+func (s storedAt) describes(k statsKey, id int64) bool {
+	return s.statsKey == k || s.untilChanged && s.table == k.table && s.asOf <= id
+}
+
+// storedServed counts stats served from rows written for an earlier
+// snapshot (storedAt.describes), for tests.
+var storedServed atomic.Int64
 
 // statsCache holds computed table stats by statsKey, bounded FIFO.
 type statsCache struct {
@@ -72,7 +102,10 @@ func (r *Reader) fileTableStats(tableID int64) (*TableStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	if stored != nil && sk == k {
+	if stored != nil && sk.describes(k, r.snap.ID) {
+		if sk.statsKey != k {
+			storedServed.Add(1)
+		}
 		r.c.stats.put(k, stored)
 		return stored, nil
 	}
@@ -317,7 +350,7 @@ func (ts *TableStats) toPB(snap Snapshot) *catalogpb.TableStats {
 	return &catalogpb.TableStats{
 		RecordCount: ts.RecordCount, NextRowId: ts.NextRowID, FileSizeBytes: ts.FileSizeBytes,
 		FileCount: ts.FileCount, AsOfSnapshot: snap.ID, NextFileId: snap.NextFileID,
-		SchemaVersion: snap.SchemaVersion,
+		SchemaVersion: snap.SchemaVersion, UntilChanged: true,
 	}
 }
 

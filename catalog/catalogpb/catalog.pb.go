@@ -1902,6 +1902,11 @@ type TableStats struct {
 	AsOfSnapshot  int64                  `protobuf:"varint,5,opt,name=as_of_snapshot,json=asOfSnapshot,proto3" json:"as_of_snapshot,omitempty"`
 	NextFileId    int64                  `protobuf:"varint,6,opt,name=next_file_id,json=nextFileId,proto3" json:"next_file_id,omitempty"`
 	SchemaVersion int64                  `protobuf:"varint,7,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
+	// Written by a commit that rewrites this row whenever it changes the
+	// table's files or columns: the row then describes every snapshot from
+	// as_of_snapshot until the next one that does, not only the state of
+	// next_file_id and schema_version (which commits to other tables move).
+	UntilChanged  bool `protobuf:"varint,8,opt,name=until_changed,json=untilChanged,proto3" json:"until_changed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1983,6 +1988,13 @@ func (x *TableStats) GetSchemaVersion() int64 {
 		return x.SchemaVersion
 	}
 	return 0
+}
+
+func (x *TableStats) GetUntilChanged() bool {
+	if x != nil {
+		return x.UntilChanged
+	}
+	return false
 }
 
 type TableColumnStats struct {
@@ -3150,7 +3162,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\fcontains_nan\x18\x06 \x01(\bH\x02R\vcontainsNan\x88\x01\x01B\x06\n" +
 	"\x04_minB\x06\n" +
 	"\x04_maxB\x0f\n" +
-	"\r_contains_nan\"\x85\x02\n" +
+	"\r_contains_nan\"\xaa\x02\n" +
 	"\n" +
 	"TableStats\x12!\n" +
 	"\frecord_count\x18\x01 \x01(\x03R\vrecordCount\x12\x1e\n" +
@@ -3161,7 +3173,8 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0eas_of_snapshot\x18\x05 \x01(\x03R\fasOfSnapshot\x12 \n" +
 	"\fnext_file_id\x18\x06 \x01(\x03R\n" +
 	"nextFileId\x12%\n" +
-	"\x0eschema_version\x18\a \x01(\x03R\rschemaVersion\"\xc7\x02\n" +
+	"\x0eschema_version\x18\a \x01(\x03R\rschemaVersion\x12#\n" +
+	"\runtil_changed\x18\b \x01(\bR\funtilChanged\"\xc7\x02\n" +
 	"\x10TableColumnStats\x12(\n" +
 	"\rcontains_null\x18\x01 \x01(\bH\x00R\fcontainsNull\x88\x01\x01\x12&\n" +
 	"\fcontains_nan\x18\x02 \x01(\bH\x01R\vcontainsNan\x88\x01\x01\x12\x15\n" +
