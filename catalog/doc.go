@@ -18,7 +18,7 @@
 //	09 table   column  file               stats.Column       one per (file, column)
 //	0A table   column  file  rowgroup(4)  RowGroupStats     + page index / bloom locations
 //	0B table   column  file  path         VariantStats      per shredded sub-field
-//	0C table                              TableStats        totals, latest state
+//	0C table                              TableStats        totals, latest state (until_changed)
 //	0D table   column                     TableColumnStats  bounds, latest state
 //	0E table   column  path               VariantStats      table-wide sub-fields
 //	0F table   file                       FileToDelete      expired, awaiting cleanup
@@ -122,10 +122,16 @@
 // Appending files only widens them, merged in the column type's order. A
 // commit that removes files recomputes them exactly from the surviving
 // files' stats, so they may narrow; it then advances next_file_id even
-// when it writes no file. Reader.TableStats serves stats cached under
-// (table, next_file_id, schema_version), a key no two snapshots share, so
+// when it writes no file. Every commit that changes a table's files or
+// columns writes its rows, so they hold the table's stats at every
+// snapshot from the one that wrote them (as_of_snapshot) until the next
+// such commit: an append after commits to other tables widens them as
+// they are, where it used to fold every file of the table again
+// (storedAt). Reader.TableStats serves stats cached under (table,
+// next_file_id, schema_version), a key no two snapshots share, so
 // narrowed stats are never served for an older snapshot; for a snapshot
-// without stored rows it folds that snapshot's file stats, which is exact.
+// before the stored rows' (time travel) it folds that snapshot's file
+// stats, which is exact.
 //
 // # Column changes
 //
