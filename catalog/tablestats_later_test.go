@@ -35,21 +35,10 @@ func TestStoredTableStatsServeLaterSnapshots(t *testing.T) {
 			commit(t, c, func(tx *Txn) { tx.CreateTable(n, cols) })
 		}
 		n := 0
+		var live func(table string) ([]DataFile, []Column, map[int64]DeleteFile)
 		file := func(table string) NewFile {
 			n++
-			r, err := c.Read(Latest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			tb, err := r.Table(table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tcols, err := r.Columns(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, tcols, _ := live(table)
 			rows := int64(1 + rng.IntN(40))
 			nf := NewFile{Path: fmt.Sprintf("/d/f%d.parquet", n), RecordCount: rows, FileSizeBytes: int64(100 + rng.IntN(1000)), FooterSize: 10, RowGroupCount: 1, FooterFingerprint: rng.Uint64() | 1}
 			for _, col := range tcols {
@@ -60,7 +49,7 @@ func TestStoredTableStatsServeLaterSnapshots(t *testing.T) {
 			}
 			return nf
 		}
-		live := func(table string) ([]DataFile, []Column, map[int64]DeleteFile) {
+		live = func(table string) ([]DataFile, []Column, map[int64]DeleteFile) {
 			r, err := c.Read(Latest)
 			if err != nil {
 				t.Fatal(err)
