@@ -113,6 +113,13 @@ func (r *Reader) fileTableStats(tableID int64) (*TableStats, error) {
 	if err != nil {
 		return nil, err
 	}
+	if stored != nil && sk.asOf <= r.snap.ID && stored.NextRowID > ts.NextRowID {
+		// Row ids only count up, and a fold sees none of a file removed
+		// before: rows written at or before this snapshot know more. An
+		// append takes its first row id from here, and must not hand out
+		// a removed file's again.
+		ts.NextRowID = stored.NextRowID
+	}
 	r.c.stats.put(k, ts)
 	return ts, nil
 }

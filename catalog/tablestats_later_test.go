@@ -226,3 +226,74 @@ func TestStoredTableStatsServeLaterSnapshots(t *testing.T) {
 		t.Fatal("both ways must be taken")
 	}
 }
+
+// An append after stats rows written before the promise (untilChanged
+// unset) and a commit to another table folds its table's stats, and
+// takes its first row id above every file the table ever had: a file
+// removed before holds ids the fold does not see.
+func TestAppendAfterFoldKeepsRowIDsUnique(t *testing.T) {
+	store := kvtest.Store(t)
+	c, err := CreateInStore(store, Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) {
+		tx.CreateTable("t", []ColumnDef{{Name: "x", Type: "bigint"}})
+		tx.CreateTable("u", []ColumnDef{{Name: "x", Type: "bigint"}})
+	})
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/a.parquet", 0, 9, 0)) }) // ids 0–9
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/b.parquet", 0, 4, 0)) }) // ids 10–14
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := r.Table("t")
+	files, err := r.Files(tb.ID)
+	r.Close()
+	if err != nil || len(files) != 2 {
+		t.Fatalf("files %v, %v", files, err)
+	}
+	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", files[1].ID) })
+	// The row as a commit before the promise left it.
+	raw, err := store.Get(key(tagTableStats, tb.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p catalogpb.TableStats
+	if err := decodeValue(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.NextRowId != 15 {
+		t.Fatalf("next row id %d after a removal, want 15", p.NextRowId)
+	}
+	p.UntilChanged = false
+	v, err := encodeValue(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.NewBatch()
+	if err := b.Set(key(tagTableStats, tb.ID), v); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, func(tx *Txn) { tx.AddFiles("u", intFile(t, "/d/u.parquet", 0, 1, 0)) })
+	fresh, err := OpenStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, fresh, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/c.parquet", 0, 2, 0)) })
+	r, err = fresh.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	files, err = r.Files(tb.ID)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("files %v, %v", files, err)
+	}
+	if got := files[1].RowIDStart; got != 15 {
+		t.Fatalf("the appended file's first row id is %d, want 15: ids 10–14 were a removed file's", got)
+	}
+}
