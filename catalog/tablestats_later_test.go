@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
@@ -146,26 +147,7 @@ func TestStoredTableStatsServeLaterSnapshots(t *testing.T) {
 		}
 		r.Close()
 		tampered := tb.ID
-		raw, err := store.Get(key(tagTableStats, tb.ID))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var old catalogpb.TableStats
-		if err := decodeValue(raw, &old); err != nil {
-			t.Fatal(err)
-		}
-		old.UntilChanged = false
-		v, err := encodeValue(&old)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := store.NewBatch()
-		if err := b.Set(key(tagTableStats, tb.ID), v); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		asBeforePromise(t, store, tb.ID)
 		commit(t, c, func(tx *Txn) { tx.AddFiles(names[1], file(names[1])) })
 
 		snaps, err := c.Snapshots()
@@ -255,28 +237,8 @@ func TestAppendAfterFoldKeepsRowIDsUnique(t *testing.T) {
 	}
 	commit(t, c, func(tx *Txn) { tx.RemoveFiles("t", files[1].ID) })
 	// The row as a commit before the promise left it.
-	raw, err := store.Get(key(tagTableStats, tb.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p catalogpb.TableStats
-	if err := decodeValue(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	if p.NextRowId != 15 {
+	if p := asBeforePromise(t, store, tb.ID); p.NextRowId != 15 {
 		t.Fatalf("next row id %d after a removal, want 15", p.NextRowId)
-	}
-	p.UntilChanged = false
-	v, err := encodeValue(&p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := store.NewBatch()
-	if err := b.Set(key(tagTableStats, tb.ID), v); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
 	}
 	commit(t, c, func(tx *Txn) { tx.AddFiles("u", intFile(t, "/d/u.parquet", 0, 1, 0)) })
 	fresh, err := OpenStore(store, Options{})
@@ -296,4 +258,32 @@ func TestAppendAfterFoldKeepsRowIDsUnique(t *testing.T) {
 	if got := files[1].RowIDStart; got != 15 {
 		t.Fatalf("the appended file's first row id is %d, want 15: ids 10–14 were a removed file's", got)
 	}
+}
+
+// asBeforePromise rewrites a table's stored stats row as a commit before
+// untilChanged wrote it, and returns it.
+func asBeforePromise(t *testing.T, store kv.Store, tableID int64) *catalogpb.TableStats {
+	t.Helper()
+	raw, err := store.Get(key(tagTableStats, tableID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p catalogpb.TableStats
+	if err := decodeValue(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	p.UntilChanged = false
+	v, err := encodeValue(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.NewBatch()
+	defer b.Close()
+	if err := b.Set(key(tagTableStats, tableID), v); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return &p
 }
