@@ -506,6 +506,7 @@ func testConditions(t *testing.T, b Backend) {
 			}
 		}
 		_ = bt.Set([]byte("w"), []byte("written"))
+		_ = bt.Delete([]byte("d"))
 		return bt.Commit()
 	}
 	str := func(s string) *string { return &s }
@@ -525,11 +526,20 @@ func testConditions(t *testing.T, b Backend) {
 	} {
 		bt := s.NewBatch()
 		_ = bt.Delete([]byte("w"))
+		_ = bt.Set([]byte("d"), []byte("to delete"))
 		if err := bt.Commit(); err != nil {
 			t.Fatal(err)
 		}
 		err := commit(tc.expect)
 		_, getErr := s.Get([]byte("w"))
+		// A condition guards a batch's deletes as it does its sets.
+		_, delErr := s.Get([]byte("d"))
+		switch {
+		case err != nil && delErr != nil:
+			t.Errorf("%s: Commit = %v, yet the batch's delete was applied", tc.name, err)
+		case err == nil && delErr == nil:
+			t.Errorf("%s: the batch committed without its delete", tc.name)
+		}
 		switch {
 		case tc.ok && err != nil:
 			t.Errorf("%s: %v", tc.name, err)

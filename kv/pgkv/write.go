@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -297,6 +298,9 @@ func (b *batch) attempt() (sent bool, err error) {
 		rollback(conn)
 		return false, err
 	}
+	if dels, setK, setV, ok := b.small(); ok {
+		return b.applyAtOnce(conn, dels, setK, setV)
+	}
 	if err := b.apply(conn, exec); err != nil {
 		rollback(conn)
 		return false, err
@@ -330,6 +334,120 @@ func rollback(conn *pgxpool.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _ = conn.Exec(ctx, `ROLLBACK`)
+}
+
+// small returns the batch's deletes and upserts where they fit one
+// statement each (under chunkBytes, no range delete): the common commit,
+// a few rows, which applyAtOnce sends in one round trip.
+func (b *batch) small() (dels, setK, setV [][]byte, ok bool) {
+	if len(b.ranges) > 0 {
+		return nil, nil, nil, false
+	}
+	size := 0
+	ops := b.ops // in order (Commit)
+	for i, op := range ops {
+		k, v := b.at(op)
+		if i+1 < len(ops) {
+			if next, _ := b.at(ops[i+1]); bytes.Equal(k, next) {
+				continue
+			}
+		}
+		if k == nil {
+			k = []byte{}
+		}
+		if v == nil {
+			dels = append(dels, k)
+		} else {
+			setK, setV = append(setK, k), append(setV, v)
+		}
+		if size += len(k) + len(v) + 8; size >= chunkBytes {
+			return nil, nil, nil, false
+		}
+	}
+	return dels, setK, setV, true
+}
+
+// condition is the batch's conditions as SQL booleans joined by sep,
+// their parameters numbered from first on, and their arguments; "" when
+// it has none.
+func (b *batch) condition(first int, sep string) (string, []any) {
+	var sql strings.Builder
+	var args []any
+	for i, e := range b.expect {
+		if i > 0 {
+			sql.WriteString(sep)
+		}
+		k := e.k
+		if k == nil {
+			k = []byte{}
+		}
+		// A nil e.v goes out as NULL: the key must be absent.
+		fmt.Fprintf(&sql, "(SELECT v FROM %s WHERE k = $%d) IS NOT DISTINCT FROM $%d::bytea", b.s.table, first+2*i, first+2*i+1)
+		args = append(args, k, e.v)
+	}
+	return sql.String(), args
+}
+
+// applyAtOnce sends a small batch's conditions, writes and COMMIT in one
+// pipeline, the write lock already held: the lock is then held for one
+// round trip, not one per statement, and every other writer of the
+// catalog waits that much less. The writes carry the conditions in their
+// WHERE clauses, so that where one fails they write nothing and the
+// COMMIT commits nothing; the first statement says which held. Under the
+// lock nothing else writes, so every statement finds the same answer.
+//
+// Everything is sent before any answer is read, so a connection lost
+// while reading leaves the outcome unknown (commitSent), as a COMMIT
+// sent alone would.
+func (b *batch) applyAtOnce(conn *pgxpool.Conn, dels, setK, setV [][]byte) (sent bool, err error) {
+	s := b.s
+	var q pgx.Batch
+	execs := 1 // COMMIT
+	if len(b.expect) > 0 {
+		each, args := b.condition(1, ", ")
+		q.Queue("SELECT ARRAY["+each+"]", args...)
+	}
+	if len(dels) > 0 {
+		all, args := b.condition(2, " AND ")
+		if all != "" {
+			all = " AND " + all
+		}
+		q.Queue(`DELETE FROM `+s.table+` WHERE k = ANY($1::bytea[])`+all, append([]any{dels}, args...)...)
+		execs++
+	}
+	if len(setK) > 0 {
+		all, args := b.condition(3, " AND ")
+		if all != "" {
+			all = " WHERE " + all
+		}
+		q.Queue(`INSERT INTO `+s.table+` (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])`+all+`
+			ON CONFLICT (k) DO UPDATE SET v = excluded.v`, append([]any{setK, setV}, args...)...)
+		execs++
+	}
+	q.Queue(`COMMIT`)
+	ctx, cancel := s.ctx()
+	defer cancel()
+	res := conn.SendBatch(ctx, &q)
+	var held []bool
+	if len(b.expect) > 0 {
+		err = res.QueryRow().Scan(&held)
+	}
+	for ; err == nil && execs > 0; execs-- {
+		_, err = res.Exec()
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		rollback(conn)
+		return commitSent(err), err
+	}
+	for i, ok := range held {
+		if !ok {
+			return false, fmt.Errorf("%w (key %x)", kv.ErrConditionFailed, b.expect[i].k)
+		}
+	}
+	return false, nil
 }
 
 func (b *batch) apply(conn *pgxpool.Conn, exec func(sql string, args ...any) error) error {
