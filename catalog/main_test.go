@@ -9,4 +9,9 @@ import (
 
 // TestMain stops the PostgreSQL server that tests on that backend start
 // (ROCKLAKE_TEST_CATALOG=postgres, see kvtest.Store).
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	// Every commit attempt built from an earlier attempt's reads is
+	// checked against one built from fresh reads (reread.go).
+	verifyRereads = true
+	os.Exit(pgtest.Main(m))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
@@ -109,6 +110,13 @@ type Txn struct {
 	leases []*Lease
 
 	attempts int // how many times Commit tried to write
+	// baseIDs: the tables the ops' names (touched, lower-cased; creating,
+	// "0."-qualified) meant at base, resolved by the first attempt that
+	// needs them (resolveAtBase).
+	baseIDs           map[int64]string
+	touched, creating map[string]bool
+	// reads: what the attempts read, for the next (reread.go).
+	reads readLog
 }
 
 type opKind uint8
@@ -220,6 +228,14 @@ func (t *Txn) Commit() (Snapshot, error) {
 	}
 	token := uuid.New()
 	t.token = token[:]
+	for i := range t.ops {
+		if o := &t.ops[i]; o.kind == opCreateTable && o.uuid == "" {
+			// One identity whichever attempt lands, so that an attempt
+			// built from an earlier one's reads writes what one built
+			// from fresh reads would (reread.go).
+			o.uuid = uuid.NewString()
+		}
+	}
 	c := t.c
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
@@ -231,20 +247,16 @@ func (t *Txn) Commit() (Snapshot, error) {
 			if s, ok, err := t.findCommitted(); err != nil || ok {
 				return s, err
 			}
-		} else if a.failed > 0 || a.lost > 0 {
-			// The store said an earlier attempt wrote nothing (it failed,
-			// or its fence was taken). Looked for all the same, at the
-			// cost of a read of the snapshots since the base: were the
-			// store wrong (a COMMIT it retried itself after it had landed
-			// then finds its own fence taken), the attempt below would
-			// take its own commit for another writer's and answer
-			// ErrConflict for a commit that landed. Found by the storm
-			// with a server shut down immediately. A failed look leaves
-			// the store's word.
-			if s, ok, err := t.findCommitted(); err == nil && ok {
-				return s, nil
-			}
 		}
+		// Where the store said an earlier attempt wrote nothing (it
+		// failed, or its fence was taken), the attempt below looks for it
+		// all the same, in the snapshots since the base that its conflict
+		// check reads anyway (commitWriter.checkConflicts): were the
+		// store wrong (a COMMIT it retried itself after it had landed
+		// then finds its own fence taken), the attempt would take its own
+		// commit for another writer's and answer ErrConflict for a commit
+		// that landed. Found by the storm with a server shut down
+		// immediately.
 		if a.lost >= lockAfterLost {
 			if s, ok, err := t.commitLocked(); ok {
 				return s, err
@@ -278,12 +290,20 @@ func (t *Txn) estimateBytes() int {
 // read (the fence).
 func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	c := t.c
-	kvs, err := c.store.NewSnapshot()
+	snap, err := c.store.NewSnapshot()
 	if err != nil {
 		return Snapshot{}, err
 	}
-	defer kvs.Close()
+	defer snap.Close()
+	kvs, cr := newCachedReader(snap, &t.reads)
 	head, err := latestSnapshot(kvs)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	fenceOld, err := kvs.Get(key(tagFence))
+	if errors.Is(err, kv.ErrNotFound) {
+		fenceOld, err = nil, nil
+	}
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -298,26 +318,79 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	if len(t.leases) > 0 && leasesChecked != nil {
 		leasesChecked()
 	}
+	ch := t.reads.startChain()
+	if head.ID != t.base {
+		if own, landed, err := t.checkConflicts(kvs, head, ch); err != nil || landed {
+			return own, err
+		}
+	}
+	// What the attempts before read holds from here on where ch says so,
+	// and what this one reads is recorded as of head.
+	ch.finish(head.ID, fenceOld)
+	cr.serve = t.reads.valid
+	t.reads.valid, t.reads.at, t.reads.fence = true, head.ID, fenceOld
+	served := t.reads.served
+	fenceNew := uuid.New()
+	now := c.now().UTC()
+	w, err := t.build(kvs, head, now, fenceOld, fenceNew[:], newBatch())
+	defer w.batch.Close()
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if !w.changed {
+		return w.head, w.unchanged
+	}
+	if verifyRereads && t.reads.served > served {
+		fresh, _ := newCachedReader(snap, &readLog{})
+		w2, err := t.build(fresh, head, now, fenceOld, fenceNew[:], c.store.NewBatch())
+		w2.batch.Close()
+		if err == nil {
+			err = sameWrites(w.nb, w2.nb)
+		}
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("catalog: a commit built from what an earlier attempt read differs from one built from fresh reads: %w", err)
+		}
+	}
+	if err := w.batch.Expect(key(tagFence), fenceOld); err != nil {
+		return Snapshot{}, err
+	}
+	if err := w.batch.Set(key(tagFence), fenceNew[:]); err != nil {
+		return Snapshot{}, err
+	}
+	if beforeBatchCommit != nil {
+		beforeBatchCommit(t)
+	}
+	if err := w.batch.Commit(); err != nil {
+		return Snapshot{}, fmt.Errorf("commit snapshot %d: %w", w.next.ID, err)
+	}
+	for _, id := range w.changes.RestampedTables {
+		// Older snapshots read the new rows too; another process's
+		// cache keeps the old ones until evicted, which only refuses.
+		c.plan.dropFileSets(id)
+	}
+	return w.next, nil
+}
+
+// build applies the transaction's operations to head, read through kvs,
+// into batch: the commit, short of its fence. Where no operation changed
+// anything, w.changed is unset and w.unchanged says why (ErrUnchanged).
+// w is never nil: its batch is the caller's to close.
+func (t *Txn) build(kvs kv.Snapshot, head Snapshot, now time.Time, fenceOld, fenceNew []byte, batch kv.Batch) (*commitWriter, error) {
+	c := t.c
+	nb := newNotingBatch(batch)
 	w := &commitWriter{
 		c: c, r: &Reader{c: c, kvs: kvs, snap: head, head: true}, head: head,
 		next: Snapshot{
-			ID: head.ID + 1, Time: c.now().UTC(), SchemaVersion: head.SchemaVersion,
+			ID: head.ID + 1, Time: now, SchemaVersion: head.SchemaVersion,
 			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID,
 		},
 		tables: map[string]*tableState{},
-		batch:  newBatch(),
+		batch:  nb, raw: batch, nb: nb,
+		fenceOld: fenceOld, fenceNew: fenceNew,
 	}
-	defer w.batch.Close()
-	if r, ok := w.batch.(kv.Reserver); ok {
+	if r, ok := batch.(kv.Reserver); ok {
 		r.Reserve(t.estimateBytes())
 	}
-	if head.ID != t.base {
-		if err := w.checkConflicts(t); err != nil {
-			return Snapshot{}, err
-		}
-	}
-	var unchanged error
-	changed := false
 	for _, o := range t.ops {
 		var err error
 		switch o.kind {
@@ -343,39 +416,25 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 			err = w.expectDeletes(o.table, o.expect)
 		}
 		if errors.Is(err, ErrUnchanged) {
-			if unchanged == nil {
-				unchanged = err
+			if w.unchanged == nil {
+				w.unchanged = err
 			}
 			continue
 		}
 		if err != nil {
-			return Snapshot{}, err
+			return w, err
 		}
-		changed = true
+		w.changed = true
 	}
-	if !changed {
+	if !w.changed {
 		// A snapshot that changes nothing would still show in the
 		// history and end every cache keyed by the head, for nothing.
-		return w.head, unchanged
+		return w, nil
 	}
 	if err := w.checkRegisteredAgain(); err != nil {
-		return Snapshot{}, err
+		return w, err
 	}
-	if err := w.finish(t.token); err != nil {
-		return Snapshot{}, err
-	}
-	if err := fence(kvs, w.batch); err != nil {
-		return Snapshot{}, err
-	}
-	if err := w.batch.Commit(); err != nil {
-		return Snapshot{}, fmt.Errorf("commit snapshot %d: %w", w.next.ID, err)
-	}
-	for _, id := range w.changes.RestampedTables {
-		// Older snapshots read the new rows too; another process's
-		// cache keeps the old ones until evicted, which only refuses.
-		c.plan.dropFileSets(id)
-	}
-	return w.next, nil
+	return w, w.finish(t.token)
 }
 
 // findCommitted looks for this transaction's snapshot after its base.
@@ -451,23 +510,31 @@ type addedFile struct {
 }
 
 type commitWriter struct {
-	c        *Catalog
-	r        *Reader
-	head     Snapshot
-	next     Snapshot
-	tables   map[string]*tableState // by lower-cased name
-	batch    kv.Batch
-	ddl      bool
-	changes  catalogpb.Changes
-	writeErr error
-	fetched  map[string][]byte // head keys prefetched in one round trip (nil: missing)
+	c      *Catalog
+	r      *Reader
+	head   Snapshot
+	next   Snapshot
+	tables map[string]*tableState // by lower-cased name
+	// batch takes the commit's writes, noting them (nb); raw is the
+	// store's batch under it, asked for its optional extras, whose
+	// writes the commit notes itself.
+	batch              kv.Batch
+	raw                kv.Batch
+	nb                 *notingBatch
+	fenceOld, fenceNew []byte
+	changed            bool  // an operation changed something
+	unchanged          error // why none did (ErrUnchanged)
+	ddl                bool
+	changes            catalogpb.Changes
+	writeErr           error
+	fetched            map[string][]byte // head keys prefetched in one round trip (nil: missing)
 }
 
 func (w *commitWriter) put(k []byte, m proto.Message) {
 	if w.writeErr != nil {
 		return
 	}
-	if s, ok := w.batch.(kv.InPlaceSetter); ok {
+	if s, ok := w.raw.(kv.InPlaceSetter); ok {
 		// Encoded into the batch itself: the same bytes encodeValue makes.
 		n := proto.MarshalOptions{Deterministic: true}.Size(m)
 		v, done := s.SetInPlace(k, envelopeLen+n)
@@ -479,6 +546,7 @@ func (w *commitWriter) put(k []byte, m proto.Message) {
 			err = fmt.Errorf("catalog: a value encoded to %d bytes, %d expected", len(out), envelopeLen+n)
 		}
 		if err == nil {
+			w.nb.noteWrite(k, out)
 			err = done()
 		}
 		w.writeErr = err
@@ -641,33 +709,27 @@ func columnPaths(cols []Column) map[string]Column {
 	return out
 }
 
-func (w *commitWriter) checkConflicts(t *Txn) error {
-	touched := map[string]bool{}
-	creating := map[string]bool{}
-	for _, o := range t.ops {
-		touched[strings.ToLower(o.table)] = true
-		if o.kind == opCreateTable {
-			creating["0."+strings.ToLower(o.table)] = true
+// checkConflicts fails with ErrConflict when a snapshot since the
+// transaction's base changed a table it changes. A snapshot carrying the
+// transaction's own token is its commit, landed by an earlier attempt:
+// landed, and that snapshot.
+func (t *Txn) checkConflicts(kvs kv.Snapshot, head Snapshot, ch *chain) (own Snapshot, landed bool, err error) {
+	if t.baseIDs == nil {
+		if err := t.resolveAtBase(kvs); err != nil {
+			return Snapshot{}, false, err
 		}
 	}
-	// The tables the transaction meant are those its names had at its base
-	// snapshot (a name dropped and re-created since names another table).
-	baseSnap, err := readSnapshot(w.r.kvs, t.base)
-	if errors.Is(err, ErrNoSuchSnapshot) {
-		return fmt.Errorf("%w: this transaction began at snapshot %d, since expired; retry", ErrConflict, t.base)
-	}
-	if err != nil {
-		return err
-	}
-	base := &Reader{c: w.c, kvs: w.r.kvs, snap: baseSnap}
-	ids := map[int64]string{}
-	for name := range touched {
-		if tb, err := base.Table(name); err == nil {
-			ids[tb.ID] = tb.Name
+	ids, touched, creating := t.baseIDs, t.touched, t.creating
+	err = scanSnapshotsPB(kvs, t.base+1, head.ID, func(p *catalogpb.Snapshot) error {
+		if bytes.Equal(p.CommitToken, t.token) {
+			own, landed = snapshotFromPB(p), true
+			return errStopScan
 		}
-	}
-	err = scanSnapshots(w.r.kvs, t.base+1, w.head.ID, func(snap Snapshot) error {
-		ch, s := snap.Changes, snap.ID
+		ch.step(p)
+		ch, s := p.Changes, p.Id
+		if ch == nil {
+			return nil
+		}
 		for _, list := range [][]int64{ch.CreatedTables, ch.DroppedTables, ch.InsertedIntoTables, ch.DeletedFromTables, ch.RenamedTables, ch.AlteredTables, ch.RestampedTables} {
 			for _, id := range list {
 				if name, ok := ids[id]; ok {
@@ -682,11 +744,45 @@ func (w *commitWriter) checkConflicts(t *Txn) error {
 		}
 		return nil
 	})
+	if landed {
+		return own, true, nil
+	}
 	var gone *missingSnapshot
 	if errors.As(err, &gone) {
-		return fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, gone.id, t.base)
+		return Snapshot{}, false, fmt.Errorf("%w: snapshot %d, committed after this transaction began at snapshot %d, was expired; retry", ErrConflict, gone.id, t.base)
 	}
-	return err
+	return Snapshot{}, false, err
+}
+
+// resolveAtBase finds which tables the transaction's names meant at its
+// base snapshot (a name dropped and re-created since names another
+// table), once: those are facts of the base, which every later attempt
+// of the commit checks the snapshots since against.
+func (t *Txn) resolveAtBase(r kv.Snapshot) error {
+	t.touched = map[string]bool{}
+	t.creating = map[string]bool{}
+	for _, o := range t.ops {
+		t.touched[strings.ToLower(o.table)] = true
+		if o.kind == opCreateTable {
+			t.creating["0."+strings.ToLower(o.table)] = true
+		}
+	}
+	baseSnap, err := readSnapshot(r, t.base)
+	if errors.Is(err, ErrNoSuchSnapshot) {
+		return fmt.Errorf("%w: this transaction began at snapshot %d, since expired; retry", ErrConflict, t.base)
+	}
+	if err != nil {
+		return err
+	}
+	base := &Reader{c: t.c, kvs: r, snap: baseSnap}
+	ids := map[int64]string{}
+	for name := range t.touched {
+		if tb, err := base.Table(name); err == nil {
+			ids[tb.ID] = tb.Name
+		}
+	}
+	t.baseIDs = ids
+	return nil
 }
 
 // missingSnapshot reports a gap in a range of snapshots (expired ones).
@@ -703,6 +799,13 @@ func (e *missingSnapshot) Unwrap() error { return ErrNoSuchSnapshot }
 // a round trip per snapshot on a networked store. A gap fails with
 // *missingSnapshot.
 func scanSnapshots(r kv.Reader, from, to int64, fn func(Snapshot) error) error {
+	return scanSnapshotsPB(r, from, to, func(p *catalogpb.Snapshot) error { return fn(snapshotFromPB(p)) })
+}
+
+// scanSnapshotsPB is scanSnapshots handing fn the stored rows, valid
+// until it returns; an fn failing with errStopScan ends the scan without
+// error.
+func scanSnapshotsPB(r kv.Reader, from, to int64, fn func(*catalogpb.Snapshot) error) error {
 	if from > to {
 		return nil
 	}
@@ -721,7 +824,10 @@ func scanSnapshots(r kv.Reader, from, to int64, fn func(Snapshot) error) error {
 		if p.Id != want {
 			return &missingSnapshot{want}
 		}
-		if err := fn(snapshotFromPB(&p)); err != nil {
+		if err := fn(&p); err != nil {
+			if errors.Is(err, errStopScan) {
+				return nil
+			}
 			return err
 		}
 		want++
@@ -822,10 +928,11 @@ func (w *commitWriter) finish(token []byte) error {
 		CreatedNames: w.changes.CreatedNames, RenamedTables: w.changes.RenamedTables, AlteredTables: w.changes.AlteredTables,
 		RestampedTables: w.changes.RestampedTables,
 	}
+	wrote, many := w.nb.wrote()
 	w.put(key(tagSnapshot, w.next.ID), &catalogpb.Snapshot{
 		Id: w.next.ID, TimeUnixMicros: w.next.Time.UnixMicro(), SchemaVersion: w.next.SchemaVersion,
 		NextCatalogId: w.next.NextCatalogID, NextFileId: w.next.NextFileID, Changes: &w.changes,
-		CommitToken: token,
+		CommitToken: token, FenceExpected: w.fenceOld, FenceWritten: w.fenceNew, Wrote: wrote, WroteMany: many,
 	})
 	return w.writeErr
 }

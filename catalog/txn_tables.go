@@ -129,7 +129,8 @@ func (w *commitWriter) endAllFiles(ts *tableState) error {
 		return err
 	}
 	index := key(tagFilePath, ts.t.ID)
-	if rd, ok := w.batch.(kv.RangeDeleter); ok {
+	if rd, ok := w.raw.(kv.RangeDeleter); ok {
+		w.nb.noteRange(index, kv.PrefixEnd(index))
 		return rd.DeleteRange(index, kv.PrefixEnd(index))
 	}
 	return scanPrefix(w.r, index, func(k, _ []byte) error { return w.batch.Delete(k) })

@@ -169,7 +169,16 @@ type Snapshot struct {
 	// A random token the committing transaction chose: after a commit whose
 	// outcome the store could not report, the writer finds its own snapshot
 	// by it instead of committing twice.
-	CommitToken   []byte `protobuf:"bytes,7,opt,name=commit_token,json=commitToken,proto3" json:"commit_token,omitempty"`
+	CommitToken []byte `protobuf:"bytes,7,opt,name=commit_token,json=commitToken,proto3" json:"commit_token,omitempty"`
+	// The fence value the commit expected and the one it wrote (fence.go),
+	// and the prefixes (tag and first id, 9 bytes) of the keys it wrote, or
+	// wrote_many where they were too many to list: a commit that lost the
+	// fence serves again what it read of rows no commit since wrote under,
+	// where the fence values chain (reread.go).
+	FenceExpected []byte   `protobuf:"bytes,8,opt,name=fence_expected,json=fenceExpected,proto3" json:"fence_expected,omitempty"`
+	FenceWritten  []byte   `protobuf:"bytes,9,opt,name=fence_written,json=fenceWritten,proto3" json:"fence_written,omitempty"`
+	Wrote         [][]byte `protobuf:"bytes,10,rep,name=wrote,proto3" json:"wrote,omitempty"`
+	WroteMany     bool     `protobuf:"varint,11,opt,name=wrote_many,json=wroteMany,proto3" json:"wrote_many,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -251,6 +260,34 @@ func (x *Snapshot) GetCommitToken() []byte {
 		return x.CommitToken
 	}
 	return nil
+}
+
+func (x *Snapshot) GetFenceExpected() []byte {
+	if x != nil {
+		return x.FenceExpected
+	}
+	return nil
+}
+
+func (x *Snapshot) GetFenceWritten() []byte {
+	if x != nil {
+		return x.FenceWritten
+	}
+	return nil
+}
+
+func (x *Snapshot) GetWrote() [][]byte {
+	if x != nil {
+		return x.Wrote
+	}
+	return nil
+}
+
+func (x *Snapshot) GetWroteMany() bool {
+	if x != nil {
+		return x.WroteMany
+	}
+	return false
 }
 
 // Changes lists what a snapshot changed, by object id; conflict checks
@@ -2980,7 +3017,7 @@ const file_catalog_proto_rawDesc = "" +
 	"\x0eformat_version\x18\x01 \x01(\rR\rformatVersion\x12!\n" +
 	"\fcatalog_uuid\x18\x02 \x01(\tR\vcatalogUuid\x12.\n" +
 	"\x13created_unix_micros\x18\x03 \x01(\x03R\x11createdUnixMicros\x12\x1b\n" +
-	"\tdata_root\x18\x04 \x01(\tR\bdataRoot\"\x90\x02\n" +
+	"\tdata_root\x18\x04 \x01(\tR\bdataRoot\"\x91\x03\n" +
 	"\bSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12(\n" +
 	"\x10time_unix_micros\x18\x02 \x01(\x03R\x0etimeUnixMicros\x12%\n" +
@@ -2989,7 +3026,13 @@ const file_catalog_proto_rawDesc = "" +
 	"\fnext_file_id\x18\x05 \x01(\x03R\n" +
 	"nextFileId\x126\n" +
 	"\achanges\x18\x06 \x01(\v2\x1c.rocklake.catalog.v1.ChangesR\achanges\x12!\n" +
-	"\fcommit_token\x18\a \x01(\fR\vcommitToken\"\x80\x03\n" +
+	"\fcommit_token\x18\a \x01(\fR\vcommitToken\x12%\n" +
+	"\x0efence_expected\x18\b \x01(\fR\rfenceExpected\x12#\n" +
+	"\rfence_written\x18\t \x01(\fR\ffenceWritten\x12\x14\n" +
+	"\x05wrote\x18\n" +
+	" \x03(\fR\x05wrote\x12\x1d\n" +
+	"\n" +
+	"wrote_many\x18\v \x01(\bR\twroteMany\"\x80\x03\n" +
 	"\aChanges\x12'\n" +
 	"\x0fcreated_schemas\x18\x01 \x03(\x03R\x0ecreatedSchemas\x12%\n" +
 	"\x0ecreated_tables\x18\x02 \x03(\x03R\rcreatedTables\x12%\n" +

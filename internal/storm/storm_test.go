@@ -20,6 +20,10 @@ import (
 // worker's environment it runs one and exits before any test.
 func TestMain(m *testing.M) {
 	storm.MaybeWorker()
+	// Workers check every commit attempt built from an earlier attempt's
+	// reads against one built from fresh reads (catalog/reread.go): a
+	// difference fails the commit, which the storms count.
+	os.Setenv("ROCKLAKE_VERIFY_REREADS", "1")
 	os.Exit(pgtest.Main(m))
 }
 
