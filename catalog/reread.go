@@ -410,6 +410,12 @@ func (it *memIter) Value() []byte { return it.kvs[it.i].v }
 func (it *memIter) Error() error  { return nil }
 func (it *memIter) Close() error  { return nil }
 
+// uncached is c without its process caches (verifyRereads).
+func (c *Catalog) uncached() *Catalog {
+	return &Catalog{store: c.store, dir: c.dir, now: c.now, dataRoot: c.dataRoot, uuid: c.uuid, location: c.location,
+		speculative: c.speculative, specBase: c.specBase, plan: planCache{budget: c.plan.budget}}
+}
+
 // notingBatch notes the prefix of every key a commit writes, for its
 // snapshot row, and with verifyRereads every write. It offers none of a
 // batch's optional extras: the commit asks the batch it wraps (raw) for

@@ -332,7 +332,7 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	served := t.reads.served
 	fenceNew := uuid.New()
 	now := c.now().UTC()
-	w, err := t.build(kvs, head, now, fenceOld, fenceNew[:], newBatch())
+	w, err := t.build(c, kvs, head, now, fenceOld, fenceNew[:], newBatch())
 	defer w.batch.Close()
 	if err != nil {
 		return Snapshot{}, err
@@ -341,8 +341,10 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 		return w.head, w.unchanged
 	}
 	if verifyRereads && t.reads.served > served {
+		// Fresh reads, and no process cache the first build may have
+		// filled from what it was served.
 		fresh, _ := newCachedReader(snap, &readLog{})
-		w2, err := t.build(fresh, head, now, fenceOld, fenceNew[:], c.store.NewBatch())
+		w2, err := t.build(c.uncached(), fresh, head, now, fenceOld, fenceNew[:], c.store.NewBatch())
 		w2.batch.Close()
 		if err == nil {
 			err = sameWrites(w.nb, w2.nb)
@@ -375,8 +377,7 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 // into batch: the commit, short of its fence. Where no operation changed
 // anything, w.changed is unset and w.unchanged says why (ErrUnchanged).
 // w is never nil: its batch is the caller's to close.
-func (t *Txn) build(kvs kv.Snapshot, head Snapshot, now time.Time, fenceOld, fenceNew []byte, batch kv.Batch) (*commitWriter, error) {
-	c := t.c
+func (t *Txn) build(c *Catalog, kvs kv.Snapshot, head Snapshot, now time.Time, fenceOld, fenceNew []byte, batch kv.Batch) (*commitWriter, error) {
 	nb := newNotingBatch(batch)
 	w := &commitWriter{
 		c: c, r: &Reader{c: c, kvs: kvs, snap: head, head: true}, head: head,
