@@ -43,46 +43,14 @@ func TestRetriesServeWhatStillHolds(t *testing.T) {
 			commit(t, c, func(tx *Txn) { tx.CreateTable(n, cols) })
 		}
 		n := 0
-		live := func(cat *Catalog, table string) ([]DataFile, []Column, map[int64]DeleteFile) {
-			r, err := cat.Read(Latest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			tb, err := r.Table(table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := r.Files(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tcols, err := r.Columns(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dels, err := r.DeleteFiles(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return files, tcols, dels
-		}
 		file := func(cat *Catalog, table string) NewFile {
 			n++
-			_, tcols, _ := live(cat, table)
-			rows := int64(1 + rng.IntN(40))
-			nf := NewFile{Path: fmt.Sprintf("/d/f%d.parquet", n), RecordCount: rows, FileSizeBytes: int64(100 + rng.IntN(1000)), FooterSize: 10, RowGroupCount: 1, FooterFingerprint: rng.Uint64() | 1}
-			for _, col := range tcols {
-				typ := col.Type.DuckLakeName()
-				if d, ok := domains[typ]; ok && rng.IntN(6) > 0 {
-					nf.Columns = append(nf.Columns, FileColumn{Path: []string{col.Name}, Stats: randomUnit(t, rng, typ, d, rows, 0)})
-				}
-			}
-			return nf
+			_, tcols, _ := tableAtLatest(t, cat, table)
+			return randomStatsFile(t, rng, fmt.Sprintf("/d/f%d.parquet", n), tcols, domains)
 		}
 		// change adds to tx one random change of table, as read by cat.
 		change := func(cat *Catalog, tx *Txn, table string) {
-			files, tcols, dels := live(cat, table)
+			files, tcols, dels := tableAtLatest(t, cat, table)
 			switch op := rng.IntN(8); {
 			case op < 3 || len(files) == 0:
 				for range 1 + rng.IntN(3) {

@@ -36,43 +36,11 @@ func TestStoredTableStatsServeLaterSnapshots(t *testing.T) {
 			commit(t, c, func(tx *Txn) { tx.CreateTable(n, cols) })
 		}
 		n := 0
-		var live func(table string) ([]DataFile, []Column, map[int64]DeleteFile)
+		live := func(table string) ([]DataFile, []Column, map[int64]DeleteFile) { return tableAtLatest(t, c, table) }
 		file := func(table string) NewFile {
 			n++
 			_, tcols, _ := live(table)
-			rows := int64(1 + rng.IntN(40))
-			nf := NewFile{Path: fmt.Sprintf("/d/f%d.parquet", n), RecordCount: rows, FileSizeBytes: int64(100 + rng.IntN(1000)), FooterSize: 10, RowGroupCount: 1, FooterFingerprint: rng.Uint64() | 1}
-			for _, col := range tcols {
-				typ := col.Type.DuckLakeName()
-				if d, ok := domains[typ]; ok && rng.IntN(6) > 0 {
-					nf.Columns = append(nf.Columns, FileColumn{Path: []string{col.Name}, Stats: randomUnit(t, rng, typ, d, rows, 0)})
-				}
-			}
-			return nf
-		}
-		live = func(table string) ([]DataFile, []Column, map[int64]DeleteFile) {
-			r, err := c.Read(Latest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			tb, err := r.Table(table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := r.Files(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tcols, err := r.Columns(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dels, err := r.DeleteFiles(tb.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return files, tcols, dels
+			return randomStatsFile(t, rng, fmt.Sprintf("/d/f%d.parquet", n), tcols, domains)
 		}
 		colN := 0
 		for step := range 40 {
@@ -286,4 +254,47 @@ func asBeforePromise(t *testing.T, store kv.Store, tableID int64) *catalogpb.Tab
 		t.Fatal(err)
 	}
 	return &p
+}
+
+// tableAtLatest reads a table's live files, columns and current delete
+// files at cat's latest snapshot.
+func tableAtLatest(t *testing.T, cat *Catalog, table string) ([]DataFile, []Column, map[int64]DeleteFile) {
+	t.Helper()
+	r, err := cat.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tb, err := r.Table(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Files(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcols, err := r.Columns(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dels, err := r.DeleteFiles(tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, tcols, dels
+}
+
+// randomStatsFile is a file at path of random size and rows, with random
+// stats (randomUnit over domains) for most of tcols whose type domains
+// lists.
+func randomStatsFile(t *testing.T, rng *rand.Rand, path string, tcols []Column, domains map[string][]string) NewFile {
+	rows := int64(1 + rng.IntN(40))
+	nf := NewFile{Path: path, RecordCount: rows, FileSizeBytes: int64(100 + rng.IntN(1000)), FooterSize: 10, RowGroupCount: 1, FooterFingerprint: rng.Uint64() | 1}
+	for _, col := range tcols {
+		typ := col.Type.DuckLakeName()
+		if d, ok := domains[typ]; ok && rng.IntN(6) > 0 {
+			nf.Columns = append(nf.Columns, FileColumn{Path: []string{col.Name}, Stats: randomUnit(t, rng, typ, d, rows, 0)})
+		}
+	}
+	return nf
 }

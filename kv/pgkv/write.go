@@ -344,7 +344,27 @@ func (b *batch) small() (dels, setK, setV [][]byte, ok bool) {
 		return nil, nil, nil, false
 	}
 	size := 0
-	ops := b.ops // in order (Commit)
+	tooBig := errors.New("too big")
+	err := b.last(func(k, v []byte, _ uint64) error {
+		if v == nil {
+			dels = append(dels, k)
+		} else {
+			setK, setV = append(setK, k), append(setV, v)
+		}
+		if size += len(k) + len(v) + 8; size >= chunkBytes {
+			return tooBig
+		}
+		return nil
+	})
+	return dels, setK, setV, err == nil
+}
+
+// last calls fn with the last write of each key, in key order (Commit
+// ordered them), and the op that made it; a nil value is a delete. The
+// driver sends an empty slice as an empty bytea, a nil one as NULL, so
+// an empty key comes as an empty slice.
+func (b *batch) last(fn func(k, v []byte, op uint64) error) error {
+	ops := b.ops
 	for i, op := range ops {
 		k, v := b.at(op)
 		if i+1 < len(ops) {
@@ -355,16 +375,11 @@ func (b *batch) small() (dels, setK, setV [][]byte, ok bool) {
 		if k == nil {
 			k = []byte{}
 		}
-		if v == nil {
-			dels = append(dels, k)
-		} else {
-			setK, setV = append(setK, k), append(setV, v)
-		}
-		if size += len(k) + len(v) + 8; size >= chunkBytes {
-			return nil, nil, nil, false
+		if err := fn(k, v, op); err != nil {
+			return err
 		}
 	}
-	return dels, setK, setV, true
+	return nil
 }
 
 // condition is the batch's conditions as SQL booleans joined by sep,
@@ -501,33 +516,22 @@ func (b *batch) apply(conn *pgxpool.Conn, exec func(sql string, args ...any) err
 		}
 		return false
 	}
-	ops := b.ops // in order (Commit)
-	for i, op := range ops {
-		k, v := b.at(op)
-		if i+1 < len(ops) {
-			if next, _ := b.at(ops[i+1]); bytes.Equal(k, next) {
-				continue
-			}
-		}
+	err := b.last(func(k, v []byte, op uint64) error {
 		if len(b.ranges) > 0 && undone(k, op) {
-			continue
-		}
-		// The driver sends an empty slice as an empty bytea, a nil one as
-		// NULL.
-		if k == nil {
-			k = []byte{}
+			return nil
 		}
 		if v == nil {
 			dels = append(dels, k)
 		} else {
 			setK, setV = append(setK, k), append(setV, v)
 		}
-		size += len(k) + len(v) + 8
-		if size >= chunkBytes {
-			if err := flush(); err != nil {
-				return err
-			}
+		if size += len(k) + len(v) + 8; size >= chunkBytes {
+			return flush()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return flush()
 }
