@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
 	"github.com/rocklake/rocklake/kv"
@@ -409,6 +410,29 @@ func (it *memIter) Key() []byte   { return it.kvs[it.i].k }
 func (it *memIter) Value() []byte { return it.kvs[it.i].v }
 func (it *memIter) Error() error  { return nil }
 func (it *memIter) Close() error  { return nil }
+
+// verifyBuild builds the commit w (and err) was built as, from fresh
+// reads on a catalog without process caches, and says how the two differ
+// (verifyRereads).
+func (t *Txn) verifyBuild(snap kv.Snapshot, w *commitWriter, err error, head Snapshot, now time.Time, fenceOld, fenceNew []byte) error {
+	fresh, _ := newCachedReader(snap, &readLog{})
+	w2, err2 := t.build(t.c.uncached(), fresh, head, now, fenceOld, fenceNew, t.c.store.NewBatch())
+	w2.batch.Close()
+	var diff error
+	switch {
+	case (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error():
+		diff = fmt.Errorf("it failed with %v, from fresh reads with %v", err, err2)
+	case err != nil:
+	case w.changed != w2.changed:
+		diff = fmt.Errorf("it changed something: %v, from fresh reads: %v", w.changed, w2.changed)
+	case w.changed:
+		diff = sameWrites(w.nb, w2.nb)
+	}
+	if diff != nil {
+		return fmt.Errorf("catalog: a commit built from what an earlier attempt read differs from one built from fresh reads: %w", diff)
+	}
+	return nil
+}
 
 // uncached is c without its process caches (verifyRereads).
 func (c *Catalog) uncached() *Catalog {

@@ -203,3 +203,82 @@ func TestRetriesServeWhatStillHolds(t *testing.T) {
 		t.Fatal("every kind of interleaving must be met")
 	}
 }
+
+// A record is trusted to build a commit, never to refuse one: an attempt
+// whose build from the record fails is built again from fresh reads.
+// Here the record is made wrong on purpose (the new file's path, absent,
+// recorded as the path of a live file), with the check of served builds
+// off: the commit must land all the same.
+func TestRefusalsComeFromFreshReads(t *testing.T) {
+	defer func(v bool) { verifyRereads = v; beforeBatchCommit = nil }(verifyRereads)
+	verifyRereads = false
+	store := kvtest.Store(t)
+	c, err := CreateInStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	cols := []ColumnDef{{Name: "x", Type: "bigint"}}
+	commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols); tx.CreateTable("u", cols) })
+	commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/a.parquet", 1, 5, 0)) })
+	tb, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tb.Table("t")
+	tb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := store.Get(keyWithString(tagFilePath, "/d/a.parquet", tbl.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.AddFiles("t", intFile(t, "/d/b.parquet", 1, 5, 0), intFile(t, "/d/c.parquet", 1, 5, 0))
+	beforeBatchCommit = func(in *Txn) {
+		if in != tx {
+			return
+		}
+		beforeBatchCommit = nil
+		for _, p := range []string{"/d/b.parquet", "/d/c.parquet"} {
+			k := string(keyWithString(tagFilePath, p, tbl.ID))
+			if !in.reads.pending.absent[k] {
+				if _, ok := in.reads.pending.gets[k]; !ok {
+					t.Fatalf("the first attempt did not record the path index of %s", p)
+				}
+			}
+			delete(in.reads.pending.absent, k)
+			if in.reads.pending.gets == nil {
+				in.reads.pending.gets = map[string][]byte{}
+			}
+			in.reads.pending.gets[k] = live
+		}
+		commit(t, other, func(o *Txn) { o.AddFiles("u", intFile(t, "/d/u.parquet", 1, 5, 0)) })
+	}
+	if _, err := tx.Commit(); err != nil {
+		t.Fatalf("a commit refused on a wrong record: %v", err)
+	}
+	if tx.reads.served == 0 {
+		t.Fatal("the retry served nothing from the record: the wrong entry was never read")
+	}
+	r, err := c.Read(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	files, err := r.Files(tbl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("%d live files, want 3", len(files))
+	}
+}
