@@ -42,9 +42,11 @@ import (
 // catalog-wide rows (meta, snapshots, schemas, tables, the fence), are
 // never served from a record: they are read each time.
 //
-// In tests every served attempt also builds its commit from fresh reads
-// and compares the two (verifyRereads): a record served stale would
-// write a different commit.
+// A record is trusted to build a commit, never to refuse or skip one: an
+// attempt it served that fails, or finds nothing to change, is built
+// again from fresh reads. In tests every served attempt also builds its
+// commit from fresh reads and compares the two (verifyRereads): a record
+// served stale would write a different commit, or fail differently.
 
 // uncachedTags are read by every attempt (see above).
 var uncachedTags = [256]bool{tagMeta: true, tagSnapshot: true, tagSchema: true, tagTable: true,
