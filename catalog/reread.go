@@ -422,6 +422,12 @@ func (t *Txn) verifyBuild(snap kv.Snapshot, w *commitWriter, err error, head Sna
 	w2.batch.Close()
 	var diff error
 	switch {
+	case errors.Is(err2, kv.ErrUnavailable):
+		// The store went away under the second build: not a difference,
+		// and the attempt fails as any read of a store gone would.
+		return err2
+	case errors.Is(err, kv.ErrUnavailable):
+		return nil // the attempt fails with it
 	case (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error():
 		diff = fmt.Errorf("it failed with %v, from fresh reads with %v", err, err2)
 	case err != nil:
