@@ -9,16 +9,14 @@ import (
 	"github.com/google/btree"
 )
 
-type memItem struct{ k, v []byte }
-
-func memLess(a, b memItem) bool { return bytes.Compare(a.k, b.k) < 0 }
+func memLess(a, b KV) bool { return bytes.Compare(a.Key, b.Key) < 0 }
 
 // memStore keeps keys in a copy-on-write B-tree: a snapshot is a clone,
 // which costs nothing until the next write. It is for tests and tools, not
 // for data that must survive the process.
 type memStore struct {
 	mu     sync.RWMutex
-	tree   *btree.BTreeG[memItem]
+	tree   *btree.BTreeG[KV]
 	closed bool
 }
 
@@ -29,7 +27,7 @@ func NewMemory() Store {
 
 var errClosed = errors.New("kv: store is closed")
 
-func (m *memStore) view() (*btree.BTreeG[memItem], error) {
+func (m *memStore) view() (*btree.BTreeG[KV], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -47,12 +45,12 @@ func (m *memStore) Get(key []byte) ([]byte, error) {
 	return memGet(m.tree, key)
 }
 
-func memGet(t *btree.BTreeG[memItem], key []byte) ([]byte, error) {
-	it, ok := t.Get(memItem{k: key})
+func memGet(t *btree.BTreeG[KV], key []byte) ([]byte, error) {
+	it, ok := t.Get(KV{Key: key})
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return append([]byte{}, it.v...), nil
+	return append([]byte{}, it.Value...), nil
 }
 
 func (m *memStore) NewIter(lower, upper []byte) (Iterator, error) {
@@ -80,7 +78,7 @@ func (m *memStore) Close() error {
 	return nil
 }
 
-type memSnapshot struct{ t *btree.BTreeG[memItem] }
+type memSnapshot struct{ t *btree.BTreeG[KV] }
 
 func (s *memSnapshot) Get(key []byte) ([]byte, error) { return memGet(s.t, key) }
 func (s *memSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
@@ -88,68 +86,23 @@ func (s *memSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
 }
 func (s *memSnapshot) Close() error { return nil }
 
-// memIter materialises its range when created, which gives it a
+// newMemIter materialises its range when created, which gives it a
 // point-in-time view; fine for the sizes tests use.
-type memIter struct {
-	items  []memItem
-	pos    int
-	closed bool
-}
-
-func newMemIter(t *btree.BTreeG[memItem], lower, upper []byte) *memIter {
-	it := &memIter{pos: -1}
-	visit := func(i memItem) bool {
-		if upper != nil && bytes.Compare(i.k, upper) >= 0 {
+func newMemIter(t *btree.BTreeG[KV], lower, upper []byte) *SliceIter {
+	var items []KV
+	visit := func(i KV) bool {
+		if upper != nil && bytes.Compare(i.Key, upper) >= 0 {
 			return false
 		}
-		it.items = append(it.items, i)
+		items = append(items, i)
 		return true
 	}
 	if lower == nil {
 		t.Ascend(visit)
 	} else {
-		t.AscendGreaterOrEqual(memItem{k: lower}, visit)
+		t.AscendGreaterOrEqual(KV{Key: lower}, visit)
 	}
-	return it
-}
-
-func (it *memIter) at(i int) bool {
-	it.pos = i
-	return it.Valid()
-}
-func (it *memIter) First() bool { return it.at(0) }
-func (it *memIter) Last() bool  { return it.at(len(it.items) - 1) }
-func (it *memIter) Next() bool {
-	if !it.Valid() {
-		return false
-	}
-	return it.at(it.pos + 1)
-}
-func (it *memIter) Prev() bool {
-	if !it.Valid() {
-		return false
-	}
-	return it.at(it.pos - 1)
-}
-func (it *memIter) SeekGE(key []byte) bool {
-	lo, hi := 0, len(it.items)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if bytes.Compare(it.items[mid].k, key) < 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return it.at(lo)
-}
-func (it *memIter) Valid() bool   { return !it.closed && it.pos >= 0 && it.pos < len(it.items) }
-func (it *memIter) Key() []byte   { return it.items[it.pos].k }
-func (it *memIter) Value() []byte { return it.items[it.pos].v }
-func (it *memIter) Error() error  { return nil }
-func (it *memIter) Close() error {
-	it.closed = true
-	return nil
+	return NewSliceIter(items)
 }
 
 type memOp struct {
@@ -232,8 +185,8 @@ func (b *memBatch) Commit() error {
 	}
 	for _, op := range b.ops {
 		if op.end != nil {
-			var gone []memItem
-			b.m.tree.AscendRange(memItem{k: op.k}, memItem{k: op.end}, func(it memItem) bool {
+			var gone []KV
+			b.m.tree.AscendRange(KV{Key: op.k}, KV{Key: op.end}, func(it KV) bool {
 				gone = append(gone, it)
 				return true
 			})
@@ -243,9 +196,9 @@ func (b *memBatch) Commit() error {
 			continue
 		}
 		if op.del {
-			b.m.tree.Delete(memItem{k: op.k})
+			b.m.tree.Delete(KV{Key: op.k})
 		} else {
-			b.m.tree.ReplaceOrInsert(memItem{k: op.k, v: op.v})
+			b.m.tree.ReplaceOrInsert(KV{Key: op.k, Value: op.v})
 		}
 	}
 	return nil
