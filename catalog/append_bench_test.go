@@ -33,3 +33,29 @@ func BenchmarkAppendAfterOtherTable(b *testing.B) {
 		commit(b, c, func(tx *Txn) { tx.AddFiles("big", intFile(b, fmt.Sprintf("/d/big/x%d.parquet", n), 1, 2, 0)) })
 	}
 }
+
+// BenchmarkCommitManyFiles: one commit of 10,000 files to a new table,
+// with reads kept for a retry (as on PostgreSQL) and without (Pebble and
+// the memory store; reread.go): what keeping them costs a commit that
+// never retries.
+func BenchmarkCommitManyFiles(b *testing.B) {
+	// As outside tests: the check of served builds keeps every write.
+	defer func(r, v bool) { recordAllStores, verifyRereads = r, v }(recordAllStores, verifyRereads)
+	verifyRereads = false
+	files := make([]NewFile, 10000)
+	for i := range files {
+		files[i] = intFile(b, fmt.Sprintf("/d/big/%d.parquet", i), int64(i), int64(i+10), 0)
+	}
+	for _, keep := range []bool{false, true} {
+		b.Run(fmt.Sprintf("keep-reads=%v", keep), func(b *testing.B) {
+			recordAllStores = keep
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				c := newMemCatalog(b)
+				commit(b, c, func(tx *Txn) { tx.CreateTable("big", []ColumnDef{{Name: "x", Type: "BIGINT"}}) })
+				b.StartTimer()
+				commit(b, c, func(tx *Txn) { tx.AddFiles("big", files...) })
+			}
+		})
+	}
+}

@@ -13,5 +13,8 @@ func TestMain(m *testing.M) {
 	// Every commit attempt built from an earlier attempt's reads is
 	// checked against one built from fresh reads (reread.go).
 	verifyRereads = true
+	// And records kept on the memory store too, which several handles
+	// share in these tests as processes share PostgreSQL.
+	recordAllStores = true
 	os.Exit(pgtest.Main(m))
 }

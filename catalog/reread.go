@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/rocklake/rocklake/catalog/catalogpb"
@@ -21,7 +20,8 @@ import (
 // commit under the storm, and half of all commits waited for the write
 // lock (docs/performance.md, "Where the storm's tail comes from").
 //
-// An attempt records what it read of table-scoped rows (readLog): every
+// On a store many processes share (recordsReads), an attempt records
+// what it read of table-scoped rows (readLog): every
 // point read, and every range it walked forward to its end. The next
 // attempt serves from that record whatever no commit since can have
 // changed, and reads the rest. What a commit changed is mechanical, not
@@ -71,6 +71,22 @@ const maxLogBytes = 8 << 20
 // in tests, and by ROCKLAKE_VERIFY_REREADS).
 var verifyRereads = os.Getenv("ROCKLAKE_VERIFY_REREADS") != ""
 
+// recordAllStores makes commits keep their reads on every store (tests:
+// the catalog's run on the memory store with several handles, as
+// processes sharing PostgreSQL do).
+var recordAllStores = false
+
+// recordsReads says whether commits on store keep what they read for
+// their retries. Only where many processes share the store: elsewhere one
+// handle's mutex orders its commits, and the fence moves under one only
+// for maintenance or another handle in the same process, which is rare
+// and not worth a record on every commit (a 10,000-file commit on the
+// memory store took 22% longer recording).
+func recordsReads(store kv.Store) bool {
+	_, shared := store.(kv.WriteLocker)
+	return shared || recordAllStores
+}
+
 // beforeBatchCommit, when set (tests), runs between an attempt's reads
 // and its write: another writer's commit there takes the fence.
 var beforeBatchCommit func(*Txn)
@@ -93,10 +109,8 @@ type readLog struct {
 type logEntries struct {
 	gets   map[string][]byte
 	absent map[string]bool
-	iters  map[[2]string][]kvPair
+	iters  map[[2]string][]kv.KV
 }
-
-type kvPair struct{ k, v []byte }
 
 func (l *readLog) reset() {
 	l.logEntries, l.pending, l.bytes = logEntries{}, logEntries{}, 0
@@ -119,7 +133,7 @@ func (l *readLog) join() {
 	}
 	for r, kvs := range p.iters {
 		if l.iters == nil {
-			l.iters = map[[2]string][]kvPair{}
+			l.iters = map[[2]string][]kv.KV{}
 		}
 		l.iters[r] = kvs
 	}
@@ -157,7 +171,7 @@ func (l *readLog) drop(prefixes [][]byte) {
 		for r, kvs := range l.iters {
 			if overlaps(p, []byte(r[0]), []byte(r[1])) {
 				for _, e := range kvs {
-					l.bytes -= len(e.k) + len(e.v)
+					l.bytes -= len(e.Key) + len(e.Value)
 				}
 				delete(l.iters, r)
 			}
@@ -316,7 +330,7 @@ func (r *cachedReader) NewIter(lo, hi []byte) (kv.Iterator, error) {
 	if r.serve {
 		if kvs, ok := r.l.iters[rk]; ok {
 			r.l.served++
-			return &memIter{kvs: kvs, i: -1}, nil
+			return kv.NewSliceIter(kvs), nil
 		}
 	}
 	it, err := r.inner.NewIter(lo, hi)
@@ -332,7 +346,7 @@ type recordingIter struct {
 	kv.Iterator
 	r       *cachedReader
 	rk      [2]string
-	kvs     []kvPair
+	kvs     []kv.KV
 	size    int
 	walking bool // First was the only other move
 	off     bool // recording abandoned
@@ -347,7 +361,7 @@ func (it *recordingIter) note(ok bool) bool {
 			l := it.r.l
 			if l.bytes+it.size <= maxLogBytes {
 				if l.pending.iters == nil {
-					l.pending.iters = map[[2]string][]kvPair{}
+					l.pending.iters = map[[2]string][]kv.KV{}
 				}
 				l.pending.iters[it.rk] = it.kvs
 				l.bytes += it.size
@@ -362,7 +376,7 @@ func (it *recordingIter) note(ok bool) bool {
 		it.off, it.kvs = true, nil
 		return ok
 	}
-	it.kvs = append(it.kvs, kvPair{bytes.Clone(k), bytes.Clone(v)})
+	it.kvs = append(it.kvs, kv.KV{Key: bytes.Clone(k), Value: bytes.Clone(v)})
 	return ok
 }
 
@@ -382,36 +396,6 @@ func (it *recordingIter) Last() bool { it.off = true; return it.Iterator.Last() 
 func (it *recordingIter) Prev() bool { it.off = true; return it.Iterator.Prev() }
 
 func (it *recordingIter) SeekGE(k []byte) bool { it.off = true; return it.Iterator.SeekGE(k) }
-
-// memIter walks a recorded range.
-type memIter struct {
-	kvs []kvPair
-	i   int // -1 or len(kvs): unpositioned
-}
-
-func (it *memIter) First() bool { it.i = 0; return it.Valid() }
-func (it *memIter) Last() bool  { it.i = len(it.kvs) - 1; return it.Valid() }
-func (it *memIter) Next() bool {
-	if it.i < len(it.kvs) {
-		it.i++
-	}
-	return it.Valid()
-}
-func (it *memIter) Prev() bool {
-	if it.i >= 0 {
-		it.i--
-	}
-	return it.Valid()
-}
-func (it *memIter) SeekGE(k []byte) bool {
-	it.i = sort.Search(len(it.kvs), func(i int) bool { return bytes.Compare(it.kvs[i].k, k) >= 0 })
-	return it.Valid()
-}
-func (it *memIter) Valid() bool   { return it.i >= 0 && it.i < len(it.kvs) }
-func (it *memIter) Key() []byte   { return it.kvs[it.i].k }
-func (it *memIter) Value() []byte { return it.kvs[it.i].v }
-func (it *memIter) Error() error  { return nil }
-func (it *memIter) Close() error  { return nil }
 
 // verifyBuild builds the commit w (and err) was built as, from fresh
 // reads on a catalog without process caches, and says how the two differ
@@ -455,8 +439,9 @@ func (c *Catalog) uncached() *Catalog {
 type notingBatch struct {
 	kv.Batch
 	prefixes map[string]bool
-	writes   []kvPair // verifyRereads: every write, a nil v a delete
-	ranges   []kvPair // verifyRereads: every range delete
+	last     []byte  // the prefix noted last: a commit writes long runs of one
+	writes   []kv.KV // verifyRereads: every write, a nil value a delete
+	ranges   []kv.KV // verifyRereads: every range delete, [Key, Value)
 	keep     bool
 }
 
@@ -468,9 +453,11 @@ func (b *notingBatch) note(k []byte) {
 	if len(k) > prefixLen {
 		k = k[:prefixLen]
 	}
-	if !b.prefixes[string(k)] {
-		b.prefixes[string(k)] = true
+	if b.last != nil && bytes.Equal(k, b.last) {
+		return
 	}
+	b.last = append(b.last[:0], k...)
+	b.prefixes[string(k)] = true
 }
 
 // noteRange notes a range deleted: the prefix its bounds share covers it.
@@ -484,14 +471,14 @@ func (b *notingBatch) noteRange(start, end []byte) {
 	}
 	b.note(start[:min(n, prefixLen)])
 	if b.keep {
-		b.ranges = append(b.ranges, kvPair{bytes.Clone(start), bytes.Clone(end)})
+		b.ranges = append(b.ranges, kv.KV{Key: bytes.Clone(start), Value: bytes.Clone(end)})
 	}
 }
 
 func (b *notingBatch) noteWrite(k, v []byte) {
 	b.note(k)
 	if b.keep {
-		b.writes = append(b.writes, kvPair{bytes.Clone(k), bytes.Clone(v)})
+		b.writes = append(b.writes, kv.KV{Key: bytes.Clone(k), Value: bytes.Clone(v)})
 	}
 }
 
@@ -522,14 +509,14 @@ func (b *notingBatch) wrote() (prefixes [][]byte, many bool) {
 
 // final is the batch's writes as they land: the last write of each key,
 // and the range deletes (verifyRereads).
-func (b *notingBatch) final() (map[string]string, []kvPair) {
+func (b *notingBatch) final() (map[string]string, []kv.KV) {
 	out := map[string]string{}
 	for _, w := range b.writes {
-		if w.v == nil {
-			out[string(w.k)] = "\x00deleted"
+		if w.Value == nil {
+			out[string(w.Key)] = "\x00deleted"
 			continue
 		}
-		out[string(w.k)] = "=" + string(w.v)
+		out[string(w.Key)] = "=" + string(w.Value)
 	}
 	return out, b.ranges
 }
@@ -542,8 +529,8 @@ func sameWrites(served, fresh *notingBatch) error {
 		return fmt.Errorf("%d range deletes from the record, %d from fresh reads", len(ar), len(br))
 	}
 	for i := range ar {
-		if !bytes.Equal(ar[i].k, br[i].k) || !bytes.Equal(ar[i].v, br[i].v) {
-			return fmt.Errorf("range delete %d differs: [%x, %x) from the record, [%x, %x) from fresh reads", i, ar[i].k, ar[i].v, br[i].k, br[i].v)
+		if !bytes.Equal(ar[i].Key, br[i].Key) || !bytes.Equal(ar[i].Value, br[i].Value) {
+			return fmt.Errorf("range delete %d differs: [%x, %x) from the record, [%x, %x) from fresh reads", i, ar[i].Key, ar[i].Value, br[i].Key, br[i].Value)
 		}
 	}
 	for k, v := range a {

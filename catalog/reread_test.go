@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/kvtest"
 )
 
@@ -280,5 +281,54 @@ func TestRefusalsComeFromFreshReads(t *testing.T) {
 	}
 	if len(files) != 3 {
 		t.Fatalf("%d live files, want 3", len(files))
+	}
+}
+
+// Reads are kept for retries on stores many processes share, and only
+// there (recordsReads): a commit on the memory store that loses the fence
+// to another handle retries from fresh reads and keeps nothing, and the
+// same history with keeping forced on serves its retry.
+func TestOnlySharedStoresKeepReads(t *testing.T) {
+	defer func(r bool) { recordAllStores = r; beforeBatchCommit = nil }(recordAllStores)
+	for _, keep := range []bool{false, true} {
+		recordAllStores = keep
+		store := kv.NewMemory()
+		c, err := CreateInStore(store, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := OpenStore(store, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := []ColumnDef{{Name: "x", Type: "bigint"}}
+		commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols); tx.CreateTable("u", cols) })
+		commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/a.parquet", 1, 5, 0)) })
+		tx, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.AddFiles("t", intFile(t, "/d/b.parquet", 1, 5, 0))
+		beforeBatchCommit = func(in *Txn) {
+			if in != tx {
+				return
+			}
+			beforeBatchCommit = nil
+			commit(t, other, func(o *Txn) { o.AddFiles("u", intFile(t, "/d/u.parquet", 1, 5, 0)) })
+		}
+		if _, err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if beforeBatchCommit != nil {
+			t.Fatal("the commit never reached its write")
+		}
+		switch kept := len(tx.reads.gets) + len(tx.reads.absent) + len(tx.reads.iters); {
+		case !keep && (kept > 0 || tx.reads.served > 0):
+			t.Fatalf("the memory store kept %d reads and served %d", kept, tx.reads.served)
+		case keep && tx.reads.served == 0:
+			t.Fatal("with keeping forced on, the retry served nothing: this test cannot tell")
+		}
+		other.Close()
+		c.Close()
 	}
 }

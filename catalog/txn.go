@@ -295,7 +295,11 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	defer snap.Close()
-	kvs, cr := newCachedReader(snap, &t.reads)
+	kvs := kv.Snapshot(snap)
+	var cr *cachedReader
+	if recordsReads(c.store) {
+		kvs, cr = newCachedReader(snap, &t.reads)
+	}
 	head, err := latestSnapshot(kvs)
 	if err != nil {
 		return Snapshot{}, err
@@ -327,8 +331,10 @@ func (t *Txn) commitOnce(newBatch func() kv.Batch) (Snapshot, error) {
 	// What the attempts before read holds from here on where ch says so,
 	// and what this one reads is recorded as of head.
 	ch.finish(head.ID, fenceOld)
-	cr.serve = t.reads.valid
-	t.reads.valid, t.reads.at, t.reads.fence = true, head.ID, fenceOld
+	if cr != nil {
+		cr.serve = t.reads.valid
+		t.reads.valid, t.reads.at, t.reads.fence = true, head.ID, fenceOld
+	}
 	served := t.reads.served
 	fenceNew := uuid.New()
 	now := c.now().UTC()
