@@ -114,23 +114,32 @@ func leafFilter(rdr *file.Reader, l *pqmeta.Leaf, t types.Type) (fl *catalog.Fil
 		return addValue(v)
 	}
 	// Integers encoded straight from the reader's (Codec.AppendInt: the
-	// bytes Append makes of the Value), a batch per call.
+	// bytes Append makes of the Value), a batch per call. The loops work
+	// on locals: the closures' captured slices live on the heap, and
+	// storing to them per value cost a write barrier each while the
+	// collector ran.
 	addInts := func(xs []int64) error {
+		e, hs := enc, hashes
 		for _, x := range xs {
-			if enc, err = codec.AppendInt(enc[:0], x); err != nil {
+			var err error
+			if e, err = codec.AppendInt(e[:0], x); err != nil {
 				return err
 			}
-			hashes = append(hashes, membership.Hash(enc))
+			hs = append(hs, membership.Hash(e))
 		}
+		enc, hashes = e, hs
 		return nil
 	}
 	addUints := func(xs []int64) error {
+		e, hs := enc, hashes
 		for _, x := range xs {
-			if enc, err = codec.AppendUint(enc[:0], uint64(x)); err != nil {
+			var err error
+			if e, err = codec.AppendUint(e[:0], uint64(x)); err != nil {
 				return err
 			}
-			hashes = append(hashes, membership.Hash(enc))
+			hs = append(hs, membership.Hash(e))
 		}
+		enc, hashes = e, hs
 		return nil
 	}
 	// Integers as Value reads them (IntKind), straight from the reader's.

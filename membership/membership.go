@@ -69,35 +69,92 @@ func Build(hashes []uint64) ([]byte, int, error) {
 	}
 	// f.Fingerprints is the workspace's: copied out here, before it goes
 	// back to the pool.
-	out := make([]byte, 0, 20+2*len(f.Fingerprints))
-	out = binary.LittleEndian.AppendUint64(out, f.Seed)
-	out = binary.LittleEndian.AppendUint32(out, f.SegmentLength)
-	out = binary.LittleEndian.AppendUint32(out, f.SegmentCount)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(f.Fingerprints)))
-	for _, fp := range f.Fingerprints {
-		out = binary.LittleEndian.AppendUint16(out, fp)
+	out := make([]byte, 20+2*len(f.Fingerprints))
+	binary.LittleEndian.PutUint64(out, f.Seed)
+	binary.LittleEndian.PutUint32(out[8:], f.SegmentLength)
+	binary.LittleEndian.PutUint32(out[12:], f.SegmentCount)
+	binary.LittleEndian.PutUint32(out[16:], uint32(len(f.Fingerprints)))
+	fps := out[20:]
+	for i, fp := range f.Fingerprints {
+		binary.LittleEndian.PutUint16(fps[2*i:], fp)
 	}
 	return out, n, nil
 }
 
 // workspace is the memory one Build works in: the sort's two buffers and
-// the fuse builder's arrays. A registration builds a filter per file, of
+// counts, and the fuse builder's arrays. A registration builds a filter per file, of
 // a few thousand keys each, and allocating them every time cost about as
 // much as the building (and the collector's work after).
 type workspace struct {
-	a, b []uint64
-	fuse xorfilter.BinaryFuseBuilder
+	a, b   []uint64
+	counts []int
+	fuse   xorfilter.BinaryFuseBuilder
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
 
-// sort is radixSort in the workspace's buffers; the keys it returns are
-// the workspace's.
+// sort sorts keys into the workspace's buffers; the keys it returns are
+// the workspace's. A file column of up to maxBucketKeys keys (most: a
+// row group or a few of ids) is sorted by bucketSortInto, a larger one
+// by radixSortInto.
 func (w *workspace) sort(keys []uint64) []uint64 {
 	if cap(w.a) < len(keys) {
 		w.a, w.b = make([]uint64, len(keys)), make([]uint64, len(keys))
 	}
+	if len(keys) <= maxBucketKeys {
+		return bucketSortInto(keys, w.b[:len(keys)], &w.counts)
+	}
 	return radixSortInto(append(w.a[:0], keys...), w.b[:len(keys)])
+}
+
+// maxBucketKeys bounds the keys bucketSortInto sorts: its counts grow
+// with the keys (a slot per one or two), and past this the radix sort's
+// fixed counts cost less than a bucket array out of cache.
+const maxBucketKeys = 1 << 16
+
+// bucketSortInto sorts keys into out (as long as keys) and returns it;
+// counts is its scratch, grown as needed. Keys are hashes, their bits
+// uniform: one pass moves each to a bucket by its top bits, about one key
+// to a bucket, and a bucket of more is sorted in place. Two passes over
+// the keys where the radix sort makes up to eight: for 2,000 keys (the
+// events table's user_id per file) it took a third of the time. Keys
+// that are not uniform (one value repeated) land in few buckets, which
+// slices.Sort sorts in O(n log n) all the same.
+func bucketSortInto(keys, out []uint64, counts *[]int) []uint64 {
+	if len(keys) < 64 {
+		copy(out, keys)
+		slices.Sort(out)
+		return out
+	}
+	shift := 64 - bits.Len(uint(len(keys)))
+	nb := 1 << (64 - shift)
+	if cap(*counts) < nb+1 {
+		*counts = make([]int, nb+1)
+	}
+	c := (*counts)[:nb+1]
+	clear(c)
+	for _, k := range keys {
+		c[k>>shift+1]++
+	}
+	for i := 1; i <= nb; i++ {
+		c[i] += c[i-1]
+	}
+	// c[b] is where bucket b starts; placing a key moves it on, so that
+	// after the pass c[b] is where bucket b+1 starts.
+	for _, k := range keys {
+		b := k >> shift
+		out[c[b]] = k
+		c[b]++
+	}
+	start := 0
+	for b := range nb {
+		end := c[b]
+		if end-start > 1 {
+			slices.Sort(out[start:end])
+		}
+		start = end
+	}
+	return out
 }
 
 // Check says whether b is a stored filter Decode reads, without copying

@@ -105,11 +105,17 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// radixSort sorts as slices.Sort does, for inputs of every size around
-// its cut-over, with duplicates, with bytes all keys share, and leaves its
+// radixSort, bucketSortInto and the workspace's choice between them sort
+// as slices.Sort does, for inputs of every size around their cut-overs,
+// with duplicates, with bytes all keys share, and leaves its
 // input as it was.
 func TestRadixSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	// One workspace and one counts array for every size, as a
+	// registration's worker reuses them: a sort must not see the last
+	// one's state.
+	w := new(workspace)
+	var counts []int
 	gens := map[string]func() uint64{
 		"uniform":    r.Uint64,
 		"few":        func() uint64 { return uint64(r.IntN(5)) << 40 },
@@ -118,7 +124,7 @@ func TestRadixSort(t *testing.T) {
 		"edges":      func() uint64 { return []uint64{0, 1, 1<<63 - 1, 1 << 63, ^uint64(0)}[r.IntN(5)] },
 	}
 	for name, gen := range gens {
-		for _, n := range []int{0, 1, 2, 255, 256, 257, 1000, 100_000} {
+		for _, n := range []int{0, 1, 2, 63, 64, 65, 255, 256, 257, 1000, 2000, maxBucketKeys, maxBucketKeys + 1, 100_000} {
 			in := make([]uint64, n)
 			for i := range in {
 				in[i] = gen()
@@ -128,6 +134,14 @@ func TestRadixSort(t *testing.T) {
 			slices.Sort(want)
 			if got := radixSort(in); !slices.Equal(got, want) {
 				t.Fatalf("%s, %d keys: not sorted as slices.Sort sorts", name, n)
+			}
+			if n <= maxBucketKeys {
+				if got := bucketSortInto(in, make([]uint64, n), &counts); !slices.Equal(got, want) {
+					t.Fatalf("%s, %d keys: the bucket sort does not sort as slices.Sort sorts", name, n)
+				}
+			}
+			if got := w.sort(in); !slices.Equal(got, want) {
+				t.Fatalf("%s, %d keys: the workspace's sort does not sort as slices.Sort sorts", name, n)
 			}
 			if !slices.Equal(in, orig) {
 				t.Fatalf("%s, %d keys: the input changed", name, n)
