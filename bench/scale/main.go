@@ -13,8 +13,9 @@
 //     of -runs);
 //   - two rewrites of four files into one (one commit each: four removed,
 //     their merge added, as optimize or a copy-on-write DELETE commits);
-//   - expiring a tenth of the files: one commit removes every tenth file,
-//     then ExpireSnapshots forgets every older snapshot and Cleanup settles
+//   - expiring a tenth of the files: one commit removes every tenth file
+//     (with -remove oldest, a tenth in a row from the sixth file on, as a
+//     retention policy forgets the oldest), then ExpireSnapshots forgets every older snapshot and Cleanup settles
 //     the files it scheduled (the synthetic files are the user's: cleanup
 //     forgets them and deletes nothing), each timed, with the size after,
 //     and each with the process's peak resident memory during that step
@@ -43,6 +44,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -91,6 +93,7 @@ type Report struct {
 	Maintenance  map[string]float64 `json:"maintenance_ms"`
 	MaintPeak    map[string]float64 `json:"maintenance_peak_rss_mib"`
 	Removed      int                `json:"files_removed"`
+	RemoveHow    string             `json:"removed_which"`
 	LoadStart    string             `json:"load_average_start"`
 	LoadEnd      string             `json:"load_average_end"`
 	GoVersion    string             `json:"go"`
@@ -109,10 +112,14 @@ func main() {
 	jsonOut := flag.String("json", "", "write the figures here")
 	maintProfile := flag.String("cpuprofile", "", "write a CPU profile of the expiry steps (removal, expire, cleanup) here")
 	memProfile := flag.String("memprofile", "", "write heap profiles of each maintenance step at its peak to this prefix (prefix-remove-a-tenth.pb.gz, prefix-expire.pb.gz, ...)")
+	removeHow := flag.String("remove", "every-tenth", `which tenth of the files the expiry forgets: "every-tenth" (scattered, as compaction leaves them) or "oldest" (in a row, as retention does)`)
 	child := flag.String("child", "", "internal: open this catalog, plan -pred, print the times")
 	pred := flag.Int("pred", 0, "internal: the predicate -child plans")
 	childProfile := flag.String("child-cpuprofile", "", "with -child: write a CPU profile of the new process's open and plan here")
 	flag.Parse()
+	if *removeHow != "every-tenth" && *removeHow != "oldest" {
+		log.Fatalf(`-remove %q: want "every-tenth" or "oldest"`, *removeHow)
+	}
 	if *child != "" {
 		stop, err := results.Profile(*childProfile)
 		if err != nil {
@@ -238,11 +245,19 @@ func main() {
 		log.Fatal(err)
 	}
 	var gone []int64
-	for i, id := range fset.IDs {
-		if i%10 == 5 {
-			gone = append(gone, id)
+	switch *removeHow {
+	case "every-tenth":
+		for i, id := range fset.IDs {
+			if i%10 == 5 {
+				gone = append(gone, id)
+			}
 		}
+	case "oldest":
+		// From the sixth file: the first rewrite below replaces the
+		// second to the fifth.
+		gone = slices.Clone(fset.IDs[5:min(5+len(fset.IDs)/10, len(fset.IDs))])
 	}
+	rep.RemoveHow = *removeHow
 	r.Close()
 	rep.Removed = len(gone)
 	rep.MaintPeak = map[string]float64{}
