@@ -33,9 +33,10 @@ import (
 // makes the expiry start again by itself: the same end state, and a
 // result that counts what the lost attempt committed.
 func TestExpireCutOffAnywhere(t *testing.T) {
-	oldBytes, oldGroup := expireChunkBytes, expireGroup
-	expireChunkBytes, expireGroup = 1, 2
-	defer func() { expireChunkBytes, expireGroup = oldBytes, oldGroup }()
+	oldBytes, oldGroup, oldRun := expireChunkBytes, expireGroup, minRangeFiles
+	// Runs of every length go by range where the store has them.
+	expireChunkBytes, expireGroup, minRangeFiles = 1, 2, 1
+	defer func() { expireChunkBytes, expireGroup, minRangeFiles = oldBytes, oldGroup, oldRun }()
 	// Every cut builds a catalog and expires it twice, which PostgreSQL
 	// and the race detector make slow: one history there, four here.
 	seeds := uint64(4)
@@ -516,6 +517,7 @@ type faultStore struct {
 	err      error
 	once     bool
 	ranges   bool
+	deleted  int // ranges deleted
 }
 
 func (s *faultStore) NewBatch() kv.Batch {
@@ -558,4 +560,65 @@ type faultRangeBatch struct {
 	rd kv.RangeDeleter
 }
 
-func (b *faultRangeBatch) DeleteRange(start, end []byte) error { return b.rd.DeleteRange(start, end) }
+func (b *faultRangeBatch) DeleteRange(start, end []byte) error {
+	b.s.deleted++
+	return b.rd.DeleteRange(start, end)
+}
+
+// Expiry deletes a run of forgotten files with no live file between them
+// by range, per column and tag (deleteFileStats): over random histories
+// (removals of a random third, rewrites, delete files, a dropped table,
+// groups of every size), an expiry that deletes every run by range leaves
+// the store exactly as one that deletes key by key.
+func TestExpireRunsByRangeAsByKey(t *testing.T) {
+	oldGroup, oldRun := expireGroup, minRangeFiles
+	defer func() { expireGroup, minRangeFiles = oldGroup, oldRun }()
+	seeds := uint64(16)
+	if testing.Short() {
+		seeds = 4
+	}
+	ranged := 0
+	for seed := range seeds {
+		origin := kvtest.Store(t)
+		oc, err := CreateInStore(origin, Options{Now: fixedNow()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := makeExpireHistory(t, oc, origin, t.TempDir(), seed)
+		expireGroup = []int{1, 3, 1024}[seed%3]
+		var states [2]map[string]string
+		for i, ranges := range []bool{false, true} {
+			minRangeFiles = []int{1 << 30, 1}[i]
+			store := &faultStore{Store: kvtest.Store(t), at: -1, ranges: ranges}
+			b := store.Store.NewBatch()
+			err := scanBetween(origin, nil, nil, func(k, v []byte) error {
+				return b.Set(append([]byte(nil), k...), append([]byte(nil), v...))
+			})
+			if err == nil {
+				err = b.Commit()
+			}
+			b.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := OpenStore(store, Options{Now: fixedNow()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := h.views(t, c)
+			if _, err := c.ExpireSnapshots(h.cutoff, false); err != nil {
+				t.Fatal(err)
+			}
+			h.checkViews(t, c, before, fmt.Sprintf("seed %d, ranges %v", seed, ranges))
+			checkNothingLeft(t, c)
+			states[i] = expiryState(t, c)
+			ranged += store.deleted
+			c.Close()
+		}
+		compareStates(t, fmt.Sprintf("seed %d: by range", seed), states[1], states[0])
+		compareStates(t, fmt.Sprintf("seed %d: by key", seed), states[0], states[1])
+	}
+	if ranged == 0 {
+		t.Fatal("no expiry deleted a range: the histories test nothing")
+	}
+}

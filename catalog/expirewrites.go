@@ -29,10 +29,11 @@ import (
 //     yet rewritten;
 //  3. per table, the forgotten files, each with every key of its own in
 //     one commit and its row last: its statistics, filters and variant
-//     statistics, then its row, its ForgottenFile record and its
-//     scheduling for cleanup. A file's row is what the next expiry finds
-//     it by, so an expiry cut off between commits leaves no key that a
-//     later expiry cannot find;
+//     statistics (by range for a run of files with no live file between
+//     them, where the store's batches delete ranges), then its row, its
+//     ForgottenFile record and its scheduling for cleanup. A file's row
+//     is what the next expiry finds it by, so an expiry cut off between
+//     commits leaves no key that a later expiry cannot find;
 //  4. per table, the removal records (a removal record may name a file
 //     whose row is already gone: retiredRows skips it), the membership
 //     slabs no live file is in, and for a dropped table every key under
@@ -100,6 +101,23 @@ func (w *chunkedWrites) del(k []byte) error {
 	}
 	w.bytes += len(k)
 	return w.b.Delete(append([]byte(nil), k...))
+}
+
+// delRange is the batch's range delete, nil where it has none; a range
+// is counted as its two bounds. Ranges sit in the batch beside its other
+// writes and land in the same commit.
+func (w *chunkedWrites) delRange() func(start, end []byte) error {
+	rd, ok := w.b.(kv.RangeDeleter)
+	if !ok {
+		return nil
+	}
+	return func(start, end []byte) error {
+		if w.dryRun {
+			return nil
+		}
+		w.bytes += len(start) + len(end)
+		return rd.DeleteRange(start, end)
+	}
 }
 
 // boundary marks a point where the writes so far leave the catalog as
