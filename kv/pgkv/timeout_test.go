@@ -2,6 +2,7 @@ package pgkv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rocklake/rocklake/internal/pgtest"
+	"github.com/rocklake/rocklake/kv"
 	"github.com/rocklake/rocklake/kv/pgkv"
 )
 
@@ -17,7 +19,7 @@ import (
 // statement, and a large commit (an expiry of a million files) is many.
 // A trigger makes every write statement take 500 ms; the batch sends six
 // (8 MB each) against a 2 s timeout. A single statement past the timeout
-// still fails.
+// still fails. So do range deletes, which go in one pipeline.
 func TestTimeoutIsPerStatement(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
@@ -57,6 +59,28 @@ func TestTimeoutIsPerStatement(t *testing.T) {
 	}
 	if v, err := s.Get([]byte("k047")); err != nil || len(v) != len(val) {
 		t.Fatalf("after the commit: %d bytes, %v", len(v), err)
+	}
+	// Range deletes go in one pipeline (deleteRanges): six of them, 500
+	// ms each, commit against the same 2 s timeout.
+	b = s.NewBatch()
+	rd := b.(kv.RangeDeleter)
+	for i := range 6 {
+		if err := rd.DeleteRange(fmt.Appendf(nil, "k%03d", 8*i), fmt.Appendf(nil, "k%03d", 8*i+4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start = time.Now()
+	if err := b.Commit(); err != nil {
+		t.Fatalf("a commit of range deletes each within the timeout: %v (after %v)", err, time.Since(start))
+	}
+	if took := time.Since(start); took < 3*time.Second {
+		t.Fatalf("the range deletes took %v: fewer slow statements than six", took)
+	}
+	for i := range 48 {
+		_, err := s.Get(fmt.Appendf(nil, "k%03d", i))
+		if gone := i%8 < 4; gone != errors.Is(err, kv.ErrNotFound) {
+			t.Fatalf("key k%03d after the range deletes: %v (want gone: %v)", i, err, gone)
+		}
 	}
 	slow("3")
 	b = s.NewBatch()
