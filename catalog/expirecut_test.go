@@ -61,18 +61,7 @@ func testExpireCutOff(t *testing.T, seed uint64, ranges bool) {
 	}
 	h := makeExpireHistory(t, oc, origin, t.TempDir(), seed)
 	build := func() (*Catalog, *faultStore, *expireHistory) {
-		store := &faultStore{Store: kvtest.Store(t), at: -1, ranges: ranges}
-		b := store.Store.NewBatch()
-		err := scanBetween(origin, nil, nil, func(k, v []byte) error {
-			return b.Set(append([]byte(nil), k...), append([]byte(nil), v...))
-		})
-		if err == nil {
-			err = b.Commit()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
+		store := copyToFaultStore(t, origin, ranges)
 		c, err := OpenStore(store, Options{Now: fixedNow()})
 		if err != nil {
 			t.Fatal(err)
@@ -511,6 +500,26 @@ func resultLine(r *ExpireResult) string {
 // has a condition (a lost fence; a batch without one cannot lose it),
 // else every one from it on (a process cut off). Its batches
 // delete ranges where ranges is set and the store's do.
+// copyToFaultStore copies every key of origin into a new store of the
+// test's backend, wrapped to cut commits off (and to hide its range
+// deletes unless ranges).
+func copyToFaultStore(t *testing.T, origin kv.Store, ranges bool) *faultStore {
+	t.Helper()
+	store := &faultStore{Store: kvtest.Store(t), at: -1, ranges: ranges}
+	b := store.Store.NewBatch()
+	defer b.Close()
+	err := scanBetween(origin, nil, nil, func(k, v []byte) error {
+		return b.Set(append([]byte(nil), k...), append([]byte(nil), v...))
+	})
+	if err == nil {
+		err = b.Commit()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
 type faultStore struct {
 	kv.Store
 	seen, at int
@@ -589,18 +598,7 @@ func TestExpireRunsByRangeAsByKey(t *testing.T) {
 		var states [2]map[string]string
 		for i, ranges := range []bool{false, true} {
 			minRangeFiles = []int{1 << 30, 1}[i]
-			store := &faultStore{Store: kvtest.Store(t), at: -1, ranges: ranges}
-			b := store.Store.NewBatch()
-			err := scanBetween(origin, nil, nil, func(k, v []byte) error {
-				return b.Set(append([]byte(nil), k...), append([]byte(nil), v...))
-			})
-			if err == nil {
-				err = b.Commit()
-			}
-			b.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := copyToFaultStore(t, origin, ranges)
 			c, err := OpenStore(store, Options{Now: fixedNow()})
 			if err != nil {
 				t.Fatal(err)

@@ -214,14 +214,7 @@ func TestRefusalsComeFromFreshReads(t *testing.T) {
 	defer func(v bool) { verifyRereads = v; beforeBatchCommit = nil }(verifyRereads)
 	verifyRereads = false
 	store := kvtest.Store(t)
-	c, err := CreateInStore(store, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := OpenStore(store, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, other := twoHandles(t, store)
 	defer other.Close()
 	cols := []ColumnDef{{Name: "x", Type: "bigint"}}
 	commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols); tx.CreateTable("u", cols) })
@@ -292,15 +285,7 @@ func TestOnlySharedStoresKeepReads(t *testing.T) {
 	defer func(r bool) { recordAllStores = r; beforeBatchCommit = nil }(recordAllStores)
 	for _, keep := range []bool{false, true} {
 		recordAllStores = keep
-		store := kv.NewMemory()
-		c, err := CreateInStore(store, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		other, err := OpenStore(store, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, other := twoHandles(t, kv.NewMemory())
 		cols := []ColumnDef{{Name: "x", Type: "bigint"}}
 		commit(t, c, func(tx *Txn) { tx.CreateTable("t", cols); tx.CreateTable("u", cols) })
 		commit(t, c, func(tx *Txn) { tx.AddFiles("t", intFile(t, "/d/a.parquet", 1, 5, 0)) })
@@ -331,4 +316,18 @@ func TestOnlySharedStoresKeepReads(t *testing.T) {
 		other.Close()
 		c.Close()
 	}
+}
+
+// twoHandles creates a catalog in store and opens a second handle on it,
+// as a second process would.
+func twoHandles(t *testing.T, store kv.Store) (c, other *Catalog) {
+	t.Helper()
+	c, err := CreateInStore(store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err = OpenStore(store, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return c, other
 }
