@@ -212,7 +212,7 @@ func (r *Reader) BlockSummaries(fs *FileSet, columnID int64) (*BlockSummaries, e
 // BoundsOfBlocks is the column's bounds over the files of the given blocks
 // of fs only (block indexes, increasing): unit i of the result is the i-th
 // of those files in position order. It is built for one plan and not
-// cached.
+// cached; the stats blocks it reads are (statsBlocksOf).
 func (r *Reader) BoundsOfBlocks(fs *FileSet, columnID int64, blocks []int) (*ColumnBounds, error) {
 	if !fs.fromBlocks {
 		return nil, errors.New("catalog: BoundsOfBlocks of a file set built from rows")
@@ -229,7 +229,7 @@ func (r *Reader) BoundsOfBlocks(fs *FileSet, columnID int64, blocks []int) (*Col
 	n := len(records)
 	cb := &ColumnBounds{flags: make([]uint16, n), facts: make([]stats.Facts, n),
 		rows: defaultCounts(n, records), values: defaultCounts(n, records), nulls: defaultCounts(n, nil)}
-	vals, err := getMany(r.kvs, keys)
+	vals, err := r.statsBlocksOf(fs, columnID, blocks, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -254,3 +254,52 @@ func (r *Reader) BoundsOfBlocks(fs *FileSet, columnID int64, blocks []int) (*Col
 	r.deriveFacts(cb, 0)
 	return cb, nil
 }
+
+// statsBlocksOf reads the stored stats blocks keys, of the given blocks of
+// fs, from the plan cache where a plan of the reader's state read them
+// before: a warm plan of a selective predicate keeps a block or two, and
+// on PostgreSQL each of their reads was a round trip per plan.
+//
+// A block's stored stats may change within a state: expiry rewrites it
+// without a snapshot, keeping a subset of its files. This process's expiry
+// drops the table's entries (dropTable); another's leaves a kept value
+// whose file count differs from the FileSet's block if the set was read
+// after it, and fillFromStatsBlock then leaves the block's files without
+// stats, which every plan keeps. A file's stats never change, so a kept
+// value of the same count is the same files' stats.
+func (r *Reader) statsBlocksOf(fs *FileSet, columnID int64, blocks []int, keys [][]byte) ([][]byte, error) {
+	vals := make([][]byte, len(keys))
+	ck := make([]cacheKey, len(keys))
+	var miss []int
+	for k, b := range blocks {
+		ck[k] = r.cacheKey(fs.table, statsBlockSpace-columnID)
+		ck[k].block = fs.blocks[b].first
+		if v, ok := r.c.plan.get(ck[k]).(statsBlockValue); ok {
+			vals[k] = v
+			continue
+		}
+		miss = append(miss, k)
+	}
+	if len(miss) == 0 {
+		return vals, nil
+	}
+	missKeys := make([][]byte, len(miss))
+	for i, k := range miss {
+		missKeys[i] = keys[k]
+	}
+	got, err := getMany(r.kvs, missKeys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range miss {
+		vals[k] = got[i]
+		// A block without a stats block (a column added later) is kept as
+		// nil: it has none at this state either.
+		r.c.plan.put(ck[k], statsBlockValue(got[i]), int64(len(got[i])+len(keys[k]))+64)
+	}
+	return vals, nil
+}
+
+// statsBlockValue is a stored stats block as the plan cache keeps it; nil
+// where the block has none.
+type statsBlockValue []byte

@@ -415,9 +415,13 @@ func (cb *ColumnBounds) memory() int64 {
 //	-2 - id                  the column's FilterSet (Filters)
 //	-(1<<40) - id            the column's slab views (membership.go)
 //	-(1<<41) - id            the column's BlockSummaries (blocksummary.go)
+//	hasFiltersSpace - id     whether the column has filters (HasFilters)
+//	statsBlockSpace - id     one stats block of the column, block naming its
+//	                         first file id (statsBlocksOf)
 type cacheKey struct {
 	statsKey
 	column int64
+	block  int64 // a stats block's first file id; 0 for every other entry
 }
 
 type cacheEntry struct {
@@ -474,6 +478,9 @@ func (c *planCache) put(k cacheKey, v any, size int64) {
 		c.latest = map[[2]int64]cacheKey{}
 	}
 	lk := [2]int64{k.table, k.column}
+	if k.block != 0 {
+		return // a stats block: nothing extends it
+	}
 	if old, ok := c.latest[lk]; !ok || old.nextFileID <= k.nextFileID {
 		c.latest[lk] = k
 	}
@@ -565,7 +572,7 @@ func (r *Reader) extendable(tableID int64, b built) (bool, error) {
 }
 
 func (r *Reader) cacheKey(tableID, column int64) cacheKey {
-	return cacheKey{statsKey{table: tableID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}, column}
+	return cacheKey{statsKey: statsKey{table: tableID, nextFileID: r.snap.NextFileID, schemaVersion: r.snap.SchemaVersion}, column: column}
 }
 
 // FileSet returns the table's live files at the reader's snapshot, from the
@@ -1025,7 +1032,11 @@ type hasFilters bool
 // The plan cache's keys give a column id (from 1) for the column's bounds,
 // and below zero one key space per kind of entry: -1 the FileSet, -2 the
 // delete files, -2-column the filters, -(1<<40)-column the slab views,
-// -(2<<40)-column the block summaries, and hasFiltersSpace-column.
-const hasFiltersSpace = -(3 << 40)
+// -(2<<40)-column the block summaries, hasFiltersSpace-column and
+// statsBlockSpace-column (with the block's first file id).
+const (
+	hasFiltersSpace = -(3 << 40)
+	statsBlockSpace = -(4 << 40)
+)
 
 var errStopScan = errors.New("stop")

@@ -174,3 +174,97 @@ func TestWarmPlansReadNothing(t *testing.T) {
 		}
 	}
 }
+
+// A warm plan that evaluates only its kept blocks' files (blocks.go)
+// reads their stats blocks from the plan cache, not the store: a
+// selective predicate over a table of many commits, each a block whose a
+// values lie in a range of their own. Every plan's kept files still hold
+// every matching row, and a commit after the plans (a new state) is seen.
+func TestWarmBlockPlansReadNothing(t *testing.T) {
+	reads := 0
+	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &reads}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(9, 10))
+	rows := map[string][][2]int64{} // file → (a, b) rows
+	n := 0
+	commit := func(block int64) {
+		t.Helper()
+		var paths []string
+		for range 3 {
+			n++
+			p := filepath.Join(dir, fmt.Sprintf("f%03d.parquet", n))
+			var as, bs []*types.Value
+			for range 10 {
+				a, b := types.IntValue(block*1000+rng.Int64N(1000)), types.IntValue(rng.Int64N(100))
+				as, bs = append(as, &a), append(bs, &b)
+				rows[p] = append(rows[p], [2]int64{a.Int64(), b.Int64()})
+			}
+			err := pqwrite.Write(p, []pqwrite.Column{{Name: "a", Type: types.MustParseType("int64"), Values: as},
+				{Name: "b", Type: types.MustParseType("int64"), Values: bs}}, pqwrite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+		if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: n == 3, NoAutoFilters: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for b := range int64(12) {
+		commit(b)
+	}
+	plan := func(sql string, match func(a, b int64) bool) int {
+		t.Helper()
+		r, err := c.Read(catalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		before := reads
+		pl, err := PlanTable(r, "t", sql, Options{FilesOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for _, f := range pl.KeptFiles {
+			kept = append(kept, f.Path)
+		}
+		for path, rs := range rows {
+			for _, row := range rs {
+				if match(row[0], row[1]) && !slices.Contains(kept, path) {
+					t.Fatalf("%s: %s holds a matching row and was skipped", sql, path)
+				}
+			}
+		}
+		return reads - before
+	}
+	check := func(stage string, blocks int64) {
+		t.Helper()
+		subsets := subsetPlans.Load()
+		for range 6 {
+			va, vb := rng.Int64N(blocks*1000), rng.Int64N(100)
+			for _, p := range []struct {
+				sql   string
+				match func(a, b int64) bool
+			}{
+				{fmt.Sprintf("a = %d", va), func(a, _ int64) bool { return a == va }},
+				{fmt.Sprintf("a BETWEEN %d AND %d", va, va+400), func(a, _ int64) bool { return va <= a && a <= va+400 }},
+				{fmt.Sprintf("a >= %d AND b = %d", va-va%1000+600, vb), func(a, b int64) bool { return a >= va-va%1000+600 && b == vb }},
+			} {
+				plan(p.sql, p.match)
+				if n := plan(p.sql, p.match); n != 0 {
+					t.Fatalf("%s: a second plan of %q at the same state made %d reads", stage, p.sql, n)
+				}
+			}
+		}
+		if subsetPlans.Load() == subsets {
+			t.Fatalf("%s: no plan evaluated only its kept blocks' files", stage)
+		}
+	}
+	check("12 blocks", 12)
+	commit(12)
+	check("13 blocks", 13)
+}
