@@ -92,6 +92,9 @@ type Report struct {
 	Plans        []Plan             `json:"plans"`
 	Maintenance  map[string]float64 `json:"maintenance_ms"`
 	MaintPeak    map[string]float64 `json:"maintenance_peak_rss_mib"`
+	// MaintTrips is each maintenance step's statements sent (PostgreSQL
+	// only): a round trip each, or a pipeline's share of one.
+	MaintTrips map[string]int64 `json:"maintenance_statements,omitempty"`
 	Removed      int                `json:"files_removed"`
 	RemoveHow    string             `json:"removed_which"`
 	LoadStart    string             `json:"load_average_start"`
@@ -265,7 +268,11 @@ func main() {
 		debug.FreeOSMemory() // what the last step freed leaves the count
 		results.ResetPeakRSS()
 		stopHeap := results.PeakHeapProfile(stepProfile(*memProfile, name))
-		t := time.Now()
+		trips := func() int64 { return -1 }
+		if rt, ok := c.Store().(interface{ RoundTrips() int64 }); ok {
+			trips = rt.RoundTrips
+		}
+		t, before := time.Now(), trips()
 		if err := fn(); err != nil {
 			log.Fatalf("%s: %v", name, err)
 		}
@@ -274,7 +281,15 @@ func main() {
 		}
 		rep.Maintenance[name] = results.MS(time.Since(t))
 		rep.MaintPeak[name] = results.ProcStatusMiB("VmHWM")
-		fmt.Printf("%-34s %10.1f ms   peak %7.1f MiB\n", name, rep.Maintenance[name], rep.MaintPeak[name])
+		statements := ""
+		if before >= 0 {
+			if rep.MaintTrips == nil {
+				rep.MaintTrips = map[string]int64{}
+			}
+			rep.MaintTrips[name] = trips() - before
+			statements = fmt.Sprintf("   %d statements", rep.MaintTrips[name])
+		}
+		fmt.Printf("%-34s %10.1f ms   peak %7.1f MiB%s\n", name, rep.Maintenance[name], rep.MaintPeak[name], statements)
 	}
 	stopProfile, err := results.Profile(*maintProfile)
 	if err != nil {
