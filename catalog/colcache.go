@@ -418,6 +418,8 @@ func (cb *ColumnBounds) memory() int64 {
 //	hasFiltersSpace - id     whether the column has filters (HasFilters)
 //	statsBlockSpace - id     one stats block of the column, block naming its
 //	                         first file id (statsBlocksOf)
+//	rowGroupSpace - id       the column's files' row-group stats as plans
+//	                         read them (rowGroupMemo)
 type cacheKey struct {
 	statsKey
 	column int64
@@ -1032,11 +1034,13 @@ type hasFilters bool
 // The plan cache's keys give a column id (from 1) for the column's bounds,
 // and below zero one key space per kind of entry: -1 the FileSet, -2 the
 // delete files, -2-column the filters, -(1<<40)-column the slab views,
-// -(2<<40)-column the block summaries, hasFiltersSpace-column and
-// statsBlockSpace-column (with the block's first file id).
+// -(2<<40)-column the block summaries, hasFiltersSpace-column,
+// statsBlockSpace-column (with the block's first file id) and
+// rowGroupSpace-column.
 const (
 	hasFiltersSpace = -(3 << 40)
 	statsBlockSpace = -(4 << 40)
+	rowGroupSpace   = -(5 << 40)
 )
 
 var errStopScan = errors.New("stop")

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -479,26 +480,46 @@ func decodeRowGroup(k, v []byte) (RowGroupStats, error) {
 // RowGroupCursor reads one column's row-group stats file after file
 // through a single iterator: a plan that reads them for hundreds of kept
 // files would otherwise open an iterator per file (tens of microseconds
-// each).
+// each). What it reads it keeps for the reader's state (rowGroupMemo),
+// so a warm plan of a few kept files reads nothing.
 type RowGroupCursor struct {
-	it            kv.Iterator
+	r             *Reader
+	it            kv.Iterator // opened at the first file the memo lacks
 	table, column int64
+	memo          *rowGroupMemo
 }
 
 // RowGroupCursor opens a cursor over a column's row-group stats; close it.
 func (r *Reader) RowGroupCursor(tableID, columnID int64) (*RowGroupCursor, error) {
-	prefix := key(tagRowGroupStats, tableID, columnID)
-	it, err := r.kvs.NewIter(prefix, kv.PrefixEnd(prefix))
-	if err != nil {
-		return nil, err
+	k := r.cacheKey(tableID, rowGroupSpace-columnID)
+	memo, ok := r.c.plan.get(k).(*rowGroupMemo)
+	if !ok {
+		memo = &rowGroupMemo{m: map[int64][]RowGroupStats{}}
+		r.c.plan.put(k, memo, rowGroupMemoBytes)
+		// Another plan may have put its memo first: use the one kept.
+		if kept, ok := r.c.plan.get(k).(*rowGroupMemo); ok {
+			memo = kept
+		}
 	}
-	return &RowGroupCursor{it: it, table: tableID, column: columnID}, nil
+	return &RowGroupCursor{r: r, table: tableID, column: columnID, memo: memo}, nil
 }
 
 // Stats returns a file's row-group stats for the cursor's column, as
 // Reader.RowGroupStats does. Files may come in any order; increasing ids
-// read the store in one forward pass.
+// read the store in one forward pass. The result is shared: read it,
+// never modify it.
 func (c *RowGroupCursor) Stats(fileID int64) ([]RowGroupStats, error) {
+	if out, ok := c.memo.get(fileID); ok {
+		return out, nil
+	}
+	if c.it == nil {
+		prefix := key(tagRowGroupStats, c.table, c.column)
+		it, err := c.r.kvs.NewIter(prefix, kv.PrefixEnd(prefix))
+		if err != nil {
+			return nil, err
+		}
+		c.it = it
+	}
 	p := key(tagRowGroupStats, c.table, c.column, fileID)
 	var out []RowGroupStats
 	for ok := c.it.SeekGE(p); ok && bytes.HasPrefix(c.it.Key(), p); ok = c.it.Next() {
@@ -508,11 +529,65 @@ func (c *RowGroupCursor) Stats(fileID int64) ([]RowGroupStats, error) {
 		}
 		out = append(out, rg)
 	}
-	return out, c.it.Error()
+	if err := c.it.Error(); err != nil {
+		return nil, err
+	}
+	c.memo.put(fileID, out)
+	return out, nil
 }
 
 // Close releases the cursor's iterator.
-func (c *RowGroupCursor) Close() error { return c.it.Close() }
+func (c *RowGroupCursor) Close() error {
+	if c.it == nil {
+		return nil
+	}
+	return c.it.Close()
+}
+
+// rowGroupMemo keeps the row-group stats of up to rowGroupMemoFiles files
+// of one column for a state (the plan cache's key), as cursors read them:
+// on PostgreSQL each warm plan's read of its kept files' row groups was a
+// round trip. A file's row-group stats are written once, with the file
+// (or with a column ALTER adds, under a new schema version, so a new
+// key), and deleted only when expiry forgets the file, which no plan of
+// a state still read sees live; so what is kept is what the store holds.
+// The bound keeps a broad plan (half a table of a million files) from
+// filling the cache with rows it reads once; its size is charged whole
+// when the memo is cached.
+type rowGroupMemo struct {
+	mu sync.Mutex
+	m  map[int64][]RowGroupStats
+}
+
+const (
+	rowGroupMemoFiles = 4096
+	rowGroupMemoBytes = rowGroupMemoFiles * 512
+)
+
+func (m *rowGroupMemo) get(fileID int64) ([]RowGroupStats, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out, ok := m.m[fileID]
+	return out, ok
+}
+
+func (m *rowGroupMemo) put(fileID int64, rgs []RowGroupStats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.m) < rowGroupMemoFiles && rowGroupsSize(rgs) <= 4096 {
+		m.m[fileID] = rgs
+	}
+}
+
+// rowGroupsSize is about what a file's row groups hold beside their
+// structs: a file of many row groups or long bounds is not kept.
+func rowGroupsSize(rgs []RowGroupStats) int {
+	n := 0
+	for _, rg := range rgs {
+		n += int(unsafe.Sizeof(rg)) + len(rg.Stats.Min.V) + len(rg.Stats.Max.V)
+	}
+	return n
+}
 
 // FileVariantStats returns the shredded sub-field statistics of a VARIANT
 // column in a file.

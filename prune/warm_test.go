@@ -52,7 +52,16 @@ func (s countedSnapshot) NewIter(lo, hi []byte) (kv.Iterator, error) {
 // the second column its first filter, whose plans must use it (a cached
 // "no filters" kept past that commit would keep the file it rules out);
 // and always the files a plan keeps hold every matching row.
+//
+// Both for plans of files only and for full plans, which read their kept
+// files' row-group statistics too.
 func TestWarmPlansReadNothing(t *testing.T) {
+	for _, filesOnly := range []bool{true, false} {
+		t.Run(fmt.Sprintf("files-only=%v", filesOnly), func(t *testing.T) { warmPlansReadNothing(t, filesOnly) })
+	}
+}
+
+func warmPlansReadNothing(t *testing.T, filesOnly bool) {
 	reads := 0
 	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &reads}, catalog.Options{})
 	if err != nil {
@@ -110,7 +119,7 @@ func TestWarmPlansReadNothing(t *testing.T) {
 		}
 		defer r.Close()
 		before := reads
-		pl, err := PlanTable(r, "t", p.sql, Options{FilesOnly: true})
+		pl, err := PlanTable(r, "t", p.sql, Options{FilesOnly: filesOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,6 +190,12 @@ func TestWarmPlansReadNothing(t *testing.T) {
 // values lie in a range of their own. Every plan's kept files still hold
 // every matching row, and a commit after the plans (a new state) is seen.
 func TestWarmBlockPlansReadNothing(t *testing.T) {
+	for _, filesOnly := range []bool{true, false} {
+		t.Run(fmt.Sprintf("files-only=%v", filesOnly), func(t *testing.T) { warmBlockPlansReadNothing(t, filesOnly) })
+	}
+}
+
+func warmBlockPlansReadNothing(t *testing.T, filesOnly bool) {
 	reads := 0
 	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &reads}, catalog.Options{})
 	if err != nil {
@@ -224,7 +239,7 @@ func TestWarmBlockPlansReadNothing(t *testing.T) {
 		}
 		defer r.Close()
 		before := reads
-		pl, err := PlanTable(r, "t", sql, Options{FilesOnly: true})
+		pl, err := PlanTable(r, "t", sql, Options{FilesOnly: filesOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
