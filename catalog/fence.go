@@ -37,8 +37,9 @@ func fence(r kv.Reader, b kv.Batch) error {
 const maxWriteAttempts = 400
 
 // unavailableFor bounds how long a write retries a store that stopped
-// answering before anything was sent.
-const unavailableFor = 5 * time.Second
+// answering before anything was sent, from the first attempt the outage
+// failed (a variable for tests).
+var unavailableFor = 5 * time.Second
 
 // attempt is what retryWrites tells a write about the attempts before it.
 type attempt struct {
@@ -47,8 +48,11 @@ type attempt struct {
 	failed  int  // how many failed otherwise, each said to have written nothing
 }
 
-// writeRetryFor bounds retryWrites (a variable so that tests of giving up
-// need not wait it out).
+// writeRetryFor bounds retryWrites' retrying, from the end of its first
+// attempt: a commit that took minutes to build (millions of files) and
+// then lost the fence once is retried like any other, not failed for the
+// time its first attempt took. A variable so that tests of giving up need
+// not wait it out.
 var writeRetryFor = time.Minute
 
 // retryWrites runs a write until it lands, trying again (with backoff)
@@ -60,11 +64,20 @@ var writeRetryFor = time.Minute
 // attempts lost the fence.
 func retryWrites[T any](what string, fn func(attempt) (T, error)) (T, error) {
 	start := time.Now()
+	var retrying, outage time.Time // since the first attempt failed; since the store's outage began
 	var a attempt
 	unknown := false
 	for attempt := 0; ; attempt++ {
 		a.unknown = unknown
 		v, err := fn(a)
+		if err != nil && retrying.IsZero() {
+			retrying = time.Now()
+		}
+		if !errors.Is(err, kv.ErrUnavailable) {
+			outage = time.Time{}
+		} else if outage.IsZero() {
+			outage = time.Now()
+		}
 		switch {
 		case err == nil:
 			return v, nil
@@ -74,7 +87,7 @@ func retryWrites[T any](what string, fn func(attempt) (T, error)) (T, error) {
 			a.lost++
 		case unknown && errors.Is(err, kv.ErrUnavailable):
 			a.failed++
-		case errors.Is(err, kv.ErrUnavailable) && time.Since(start) < unavailableFor:
+		case errors.Is(err, kv.ErrUnavailable) && time.Since(outage) < unavailableFor:
 			a.failed++
 			// Nothing was written (a write cut off after it was sent says
 			// ErrUnknownOutcome): a connection ended under the attempt's
@@ -88,7 +101,7 @@ func retryWrites[T any](what string, fn func(attempt) (T, error)) (T, error) {
 		default:
 			return v, err
 		}
-		if attempt+1 >= maxWriteAttempts || time.Since(start) > writeRetryFor {
+		if attempt+1 >= maxWriteAttempts || time.Since(retrying) > writeRetryFor {
 			if unknown {
 				return v, fmt.Errorf("%s: an attempt was cut off and the catalog could not be read to check whether it landed (%d attempts in %s): %w: %w",
 					what, attempt+1, time.Since(start).Round(time.Millisecond), kv.ErrUnknownOutcome, err)

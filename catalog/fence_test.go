@@ -142,3 +142,43 @@ func TestCommitUncheckableOutcomeIsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// retryWrites' budgets are for retrying: a first attempt that took longer
+// than either (a commit of millions of files) is retried after it loses
+// the fence or meets a store that stopped answering, while retrying past
+// the budgets still gives up.
+func TestRetryBudgetsCountRetrying(t *testing.T) {
+	defer func(w, u time.Duration) { writeRetryFor, unavailableFor = w, u }(writeRetryFor, unavailableFor)
+	writeRetryFor, unavailableFor = 40*time.Millisecond, 40*time.Millisecond
+	slowFirst := func(first error) func(attempt) (int, error) {
+		n := 0
+		return func(attempt) (int, error) {
+			n++
+			if n == 1 {
+				time.Sleep(100 * time.Millisecond) // longer than both budgets
+				return 0, first
+			}
+			return n, nil
+		}
+	}
+	for _, first := range []error{kv.ErrConditionFailed, fmt.Errorf("injected: %w", kv.ErrUnavailable)} {
+		n, err := retryWrites("slow commit", slowFirst(first))
+		if err != nil || n != 2 {
+			t.Errorf("a slow first attempt failing with %v: attempts %d, %v; want it retried once and landed", first, n, err)
+		}
+	}
+	for _, always := range []error{kv.ErrConditionFailed, fmt.Errorf("injected: %w", kv.ErrUnavailable)} {
+		n := 0
+		start := time.Now()
+		_, err := retryWrites("doomed commit", func(attempt) (int, error) {
+			n++
+			return 0, always
+		})
+		if !errors.Is(err, always) || n < 2 {
+			t.Errorf("every attempt failing with %v: %d attempts, %v; want it retried, then its error", always, n, err)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("every attempt failing with %v: gave up after %s", always, took)
+		}
+	}
+}
