@@ -432,14 +432,31 @@ type cacheEntry struct {
 }
 
 // planCache holds FileSets and ColumnBounds, evicted oldest first beyond
-// a byte budget.
+// a byte budget. The pieces single plans read (stats blocks, row-group
+// statistics: piece) go in a queue of their own, within an eighth of the
+// budget: many different selective plans each keep a few, and in the
+// one queue they would in time push out the table's FileSet, the oldest
+// entry and the one every plan needs.
 type planCache struct {
 	mu     sync.Mutex
 	budget int64
-	used   int64
 	m      map[cacheKey]cacheEntry
-	order  []cacheKey
+	sets   fifo // FileSets, bounds, filters, summaries
+	pieces fifo
 	latest map[[2]int64]cacheKey // (table, column) → newest key cached
+}
+
+// fifo is one of the plan cache's queues: its keys oldest first and the
+// bytes their entries hold.
+type fifo struct {
+	order []cacheKey
+	used  int64
+}
+
+// piece says whether k names a piece one plan read (see planCache).
+func (k cacheKey) piece() bool {
+	in := func(space int64) bool { return k.column <= space && k.column > space-(1<<40) }
+	return in(statsBlockSpace) || in(rowGroupSpace)
 }
 
 // DefaultCacheBytes is the plan cache's default budget: about a
@@ -455,7 +472,11 @@ func (c *planCache) get(k cacheKey) any {
 func (c *planCache) put(k cacheKey, v any, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.budget < 0 || size > c.budget {
+	q, limit := &c.sets, c.budget
+	if k.piece() {
+		q, limit = &c.pieces, c.budget/8
+	}
+	if c.budget < 0 || size > limit {
 		return
 	}
 	if c.m == nil {
@@ -464,27 +485,43 @@ func (c *planCache) put(k cacheKey, v any, size int64) {
 	if _, ok := c.m[k]; ok {
 		return
 	}
-	for c.used+size > c.budget && len(c.order) > 0 {
-		old := c.order[0]
-		c.order = c.order[1:]
-		c.used -= c.m[old].size
+	for q.used+size > limit && len(q.order) > 0 {
+		old := q.order[0]
+		q.order = q.order[1:]
+		q.used -= c.m[old].size
 		delete(c.m, old)
 		if c.latest[[2]int64{old.table, old.column}] == old {
 			delete(c.latest, [2]int64{old.table, old.column})
 		}
 	}
 	c.m[k] = cacheEntry{v, size}
-	c.order = append(c.order, k)
-	c.used += size
+	q.order = append(q.order, k)
+	q.used += size
+	if k.piece() {
+		return // nothing extends a piece
+	}
 	if c.latest == nil {
 		c.latest = map[[2]int64]cacheKey{}
 	}
 	lk := [2]int64{k.table, k.column}
-	if k.block != 0 {
-		return // a stats block: nothing extends it
-	}
 	if old, ok := c.latest[lk]; !ok || old.nextFileID <= k.nextFileID {
 		c.latest[lk] = k
+	}
+}
+
+// drop forgets the entries of both queues that gone names.
+func (c *planCache) drop(gone func(cacheKey) bool) {
+	for _, q := range []*fifo{&c.sets, &c.pieces} {
+		kept := q.order[:0]
+		for _, k := range q.order {
+			if gone(k) {
+				q.used -= c.m[k].size
+				delete(c.m, k)
+				continue
+			}
+			kept = append(kept, k)
+		}
+		q.order = kept
 	}
 }
 
@@ -493,16 +530,7 @@ func (c *planCache) put(k cacheKey, v any, size int64) {
 func (c *planCache) dropFileSets(table int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.order[:0]
-	for _, k := range c.order {
-		if k.table == table && k.column == -1 {
-			c.used -= c.m[k].size
-			delete(c.m, k)
-			continue
-		}
-		kept = append(kept, k)
-	}
-	c.order = kept
+	c.drop(func(k cacheKey) bool { return k.table == table && k.column == -1 })
 	delete(c.latest, [2]int64{table, -1})
 }
 
@@ -512,16 +540,7 @@ func (c *planCache) dropFileSets(table int64) {
 func (c *planCache) dropTable(table int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.order[:0]
-	for _, k := range c.order {
-		if k.table == table {
-			c.used -= c.m[k].size
-			delete(c.m, k)
-			continue
-		}
-		kept = append(kept, k)
-	}
-	c.order = kept
+	c.drop(func(k cacheKey) bool { return k.table == table })
 	for lk := range c.latest {
 		if lk[0] == table {
 			delete(c.latest, lk)

@@ -318,3 +318,45 @@ func TestPlanCacheExtendsAcrossHandles(t *testing.T) {
 		t.Errorf("after B's removal, A extended %d cache entries; a removal must rebuild them", extended)
 	}
 }
+
+// The pieces single plans read (stats blocks, row-group statistics) are
+// evicted among themselves, within an eighth of the budget: however many
+// a stream of different plans keeps, the table's FileSet and bounds stay.
+// dropTable forgets both kinds.
+func TestPlanCachePiecesKeepTheirOwnBudget(t *testing.T) {
+	c := &planCache{budget: 8000}
+	state := statsKey{table: 7, nextFileID: 100, schemaVersion: 1}
+	set, bounds := cacheKey{statsKey: state, column: -1}, cacheKey{statsKey: state, column: 3}
+	c.put(set, "set", 5000)
+	c.put(bounds, "bounds", 2000)
+	var pieces []cacheKey
+	for i := range int64(200) {
+		k := cacheKey{statsKey: state, column: statsBlockSpace - 3, block: 1 + i}
+		if i%2 == 1 {
+			k = cacheKey{statsKey: state, column: rowGroupSpace - 3 - i}
+		}
+		if !k.piece() {
+			t.Fatalf("%+v is not a piece", k)
+		}
+		c.put(k, i, 300)
+		pieces = append(pieces, k)
+	}
+	if c.get(set) != "set" || c.get(bounds) != "bounds" {
+		t.Fatal("pieces pushed out the file set or the bounds")
+	}
+	if c.pieces.used > c.budget/8 || c.sets.used != 7000 {
+		t.Fatalf("pieces hold %d bytes (at most %d), sets %d (want 7000)", c.pieces.used, c.budget/8, c.sets.used)
+	}
+	if c.get(pieces[len(pieces)-1]) != int64(len(pieces)-1) || c.get(pieces[0]) != nil {
+		t.Fatal("pieces are not evicted oldest first")
+	}
+	for _, k := range []cacheKey{set, bounds, {statsKey: state, column: -2 - 3}, {statsKey: state, column: hasFiltersSpace - 3}} {
+		if k.piece() {
+			t.Fatalf("%+v taken for a piece", k)
+		}
+	}
+	c.dropTable(7)
+	if len(c.m) != 0 || c.sets.used != 0 || c.pieces.used != 0 || len(c.pieces.order) != 0 {
+		t.Fatalf("dropTable left %d entries (%d + %d bytes)", len(c.m), c.sets.used, c.pieces.used)
+	}
+}
