@@ -83,26 +83,26 @@ type Plan struct {
 
 // Report is what -json writes.
 type Report struct {
-	Catalog      string             `json:"catalog"`
-	Files        int                `json:"files"`
-	Batch        int                `json:"batch"`
-	BuildS       float64            `json:"build_s"`
-	OpenMS       float64            `json:"open_ms"`
-	Sizes        []Size             `json:"sizes"`
-	Plans        []Plan             `json:"plans"`
-	Maintenance  map[string]float64 `json:"maintenance_ms"`
-	MaintPeak    map[string]float64 `json:"maintenance_peak_rss_mib"`
+	Catalog     string             `json:"catalog"`
+	Files       int                `json:"files"`
+	Batch       int                `json:"batch"`
+	BuildS      float64            `json:"build_s"`
+	OpenMS      float64            `json:"open_ms"`
+	Sizes       []Size             `json:"sizes"`
+	Plans       []Plan             `json:"plans"`
+	Maintenance map[string]float64 `json:"maintenance_ms"`
+	MaintPeak   map[string]float64 `json:"maintenance_peak_rss_mib"`
 	// MaintTrips is each maintenance step's statements sent (PostgreSQL
 	// only): a round trip each, or a pipeline's share of one.
-	MaintTrips map[string]int64 `json:"maintenance_statements,omitempty"`
-	Removed      int                `json:"files_removed"`
-	RemoveHow    string             `json:"removed_which"`
-	LoadStart    string             `json:"load_average_start"`
-	LoadEnd      string             `json:"load_average_end"`
-	GoVersion    string             `json:"go"`
-	CPUs         int                `json:"cpus"`
-	ProcsPerPred int                `json:"processes_per_predicate"`
-	WarmRuns     int                `json:"warm_runs"`
+	MaintTrips   map[string]int64 `json:"maintenance_statements,omitempty"`
+	Removed      int              `json:"files_removed"`
+	RemoveHow    string           `json:"removed_which"`
+	LoadStart    string           `json:"load_average_start"`
+	LoadEnd      string           `json:"load_average_end"`
+	GoVersion    string           `json:"go"`
+	CPUs         int              `json:"cpus"`
+	ProcsPerPred int              `json:"processes_per_predicate"`
+	WarmRuns     int              `json:"warm_runs"`
 }
 
 func main() {
