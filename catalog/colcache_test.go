@@ -360,3 +360,25 @@ func TestPlanCachePiecesKeepTheirOwnBudget(t *testing.T) {
 		t.Fatalf("dropTable left %d entries (%d + %d bytes)", len(c.m), c.sets.used, c.pieces.used)
 	}
 }
+
+// A row-group memo holds at most what it is charged: files past its bound
+// are read from the store by every plan, not kept.
+func TestRowGroupMemoKeepsItsBound(t *testing.T) {
+	m := &rowGroupMemo{m: map[int64][]RowGroupStats{}}
+	rgs := make([]RowGroupStats, 3)
+	for i := range rgs {
+		rgs[i].Stats.Min, rgs[i].Stats.Max = stats.Known(make([]byte, 40)), stats.Known(make([]byte, 40))
+	}
+	for id := range int64(100_000) {
+		m.put(id, rgs)
+	}
+	if m.bytes > rowGroupMemoBytes || len(m.m) == 0 || len(m.m) == 100_000 {
+		t.Fatalf("memo of %d files holds %d bytes; charged %d", len(m.m), m.bytes, rowGroupMemoBytes)
+	}
+	if _, ok := m.get(0); !ok {
+		t.Fatal("the first file read is not kept")
+	}
+	if _, ok := m.get(99_999); ok {
+		t.Fatal("a file past the bound is kept")
+	}
+}

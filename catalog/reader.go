@@ -544,25 +544,23 @@ func (c *RowGroupCursor) Close() error {
 	return c.it.Close()
 }
 
-// rowGroupMemo keeps the row-group stats of up to rowGroupMemoFiles files
-// of one column for a state (the plan cache's key), as cursors read them:
-// on PostgreSQL each warm plan's read of its kept files' row groups was a
-// round trip. A file's row-group stats are written once, with the file
-// (or with a column ALTER adds, under a new schema version, so a new
-// key), and deleted only when expiry forgets the file, which no plan of
-// a state still read sees live; so what is kept is what the store holds.
-// The bound keeps a broad plan (half a table of a million files) from
-// filling the cache with rows it reads once; its size is charged whole
-// when the memo is cached.
+// rowGroupMemo keeps the row-group stats of one column's files for a
+// state (the plan cache's key), as cursors read them, up to
+// rowGroupMemoBytes: on PostgreSQL each warm plan's read of its kept
+// files' row groups was a round trip. A file's row-group stats are
+// written once, with the file (or with a column ALTER adds, under a new
+// schema version, so a new key), and deleted only when expiry forgets the
+// file, which no plan of a state still read sees live; so what is kept is
+// what the store holds. The bound keeps a broad plan (half a table of a
+// million files) from filling the cache with rows it reads once; the
+// memo is charged it whole when cached.
 type rowGroupMemo struct {
-	mu sync.Mutex
-	m  map[int64][]RowGroupStats
+	mu    sync.Mutex
+	m     map[int64][]RowGroupStats
+	bytes int
 }
 
-const (
-	rowGroupMemoFiles = 4096
-	rowGroupMemoBytes = rowGroupMemoFiles * 512
-)
+const rowGroupMemoBytes = 2 << 20
 
 func (m *rowGroupMemo) get(fileID int64) ([]RowGroupStats, bool) {
 	m.mu.Lock()
@@ -574,15 +572,16 @@ func (m *rowGroupMemo) get(fileID int64) ([]RowGroupStats, bool) {
 func (m *rowGroupMemo) put(fileID int64, rgs []RowGroupStats) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.m) < rowGroupMemoFiles && rowGroupsSize(rgs) <= 4096 {
+	if n := rowGroupsSize(rgs); m.bytes+n <= rowGroupMemoBytes {
 		m.m[fileID] = rgs
+		m.bytes += n
 	}
 }
 
-// rowGroupsSize is about what a file's row groups hold beside their
-// structs: a file of many row groups or long bounds is not kept.
+// rowGroupsSize is about what a file's row-group stats hold: their
+// structs, their bounds, and the map's entry.
 func rowGroupsSize(rgs []RowGroupStats) int {
-	n := 0
+	n := 64
 	for _, rg := range rgs {
 		n += int(unsafe.Sizeof(rg)) + len(rg.Stats.Min.V) + len(rg.Stats.Max.V)
 	}
