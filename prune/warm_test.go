@@ -61,44 +61,101 @@ func TestWarmPlansReadNothing(t *testing.T) {
 	}
 }
 
-func warmPlansReadNothing(t *testing.T, filesOnly bool) {
-	reads := 0
-	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &reads}, catalog.Options{})
+// warmLake is a table t of int64 columns a and b in a memory store whose
+// reads are counted, with every row it was given, to check what plans
+// keep.
+type warmLake struct {
+	t     *testing.T
+	c     *catalog.Catalog
+	dir   string
+	reads int
+	rows  map[string][][2]int64 // file → (a, b) rows
+}
+
+// pred is a plan's predicate and whether a row satisfies it.
+type pred struct {
+	sql   string
+	match func(a, b int64) bool
+}
+
+func newWarmLake(t *testing.T) *warmLake {
+	l := &warmLake{t: t, dir: t.TempDir(), rows: map[string][][2]int64{}}
+	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &l.reads}, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	l.c = c
+	return l
+}
+
+// write writes a file of n rows, a and b drawn by row, and returns its path.
+func (l *warmLake) write(n int, row func() (a, b int64)) string {
+	l.t.Helper()
+	p := filepath.Join(l.dir, fmt.Sprintf("f%03d.parquet", len(l.rows)+1))
+	var as, bs []*types.Value
+	for range n {
+		x, y := row()
+		a, b := types.IntValue(x), types.IntValue(y)
+		as, bs = append(as, &a), append(bs, &b)
+		l.rows[p] = append(l.rows[p], [2]int64{x, y})
+	}
+	err := pqwrite.Write(p, []pqwrite.Column{{Name: "a", Type: types.MustParseType("int64"), Values: as},
+		{Name: "b", Type: types.MustParseType("int64"), Values: bs}}, pqwrite.Options{})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return p
+}
+
+// plan plans p at the latest snapshot, checks that the files it keeps
+// hold every matching row, and returns them and the reads it made.
+func (l *warmLake) plan(p pred, filesOnly bool) (kept []string, reads int) {
+	l.t.Helper()
+	r, err := l.c.Read(catalog.Latest)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer r.Close()
+	before := l.reads
+	pl, err := PlanTable(r, "t", p.sql, Options{FilesOnly: filesOnly})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	for _, f := range pl.KeptFiles {
+		kept = append(kept, f.Path)
+	}
+	for path, rs := range l.rows {
+		for _, row := range rs {
+			if p.match(row[0], row[1]) && !slices.Contains(kept, path) {
+				l.t.Fatalf("%s: %s holds a matching row and was skipped", p.sql, path)
+			}
+		}
+	}
+	return kept, l.reads - before
+}
+
+// planTwice plans p twice and fails if the second plan read the store.
+func (l *warmLake) planTwice(stage string, p pred, filesOnly bool) {
+	l.t.Helper()
+	l.plan(p, filesOnly)
+	if _, n := l.plan(p, filesOnly); n != 0 {
+		l.t.Fatalf("%s: a second plan of %q at the same state made %d reads", stage, p.sql, n)
+	}
+}
+
+func warmPlansReadNothing(t *testing.T, filesOnly bool) {
+	l := newWarmLake(t)
 	rng := rand.New(rand.NewPCG(7, 8))
-	rows := map[string][][2]int64{} // file → (a, b) rows
-	n := 0
 	write := func() string {
-		n++
-		p := filepath.Join(dir, fmt.Sprintf("f%02d.parquet", n))
-		var as, bs []*types.Value
-		for range 20 {
-			a, b := types.IntValue(rng.Int64N(1000)), types.IntValue(rng.Int64N(1000))
-			as, bs = append(as, &a), append(bs, &b)
-			rows[p] = append(rows[p], [2]int64{a.Int64(), b.Int64()})
-		}
-		err := pqwrite.Write(p, []pqwrite.Column{{Name: "a", Type: types.MustParseType("int64"), Values: as},
-			{Name: "b", Type: types.MustParseType("int64"), Values: bs}}, pqwrite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return l.write(20, func() (int64, int64) { return rng.Int64N(1000), rng.Int64N(1000) })
 	}
 	var first []string
 	for range 6 {
 		first = append(first, write())
 	}
 	opts := ingest.Options{Create: true, NoAutoFilters: true, FilterColumns: []string{"a"}}
-	if _, err := ingest.Add(c, "t", first, opts); err != nil {
+	if _, err := ingest.Add(l.c, "t", first, opts); err != nil {
 		t.Fatal(err)
-	}
-	// match says whether a row satisfies pred, as the plan's predicate.
-	type pred struct {
-		sql   string
-		match func(a, b int64) bool
 	}
 	preds := func() []pred {
 		va, vb := rng.Int64N(1000), rng.Int64N(1000)
@@ -111,37 +168,10 @@ func warmPlansReadNothing(t *testing.T, filesOnly bool) {
 			{"a IS NULL", func(int64, int64) bool { return false }},
 		}
 	}
-	plan := func(p pred) (kept []string, n int) {
-		t.Helper()
-		r, err := c.Read(catalog.Latest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		before := reads
-		pl, err := PlanTable(r, "t", p.sql, Options{FilesOnly: filesOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range pl.KeptFiles {
-			kept = append(kept, f.Path)
-		}
-		for path, rs := range rows {
-			for _, row := range rs {
-				if p.match(row[0], row[1]) && !slices.Contains(kept, path) {
-					t.Fatalf("%s: %s holds a matching row and was skipped", p.sql, path)
-				}
-			}
-		}
-		return kept, reads - before
-	}
 	check := func(stage string) {
 		for range 4 {
 			for _, p := range preds() {
-				plan(p)
-				if _, n := plan(p); n != 0 {
-					t.Fatalf("%s: a second plan of %q at the same state made %d reads", stage, p.sql, n)
-				}
+				l.planTwice(stage, p, filesOnly)
 			}
 		}
 	}
@@ -152,7 +182,7 @@ func warmPlansReadNothing(t *testing.T, filesOnly bool) {
 	for range 3 {
 		later = append(later, write())
 	}
-	if _, err := ingest.Add(c, "t", later, ingest.Options{FilterColumns: []string{"b"}}); err != nil {
+	if _, err := ingest.Add(l.c, "t", later, ingest.Options{FilterColumns: []string{"b"}}); err != nil {
 		t.Fatal(err)
 	}
 	check("filters on a and b")
@@ -164,7 +194,7 @@ func warmPlansReadNothing(t *testing.T, filesOnly bool) {
 		ok := true
 		for _, p := range later {
 			lo, hi, has := int64(1000), int64(-1), false
-			for _, row := range rows[p] {
+			for _, row := range l.rows[p] {
 				lo, hi, has = min(lo, row[1]), max(hi, row[1]), has || row[1] == v
 			}
 			ok = ok && !has && lo < v && v < hi
@@ -176,7 +206,7 @@ func warmPlansReadNothing(t *testing.T, filesOnly bool) {
 	if absent < 0 {
 		t.Fatal("no value of b lies within every new file's bounds and in none")
 	}
-	kept, _ := plan(pred{fmt.Sprintf("b = %d", absent), func(_, b int64) bool { return b == absent }})
+	kept, _ := l.plan(pred{fmt.Sprintf("b = %d", absent), func(_, b int64) bool { return b == absent }}, filesOnly)
 	for _, p := range later {
 		if slices.Contains(kept, p) {
 			t.Fatalf("b = %d kept %s, whose filter rules it out: the plan did not see b's first filters", absent, filepath.Base(p))
@@ -196,83 +226,32 @@ func TestWarmBlockPlansReadNothing(t *testing.T) {
 }
 
 func warmBlockPlansReadNothing(t *testing.T, filesOnly bool) {
-	reads := 0
-	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &reads}, catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
+	l := newWarmLake(t)
 	rng := rand.New(rand.NewPCG(9, 10))
-	rows := map[string][][2]int64{} // file → (a, b) rows
-	n := 0
 	commit := func(block int64) {
 		t.Helper()
 		var paths []string
 		for range 3 {
-			n++
-			p := filepath.Join(dir, fmt.Sprintf("f%03d.parquet", n))
-			var as, bs []*types.Value
-			for range 10 {
-				a, b := types.IntValue(block*1000+rng.Int64N(1000)), types.IntValue(rng.Int64N(100))
-				as, bs = append(as, &a), append(bs, &b)
-				rows[p] = append(rows[p], [2]int64{a.Int64(), b.Int64()})
-			}
-			err := pqwrite.Write(p, []pqwrite.Column{{Name: "a", Type: types.MustParseType("int64"), Values: as},
-				{Name: "b", Type: types.MustParseType("int64"), Values: bs}}, pqwrite.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			paths = append(paths, p)
+			paths = append(paths, l.write(10, func() (int64, int64) { return block*1000 + rng.Int64N(1000), rng.Int64N(100) }))
 		}
-		if _, err := ingest.Add(c, "t", paths, ingest.Options{Create: n == 3, NoAutoFilters: true}); err != nil {
+		if _, err := ingest.Add(l.c, "t", paths, ingest.Options{Create: block == 0, NoAutoFilters: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for b := range int64(12) {
 		commit(b)
 	}
-	plan := func(sql string, match func(a, b int64) bool) int {
-		t.Helper()
-		r, err := c.Read(catalog.Latest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		before := reads
-		pl, err := PlanTable(r, "t", sql, Options{FilesOnly: filesOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var kept []string
-		for _, f := range pl.KeptFiles {
-			kept = append(kept, f.Path)
-		}
-		for path, rs := range rows {
-			for _, row := range rs {
-				if match(row[0], row[1]) && !slices.Contains(kept, path) {
-					t.Fatalf("%s: %s holds a matching row and was skipped", sql, path)
-				}
-			}
-		}
-		return reads - before
-	}
 	check := func(stage string, blocks int64) {
 		t.Helper()
 		subsets := subsetPlans.Load()
 		for range 6 {
 			va, vb := rng.Int64N(blocks*1000), rng.Int64N(100)
-			for _, p := range []struct {
-				sql   string
-				match func(a, b int64) bool
-			}{
+			for _, p := range []pred{
 				{fmt.Sprintf("a = %d", va), func(a, _ int64) bool { return a == va }},
 				{fmt.Sprintf("a BETWEEN %d AND %d", va, va+400), func(a, _ int64) bool { return va <= a && a <= va+400 }},
 				{fmt.Sprintf("a >= %d AND b = %d", va-va%1000+600, vb), func(a, b int64) bool { return a >= va-va%1000+600 && b == vb }},
 			} {
-				plan(p.sql, p.match)
-				if n := plan(p.sql, p.match); n != 0 {
-					t.Fatalf("%s: a second plan of %q at the same state made %d reads", stage, p.sql, n)
-				}
+				l.planTwice(stage, p, filesOnly)
 			}
 		}
 		if subsetPlans.Load() == subsets {
