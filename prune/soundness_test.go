@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -657,6 +658,16 @@ func pruningIsSound(t *testing.T, seed uint64, target int, evolve bool) {
 				t.Fatalf("seed %d round %d: plan %s: %v", seed, round, text, err)
 			}
 			byLevel["plan"] += plan.Pages.Total + len(dfiles)
+			// The same plan again, at the same state, from what the first
+			// left in the plan cache (stats blocks, row-group statistics):
+			// it keeps exactly the same rows.
+			again, err := PlanTable(rd, "t", text, Options{Pages: true, IndexMinRows: -1})
+			if err != nil {
+				t.Fatalf("seed %d round %d: plan %s again: %v", seed, round, text, err)
+			}
+			if !reflect.DeepEqual(plan.KeptFiles, again.KeptFiles) {
+				t.Fatalf("WARM PLAN DIFFERS (seed %d round %d)\n  predicate: %s\n  first: %+v\n  again: %+v", seed, round, text, plan.KeptFiles, again.KeptFiles)
+			}
 			checkDeferred(t, rd, tb, b, plan, Options{Pages: true, IndexMinRows: -1}, where("deferred"))
 			for fi, df := range dfiles {
 				kept := make([]bool, df.RecordCount)
