@@ -408,13 +408,15 @@ func (cb *ColumnBounds) memory() int64 {
 	return n + 8*int64(len(cb.min.off)+len(cb.max.off))
 }
 
-// cacheKey names a plan cache entry. Its column says what the entry is:
+// cacheKey names a plan cache entry. Its column says what the entry is,
+// one key space per kind below zero (column ids start at 1):
 //
-//	column id (≥ 0)          the column's ColumnBounds
+//	column id (≥ 1)          the column's ColumnBounds
 //	-1                       the FileSet
+//	-2                       the table's delete files (deleteFilesColumn)
 //	-2 - id                  the column's FilterSet (Filters)
 //	-(1<<40) - id            the column's slab views (membership.go)
-//	-(1<<41) - id            the column's BlockSummaries (blocksummary.go)
+//	-(2<<40) - id            the column's BlockSummaries (blocksummary.go)
 //	hasFiltersSpace - id     whether the column has filters (HasFilters)
 //	statsBlockSpace - id     one stats block of the column, block naming its
 //	                         first file id (statsBlocksOf)
@@ -425,6 +427,12 @@ type cacheKey struct {
 	column int64
 	block  int64 // a stats block's first file id; 0 for every other entry
 }
+
+const (
+	hasFiltersSpace = -(3 << 40)
+	statsBlockSpace = -(4 << 40)
+	rowGroupSpace   = -(5 << 40)
+)
 
 type cacheEntry struct {
 	v    any
@@ -1049,17 +1057,5 @@ func (r *Reader) HasFilters(tableID, columnID int64) (bool, error) {
 
 // hasFilters is HasFilters' answer as the plan cache keeps it.
 type hasFilters bool
-
-// The plan cache's keys give a column id (from 1) for the column's bounds,
-// and below zero one key space per kind of entry: -1 the FileSet, -2 the
-// delete files, -2-column the filters, -(1<<40)-column the slab views,
-// -(2<<40)-column the block summaries, hasFiltersSpace-column,
-// statsBlockSpace-column (with the block's first file id) and
-// rowGroupSpace-column.
-const (
-	hasFiltersSpace = -(3 << 40)
-	statsBlockSpace = -(4 << 40)
-	rowGroupSpace   = -(5 << 40)
-)
 
 var errStopScan = errors.New("stop")

@@ -65,11 +65,12 @@ func TestWarmPlansReadNothing(t *testing.T) {
 // reads are counted, with every row it was given, to check what plans
 // keep.
 type warmLake struct {
-	t     *testing.T
+	t     testing.TB
 	c     *catalog.Catalog
 	dir   string
 	reads int
 	rows  map[string][][2]int64 // file → (a, b) rows
+	opts  pqwrite.Options       // how write writes a file
 }
 
 // pred is a plan's predicate and whether a row satisfies it.
@@ -78,9 +79,15 @@ type pred struct {
 	match func(a, b int64) bool
 }
 
-func newWarmLake(t *testing.T) *warmLake {
+// newWarmLake makes the lake's catalog in store, its reads counted where
+// count is set (the count's wrapper hides the store's optional
+// interfaces, such as PostgreSQL's batched reads and write lock).
+func newWarmLake(t testing.TB, store kv.Store, count bool) *warmLake {
 	l := &warmLake{t: t, dir: t.TempDir(), rows: map[string][][2]int64{}}
-	c, err := catalog.CreateInStore(readCounter{kv.NewMemory(), &l.reads}, catalog.Options{})
+	if count {
+		store = readCounter{store, &l.reads}
+	}
+	c, err := catalog.CreateInStore(store, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +107,7 @@ func (l *warmLake) write(n int, row func() (a, b int64)) string {
 		l.rows[p] = append(l.rows[p], [2]int64{x, y})
 	}
 	err := pqwrite.Write(p, []pqwrite.Column{{Name: "a", Type: types.MustParseType("int64"), Values: as},
-		{Name: "b", Type: types.MustParseType("int64"), Values: bs}}, pqwrite.Options{})
+		{Name: "b", Type: types.MustParseType("int64"), Values: bs}}, l.opts)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -144,7 +151,7 @@ func (l *warmLake) planTwice(stage string, p pred, filesOnly bool) {
 }
 
 func warmPlansReadNothing(t *testing.T, filesOnly bool) {
-	l := newWarmLake(t)
+	l := newWarmLake(t, kv.NewMemory(), true)
 	rng := rand.New(rand.NewPCG(7, 8))
 	write := func() string {
 		return l.write(20, func() (int64, int64) { return rng.Int64N(1000), rng.Int64N(1000) })
@@ -226,7 +233,7 @@ func TestWarmBlockPlansReadNothing(t *testing.T) {
 }
 
 func warmBlockPlansReadNothing(t *testing.T, filesOnly bool) {
-	l := newWarmLake(t)
+	l := newWarmLake(t, kv.NewMemory(), true)
 	rng := rand.New(rand.NewPCG(9, 10))
 	commit := func(block int64) {
 		t.Helper()
